@@ -1,6 +1,9 @@
 package probe
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // State is a target's health state. Only Passing and Warning targets are served.
 type State uint8
@@ -73,4 +76,28 @@ type Transition struct {
 	Cause Cause
 	// Result is the probe result that caused the change (zero for overrides).
 	Result Result
+}
+
+// MarshalText writes the state's name ("passing", …); Unknown is written
+// as "unknown".
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads "passing", "warning", "critical", "recovery" or
+// "unknown" (also the empty string), case-sensitively.
+func (s *State) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "passing":
+		*s = Passing
+	case "warning":
+		*s = Warning
+	case "critical":
+		*s = Critical
+	case "recovery":
+		*s = Recovery
+	case "unknown", "":
+		*s = Unknown
+	default:
+		return fmt.Errorf("probe: state %q: want passing, warning, critical or recovery", b)
+	}
+	return nil
 }

@@ -1,0 +1,205 @@
+package probe
+
+import (
+	"fmt"
+	"time"
+)
+
+// machCap bounds the machine's counters so they never overflow; every
+// threshold is far below it.
+const machCap = 1 << 30
+
+// Step is what a Machine returns for each input: whether the state (or the
+// disabled flag) changed, the transition if so, and the base delay to the
+// next probe.
+type Step struct {
+	// Changed reports whether the target's state or disabled flag changed.
+	Changed bool
+	// Transition describes the change; valid only when Changed. For
+	// SetDisabled, From and To are both the current state and Cause is
+	// CauseDisabled.
+	Transition Transition
+	// Next is the base delay from the moment this step was taken (the
+	// probe's result was observed) to the start of the next probe, without
+	// jitter (the Monitor adds Policy.Jitter). Never less than MinInterval.
+	Next time.Duration
+}
+
+// Machine is the per-target health state machine: passing, warning,
+// critical and recovery, plus a separate disabled flag.
+//
+// It is a pure value: no goroutines, locks, callbacks or clock reads. The
+// caller passes the time of each input, which is only stamped on
+// transitions, so time going backwards is harmless. A Machine is not safe
+// for concurrent use; the Monitor owns each machine from one goroutine.
+// Copying a Machine (*m2 = *m) yields an independent machine. Use
+// NewMachine; the zero Machine is not usable.
+//
+// Counting rules (Policy fields in parentheses):
+//   - A success adds to the success count; once that count reaches
+//     FailureResetThreshold the failure count is reset to 0.
+//   - A failure adds to the failure count and resets the success count.
+//     Results whose Status is neither Pass nor FailNow count as failures.
+//   - FailNow moves the target straight to critical, unless
+//     FailNowAsFailure, when it is an ordinary failure.
+//   - passing → warning when failures ≥ WarningThreshold; passing or
+//     warning → critical when failures ≥ CriticalThreshold.
+//   - warning → passing when successes ≥ WarningExitThreshold.
+//   - critical → passing when successes ≥ PassingThreshold, else
+//     critical → recovery on the first success; recovery → passing when
+//     successes ≥ PassingThreshold; recovery → critical on any failure.
+//     Entering passing from critical or recovery resets the failure count.
+//   - With FirstPassImmediate, a success as the very first input (no
+//     result or override seen yet) moves the target to passing at once.
+type Machine struct {
+	p         Policy
+	state     State
+	fails     int // consecutive failures (reset per FailureResetThreshold)
+	succ      int // consecutive successes
+	critFails int // consecutive failures seen in critical (back-off)
+	seen      bool
+	disabled  bool
+	next      time.Duration
+}
+
+// NewMachine validates p and returns a machine in p.InitialState with no
+// result seen. The machine keeps its own copy of p.
+func NewMachine(p Policy) (*Machine, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("probe: new machine: %w", err)
+	}
+	m := &Machine{p: p, state: p.InitialState}
+	m.next = m.p.machDelay(m.state, m.state == Passing, 0)
+	return m, nil
+}
+
+// State returns the current state (never Unknown).
+func (m *Machine) State() State { return m.state }
+
+// Served reports whether the target receives traffic: its state is passing
+// or warning and it is not disabled.
+func (m *Machine) Served() bool { return m.state.Served() && !m.disabled }
+
+// Disabled reports whether the disabled flag is set.
+func (m *Machine) Disabled() bool { return m.disabled }
+
+// Policy returns a copy of the machine's policy.
+func (m *Machine) Policy() Policy { return m.p }
+
+// Next returns the base delay the last step returned (before any step: the
+// schedule's delay for the initial state).
+func (m *Machine) Next() time.Duration { return m.next }
+
+func machInc(n int) int {
+	if n < machCap {
+		return n + 1
+	}
+	return n
+}
+
+// Observe feeds one probe result taken at now and returns the step. It is
+// pure, allocation-free and constant-time.
+func (m *Machine) Observe(now time.Time, r Result) Step {
+	from := m.state
+	first := !m.seen
+	m.seen = true
+	p := &m.p
+	passed := r.Status == Pass
+	if passed {
+		m.succ = machInc(m.succ)
+		if m.succ >= p.FailureResetThreshold {
+			m.fails = 0
+		}
+		m.critFails = 0
+		switch m.state {
+		case Warning:
+			if m.succ >= p.WarningExitThreshold {
+				m.state = Passing
+			}
+		case Critical, Recovery:
+			if (first && p.FirstPassImmediate) || m.succ >= p.PassingThreshold {
+				m.state = Passing
+				m.fails = 0
+			} else {
+				m.state = Recovery
+			}
+		}
+	} else {
+		m.succ = 0
+		m.fails = machInc(m.fails)
+		if r.Status == FailNow && !p.FailNowAsFailure && m.fails < p.CriticalThreshold {
+			m.fails = p.CriticalThreshold
+		}
+		switch m.state {
+		case Passing, Warning:
+			if m.fails >= p.CriticalThreshold {
+				m.state = Critical
+			} else if m.fails >= p.WarningThreshold {
+				m.state = Warning
+			}
+		case Recovery:
+			m.state = Critical
+		}
+		if m.state == Critical {
+			m.critFails = machInc(m.critFails)
+		}
+	}
+	m.next = p.machDelay(m.state, passed, m.critFails)
+	st := Step{Next: m.next}
+	if m.state != from {
+		st.Changed = true
+		st.Transition = Transition{From: from, To: m.state, At: now, Cause: CauseProbe, Result: r}
+	}
+	return st
+}
+
+// Override forces the target to Critical (drain) or Passing (force) at
+// now. It is not permanent: the following results move the target by the
+// normal rules, as if it had just reached that state by probing:
+//   - to Critical: failure count = CriticalThreshold, success count 0, the
+//     back-off starts again at Interval;
+//   - to Passing: failure count 0, success count = PassingThreshold.
+//
+// An override counts as the first input, so FirstPassImmediate no longer
+// applies after it. Overriding to the current state resets the counters
+// the same way and reports no change. Any other target state (Warning,
+// Recovery, Unknown) is ignored: the machine is unchanged and the step
+// reports no change. Next is the schedule's delay for the new state; the
+// Monitor may keep its current timer instead.
+func (m *Machine) Override(now time.Time, to State) Step {
+	if to != Passing && to != Critical {
+		return Step{Next: m.next}
+	}
+	from := m.state
+	m.seen = true
+	m.state = to
+	m.critFails = 0
+	if to == Critical {
+		m.fails, m.succ = m.p.CriticalThreshold, 0
+	} else {
+		m.fails, m.succ = 0, m.p.PassingThreshold
+	}
+	m.next = m.p.machDelay(to, to == Passing, 0)
+	st := Step{Next: m.next}
+	if from != to {
+		st.Changed = true
+		st.Transition = Transition{From: from, To: to, At: now, Cause: CauseOverride}
+	}
+	return st
+}
+
+// SetDisabled sets or clears the permanent disabled flag at now. A
+// disabled target keeps being probed and keeps its state, but is not
+// served until the flag is cleared. The step reports a change (From = To =
+// the current state, Cause CauseDisabled) only when the flag flips; Next is
+// the delay of the last step, unchanged.
+func (m *Machine) SetDisabled(now time.Time, disabled bool) Step {
+	st := Step{Next: m.next}
+	if m.disabled == disabled {
+		return st
+	}
+	m.disabled = disabled
+	st.Changed = true
+	st.Transition = Transition{From: m.state, To: m.state, At: now, Cause: CauseDisabled}
+	return st
+}
