@@ -1,0 +1,469 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/backoff"
+)
+
+// Errors returned by Monitor methods; match them with errors.Is.
+var (
+	// ErrUnknownTarget: no target with that ID (never added, or removed).
+	ErrUnknownTarget = errors.New("probe: unknown target")
+	// ErrTargetExists: Add was given an ID already present.
+	ErrTargetExists = errors.New("probe: target already exists")
+	// ErrNotInShard: the target's ID belongs to another shard of
+	// MonitorConfig.Shard; this Monitor does not probe it.
+	ErrNotInShard = errors.New("probe: target belongs to another shard")
+	// ErrMonitorRunning: Run was called while another Run is still running.
+	ErrMonitorRunning = errors.New("probe: monitor already running")
+)
+
+// MonitorConfig configures a Monitor. Start from DefaultMonitorConfig.
+type MonitorConfig struct {
+	// Concurrency is the number of probes that may run at once: the size of
+	// the Monitor's worker pool, started by Run. 1 to 65536; default 256.
+	// A target due while every worker is busy waits for the next free one.
+	Concurrency int `json:"concurrency"`
+	// Shard selects the targets this Monitor probes when several share the
+	// work (see Shard). The zero value owns every target.
+	Shard Shard `json:"shard"`
+	// Seed seeds the random source of the jitter (initial and per-interval),
+	// so a run can be repeated exactly; 0 (the default) draws a random seed
+	// when the Monitor is created.
+	Seed uint64 `json:"seed"`
+	// LatencyWindow is the number of most recent latencies kept per target
+	// for the P50/P95/P99 statistics, 1 to 4096; default 64.
+	LatencyWindow int `json:"latencyWindow"`
+	// LatencySmoothing is the weight of the newest latency in the smoothed
+	// (EWMA) latency, in (0, 1]; default 0.2.
+	LatencySmoothing float64 `json:"latencySmoothing"`
+}
+
+// Limits of MonitorConfig fields.
+const (
+	MaxMonitorConcurrency = 1 << 16
+	MaxLatencyWindow      = 4096
+)
+
+// DefaultMonitorConfig returns 256 workers, no sharding, a random seed, a
+// 64-sample latency window and a smoothing weight of 0.2.
+func DefaultMonitorConfig() MonitorConfig {
+	return MonitorConfig{Concurrency: 256, LatencyWindow: 64, LatencySmoothing: 0.2}
+}
+
+// Validate reports the first field outside its range, naming the field, the
+// value and the allowed range.
+func (c MonitorConfig) Validate() error {
+	if c.Concurrency < 1 || c.Concurrency > MaxMonitorConcurrency {
+		return fmt.Errorf("probe: monitor concurrency %d out of range [1, %d]", c.Concurrency, MaxMonitorConcurrency)
+	}
+	if err := c.Shard.Validate(); err != nil {
+		return fmt.Errorf("probe: monitor shard: %w", err)
+	}
+	if c.LatencyWindow < 1 || c.LatencyWindow > MaxLatencyWindow {
+		return fmt.Errorf("probe: monitor latencyWindow %d out of range [1, %d]", c.LatencyWindow, MaxLatencyWindow)
+	}
+	if !(c.LatencySmoothing > 0 && c.LatencySmoothing <= 1) {
+		return fmt.Errorf("probe: monitor latencySmoothing %v out of range (0, 1]", c.LatencySmoothing)
+	}
+	return nil
+}
+
+// Target is one thing a Monitor probes.
+type Target struct {
+	// ID names the target uniquely within the Monitor (for example
+	// "eu-west/10.0.0.7:443"); it is also the key the shard hash reads.
+	// Required.
+	ID string
+	// Prober asks the question; it must be safe for concurrent use (after
+	// an Update the old and the new prober may run at once). Required.
+	Prober Prober
+	// Policy is the target's thresholds and schedule; it must pass
+	// Policy.Validate.
+	Policy Policy
+}
+
+// Monitor runs the state machines of many targets: one scheduler goroutine
+// keeps every target in a timer heap and hands due probes to a fixed pool of
+// MonitorConfig.Concurrency workers; each result goes to the target's
+// Machine, whose Step says when to probe next (plus jitter from the seeded
+// source); state changes are delivered in order to the Observer from one
+// goroutine; statistics are kept per target.
+//
+// The next probe is due Step.Next plus jitter after the previous one
+// started (so probing keeps its cadence whatever the latency), or at once if
+// that time has passed by the time the result arrives. The first probe of a
+// target is due when it is added plus a uniform random part of the policy's
+// InitialJitter.
+//
+// All methods are safe for concurrent use, while Run runs or not; targets
+// added before Run are probed when it starts. NewMonitor starts nothing.
+type Monitor struct {
+	cfg MonitorConfig
+	obs Observer
+	log *slog.Logger
+
+	wake   chan struct{} // tells the scheduler the heap or the pool changed
+	evWake chan struct{} // tells the deliverer events are queued
+
+	mu       sync.Mutex
+	targets  map[string]*monTarget
+	heap     monHeap
+	rng      *rand.Rand
+	inFlight int
+	running  bool
+	events   []Event
+	seq      uint64
+}
+
+// monTarget is the Monitor's record of one target, guarded by Monitor.mu.
+type monTarget struct {
+	id      string
+	prober  Prober
+	mach    *Machine
+	timeout time.Duration
+	initial time.Duration
+	jitter  backoff.Jitter
+
+	due time.Time
+	seq uint64 // heap tie-breaker
+	idx int    // heap index or monNotQueued
+
+	gen      uint64 // bumped by Update and Remove: results of older probes are dropped
+	cancel   func() // cancels the running probe, nil when none runs
+	inFlight bool   // a probe of the current generation runs
+	removed  bool
+	st       monStats
+}
+
+// NewMonitor validates cfg and returns an idle Monitor. obs receives the
+// state changes (nil: nobody); logger reports probers that panic (nil:
+// quiet). cfg is copied.
+func NewMonitor(cfg MonitorConfig, obs Observer, logger *slog.Logger) (*Monitor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Monitor{
+		cfg:     cfg,
+		obs:     obs,
+		log:     logger,
+		wake:    make(chan struct{}, 1),
+		evWake:  make(chan struct{}, 1),
+		targets: make(map[string]*monTarget),
+		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+	}, nil
+}
+
+// Config returns the Monitor's configuration.
+func (m *Monitor) Config() MonitorConfig { return m.cfg }
+
+// Owns reports whether this Monitor's shard owns the target ID.
+func (m *Monitor) Owns(id string) bool { return m.cfg.Shard.Owns(id) }
+
+// Add starts watching t: its machine starts in the policy's initial state and
+// its first probe is due now plus a random part of Policy.InitialJitter.
+// Errors: an empty ID or nil Prober, an invalid policy (the Machine's error,
+// wrapped), ErrTargetExists, ErrNotInShard (the ID hashes to another shard;
+// callers that hand every controller the full list can skip these).
+func (m *Monitor) Add(t Target) error {
+	if err := monCheckTarget(t); err != nil {
+		return err
+	}
+	if !m.cfg.Shard.Owns(t.ID) {
+		return fmt.Errorf("%w: %q", ErrNotInShard, t.ID)
+	}
+	mach, err := NewMachine(t.Policy)
+	if err != nil {
+		return fmt.Errorf("probe: target %q: %w", t.ID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.targets[t.ID]; ok {
+		return fmt.Errorf("%w: %q", ErrTargetExists, t.ID)
+	}
+	now := time.Now()
+	mt := &monTarget{id: t.ID, idx: monNotQueued, st: monNewStats(now, mach.State(), m.cfg.LatencyWindow)}
+	mt.setup(t.Prober, mach)
+	m.targets[t.ID] = mt
+	m.queueLocked(mt, now.Add(backoff.Uniform(mt.initial, m.rng)))
+	return nil
+}
+
+// Remove stops watching the target. When Remove returns no new probe of it
+// will start; a probe already running is cancelled and its result dropped.
+// Its statistics are discarded. Errors: ErrUnknownTarget.
+func (m *Monitor) Remove(id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.targets[id]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownTarget, id)
+	}
+	delete(m.targets, id)
+	t.removed = true
+	t.gen++
+	m.heap.remove(t)
+	if t.cancel != nil {
+		t.cancel()
+		t.cancel = nil
+	}
+	return nil
+}
+
+// Update replaces a target's prober and policy (for example a new address,
+// or new thresholds). A probe of the old prober still running is cancelled
+// and its result dropped; the next probe is due now plus a random part of
+// the new policy's InitialJitter. Statistics carry over.
+//
+// When the policy is unchanged the machine keeps its state and counters.
+// When it changes, a new machine starts from the new policy and is moved to
+// the old state's side: served targets (passing, warning) become passing,
+// unserved ones (critical, recovery) critical, a disabled target stays
+// disabled, and threshold counters restart. If that changes the state
+// (warning → passing, recovery → critical), observers see an Event with
+// Cause CauseOverride. Errors: those of Add, or ErrUnknownTarget.
+func (m *Monitor) Update(t Target) error {
+	if err := monCheckTarget(t); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	old, ok := m.targets[t.ID]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrUnknownTarget, t.ID)
+	}
+	mach := old.mach
+	samePolicy := reflect.DeepEqual(mach.Policy(), t.Policy)
+	m.mu.Unlock()
+	if !samePolicy {
+		nm, err := NewMachine(t.Policy)
+		if err != nil {
+			return fmt.Errorf("probe: target %q: %w", t.ID, err)
+		}
+		mach = nm
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.targets[t.ID]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownTarget, t.ID)
+	}
+	now := time.Now()
+	emitted := false
+	if mach != cur.mach {
+		emitted = m.carryStateLocked(now, cur, mach)
+	}
+	cur.gen++
+	if cur.cancel != nil {
+		cur.cancel()
+		cur.cancel = nil
+	}
+	cur.inFlight = false
+	cur.setup(t.Prober, mach)
+	m.heap.remove(cur)
+	m.queueLocked(cur, now.Add(backoff.Uniform(cur.initial, m.rng)))
+	if emitted {
+		monSignal(m.evWake)
+	}
+	return nil
+}
+
+// carryStateLocked moves the fresh machine nm to the served side of t's old
+// machine and records the change, if any. It reports whether an event was
+// queued.
+func (m *Monitor) carryStateLocked(now time.Time, t *monTarget, nm *Machine) bool {
+	from := t.mach.State()
+	want := Critical
+	if from.Served() {
+		want = Passing
+	}
+	if nm.State() != want {
+		nm.Override(now, want)
+	}
+	if t.mach.Disabled() && !nm.Disabled() {
+		nm.SetDisabled(now, true)
+	}
+	to := nm.State()
+	if to == from {
+		return false
+	}
+	t.st.enter(now, to)
+	return m.emitLocked(t.id, Transition{From: from, To: to, At: now, Cause: CauseOverride}, nm)
+}
+
+// Override forces a target's state at once: Critical drains it, Passing
+// brings it back. The override is not permanent: probing continues on the
+// same schedule and later results move the target by the policy's rules.
+// Errors: ErrUnknownTarget; a state other than Passing or Critical.
+func (m *Monitor) Override(id string, to State) error {
+	if to != Passing && to != Critical {
+		return fmt.Errorf("probe: override state %v not allowed (passing or critical)", to)
+	}
+	m.mu.Lock()
+	t, ok := m.targets[id]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrUnknownTarget, id)
+	}
+	step := t.mach.Override(time.Now(), to)
+	sent := m.stepLocked(t, step)
+	m.mu.Unlock()
+	if sent {
+		monSignal(m.evWake)
+	}
+	return nil
+}
+
+// SetDisabled disables (true) or re-enables (false) a target: a disabled
+// target is not served whatever its state, until re-enabled; it is still
+// probed. Errors: ErrUnknownTarget.
+func (m *Monitor) SetDisabled(id string, disabled bool) error {
+	m.mu.Lock()
+	t, ok := m.targets[id]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrUnknownTarget, id)
+	}
+	step := t.mach.SetDisabled(time.Now(), disabled)
+	sent := m.stepLocked(t, step)
+	m.mu.Unlock()
+	if sent {
+		monSignal(m.evWake)
+	}
+	return nil
+}
+
+// Len returns the number of targets.
+func (m *Monitor) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.targets)
+}
+
+// Stats returns one target's statistics; false when the ID is unknown.
+func (m *Monitor) Stats(id string) (TargetStats, bool) {
+	m.mu.Lock()
+	t, ok := m.targets[id]
+	if !ok {
+		m.mu.Unlock()
+		return TargetStats{}, false
+	}
+	var out TargetStats
+	samples := t.fill(time.Now(), &out, nil)
+	m.mu.Unlock()
+	monPercentiles(samples, &out)
+	return out, true
+}
+
+// Snapshot returns every target's statistics, sorted by ID. The counters are
+// copied under the Monitor's lock; the percentiles are computed after it is
+// released, so a snapshot of many targets delays probing only by the copy.
+func (m *Monitor) Snapshot() []TargetStats {
+	m.mu.Lock()
+	now := time.Now()
+	out := make([]TargetStats, 0, len(m.targets))
+	n := 0
+	for _, t := range m.targets {
+		n += len(t.st.window)
+	}
+	buf := make([]time.Duration, 0, n)
+	bounds := make([]int, 0, len(m.targets)+1)
+	for _, t := range m.targets {
+		out = append(out, TargetStats{})
+		bounds = append(bounds, len(buf))
+		buf = t.fill(now, &out[len(out)-1], buf)
+	}
+	bounds = append(bounds, len(buf))
+	m.mu.Unlock()
+	for i := range out {
+		monPercentiles(buf[bounds[i]:bounds[i+1]], &out[i])
+	}
+	slices.SortFunc(out, func(a, b TargetStats) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// fill copies t's statistics into out and appends its latency window to buf.
+func (t *monTarget) fill(now time.Time, out *TargetStats, buf []time.Duration) []time.Duration {
+	out.ID = t.id
+	t.st.fill(now, out)
+	out.Served, out.Disabled = t.mach.Served(), t.mach.Disabled()
+	out.InFlight = t.inFlight
+	if t.idx != monNotQueued {
+		out.NextProbe = t.due
+	}
+	return append(buf, t.st.window...)
+}
+
+// setup installs a prober and a machine and caches what the scheduler reads
+// from the policy.
+func (t *monTarget) setup(p Prober, mach *Machine) {
+	pol := mach.Policy()
+	t.prober, t.mach = p, mach
+	t.timeout = pol.Timeout.D()
+	t.initial = pol.InitialJitter.D()
+	t.jitter = pol.Jitter()
+}
+
+// queueLocked puts t in the heap at due and wakes the scheduler if t is now
+// the earliest.
+func (m *Monitor) queueLocked(t *monTarget, due time.Time) {
+	m.heap.push(t, due)
+	if t.idx == 0 {
+		monSignal(m.wake)
+	}
+}
+
+// stepLocked records a machine step's transition, if any, and reports
+// whether an event was queued.
+func (m *Monitor) stepLocked(t *monTarget, s Step) bool {
+	if !s.Changed {
+		return false
+	}
+	t.st.enter(s.Transition.At, s.Transition.To)
+	return m.emitLocked(t.id, s.Transition, t.mach)
+}
+
+// emitLocked queues an event for the observer; false when nobody listens.
+func (m *Monitor) emitLocked(id string, tr Transition, mach *Machine) bool {
+	if m.obs == nil {
+		return false
+	}
+	m.seq++
+	m.events = append(m.events, Event{Seq: m.seq, Target: id, Transition: tr, Served: mach.Served(), Disabled: mach.Disabled()})
+	return true
+}
+
+func monCheckTarget(t Target) error {
+	if t.ID == "" {
+		return errors.New("probe: target ID is empty (want a non-empty string)")
+	}
+	if t.Prober == nil {
+		return fmt.Errorf("probe: target %q: Prober is nil (want a Prober)", t.ID)
+	}
+	return nil
+}
+
+// monSignal does a non-blocking send on a 1-buffered wake-up channel.
+func monSignal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}

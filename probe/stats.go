@@ -1,0 +1,189 @@
+package probe
+
+import (
+	"slices"
+	"time"
+)
+
+// monNumStates is the number of State values (Unknown through Recovery),
+// the length of TargetStats.TimeIn.
+const monNumStates = int(Recovery) + 1
+
+// TargetStats is a copy of one target's statistics, taken by
+// Monitor.Snapshot or Monitor.Stats. Counters start when the target is added
+// and survive Update; times are those of the Monitor's clock.
+type TargetStats struct {
+	// ID is the target's ID.
+	ID string `json:"id"`
+	// State is the machine's current state; Served and Disabled are the
+	// machine's Served() and Disabled().
+	State    State `json:"state"`
+	Served   bool  `json:"served"`
+	Disabled bool  `json:"disabled"`
+	// Since is when the target entered State (when it was added, for the
+	// initial state).
+	Since time.Time `json:"since"`
+	// TimeIn is the total time spent in each state since the target was
+	// added, indexed by State (Unknown stays 0); the current state's entry
+	// counts up to the moment of the snapshot.
+	TimeIn [monNumStates]time.Duration `json:"timeIn"`
+	// Transitions counts state changes (probe results and overrides;
+	// enabling or disabling counts too).
+	Transitions uint64 `json:"transitions"`
+
+	// Probes counts finished probes whose results reached the machine;
+	// Passes and Failures split them (Failures includes fail-now).
+	Probes   uint64 `json:"probes"`
+	Passes   uint64 `json:"passes"`
+	Failures uint64 `json:"failures"`
+	// FailuresByKind counts failures by Kind (index KindNone stays 0 unless
+	// a prober fails without saying why).
+	FailuresByKind [NumKinds]uint64 `json:"failuresByKind"`
+
+	// LastResult is the most recent result and LastProbe when it arrived
+	// (zero before the first).
+	LastResult Result    `json:"lastResult"`
+	LastProbe  time.Time `json:"lastProbe"`
+	// LastError is the Detail of the most recent failure (its Kind's name when
+	// the prober gave no detail) and LastErrorAt when it arrived.
+	LastError   string    `json:"lastError"`
+	LastErrorAt time.Time `json:"lastErrorAt"`
+
+	// LastLatency is the latency of the most recent probe; SmoothedLatency an
+	// exponentially weighted moving average of all of them
+	// (MonitorConfig.LatencySmoothing is the weight of the newest sample).
+	LastLatency     time.Duration `json:"lastLatency"`
+	SmoothedLatency time.Duration `json:"smoothedLatency"`
+	// P50, P95 and P99 are nearest-rank percentiles over the last Samples
+	// latencies (at most MonitorConfig.LatencyWindow); 0 with no samples.
+	P50     time.Duration `json:"p50"`
+	P95     time.Duration `json:"p95"`
+	P99     time.Duration `json:"p99"`
+	Samples int           `json:"samples"`
+
+	// NextProbe is when the next probe is due; zero while one is running.
+	NextProbe time.Time `json:"nextProbe"`
+	// InFlight reports whether a probe is running now.
+	InFlight bool `json:"inFlight"`
+}
+
+// monStats accumulates one target's statistics. It is a plain value guarded
+// by the Monitor's mutex; recording a result does not allocate once the
+// latency window is full.
+type monStats struct {
+	since       time.Time
+	state       State
+	timeIn      [monNumStates]time.Duration
+	transitions uint64
+
+	probes, passes, failures uint64
+	byKind                   [NumKinds]uint64
+
+	last        Result
+	lastAt      time.Time
+	lastErr     string
+	lastErrAt   time.Time
+	ewma        float64 // nanoseconds
+	window      []time.Duration
+	windowNext  int // ring position of the next write once full
+	windowLimit int
+}
+
+// monNewStats starts statistics for a target entering state at now.
+func monNewStats(now time.Time, state State, window int) monStats {
+	return monStats{since: now, state: state, windowLimit: window}
+}
+
+// enter records a change to state at now.
+func (s *monStats) enter(now time.Time, state State) {
+	if state == s.state {
+		s.transitions++ // disable/enable: same state, still a transition
+		return
+	}
+	if int(s.state) < monNumStates && now.After(s.since) {
+		s.timeIn[s.state] += now.Sub(s.since)
+	}
+	s.state, s.since = state, now
+	s.transitions++
+}
+
+// record adds one result, which arrived at now, with weight alpha for the
+// moving average.
+func (s *monStats) record(now time.Time, r Result, alpha float64) {
+	s.probes++
+	if r.Passed() {
+		s.passes++
+	} else {
+		s.failures++
+		if int(r.Kind) < NumKinds {
+			s.byKind[r.Kind]++
+		} else {
+			s.byKind[KindOther]++
+		}
+		s.lastErr, s.lastErrAt = r.Detail, now
+		if s.lastErr == "" {
+			s.lastErr = r.Kind.String()
+		}
+	}
+	s.last, s.lastAt = r, now
+	lat := r.Latency
+	if s.probes == 1 {
+		s.ewma = float64(lat)
+	} else {
+		s.ewma += alpha * (float64(lat) - s.ewma)
+	}
+	if s.windowLimit <= 0 {
+		return
+	}
+	if len(s.window) < s.windowLimit {
+		s.window = append(s.window, lat)
+		return
+	}
+	s.window[s.windowNext] = lat
+	s.windowNext = (s.windowNext + 1) % s.windowLimit
+}
+
+// fill copies the counters into out as of now; the percentiles are left to
+// monPercentiles, which callers run outside the Monitor's lock.
+func (s *monStats) fill(now time.Time, out *TargetStats) {
+	out.State, out.Since, out.Transitions = s.state, s.since, s.transitions
+	out.TimeIn = s.timeIn
+	if int(s.state) < monNumStates && now.After(s.since) {
+		out.TimeIn[s.state] += now.Sub(s.since)
+	}
+	out.Probes, out.Passes, out.Failures = s.probes, s.passes, s.failures
+	out.FailuresByKind = s.byKind
+	out.LastResult, out.LastProbe = s.last, s.lastAt
+	out.LastError, out.LastErrorAt = s.lastErr, s.lastErrAt
+	if s.probes > 0 {
+		out.LastLatency = s.last.Latency
+		out.SmoothedLatency = time.Duration(s.ewma)
+	}
+	out.Samples = len(s.window)
+}
+
+// monPercentiles sorts samples in place and sets out's P50, P95 and P99 by
+// nearest rank.
+func monPercentiles(samples []time.Duration, out *TargetStats) {
+	out.Samples = len(samples)
+	if len(samples) == 0 {
+		return
+	}
+	slices.Sort(samples)
+	out.P50 = monRank(samples, 50)
+	out.P95 = monRank(samples, 95)
+	out.P99 = monRank(samples, 99)
+}
+
+// monRank returns the nearest-rank p-th percentile of sorted samples.
+func monRank(sorted []time.Duration, p int) time.Duration {
+	n := len(sorted)
+	k := (p*n + 99) / 100 // ceil(p × n / 100)
+	if k < 1 {
+		k = 1
+	}
+	if k > n {
+		k = n
+	}
+	return sorted[k-1]
+}
