@@ -1,0 +1,52 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error the Provider returns wraps one of these, so
+// callers test with errors.Is; errors about one record are a *RecordError.
+var (
+	// ErrNoZone means the zone named in a call is not held by the Provider.
+	ErrNoZone = errors.New("memory: no such zone")
+	// ErrZoneExists means AddZone was called for a zone that is already held.
+	ErrZoneExists = errors.New("memory: zone already exists")
+	// ErrNotInZone means a record's owner name lies outside the zone.
+	ErrNotInZone = errors.New("memory: name not in zone")
+	// ErrInvalidRecord means a record's name, TTL or data cannot be served.
+	ErrInvalidRecord = errors.New("memory: invalid record")
+	// ErrUnsupportedType means the record type is not one the zone stores
+	// (see SupportedTypes). SOA is managed by the zone itself and is refused.
+	ErrUnsupportedType = errors.New("memory: unsupported record type")
+	// ErrCNAMEConflict means the change would leave a CNAME beside other data
+	// at one name (or two CNAMEs at one name), which RFC 1034 forbids.
+	ErrCNAMEConflict = errors.New("memory: CNAME beside other data")
+	// ErrApexCNAME means the change would put a CNAME at the zone apex, where
+	// the SOA and NS records live.
+	ErrApexCNAME = errors.New("memory: CNAME at the zone apex")
+	// ErrInvalidZone means a zone name or zone configuration is malformed.
+	ErrInvalidZone = errors.New("memory: invalid zone")
+)
+
+// RecordError reports a refused record: the zone, the owner name (fully
+// qualified, lower case), the type, and the reason, which wraps one of the
+// sentinel errors above. A call that returns an error changes nothing.
+type RecordError struct {
+	Zone string
+	Name string
+	Type string
+	Err  error
+}
+
+// Error implements error.
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("memory: zone %s: %s %s: %v", e.Zone, e.Name, e.Type, e.Err)
+}
+
+// Unwrap returns the reason.
+func (e *RecordError) Unwrap() error { return e.Err }
+
+func recErr(zone, name, typ string, err error) error {
+	return &RecordError{Zone: zone, Name: name, Type: typ, Err: err}
+}

@@ -1,0 +1,116 @@
+package memory
+
+import (
+	"context"
+)
+
+// ChangeKind says what one journal entry records.
+type ChangeKind string
+
+const (
+	// ChangeRRSet: the RRset (Zone, Name, Type) now holds exactly Records;
+	// no records means the RRset was removed.
+	ChangeRRSet ChangeKind = "rrset"
+	// ChangeAddZone: the zone Zone was created with the SOA in SOA (its apex
+	// records follow as ChangeRRSet entries of the same version).
+	ChangeAddZone ChangeKind = "addZone"
+	// ChangeRemoveZone: the zone Zone was removed with all its records.
+	ChangeRemoveZone ChangeKind = "removeZone"
+)
+
+// ZoneRecord is the JSON form of one record in snapshots and changes.
+type ZoneRecord struct {
+	// Name is relative to the zone, lower case, "@" at the apex.
+	Name string `json:"name"`
+	// Type is the record type in upper case ("A", "CNAME", ...).
+	Type string `json:"type"`
+	// TTL is in seconds.
+	TTL uint32 `json:"ttl"`
+	// Data is the record data in libdns form (unescaped, as libdns.RR.Data).
+	Data string `json:"data"`
+}
+
+// Change is one entry of the Provider's journal. Every call that changes the
+// Provider gets the next Version; its entries all carry that version, and a
+// replica that applies them all applies the call atomically.
+type Change struct {
+	Version uint64     `json:"version"`
+	Kind    ChangeKind `json:"kind"`
+	Zone    string     `json:"zone"`
+	// Serial is the zone's SOA serial after the change.
+	Serial uint32 `json:"serial"`
+	// Name and Type identify the RRset of a ChangeRRSet entry.
+	Name string `json:"name,omitempty"`
+	Type string `json:"type,omitempty"`
+	// Records is the whole RRset after the change.
+	Records []ZoneRecord `json:"records,omitempty"`
+	// SOA is the new zone's SOA in a ChangeAddZone entry.
+	SOA *SOA `json:"soa,omitempty"`
+}
+
+// Version returns the Provider's current version: 0 for a new Provider,
+// increased by one by every call that changes any zone. It never blocks.
+func (p *Provider) Version() uint64 { return p.load().version }
+
+// Wait blocks until the Provider's version is greater than after, and returns
+// that version; or until ctx ends, returning ctx's error. It is the way to
+// watch for changes: loop on v, err = p.Wait(ctx, v).
+func (p *Provider) Wait(ctx context.Context, after uint64) (uint64, error) {
+	for {
+		s := p.load()
+		if s.version > after {
+			return s.version, nil
+		}
+		select {
+		case <-s.next:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// Changes returns the journal entries with versions greater than since, in
+// order, and true; or nil and false when the journal no longer reaches back
+// that far (the caller then needs a full Snapshot). since at or beyond the
+// current version yields no entries and true. The journal holds at most
+// Config.JournalSize entries, dropping whole versions from the oldest.
+// The returned slice must not be modified.
+func (p *Provider) Changes(since uint64) ([]Change, bool) {
+	s := p.load()
+	if since >= s.version {
+		return nil, true
+	}
+	if since < s.floor {
+		return nil, false
+	}
+	j := s.journal
+	// Entries are in version order; find the first with Version > since.
+	lo, hi := 0, len(j)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if j[m].Version > since {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return j[lo:len(j):len(j)], true
+}
+
+// appendJournal returns journal with entries appended, trimmed to at most
+// limit entries by dropping whole versions from the front, and the new floor.
+// Older states keep their own slice headers, so sharing the backing array is
+// safe: writers only ever write beyond every published length.
+func appendJournal(journal []Change, floor uint64, entries []Change, limit int) ([]Change, uint64) {
+	journal = append(journal, entries...)
+	for len(journal) > limit {
+		v := journal[0].Version
+		i := 0
+		for i < len(journal) && journal[i].Version == v {
+			i++
+		}
+		journal = journal[i:]
+		floor = v
+	}
+	return journal, floor
+}

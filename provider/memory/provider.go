@@ -1,0 +1,258 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+)
+
+// Config tunes a Provider.
+type Config struct {
+	// JournalSize bounds the change journal, in entries (one per RRset
+	// changed), 1 to 1048576. Default 4096. A replica further behind than
+	// the journal reaches gets a full snapshot instead.
+	JournalSize int `json:"journalSize"`
+}
+
+// DefaultConfig returns the configuration the zero Provider uses.
+func DefaultConfig() Config { return Config{JournalSize: 4096} }
+
+// Validate reports a field that is out of range.
+func (c Config) Validate() error {
+	if c.JournalSize < 1 || c.JournalSize > 1<<20 {
+		return fmt.Errorf("memory: journalSize %d is out of range (allowed 1 to 1048576)", c.JournalSize)
+	}
+	return nil
+}
+
+// Provider is an in-process DNS host holding any number of zones. It
+// implements libdns's RecordGetter, RecordAppender, RecordSetter,
+// RecordDeleter and ZoneLister, and (through Handler) answers DNS queries
+// authoritatively from the same data.
+//
+// Concurrency: every method is safe for concurrent use. Readers (GetRecords,
+// the DNS handler, Snapshot, Changes) load an immutable snapshot with one
+// atomic read and never block, nor are blocked by, writers; writers serialise
+// among themselves and publish a new snapshot atomically, so a reader sees
+// either all of a call's changes or none of them.
+//
+// Atomicity: every call either applies completely or, returning an error,
+// changes nothing (the error is then a *RecordError or wraps a sentinel).
+// Every call that changes a zone bumps its SOA serial by one and the
+// Provider's Version by one, and appends to the journal (see Changes).
+//
+// Names are case-insensitive: the zone stores and returns them in lower case.
+// Record names are relative to the zone ("@" for the apex); a name with a
+// trailing dot is taken as fully qualified and must lie inside the zone.
+// CNAME, NS and PTR targets are stored lower case and fully qualified: a
+// target without a trailing dot is taken as already fully qualified.
+//
+// The zero value is an empty Provider with DefaultConfig, ready to use.
+type Provider struct {
+	cfg   Config
+	mu    sync.Mutex // serialises writers
+	cur   atomic.Pointer[state]
+	hooks atomic.Pointer[hookTable]
+}
+
+// state is one immutable version of everything a Provider holds.
+type state struct {
+	version uint64
+	zones   map[string]*zone
+	journal []Change
+	floor   uint64        // the journal holds every change with version > floor
+	next    chan struct{} // closed when a newer state is published
+}
+
+var (
+	_ libdns.RecordGetter   = (*Provider)(nil)
+	_ libdns.RecordAppender = (*Provider)(nil)
+	_ libdns.RecordSetter   = (*Provider)(nil)
+	_ libdns.RecordDeleter  = (*Provider)(nil)
+	_ libdns.ZoneLister     = (*Provider)(nil)
+)
+
+// New returns an empty Provider configured by cfg, or cfg's validation error.
+// It starts nothing.
+func New(cfg Config) (*Provider, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Provider{cfg: cfg}, nil
+}
+
+func (p *Provider) load() *state {
+	if s := p.cur.Load(); s != nil {
+		return s
+	}
+	p.cur.CompareAndSwap(nil, &state{zones: map[string]*zone{}, next: make(chan struct{})})
+	return p.cur.Load()
+}
+
+func (p *Provider) journalSize() int {
+	if p.cfg.JournalSize == 0 {
+		return DefaultConfig().JournalSize
+	}
+	return p.cfg.JournalSize
+}
+
+// publish installs a new state built from old with zones and the journal
+// entries of one change, and wakes every Wait. Callers hold p.mu.
+func (p *Provider) publish(old *state, zones map[string]*zone, entries []Change) {
+	ns := &state{version: old.version + 1, zones: zones, next: make(chan struct{})}
+	for i := range entries {
+		entries[i].Version = ns.version
+	}
+	ns.journal, ns.floor = appendJournal(old.journal, old.floor, entries, p.journalSize())
+	p.cur.Store(ns)
+	close(old.next)
+}
+
+// zoneKey normalises a zone name: lower case, one trailing dot.
+func zoneKey(name string) string {
+	name = strings.ToLower(strings.TrimSpace(name))
+	return strings.TrimRight(name, ".") + "."
+}
+
+// AddZone creates an empty zone with DefaultZoneConfig: SOA and one apex NS
+// "ns1.<zone>". It returns ErrZoneExists if the zone is already held.
+func (p *Provider) AddZone(name string) error {
+	return p.AddZoneWith(name, DefaultZoneConfig())
+}
+
+// AddZoneWith creates an empty zone whose SOA and apex NS come from cfg.
+// Zones may nest (a query goes to the closest enclosing zone).
+func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
+	key := zoneKey(name)
+	if _, ok := dns.IsDomainName(key); !ok || len(key) > 254 || strings.TrimSpace(name) == "" {
+		return fmt.Errorf("%w: zone name %q is not a valid domain name", ErrInvalidZone, name)
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	ttl := secs(cfg.TTL)
+	z := &zone{
+		name: key,
+		soa: SOA{
+			NS: qualify(cfg.NS[0], key), Mbox: qualify(cfg.Mbox, key), Serial: cfg.Serial,
+			Refresh: secs(cfg.Refresh), Retry: secs(cfg.Retry), Expire: secs(cfg.Expire),
+			Minimum: secs(cfg.Minimum), TTL: ttl,
+		},
+		nodes: map[string]*node{},
+	}
+	apex := &node{sets: map[uint16][]rec{}}
+	for _, ns := range cfg.NS {
+		_, r, err := makeRec(key, libdns.NS{Name: "@", TTL: cfg.TTL.D(), Target: qualify(ns, key)})
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(apex.sets[dns.TypeNS], func(o rec) bool { return o.rr.Data == r.rr.Data }) {
+			apex.sets[dns.TypeNS] = append(apex.sets[dns.TypeNS], r)
+		}
+	}
+	z.nodes[key] = apex
+	z.rebuildENTs()
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.load()
+	if _, ok := old.zones[key]; ok {
+		return fmt.Errorf("%w: %s", ErrZoneExists, key)
+	}
+	zones := maps(old.zones)
+	zones[key] = z
+	soa := z.soa
+	entries := []Change{
+		{Kind: ChangeAddZone, Zone: key, Serial: soa.Serial, SOA: &soa},
+		rrsetChange(z, key, dns.TypeNS),
+	}
+	p.publish(old, zones, entries)
+	return nil
+}
+
+// RemoveZone deletes a zone and all its records. It returns ErrNoZone if
+// the zone is not held.
+func (p *Provider) RemoveZone(name string) error {
+	key := zoneKey(name)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.load()
+	z, ok := old.zones[key]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNoZone, key)
+	}
+	zones := maps(old.zones)
+	delete(zones, key)
+	p.publish(old, zones, []Change{{Kind: ChangeRemoveZone, Zone: key, Serial: z.soa.Serial}})
+	return nil
+}
+
+// Zones returns the names of the zones held, fully qualified, lower case,
+// sorted.
+func (p *Provider) Zones() []string {
+	s := p.load()
+	out := make([]string, 0, len(s.zones))
+	for k := range s.zones {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SOA returns the zone's current SOA, or ErrNoZone.
+func (p *Provider) SOA(zoneName string) (SOA, error) {
+	z, ok := p.load().zones[zoneKey(zoneName)]
+	if !ok {
+		return SOA{}, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zoneName))
+	}
+	return z.soa, nil
+}
+
+func maps(m map[string]*zone) map[string]*zone {
+	c := make(map[string]*zone, len(m)+1)
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// ListZones implements libdns.ZoneLister: every zone held, sorted by name.
+func (p *Provider) ListZones(ctx context.Context) ([]libdns.Zone, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	names := p.Zones()
+	out := make([]libdns.Zone, len(names))
+	for i, n := range names {
+		out[i] = libdns.Zone{Name: n}
+	}
+	return out, nil
+}
+
+// GetRecords implements libdns.RecordGetter. It returns every record in the
+// zone except the SOA (read it with SOA), apex NS records included, as the
+// libdns struct for each type (Address, CNAME, TXT, NS, MX, SRV, CAA,
+// ServiceBinding; PTR as libdns.RR): names in DNS canonical order with the
+// apex first, types in SupportedTypes order, records in the order they were
+// added. It never blocks on writers.
+func (p *Provider) GetRecords(ctx context.Context, zoneName string) ([]libdns.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	z, ok := p.load().zones[zoneKey(zoneName)]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zoneName))
+	}
+	recs := z.records()
+	out := make([]libdns.Record, len(recs))
+	for i, r := range recs {
+		out[i] = r.typed()
+	}
+	return out, nil
+}

@@ -1,0 +1,343 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+)
+
+// txn is one write in progress on a copy of a zone.
+type txn struct {
+	z       *zone
+	touched map[setKey]bool
+	names   bool // the set of owner names changed
+}
+
+type setKey struct {
+	name string
+	typ  uint16
+}
+
+func newTxn(z *zone) *txn { return &txn{z: z.clone(), touched: map[setKey]bool{}} }
+
+// get returns the RRset (name, typ); the slice must not be modified.
+func (t *txn) get(name string, typ uint16) []rec {
+	if n, ok := t.z.nodes[name]; ok {
+		return n.sets[typ]
+	}
+	return nil
+}
+
+// put replaces the RRset (name, typ) by rs; an empty rs removes it.
+func (t *txn) put(name string, typ uint16, rs []rec) {
+	old, ok := t.z.nodes[name]
+	var n *node
+	if ok {
+		n = old.clone()
+	} else {
+		if len(rs) == 0 {
+			return
+		}
+		n = &node{sets: map[uint16][]rec{}}
+		t.names = true
+	}
+	if len(rs) == 0 {
+		delete(n.sets, typ)
+	} else {
+		n.sets[typ] = rs
+	}
+	if len(n.sets) == 0 {
+		delete(t.z.nodes, name)
+		t.names = true
+	} else {
+		t.z.nodes[name] = n
+	}
+	t.touched[setKey{name, typ}] = true
+}
+
+// check enforces the CNAME rules at every touched name.
+func (t *txn) check() error {
+	seen := map[string]bool{}
+	for k := range t.touched {
+		if seen[k.name] {
+			continue
+		}
+		seen[k.name] = true
+		n, ok := t.z.nodes[k.name]
+		if !ok {
+			continue
+		}
+		cn := n.sets[dns.TypeCNAME]
+		if len(cn) == 0 {
+			continue
+		}
+		if k.name == t.z.name {
+			return recErr(t.z.name, k.name, "CNAME", ErrApexCNAME)
+		}
+		if len(cn) > 1 {
+			return recErr(t.z.name, k.name, "CNAME", fmt.Errorf("%w: %d CNAME records at one name", ErrCNAMEConflict, len(cn)))
+		}
+		if len(n.sets) > 1 {
+			var other []string
+			for typ := range n.sets {
+				if typ != dns.TypeCNAME {
+					other = append(other, dns.TypeToString[typ])
+				}
+			}
+			slices.Sort(other)
+			return recErr(t.z.name, k.name, "CNAME", fmt.Errorf("%w: the name also holds %v", ErrCNAMEConflict, other))
+		}
+	}
+	return nil
+}
+
+// commit bumps the serial, rebuilds derived data and returns the journal
+// entries, or nil when nothing changed.
+func (t *txn) commit(old *zone) []Change {
+	var entries []Change
+	keys := make([]setKey, 0, len(t.touched))
+	for k := range t.touched {
+		if !slices.EqualFunc(old.get(k.name, k.typ), t.get(k.name, k.typ), func(a, b rec) bool { return a.rr == b.rr }) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.SortFunc(keys, func(a, b setKey) int {
+		if c := canonicalCompare(a.name, b.name); c != 0 {
+			return c
+		}
+		return int(a.typ) - int(b.typ)
+	})
+	t.z.soa.Serial++
+	if t.z.soa.Serial == 0 {
+		t.z.soa.Serial = 1
+	}
+	if t.names {
+		t.z.rebuildENTs()
+	}
+	for _, k := range keys {
+		entries = append(entries, rrsetChange(t.z, k.name, k.typ))
+	}
+	return entries
+}
+
+func (z *zone) get(name string, typ uint16) []rec {
+	if n, ok := z.nodes[name]; ok {
+		return n.sets[typ]
+	}
+	return nil
+}
+
+// rrsetChange describes the RRset (name, typ) of z as a journal entry.
+func rrsetChange(z *zone, name string, typ uint16) Change {
+	c := Change{Kind: ChangeRRSet, Zone: z.name, Serial: z.soa.Serial, Name: relName(name, z.name), Type: dns.TypeToString[typ]}
+	for _, r := range z.get(name, typ) {
+		c.Records = append(c.Records, ZoneRecord{Name: r.rr.Name, Type: r.rr.Type, TTL: r.wire.Header().Ttl, Data: r.rr.Data})
+	}
+	return c
+}
+
+// write runs fn on a transaction over zoneName and publishes the result.
+func (p *Provider) write(ctx context.Context, zoneName string, fn func(t *txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	key := zoneKey(zoneName)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.load()
+	z, ok := old.zones[key]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNoZone, key)
+	}
+	t := newTxn(z)
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := t.check(); err != nil {
+		return err
+	}
+	entries := t.commit(z)
+	if entries == nil {
+		return nil
+	}
+	zones := maps(old.zones)
+	zones[key] = t.z
+	p.publish(old, zones, entries)
+	return nil
+}
+
+// parseAll validates every input record.
+func parseAll(zone string, in []libdns.Record) ([]string, []rec, error) {
+	names := make([]string, len(in))
+	recs := make([]rec, len(in))
+	for i, r := range in {
+		n, rr, err := makeRec(zone, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		names[i], recs[i] = n, rr
+	}
+	return names, recs, nil
+}
+
+func typedAll(recs []rec) []libdns.Record {
+	out := make([]libdns.Record, len(recs))
+	for i, r := range recs {
+		out[i] = r.typed()
+	}
+	return out
+}
+
+// AppendRecords implements libdns.RecordAppender: it adds the records and
+// returns those it created, in input order. A record equal in name, type and
+// data to one already in the zone (or earlier in the input) is not created
+// again and is not returned. It refuses, changing nothing, a CNAME at a name
+// that holds other data or at the apex, and data beside an existing CNAME
+// (ErrCNAMEConflict, ErrApexCNAME), as well as unsupported types and invalid
+// records.
+func (p *Provider) AppendRecords(ctx context.Context, zoneName string, in []libdns.Record) ([]libdns.Record, error) {
+	var created []rec
+	err := p.write(ctx, zoneName, func(t *txn) error {
+		names, recs, err := parseAll(t.z.name, in)
+		if err != nil {
+			return err
+		}
+		for i, r := range recs {
+			code := r.wire.Header().Rrtype
+			set := t.get(names[i], code)
+			if slices.ContainsFunc(set, func(o rec) bool { return o.rr.Data == r.rr.Data }) {
+				continue
+			}
+			t.put(names[i], code, append(slices.Clip(set), r))
+			created = append(created, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return typedAll(created), nil
+}
+
+// SetRecords implements libdns.RecordSetter: for every (name, type) in the
+// input, the RRset afterwards holds exactly the input records of that name
+// and type (duplicates collapsed, first TTL kept); other RRsets are
+// untouched. It returns the records set, in input order.
+//
+// A CNAME may replace an address set in one call, and back: setting a CNAME
+// at a name removes that name's A and AAAA sets, and setting A or AAAA at a
+// name removes its CNAME. Because readers see whole snapshots, a query never
+// observes both or neither, so a failover can switch a name between an
+// address set and a CNAME atomically (no external provider can do this; see
+// the record package). Any other data beside a CNAME is refused with
+// ErrCNAMEConflict, a CNAME at the apex with ErrApexCNAME, and nothing
+// changes.
+func (p *Provider) SetRecords(ctx context.Context, zoneName string, in []libdns.Record) ([]libdns.Record, error) {
+	var set []rec
+	err := p.write(ctx, zoneName, func(t *txn) error {
+		names, recs, err := parseAll(t.z.name, in)
+		if err != nil {
+			return err
+		}
+		groups := map[setKey][]rec{}
+		var order []setKey
+		for i, r := range recs {
+			k := setKey{names[i], r.wire.Header().Rrtype}
+			if _, ok := groups[k]; !ok {
+				order = append(order, k)
+			}
+			if slices.ContainsFunc(groups[k], func(o rec) bool { return o.rr.Data == r.rr.Data }) {
+				continue
+			}
+			groups[k] = append(groups[k], r)
+			set = append(set, r)
+		}
+		// The A <-> CNAME swap: only when the input does not itself put both
+		// kinds at the name (that is refused by check).
+		for _, k := range order {
+			switch k.typ {
+			case dns.TypeCNAME:
+				_, a := groups[setKey{k.name, dns.TypeA}]
+				_, aaaa := groups[setKey{k.name, dns.TypeAAAA}]
+				if !a && !aaaa {
+					t.put(k.name, dns.TypeA, nil)
+					t.put(k.name, dns.TypeAAAA, nil)
+				}
+			case dns.TypeA, dns.TypeAAAA:
+				if _, c := groups[setKey{k.name, dns.TypeCNAME}]; !c {
+					t.put(k.name, dns.TypeCNAME, nil)
+				}
+			}
+		}
+		for _, k := range order {
+			t.put(k.name, k.typ, groups[k])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return typedAll(set), nil
+}
+
+// DeleteRecords implements libdns.RecordDeleter: it removes the zone's
+// records that match an input record in name and, where given, type, TTL
+// and data (an empty type, zero TTL or empty data matches any), and returns
+// the records removed. Inputs matching nothing, or that cannot name a record
+// of this zone, are ignored. Removing the apex NS records is allowed but
+// leaves the zone without name servers.
+func (p *Provider) DeleteRecords(ctx context.Context, zoneName string, in []libdns.Record) ([]libdns.Record, error) {
+	var deleted []rec
+	err := p.write(ctx, zoneName, func(t *txn) error {
+		for _, r := range in {
+			pat, ok := makePattern(t.z.name, r)
+			if !ok {
+				continue
+			}
+			n, ok := t.z.nodes[pat.name]
+			if !ok {
+				continue
+			}
+			for _, typ := range typesOf(n) {
+				set := n.sets[typ]
+				keep := make([]rec, 0, len(set))
+				for _, o := range set {
+					if pat.match(o) {
+						deleted = append(deleted, o)
+					} else {
+						keep = append(keep, o)
+					}
+				}
+				if len(keep) != len(set) {
+					t.put(pat.name, typ, keep)
+					n = t.z.nodes[pat.name]
+					if n == nil {
+						break
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return typedAll(deleted), nil
+}
+
+func typesOf(n *node) []uint16 {
+	out := make([]uint16, 0, len(n.sets))
+	for t := range n.sets {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b uint16) int {
+		return typeOrder(dns.TypeToString[a]) - typeOrder(dns.TypeToString[b])
+	})
+	return out
+}

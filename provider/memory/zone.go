@@ -1,0 +1,230 @@
+package memory
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/jsontime"
+	"github.com/miekg/dns"
+)
+
+// Duration is a time.Duration that reads and writes "3s" in JSON.
+type Duration = jsontime.Duration
+
+// SOA is a zone's start-of-authority record. Times are in seconds, as on the
+// wire. The zone bumps Serial by one on every call that changes it (RFC 1982
+// arithmetic: after 4294967295 comes 1).
+type SOA struct {
+	// NS is the primary name server (MNAME), fully qualified.
+	NS string `json:"ns"`
+	// Mbox is the responsible mailbox (RNAME), fully qualified.
+	Mbox string `json:"mbox"`
+	// Serial is the zone's serial number.
+	Serial uint32 `json:"serial"`
+	// Refresh, Retry and Expire are the secondary-server timers, in seconds.
+	Refresh uint32 `json:"refresh"`
+	Retry   uint32 `json:"retry"`
+	Expire  uint32 `json:"expire"`
+	// Minimum is the negative-caching TTL in seconds (RFC 2308).
+	Minimum uint32 `json:"minimum"`
+	// TTL is the SOA record's own TTL in seconds.
+	TTL uint32 `json:"ttl"`
+}
+
+// ZoneConfig describes a new zone's SOA and apex NS records.
+type ZoneConfig struct {
+	// NS names the apex name servers; each is relative to the zone unless it
+	// ends with a dot. The first one is the SOA's MNAME. Default ["ns1"].
+	NS []string `json:"ns"`
+	// Mbox is the SOA's RNAME, relative to the zone unless it ends with a
+	// dot. Default "hostmaster".
+	Mbox string `json:"mbox"`
+	// Serial is the initial SOA serial, 1 to 4294967295. Default 1.
+	Serial uint32 `json:"serial"`
+	// TTL is the TTL of the SOA and apex NS records, 0s to 68 years, in whole
+	// seconds. Default 60s.
+	TTL Duration `json:"ttl"`
+	// Refresh, Retry and Expire are the SOA timers. Defaults 60s, 60s, 600s.
+	Refresh Duration `json:"refresh"`
+	Retry   Duration `json:"retry"`
+	Expire  Duration `json:"expire"`
+	// Minimum is the negative-caching TTL (RFC 2308): NXDOMAIN and NODATA
+	// answers carry the SOA with TTL min(TTL, Minimum). Default 30s.
+	Minimum Duration `json:"minimum"`
+}
+
+// DefaultZoneConfig returns the configuration AddZone uses: one name server
+// "ns1.<zone>", mailbox "hostmaster.<zone>", serial 1, TTL 60s, refresh 60s,
+// retry 60s, expire 600s, negative TTL 30s (short, as GSLB answers change).
+func DefaultZoneConfig() ZoneConfig {
+	return ZoneConfig{
+		NS:      []string{"ns1"},
+		Mbox:    "hostmaster",
+		Serial:  1,
+		TTL:     Duration(60 * time.Second),
+		Refresh: Duration(60 * time.Second),
+		Retry:   Duration(60 * time.Second),
+		Expire:  Duration(600 * time.Second),
+		Minimum: Duration(30 * time.Second),
+	}
+}
+
+// Validate reports the first field that is out of range.
+func (c ZoneConfig) Validate() error {
+	if len(c.NS) == 0 {
+		return fmt.Errorf("%w: ns is empty (need at least one name server)", ErrInvalidZone)
+	}
+	for i, ns := range c.NS {
+		if _, err := ownerName(".", qualify(ns, "example.")); err != nil {
+			return fmt.Errorf("%w: ns[%d] %q is not a valid domain name", ErrInvalidZone, i, ns)
+		}
+	}
+	if _, err := ownerName(".", qualify(c.Mbox, "example.")); err != nil || c.Mbox == "" {
+		return fmt.Errorf("%w: mbox %q is not a valid domain name", ErrInvalidZone, c.Mbox)
+	}
+	if c.Serial == 0 {
+		return fmt.Errorf("%w: serial 0 is out of range (allowed 1 to 4294967295)", ErrInvalidZone)
+	}
+	for _, f := range []struct {
+		name string
+		d    Duration
+	}{{"ttl", c.TTL}, {"refresh", c.Refresh}, {"retry", c.Retry}, {"expire", c.Expire}, {"minimum", c.Minimum}} {
+		if _, err := ttlSeconds(f.d.D()); err != nil {
+			return fmt.Errorf("%w: %s %v is out of range (allowed 0s to %ds)", ErrInvalidZone, f.name, f.d.D(), maxTTL)
+		}
+	}
+	return nil
+}
+
+// qualify returns name relative to zone unless it ends with a dot, lower case.
+func qualify(name, zone string) string {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if strings.HasSuffix(name, ".") {
+		return name
+	}
+	if zone == "." {
+		return name + "."
+	}
+	return name + "." + zone
+}
+
+func secs(d Duration) uint32 { s, _ := ttlSeconds(d.D()); return s }
+
+// zone is one immutable version of a zone. Writers build a new zone that
+// shares unchanged nodes with the old one.
+type zone struct {
+	name  string
+	soa   SOA
+	nodes map[string]*node // owner (fqdn, lower case) → records
+	ents  map[string]bool  // empty non-terminals: names with no records but with descendants
+}
+
+// node holds the records at one owner name, grouped by type.
+type node struct {
+	sets map[uint16][]rec
+}
+
+func (n *node) clone() *node {
+	c := &node{sets: make(map[uint16][]rec, len(n.sets)+1)}
+	for t, rs := range n.sets {
+		c.sets[t] = rs
+	}
+	return c
+}
+
+func (z *zone) clone() *zone {
+	c := *z
+	c.nodes = make(map[string]*node, len(z.nodes)+1)
+	for k, v := range z.nodes {
+		c.nodes[k] = v
+	}
+	return &c
+}
+
+// soaRR returns the zone's SOA as a wire record.
+func (z *zone) soaRR() *dns.SOA {
+	return &dns.SOA{
+		Hdr: dns.RR_Header{Name: z.name, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: z.soa.TTL},
+		Ns:  z.soa.NS, Mbox: z.soa.Mbox, Serial: z.soa.Serial,
+		Refresh: z.soa.Refresh, Retry: z.soa.Retry, Expire: z.soa.Expire, Minttl: z.soa.Minimum,
+	}
+}
+
+// rebuildENTs recomputes the empty non-terminals below the apex.
+func (z *zone) rebuildENTs() {
+	ents := make(map[string]bool)
+	for name := range z.nodes {
+		for n := name; n != z.name; {
+			i := strings.IndexByte(n, '.')
+			if i < 0 || i == len(n)-1 {
+				break
+			}
+			n = n[i+1:]
+			if n == z.name || !dns.IsSubDomain(z.name, n) {
+				break
+			}
+			if _, ok := z.nodes[n]; ok {
+				continue
+			}
+			ents[n] = true
+		}
+	}
+	z.ents = ents
+}
+
+// typeOrder ranks a type for listing: SupportedTypes order.
+func typeOrder(t string) int {
+	if i := slices.Index(SupportedTypes, t); i >= 0 {
+		return i
+	}
+	return len(SupportedTypes)
+}
+
+// sortedNames returns the zone's owner names, apex first, then in DNS
+// canonical order (RFC 4034 section 6.1).
+func (z *zone) sortedNames() []string {
+	names := make([]string, 0, len(z.nodes))
+	for n := range z.nodes {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int { return canonicalCompare(a, b) })
+	return names
+}
+
+// canonicalCompare orders names label by label from the right.
+func canonicalCompare(a, b string) int {
+	la, lb := dns.SplitDomainName(a), dns.SplitDomainName(b)
+	for i, j := len(la)-1, len(lb)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
+		if c := strings.Compare(la[i], lb[j]); c != 0 {
+			return c
+		}
+	}
+	return len(la) - len(lb)
+}
+
+// records returns every record in the zone: names in canonical order, types
+// in SupportedTypes order, records in insertion order.
+func (z *zone) records() []rec {
+	var out []rec
+	for _, name := range z.sortedNames() {
+		out = append(out, z.nodes[name].sorted()...)
+	}
+	return out
+}
+
+func (n *node) sorted() []rec {
+	types := make([]uint16, 0, len(n.sets))
+	for t := range n.sets {
+		types = append(types, t)
+	}
+	slices.SortFunc(types, func(a, b uint16) int {
+		return typeOrder(dns.TypeToString[a]) - typeOrder(dns.TypeToString[b])
+	})
+	var out []rec
+	for _, t := range types {
+		out = append(out, n.sets[t]...)
+	}
+	return out
+}
