@@ -319,7 +319,7 @@ func TestJournal(t *testing.T) {
 	ctx := context.Background()
 	p, err := memory.New(memory.Config{JournalSize: 3})
 	require.NoError(t, err)
-	require.NoError(t, p.AddZone(zone)) // version 1: addZone + NS (2 entries)
+	require.NoError(t, p.AddZone(zone))                                                // version 1: addZone + NS (2 entries)
 	_, err = p.SetRecords(ctx, zone, []libdns.Record{cname("app", "x.example.test.")}) // version 2
 	require.NoError(t, err)
 	ch, ok := p.Changes(1)
