@@ -1,0 +1,223 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/backoff"
+	"github.com/gslbkit/gslb/internal/errclass"
+	"github.com/gslbkit/gslb/internal/jsontime"
+)
+
+// Duration reads and writes Go duration strings ("3s") in JSON.
+type Duration = jsontime.Duration
+
+// RetryConfig says when and how long to wait before trying a failed call
+// again. Only errors that answer Throttled() or Temporary() true (judged
+// through internal/errclass, so plain net timeouts and HTTP 429/5xx errors
+// count too) are retried; everything else returns at once.
+type RetryConfig struct {
+	// MaxAttempts is the number of tries including the first, in [1, 20].
+	// Default 4. 1 disables retrying.
+	MaxAttempts int `json:"maxAttempts"`
+	// BaseDelay is the wait before the first retry of a transient error,
+	// in [1ms, 1m]. Default 200ms. It doubles per attempt.
+	BaseDelay Duration `json:"baseDelay"`
+	// ThrottledDelay is the wait before the first retry of a throttled
+	// error, in [1ms, 5m]; providers that throttle want a longer pause.
+	// Default 1s. It doubles per attempt.
+	ThrottledDelay Duration `json:"throttledDelay"`
+	// MaxDelay caps every wait, including a provider's Retry-After hint,
+	// in [BaseDelay, 10m]. Default 10s.
+	MaxDelay Duration `json:"maxDelay"`
+	// Jitter is the share of each wait that is randomised, in [0, 1]:
+	// 0.5 waits uniformly between half and all of the computed delay.
+	// Default 0.5.
+	Jitter float64 `json:"jitter"`
+	// RetryAppendOnTransient also retries AppendRecords after a transient
+	// error. Off by default: a transient error (a timeout, a 502) may come
+	// after the provider applied the batch, and appending twice is not
+	// idempotent. Throttled AppendRecords calls are always retried (the
+	// provider refused them before doing anything). SetRecords and
+	// DeleteRecords are idempotent and always retried.
+	RetryAppendOnTransient bool `json:"retryAppendOnTransient"`
+}
+
+// DefaultRetryConfig returns 4 attempts, 200ms doubling for transient
+// errors, 1s doubling for throttling, capped at 10s, half jittered.
+func DefaultRetryConfig() RetryConfig {
+	return RetryConfig{
+		MaxAttempts:    4,
+		BaseDelay:      Duration(200 * time.Millisecond),
+		ThrottledDelay: Duration(time.Second),
+		MaxDelay:       Duration(10 * time.Second),
+		Jitter:         0.5,
+	}
+}
+
+// Validate reports the first field outside its range.
+func (c RetryConfig) Validate() error {
+	switch {
+	case c.MaxAttempts < 1 || c.MaxAttempts > 20:
+		return fmt.Errorf("provider: retry maxAttempts %d: must be in [1, 20]", c.MaxAttempts)
+	case c.BaseDelay.D() < time.Millisecond || c.BaseDelay.D() > time.Minute:
+		return fmt.Errorf("provider: retry baseDelay %v: must be in [1ms, 1m]", c.BaseDelay)
+	case c.ThrottledDelay.D() < time.Millisecond || c.ThrottledDelay.D() > 5*time.Minute:
+		return fmt.Errorf("provider: retry throttledDelay %v: must be in [1ms, 5m]", c.ThrottledDelay)
+	case c.MaxDelay.D() < c.BaseDelay.D() || c.MaxDelay.D() > 10*time.Minute:
+		return fmt.Errorf("provider: retry maxDelay %v: must be in [baseDelay (%v), 10m]", c.MaxDelay, c.BaseDelay)
+	case math.IsNaN(c.Jitter) || c.Jitter < 0 || c.Jitter > 1:
+		return fmt.Errorf("provider: retry jitter %v: must be in [0, 1]", c.Jitter)
+	}
+	return nil
+}
+
+// Delay returns the wait after the failed attempt number attempt (0-based)
+// whose error has class cl, before jitter: exponential from BaseDelay or
+// ThrottledDelay, at least hint (a provider's Retry-After), capped at
+// MaxDelay. It is the pure core of Retry.
+func (c RetryConfig) Delay(attempt int, cl errclass.Class, hint time.Duration) time.Duration {
+	base := c.BaseDelay.D()
+	if cl == errclass.Throttled {
+		base = c.ThrottledDelay.D()
+	}
+	d := backoff.Exponential{Base: base, Max: c.MaxDelay.D(), Factor: 2}.BaseDelay(attempt)
+	if hint > d {
+		d = hint
+	}
+	if max := c.MaxDelay.D(); d > max {
+		d = max
+	}
+	return d
+}
+
+// retryable reports whether a call of method m that failed with class cl
+// may be tried again under c.
+func (c RetryConfig) retryable(m Method, cl errclass.Class) bool {
+	switch cl {
+	case errclass.Throttled:
+		return true
+	case errclass.Transient:
+		return m != MethodAppendRecords || c.RetryAppendOnTransient
+	}
+	return false
+}
+
+// retryAfter is satisfied by errors that carry a provider's hint of how long
+// to wait (an HTTP Retry-After header).
+type retryAfter interface{ RetryAfter() time.Duration }
+
+// RetryError is returned when a call still fails after retrying (or when
+// the context ends during a wait). It unwraps to the last attempt's error,
+// so Throttled()/Temporary() and errors.Is see through it.
+type RetryError struct {
+	Method   Method
+	Attempts int
+	// Err is the last attempt's error.
+	Err error
+	// Ctx is the context's error when it ended during a wait, else nil.
+	Ctx error
+}
+
+// Error reports the method, the number of attempts and the last error.
+func (e *RetryError) Error() string {
+	if e.Ctx != nil {
+		return fmt.Sprintf("provider: %s gave up after %d attempt(s) (%v): %v", e.Method, e.Attempts, e.Ctx, e.Err)
+	}
+	return fmt.Sprintf("provider: %s failed after %d attempt(s): %v", e.Method, e.Attempts, e.Err)
+}
+
+// Unwrap returns the last attempt's error and, when set, the context's
+// error, so errors.Is(err, context.Canceled) works too.
+func (e *RetryError) Unwrap() []error {
+	if e.Ctx != nil {
+		return []error{e.Err, e.Ctx}
+	}
+	return []error{e.Err}
+}
+
+// Retry is an Interceptor that tries a failed call again, up to
+// MaxAttempts, when its error is throttled or transient, waiting a jittered
+// exponential back-off in between. Waits are timers that honour ctx (so
+// Retry runs in virtual time inside a testing/synctest bubble); Retry gives
+// up without waiting when ctx's deadline would pass before the next try.
+// Errors from the last attempt are returned wrapped in *RetryError only
+// when more than one attempt was made. Safe for concurrent use.
+type Retry struct {
+	cfg RetryConfig
+}
+
+// NewRetry validates cfg and returns the interceptor. cfg is copied.
+func NewRetry(cfg RetryConfig) (*Retry, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Retry{cfg: cfg}, nil
+}
+
+// Config returns the configuration the interceptor uses.
+func (r *Retry) Config() RetryConfig { return r.cfg }
+
+// Intercept calls next until it succeeds, fails permanently, runs out of
+// attempts, or ctx ends.
+func (r *Retry) Intercept(ctx context.Context, c Call, next Invoker) (Result, error) {
+	for attempt := 0; ; attempt++ {
+		res, err := next(ctx, c)
+		if err == nil {
+			return res, nil
+		}
+		cl := errclass.Of(err)
+		if attempt+1 >= r.cfg.MaxAttempts || !r.cfg.retryable(c.Method, cl) {
+			return res, r.wrap(c, attempt+1, err)
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return res, &RetryError{Method: c.Method, Attempts: attempt + 1, Err: err, Ctx: ctxErr}
+		}
+		var hint time.Duration
+		var ra retryAfter
+		if errors.As(err, &ra) {
+			hint = ra.RetryAfter()
+		}
+		d := backoff.Exponential{Base: r.cfg.Delay(attempt, cl, hint), Factor: 1, Jitter: r.cfg.Jitter}.Delay(0, randSource{})
+		if hint > 0 && d < hint {
+			d = min(hint, r.cfg.MaxDelay.D())
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+			return res, r.wrap(c, attempt+1, err)
+		}
+		if werr := sleep(ctx, d); werr != nil {
+			return res, &RetryError{Method: c.Method, Attempts: attempt + 1, Err: err, Ctx: werr}
+		}
+	}
+}
+
+func (r *Retry) wrap(c Call, attempts int, err error) error {
+	if attempts <= 1 {
+		return err
+	}
+	return &RetryError{Method: c.Method, Attempts: attempts, Err: err}
+}
+
+// randSource draws from math/rand/v2's goroutine-safe generator.
+type randSource struct{}
+
+func (randSource) Float64() float64 { return rand.Float64() }
+
+// sleep waits d on a timer, returning early with ctx's error.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
