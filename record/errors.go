@@ -1,0 +1,125 @@
+package record
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Match them with errors.Is; the typed errors below carry
+// the details and unwrap to these.
+var (
+	// ErrEmptySet marks a desired RRset with no values. The reconciler never
+	// publishes an empty set: when the name is published it keeps the current
+	// values and reports them as held stale (a HeldStale event and a Held
+	// entry in Changes); when nothing is published it writes nothing.
+	ErrEmptySet = errors.New("record: empty record set")
+	// ErrNotOwned marks a name the reconciler does not own: it holds records
+	// but no owner marker with this deployment's owner id, or a marker of
+	// another owner. Such names are never modified or deleted unless adopted.
+	ErrNotOwned = errors.New("record: name not owned")
+	// ErrTypeSwitch marks a refused switch between CNAME and other types on
+	// a published name (Config.AllowTypeSwitch is false).
+	ErrTypeSwitch = errors.New("record: type switch refused")
+	// ErrInvalid is wrapped by every validation error of a Desired state.
+	ErrInvalid = errors.New("record: invalid desired state")
+	// ErrMissingZone is returned by Plan when the current records of a zone
+	// named by the desired state were not given.
+	ErrMissingZone = errors.New("record: current records of zone missing")
+)
+
+// EmptySetError reports a desired RRset without values. It unwraps to
+// ErrEmptySet.
+type EmptySetError struct {
+	// Key is the RRset that was asked to become empty.
+	Key Key
+	// Published is true when the name still holds values, which are kept.
+	Published bool
+}
+
+// Error describes the refusal.
+func (e *EmptySetError) Error() string {
+	if e.Published {
+		return fmt.Sprintf("record: %s: desired set is empty, keeping the published set (held stale)", e.Key)
+	}
+	return fmt.Sprintf("record: %s: desired set is empty and nothing is published, nothing to write", e.Key)
+}
+
+// Unwrap returns ErrEmptySet.
+func (e *EmptySetError) Unwrap() error { return ErrEmptySet }
+
+// OwnershipError reports a name the reconciler may not touch. It unwraps to
+// ErrNotOwned.
+type OwnershipError struct {
+	// Name is the node that was refused.
+	Name Name
+	// Owners are the owner ids found in the marker; empty when the name has
+	// records but no marker at all.
+	Owners []string
+}
+
+// Error describes who owns the name.
+func (e *OwnershipError) Error() string {
+	if len(e.Owners) == 0 {
+		return fmt.Sprintf("record: %s holds records without an owner marker; adopt it to manage it", e.Name)
+	}
+	return fmt.Sprintf("record: %s is owned by %s", e.Name, strings.Join(e.Owners, ", "))
+}
+
+// Unwrap returns ErrNotOwned.
+func (e *OwnershipError) Unwrap() error { return ErrNotOwned }
+
+// TypeSwitchError reports a refused switch between CNAME and other types. It
+// unwraps to ErrTypeSwitch.
+type TypeSwitchError struct {
+	// Key is the desired RRset.
+	Key Key
+	// Published are the types currently at the name that conflict with it.
+	Published []string
+}
+
+// Error describes the refused switch.
+func (e *TypeSwitchError) Error() string {
+	return fmt.Sprintf("record: %s: name holds %s; switching type is not allowed (Config.AllowTypeSwitch)",
+		e.Key, strings.Join(e.Published, ","))
+}
+
+// Unwrap returns ErrTypeSwitch.
+func (e *TypeSwitchError) Unwrap() error { return ErrTypeSwitch }
+
+// WriteError is a failed provider call. It unwraps to the provider's error,
+// so its class (throttled, transient, permanent) is judged by behaviour.
+type WriteError struct {
+	// Zone is the zone written.
+	Zone string
+	// Op is "set" or "delete".
+	Op StepKind
+	// Records is the number of records in the call.
+	Records int
+	// Err is the provider's error.
+	Err error
+}
+
+// Error describes the failed call.
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("record: %s %d records in zone %s: %v", e.Op, e.Records, e.Zone, e.Err)
+}
+
+// Unwrap returns the provider's error.
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// ReadError is a failed read of a zone. It unwraps to the provider's error.
+type ReadError struct {
+	// Zone is the zone read.
+	Zone string
+	// Err is the provider's error.
+	Err error
+}
+
+// Error describes the failed read.
+func (e *ReadError) Error() string {
+	return fmt.Sprintf("record: read zone %s: %v", e.Zone, e.Err)
+}
+
+// Unwrap returns the provider's error.
+func (e *ReadError) Unwrap() error { return e.Err }

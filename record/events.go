@@ -1,0 +1,138 @@
+package record
+
+import (
+	"time"
+
+	"github.com/gslbkit/gslb/internal/errclass"
+)
+
+// Observer receives the reconciler's events. Observe is called from the
+// goroutine that reconciles (Run's, or the caller of Apply/ReconcileOnce),
+// outside any lock, in the order things happen; it should return quickly.
+// A nil Observer means nobody listens.
+type Observer interface {
+	Observe(Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Event)
+
+// Observe calls f(e).
+func (f ObserverFunc) Observe(e Event) { f(e) }
+
+// Event is one of PlanEvent, WriteEvent, HeldStale, RefusedEvent,
+// SwitchWindow, ErrorEvent, RetryEvent and AppliedEvent. Use a type switch.
+type Event interface {
+	// When returns the time the event happened.
+	When() time.Time
+}
+
+// PlanEvent reports the plan of a reconcile, before anything is written
+// (also when it is empty, and in dry-run mode, where nothing is written).
+type PlanEvent struct {
+	At      time.Time
+	Changes Changes
+	DryRun  bool
+}
+
+// When returns At.
+func (e PlanEvent) When() time.Time { return e.At }
+
+// WriteEvent reports one provider write call and its outcome.
+type WriteEvent struct {
+	At   time.Time
+	Zone string
+	// Kind is the call made.
+	Kind StepKind
+	// Records is the number of records set plus deleted.
+	Records int
+	// Err is nil on success, else a *WriteError.
+	Err error
+}
+
+// When returns At.
+func (e WriteEvent) When() time.Time { return e.At }
+
+// HeldStale reports a published RRset kept because its desired set is
+// empty: the never-empty rule at work. It is reported on every reconcile
+// while the set is held; Since stays the time it was first held.
+type HeldStale struct {
+	At    time.Time
+	Key   Key
+	Since time.Time
+	// Published is what stays published.
+	Published RRSet
+}
+
+// When returns At.
+func (e HeldStale) When() time.Time { return e.At }
+
+// Err returns the condition as an error that matches ErrEmptySet.
+func (e HeldStale) Err() error { return &EmptySetError{Key: e.Key, Published: true} }
+
+// RefusedEvent reports a desired change the plan refused (not owned, type
+// switch, or an empty set with nothing published). It repeats on every
+// reconcile while the desired state asks for it.
+type RefusedEvent struct {
+	At time.Time
+	Refusal
+}
+
+// When returns At.
+func (e RefusedEvent) When() time.Time { return e.At }
+
+// SwitchWindow reports a type switch made in two provider calls (the
+// provider is not a Replacer): between Start and End the name had neither
+// type. Closed is false when the second call failed; the window stays open
+// until a retry succeeds.
+type SwitchWindow struct {
+	Zone   string
+	Keys   []Key
+	Start  time.Time
+	End    time.Time
+	Closed bool
+}
+
+// When returns End.
+func (e SwitchWindow) When() time.Time { return e.End }
+
+// ErrorEvent reports a failed read or write. Class says whether it will be
+// retried (throttled, transient) or surfaces (permanent).
+type ErrorEvent struct {
+	At    time.Time
+	Err   error
+	Class errclass.Class
+}
+
+// When returns At.
+func (e ErrorEvent) When() time.Time { return e.At }
+
+// Throttled reports whether the provider asked to slow down.
+func (e ErrorEvent) Throttled() bool { return e.Class == errclass.Throttled }
+
+// Retryable reports whether Run will retry after a back-off.
+func (e ErrorEvent) Retryable() bool { return e.Class.Retryable() }
+
+// RetryEvent reports that Run will reconcile again after Delay because the
+// last attempt failed with a throttled or transient error.
+type RetryEvent struct {
+	At time.Time
+	// Attempt counts consecutive failed reconciles, from 1.
+	Attempt int
+	Delay   time.Duration
+	Err     error
+}
+
+// When returns At.
+func (e RetryEvent) When() time.Time { return e.At }
+
+// AppliedEvent reports a reconcile that left nothing pending: the zones
+// match the latest desired state (except refused and held sets). Writes is
+// the number of provider write calls it took, 0 in a steady state.
+type AppliedEvent struct {
+	At     time.Time
+	Writes int
+}
+
+// When returns At.
+func (e AppliedEvent) When() time.Time { return e.At }

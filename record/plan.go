@@ -1,0 +1,410 @@
+package record
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/libdns/libdns"
+)
+
+// Op is what a Change does to the zone.
+type Op uint8
+
+const (
+	// OpClaim writes the owner marker of a free or adopted name.
+	OpClaim Op = iota + 1
+	// OpCreate publishes an RRset that does not exist yet.
+	OpCreate
+	// OpUpdate replaces an RRset's values or TTL (one SetRecords of the set).
+	OpUpdate
+	// OpDelete removes an RRset (a withdraw, or the old type of a switch).
+	OpDelete
+	// OpRelease removes the owner marker of a name left empty by withdraws.
+	OpRelease
+)
+
+// String returns "claim", "create", "update", "delete" or "release".
+func (o Op) String() string {
+	switch o {
+	case OpClaim:
+		return "claim"
+	case OpCreate:
+		return "create"
+	case OpUpdate:
+		return "update"
+	case OpDelete:
+		return "delete"
+	case OpRelease:
+		return "release"
+	}
+	return "unknown"
+}
+
+// Change is one RRset-level change of a plan.
+type Change struct {
+	// Op says what happens.
+	Op Op
+	// Key is the RRset changed (for claims and releases, the marker's).
+	Key Key
+	// Old is the RRset as published; zero for claims and creates.
+	Old RRSet
+	// New is the RRset as it will be; zero for deletes and releases.
+	New RRSet
+	// Switch is true for the deletion of the old type and the creation of
+	// the new one when a name switches between CNAME and other types.
+	Switch bool
+
+	// oldRecs are the records exactly as read, so deletions match them.
+	oldRecs []libdns.Record
+}
+
+// String renders the change on one line, zone-file style.
+func (c Change) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-7s %s %s", c.Op, c.Key.Name, c.Key.Type)
+	switch c.Op {
+	case OpClaim, OpCreate:
+		fmt.Fprintf(&b, " %d %s", int64(c.New.TTL.Seconds()), strings.Join(c.New.Values, " "))
+	case OpUpdate:
+		fmt.Fprintf(&b, " %d %s -> %d %s", int64(c.Old.TTL.Seconds()), strings.Join(c.Old.Values, " "),
+			int64(c.New.TTL.Seconds()), strings.Join(c.New.Values, " "))
+	case OpDelete, OpRelease:
+		fmt.Fprintf(&b, " %d %s", int64(c.Old.TTL.Seconds()), strings.Join(c.Old.Values, " "))
+	}
+	if c.Switch {
+		b.WriteString(" (type switch)")
+	}
+	return b.String()
+}
+
+// ZoneChanges are the changes of one zone, in the order they are applied.
+type ZoneChanges struct {
+	// Zone is the zone ("example.com.").
+	Zone string
+	// Changes are ordered by name (apex first), then claim, deletes, sets
+	// and release within a name.
+	Changes []Change
+}
+
+// StepKind is the provider call of a Step.
+type StepKind uint8
+
+const (
+	// StepSet is a libdns SetRecords call.
+	StepSet StepKind = iota + 1
+	// StepDelete is a libdns DeleteRecords call.
+	StepDelete
+	// StepReplace is a Replacer.ReplaceRecords call (delete and set at once).
+	StepReplace
+)
+
+// String returns "set", "delete" or "replace".
+func (k StepKind) String() string {
+	switch k {
+	case StepSet:
+		return "set"
+	case StepDelete:
+		return "delete"
+	case StepReplace:
+		return "replace"
+	}
+	return "unknown"
+}
+
+// Step is one provider call of a zone's changes.
+type Step struct {
+	// Kind is the call.
+	Kind StepKind
+	// Set are the records to set (StepSet, StepReplace).
+	Set []libdns.Record
+	// Delete are the records to delete (StepDelete, StepReplace), exactly as
+	// they were read from the provider.
+	Delete []libdns.Record
+	// Switch is true when the step deletes the old type of a type switch.
+	Switch bool
+	// Claim is true for the step that writes owner markers.
+	Claim bool
+}
+
+// Steps returns the provider calls that apply z, at most four, in order:
+// set the owner markers of newly claimed names (first, so a failure never
+// leaves records without their marker); delete RRsets (withdraws and the
+// old types of switches); set new and changed RRsets; delete the markers of
+// released names (last, so a failure never leaves records without their
+// marker). Usually only the third is needed: a steady change of values is
+// one call per zone. With atomic true (a Replacer), the deletions and sets
+// are merged into one StepReplace.
+func (z ZoneChanges) Steps(atomic bool) []Step {
+	var claim, set, release, del Step
+	claim = Step{Kind: StepSet, Claim: true}
+	set = Step{Kind: StepSet}
+	del = Step{Kind: StepDelete}
+	release = Step{Kind: StepDelete}
+	for _, c := range z.Changes {
+		switch c.Op {
+		case OpClaim:
+			claim.Set = append(claim.Set, c.New.Records()...)
+		case OpCreate, OpUpdate:
+			set.Set = append(set.Set, c.New.Records()...)
+		case OpDelete:
+			del.Delete = append(del.Delete, c.oldRecs...)
+			del.Switch = del.Switch || c.Switch
+		case OpRelease:
+			release.Delete = append(release.Delete, c.oldRecs...)
+		}
+	}
+	var out []Step
+	if len(claim.Set) > 0 {
+		out = append(out, claim)
+	}
+	if atomic && len(del.Delete) > 0 && len(set.Set) > 0 {
+		out = append(out, Step{Kind: StepReplace, Set: set.Set, Delete: del.Delete, Switch: del.Switch})
+	} else {
+		if len(del.Delete) > 0 {
+			out = append(out, del)
+		}
+		if len(set.Set) > 0 {
+			out = append(out, set)
+		}
+	}
+	if len(release.Delete) > 0 {
+		out = append(out, release)
+	}
+	return out
+}
+
+// Held is a published RRset kept because its desired set is empty.
+type Held struct {
+	// Key is the RRset.
+	Key Key
+	// Published is what stays published.
+	Published RRSet
+}
+
+// Refusal is a desired change the plan refuses. Err wraps ErrNotOwned,
+// ErrTypeSwitch or ErrEmptySet (for an empty set of a name that publishes
+// nothing yet); match it with errors.Is. Key.Type is empty when the whole
+// name is refused.
+type Refusal struct {
+	Key Key
+	Err error
+}
+
+// Changes is a plan: the minimal changes that make the zones match the
+// desired state, grouped per zone in a deterministic order, plus what was
+// held stale and what was refused. The zero Changes changes nothing.
+type Changes struct {
+	// Zones are the zones with changes, sorted by name.
+	Zones []ZoneChanges
+	// Held are published RRsets kept stale (their desired set is empty).
+	Held []Held
+	// Refused are desired changes that will not be made.
+	Refused []Refusal
+}
+
+// Empty reports whether the plan writes nothing.
+func (c Changes) Empty() bool { return len(c.Zones) == 0 }
+
+// Len returns the number of RRset-level changes.
+func (c Changes) Len() int {
+	n := 0
+	for _, z := range c.Zones {
+		n += len(z.Changes)
+	}
+	return n
+}
+
+// String renders the plan for people, one change per line, as a dry run
+// prints it.
+func (c Changes) String() string {
+	var b strings.Builder
+	if c.Empty() {
+		b.WriteString("no changes\n")
+	}
+	for _, z := range c.Zones {
+		fmt.Fprintf(&b, "zone %s\n", z.Zone)
+		for _, ch := range z.Changes {
+			fmt.Fprintf(&b, "  %s\n", ch)
+		}
+	}
+	for _, h := range c.Held {
+		fmt.Fprintf(&b, "held stale %s: desired set is empty, keeping %s\n", h.Key, strings.Join(h.Published.Values, " "))
+	}
+	for _, r := range c.Refused {
+		fmt.Fprintf(&b, "refused: %v\n", r.Err)
+	}
+	return b.String()
+}
+
+// Plan compares the desired state with the current content of the zones it
+// names and returns the minimal changes, touching only names the owner
+// owns (marker at markerPrefix.<name> holding cfg.OwnerID), free names, and
+// names the desired state adopts. It is pure: no I/O, no clock, no
+// goroutines; the same inputs give the same plan. current must hold every
+// zone the desired state names (ErrMissingZone otherwise); other zones are
+// ignored. Plan uses cfg.OwnerID, MarkerPrefix, MarkerTTL and
+// AllowTypeSwitch; it validates desired (ErrInvalid) but not cfg.
+//
+// Invariants: an RRset whose desired set is empty is never deleted or
+// emptied (it is Held); only Desired.Withdraw deletes; a name switches
+// between CNAME and other types only when cfg.AllowTypeSwitch is true; a
+// steady state plans nothing.
+func Plan(desired Desired, current []Zone, cfg Config) (Changes, error) {
+	zones, err := desired.normalize(cfg.MarkerPrefix)
+	if err != nil {
+		return Changes{}, err
+	}
+	byZone := make(map[string][]libdns.Record, len(current))
+	have := make(map[string]bool, len(current))
+	for _, z := range current {
+		zn := zoneOf(z.Name)
+		byZone[zn] = append(byZone[zn], z.Records...)
+		have[zn] = true
+	}
+	idx := make(map[string]*zoneIndex, len(zones))
+	for zn := range zones {
+		if !have[zn] {
+			return Changes{}, fmt.Errorf("%w: %s", ErrMissingZone, zn)
+		}
+		idx[zn] = indexZone(zn, byZone[zn])
+	}
+	return planZones(zones, idx, cfg), nil
+}
+
+// planZones plans the zones of the desired state that idx holds; zones
+// missing from idx are skipped.
+func planZones(zones map[string]*zoneDesired, idx map[string]*zoneIndex, cfg Config) Changes {
+	var out Changes
+	for _, zn := range slices.Sorted(maps.Keys(zones)) {
+		zi := idx[zn]
+		if zi == nil {
+			continue
+		}
+		p := planner{cfg: cfg, zd: zones[zn], idx: zi, out: &out}
+		if zc := p.zone(); len(zc.Changes) > 0 {
+			out.Zones = append(out.Zones, zc)
+		}
+	}
+	return out
+}
+
+// planner plans one zone.
+type planner struct {
+	cfg Config
+	zd  *zoneDesired
+	idx *zoneIndex
+	out *Changes
+}
+
+func (p *planner) zone() ZoneChanges {
+	zc := ZoneChanges{Zone: p.zd.zone}
+	names := make([]string, 0, len(p.zd.names)+len(p.zd.withdraw))
+	for n := range p.zd.names {
+		names = append(names, n)
+	}
+	for n := range p.zd.withdraw {
+		if _, dup := p.zd.names[n]; !dup {
+			names = append(names, n)
+		}
+	}
+	slices.SortFunc(names, compareNames)
+	for _, n := range names {
+		zc.Changes = p.name(n, zc.Changes)
+	}
+	return zc
+}
+
+// name appends the changes of one name to out.
+func (p *planner) name(name string, out []Change) []Change {
+	zone := p.zd.zone
+	node := Name{Zone: zone, Name: name}
+	own, owners := p.idx.owner(p.cfg.MarkerPrefix, p.cfg.OwnerID, name)
+	adopted := own == unmarked && p.zd.adopt[name]
+	if (own == unmarked && !adopted) || own == foreign {
+		p.out.Refused = append(p.out.Refused, Refusal{
+			Key: Key{Zone: zone, Name: name},
+			Err: &OwnershipError{Name: node, Owners: owners},
+		})
+		return out
+	}
+	// present are the types at the name once the changes so far are made.
+	present := slices.Clone(p.idx.types[name])
+	remove := func(typ string) {
+		if i := slices.Index(present, typ); i >= 0 {
+			present = slices.Delete(present, i, i+1)
+		}
+	}
+	var deletes, sets []Change
+	deleted := false
+	if w := p.zd.withdraw[name]; w != nil {
+		for _, typ := range slices.Clone(present) {
+			if !w[""] && !w[typ] {
+				continue
+			}
+			cs := p.idx.get(name, typ)
+			deletes = append(deletes, Change{Op: OpDelete, Key: cs.set.Key(), Old: cs.set, oldRecs: cs.recs})
+			remove(typ)
+			deleted = true
+		}
+	}
+	publishes := false
+	for _, i := range p.zd.names[name] {
+		s := p.zd.sets[i]
+		cur := p.idx.get(name, s.Type)
+		if len(s.Values) == 0 {
+			if cur != nil {
+				p.out.Held = append(p.out.Held, Held{Key: s.Key(), Published: cur.set})
+			} else {
+				p.out.Refused = append(p.out.Refused, Refusal{Key: s.Key(), Err: &EmptySetError{Key: s.Key()}})
+			}
+			continue
+		}
+		var conflicts []string
+		for _, t := range present {
+			if (s.Type == "CNAME") != (t == "CNAME") {
+				conflicts = append(conflicts, t)
+			}
+		}
+		if len(conflicts) > 0 && !p.cfg.AllowTypeSwitch {
+			p.out.Refused = append(p.out.Refused, Refusal{Key: s.Key(), Err: &TypeSwitchError{Key: s.Key(), Published: conflicts}})
+			continue
+		}
+		publishes = true
+		for _, t := range conflicts {
+			cs := p.idx.get(name, t)
+			deletes = append(deletes, Change{Op: OpDelete, Key: cs.set.Key(), Old: cs.set, oldRecs: cs.recs, Switch: true})
+			remove(t)
+		}
+		switch {
+		case cur == nil:
+			sets = append(sets, Change{Op: OpCreate, Key: s.Key(), New: s, Switch: len(conflicts) > 0})
+		case cur.mixed || cur.set.TTL != s.TTL || !slices.Equal(cur.set.Values, s.Values):
+			sets = append(sets, Change{Op: OpUpdate, Key: s.Key(), Old: cur.set, New: s})
+		}
+		if !slices.Contains(present, s.Type) {
+			present = append(present, s.Type)
+		}
+	}
+	mk := Key{Zone: zone, Name: markerName(p.cfg.MarkerPrefix, name), Type: "TXT"}
+	if own != owned && (len(sets) > 0 || (adopted && publishes)) {
+		marker := RRSet{Zone: zone, Name: mk.Name, Type: "TXT", TTL: p.cfg.MarkerTTL.D(), Values: []string{p.cfg.OwnerID}}
+		out = append(out, Change{Op: OpClaim, Key: mk, New: marker})
+	}
+	out = append(out, deletes...)
+	out = append(out, sets...)
+	if own == owned && deleted && len(present) == 0 {
+		cs := p.idx.get(mk.Name, "TXT")
+		var recs []libdns.Record
+		for _, r := range cs.recs {
+			if r.RR().Data == p.cfg.OwnerID {
+				recs = append(recs, r)
+			}
+		}
+		old := cs.set
+		old.Values = []string{p.cfg.OwnerID}
+		out = append(out, Change{Op: OpRelease, Key: mk, Old: old, oldRecs: recs})
+	}
+	return out
+}

@@ -1,0 +1,341 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/libdns/libdns"
+	"golang.org/x/time/rate"
+
+	"github.com/gslbkit/gslb/internal/errclass"
+)
+
+// Provider is what the reconciler needs from a DNS host: read a zone, set
+// RRsets, delete records — the libdns interfaces, which every libdns
+// provider implements. Implementations must be safe for concurrent use and
+// honour context cancellation.
+type Provider interface {
+	libdns.RecordGetter
+	libdns.RecordSetter
+	libdns.RecordDeleter
+}
+
+// Replacer is an optional capability of a Provider: delete some records and
+// set others in one atomic call (an RFC 2136 UPDATE, a Route 53 change
+// batch). With it, a type switch leaves no window and a reconcile that both
+// withdraws and sets in one zone makes one call instead of two. The deleted
+// records are exactly as GetRecords returned them; the set ones follow
+// libdns SetRecords semantics. It must be safe for concurrent use and
+// honour context cancellation.
+type Replacer interface {
+	ReplaceRecords(ctx context.Context, zone string, del, set []libdns.Record) error
+}
+
+// ErrRunning is returned by Run when the reconciler is already running.
+var ErrRunning = errors.New("record: reconciler already running")
+
+// Options are the reconciler's collaborators; the zero value is quiet and
+// builds its own limiter from the Config.
+type Options struct {
+	// Observer receives events; nil means nobody listens.
+	Observer Observer
+	// Logger receives logs; nil means quiet.
+	Logger *slog.Logger
+	// Limiter, when set, caps write calls instead of a limiter built from
+	// Config.WritesPerSecond and WriteBurst; share one between reconcilers
+	// that use the same provider account.
+	Limiter *rate.Limiter
+	// DryRunOutput receives the plan of each reconcile in dry-run mode;
+	// nil means the plan is logged (at Info) instead.
+	DryRunOutput io.Writer
+}
+
+// Report is the outcome of one reconcile.
+type Report struct {
+	// Changes is the plan that was applied (or printed, in dry-run mode).
+	Changes Changes
+	// Writes is the number of provider write calls made.
+	Writes int
+	// Held are the RRsets held stale, with the time each was first held.
+	Held []HeldStale
+	// Pending is true while the latest desired state is not fully applied.
+	Pending bool
+}
+
+// Reconciler makes zones match the latest desired state, safely: it never
+// publishes an empty set, touches only names it owns, writes nothing in a
+// steady state, batches the changes of a zone into as few calls as the
+// provider allows, caps writes with a rate limiter, retries throttled and
+// transient failures with jittered exponential back-off, and re-reads the
+// zones periodically to repair drift on the names it owns.
+//
+// Set may be called from any goroutine at any time; the newest desired
+// state replaces the older one (nothing queues). Run reconciles in its own
+// loop; callers who drive it themselves call Apply or ReconcileOnce
+// instead (or as well): reconciles are serialised. New starts nothing.
+type Reconciler struct {
+	p       Provider
+	atomic  Replacer
+	cfg     Config
+	obs     Observer
+	log     *slog.Logger
+	lim     *rate.Limiter
+	out     io.Writer
+	running atomic.Bool
+	wake    chan struct{}
+
+	mu      sync.Mutex // guards the fields below
+	desired map[string]*zoneDesired
+	zones   []string
+	gen     uint64 // bumped by every Set
+	done    uint64 // generation last applied without error
+	has     bool
+
+	recMu sync.Mutex        // one reconcile at a time; guards held
+	held  map[Key]time.Time // keys held stale -> since
+}
+
+// New returns a reconciler writing through p. It validates cfg and keeps a
+// copy; it starts nothing.
+func New(p Provider, cfg Config, opts Options) (*Reconciler, error) {
+	if p == nil {
+		return nil, errors.New("record: New: provider is nil")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	lim := opts.Limiter
+	if lim == nil {
+		lim = rate.NewLimiter(rate.Limit(cfg.WritesPerSecond), cfg.WriteBurst)
+	}
+	r := &Reconciler{
+		p: p, cfg: cfg, obs: opts.Observer, log: opts.Logger, lim: lim, out: opts.DryRunOutput,
+		wake: make(chan struct{}, 1),
+		held: map[Key]time.Time{},
+	}
+	if rp, ok := p.(Replacer); ok {
+		r.atomic = rp
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	return r, nil
+}
+
+// Config returns a copy of the reconciler's config.
+func (r *Reconciler) Config() Config { return r.cfg }
+
+// Set makes d the desired state, replacing any older one, and wakes Run.
+// It validates d (ErrInvalid, naming the field) and keeps its own copy; an
+// invalid d changes nothing. Safe for concurrent use; never blocks on I/O.
+func (r *Reconciler) Set(d Desired) error {
+	zones, err := d.normalize(r.cfg.MarkerPrefix)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.desired = zones
+	r.zones = slices.Sorted(maps.Keys(zones))
+	r.gen++
+	r.has = true
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Pending reports whether the latest desired state has not yet been
+// applied by a reconcile that met no error.
+func (r *Reconciler) Pending() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.has && r.done != r.gen
+}
+
+// Apply sets d as the desired state and reconciles once. Its error is the
+// validation error of d, or the joined read and write errors of the
+// reconcile (judge them with errors.Is / errclass); d stays the desired
+// state either way, so a later ReconcileOnce or Run finishes the job.
+func (r *Reconciler) Apply(ctx context.Context, d Desired) (Report, error) {
+	if err := r.Set(d); err != nil {
+		return Report{}, err
+	}
+	return r.ReconcileOnce(ctx)
+}
+
+// ReconcileOnce reads the zones of the latest desired state, plans, and
+// writes the changes (or prints them, in dry-run mode). It returns the
+// joined read and write errors; zones that failed do not stop the others,
+// except a throttled error, which stops the writes of this reconcile. With
+// no desired state set it does nothing. Safe for concurrent use:
+// reconciles are serialised.
+func (r *Reconciler) ReconcileOnce(ctx context.Context) (Report, error) {
+	rep, errs := r.reconcile(ctx)
+	return rep, errors.Join(errs...)
+}
+
+func (r *Reconciler) reconcile(ctx context.Context) (Report, []error) {
+	r.recMu.Lock()
+	defer r.recMu.Unlock()
+	r.mu.Lock()
+	desired, zones, gen, has := r.desired, r.zones, r.gen, r.has
+	r.mu.Unlock()
+	if !has {
+		return Report{}, nil
+	}
+	var errs []error
+	fail := func(err error) {
+		errs = append(errs, err)
+		c := errclass.Of(err)
+		r.log.Warn("record: reconcile error", "err", err, "class", c.String())
+		r.emit(ErrorEvent{At: time.Now(), Err: err, Class: c})
+	}
+	idx := make(map[string]*zoneIndex, len(zones))
+	for _, zn := range zones {
+		recs, err := r.p.GetRecords(ctx, zn)
+		if err != nil {
+			fail(&ReadError{Zone: zn, Err: err})
+			if ctx.Err() != nil {
+				return Report{Pending: true}, errs
+			}
+			continue
+		}
+		idx[zn] = indexZone(zn, recs)
+	}
+	ch := planZones(desired, idx, r.cfg)
+	now := time.Now()
+	rep := Report{Changes: ch}
+	r.emit(PlanEvent{At: now, Changes: ch, DryRun: r.cfg.DryRun})
+	rep.Held = r.trackHeld(now, ch.Held)
+	for _, h := range rep.Held {
+		r.emit(h)
+	}
+	for _, ref := range ch.Refused {
+		r.emit(RefusedEvent{At: now, Refusal: ref})
+	}
+	if r.cfg.DryRun {
+		r.printPlan(ch)
+		rep.Pending = r.finish(gen, errs, 0)
+		return rep, errs
+	}
+	if !ch.Empty() {
+		r.log.Info("record: applying plan", "zones", len(ch.Zones), "changes", ch.Len())
+	}
+zones:
+	for _, zc := range ch.Zones {
+		var window time.Time // when a switch's old type was deleted
+		for _, st := range zc.Steps(r.atomic != nil) {
+			if err := r.lim.Wait(ctx); err != nil {
+				fail(fmt.Errorf("record: waiting for the write limiter: %w", err))
+				break zones
+			}
+			err := r.write(ctx, zc.Zone, st)
+			rep.Writes++
+			end := time.Now()
+			r.emit(WriteEvent{At: end, Zone: zc.Zone, Kind: st.Kind, Records: len(st.Set) + len(st.Delete), Err: err})
+			if st.Kind == StepDelete && st.Switch && err == nil {
+				window = end
+			}
+			if st.Kind == StepSet && !st.Claim && !window.IsZero() {
+				r.emit(SwitchWindow{Zone: zc.Zone, Keys: switchKeys(zc), Start: window, End: end, Closed: err == nil})
+			}
+			if err != nil {
+				fail(err)
+				if errclass.Of(err) == errclass.Throttled || ctx.Err() != nil {
+					break zones
+				}
+				// Later steps of this zone depend on this one (markers
+				// before records, old type before new): stop the zone.
+				continue zones
+			}
+		}
+	}
+	rep.Pending = r.finish(gen, errs, rep.Writes)
+	return rep, errs
+}
+
+// write makes one provider call.
+func (r *Reconciler) write(ctx context.Context, zone string, st Step) error {
+	var err error
+	switch st.Kind {
+	case StepSet:
+		_, err = r.p.SetRecords(ctx, zone, st.Set)
+	case StepDelete:
+		_, err = r.p.DeleteRecords(ctx, zone, st.Delete)
+	case StepReplace:
+		err = r.atomic.ReplaceRecords(ctx, zone, st.Delete, st.Set)
+	}
+	if err != nil {
+		return &WriteError{Zone: zone, Op: st.Kind, Records: len(st.Set) + len(st.Delete), Err: err}
+	}
+	return nil
+}
+
+// finish records whether generation gen is applied and reports Pending.
+func (r *Reconciler) finish(gen uint64, errs []error, writes int) bool {
+	r.mu.Lock()
+	if len(errs) == 0 && r.done < gen {
+		r.done = gen
+	}
+	pending := r.done != r.gen
+	r.mu.Unlock()
+	if len(errs) == 0 {
+		r.emit(AppliedEvent{At: time.Now(), Writes: writes})
+	}
+	return pending
+}
+
+// trackHeld updates the held-since times and returns the held events.
+func (r *Reconciler) trackHeld(now time.Time, held []Held) []HeldStale {
+	keep := make(map[Key]bool, len(held))
+	out := make([]HeldStale, 0, len(held))
+	for _, h := range held {
+		since, ok := r.held[h.Key]
+		if !ok {
+			since = now
+			r.held[h.Key] = now
+		}
+		keep[h.Key] = true
+		out = append(out, HeldStale{At: now, Key: h.Key, Since: since, Published: h.Published})
+	}
+	for k := range r.held {
+		if !keep[k] {
+			delete(r.held, k)
+		}
+	}
+	return out
+}
+
+func (r *Reconciler) printPlan(ch Changes) {
+	if r.out != nil {
+		fmt.Fprintf(r.out, "dry run, not applied:\n%s", ch)
+		return
+	}
+	r.log.Info("record: dry run, not applied", "plan", ch.String())
+}
+
+func (r *Reconciler) emit(e Event) {
+	if r.obs != nil {
+		r.obs.Observe(e)
+	}
+}
+
+func switchKeys(zc ZoneChanges) []Key {
+	var ks []Key
+	for _, c := range zc.Changes {
+		if c.Switch {
+			ks = append(ks, c.Key)
+		}
+	}
+	return ks
+}

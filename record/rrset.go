@@ -1,0 +1,198 @@
+package record
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/libdns/libdns"
+
+	"github.com/gslbkit/gslb/internal/dnsname"
+)
+
+// Key identifies one RRset: a zone, a name relative to it and a type.
+//
+// Zone is fully qualified and lower case ("example.com."); Name follows the
+// libdns convention: relative to the zone, lower case, "@" for the apex;
+// Type is upper case ("A", "AAAA", "CNAME", "TXT", ...). Plan normalises the
+// keys it is given, so callers may pass a fully qualified name inside the
+// zone, mixed case, or a zone without its trailing dot.
+type Key struct {
+	Zone string
+	Name string
+	Type string
+}
+
+// FQDN returns the key's fully qualified name ("www.example.com.").
+func (k Key) FQDN() string { return dnsname.Join(k.Name, k.Zone) }
+
+// Node returns the name (all types) the key belongs to.
+func (k Key) Node() Name { return Name{Zone: k.Zone, Name: k.Name} }
+
+// String returns "www.example.com. A".
+func (k Key) String() string { return k.FQDN() + " " + k.Type }
+
+// Name identifies a node of a zone, all types together. Zone and Name follow
+// the conventions of Key.
+type Name struct {
+	Zone string
+	Name string
+}
+
+// FQDN returns the fully qualified name.
+func (n Name) FQDN() string { return dnsname.Join(n.Name, n.Zone) }
+
+// String returns the fully qualified name.
+func (n Name) String() string { return n.FQDN() }
+
+// RRSet is the set of records of one name and type: the unit the reconciler
+// compares, publishes and holds. Values are RDATA in libdns's unescaped
+// zone-file form (libdns.RR.Data): an IP address for A/AAAA, a target name
+// for CNAME, the text for TXT. The zero RRSet is empty and invalid.
+//
+// Values are compared as a set, after canonicalisation: IP addresses in
+// their standard form, target names (CNAME, NS, PTR, DNAME) lower case and
+// fully qualified, other data as given. TTLs are compared in whole seconds,
+// the precision DNS keeps.
+type RRSet struct {
+	// Zone is the zone the set lives in, e.g. "example.com.".
+	Zone string `json:"zone"`
+	// Name is relative to Zone ("www", "@" for the apex); a fully qualified
+	// name inside Zone is accepted and made relative.
+	Name string `json:"name"`
+	// Type is the record type, e.g. "A", "AAAA", "CNAME".
+	Type string `json:"type"`
+	// TTL is the time to live; whole seconds, 0 to 2^31-1 s.
+	TTL time.Duration `json:"ttl"`
+	// Values are the records' data. An empty list asks for an empty set,
+	// which the reconciler refuses to publish (see ErrEmptySet).
+	Values []string `json:"values"`
+}
+
+// Key returns the set's key as given (not normalised).
+func (s RRSet) Key() Key { return Key{Zone: s.Zone, Name: s.Name, Type: s.Type} }
+
+// Records returns the set as libdns records of the package's typed structs
+// (libdns.Address, libdns.CNAME, libdns.TXT, ...), falling back to
+// libdns.RR for data libdns cannot parse. Each call returns a new slice.
+func (s RRSet) Records() []libdns.Record {
+	out := make([]libdns.Record, 0, len(s.Values))
+	for _, v := range s.Values {
+		rr := libdns.RR{Name: s.Name, TTL: s.TTL, Type: s.Type, Data: v}
+		if rec, err := rr.Parse(); err == nil {
+			out = append(out, rec)
+		} else {
+			out = append(out, rr)
+		}
+	}
+	return out
+}
+
+// Equal reports whether a and b publish the same thing: same key, same TTL
+// in whole seconds and the same set of canonical values.
+func (s RRSet) Equal(o RRSet) bool {
+	a, b := s.normalized(), o.normalized()
+	return a.Key() == b.Key() && sameTTL(a.TTL, b.TTL) && slices.Equal(a.Values, b.Values)
+}
+
+// normalized returns a copy with a canonical key, TTL truncated to seconds
+// and values canonical, sorted and without duplicates. The caller's slice is
+// never modified.
+func (s RRSet) normalized() RRSet {
+	zone := dnsname.Fqdn(s.Zone)
+	typ := strings.ToUpper(strings.TrimSpace(s.Type))
+	out := RRSet{Zone: zone, Name: relName(s.Name, zone), Type: typ, TTL: s.TTL.Truncate(time.Second)}
+	out.Values = canonValues(typ, s.Values)
+	return out
+}
+
+func canonValues(typ string, in []string) []string {
+	if len(in) == 0 {
+		return nil
+	}
+	vs := make([]string, len(in))
+	for i, v := range in {
+		vs[i] = canonValue(typ, v)
+	}
+	slices.Sort(vs)
+	return slices.Compact(vs)
+}
+
+// canonValue returns the canonical form of one value of type typ.
+func canonValue(typ, v string) string {
+	switch typ {
+	case "A", "AAAA":
+		if ip, err := netip.ParseAddr(strings.TrimSpace(v)); err == nil {
+			return ip.String()
+		}
+	case "CNAME", "NS", "PTR", "DNAME":
+		if t := strings.TrimSpace(v); t != "" {
+			return dnsname.Fqdn(t)
+		}
+	}
+	return v
+}
+
+// relName returns name relative to the fully qualified zone, lower case,
+// "@" for the apex. A name ending in a dot is treated as fully qualified;
+// one outside the zone is returned fully qualified (and later refused).
+func relName(name, zone string) string {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if n == "" || n == "@" {
+		return "@"
+	}
+	if strings.HasSuffix(n, ".") {
+		rel, _ := dnsname.Relative(n, zone)
+		return rel
+	}
+	return n
+}
+
+func sameTTL(a, b time.Duration) bool {
+	return a.Truncate(time.Second) == b.Truncate(time.Second)
+}
+
+// Group turns the records of one zone, as a libdns provider returns them,
+// into RRsets in a deterministic order (by name, then type). Record names
+// are taken as relative to zone (a fully qualified name inside the zone is
+// accepted too). When the records of one set disagree on the TTL, the set
+// carries the smallest.
+func Group(zone string, recs []libdns.Record) []RRSet {
+	idx := indexZone(dnsname.Fqdn(zone), recs)
+	out := make([]RRSet, 0, len(idx.sets))
+	for _, cs := range idx.sets {
+		out = append(out, cs.set)
+	}
+	sortSets(out)
+	return out
+}
+
+func sortSets(s []RRSet) {
+	slices.SortFunc(s, func(a, b RRSet) int { return compareKeys(a.Key(), b.Key()) })
+}
+
+// compareKeys orders keys by zone, then name (apex first, then byte-wise),
+// then type.
+func compareKeys(a, b Key) int {
+	if c := strings.Compare(a.Zone, b.Zone); c != 0 {
+		return c
+	}
+	if c := compareNames(a.Name, b.Name); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Type, b.Type)
+}
+
+func compareNames(a, b string) int {
+	if a == b {
+		return 0
+	}
+	if a == "@" {
+		return -1
+	}
+	if b == "@" {
+		return 1
+	}
+	return strings.Compare(a, b)
+}

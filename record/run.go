@@ -1,0 +1,88 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/backoff"
+	"github.com/gslbkit/gslb/internal/errclass"
+)
+
+// Run reconciles until ctx is done: once at the start, whenever Set gives
+// a new desired state, every Config.ResyncInterval (re-reading the zones
+// repairs drift on owned names), and after a throttled or transient failure
+// with jittered exponential back-off (RetryBase doubling up to RetryMax;
+// a throttled failure backs off twice as far). A permanent failure is
+// reported (ErrorEvent) and not retried before the next Set or resync; the
+// desired state stays pending until it is applied. Run returns nil when
+// ctx is done, after its last reconcile has returned; it starts no other
+// goroutines. Only one Run may be active (ErrRunning).
+func (r *Reconciler) Run(ctx context.Context) error {
+	if !r.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer r.running.Store(false)
+	resync := time.NewTimer(r.cfg.ResyncInterval.D())
+	defer resync.Stop()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	bo := backoff.Exponential{Base: r.cfg.RetryBase.D(), Max: r.cfg.RetryMax.D(), Factor: 2, Jitter: r.cfg.RetryJitter}
+	attempt := 0
+	for {
+		_, errs := r.reconcile(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		resync.Reset(r.cfg.ResyncInterval.D())
+		retry.Stop()
+		switch c := worst(errs); {
+		case c.Retryable():
+			attempt++
+			n := attempt - 1
+			if c == errclass.Throttled {
+				n++
+			}
+			d := bo.Delay(n, rnd{})
+			retry.Reset(d)
+			r.emit(RetryEvent{At: time.Now(), Attempt: attempt, Delay: d, Err: errors.Join(errs...)})
+			r.log.Info("record: will retry", "attempt", attempt, "delay", d)
+		default:
+			attempt = 0
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.wake:
+		case <-resync.C:
+		case <-retry.C:
+		}
+	}
+}
+
+// worst returns the class Run reacts to: throttled if any error is
+// throttled, else transient if any is, else permanent (None without
+// errors).
+func worst(errs []error) errclass.Class {
+	c := errclass.None
+	for _, err := range errs {
+		switch errclass.Of(err) {
+		case errclass.Throttled:
+			return errclass.Throttled
+		case errclass.Transient:
+			c = errclass.Transient
+		case errclass.Permanent:
+			if c == errclass.None {
+				c = errclass.Permanent
+			}
+		}
+	}
+	return c
+}
+
+// rnd draws jitter from the runtime's random source (safe for concurrent use).
+type rnd struct{}
+
+func (rnd) Float64() float64 { return rand.Float64() }
