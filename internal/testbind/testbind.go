@@ -1,0 +1,261 @@
+// Package testbind starts a real BIND 9 (named) for tests: one primary
+// zone that accepts RFC 2136 updates and zone transfers signed with a
+// freshly generated TSIG key, in a fresh temporary directory, on a free
+// loopback port. Start waits until named answers the zone's SOA (polling
+// with queries, never a fixed sleep) and stops it by PID when the test ends.
+//
+// Where named is not installed the test is skipped with a message saying
+// so, unless GSLBKIT_REQUIRE_BIND=1 (CI sets it), which turns the skip into
+// a failure. Tests using it run outside testing/synctest bubbles: they talk
+// to a real process over real sockets.
+package testbind
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// RequireEnv is the environment variable that makes a missing named a
+// test failure instead of a skip.
+const RequireEnv = "GSLBKIT_REQUIRE_BIND"
+
+// startTimeout bounds how long Start waits for named to answer.
+const startTimeout = 30 * time.Second
+
+// Server is a running named serving one zone.
+type Server struct {
+	// Addr is named's address, "127.0.0.1:port", for UDP and TCP.
+	Addr string
+	// Zone is the zone it serves, fully qualified ("example.test.").
+	Zone string
+	// KeyName, KeyAlg and Secret are the TSIG key that may update and
+	// transfer the zone: KeyName "gslb-key", KeyAlg "hmac-sha256", Secret
+	// base64.
+	KeyName, KeyAlg, Secret string
+	// Dir is the temporary directory holding the configuration, the zone
+	// file and its journal.
+	Dir string
+
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *lockedBuffer
+}
+
+// Log returns what named has written so far (it runs with -g, logging to
+// stderr).
+func (s *Server) Log() string { return s.log.String() }
+
+// Find returns the path of named, or "" when it is not installed.
+func Find() string {
+	if p, err := exec.LookPath("named"); err == nil {
+		return p
+	}
+	for _, p := range []string{"/usr/sbin/named", "/usr/local/sbin/named"} {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+
+// Start runs named for zone (e.g. "example.test.") and returns once it
+// answers the zone's SOA. The zone holds an SOA, an apex NS "ns1" and its
+// glue A 127.0.0.1. named is stopped, and waited for, in t.Cleanup.
+func Start(t testing.TB, zone string) *Server {
+	t.Helper()
+	named := Find()
+	if named == "" {
+		msg := "testbind: named (BIND 9) is not installed; install bind9 (apt-get install -y bind9 bind9-utils) to run this test"
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("%s (%s=1 requires it)", msg, RequireEnv)
+		}
+		t.Skip(msg)
+	}
+	zone = dns.Fqdn(strings.ToLower(zone))
+	var lastErr error
+	// A port found free may be taken before named binds it: try a few.
+	for range 3 {
+		s, err := start(t, named, zone)
+		if err == nil {
+			return s
+		}
+		lastErr = err
+	}
+	t.Fatalf("testbind: %v", lastErr)
+	return nil
+}
+
+func start(t testing.TB, named, zone string) (*Server, error) {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		Addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Zone:    zone,
+		KeyName: "gslb-key",
+		KeyAlg:  "hmac-sha256",
+		Secret:  base64.StdEncoding.EncodeToString(secret),
+		Dir:     t.TempDir(),
+		done:    make(chan struct{}),
+		log:     &lockedBuffer{},
+	}
+	if err := s.writeFiles(port); err != nil {
+		return nil, err
+	}
+	args := []string{"-g", "-c", filepath.Join(s.Dir, "named.conf")}
+	if os.Geteuid() == 0 {
+		args = append(args, "-u", "root")
+	}
+	s.cmd = exec.Command(named, args...)
+	s.cmd.Dir = s.Dir
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", named, err)
+	}
+	go func() {
+		_ = s.cmd.Wait()
+		close(s.done)
+	}()
+	if err := s.waitReady(); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("%w; named log:\n%s", err, s.Log())
+	}
+	t.Cleanup(func() {
+		s.stop()
+		if t.Failed() {
+			t.Logf("testbind: named log:\n%s", s.Log())
+		}
+	})
+	return s, nil
+}
+
+func (s *Server) writeFiles(port int) error {
+	origin := strings.TrimSuffix(s.Zone, ".")
+	conf := fmt.Sprintf(`key "%[1]s" { algorithm %[2]s; secret "%[3]s"; };
+options {
+  directory "%[4]s";
+  pid-file "%[4]s/named.pid";
+  listen-on port %[5]d { 127.0.0.1; };
+  listen-on-v6 { none; };
+  recursion no;
+  dnssec-validation no;
+  notify no;
+};
+controls { };
+zone "%[6]s" {
+  type primary;
+  file "%[4]s/zone.db";
+  allow-update { key "%[1]s"; };
+  allow-transfer { key "%[1]s"; };
+};
+`, s.KeyName, s.KeyAlg, s.Secret, s.Dir, port, origin)
+	zoneFile := fmt.Sprintf(`$ORIGIN %[1]s
+$TTL 30
+@   IN SOA ns1.%[1]s hostmaster.%[1]s 1 60 60 600 30
+@   IN NS  ns1.%[1]s
+ns1 IN A   127.0.0.1
+`, s.Zone)
+	if err := os.WriteFile(filepath.Join(s.Dir, "named.conf"), []byte(conf), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(s.Dir, "zone.db"), []byte(zoneFile), 0o644)
+}
+
+// waitReady queries the SOA until named answers it authoritatively, named
+// exits, or startTimeout passes.
+func (s *Server) waitReady() error {
+	c := &dns.Client{Net: "udp", Timeout: 500 * time.Millisecond}
+	m := new(dns.Msg)
+	m.SetQuestion(s.Zone, dns.TypeSOA)
+	deadline := time.NewTimer(startTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		r, _, err := c.Exchange(m, s.Addr)
+		if err == nil && r.Rcode == dns.RcodeSuccess && r.Authoritative && len(r.Answer) > 0 {
+			return nil
+		}
+		select {
+		case <-s.done:
+			return errors.New("named exited before answering")
+		case <-deadline.C:
+			return fmt.Errorf("named did not answer the SOA of %s on %s within %v", s.Zone, s.Addr, startTimeout)
+		case <-tick.C:
+		}
+	}
+}
+
+// stop sends SIGTERM to named's PID, then SIGKILL if it has not exited
+// within 10 seconds, and waits for it.
+func (s *Server) stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+// freePort returns a port that was free for both UDP and TCP on 127.0.0.1.
+func freePort() (int, error) {
+	for range 20 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		_ = l.Close()
+		if err != nil {
+			continue
+		}
+		_ = u.Close()
+		return port, nil
+	}
+	return 0, errors.New("no port free for both TCP and UDP on 127.0.0.1")
+}
+
+// lockedBuffer collects named's output from its pipes goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
