@@ -1,0 +1,138 @@
+package heartbeat
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/dnsname"
+)
+
+// Config configures a Publisher: who this cluster is, where its beats go,
+// and the timings of each scope. Start from DefaultConfig (or a preset)
+// and set Cluster, Region and the zones.
+type Config struct {
+	// Cluster is this cluster's name, a DNS label (it forms the record
+	// name Prefix + Cluster). Required.
+	Cluster string `json:"cluster"`
+	// Region is this cluster's region, a DNS label. Required.
+	Region string `json:"region"`
+	// Prefix is the beat records' label prefix; "" means DefaultPrefix
+	// ("health-001-").
+	Prefix string `json:"prefix,omitempty"`
+	// LocalZone is the region's private zone, where local beats go; ""
+	// disables the local scope.
+	LocalZone string `json:"localZone,omitempty"`
+	// GlobalZone is the global zone, where global beats go; "" disables
+	// the global scope. At least one zone is required.
+	GlobalZone string `json:"globalZone,omitempty"`
+	// Local and Global are the timings of each scope (DefaultRules each).
+	Local  Rules `json:"local"`
+	Global Rules `json:"global"`
+	// TTL is the beat record's TTL. Default 5 s; allowed 1 s – 1 h.
+	TTL Duration `json:"ttl"`
+	// MaxAttempts is how many write attempts a scope makes per reconcile
+	// interval, the first included. Default 3; allowed 1–10.
+	MaxAttempts int `json:"maxAttempts"`
+	// RetryBackoff is the delay before the second attempt; each later
+	// attempt waits twice as long, with half of each delay jittered, and
+	// every attempt must start within the reconcile interval:
+	// RetryBackoff × (2^(MaxAttempts−1) − 1) < reconcileInterval. Spreading
+	// attempts across the interval lets a throttled provider recover
+	// between them. Default 2 s; allowed 0 (retry at once) and up.
+	RetryBackoff Duration `json:"retryBackoff"`
+}
+
+// DefaultConfig returns a config with DefaultRules in both scopes, a 5 s
+// TTL and 3 attempts per interval 2 s then 4 s apart (at most). Cluster,
+// Region and the zones are left for the caller.
+func DefaultConfig() Config {
+	return Config{
+		Local:        DefaultRules(),
+		Global:       DefaultRules(),
+		TTL:          Duration(5 * time.Second),
+		MaxAttempts:  3,
+		RetryBackoff: Duration(2 * time.Second),
+	}
+}
+
+// ReferenceConfig returns DefaultConfig with ReferenceRules in both
+// scopes: the heartbeat controller's own self-heal timing.
+func ReferenceConfig() Config {
+	c := DefaultConfig()
+	c.Local, c.Global = ReferenceRules(), ReferenceRules()
+	return c
+}
+
+// FastConfig returns DefaultConfig with FastRules in both scopes and
+// attempts 400 ms then 800 ms apart, for the embedded zone.
+func FastConfig() Config {
+	c := DefaultConfig()
+	c.Local, c.Global = FastRules(), FastRules()
+	c.TTL = Duration(time.Second)
+	c.RetryBackoff = Duration(400 * time.Millisecond)
+	return c
+}
+
+// Rules returns the timings of scope s.
+func (c Config) Rules(s Scope) Rules {
+	if s == Local {
+		return c.Local
+	}
+	return c.Global
+}
+
+// Zone returns the zone of scope s ("" when the scope is disabled).
+func (c Config) Zone(s Scope) string {
+	if s == Local {
+		return c.LocalZone
+	}
+	return c.GlobalZone
+}
+
+// Validate reports the first field out of range, naming it, its value and
+// the allowed range.
+func (c Config) Validate() error {
+	n := Naming{Prefix: c.Prefix}
+	if err := n.CheckPrefix(); err != nil {
+		return fmt.Errorf("heartbeat: prefix: %w", err)
+	}
+	if err := n.CheckCluster(c.Cluster); err != nil {
+		return fmt.Errorf("heartbeat: cluster: %w", err)
+	}
+	if err := dnsname.CheckLabel(c.Region, false); err != nil {
+		return fmt.Errorf("heartbeat: region %q: want a DNS label of 1–63 letters, digits and hyphens: %w", c.Region, err)
+	}
+	if c.LocalZone == "" && c.GlobalZone == "" {
+		return fmt.Errorf("heartbeat: localZone and globalZone are both empty: set at least one")
+	}
+	for _, s := range []Scope{Local, Global} {
+		z := c.Zone(s)
+		if z == "" {
+			continue
+		}
+		if _, err := n.Name(c.Cluster, z); err != nil {
+			return fmt.Errorf("heartbeat: %sZone %q: %w", s, z, err)
+		}
+		r := c.Rules(s)
+		if err := r.validate(s.String() + "."); err != nil {
+			return err
+		}
+		if c.MaxAttempts >= 1 && c.MaxAttempts <= 10 && c.RetryBackoff >= 0 {
+			total := c.RetryBackoff.D() * time.Duration(1<<(c.MaxAttempts-1)-1)
+			if total >= r.ReconcileInterval.D() {
+				return fmt.Errorf("heartbeat: retryBackoff %v: with maxAttempts %d the attempts span %v, allowed less than %s.reconcileInterval %v",
+					c.RetryBackoff, c.MaxAttempts, total, s, r.ReconcileInterval)
+			}
+		}
+	}
+	if c.TTL.D() < time.Second || c.TTL.D() > time.Hour {
+		return fmt.Errorf("heartbeat: ttl %v: allowed 1s – 1h", c.TTL)
+	}
+	if c.MaxAttempts < 1 || c.MaxAttempts > 10 {
+		return fmt.Errorf("heartbeat: maxAttempts %d: allowed 1–10", c.MaxAttempts)
+	}
+	if c.RetryBackoff < 0 {
+		return fmt.Errorf("heartbeat: retryBackoff %v: allowed 0 and up", c.RetryBackoff)
+	}
+	return nil
+}

@@ -1,0 +1,279 @@
+package heartbeat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/libdns/libdns"
+
+	"github.com/gslbkit/gslb/internal/dnsname"
+)
+
+// ReaderConfig configures a Reader of one scope's zone.
+type ReaderConfig struct {
+	// Scope is the scope read (it is covered by beat signatures). Required.
+	Scope Scope `json:"scope"`
+	// Zone is the zone holding the beats. Required.
+	Zone string `json:"zone"`
+	// Prefix is the beat records' label prefix; "" means DefaultPrefix.
+	Prefix string `json:"prefix,omitempty"`
+	// Rules are the scope's timings; Rules.ReconcileInterval is also the
+	// read interval of Run. Default DefaultRules.
+	Rules Rules `json:"rules"`
+	// ForgetAfter drops a cluster whose record has been missing this long
+	// (so a decommissioned region stops counting as failed over). Default
+	// 10 min; allowed Rules.HealthyDuration – 30 days.
+	ForgetAfter Duration `json:"forgetAfter"`
+}
+
+// DefaultReaderConfig returns a config reading scope in zone with
+// DefaultRules and a 10-minute ForgetAfter.
+func DefaultReaderConfig(scope Scope, zone string) ReaderConfig {
+	return ReaderConfig{Scope: scope, Zone: zone, Rules: DefaultRules(), ForgetAfter: Duration(10 * time.Minute)}
+}
+
+// Validate reports the first field out of range, naming it, its value and
+// the allowed range.
+func (c ReaderConfig) Validate() error {
+	if !c.Scope.Valid() {
+		return fmt.Errorf("heartbeat: scope %d: allowed local or global", c.Scope)
+	}
+	if err := dnsname.Check(c.Zone); err != nil {
+		return fmt.Errorf("heartbeat: zone %q: %w", c.Zone, err)
+	}
+	if err := (Naming{Prefix: c.Prefix}).CheckPrefix(); err != nil {
+		return fmt.Errorf("heartbeat: prefix: %w", err)
+	}
+	if err := c.Rules.validate("rules."); err != nil {
+		return err
+	}
+	if f := c.ForgetAfter.D(); f < c.Rules.HealthyDuration.D() || f > 30*24*time.Hour {
+		return fmt.Errorf("heartbeat: forgetAfter %v: allowed %v – 720h", c.ForgetAfter, c.Rules.HealthyDuration)
+	}
+	return nil
+}
+
+// ReaderOptions are a reader's collaborators.
+type ReaderOptions struct {
+	// Keyring verifies beats; with keys, unsigned and badly signed beats are
+	// rejected. nil accepts unsigned beats.
+	Keyring *Keyring
+	// Observer receives events; nil means nobody listens.
+	Observer Observer
+	// Logger logs rejected beats and read failures; nil is quiet.
+	Logger *slog.Logger
+	// Now is Run's clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Reader reads a zone's beats and judges every cluster and region: fresh
+// or stale and why, healthy regions, failovers in progress. It remembers
+// the clusters it has seen, so a cluster whose record disappears is
+// reported missing (and its region unhealthy) rather than silently
+// forgotten, until ForgetAfter.
+//
+// Read and Run must not be called concurrently with each other (one
+// goroutine owns the reader's memory); Last is safe from any goroutine.
+type Reader struct {
+	cfg    ReaderConfig
+	opts   ReaderOptions
+	naming Naming
+	getter libdns.RecordGetter
+	known  map[string]*memory
+	last   atomic.Pointer[Snapshot]
+	busy   atomic.Bool
+}
+
+type memory struct {
+	region       string
+	beat         Beat
+	hasBeat      bool
+	missingSince time.Time
+}
+
+// NewReader validates cfg and returns a reader of getter's zone. It starts nothing.
+func NewReader(cfg ReaderConfig, getter libdns.RecordGetter, opts ReaderOptions) (*Reader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if getter == nil {
+		return nil, errors.New("heartbeat: reader needs a libdns.RecordGetter, got nil")
+	}
+	r := &Reader{cfg: cfg, opts: opts, naming: Naming{Prefix: cfg.Prefix}, known: map[string]*memory{}}
+	r.getter = getter
+	r.last.Store(&Snapshot{Scope: cfg.Scope})
+	return r, nil
+}
+
+// Last returns the snapshot of the last read (empty before the first).
+func (r *Reader) Last() Snapshot { return *r.last.Load() }
+
+// Run reads the zone at once and then every Rules.ReconcileInterval until
+// ctx is done, and returns nil. Read failures are reported through
+// ReadDone events and do not stop it.
+func (r *Reader) Run(ctx context.Context) error {
+	if !r.busy.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer r.busy.Store(false)
+	t := time.NewTicker(r.cfg.Rules.ReconcileInterval.D())
+	defer t.Stop()
+	for {
+		r.read(ctx, r.now())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Reader) now() time.Time {
+	if r.opts.Now != nil {
+		return r.opts.Now()
+	}
+	return time.Now()
+}
+
+// Read reads the zone once and judges it at now, emits the events that
+// lead from the previous snapshot to this one, and returns the snapshot.
+// When the zone cannot be read it judges the beats last seen at now and
+// returns that snapshot together with the error.
+func (r *Reader) Read(ctx context.Context, now time.Time) (Snapshot, error) {
+	if !r.busy.CompareAndSwap(false, true) {
+		return Snapshot{}, ErrRunning
+	}
+	defer r.busy.Store(false)
+	s := r.read(ctx, now)
+	return s, s.Err
+}
+
+type seen struct {
+	beat    Beat
+	ok      bool
+	reason  Reason
+	err     error
+	present bool
+}
+
+func (r *Reader) read(ctx context.Context, now time.Time) Snapshot {
+	recs, err := r.getter.GetRecords(ctx, r.cfg.Zone)
+	var evs []Event
+	current := map[string]*seen{}
+	if err != nil {
+		err = fmt.Errorf("heartbeat: reading zone %q: %w", r.cfg.Zone, err)
+	} else {
+		for _, rec := range recs {
+			rr := rec.RR()
+			if rr.Type != "TXT" {
+				continue
+			}
+			c, ok := r.naming.Cluster(rr.Name, r.cfg.Zone)
+			if !ok {
+				continue
+			}
+			b, berr := r.opts.Keyring.Open(r.cfg.Scope, unquote(rr.Data))
+			if berr == nil && !equalFoldASCII(b.Cluster, c) {
+				berr = beatErr(ErrMalformed, "c", "names cluster "+b.Cluster+", the record belongs to "+c)
+			}
+			cur := current[c]
+			if cur == nil {
+				cur = &seen{present: true}
+				current[c] = cur
+			}
+			if berr != nil {
+				reason := ReasonMalformed
+				if errors.Is(berr, ErrUnsigned) || errors.Is(berr, ErrUnknownKey) || errors.Is(berr, ErrBadSignature) {
+					reason = ReasonBadSignature
+				}
+				evs = append(evs, BeatRejected{At: now, Scope: r.cfg.Scope, Cluster: c, Reason: reason, Err: berr})
+				if r.opts.Logger != nil {
+					r.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "heartbeat beat rejected",
+						slog.String("scope", r.cfg.Scope.String()), slog.String("cluster", c), slog.Any("err", berr))
+				}
+				if !cur.ok && cur.err == nil {
+					cur.reason, cur.err = reason, berr
+				}
+				continue
+			}
+			if !cur.ok || b.Time.After(cur.beat.Time) {
+				cur.beat, cur.ok, cur.reason, cur.err = b, true, ReasonNone, nil
+			}
+		}
+	}
+	snap := Snapshot{Scope: r.cfg.Scope, At: now, Err: err}
+	for _, e := range evs {
+		if _, ok := e.(BeatRejected); ok {
+			snap.Rejected++
+		}
+	}
+	// Update memory.
+	if err == nil {
+		for c, cur := range current {
+			m := r.known[c]
+			if m == nil {
+				m = &memory{}
+				r.known[c] = m
+			}
+			m.missingSince = time.Time{}
+			if cur.ok {
+				m.region, m.beat, m.hasBeat = cur.beat.Region, cur.beat, true
+			}
+		}
+		for c, m := range r.known {
+			if current[c] != nil {
+				continue
+			}
+			if m.missingSince.IsZero() {
+				m.missingSince = now
+			}
+			if now.Sub(m.missingSince) > r.cfg.ForgetAfter.D() {
+				delete(r.known, c)
+			}
+		}
+	}
+	for c, m := range r.known {
+		st := ClusterStatus{Cluster: c, Region: m.region}
+		if m.hasBeat {
+			st.Beat = m.beat
+		}
+		cur := current[c]
+		switch {
+		case err == nil && cur != nil && !cur.ok: // present but rejected
+			st.Reason, st.Err = cur.reason, cur.err
+		case err == nil && cur == nil: // gone
+			st.Reason = ReasonMissing
+		case m.hasBeat: // a valid beat now, or the last one seen when the read failed
+			f := r.cfg.Rules.Judge(m.beat.Time, now)
+			st.Fresh, st.Reason, st.Age, st.StaleAt = f.Fresh, f.Reason, f.Age, f.StaleAt
+			st.SelfHealing = m.beat.SelfHeal
+		default:
+			st.Reason = ReasonMissing
+		}
+		snap.Clusters = append(snap.Clusters, st)
+	}
+	slices.SortFunc(snap.Clusters, func(a, b ClusterStatus) int { return strings.Compare(a.Cluster, b.Cluster) })
+	snap.Regions = regions(snap.Clusters)
+	prev := r.last.Load()
+	evs = append(evs, diff(*prev, snap)...)
+	r.last.Store(&snap)
+	fresh := 0
+	for _, c := range snap.Clusters {
+		if c.Fresh {
+			fresh++
+		}
+	}
+	evs = append(evs, ReadDone{At: now, Scope: r.cfg.Scope, Fresh: fresh, Stale: len(snap.Clusters) - fresh, Rejected: snap.Rejected, Err: err})
+	if r.opts.Observer != nil {
+		for _, e := range evs {
+			r.opts.Observer.Observe(e)
+		}
+	}
+	return snap
+}

@@ -1,0 +1,219 @@
+package heartbeat
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/jsontime"
+)
+
+// Duration is a time.Duration that reads and writes "3s" in JSON.
+type Duration = jsontime.Duration
+
+// Rules are the timings of one scope, shared by the publisher that writes
+// beats and the readers that judge them. All rules are pure functions of
+// a beat and the time given; none reads a clock.
+//
+// The zero value is not usable; start from DefaultRules.
+type Rules struct {
+	// ReconcileInterval is how often a publisher writes its beat and a
+	// reader reads the zone. Default 10 s; allowed 100 ms – 10 min.
+	ReconcileInterval Duration `json:"reconcileInterval"`
+	// HealthyDuration is how long a beat stays fresh after its timestamp
+	// (the reference's localTXTRecordHealthyDurationSeconds /
+	// globalTXTRecordHealthyDurationSeconds). Default 30 s; allowed 1 s – 1 h,
+	// and more than SelfHealLeadIntervals × ReconcileInterval.
+	HealthyDuration Duration `json:"healthyDuration"`
+	// SkewTolerance absorbs clock differences between clusters: a beat is
+	// fresh while now − timestamp ≤ HealthyDuration + SkewTolerance, and
+	// may be up to SelfHealInterval + SkewTolerance in the future. Default
+	// 5 s; allowed 0 – HealthyDuration.
+	SkewTolerance Duration `json:"skewTolerance"`
+	// SelfHealInterval is how far in the future a self-heal beat is
+	// stamped. Default 3 min; allowed 1 s – 24 h.
+	SelfHealInterval Duration `json:"selfHealInterval"`
+	// SelfHealLeadIntervals is how many reconcile intervals before its own
+	// beat could go stale a publisher starts self-healing: it self-heals once
+	// its read-back beat is older than HealthyDuration −
+	// SelfHealLeadIntervals × ReconcileInterval. Default 2, so a write
+	// throttle causes no failover at all; 0 behaves like the reference
+	// controller (self-heal only once the beat is already stale). Allowed 0–10.
+	SelfHealLeadIntervals int `json:"selfHealLeadIntervals"`
+}
+
+// DefaultRules returns the defaults: reconcile every 10 s, fresh for 30 s,
+// 5 s of skew tolerance, self-heal 3 min ahead, starting 2 intervals early.
+func DefaultRules() Rules {
+	return Rules{
+		ReconcileInterval:     Duration(10 * time.Second),
+		HealthyDuration:       Duration(30 * time.Second),
+		SkewTolerance:         Duration(5 * time.Second),
+		SelfHealInterval:      Duration(3 * time.Minute),
+		SelfHealLeadIntervals: 2,
+	}
+}
+
+// ReferenceRules returns the heartbeat controller's own behaviour: the
+// defaults, but self-healing only once the publisher's beat is already
+// stale (SelfHealLeadIntervals 0), so peers may briefly see a throttled
+// cluster stale.
+func ReferenceRules() Rules {
+	r := DefaultRules()
+	r.SelfHealLeadIntervals = 0
+	return r
+}
+
+// FastRules returns timings for the embedded zone, where writes are cheap:
+// reconcile every 2 s, fresh for 8 s, 1 s of skew, self-heal 1 min ahead.
+func FastRules() Rules {
+	r := DefaultRules()
+	r.ReconcileInterval = Duration(2 * time.Second)
+	r.HealthyDuration = Duration(8 * time.Second)
+	r.SkewTolerance = Duration(time.Second)
+	r.SelfHealInterval = Duration(time.Minute)
+	return r
+}
+
+// Validate reports the first field out of range, naming it, its value and
+// the allowed range. prefix (e.g. "local.") is prepended to field names.
+func (r Rules) validate(prefix string) error {
+	in := func(name string, v, lo, hi time.Duration) error {
+		if v < lo || v > hi {
+			return fmt.Errorf("heartbeat: %s%s %v: allowed %v – %v", prefix, name, v, lo, hi)
+		}
+		return nil
+	}
+	if err := in("reconcileInterval", r.ReconcileInterval.D(), 100*time.Millisecond, 10*time.Minute); err != nil {
+		return err
+	}
+	if err := in("healthyDuration", r.HealthyDuration.D(), time.Second, time.Hour); err != nil {
+		return err
+	}
+	if err := in("skewTolerance", r.SkewTolerance.D(), 0, r.HealthyDuration.D()); err != nil {
+		return err
+	}
+	if err := in("selfHealInterval", r.SelfHealInterval.D(), time.Second, 24*time.Hour); err != nil {
+		return err
+	}
+	if r.SelfHealLeadIntervals < 0 || r.SelfHealLeadIntervals > 10 {
+		return fmt.Errorf("heartbeat: %sselfHealLeadIntervals %d: allowed 0–10", prefix, r.SelfHealLeadIntervals)
+	}
+	if r.SelfHealThreshold() <= 0 {
+		return fmt.Errorf("heartbeat: %sselfHealLeadIntervals %d: with reconcileInterval %v the self-heal threshold healthyDuration − %d × reconcileInterval = %v must be positive; allowed 0–%d",
+			prefix, r.SelfHealLeadIntervals, r.ReconcileInterval, r.SelfHealLeadIntervals, r.SelfHealThreshold(), (r.HealthyDuration.D()-1)/r.ReconcileInterval.D())
+	}
+	return nil
+}
+
+// Validate reports the first field out of range, naming it, its value and
+// the allowed range.
+func (r Rules) Validate() error { return r.validate("") }
+
+// SelfHealThreshold is the age of its own read-back beat beyond which a
+// publisher self-heals: HealthyDuration − SelfHealLeadIntervals ×
+// ReconcileInterval (20 s by default).
+func (r Rules) SelfHealThreshold() time.Duration {
+	return r.HealthyDuration.D() - time.Duration(r.SelfHealLeadIntervals)*r.ReconcileInterval.D()
+}
+
+// StaleAt returns the first instant at which a beat stamped ts is stale:
+// just after ts + HealthyDuration + SkewTolerance.
+func (r Rules) StaleAt(ts time.Time) time.Time {
+	return ts.Add(r.HealthyDuration.D() + r.SkewTolerance.D())
+}
+
+// DetectionBound returns the longest time from a dead publisher's last
+// normal beat until a reader that reads every readInterval sees its cluster
+// stale: HealthyDuration + SkewTolerance + readInterval, plus
+// SelfHealInterval when selfHeal (its last beat was a self-heal beat).
+// Time is counted on the reader's clock against the beat's timestamp; in
+// real time a reader whose clock runs d behind the publisher's sees it d
+// later, one running d ahead d earlier (never before HealthyDuration when
+// d ≤ SkewTolerance).
+func (r Rules) DetectionBound(selfHeal bool, readInterval time.Duration) time.Duration {
+	d := r.HealthyDuration.D() + r.SkewTolerance.D() + readInterval
+	if selfHeal {
+		d += r.SelfHealInterval.D()
+	}
+	return d
+}
+
+// Reason says why a cluster is not fresh.
+type Reason uint8
+
+const (
+	// ReasonNone: the beat is fresh.
+	ReasonNone Reason = iota
+	// ReasonTooOld: the beat's timestamp is older than HealthyDuration + SkewTolerance.
+	ReasonTooOld
+	// ReasonFuture: the beat is stamped more than SelfHealInterval + SkewTolerance ahead.
+	ReasonFuture
+	// ReasonMalformed: the record's value is not a beat (truncated,
+	// oversized, unknown version, bad field), or names another cluster.
+	ReasonMalformed
+	// ReasonBadSignature: a keyring is set and the beat is unsigned, signed
+	// with an unknown key, or its signature does not match (forged or altered).
+	ReasonBadSignature
+	// ReasonMissing: the cluster was seen before and its record is gone.
+	ReasonMissing
+)
+
+// String returns "fresh", "too-old", "future", "malformed", "bad-signature" or "missing".
+func (r Reason) String() string {
+	switch r {
+	case ReasonNone:
+		return "fresh"
+	case ReasonTooOld:
+		return "too-old"
+	case ReasonFuture:
+		return "future"
+	case ReasonMalformed:
+		return "malformed"
+	case ReasonBadSignature:
+		return "bad-signature"
+	case ReasonMissing:
+		return "missing"
+	}
+	return "unknown"
+}
+
+// Freshness is the verdict on one beat at one instant.
+type Freshness struct {
+	// Fresh is true when the beat keeps its cluster healthy.
+	Fresh bool
+	// Reason says why it is not fresh (ReasonNone when fresh).
+	Reason Reason
+	// Age is now − the beat's timestamp (negative for future beats).
+	Age time.Duration
+	// StaleAt is when the beat stops being fresh (see Rules.StaleAt).
+	StaleAt time.Time
+}
+
+// Judge says whether a beat stamped ts is fresh at now: fresh while
+// now − ts ≤ HealthyDuration + SkewTolerance and ts − now ≤
+// SelfHealInterval + SkewTolerance. Judge is pure.
+func (r Rules) Judge(ts, now time.Time) Freshness {
+	f := Freshness{Age: now.Sub(ts), StaleAt: r.StaleAt(ts)}
+	switch {
+	case -f.Age > r.SelfHealInterval.D()+r.SkewTolerance.D():
+		f.Reason = ReasonFuture
+	case f.Age > r.HealthyDuration.D()+r.SkewTolerance.D():
+		f.Reason = ReasonTooOld
+	default:
+		f.Fresh = true
+	}
+	return f
+}
+
+// NeedsSelfHeal reports whether a publisher whose own beat, as last read
+// back (or last written), is stamped ts must make its next beat a self-heal
+// beat at now: now − ts > SelfHealThreshold.
+func (r Rules) NeedsSelfHeal(ts, now time.Time) bool {
+	return now.Sub(ts) > r.SelfHealThreshold()
+}
+
+// SelfHealTime is the timestamp of a self-heal beat written at now:
+// now + SelfHealInterval.
+func (r Rules) SelfHealTime(now time.Time) time.Time {
+	return now.Add(r.SelfHealInterval.D())
+}

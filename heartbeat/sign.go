@@ -1,0 +1,180 @@
+package heartbeat
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"hash"
+	"sync"
+)
+
+// macTextLen is the length of a raw base64url HMAC-SHA256.
+const macTextLen = 43
+
+// MinSecretLen is the shortest secret a Key accepts (128 bits).
+const MinSecretLen = 16
+
+// Key is a shared HMAC-SHA256 key with an id. The id travels in every beat
+// it signs so keys can rotate: give every reader the new key, then switch
+// the publishers to it, then retire the old one.
+type Key struct {
+	// ID names the key in beats: 1–16 letters, digits, '-' or '_'.
+	ID string `json:"id"`
+	// Secret is the shared secret, at least MinSecretLen bytes (base64 in JSON).
+	Secret []byte `json:"secret"`
+}
+
+func checkKeyID(id string) error {
+	if len(id) == 0 || len(id) > 16 {
+		return fmt.Errorf("key id %q has %d bytes, allowed 1–16", id, len(id))
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("key id %q has character %q, allowed letters, digits, '-' and '_'", id, c)
+		}
+	}
+	return nil
+}
+
+// Validate reports whether the key's id and secret are usable.
+func (k Key) Validate() error {
+	if err := checkKeyID(k.ID); err != nil {
+		return fmt.Errorf("heartbeat: Key.ID: %w", err)
+	}
+	if len(k.Secret) < MinSecretLen {
+		return fmt.Errorf("heartbeat: Key.Secret of key %q has %d bytes, allowed at least %d", k.ID, len(k.Secret), MinSecretLen)
+	}
+	return nil
+}
+
+// Keyring signs and verifies beats. The first key signs; every key
+// verifies. A nil or empty *Keyring signs nothing and accepts unsigned
+// beats (and signed ones, unverified); a keyring with keys rejects
+// unsigned beats. A Keyring is immutable and safe for concurrent use.
+type Keyring struct {
+	keys []keyState
+}
+
+type keyState struct {
+	id   string
+	pool *sync.Pool // of hash.Hash (HMAC-SHA256 with this key)
+}
+
+// NewKeyring returns a keyring holding copies of keys, the first of which
+// signs. Key ids must be distinct. With no keys it returns nil (no signing,
+// no verification).
+func NewKeyring(keys ...Key) (*Keyring, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	kr := &Keyring{}
+	seen := map[string]bool{}
+	for i, k := range keys {
+		if err := k.Validate(); err != nil {
+			return nil, fmt.Errorf("keys[%d]: %w", i, err)
+		}
+		if seen[k.ID] {
+			return nil, fmt.Errorf("heartbeat: keys[%d]: Key.ID %q repeats; ids must be distinct", i, k.ID)
+		}
+		seen[k.ID] = true
+		secret := append([]byte(nil), k.Secret...)
+		kr.keys = append(kr.keys, keyState{id: k.ID, pool: &sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}})
+	}
+	return kr, nil
+}
+
+// Enabled reports whether the keyring holds keys (signs and requires signatures).
+func (kr *Keyring) Enabled() bool { return kr != nil && len(kr.keys) > 0 }
+
+// SigningKeyID returns the id of the key that signs, or "".
+func (kr *Keyring) SigningKeyID() string {
+	if !kr.Enabled() {
+		return ""
+	}
+	return kr.keys[0].id
+}
+
+func (kr *Keyring) key(id string) *keyState {
+	for i := range kr.keys {
+		if kr.keys[i].id == id {
+			return &kr.keys[i]
+		}
+	}
+	return nil
+}
+
+// mac appends the base64url HMAC of (scope, signed) under k to dst.
+func (k *keyState) mac(dst []byte, scope Scope, signed string) []byte {
+	h := k.pool.Get().(hash.Hash)
+	h.Reset()
+	var ctx [16]byte
+	c := append(ctx[:0], "gslb1/"...)
+	c = append(c, scope.String()...)
+	c = append(c, '\n')
+	h.Write(c)
+	h.Write([]byte(signed))
+	var sum [sha256.Size]byte
+	out := h.Sum(sum[:0])
+	k.pool.Put(h)
+	return base64.RawURLEncoding.AppendEncode(dst, out)
+}
+
+// AppendSeal appends b's text form to dst, signed with the keyring's first
+// key for scope (the scope is covered by the MAC, so a beat copied from
+// the local zone to the global one fails verification). With no keys it
+// appends the unsigned form. b.KeyID is ignored.
+func (kr *Keyring) AppendSeal(dst []byte, scope Scope, b Beat) ([]byte, error) {
+	start := len(dst)
+	dst, err := b.AppendText(dst)
+	if err != nil || !kr.Enabled() {
+		return dst, err
+	}
+	if !scope.Valid() {
+		return dst[:start], fmt.Errorf("%w: scope %d: allowed local or global", ErrInvalidBeat, scope)
+	}
+	k := &kr.keys[0]
+	dst = append(dst, ";k="...)
+	dst = append(dst, k.id...)
+	signed := dst[start:]
+	dst = append(dst, ";m="...)
+	return k.mac(dst, scope, string(signed)), nil
+}
+
+// Seal returns b's text form signed for scope (see AppendSeal).
+func (kr *Keyring) Seal(scope Scope, b Beat) (string, error) {
+	out, err := kr.AppendSeal(make([]byte, 0, 128), scope, b)
+	if err != nil {
+		return "", err
+	}
+	return string(out), nil
+}
+
+// Open parses text and, when the keyring holds keys, verifies its
+// signature for scope: unsigned beats fail with ErrUnsigned, unknown key ids
+// with ErrUnknownKey, wrong MACs with ErrBadSignature (compared in constant
+// time). With no keys it only parses. It never panics.
+func (kr *Keyring) Open(scope Scope, text string) (Beat, error) {
+	p, err := parse(text)
+	if err != nil {
+		return Beat{}, err
+	}
+	if !kr.Enabled() {
+		return p.beat, nil
+	}
+	if p.beat.KeyID == "" {
+		return Beat{}, beatErr(ErrUnsigned, "k", "a key is configured and the beat is not signed")
+	}
+	k := kr.key(p.beat.KeyID)
+	if k == nil {
+		return Beat{}, beatErr(ErrUnknownKey, "k", "key id "+p.beat.KeyID+" is not in the keyring")
+	}
+	var buf [macTextLen]byte
+	want := k.mac(buf[:0], scope, text[:p.signedLen])
+	if subtle.ConstantTimeCompare(want, []byte(p.mac)) != 1 {
+		return Beat{}, beatErr(ErrBadSignature, "m", "the HMAC does not match")
+	}
+	return p.beat, nil
+}
