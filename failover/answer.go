@@ -1,0 +1,194 @@
+package failover
+
+import (
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/libdns/libdns"
+)
+
+// AnswerFunc chooses the answer for one query in the embedded zone. client
+// is the EDNS Client Subnet prefix when present, else the query's source
+// address as a /32 or /128; name is the queried owner name, lower case,
+// fully qualified; qtype is "A", "AAAA", ...; rrs are the records the zone
+// holds at that name and type. It returns the records to answer with (a
+// subset or reordering of rrs); nil or empty means "no opinion": answer
+// with rrs. It must be safe for concurrent use and must not retain or
+// modify rrs.
+//
+// The type has the same underlying type as the memory zone's answer hook,
+// so values convert both ways: memory.AnswerFunc(f).
+type AnswerFunc func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record
+
+// addrOf returns the address of an A or AAAA record.
+func addrOf(r libdns.Record) (netip.Addr, bool) {
+	if a, ok := r.(libdns.Address); ok {
+		return a.IP.Unmap(), a.IP.IsValid()
+	}
+	rr := r.RR()
+	if rr.Type != "A" && rr.Type != "AAAA" {
+		return netip.Addr{}, false
+	}
+	a, err := netip.ParseAddr(rr.Data)
+	return a.Unmap(), err == nil
+}
+
+// RoundRobin returns an AnswerFunc that rotates rrs by one position per
+// query (an atomic counter shared by every name), so successive clients
+// see a different first address. Fewer than two records: no opinion.
+func RoundRobin() AnswerFunc {
+	var n atomic.Uint64
+	return func(_ netip.Prefix, _, _ string, rrs []libdns.Record) []libdns.Record {
+		if len(rrs) < 2 {
+			return nil
+		}
+		k := int((n.Add(1) - 1) % uint64(len(rrs)))
+		out := make([]libdns.Record, 0, len(rrs))
+		out = append(out, rrs[k:]...)
+		return append(out, rrs[:k]...)
+	}
+}
+
+// WeightedRandom returns an AnswerFunc that answers one address record
+// chosen at random with probability proportional to its weight in weights.
+// Addresses of weight 0 (or absent from weights) are chosen only when no
+// address of positive weight is among rrs, and then uniformly. Without an
+// address record: no opinion. src is the random source (seed it in tests,
+// e.g. rand.NewPCG(1, 2)); access is serialised with a mutex. nil means
+// the global generator of math/rand/v2. weights is copied.
+func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
+	w := make(map[netip.Addr]int, len(weights))
+	for a, n := range weights {
+		if n > 0 {
+			w[a.Unmap()] = n
+		}
+	}
+	var mu sync.Mutex
+	var rng *rand.Rand
+	if src != nil {
+		rng = rand.New(src)
+	}
+	intN := func(n int) int {
+		if rng == nil {
+			return rand.IntN(n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return rng.IntN(n)
+	}
+	return func(_ netip.Prefix, _, _ string, rrs []libdns.Record) []libdns.Record {
+		total, addrs := 0, 0
+		for _, r := range rrs {
+			if a, ok := addrOf(r); ok {
+				addrs++
+				total += w[a]
+			}
+		}
+		if addrs == 0 {
+			return nil
+		}
+		if total == 0 {
+			k := intN(addrs)
+			for _, r := range rrs {
+				if _, ok := addrOf(r); ok {
+					if k == 0 {
+						return []libdns.Record{r}
+					}
+					k--
+				}
+			}
+		}
+		k := intN(total)
+		for _, r := range rrs {
+			if a, ok := addrOf(r); ok {
+				if k < w[a] {
+					return []libdns.Record{r}
+				}
+				k -= w[a]
+			}
+		}
+		return nil // unreachable: k < total
+	}
+}
+
+// Chain returns an AnswerFunc that applies fs in order, each to the
+// previous one's answer (or to rrs while no one had an opinion); nil
+// entries are skipped. E.g. Chain(geo, RoundRobin()) rotates the nearest
+// region's addresses.
+func Chain(fs ...AnswerFunc) AnswerFunc {
+	return func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record {
+		var out []libdns.Record
+		for _, f := range fs {
+			if f == nil {
+				continue
+			}
+			in := rrs
+			if len(out) > 0 {
+				in = out
+			}
+			if got := f(client, name, qtype, in); len(got) > 0 {
+				out = got
+			}
+		}
+		return out
+	}
+}
+
+// Geo returns an AnswerFunc that answers with the addresses of the nearest
+// region that has any among rrs: the client's region by the locator, then
+// the regions in its preference list, in order. tags gives each address's
+// region tags (Record.Tags); an address matches a region when tagged with
+// it. A client the locator does not place, or no match: no opinion.
+func Geo(loc *Locator, tags map[netip.Addr][]string) AnswerFunc {
+	return geo(loc, tags, true)
+}
+
+// RegionFilter returns an AnswerFunc that answers only the addresses tagged
+// with the client's region (by the locator): the record service's
+// region-filtered view, per query. No match: no opinion.
+func RegionFilter(loc *Locator, tags map[netip.Addr][]string) AnswerFunc {
+	return geo(loc, tags, false)
+}
+
+func geo(loc *Locator, tags map[netip.Addr][]string, prefs bool) AnswerFunc {
+	t := make(map[netip.Addr][]string, len(tags))
+	for a, rs := range tags {
+		t[a.Unmap()] = append([]string(nil), rs...)
+	}
+	tagged := func(r libdns.Record, region string) bool {
+		a, ok := addrOf(r)
+		if !ok {
+			return false
+		}
+		for _, x := range t[a] {
+			if x == region {
+				return true
+			}
+		}
+		return false
+	}
+	return func(client netip.Prefix, _, _ string, rrs []libdns.Record) []libdns.Record {
+		region, ok := loc.Locate(client)
+		if !ok {
+			return nil
+		}
+		order := []string{region}
+		if prefs {
+			order = loc.Preferences(region)
+		}
+		for _, reg := range order {
+			var out []libdns.Record
+			for _, r := range rrs {
+				if tagged(r, reg) {
+					out = append(out, r)
+				}
+			}
+			if len(out) > 0 {
+				return out
+			}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,171 @@
+package failover
+
+import (
+	"net/netip"
+)
+
+// HoldReason says why a policy left a name out of its desired state.
+type HoldReason uint8
+
+const (
+	// HoldNoHealthy: the set has no served address (AllUnhealthy keepLast
+	// or fallback); the reconciler keeps the last published set.
+	HoldNoHealthy HoldReason = iota + 1
+	// HoldUnread: the set carries values decided by other controllers and
+	// its published state was not read this round.
+	HoldUnread
+	// HoldUndecided: the global name's target depends on a region whose
+	// state is unknown to this controller and no region is known dead; the
+	// controllers that can see it decide.
+	HoldUndecided
+)
+
+// String returns "no healthy address", "published state not read" or
+// "region state unknown".
+func (r HoldReason) String() string {
+	switch r {
+	case HoldNoHealthy:
+		return "no healthy address"
+	case HoldUnread:
+		return "published state not read"
+	case HoldUndecided:
+		return "region state unknown"
+	}
+	return "unknown"
+}
+
+// Hold records a name a policy deliberately left out of Desired.
+type Hold struct {
+	// View and Name locate the name as in RRSet.
+	View, Name string
+	// Reason says why.
+	Reason HoldReason
+}
+
+// RegionStatus is one region's state in a Decision.
+type RegionStatus struct {
+	// Name is the region's name.
+	Name string
+	// State is the region's state from the global-scope beats.
+	State RegionState
+	// Regional are the addresses of the region's regional record in this
+	// Decision (nil when held or withdrawn).
+	Regional []netip.Addr
+}
+
+// Decision is a Topology's full answer for one Snapshot: the desired state
+// and why it looks that way.
+type Decision struct {
+	// Desired is what the reconcilers should publish and withdraw.
+	Desired Desired
+	// Regions are the regions' states, in snapshot order.
+	Regions []RegionStatus
+	// GlobalTarget is the global name's CNAME target in Desired, or "" when
+	// this controller holds it (HoldUndecided).
+	GlobalTarget string
+	// Failover are the failover record's addresses in Desired (nil when held
+	// or withdrawn).
+	Failover []netip.Addr
+	// Held lists the names left out of Desired, and why.
+	Held []Hold
+	// FailingOver reports that some region is known dead, so the global
+	// name points away from the regional name (at the failover name or the
+	// fallback target): the heartbeat controller's "failover in progress".
+	FailingOver bool
+}
+
+// Desired returns the desired state for s; see Decide.
+func (t *Topology) Desired(s Snapshot) (Desired, error) {
+	d, err := t.Decide(s)
+	return d.Desired, err
+}
+
+// Decide computes the desired state of the topology from s:
+//
+//   - each app name: a CNAME to the global name (written by every controller);
+//   - each region R's regional record, in R's private zone: the addresses of
+//     R's served gateways in clusters whose local beat is not stale, by the
+//     ownership rule of the package documentation (written by R's
+//     controllers);
+//   - the failover record: the same over every region, using global beats
+//     (written by every controller);
+//   - the global name: a CNAME to the failover name while some region is
+//     dead (every cluster's global beat read stale), else to the regional
+//     name; held while no region is dead and some region is unknown.
+//
+// An address set with no served address follows AllUnhealthy; a family (A
+// or AAAA) without addresses while the other has some is withdrawn. No set
+// in the result is empty. The same Snapshot always gives the same Decision.
+// An invalid snapshot gives an error wrapping ErrInvalidSnapshot.
+func (t *Topology) Decide(s Snapshot) (Decision, error) {
+	ix, err := indexSnapshot(&s, t.names.regional)
+	if err != nil {
+		return Decision{}, err
+	}
+	var dec Decision
+	d := &dec.Desired
+	gz := t.names.globalZone
+	mode := t.cfg.AllUnhealthy
+
+	anyDead, anyUnknown := false, false
+	for _, r := range ix.regions {
+		st := ix.regionState(r.Name)
+		anyDead = anyDead || st == RegionDead
+		anyUnknown = anyUnknown || st == RegionUnknown
+		rs := RegionStatus{Name: r.Name, State: st}
+		in, all, ok := ix.members(ix.byRegion[r.Name], localScope, r.Regional)
+		rs.Regional = t.addrSet(&dec, r.Zone, r.Name, t.names.regional, in, all, ok, RegionWriters(r.Name))
+		dec.Regions = append(dec.Regions, rs)
+	}
+
+	every := make([]int, len(ix.clusters))
+	for i := range every {
+		every[i] = i
+	}
+	in, all, ok := ix.members(every, globalScope, s.Failover)
+	dec.Failover = t.addrSet(&dec, gz, "", t.names.failover, in, all, ok, Everyone)
+
+	switch {
+	case anyDead && mode == Fallback && ok && len(in) == 0:
+		dec.GlobalTarget = t.cfg.FallbackTarget
+	case anyDead:
+		dec.GlobalTarget = t.names.failover
+	case anyUnknown:
+		dec.Held = append(dec.Held, Hold{Name: t.names.global, Reason: HoldUndecided})
+	default:
+		dec.GlobalTarget = t.names.regional
+	}
+	dec.FailingOver = anyDead
+	if dec.GlobalTarget != "" {
+		d.Sets = append(d.Sets, cnameSet(gz, "", t.names.global, dec.GlobalTarget, t.ttl, Everyone))
+	}
+	for _, a := range t.names.apps {
+		d.Sets = append(d.Sets, cnameSet(a.Zone, "", a.Name, t.names.global, t.ttl, Everyone))
+	}
+	d.sort()
+	return dec, nil
+}
+
+// addrSet adds one address set (regional or failover) to dec following the
+// all-unhealthy mode, and returns the addresses published (nil if none).
+func (t *Topology) addrSet(dec *Decision, zone, view, name string, in, all []netip.Addr, ok bool, w WriterScope) []netip.Addr {
+	if !ok {
+		dec.Held = append(dec.Held, Hold{View: view, Name: name, Reason: HoldUnread})
+		return nil
+	}
+	if len(in) == 0 {
+		switch t.cfg.AllUnhealthy {
+		case FailOpen:
+			in = all
+		case FailClosed:
+			dec.Desired.Withdraws = append(dec.Desired.Withdraws, Withdraw{Zone: zone, View: view, Name: name, Writers: w})
+			return nil
+		}
+	}
+	if len(in) == 0 {
+		dec.Held = append(dec.Held, Hold{View: view, Name: name, Reason: HoldNoHealthy})
+		return nil
+	}
+	addrOut(&dec.Desired, zone, view, name, in, t.ttl, w)
+	return in
+}

@@ -1,0 +1,92 @@
+// Package failover decides what the DNS answers should be, given health.
+// Its policies are pure functions from plain data — a health Snapshot, a
+// Record — to a Desired state: RRSets of libdns records, each naming its
+// zone, its view (which region's private copy of a split-horizon zone) and
+// its writers, plus explicit Withdraws. The record package publishes them;
+// this package does no I/O, reads no clock and starts no goroutine. Time
+// enters through the snapshot: the caller turns heartbeats into Fresh or
+// Stale with the heartbeat package's rules at its own now.
+//
+// # The CNAME topology
+//
+// A Topology lays out one service the way the heartbeat controller does
+// (see TopologyConfig): app names are CNAMEs to the global name; the global
+// name is a CNAME to the regional name, which every region serves from its
+// own private zone with the addresses of its healthy gateways in fresh
+// clusters; the failover name holds every healthy gateway of every healthy
+// region. While some region is dead the global name points at the failover
+// name, and back at the regional name when it recovers. A region's
+// regional record is written by that region's controllers; the global,
+// failover and app names by every controller.
+//
+// # Never empty
+//
+// No RRSet a policy returns is empty. When a set would have no served
+// address, AllUnhealthy decides: by default (KeepLast) the set is simply
+// omitted from Desired, which tells the reconciler to keep the last
+// published set — stale, and reported as held — until an address
+// recovers; Decision.Held says so. FailOpen publishes every address,
+// FailClosed withdraws the name, Fallback points a CNAME at a fixed
+// target. A name that keeps IPv4 addresses but loses its last IPv6 one
+// has its AAAA set withdrawn (and vice versa): the name still answers.
+//
+// # Split brain: who may remove what
+//
+// Controllers in different regions may stop reading each other's beats
+// while still writing the shared zone. Two writers that each publish only
+// what they can see would flip the shared names back and forth. Decide
+// avoids that with three rules, so that controllers that disagree about
+// what they can see still agree about what to write:
+//
+//  1. Only a successful read is evidence. A beat is Fresh, Stale (read and
+//     too old, bad, or missing from a successful listing) or Unknown (not
+//     read). Every controller that reads the zone reads the same beats, so
+//     Stale is evidence that survives a partition; Unknown is no evidence
+//     and never removes anything. A region is dead only when every one of
+//     its clusters is Stale; the global name points at the failover name
+//     when some region is dead, at the regional name when every region is
+//     alive, and is held (not written) by a controller that knows no dead
+//     region but cannot see some region at all.
+//  2. Values belong to their observers. A gateway's addresses enter or
+//     leave a shared set (a regional record shared by a region's
+//     controllers, or the failover record shared by all) by the word of
+//     the controller that observes the gateway (Health known). Every other
+//     controller copies the published membership (Snapshot.Failover,
+//     Region.Regional): it neither adds nor removes those addresses, except
+//     that it removes the addresses of a Stale cluster, and adds a Fresh
+//     cluster's addresses while the set has never been published. A
+//     controller therefore changes only its own values, plus other values
+//     on shared evidence.
+//  3. No read, no write. A controller that could not read a shared set
+//     back and holds values it does not observe leaves the set out of its
+//     Desired (Held with HoldUnread) instead of guessing.
+//
+// So during a partition each region keeps serving its own healthy gateways
+// through its regional record, the global and failover names keep their
+// last values, and nobody flips them; once reads work again every
+// controller sees the same beats and the same published sets, and the
+// next reconcile of each converges to one value. Given the same Snapshot,
+// every controller computes the same Desired. The caller must therefore
+// report a beat it failed to read as FreshnessUnknown, never as Stale, and
+// should let each gateway be observed by one controller (or by several
+// that agree).
+//
+// # Records, strategies and per-query answers
+//
+// A RecordPolicy serves the record service's model: per-name TTL,
+// endpoints with region tags, health and weights, an optional failover
+// FQDN and a disabled flag. Provider output never switches a name's type:
+// the name is a CNAME to a pool name holding the A/AAAA set, or to the
+// failover FQDN. Embedded output (for the embedded zone, which swaps whole
+// snapshots) answers A/AAAA directly and switches to a CNAME when needed.
+// Record.ForRegions gives region-filtered views. A Strategy chooses the
+// published set among the healthy endpoints: all healthy, priority
+// (primary region first), or weighted (weight 0 only when nothing else is
+// healthy). Choices made per query — RoundRobin, WeightedRandom, Geo and
+// RegionFilter, combined with Chain — are AnswerFuncs for the embedded
+// zone's answer hook; a Locator places clients by EDNS Client Subnet or
+// resolver address using the caller's GeoMap. Every policy handles IPv4
+// and IPv6 alike.
+//
+// See Example_topology and Example_record.
+package failover

@@ -1,0 +1,124 @@
+package failover_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"time"
+
+	"github.com/libdns/libdns"
+
+	"github.com/gslbkit/gslb/failover"
+)
+
+// Two regions, one cluster each. The controller in eu observes its own
+// gateways; us's cluster has stopped beating (read stale from the global
+// zone), so the global name points at the failover name, which holds eu's
+// healthy gateway only.
+func Example_topology() {
+	cfg := failover.DefaultTopologyConfig()
+	cfg.Service, cfg.Domain = "edge", "example.com"
+	cfg.AppNames = []failover.AppName{{Name: "httpbin.example.com"}}
+	topo, err := failover.NewTopology(cfg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ip := netip.MustParseAddr
+	snap := failover.Snapshot{
+		Regions: []failover.Region{
+			{Name: "eu", Zone: "local.example.com", Regional: failover.Published{Read: true}},
+			{Name: "us", Zone: "local.example.com"},
+		},
+		Clusters: []failover.Cluster{
+			{Name: "eu-1", Region: "eu", Local: failover.Fresh, Global: failover.Fresh, Gateways: []failover.Gateway{
+				{Name: "gw-a", Addrs: []netip.Addr{ip("192.0.2.1"), ip("2001:db8::1")}, Health: failover.Passing},
+				{Name: "gw-b", Addrs: []netip.Addr{ip("192.0.2.2")}, Health: failover.Critical},
+			}},
+			{Name: "us-1", Region: "us", Global: failover.Stale, Gateways: []failover.Gateway{
+				{Name: "gw-c", Addrs: []netip.Addr{ip("198.51.100.1")}},
+			}},
+		},
+		Failover: failover.Published{Read: true, Addrs: []netip.Addr{ip("192.0.2.1"), ip("198.51.100.1")}},
+	}
+	dec, err := topo.Decide(snap)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(dec.Desired.WrittenBy("eu"))
+	fmt.Println("failing over:", dec.FailingOver)
+	for _, h := range dec.Held {
+		fmt.Printf("held: [%s] %s: %s\n", h.View, h.Name, h.Reason)
+	}
+	// Output:
+	// edge.global.example.com. CNAME 30s global-edge.global.example.com. (everyone)
+	// global-edge.global.example.com. A 30s 192.0.2.1 (everyone)
+	// global-edge.global.example.com. AAAA 30s 2001:db8::1 (everyone)
+	// httpbin.example.com. CNAME 30s edge.global.example.com. (everyone)
+	// [eu] edge.local.example.com. A 30s 192.0.2.1 (region eu)
+	// [eu] edge.local.example.com. AAAA 30s 2001:db8::1 (region eu)
+	// failing over: true
+	// held: [us] edge.local.example.com.: published state not read
+}
+
+// A record-service record with a failover FQDN, published to an external
+// provider (the name is always a CNAME) and to the embedded zone.
+func Example_record() {
+	pol, err := failover.NewRecordPolicy(failover.DefaultRecordConfig())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rec := failover.Record{
+		Name: "api.gslb.example.com", Zone: "gslb.example.com", TTL: 60 * time.Second,
+		FailoverFQDN: "api.backup.example.net",
+		Endpoints: []failover.Endpoint{
+			{IP: netip.MustParseAddr("192.0.2.10"), Regions: []string{"eu"}, Health: failover.Passing},
+			{IP: netip.MustParseAddr("192.0.2.11"), Regions: []string{"us"}, Health: failover.Warning},
+			{IP: netip.MustParseAddr("192.0.2.12"), Regions: []string{"us"}, Health: failover.Critical},
+		},
+	}
+	d, _ := pol.Provider(rec)
+	fmt.Print(d)
+	d, _ = pol.Embedded(rec.ForRegions("us"))
+	fmt.Print(d)
+	rec.Disabled = true
+	d, _ = pol.Embedded(rec)
+	fmt.Print(d)
+	// Output:
+	// api.gslb.example.com. CNAME 1m0s api.pool.gslb.example.com. (everyone)
+	// api.pool.gslb.example.com. A 1m0s 192.0.2.10 192.0.2.11 (everyone)
+	// withdraw api.pool.gslb.example.com. AAAA (everyone)
+	// api.gslb.example.com. A 1m0s 192.0.2.11 (everyone)
+	// withdraw api.gslb.example.com. AAAA (everyone)
+	// api.gslb.example.com. CNAME 1m0s api.backup.example.net. (everyone)
+}
+
+// Per-query answers for the embedded zone: clients in 10.1.0.0/16 are in
+// eu, whose nearest other region is us; eu has no address left, so the
+// answer is us's.
+func ExampleGeo() {
+	loc, err := failover.NewLocator(failover.GeoMap{
+		Prefixes:    map[netip.Prefix]string{netip.MustParsePrefix("10.1.0.0/16"): "eu"},
+		Preferences: map[string][]string{"eu": {"us", "ap"}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tags := map[netip.Addr][]string{
+		netip.MustParseAddr("192.0.2.1"): {"ap"},
+		netip.MustParseAddr("192.0.2.2"): {"us"},
+	}
+	answer := failover.Chain(failover.Geo(loc, tags), failover.WeightedRandom(nil, rand.NewPCG(1, 2)))
+	rrs := []libdns.Record{
+		libdns.Address{Name: "api", TTL: time.Minute, IP: netip.MustParseAddr("192.0.2.1")},
+		libdns.Address{Name: "api", TTL: time.Minute, IP: netip.MustParseAddr("192.0.2.2")},
+	}
+	for _, r := range answer(netip.MustParsePrefix("10.1.7.0/24"), "api.example.com.", "A", rrs) {
+		fmt.Println(r.RR().Data)
+	}
+	// Output:
+	// 192.0.2.2
+}
