@@ -19,9 +19,12 @@ type Step struct {
 	// SetDisabled, From and To are both the current state and Cause is
 	// CauseDisabled.
 	Transition Transition
-	// Next is the base delay from the moment this step was taken (the
-	// probe's result was observed) to the start of the next probe, without
-	// jitter (the Monitor adds Policy.Jitter). Never less than MinInterval.
+	// Next is the base delay, without jitter, from the start of the probe
+	// whose result this step observed to the start of the next probe; the
+	// Monitor adds Policy.Jitter, and probes at once if the result arrived
+	// later than that. For Override and SetDisabled it is the delay the
+	// schedule gives the current state; the Monitor may keep its timer.
+	// Never less than MinInterval.
 	Next time.Duration
 }
 
