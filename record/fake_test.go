@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -203,3 +204,5 @@ func lines(s ...string) []string {
 }
 
 var _ = strings.Join
+
+func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
