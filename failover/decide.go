@@ -1,7 +1,9 @@
 package failover
 
 import (
+	"cmp"
 	"net/netip"
+	"slices"
 )
 
 // HoldReason says why a policy left a name out of its desired state.
@@ -66,7 +68,8 @@ type Decision struct {
 	// Failover are the failover record's addresses in Desired (nil when held
 	// or withdrawn).
 	Failover []netip.Addr
-	// Held lists the names left out of Desired, and why.
+	// Held lists the names left out of Desired, and why, sorted by view
+	// and name.
 	Held []Hold
 	// FailingOver reports that some region is known dead, so the global
 	// name points away from the regional name (at the failover name or the
@@ -127,7 +130,7 @@ func (t *Topology) Decide(s Snapshot) (Decision, error) {
 
 	switch {
 	case anyDead && mode == Fallback && ok && len(in) == 0:
-		dec.GlobalTarget = t.cfg.FallbackTarget
+		dec.GlobalTarget = t.fallback
 	case anyDead:
 		dec.GlobalTarget = t.names.failover
 	case anyUnknown:
@@ -143,6 +146,7 @@ func (t *Topology) Decide(s Snapshot) (Decision, error) {
 		d.Sets = append(d.Sets, cnameSet(a.Zone, "", a.Name, t.names.global, t.ttl, Everyone))
 	}
 	d.sort()
+	slices.SortFunc(dec.Held, func(a, b Hold) int { return cmp.Or(cmp.Compare(a.View, b.View), cmp.Compare(a.Name, b.Name)) })
 	return dec, nil
 }
 

@@ -114,7 +114,8 @@ func (c RecordConfig) Validate() error {
 // RecordPolicy turns Records into desired states. It is immutable and safe
 // for concurrent use; its methods are pure.
 type RecordPolicy struct {
-	cfg RecordConfig
+	cfg      RecordConfig
+	fallback string // fully qualified FallbackTarget
 }
 
 // NewRecordPolicy validates cfg and returns its policy; cfg is copied.
@@ -123,10 +124,11 @@ func NewRecordPolicy(cfg RecordConfig) (*RecordPolicy, error) {
 		return nil, err
 	}
 	cfg.Strategy.Order = slices.Clone(cfg.Strategy.Order)
+	p := &RecordPolicy{cfg: cfg}
 	if cfg.AllUnhealthy == Fallback {
-		cfg.FallbackTarget = dnsname.Fqdn(cfg.FallbackTarget)
+		p.fallback = dnsname.Fqdn(cfg.FallbackTarget)
 	}
-	return &RecordPolicy{cfg: cfg}, nil
+	return p, nil
 }
 
 // recordNames are a validated record's names.
@@ -223,7 +225,7 @@ func (p *RecordPolicy) Provider(r Record) (Desired, error) {
 	case r.Disabled || p.cfg.AllUnhealthy == FailClosed:
 		d.Withdraws = append(d.Withdraws, Withdraw{Zone: n.zone, Name: n.name})
 	case p.cfg.AllUnhealthy == Fallback:
-		d.Sets = append(d.Sets, cnameSet(n.zone, "", n.name, p.cfg.FallbackTarget, r.TTL, Everyone))
+		d.Sets = append(d.Sets, cnameSet(n.zone, "", n.name, p.fallback, r.TTL, Everyone))
 	default: // keepLast, or failOpen with no endpoint at all
 		d.Sets = append(d.Sets, cnameSet(n.zone, "", n.name, n.pool, r.TTL, Everyone))
 	}
@@ -252,7 +254,7 @@ func (p *RecordPolicy) Embedded(r Record) (Desired, error) {
 	case r.Disabled || p.cfg.AllUnhealthy == FailClosed:
 		d.Withdraws = append(d.Withdraws, Withdraw{Zone: n.zone, Name: n.name})
 	case p.cfg.AllUnhealthy == Fallback:
-		d.Sets = append(d.Sets, cnameSet(n.zone, "", n.name, p.cfg.FallbackTarget, r.TTL, Everyone))
+		d.Sets = append(d.Sets, cnameSet(n.zone, "", n.name, p.fallback, r.TTL, Everyone))
 	}
 	d.sort()
 	return d, nil

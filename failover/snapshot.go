@@ -86,7 +86,7 @@ type index struct {
 // indexSnapshot validates s against the regional name and arranges it.
 func indexSnapshot(s *Snapshot, regional string) (*index, error) {
 	ix := &index{
-		regions:  s.Regions,
+		regions:  make([]Region, len(s.Regions)),
 		byRegion: make(map[string][]int, len(s.Regions)),
 		clusters: s.Clusters,
 		owner:    make(map[netip.Addr]int),
@@ -106,6 +106,8 @@ func indexSnapshot(s *Snapshot, regional string) (*index, error) {
 			return nil, snapErr(f+".zone", r.Zone, "a zone that contains the regional name "+regional)
 		}
 		ix.byRegion[r.Name] = []int{}
+		ix.regions[i] = r
+		ix.regions[i].Zone = dnsname.Fqdn(r.Zone)
 	}
 	seen := make(map[string]bool, len(s.Clusters))
 	for i, c := range s.Clusters {

@@ -175,9 +175,10 @@ func checkFallback(m AllUnhealthy, target string) error {
 // from a Snapshot. It is immutable after NewTopology and safe for
 // concurrent use; its methods are pure (no I/O, no clock, no goroutines).
 type Topology struct {
-	cfg   TopologyConfig
-	names topoNames
-	ttl   time.Duration
+	cfg      TopologyConfig
+	names    topoNames
+	ttl      time.Duration
+	fallback string // fully qualified FallbackTarget
 }
 
 // NewTopology validates cfg and returns its policy. cfg is copied; the
@@ -189,10 +190,11 @@ func NewTopology(cfg TopologyConfig) (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
+	t := &Topology{cfg: cfg, names: n, ttl: cfg.TTL.D()}
 	if cfg.AllUnhealthy == Fallback {
-		cfg.FallbackTarget = dnsname.Fqdn(cfg.FallbackTarget)
+		t.fallback = dnsname.Fqdn(cfg.FallbackTarget)
 	}
-	return &Topology{cfg: cfg, names: n, ttl: cfg.TTL.D()}, nil
+	return t, nil
 }
 
 // Config returns a copy of the topology's configuration.
