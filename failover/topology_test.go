@@ -241,7 +241,9 @@ func TestTopologyRules(t *testing.T) {
 		},
 		{
 			name: "a region without clusters is dead",
-			snap: func(s *failover.Snapshot) { s.Regions = append(s.Regions, failover.Region{Name: "ap", Zone: "example.com"}) },
+			snap: func(s *failover.Snapshot) {
+				s.Regions = append(s.Regions, failover.Region{Name: "ap", Zone: "example.com"})
+			},
 			want: want{
 				euA: []string{"192.0.2.1", "192.0.2.2"}, euAAAA: []string{"2001:db8::1"},
 				foA: []string{"192.0.2.1", "192.0.2.2", "198.51.100.1"}, foAAAA: []string{"2001:db8::1", "2001:db8:1::1"},
