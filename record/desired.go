@@ -180,6 +180,9 @@ func checkSet(field string, s RRSet) error {
 	if err := checkType(field+".Type", s.Type); err != nil {
 		return err
 	}
+	if infrastructure(s.Name, s.Type) {
+		return fmt.Errorf("%w: %s.Type = %q at %s: that RRset belongs to the zone, not to the reconciler", ErrInvalid, field, s.Type, s.Key())
+	}
 	if s.TTL < 0 || s.TTL > maxTTL {
 		return fmt.Errorf("%w: %s.TTL = %v: allowed 0s to %v", ErrInvalid, field, s.TTL, maxTTL)
 	}

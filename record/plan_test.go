@@ -166,10 +166,22 @@ func TestPlan(t *testing.T) {
 			want:     []string{"delete app CNAME switch", "create app A switch"},
 		},
 		{
-			name:    "zone apex",
+			name:    "zone apex: the SOA and NS do not make it occupied",
 			desired: Desired{Sets: []RRSet{set("example.com.", "A", 60, "192.0.2.1")}},
 			current: []string{"@ SOA 60 ns1.example.com. h.example.com. 1 60 60 600 30", "@ NS 60 ns1.example.com."},
-			refused: []error{ErrNotOwned},
+			want:    []string{"claim _gslb-owner TXT", "create @ A"},
+		},
+		{
+			name:    "withdrawing the apex leaves the SOA and NS",
+			desired: Desired{Withdraw: []Key{{Zone: testZone, Name: "@"}}},
+			current: []string{"_gslb-owner TXT 300 dep-1", "@ A 60 192.0.2.1", "@ NS 60 ns1.example.com.", "@ SOA 60 ns1.example.com. h.example.com. 1 60 60 600 30"},
+			want:    []string{"delete @ A", "release _gslb-owner TXT"},
+		},
+		{
+			name:    "a CNAME does not switch out an NS delegation below the apex",
+			desired: Desired{Sets: []RRSet{set("sub", "CNAME", 60, "x.example.com.")}},
+			current: []string{"_gslb-owner.sub TXT 300 dep-1", "sub NS 60 ns.other.net."},
+			refused: []error{ErrTypeSwitch},
 		},
 		{
 			name:    "zone apex owned, fully qualified name accepted",
@@ -266,6 +278,7 @@ func TestDesiredValidate(t *testing.T) {
 		{"marker name", Desired{Sets: []RRSet{set("_gslb-owner.www", "TXT", 60, "x")}}, "owner marker"},
 		{"no type", Desired{Sets: []RRSet{set("www", "", 60, "x")}}, "Sets[0].Type"},
 		{"SOA", Desired{Sets: []RRSet{set("@", "SOA", 60, "x")}}, "Sets[0].Type"},
+		{"apex NS", Desired{Sets: []RRSet{set("@", "NS", 60, "ns.example.com.")}}, "belongs to the zone"},
 		{"duplicate", Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1"), set("WWW", "a", 60, "192.0.2.2")}}, "Sets[1]"},
 		{"CNAME beside A", Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1"), set("www", "CNAME", 60, "x.example.com.")}}, "CNAME"},
 		{"withdraw and set", Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1")}, Withdraw: []Key{{Zone: testZone, Name: "www"}}}, "Withdraw[0]"},

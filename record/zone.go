@@ -53,9 +53,11 @@ func indexZone(zone string, recs []libdns.Record) *zoneIndex {
 		if cs == nil {
 			cs = &curSet{set: RRSet{Zone: zone, Name: k.Name, Type: typ, TTL: rr.TTL.Truncate(time.Second)}}
 			idx.sets[k] = cs
-			ts := idx.types[k.Name]
-			i, _ := slices.BinarySearch(ts, typ)
-			idx.types[k.Name] = slices.Insert(ts, i, typ)
+			if !infrastructure(k.Name, typ) {
+				ts := idx.types[k.Name]
+				i, _ := slices.BinarySearch(ts, typ)
+				idx.types[k.Name] = slices.Insert(ts, i, typ)
+			}
 		} else if t := rr.TTL.Truncate(time.Second); t != cs.set.TTL {
 			cs.mixed = true
 			cs.set.TTL = min(cs.set.TTL, t)
@@ -70,6 +72,20 @@ func indexZone(zone string, recs []libdns.Record) *zoneIndex {
 		slices.Sort(cs.set.Values)
 	}
 	return idx
+}
+
+// infrastructure reports whether an RRset belongs to the zone itself rather
+// than to the name's owner: the apex SOA and NS (and DNSSEC keys), and
+// DNSSEC signatures and denial records anywhere. They never make a name
+// occupied, never conflict with a CNAME and are never deleted.
+func infrastructure(name, typ string) bool {
+	switch typ {
+	case "RRSIG", "NSEC", "NSEC3":
+		return true
+	case "SOA", "NS", "DNSKEY", "CDS", "CDNSKEY", "NSEC3PARAM":
+		return name == "@"
+	}
+	return false
 }
 
 // get returns the current set of a key, or nil.
