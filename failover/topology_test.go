@@ -28,7 +28,7 @@ func ips(ss ...string) []netip.Addr {
 	return out
 }
 
-func topo(t testing.TB, mod ...func(*failover.TopologyConfig)) *failover.Topology {
+func topo(t tb, mod ...func(*failover.TopologyConfig)) *failover.Topology {
 	t.Helper()
 	cfg := failover.DefaultTopologyConfig()
 	cfg.Service, cfg.Domain = "edge", "example.com"
@@ -341,7 +341,7 @@ func allDead(s *failover.Snapshot) {
 
 // assertWellFormed checks what every Desired must satisfy: no empty set,
 // records of the set's type and name, no set also withdrawn.
-func assertWellFormed(t testing.TB, d failover.Desired) {
+func assertWellFormed(t tb, d failover.Desired) {
 	t.Helper()
 	for _, s := range d.Sets {
 		require.NotEmpty(t, s.Records, "empty set %s %s", s.Name, s.Type)
@@ -522,4 +522,10 @@ func TestNewTopologyDoesNotMutate(t *testing.T) {
 	assert.Equal(t, "edge.local.example.com.", tp.RegionalName())
 	assert.Equal(t, "example.com.", tp.GlobalZone())
 	assert.Equal(t, "sorry.example.net", tp.Config().FallbackTarget)
+}
+
+// tb is what the helpers need from *testing.T and *rapid.T.
+type tb interface {
+	require.TestingT
+	Helper()
 }
