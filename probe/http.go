@@ -1,0 +1,306 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// HTTP is an HTTP or HTTPS prober: one request per probe over a new
+// connection (Connection: close), classified by Envoy's rules 5, 6 and 8:
+//
+//   - connect error, timeout, reset, TLS failure, a malformed or truncated
+//     reply → Fail (counts toward the failure threshold);
+//   - a body that does not match ExpectedResponse → FailNow (KindBody),
+//     checked before the status, so even a retriable status fails at once;
+//   - a status in ExpectedStatuses (default [200]) → Pass, even if it is
+//     also retriable;
+//   - a status in RetriableStatuses → Fail (KindStatus);
+//   - any other status → FailNow (KindStatus).
+//
+// A malformed reply (bad status line, header or chunk encoding) is a
+// protocol error: Envoy resets the stream and counts a network failure, so
+// it is Fail with KindProtocol, not FailNow. Redirects are never followed: a
+// 3xx is judged like any other status (list 300–399 as expected to accept
+// them). The request is built once by NewHTTP.
+//
+// Probe is safe for concurrent use; each call uses its own connection and
+// closes it before returning.
+type HTTP struct {
+	cfg      HTTPConfig // a private copy
+	method   string
+	dialAddr string // host:port dialled
+	host     string // Host header
+	useTLS   bool
+	tls      *tls.Config
+	dialer   net.Dialer
+	expected Statuses
+	retry    Statuses
+	segs     [][]byte
+	window   int // 0 = whole body
+	head     bool
+	req      []byte   // the lean engine's request, written in one call
+	ref      *httpRef // the net/http engine, when selected
+}
+
+// NewHTTP returns a prober for the target at addr: "host:port", "host",
+// "[v6]:port" or a bare IP address. A missing port is 80 (443 with TLS);
+// cfg.Port, when set, replaces the port. The host is dialled as given (a
+// name is resolved at each probe). cfg is validated and copied; files named
+// in cfg.TLS are read now.
+func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	defPort := "80"
+	if cfg.TLS != nil {
+		defPort = "443"
+	}
+	host, port, err := probeSplitAddr(addr, defPort, cfg.Port)
+	if err != nil {
+		return nil, err
+	}
+	h := &HTTP{
+		cfg:      httpCopyConfig(cfg),
+		method:   cfg.method(),
+		dialAddr: net.JoinHostPort(host, port),
+		useTLS:   cfg.TLS != nil,
+		expected: slices.Clone(cfg.ExpectedStatuses),
+		retry:    slices.Clone(cfg.RetriableStatuses),
+		window:   cfg.MatchWindow,
+	}
+	h.dialer.Timeout = cfg.ConnectTimeout.D()
+	h.head = h.method == http.MethodHead
+	if len(h.expected) == 0 {
+		h.expected = Statuses{OneStatus(http.StatusOK)}
+	}
+	if h.segs, err = cfg.ExpectedResponse.decode("expectedResponse"); err != nil {
+		return nil, err
+	}
+	h.host = cfg.Hostname
+	if h.host == "" {
+		h.host = host
+		if strings.Contains(host, ":") {
+			h.host = "[" + host + "]"
+		}
+		if port != defPort {
+			h.host = net.JoinHostPort(host, port)
+		}
+	}
+	if h.useTLS {
+		sni := host
+		if cfg.Hostname != "" {
+			sni = cfg.Hostname
+			if hh, _, err := net.SplitHostPort(sni); err == nil {
+				sni = hh
+			}
+		}
+		if h.tls, err = cfg.TLS.build(sni, nil); err != nil {
+			return nil, err
+		}
+	}
+	var body []byte
+	if cfg.RequestBody != nil {
+		if body, err = cfg.RequestBody.Bytes(); err != nil {
+			return nil, err
+		}
+	}
+	h.req = httpBuildRequest(h.method, cfg.Path, h.host, cfg.Headers, body)
+	if cfg.Engine == HTTPEngineNetHTTP {
+		h.ref = newHTTPRef(h, body)
+	}
+	return h, nil
+}
+
+// Config returns a copy of the prober's configuration.
+func (h *HTTP) Config() HTTPConfig { return httpCopyConfig(h.cfg) }
+
+// Addr returns the host:port the prober connects to.
+func (h *HTTP) Addr() string { return h.dialAddr }
+
+// Probe sends one request and classifies the answer. ctx's deadline is the
+// probe's timeout; cancelling ctx ends the probe early (Fail, KindOther).
+func (h *HTTP) Probe(ctx context.Context) Result {
+	start := time.Now()
+	var r Result
+	if h.ref != nil {
+		r = h.ref.probe(ctx)
+	} else {
+		r = h.probeLean(ctx)
+	}
+	if r.Status != Pass && ctx.Err() == context.Canceled {
+		r.Status, r.Kind, r.Detail = Fail, KindOther, "canceled"
+	}
+	r.Latency = time.Since(start)
+	return r
+}
+
+// verdict classifies a complete exchange: the status code, and when the
+// prober matches the body, whether it matched and any error that ended the
+// body early. Envoy's rule 5: the body is checked before the status.
+func (h *HTTP) verdict(code int, bodyErr error, matched bool) Result {
+	if bodyErr != nil {
+		return Result{Status: Fail, Kind: httpErrKind(bodyErr), Code: code, Detail: "reading body: " + bodyErr.Error()}
+	}
+	if len(h.segs) > 0 && !matched {
+		return Result{Status: FailNow, Kind: KindBody, Code: code, Detail: "body mismatch (status " + strconv.Itoa(code) + ")"}
+	}
+	switch {
+	case h.expected.Contains(code):
+		return Result{Status: Pass, Code: code, Detail: "status " + strconv.Itoa(code)}
+	case h.retry.Contains(code):
+		return Result{Status: Fail, Kind: KindStatus, Code: code, Detail: "retriable status " + strconv.Itoa(code)}
+	}
+	return Result{Status: FailNow, Kind: KindStatus, Code: code, Detail: "unexpected status " + strconv.Itoa(code)}
+}
+
+// failed classifies an error that ended the exchange before a verdict.
+func httpFailed(stage string, err error) Result {
+	return Result{Status: Fail, Kind: httpErrKind(err), Detail: stage + ": " + err.Error()}
+}
+
+// httpErrKind says why an exchange failed. Errors that are neither
+// network, TLS nor end-of-stream errors are protocol errors: a reply the
+// client could not parse.
+func httpErrKind(err error) Kind {
+	if k := probeErrKind(err); k != KindOther {
+		return k
+	}
+	return KindProtocol
+}
+
+// probeErrKind classifies a network error: timeout, refused, reset (also
+// an early end of stream), TLS, other dial errors as network, else KindOther.
+func probeErrKind(err error) Kind {
+	var (
+		ne  net.Error
+		rh  tls.RecordHeaderError
+		al  tls.AlertError
+		cv  *tls.CertificateVerificationError
+		op  *net.OpError
+		dns *net.DNSError
+	)
+	switch {
+	case err == nil:
+		return KindNone
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return KindTimeout
+	case errors.As(err, &rh), errors.As(err, &al), errors.As(err, &cv), errors.Is(err, ErrTLSConfig),
+		// crypto/tls reports an alert from the peer as this operation.
+		errors.As(err, &op) && op.Op == "remote error":
+		return KindTLS
+	case probeIsRefused(err):
+		return KindRefused
+	case probeIsReset(err):
+		return KindReset
+	case errors.As(err, &dns), errors.As(err, &op):
+		return KindNetwork
+	}
+	return KindOther
+}
+
+// probeSplitAddr splits addr into host and port, applying the default and
+// the override ports (defPort "" means a port is required). It accepts "host:port", "host", "[v6]:port", "[v6]"
+// and bare IPv6 addresses.
+func probeSplitAddr(addr, defPort string, override int) (host, port string, err error) {
+	if h, p, e := net.SplitHostPort(addr); e == nil {
+		host, port = h, p
+	} else if a, e := netip.ParseAddr(addr); e == nil {
+		host, port = a.String(), defPort
+	} else if strings.HasPrefix(addr, "[") && strings.HasSuffix(addr, "]") {
+		host, port = addr[1:len(addr)-1], defPort
+	} else if !strings.Contains(addr, ":") {
+		host, port = addr, defPort
+	} else {
+		return "", "", fmt.Errorf("probe: address %q: want host:port, host, [v6]:port or an IP address", addr)
+	}
+	if host == "" {
+		return "", "", fmt.Errorf("probe: address %q: empty host", addr)
+	}
+	if strings.ContainsAny(host, " /\r\n\t@") {
+		return "", "", fmt.Errorf("probe: address %q: bad character in host %q", addr, host)
+	}
+	if override != 0 {
+		return host, strconv.Itoa(override), nil
+	}
+	if port == "" {
+		return "", "", fmt.Errorf("probe: address %q: a port is required (or set port)", addr)
+	}
+	if n, e := strconv.Atoi(port); e != nil || n < 1 || n > 65535 {
+		return "", "", fmt.Errorf("probe: address %q: port %q, want 1–65535", addr, port)
+	}
+	return host, port, nil
+}
+
+// httpCopyConfig copies cfg deeply enough that the caller's later edits
+// do not reach the prober.
+func httpCopyConfig(c HTTPConfig) HTTPConfig {
+	if c.Headers != nil {
+		m := make(map[string]string, len(c.Headers))
+		for k, v := range c.Headers {
+			m[k] = v
+		}
+		c.Headers = m
+	}
+	if c.RequestBody != nil {
+		b := *c.RequestBody
+		b.Binary = slices.Clone(b.Binary)
+		c.RequestBody = &b
+	}
+	c.ExpectedStatuses = slices.Clone(c.ExpectedStatuses)
+	c.RetriableStatuses = slices.Clone(c.RetriableStatuses)
+	c.ExpectedResponse = slices.Clone(c.ExpectedResponse)
+	if c.TLS != nil {
+		t := *c.TLS
+		t.Certificates = slices.Clone(t.Certificates)
+		c.TLS = &t
+	}
+	return c
+}
+
+// httpBuildRequest renders the request the lean engine writes.
+func httpBuildRequest(method, path, host string, headers map[string]string, body []byte) []byte {
+	var b []byte
+	b = append(b, method...)
+	b = append(b, ' ')
+	b = append(b, path...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, host...)
+	b = append(b, "\r\n"...)
+	keys := make([]string, 0, len(headers))
+	hasUA := false
+	for k := range headers {
+		keys = append(keys, k)
+		if http.CanonicalHeaderKey(k) == "User-Agent" {
+			hasUA = true
+		}
+	}
+	slices.Sort(keys)
+	if !hasUA {
+		b = append(b, "User-Agent: "+httpUserAgent+"\r\n"...)
+	}
+	for _, k := range keys {
+		b = append(b, k...)
+		b = append(b, ": "...)
+		b = append(b, headers[k]...)
+		b = append(b, "\r\n"...)
+	}
+	if body != nil || method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, "Connection: close\r\n\r\n"...)
+	return append(b, body...)
+}
+
+// httpUserAgent is sent unless the config sets a User-Agent header.
+const httpUserAgent = "gslbkit-probe/1"

@@ -1,0 +1,191 @@
+package probe
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/jsontime"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func jsonDur(d time.Duration) jsontime.Duration { return jsontime.Duration(d) }
+
+func TestHTTPConfigValidate(t *testing.T) {
+	body := TextPayload("x")
+	cases := []struct {
+		name  string
+		edit  func(*HTTPConfig)
+		field string // "" = valid
+	}{
+		{"default is valid", func(*HTTPConfig) {}, ""},
+		{"empty method means GET", func(c *HTTPConfig) { c.Method = "" }, ""},
+		{"unknown method", func(c *HTTPConfig) { c.Method = "BREW" }, "method"},
+		{"lower-case method", func(c *HTTPConfig) { c.Method = "get" }, "method"},
+		{"path required", func(c *HTTPConfig) { c.Path = "" }, "path"},
+		{"path too long", func(c *HTTPConfig) { c.Path = "/" + strings.Repeat("a", 1024) }, "path"},
+		{"path of 1024 characters", func(c *HTTPConfig) { c.Path = "/" + strings.Repeat("a", 1023) }, ""},
+		{"path must start with a slash", func(c *HTTPConfig) { c.Path = "healthz" }, "path"},
+		{"path with a space", func(c *HTTPConfig) { c.Path = "/a b" }, "path"},
+		{"path with CRLF", func(c *HTTPConfig) { c.Path = "/a\r\nX: y" }, "path"},
+		{"path with a bad escape", func(c *HTTPConfig) { c.Path = "/%zz" }, "path"},
+		{"path starting with two slashes", func(c *HTTPConfig) { c.Path = "//x" }, "path"},
+		{"hostname with a space", func(c *HTTPConfig) { c.Hostname = "a b" }, "hostname"},
+		{"hostname with port", func(c *HTTPConfig) { c.Hostname = "svc.example:8080" }, ""},
+		{"header sets Host", func(c *HTTPConfig) { c.Headers = map[string]string{"host": "x"} }, "headers"},
+		{"header with CR in value", func(c *HTTPConfig) { c.Headers = map[string]string{"X-A": "a\rb"} }, "headers"},
+		{"header with bad name", func(c *HTTPConfig) { c.Headers = map[string]string{"X A": "a"} }, "headers"},
+		{"body with GET", func(c *HTTPConfig) { c.RequestBody = &body }, "requestBody"},
+		{"body with PATCH", func(c *HTTPConfig) { c.Method = "PATCH"; c.RequestBody = &body }, ""},
+		{"body with OPTIONS", func(c *HTTPConfig) { c.Method = "OPTIONS"; c.RequestBody = &body }, ""},
+		{"empty body", func(c *HTTPConfig) { c.Method = "POST"; c.RequestBody = &Payload{} }, "requestBody"},
+		{"expected status 99", func(c *HTTPConfig) { c.ExpectedStatuses = Statuses{OneStatus(99)} }, "expectedStatuses"},
+		{"expected status 600", func(c *HTTPConfig) { c.ExpectedStatuses = Statuses{{Min: 200, Max: 600}} }, "expectedStatuses"},
+		{"inverted range", func(c *HTTPConfig) { c.RetriableStatuses = Statuses{{Min: 504, Max: 500}} }, "retriableStatuses"},
+		{"expected response with HEAD", func(c *HTTPConfig) {
+			c.Method = "HEAD"
+			c.ExpectedResponse = Segments{TextPayload("x")}
+		}, "expectedResponse"},
+		{"bad hex segment", func(c *HTTPConfig) { c.ExpectedResponse = Segments{HexPayload("zz")} }, "expectedResponse"},
+		{"negative window", func(c *HTTPConfig) { c.MatchWindow = -1 }, "matchWindow"},
+		{"huge window", func(c *HTTPConfig) { c.MatchWindow = HTTPMaxMatchWindow + 1 }, "matchWindow"},
+		{"port 65536", func(c *HTTPConfig) { c.Port = 65536 }, "port"},
+		{"negative connect timeout", func(c *HTTPConfig) { c.ConnectTimeout = -1 }, "connectTimeout"},
+		{"negative response timeout", func(c *HTTPConfig) { c.ResponseTimeout = -1 }, "responseTimeout"},
+		{"unknown engine", func(c *HTTPConfig) { c.Engine = "curl" }, "engine"},
+		{"tls cert without key", func(c *HTTPConfig) { c.TLS = &TLSConfig{CertFile: "x"} }, "tls"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultHTTPConfig()
+			tc.edit(&c)
+			err := c.Validate()
+			if tc.field == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrHTTPConfig)
+			assert.Contains(t, err.Error(), tc.field)
+			_, err = NewHTTP("127.0.0.1:80", c)
+			require.ErrorIs(t, err, ErrHTTPConfig, "NewHTTP validates")
+		})
+	}
+}
+
+func TestHTTPConfigValidateEnvoyGateway(t *testing.T) {
+	body := TextPayload("x")
+	for _, m := range []string{"POST", "PUT"} {
+		c := DefaultHTTPConfig()
+		c.Method, c.RequestBody = m, &body
+		require.NoError(t, c.ValidateEnvoyGateway(), m)
+	}
+	for _, m := range []string{"PATCH", "OPTIONS"} {
+		c := DefaultHTTPConfig()
+		c.Method, c.RequestBody = m, &body
+		require.NoError(t, c.Validate(), m)
+		err := c.ValidateEnvoyGateway()
+		require.ErrorIs(t, err, ErrHTTPConfig, m)
+		require.Contains(t, err.Error(), "requestBody")
+	}
+}
+
+func TestHTTPConfigJSON(t *testing.T) {
+	in := `{"method":"POST","path":"/hc","hostname":"svc","requestBody":{"type":"Text","text":"ping"},
+		"expectedStatuses":[200,"300-399",{"min":204,"max":206}],"retriableStatuses":[503],
+		"expectedResponse":{"type":"Hex","hex":"6f6b"},"matchWindow":0,"port":8080,
+		"connectTimeout":"4s","responseTimeout":"2s","tls":{"serverName":"svc","insecureSkipVerify":true}}`
+	c := DefaultHTTPConfig()
+	require.NoError(t, json.Unmarshal([]byte(in), &c))
+	require.NoError(t, c.Validate())
+	assert.Equal(t, Statuses{OneStatus(200), {300, 399}, {204, 206}}, c.ExpectedStatuses)
+	assert.Equal(t, Segments{HexPayload("6f6b")}, c.ExpectedResponse)
+	assert.Equal(t, 0, c.MatchWindow)
+	assert.Equal(t, 4*time.Second, c.ConnectTimeout.D())
+	out, err := json.Marshal(c)
+	require.NoError(t, err)
+	var back HTTPConfig
+	require.NoError(t, json.Unmarshal(out, &back))
+	assert.Equal(t, c, back)
+
+	t.Run("decoding into the default keeps the 1024-byte window", func(t *testing.T) {
+		c := DefaultHTTPConfig()
+		require.NoError(t, json.Unmarshal([]byte(`{"path":"/x"}`), &c))
+		assert.Equal(t, HTTPDefaultMatchWindow, c.MatchWindow)
+	})
+	t.Run("bad status", func(t *testing.T) {
+		var c HTTPConfig
+		require.Error(t, json.Unmarshal([]byte(`{"expectedStatuses":["2xx"]}`), &c))
+	})
+}
+
+func TestHTTPPresets(t *testing.T) {
+	r := Route53HTTP()
+	require.NoError(t, r.Validate())
+	assert.Equal(t, 4*time.Second, r.ConnectTimeout.D())
+	assert.Equal(t, 2*time.Second, r.ResponseTimeout.D())
+	assert.Equal(t, 5120, r.MatchWindow)
+	assert.True(t, r.ExpectedStatuses.Contains(302))
+	assert.False(t, r.ExpectedStatuses.Contains(404))
+	s := Route53HTTPS()
+	require.NoError(t, s.Validate())
+	require.True(t, s.TLS.InsecureSkipVerify)
+	d := DefaultHTTPConfig()
+	assert.Equal(t, "GET", d.Method)
+	assert.Equal(t, 1024, d.MatchWindow)
+}
+
+func TestNewHTTPAddresses(t *testing.T) {
+	cases := []struct {
+		addr string
+		tls  bool
+		port int
+		dial string
+		host string
+		err  bool
+	}{
+		{addr: "127.0.0.1:8080", dial: "127.0.0.1:8080", host: "127.0.0.1:8080"},
+		{addr: "127.0.0.1", dial: "127.0.0.1:80", host: "127.0.0.1"},
+		{addr: "127.0.0.1", tls: true, dial: "127.0.0.1:443", host: "127.0.0.1"},
+		{addr: "::1", dial: "[::1]:80", host: "[::1]"},
+		{addr: "[::1]:81", dial: "[::1]:81", host: "[::1]:81"},
+		{addr: "[::1]", dial: "[::1]:80", host: "[::1]"},
+		{addr: "svc.example", port: 9090, dial: "svc.example:9090", host: "svc.example:9090"},
+		{addr: "svc.example:80", dial: "svc.example:80", host: "svc.example"},
+		{addr: "", err: true},
+		{addr: "host:0", err: true},
+		{addr: "host:http", err: true},
+		{addr: "a b:80", err: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.addr, func(t *testing.T) {
+			c := DefaultHTTPConfig()
+			c.Port = tc.port
+			if tc.tls {
+				c.TLS = &TLSConfig{InsecureSkipVerify: true}
+			}
+			h, err := NewHTTP(tc.addr, c)
+			if tc.err {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.dial, h.Addr())
+			assert.Equal(t, tc.host, h.host)
+		})
+	}
+}
+
+func TestNewHTTPCopiesConfig(t *testing.T) {
+	c := DefaultHTTPConfig()
+	c.Headers = map[string]string{"X-A": "1"}
+	h, err := NewHTTP("127.0.0.1:80", c)
+	require.NoError(t, err)
+	c.Headers["X-A"] = "2"
+	c.ExpectedStatuses[0] = OneStatus(500)
+	got := h.Config()
+	assert.Equal(t, "1", got.Headers["X-A"])
+	assert.Equal(t, OneStatus(200), got.ExpectedStatuses[0])
+	assert.Contains(t, string(h.req), "X-A: 1\r\n")
+}

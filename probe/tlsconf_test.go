@@ -1,0 +1,156 @@
+package probe
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// probersCA is a throw-away certificate authority for TLS tests.
+type probersCA struct {
+	cert    *x509.Certificate
+	key     *ecdsa.PrivateKey
+	PEM     []byte
+	Pool    *x509.CertPool
+	serial  int64
+	testing testing.TB
+}
+
+func probersNewCA(t testing.TB) *probersCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "gslbkit test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		KeyUsage:              x509.KeyUsageCertSign,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	ca := &probersCA{cert: cert, key: key, serial: 1, testing: t}
+	ca.PEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	ca.Pool = x509.NewCertPool()
+	ca.Pool.AddCert(cert)
+	return ca
+}
+
+// issue returns a leaf certificate for the names (DNS names or IPs), for
+// servers (client false) or clients, with its PEM forms.
+func (ca *probersCA) issue(client bool, names ...string) (tls.Certificate, []byte, []byte) {
+	t := ca.testing
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	ca.serial++
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(ca.serial),
+		Subject:      pkix.Name{CommonName: "leaf"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if client {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	}
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, n)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	require.NoError(t, err)
+	kder, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	require.NoError(t, err)
+	return pair, certPEM, keyPEM
+}
+
+func TestTLSConfigValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  TLSConfig
+		ok   bool
+	}{
+		{"zero value verifies with system roots", TLSConfig{}, true},
+		{"cert file without key", TLSConfig{CertFile: "c.pem"}, false},
+		{"key PEM without cert", TLSConfig{KeyPEM: "x"}, false},
+		{"cert file and cert PEM", TLSConfig{CertFile: "c", KeyFile: "k", CertPEM: "c", KeyPEM: "k"}, false},
+		{"skip verify", TLSConfig{InsecureSkipVerify: true}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			if tc.ok {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, ErrTLSConfig)
+			}
+		})
+	}
+}
+
+func TestTLSConfigBuild(t *testing.T) {
+	ca := probersNewCA(t)
+	_, certPEM, keyPEM := ca.issue(true, "client")
+	dir := t.TempDir()
+	caFile := filepath.Join(dir, "ca.pem")
+	require.NoError(t, os.WriteFile(caFile, ca.PEM, 0o600))
+	certFile := filepath.Join(dir, "c.pem")
+	keyFile := filepath.Join(dir, "k.pem")
+	require.NoError(t, os.WriteFile(certFile, certPEM, 0o600))
+	require.NoError(t, os.WriteFile(keyFile, keyPEM, 0o600))
+
+	t.Run("files are read", func(t *testing.T) {
+		c := &TLSConfig{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
+		tc, err := c.build("example.test", nil)
+		require.NoError(t, err)
+		require.NotNil(t, tc.RootCAs)
+		require.Len(t, tc.Certificates, 1)
+		require.Equal(t, "example.test", tc.ServerName)
+	})
+	t.Run("server name overrides the default", func(t *testing.T) {
+		c := &TLSConfig{ServerName: "sni.test", CAPEM: string(ca.PEM)}
+		tc, err := c.build("example.test", nil)
+		require.NoError(t, err)
+		require.Equal(t, "sni.test", tc.ServerName)
+	})
+	t.Run("missing CA file", func(t *testing.T) {
+		c := &TLSConfig{CAFile: filepath.Join(dir, "nope.pem")}
+		_, err := c.build("x", nil)
+		require.ErrorIs(t, err, ErrTLSConfig)
+	})
+	t.Run("CA PEM without certificates", func(t *testing.T) {
+		c := &TLSConfig{CAPEM: "not pem"}
+		_, err := c.build("x", nil)
+		require.ErrorIs(t, err, ErrTLSConfig)
+	})
+	t.Run("bad key pair", func(t *testing.T) {
+		c := &TLSConfig{CertPEM: string(certPEM), KeyPEM: "junk"}
+		_, err := c.build("x", nil)
+		require.ErrorIs(t, err, ErrTLSConfig)
+	})
+}
