@@ -1,14 +1,10 @@
 package probe
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,47 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// monHTTPGet is a minimal HTTP/1.1 health check over a fresh connection,
-// enough for the Monitor's network test: 200 passes, another status fails
-// at once, a dial or read error fails.
-func monHTTPGet(addr string) Prober {
-	return ProberFunc(func(ctx context.Context) Result {
-		start := time.Now()
-		fail := func(k Kind, err error) Result {
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-				k = KindTimeout
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				k = KindTimeout
-			}
-			return Result{Status: Fail, Kind: k, Latency: time.Since(start), Detail: err.Error()}
-		}
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return fail(KindRefused, err)
-		}
-		defer c.Close()
-		if dl, ok := ctx.Deadline(); ok {
-			_ = c.SetDeadline(dl)
-		}
-		if _, err := c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")); err != nil {
-			return fail(KindReset, err)
-		}
-		line, err := bufio.NewReader(c).ReadString('\n')
-		if err != nil {
-			return fail(KindReset, err)
-		}
-		if f := strings.Fields(line); len(f) < 2 || f[1] != "200" {
-			return Result{Status: FailNow, Kind: KindStatus, Latency: time.Since(start), Detail: strings.TrimSpace(line)}
-		}
-		return Result{Status: Pass, Latency: time.Since(start), Code: 200}
-	})
-}
-
-// TestMonitorRealNetwork probes 200 loopback HTTP servers with short real
-// intervals, kills every fifth one mid-run, and checks that each killed
+// TestMonitorRealNetwork probes 200 loopback HTTP servers with the package's
+// HTTP prober and short real intervals, kills every fifth one mid-run, and checks that each killed
 // target is seen going critical, in order, and that every target's events
 // chain consistently. It asserts order only, under a hang guard.
 func TestMonitorRealNetwork(t *testing.T) {
@@ -109,7 +66,10 @@ func TestMonitorRealNetwork(t *testing.T) {
 	firstPass.Add(n)
 	for i, s := range servers {
 		var once sync.Once
-		inner := monHTTPGet(s.Listener.Addr().String())
+		hc := DefaultHTTPConfig()
+		hc.Path = "/healthz"
+		inner, err := NewHTTP(s.Listener.Addr().String(), hc)
+		require.NoError(t, err)
 		p := ProberFunc(func(ctx context.Context) Result {
 			r := inner.Probe(ctx)
 			if r.Passed() {
