@@ -15,9 +15,9 @@ func TestPolicyValidate(t *testing.T) {
 	s := time.Second
 	envoy := func(mod func(*Policy)) Policy { p := Envoy(); mod(&p); return p }
 	cases := []struct {
-		name  string
-		p     Policy
-		field string // "" = valid
+		name   string
+		p      Policy
+		field  string // "" = valid
 		range_ string
 	}{
 		{"default is valid", DefaultPolicy(), "", ""},
