@@ -2,6 +2,7 @@ package memory
 
 import (
 	"net/netip"
+	"strings"
 
 	"github.com/libdns/libdns"
 )
@@ -12,9 +13,91 @@ import (
 // the zone holds at that name and type. It returns the records to answer with (a subset
 // or reordering); a nil or empty return means "no opinion": answer with rrs.
 // It must be safe for concurrent use and must not retain or modify rrs.
+//
+// The records in rrs are the libdns structs for their type (libdns.Address
+// for A and AAAA, libdns.TXT, ...), named relative to the zone as GetRecords
+// returns them. A returned record is matched to the zone's records by type
+// and data (keeping the zone's TTL); one the zone does not hold is answered
+// as returned, with the TTL it carries; records of another type are dropped.
+// The hook runs for the RRset that ends a query, including at the end of a
+// CNAME chain (the name passed is then the chain's last owner), and never for
+// ANY queries or for the SOA and NS records at the apex.
 type AnswerFunc func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record
 
 // hookTable is the immutable set of answer hooks.
 type hookTable struct {
-	byName map[string]AnswerFunc
+	byName map[string]AnswerFunc // owner name → hook
+	byZone map[string]AnswerFunc // zone name → hook for every name in it
+}
+
+// SetAnswerFunc registers f as the answer hook for the owner name fqdn (any
+// case, trailing dot optional); nil removes it. A per-name hook takes
+// precedence over a zone-wide one. The name need not hold records yet.
+// Queries already being answered may still use the previous hook.
+func (p *Provider) SetAnswerFunc(fqdn string, f AnswerFunc) {
+	p.setHook(zoneKey(fqdn), f, false)
+}
+
+// SetZoneAnswerFunc registers f as the answer hook for every name in the
+// zone (and in zones below it that have no hook of their own) that has no
+// per-name hook; nil removes it.
+func (p *Provider) SetZoneAnswerFunc(zoneName string, f AnswerFunc) {
+	p.setHook(zoneKey(zoneName), f, true)
+}
+
+func (p *Provider) setHook(key string, f AnswerFunc, zoneWide bool) {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	old := p.hooks.Load()
+	nt := &hookTable{byName: map[string]AnswerFunc{}, byZone: map[string]AnswerFunc{}}
+	if old != nil {
+		for k, v := range old.byName {
+			nt.byName[k] = v
+		}
+		for k, v := range old.byZone {
+			nt.byZone[k] = v
+		}
+	}
+	m := nt.byName
+	if zoneWide {
+		m = nt.byZone
+	}
+	if f == nil {
+		delete(m, key)
+	} else {
+		m[key] = f
+	}
+	if len(nt.byName) == 0 && len(nt.byZone) == 0 {
+		p.hooks.Store(nil)
+		return
+	}
+	p.hooks.Store(nt)
+}
+
+// hookFor returns the hook for owner name (lower case, fully qualified) in
+// zone z, or nil.
+func (h *hookTable) hookFor(name, z string) AnswerFunc {
+	if h == nil {
+		return nil
+	}
+	if f, ok := h.byName[name]; ok {
+		return f
+	}
+	if len(h.byZone) == 0 {
+		return nil
+	}
+	if f, ok := h.byZone[z]; ok {
+		return f
+	}
+	// A zone-wide hook registered for an enclosing name.
+	for n := z; ; {
+		i := strings.IndexByte(n, '.')
+		if i < 0 || i == len(n)-1 {
+			return nil
+		}
+		n = n[i+1:]
+		if f, ok := h.byZone[n]; ok {
+			return f
+		}
+	}
 }

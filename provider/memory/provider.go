@@ -58,6 +58,7 @@ type Provider struct {
 	cfg   Config
 	mu    sync.Mutex // serialises writers
 	cur   atomic.Pointer[state]
+	hmu   sync.Mutex // serialises answer-hook registrations
 	hooks atomic.Pointer[hookTable]
 }
 

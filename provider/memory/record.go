@@ -33,6 +33,7 @@ const maxTTL = math.MaxInt32
 type rec struct {
 	rr   libdns.RR
 	wire dns.RR
+	hook libdns.Record // typed form handed to answer hooks (never to callers of GetRecords)
 }
 
 // typed returns the record as the libdns struct for its type (Address,
@@ -124,10 +125,12 @@ func makeRec(zone string, in libdns.Record) (string, rec, error) {
 	if err != nil {
 		return "", rec{}, recErr(zone, fqdn, typ, err)
 	}
-	return fqdn, rec{
+	out := rec{
 		rr:   libdns.RR{Name: relName(fqdn, zone), TTL: time.Duration(ttl) * time.Second, Type: typ, Data: data},
 		wire: wire,
-	}, nil
+	}
+	out.hook = out.typed()
+	return fqdn, out, nil
 }
 
 // canonical parses data of type typ and returns its canonical presentation

@@ -1,0 +1,309 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fixture is a zone with addresses, a CNAME chain, a loop, a TXT, an empty
+// non-terminal (b.example.test holds nothing, a.b.example.test does) and a
+// chain leaving the zone.
+func fixture(t testing.TB) *memory.Provider {
+	p := new(memory.Provider)
+	require.NoError(t, p.AddZone(zone))
+	require.NoError(t, p.AddZone("other.test."))
+	_, err := p.AppendRecords(context.Background(), zone, []libdns.Record{
+		a("ns1", "192.0.2.53"),
+		a("www", "192.0.2.1"), a("www", "192.0.2.2"), a("www", "2001:db8::1"),
+		cname("app", "alias.example.test."), cname("alias", "www.example.test."),
+		cname("loop1", "loop2.example.test."), cname("loop2", "loop1.example.test."),
+		cname("out", "www.example.net."),
+		txt("t", "hello world"),
+		a("a.b", "192.0.2.9"),
+		txt("big", strings.Repeat("x", 250)), txt("big", strings.Repeat("y", 250)), txt("big", strings.Repeat("z", 250)),
+	})
+	require.NoError(t, err)
+	return p
+}
+
+type want struct {
+	rcode  int
+	answer []string // "name type data"
+	ns     []string
+	aa     bool
+	tc     bool
+}
+
+func rrLines(rrs []dns.RR) []string {
+	var out []string
+	for _, rr := range rrs {
+		if rr.Header().Rrtype == dns.TypeOPT {
+			continue
+		}
+		h := rr.Header()
+		data := strings.TrimPrefix(rr.String(), h.String())
+		out = append(out, fmt.Sprintf("%s %s %s", h.Name, dns.TypeToString[h.Rrtype], data))
+	}
+	return out
+}
+
+func query(name string, qtype uint16) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetQuestion(name, qtype)
+	return m
+}
+
+const soaLine = "example.test. SOA ns1.example.test. hostmaster.example.test. 2 60 60 600 30"
+
+func TestRespond(t *testing.T) {
+	p := fixture(t)
+	tests := []struct {
+		name  string
+		q     *dns.Msg
+		want  want
+		check func(t *testing.T, m *dns.Msg)
+	}{
+		{"A", query("www.example.test.", dns.TypeA),
+			want{aa: true, answer: []string{"www.example.test. A 192.0.2.1", "www.example.test. A 192.0.2.2"}}, nil},
+		{"AAAA", query("www.example.test.", dns.TypeAAAA),
+			want{aa: true, answer: []string{"www.example.test. AAAA 2001:db8::1"}}, nil},
+		{"question echoed as asked", query("WwW.ExAmple.TEST.", dns.TypeAAAA),
+			want{aa: true, answer: []string{"WwW.ExAmple.TEST. AAAA 2001:db8::1"}},
+			func(t *testing.T, m *dns.Msg) { assert.Equal(t, "WwW.ExAmple.TEST.", m.Question[0].Name) }},
+		{"SOA at apex", query("example.test.", dns.TypeSOA), want{aa: true, answer: []string{soaLine}}, nil},
+		{"NS at apex with glue", query("example.test.", dns.TypeNS),
+			want{aa: true, answer: []string{"example.test. NS ns1.example.test."}},
+			func(t *testing.T, m *dns.Msg) {
+				assert.Equal(t, []string{"ns1.example.test. A 192.0.2.53"}, rrLines(m.Extra))
+			}},
+		{"CNAME chain followed", query("app.example.test.", dns.TypeA),
+			want{aa: true, answer: []string{"app.example.test. CNAME alias.example.test.", "alias.example.test. CNAME www.example.test.",
+				"www.example.test. A 192.0.2.1", "www.example.test. A 192.0.2.2"}}, nil},
+		{"CNAME query returns the CNAME", query("app.example.test.", dns.TypeCNAME),
+			want{aa: true, answer: []string{"app.example.test. CNAME alias.example.test."}}, nil},
+		{"CNAME chain to NODATA", query("app.example.test.", dns.TypeTXT),
+			want{aa: true, answer: []string{"app.example.test. CNAME alias.example.test.", "alias.example.test. CNAME www.example.test."},
+				ns: []string{soaLine}}, nil},
+		{"CNAME loop stops", query("loop1.example.test.", dns.TypeA),
+			want{aa: true, answer: []string{"loop1.example.test. CNAME loop2.example.test.", "loop2.example.test. CNAME loop1.example.test."}}, nil},
+		{"CNAME out of zone is not followed", query("out.example.test.", dns.TypeA),
+			want{aa: true, answer: []string{"out.example.test. CNAME www.example.net."}}, nil},
+		{"TXT", query("t.example.test.", dns.TypeTXT), want{aa: true, answer: []string{`t.example.test. TXT "hello world"`}}, nil},
+		{"NODATA", query("t.example.test.", dns.TypeA), want{aa: true, ns: []string{soaLine}}, nil},
+		{"empty non-terminal is NODATA", query("b.example.test.", dns.TypeA), want{aa: true, ns: []string{soaLine}}, nil},
+		{"NXDOMAIN", query("nope.example.test.", dns.TypeA), want{aa: true, rcode: dns.RcodeNameError, ns: []string{soaLine}}, nil},
+		{"NODATA at apex", query("example.test.", dns.TypeA), want{aa: true, ns: []string{soaLine}}, nil},
+		{"outside every zone is REFUSED", query("www.example.net.", dns.TypeA), want{rcode: dns.RcodeRefused}, nil},
+		{"other zone served", query("other.test.", dns.TypeNS), want{aa: true, answer: []string{"other.test. NS ns1.other.test."}}, nil},
+		{"AXFR refused", query("example.test.", dns.TypeAXFR), want{rcode: dns.RcodeRefused}, nil},
+		{"CHAOS refused", func() *dns.Msg { m := query("example.test.", dns.TypeTXT); m.Question[0].Qclass = dns.ClassCHAOS; return m }(),
+			want{rcode: dns.RcodeRefused}, nil},
+		{"two questions FORMERR", func() *dns.Msg {
+			m := query("example.test.", dns.TypeA)
+			m.Question = append(m.Question, m.Question[0])
+			return m
+		}(), want{rcode: dns.RcodeFormatError}, nil},
+		{"no question FORMERR", func() *dns.Msg { m := query("example.test.", dns.TypeA); m.Question = nil; return m }(),
+			want{rcode: dns.RcodeFormatError}, nil},
+		{"NOTIFY not implemented", func() *dns.Msg { m := query("example.test.", dns.TypeSOA); m.Opcode = dns.OpcodeNotify; return m }(),
+			want{rcode: dns.RcodeNotImplemented}, nil},
+		{"big answer truncated over UDP without EDNS", query("big.example.test.", dns.TypeTXT), want{aa: true, tc: true}, nil},
+		{"big answer fits with EDNS", func() *dns.Msg { m := query("big.example.test.", dns.TypeTXT); m.SetEdns0(1232, false); return m }(),
+			want{aa: true, answer: []string{
+				`big.example.test. TXT "` + strings.Repeat("x", 250) + `"`,
+				`big.example.test. TXT "` + strings.Repeat("y", 250) + `"`,
+				`big.example.test. TXT "` + strings.Repeat("z", 250) + `"`}},
+			func(t *testing.T, m *dns.Msg) {
+				opt := m.IsEdns0()
+				require.NotNil(t, opt)
+				assert.Equal(t, uint16(1232), opt.UDPSize())
+			}},
+		{"EDNS version 1 is BADVERS", func() *dns.Msg {
+			m := query("www.example.test.", dns.TypeA)
+			m.SetEdns0(1232, true)
+			m.IsEdns0().SetVersion(1)
+			return m
+		}(), want{rcode: dns.RcodeBadVers}, nil},
+		{"DO bit echoed", func() *dns.Msg { m := query("www.example.test.", dns.TypeAAAA); m.SetEdns0(1232, true); return m }(),
+			want{aa: true, answer: []string{"www.example.test. AAAA 2001:db8::1"}},
+			func(t *testing.T, m *dns.Msg) { assert.True(t, m.IsEdns0().Do()) }},
+		{"ANY at a name", query("www.example.test.", dns.TypeANY),
+			want{aa: true, answer: []string{"www.example.test. A 192.0.2.1", "www.example.test. A 192.0.2.2", "www.example.test. AAAA 2001:db8::1"}}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			wire, err := tc.q.Pack()
+			require.NoError(t, err)
+			out := p.RespondWire(wire, netip.MustParseAddr("127.0.0.1"), false)
+			require.NotNil(t, out)
+			m := new(dns.Msg)
+			require.NoError(t, m.Unpack(out))
+			assert.Equal(t, tc.q.Id, m.Id)
+			assert.True(t, m.Response)
+			assert.Equal(t, tc.want.rcode, m.Rcode, dns.RcodeToString[m.Rcode])
+			assert.Equal(t, tc.want.aa, m.Authoritative, "AA")
+			assert.Equal(t, tc.want.tc, m.Truncated, "TC")
+			assert.Equal(t, tc.want.answer, rrLines(m.Answer))
+			assert.Equal(t, tc.want.ns, rrLines(m.Ns))
+			if tc.check != nil {
+				tc.check(t, m)
+			}
+		})
+	}
+}
+
+func TestNegativeTTL(t *testing.T) {
+	p := fixture(t)
+	m := p.Respond(query("nope.example.test.", dns.TypeA), netip.Addr{}, false)
+	require.Len(t, m.Ns, 1)
+	assert.Equal(t, uint32(30), m.Ns[0].Header().Ttl, "min(SOA TTL 60, minimum 30)")
+}
+
+func TestRespondIgnoresResponses(t *testing.T) {
+	p := fixture(t)
+	q := query("www.example.test.", dns.TypeA)
+	q.Response = true
+	wire, _ := q.Pack()
+	assert.Nil(t, p.RespondWire(wire, netip.Addr{}, false))
+	assert.Nil(t, p.RespondWire([]byte{1, 2, 3}, netip.Addr{}, false))
+	garbage := append([]byte{0xab, 0xcd, 0x01, 0x00}, make([]byte, 20)...)
+	garbage[5] = 3 // three questions, none present
+	out := p.RespondWire(garbage, netip.Addr{}, false)
+	require.NotNil(t, out)
+	m := new(dns.Msg)
+	require.NoError(t, m.Unpack(out))
+	assert.Equal(t, dns.RcodeFormatError, m.Rcode)
+	assert.Equal(t, uint16(0xabcd), m.Id)
+}
+
+func TestAnswerFunc(t *testing.T) {
+	p := fixture(t)
+	var gotClient netip.Prefix
+	var gotName, gotType string
+	// Keep only the address whose last byte matches the client's.
+	p.SetAnswerFunc("WWW.example.test", func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record {
+		gotClient, gotName, gotType = client, name, qtype
+		for _, r := range rrs {
+			if ad, ok := r.(libdns.Address); ok && ad.IP.Is4() && ad.IP.As4()[3] == client.Addr().As4()[3] {
+				return []libdns.Record{r}
+			}
+		}
+		return nil
+	})
+	ecs := func(addr string, bits uint8) *dns.Msg {
+		m := query("app.example.test.", dns.TypeA)
+		m.SetEdns0(1232, false)
+		m.IsEdns0().Option = append(m.IsEdns0().Option, &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: bits, Address: netip.MustParseAddr(addr).AsSlice()})
+		return m
+	}
+	tests := []struct {
+		name       string
+		q          *dns.Msg
+		src        string
+		wantClient string
+		want       []string
+		wantScope  int
+	}{
+		{"source address", query("www.example.test.", dns.TypeA), "198.51.100.2", "198.51.100.2/32",
+			[]string{"www.example.test. A 192.0.2.2"}, -1},
+		{"no opinion answers everything", query("www.example.test.", dns.TypeA), "198.51.100.7", "198.51.100.7/32",
+			[]string{"www.example.test. A 192.0.2.1", "www.example.test. A 192.0.2.2"}, -1},
+		{"client subnet at the end of a chain", ecs("203.0.113.1", 32), "127.0.0.1", "203.0.113.1/32",
+			[]string{"app.example.test. CNAME alias.example.test.", "alias.example.test. CNAME www.example.test.", "www.example.test. A 192.0.2.1"}, 32},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := p.Respond(tc.q, netip.MustParseAddr(tc.src), false)
+			assert.Equal(t, tc.wantClient, gotClient.String())
+			assert.Equal(t, "www.example.test.", gotName)
+			assert.Equal(t, "A", gotType)
+			assert.Equal(t, tc.want, rrLines(m.Answer))
+			if tc.wantScope >= 0 {
+				opt := m.IsEdns0()
+				require.NotNil(t, opt)
+				require.Len(t, opt.Option, 1)
+				assert.Equal(t, uint8(tc.wantScope), opt.Option[0].(*dns.EDNS0_SUBNET).SourceScope)
+			}
+		})
+	}
+	p.SetAnswerFunc("www.example.test.", nil)
+	m := p.Respond(query("www.example.test.", dns.TypeA), netip.MustParseAddr("198.51.100.2"), false)
+	assert.Len(t, m.Answer, 2, "hook removed")
+
+	// A zone-wide hook that reverses the order.
+	p.SetZoneAnswerFunc(zone, func(_ netip.Prefix, _, _ string, rrs []libdns.Record) []libdns.Record {
+		out := make([]libdns.Record, len(rrs))
+		for i, r := range rrs {
+			out[len(rrs)-1-i] = r
+		}
+		return out
+	})
+	m = p.Respond(query("www.example.test.", dns.TypeA), netip.MustParseAddr("198.51.100.2"), false)
+	assert.Equal(t, []string{"www.example.test. A 192.0.2.2", "www.example.test. A 192.0.2.1"}, rrLines(m.Answer))
+}
+
+// TestServer asks a real server on 127.0.0.1 over UDP and TCP, including a
+// truncated UDP answer retried over TCP, and a swap from an address set to a
+// CNAME seen between two queries.
+func TestServer(t *testing.T) {
+	p := fixture(t)
+	cfg := memory.DefaultServerConfig()
+	cfg.Addr = "127.0.0.1:0"
+	srv, err := memory.NewServer(p, cfg, nil)
+	require.NoError(t, err)
+	require.NoError(t, srv.Listen())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("server did not stop")
+		}
+	}()
+
+	for _, net := range []string{"udp", "tcp"} {
+		t.Run(net, func(t *testing.T) {
+			c := &dns.Client{Net: net, Timeout: 10 * time.Second}
+			m, _, err := c.Exchange(query("www.example.test.", dns.TypeA), srv.Addr())
+			require.NoError(t, err)
+			assert.True(t, m.Authoritative)
+			assert.Equal(t, []string{"www.example.test. A 192.0.2.1", "www.example.test. A 192.0.2.2"}, rrLines(m.Answer))
+			m, _, err = c.Exchange(query("nope.example.test.", dns.TypeA), srv.Addr())
+			require.NoError(t, err)
+			assert.Equal(t, dns.RcodeNameError, m.Rcode)
+		})
+	}
+	t.Run("truncated over UDP, whole over TCP", func(t *testing.T) {
+		udp := &dns.Client{Net: "udp", Timeout: 10 * time.Second}
+		m, _, err := udp.Exchange(query("big.example.test.", dns.TypeTXT), srv.Addr())
+		require.NoError(t, err)
+		require.True(t, m.Truncated)
+		tcp := &dns.Client{Net: "tcp", Timeout: 10 * time.Second}
+		m, _, err = tcp.Exchange(query("big.example.test.", dns.TypeTXT), srv.Addr())
+		require.NoError(t, err)
+		assert.False(t, m.Truncated)
+		assert.Len(t, m.Answer, 3)
+	})
+	t.Run("A set swapped for a CNAME", func(t *testing.T) {
+		_, err := p.SetRecords(context.Background(), zone, []libdns.Record{cname("www", "t.example.test.")})
+		require.NoError(t, err)
+		c := &dns.Client{Net: "udp", Timeout: 10 * time.Second}
+		m, _, err := c.Exchange(query("www.example.test.", dns.TypeTXT), srv.Addr())
+		require.NoError(t, err)
+		assert.Equal(t, []string{"www.example.test. CNAME t.example.test.", `t.example.test. TXT "hello world"`}, rrLines(m.Answer))
+	})
+}

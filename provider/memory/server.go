@@ -1,0 +1,188 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// ServerConfig configures a Server.
+type ServerConfig struct {
+	// Addr is the host:port to listen on, UDP and TCP alike. Port 0 picks a
+	// free port (the same one for both). Default "127.0.0.1:5353".
+	Addr string `json:"addr"`
+	// TCPIdleTimeout closes a TCP connection that sends no query for this
+	// long, 100ms to 10m. Default 10s.
+	TCPIdleTimeout Duration `json:"tcpIdleTimeout"`
+	// ShutdownTimeout bounds how long Run waits for in-flight queries once
+	// its context ends, 0s to 1m. Default 2s.
+	ShutdownTimeout Duration `json:"shutdownTimeout"`
+}
+
+// DefaultServerConfig returns 127.0.0.1:5353, TCP idle timeout 10s,
+// shutdown timeout 2s.
+func DefaultServerConfig() ServerConfig {
+	return ServerConfig{
+		Addr:            "127.0.0.1:5353",
+		TCPIdleTimeout:  Duration(10 * time.Second),
+		ShutdownTimeout: Duration(2 * time.Second),
+	}
+}
+
+// Validate reports the first field out of range.
+func (c ServerConfig) Validate() error {
+	if _, err := netip.ParseAddrPort(c.Addr); err != nil {
+		return fmt.Errorf("memory: server addr %q is not an IP:port (%v)", c.Addr, err)
+	}
+	if d := c.TCPIdleTimeout.D(); d < 100*time.Millisecond || d > 10*time.Minute {
+		return fmt.Errorf("memory: server tcpIdleTimeout %v is out of range (allowed 100ms to 10m)", d)
+	}
+	if d := c.ShutdownTimeout.D(); d < 0 || d > time.Minute {
+		return fmt.Errorf("memory: server shutdownTimeout %v is out of range (allowed 0s to 1m)", d)
+	}
+	return nil
+}
+
+// Server serves a Provider's zones over UDP and TCP. NewServer starts
+// nothing; Listen binds the sockets (Run does it if Listen was not called);
+// Run serves until its context ends and returns once every goroutine it
+// started has exited. A Server runs once.
+type Server struct {
+	p   *Provider
+	cfg ServerConfig
+	log *slog.Logger
+
+	mu  sync.Mutex
+	udp net.PacketConn
+	tcp net.Listener
+	ran bool
+}
+
+// NewServer returns a Server for p, or cfg's validation error. log may be
+// nil (quiet).
+func NewServer(p *Provider, cfg ServerConfig, log *slog.Logger) (*Server, error) {
+	if p == nil {
+		return nil, errors.New("memory: NewServer needs a Provider")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{p: p, cfg: cfg, log: log}, nil
+}
+
+// Listen binds the UDP socket and the TCP listener on cfg.Addr. With port 0
+// it picks a port free for both. Calling it again is a no-op.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.udp != nil {
+		return nil
+	}
+	ap, _ := netip.ParseAddrPort(s.cfg.Addr)
+	var lastErr error
+	for range 10 {
+		u, err := net.ListenPacket("udp", s.cfg.Addr)
+		if err != nil {
+			return fmt.Errorf("memory: listen udp %s: %w", s.cfg.Addr, err)
+		}
+		port := u.LocalAddr().(*net.UDPAddr).Port
+		t, err := net.Listen("tcp", netip.AddrPortFrom(ap.Addr(), uint16(port)).String())
+		if err != nil {
+			u.Close()
+			lastErr = err
+			if ap.Port() != 0 {
+				break
+			}
+			continue
+		}
+		s.udp, s.tcp = u, t
+		return nil
+	}
+	return fmt.Errorf("memory: listen tcp %s: %w", s.cfg.Addr, lastErr)
+}
+
+// Addr returns the address the server listens on (host:port), or "" before
+// Listen.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.udp == nil {
+		return ""
+	}
+	return s.udp.LocalAddr().String()
+}
+
+// Run serves queries until ctx ends, then shuts down (waiting at most
+// ShutdownTimeout for queries in flight) and returns nil; or returns the
+// error that stopped it. It binds first if Listen was not called.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.ran {
+		s.mu.Unlock()
+		return errors.New("memory: Server.Run called twice")
+	}
+	s.ran = true
+	udp, tcp := s.udp, s.tcp
+	s.mu.Unlock()
+
+	idle := s.cfg.TCPIdleTimeout.D()
+	servers := []*dns.Server{
+		{PacketConn: udp, Handler: s.p, UDPSize: maxUDPSize},
+		{Listener: tcp, Handler: s.p, IdleTimeout: func() time.Duration { return idle }},
+	}
+	errs := make(chan error, len(servers))
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		started := make(chan struct{})
+		srv.NotifyStartedFunc = func() { close(started) }
+		srv.MsgAcceptFunc = acceptAll
+		wg.Go(func() { errs <- srv.ActivateAndServe() })
+		select {
+		case <-started:
+		case err := <-errs:
+			return s.stop(servers, &wg, fmt.Errorf("memory: serve: %w", err))
+		}
+	}
+	s.log.Info("dns server listening", "addr", udp.LocalAddr().String())
+	select {
+	case <-ctx.Done():
+		return s.stop(servers, &wg, nil)
+	case err := <-errs:
+		return s.stop(servers, &wg, fmt.Errorf("memory: serve: %w", err))
+	}
+}
+
+func (s *Server) stop(servers []*dns.Server, wg *sync.WaitGroup, err error) error {
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout.D())
+	defer cancel()
+	for _, srv := range servers {
+		_ = srv.ShutdownContext(sctx)
+	}
+	s.udp.Close()
+	s.tcp.Close()
+	wg.Wait()
+	s.log.Info("dns server stopped")
+	return err
+}
+
+// acceptAll hands every query to the Provider, which judges malformed ones
+// itself (FORMERR, NOTIMP) the same way on every path.
+func acceptAll(dh dns.Header) dns.MsgAcceptAction {
+	if dh.Bits&(1<<15) != 0 {
+		return dns.MsgIgnore
+	}
+	return dns.MsgAccept
+}
