@@ -106,7 +106,11 @@ func TestRespond(t *testing.T) {
 		{"outside every zone is REFUSED", query("www.example.net.", dns.TypeA), want{rcode: dns.RcodeRefused}, nil},
 		{"other zone served", query("other.test.", dns.TypeNS), want{aa: true, answer: []string{"other.test. NS ns1.other.test."}}, nil},
 		{"AXFR refused", query("example.test.", dns.TypeAXFR), want{rcode: dns.RcodeRefused}, nil},
-		{"CHAOS refused", func() *dns.Msg { m := query("example.test.", dns.TypeTXT); m.Question[0].Qclass = dns.ClassCHAOS; return m }(),
+		{"CHAOS refused", func() *dns.Msg {
+			m := query("example.test.", dns.TypeTXT)
+			m.Question[0].Qclass = dns.ClassCHAOS
+			return m
+		}(),
 			want{rcode: dns.RcodeRefused}, nil},
 		{"two questions FORMERR", func() *dns.Msg {
 			m := query("example.test.", dns.TypeA)
