@@ -1,0 +1,15 @@
+// Package rfc2136 is the adapter for DNS servers that take RFC 2136
+// dynamic updates — BIND, Knot, PowerDNS — signed with a TSIG key. Config
+// names the server and the key (or takes them from GSLB_RFC2136_SERVER,
+// GSLB_RFC2136_KEY_NAME, GSLB_RFC2136_KEY_ALG and GSLB_RFC2136_SECRET
+// through FromEnv) and Validate says what is wrong with it; New returns a
+// Provider implementing the libdns interfaces: it reads the zone by AXFR
+// and changes it by UPDATE, atomically per call, speaking the same
+// messages as github.com/libdns/rfc2136 but through miekg/dns directly, so
+// every error it returns answers Throttled() and Temporary() (SERVFAIL,
+// timeouts and network errors are transient; REFUSED, NOTAUTH and TSIG
+// failures permanent) and TXT text comes back byte for byte. It passes
+// provider/providertest's suite against a real BIND started by the tests;
+// BIND ignores a CNAME beside other data, which the suite's capabilities
+// record. See Example for configuration.
+package rfc2136

@@ -1,0 +1,324 @@
+package rfc2136
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/zoneops"
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+)
+
+// Provider reads a zone by AXFR and changes it by RFC 2136 UPDATE, both
+// over TCP and signed with the configured TSIG key. It sends the messages
+// github.com/libdns/libdns/rfc2136 v1.0.1 sends (SetRecords deletes each
+// given RRset and adds the given records in one UPDATE, so the server
+// applies it atomically), but talks to the server through miekg/dns itself
+// so that it can:
+//
+//   - classify errors: every error answers Throttled() and Temporary()
+//     (a *ResponseError for the server's response code: SERVFAIL is
+//     transient, REFUSED/NOTAUTH/NOTZONE and the rest permanent; TSIG
+//     failures permanent; timeouts and network errors transient);
+//   - return TXT text byte for byte (the upstream module returns the
+//     wire's escapes, e.g. \" for a quote);
+//   - honour context cancellation during I/O, not only deadlines;
+//   - delete with the libdns wildcards and return only what was deleted
+//     (DeleteRecords reads the zone first).
+//
+// GetRecords returns the whole transfer: the SOA twice (first and last,
+// as AXFR sends it), the apex NS and glue included. A CNAME added beside
+// other data (or at the apex) is silently ignored by BIND, as RFC 2136
+// section 3.4.2.2 prescribes; read back to see what was applied.
+//
+// Provider is safe for concurrent use; each call opens its own connection.
+type Provider struct {
+	cfg     Config
+	addr    string
+	keyName string
+	keyAlg  string
+	secrets map[string]string
+
+	// mu serialises DeleteRecords' read-then-delete per Provider so that
+	// concurrent deletes report what each one deleted.
+	mu sync.Mutex
+}
+
+// New validates cfg and returns a Provider. It does not contact the
+// server. cfg is copied.
+func New(cfg Config) (*Provider, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	addr, _ := serverAddr(cfg.Server)
+	p := &Provider{cfg: cfg, addr: addr}
+	if cfg.KeyName != "" {
+		p.keyName = dns.Fqdn(strings.ToLower(cfg.KeyName))
+		p.keyAlg = dns.Fqdn(strings.ToLower(cfg.KeyAlg))
+		p.secrets = map[string]string{p.keyName: cfg.Secret}
+	}
+	return p, nil
+}
+
+// Config returns the provider's configuration.
+func (p *Provider) Config() Config { return p.cfg }
+
+func (p *Provider) client() *dns.Client {
+	return &dns.Client{Net: "tcp", TsigSecret: p.secrets, Timeout: p.cfg.Timeout.D()}
+}
+
+func (p *Provider) sign(m *dns.Msg) {
+	if p.keyName != "" {
+		m.SetTsig(p.keyName, p.keyAlg, 300, time.Now().Unix())
+	}
+}
+
+// withTimeout applies the configured timeout when ctx has no earlier
+// deadline.
+func (p *Provider) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, p.cfg.Timeout.D())
+}
+
+// update sends one UPDATE message and checks the answer.
+func (p *Provider) update(ctx context.Context, zone string, m *dns.Msg) error {
+	ctx, cancel := p.withTimeout(ctx)
+	defer cancel()
+	p.sign(m)
+	c := p.client()
+	conn, err := c.DialContext(ctx, p.addr)
+	if err != nil {
+		return classify("update", zone, ctxOr(ctx, err))
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	r, _, err := c.ExchangeWithConnContext(ctx, m, conn)
+	if err != nil {
+		return classify("update", zone, ctxOr(ctx, err))
+	}
+	if r.Rcode != dns.RcodeSuccess {
+		return responseError("update", zone, r)
+	}
+	return nil
+}
+
+// ctxOr returns ctx's error, wrapping err, when ctx has ended (the
+// connection was closed under the exchange); else err.
+func ctxOr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	return err
+}
+
+// toRR converts a libdns record to a miekg/dns RR in zone. TXT text is
+// split into 255-byte strings and escaped; A and AAAA are built from the
+// parsed address; other types are parsed from zone-file syntax.
+func toRR(r libdns.Record, zone string) (dns.RR, error) {
+	rr := r.RR()
+	if rr.Name == "" {
+		return nil, fmt.Errorf("rfc2136: record %+v: empty name (use \"@\" for the apex)", rr)
+	}
+	name := libdns.AbsoluteName(rr.Name, zone)
+	hdr := dns.RR_Header{Name: dns.Fqdn(name), Class: dns.ClassINET, Ttl: uint32(rr.TTL / time.Second)}
+	typ := strings.ToUpper(rr.Type)
+	switch typ {
+	case "TXT":
+		hdr.Rrtype = dns.TypeTXT
+		return &dns.TXT{Hdr: hdr, Txt: txtStrings(rr.Data)}, nil
+	case "A", "AAAA":
+		ip := net.ParseIP(strings.TrimSpace(rr.Data))
+		if ip == nil || (typ == "A") != (ip.To4() != nil) {
+			return nil, fmt.Errorf("rfc2136: record %s %s: data %q is not an IPv%s address", rr.Name, typ, rr.Data, map[bool]string{true: "4", false: "6"}[typ == "A"])
+		}
+		if typ == "A" {
+			hdr.Rrtype = dns.TypeA
+			return &dns.A{Hdr: hdr, A: ip.To4()}, nil
+		}
+		hdr.Rrtype = dns.TypeAAAA
+		return &dns.AAAA{Hdr: hdr, AAAA: ip}, nil
+	}
+	if strings.ContainsAny(rr.Data, "\n;") {
+		return nil, fmt.Errorf("rfc2136: record %s %s: data %q holds a newline or ';'", rr.Name, typ, rr.Data)
+	}
+	out, err := dns.NewRR(fmt.Sprintf("$ORIGIN %s\n%s %d IN %s %s", zone, dns.Fqdn(name), hdr.Ttl, typ, rr.Data))
+	if err != nil {
+		return nil, fmt.Errorf("rfc2136: record %s %s %q: %w", rr.Name, typ, rr.Data, err)
+	}
+	if out == nil {
+		return nil, fmt.Errorf("rfc2136: record %s %s: no data", rr.Name, typ)
+	}
+	return out, nil
+}
+
+func toRRs(recs []libdns.Record, zone string) ([]dns.RR, error) {
+	out := make([]dns.RR, 0, len(recs))
+	for _, r := range recs {
+		rr, err := toRR(r, zone)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rr)
+	}
+	return out, nil
+}
+
+// fromRR converts a transferred RR to a typed libdns record.
+func fromRR(rr dns.RR, zone string) libdns.Record {
+	hdr := rr.Header()
+	name, _ := relative(hdr.Name, zone)
+	out := libdns.RR{Name: name, TTL: time.Duration(hdr.Ttl) * time.Second, Type: dns.TypeToString[hdr.Rrtype]}
+	switch v := rr.(type) {
+	case *dns.TXT:
+		out.Data = joinTXT(v.Txt)
+	case *dns.RFC3597:
+		out.Type = fmt.Sprintf("TYPE%d", hdr.Rrtype)
+		out.Data = v.String()[len(v.Header().String()):]
+		if i := strings.Index(out.Data, `\#`); i >= 0 {
+			out.Data = out.Data[i:]
+		}
+	default:
+		out.Data = strings.TrimPrefix(rr.String(), hdr.String())
+	}
+	return zoneops.Typed(out)
+}
+
+// relative returns name relative to zone, "@" for the apex, compared
+// without regard to case.
+func relative(name, zone string) (string, bool) {
+	n := strings.ToLower(dns.Fqdn(name))
+	if n == zone {
+		return "@", true
+	}
+	if strings.HasSuffix(n, "."+zone) {
+		return strings.TrimSuffix(n, "."+zone), true
+	}
+	return n, false
+}
+
+// GetRecords transfers the zone (AXFR over TCP, TSIG-signed) and returns
+// every record in it, typed, with relative names.
+func (p *Provider) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
+	z, err := zoneops.Zone(zone)
+	if err != nil {
+		return nil, fmt.Errorf("rfc2136: %w", err)
+	}
+	rrs, err := p.transfer(ctx, z)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]libdns.Record, 0, len(rrs))
+	for _, rr := range rrs {
+		out = append(out, fromRR(rr, z))
+	}
+	return out, nil
+}
+
+// AppendRecords adds recs in one UPDATE. Adding a record that exists is a
+// no-op on the server (RFC 2136 section 3.4.2.2). It returns recs, typed.
+func (p *Provider) AppendRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
+	z, err := zoneops.Zone(zone)
+	if err != nil {
+		return nil, fmt.Errorf("rfc2136: %w", err)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	rrs, err := toRRs(recs, z)
+	if err != nil {
+		return nil, err
+	}
+	m := new(dns.Msg)
+	m.SetUpdate(z)
+	m.Insert(rrs)
+	if err := p.update(ctx, z, m); err != nil {
+		return nil, err
+	}
+	return zoneops.TypedAll(recs), nil
+}
+
+// SetRecords replaces each (name, type) RRset named in recs with the
+// records given for it, in one UPDATE that the server applies atomically
+// (RFC 2136 section 3.7): either every RRset is replaced or none. It
+// returns recs, typed.
+func (p *Provider) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
+	z, err := zoneops.Zone(zone)
+	if err != nil {
+		return nil, fmt.Errorf("rfc2136: %w", err)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	rrs, err := toRRs(recs, z)
+	if err != nil {
+		return nil, err
+	}
+	m := new(dns.Msg)
+	m.SetUpdate(z)
+	m.RemoveRRset(rrs)
+	m.Insert(rrs)
+	if err := p.update(ctx, z, m); err != nil {
+		return nil, err
+	}
+	return zoneops.TypedAll(recs), nil
+}
+
+// DeleteRecords deletes the zone's records that match recs, an empty type,
+// TTL or value matching anything (libdns v1). It reads the zone first,
+// then deletes exactly the matching records in one UPDATE, and returns
+// them. Records added by others between the read and the update are not
+// deleted.
+func (p *Provider) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
+	z, err := zoneops.Zone(zone)
+	if err != nil {
+		return nil, fmt.Errorf("rfc2136: %w", err)
+	}
+	for _, r := range recs {
+		if r.RR().Name == "" {
+			return nil, fmt.Errorf("rfc2136: DeleteRecords: record %+v has an empty name; the name is never a wildcard", r.RR())
+		}
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	existing, err := p.GetRecords(ctx, z)
+	if err != nil {
+		return nil, err
+	}
+	var doomed []libdns.Record
+	for _, r := range zoneops.Deletions(existing, recs, z) {
+		// Never delete the SOA or the apex NS by wildcard: the server
+		// refuses to leave a zone without them anyway.
+		if rr := r.RR(); rr.Type == "SOA" || (rr.Type == "NS" && rr.Name == "@") {
+			continue
+		}
+		doomed = append(doomed, r)
+	}
+	if len(doomed) == 0 {
+		return nil, nil
+	}
+	rrs, err := toRRs(doomed, z)
+	if err != nil {
+		return nil, err
+	}
+	m := new(dns.Msg)
+	m.SetUpdate(z)
+	m.Remove(rrs)
+	if err := p.update(ctx, z, m); err != nil {
+		return nil, err
+	}
+	return doomed, nil
+}
+
+var (
+	_ libdns.RecordGetter   = (*Provider)(nil)
+	_ libdns.RecordAppender = (*Provider)(nil)
+	_ libdns.RecordSetter   = (*Provider)(nil)
+	_ libdns.RecordDeleter  = (*Provider)(nil)
+)
