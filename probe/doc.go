@@ -1,0 +1,28 @@
+// Package probe asks targets "are you up?" and remembers the answers.
+//
+// It has four layers. A Prober (HTTP, HTTPS, TCP, gRPC health, DNS) asks
+// one target one question within a context deadline and returns a Result:
+// Pass, Fail (counts toward a threshold) or FailNow (the target answered,
+// wrongly: it goes critical at once), with the latency and a detail for
+// logs. A Machine turns a target's stream of results into a State —
+// Passing, Warning, Critical or Recovery, only the first two served — under
+// a Policy of thresholds, an initial state, fail-now handling and a
+// schedule; it is a pure value whose Observe(now, result) returns the
+// transition, if any, and the base delay to the next probe, so every rule
+// is tested without a clock. Presets give the Policy of each peer gslbkit
+// learns from, with that peer's rules: RecordService (the default), Envoy,
+// ProxySync, Consul, Route53 and Gdnsd; configs decode from JSON in the
+// record service's vocabulary (warningThreshold, criticalThreshold,
+// passingThreshold) or Envoy Gateway's (unhealthyThreshold,
+// healthyThreshold, and whole healthCheck.active blocks through
+// DecodeEnvoyGatewayActive). Finally a Monitor runs the machines of many
+// targets: one scheduler goroutine, a bounded pool of probing workers,
+// jitter from a seeded source, sharding across controllers, ordered
+// transition events and per-target statistics.
+//
+// WorstCaseDetection states, for any Policy, the longest time from a
+// target's death to the machine no longer serving it, timeouts and jitter
+// included; failover bounds elsewhere in gslbkit are built on it.
+//
+// See the Machine example for a target moving through its states.
+package probe
