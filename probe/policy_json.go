@@ -47,7 +47,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 	q := *p
 	w := machPolicyWire{machPolicyFields: (*machPolicyFields)(&q)}
 	if err := machDecodeStrict(data, &w); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrPolicyJSON, err)
 	}
 	pairs := [...]struct{ a, b *int }{
 		{w.CriticalThreshold, w.UnhealthyThreshold},
@@ -75,10 +75,10 @@ func machDecodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %w", ErrPolicyJSON, err)
+		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("%w: trailing data after the object", ErrPolicyJSON)
+		return errors.New("trailing data after the object")
 	}
 	return nil
 }
