@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/backoff"
 	"github.com/gslbkit/gslb/internal/dnsname"
 )
 
@@ -34,24 +35,48 @@ type Config struct {
 	// interval, the first included. Default 3; allowed 1–10.
 	MaxAttempts int `json:"maxAttempts"`
 	// RetryBackoff is the delay before the second attempt; each later
-	// attempt waits twice as long, with half of each delay jittered, and
-	// every attempt must start within the reconcile interval:
-	// RetryBackoff × (2^(MaxAttempts−1) − 1) < reconcileInterval. Spreading
-	// attempts across the interval lets a throttled provider recover
-	// between them. Default 2 s; allowed 0 (retry at once) and up.
+	// attempt waits RetryFactor times longer than the one before, and every
+	// attempt must start within the reconcile interval. Default 3 s, which
+	// with the default factor and jitter spreads three attempts about evenly
+	// over a 10 s interval: a throttled provider gets time to recover between
+	// them, and a 15 s write outage followed by 2-of-3 rejections still lands
+	// a beat within 28 s of the last one. Allowed 0 (retry at once) – 1 min.
 	RetryBackoff Duration `json:"retryBackoff"`
+	// RetryFactor multiplies each delay for the next attempt. Default 1
+	// (constant delays); allowed 1–4.
+	RetryFactor float64 `json:"retryFactor"`
+	// RetryJitter is the share of each delay drawn at random: a delay d
+	// becomes uniform in [d × (1 − RetryJitter), d]. Default 0.1; allowed 0–1.
+	RetryJitter float64 `json:"retryJitter"`
+}
+
+// retryBackoff returns the back-off schedule between attempts.
+func (c Config) retryBackoff() backoff.Exponential {
+	return backoff.Exponential{Base: c.RetryBackoff.D(), Factor: c.RetryFactor, Jitter: c.RetryJitter}
+}
+
+// attemptsSpan is the longest time from the first attempt to the start of the last.
+func (c Config) attemptsSpan() time.Duration {
+	b := c.retryBackoff()
+	var total time.Duration
+	for i := 0; i < c.MaxAttempts-1; i++ {
+		total += b.BaseDelay(i)
+	}
+	return total
 }
 
 // DefaultConfig returns a config with DefaultRules in both scopes, a 5 s
-// TTL and 3 attempts per interval 2 s then 4 s apart (at most). Cluster,
-// Region and the zones are left for the caller.
+// TTL and 3 attempts per interval, 2.7–3 s apart. Cluster, Region and the
+// zones are left for the caller.
 func DefaultConfig() Config {
 	return Config{
 		Local:        DefaultRules(),
 		Global:       DefaultRules(),
 		TTL:          Duration(5 * time.Second),
 		MaxAttempts:  3,
-		RetryBackoff: Duration(2 * time.Second),
+		RetryBackoff: Duration(3 * time.Second),
+		RetryFactor:  1,
+		RetryJitter:  0.1,
 	}
 }
 
@@ -64,12 +89,12 @@ func ReferenceConfig() Config {
 }
 
 // FastConfig returns DefaultConfig with FastRules in both scopes and
-// attempts 400 ms then 800 ms apart, for the embedded zone.
+// attempts 540–600 ms apart, for the embedded zone.
 func FastConfig() Config {
 	c := DefaultConfig()
 	c.Local, c.Global = FastRules(), FastRules()
 	c.TTL = Duration(time.Second)
-	c.RetryBackoff = Duration(400 * time.Millisecond)
+	c.RetryBackoff = Duration(600 * time.Millisecond)
 	return c
 }
 
@@ -117,11 +142,11 @@ func (c Config) Validate() error {
 		if err := r.validate(s.String() + "."); err != nil {
 			return err
 		}
-		if c.MaxAttempts >= 1 && c.MaxAttempts <= 10 && c.RetryBackoff >= 0 {
-			total := c.RetryBackoff.D() * time.Duration(1<<(c.MaxAttempts-1)-1)
-			if total >= r.ReconcileInterval.D() {
-				return fmt.Errorf("heartbeat: retryBackoff %v: with maxAttempts %d the attempts span %v, allowed less than %s.reconcileInterval %v",
-					c.RetryBackoff, c.MaxAttempts, total, s, r.ReconcileInterval)
+		if c.MaxAttempts >= 1 && c.MaxAttempts <= 10 && c.RetryBackoff >= 0 && c.RetryBackoff.D() <= time.Minute &&
+			c.RetryFactor >= 1 && c.RetryFactor <= 4 {
+			if span := c.attemptsSpan(); span >= r.ReconcileInterval.D() {
+				return fmt.Errorf("heartbeat: retryBackoff %v: with maxAttempts %d and retryFactor %v the attempts span %v, allowed less than %s.reconcileInterval %v",
+					c.RetryBackoff, c.MaxAttempts, c.RetryFactor, span, s, r.ReconcileInterval)
 			}
 		}
 	}
@@ -131,8 +156,14 @@ func (c Config) Validate() error {
 	if c.MaxAttempts < 1 || c.MaxAttempts > 10 {
 		return fmt.Errorf("heartbeat: maxAttempts %d: allowed 1–10", c.MaxAttempts)
 	}
-	if c.RetryBackoff < 0 {
-		return fmt.Errorf("heartbeat: retryBackoff %v: allowed 0 and up", c.RetryBackoff)
+	if c.RetryBackoff < 0 || c.RetryBackoff.D() > time.Minute {
+		return fmt.Errorf("heartbeat: retryBackoff %v: allowed 0 – 1m", c.RetryBackoff)
+	}
+	if !(c.RetryFactor >= 1 && c.RetryFactor <= 4) {
+		return fmt.Errorf("heartbeat: retryFactor %v: allowed 1–4", c.RetryFactor)
+	}
+	if !(c.RetryJitter >= 0 && c.RetryJitter <= 1) {
+		return fmt.Errorf("heartbeat: retryJitter %v: allowed 0–1", c.RetryJitter)
 	}
 	return nil
 }

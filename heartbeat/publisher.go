@@ -194,7 +194,7 @@ func (sp *scopePublisher) tick(ctx context.Context) {
 	if !v.Healthy {
 		return
 	}
-	bo := backoff.Exponential{Base: p.cfg.RetryBackoff.D(), Factor: 2, Jitter: 0.5}
+	bo := p.cfg.retryBackoff()
 	var rnd backoff.Rand = randFunc(rand.Float64)
 	if p.opts.Rand != nil {
 		rnd = randFunc(p.opts.Rand)

@@ -85,12 +85,12 @@ type Reader struct {
 	opts   ReaderOptions
 	naming Naming
 	getter libdns.RecordGetter
-	known  map[string]*memory
+	known  map[string]*clusterMemory
 	last   atomic.Pointer[Snapshot]
 	busy   atomic.Bool
 }
 
-type memory struct {
+type clusterMemory struct {
 	region       string
 	beat         Beat
 	hasBeat      bool
@@ -105,7 +105,7 @@ func NewReader(cfg ReaderConfig, getter libdns.RecordGetter, opts ReaderOptions)
 	if getter == nil {
 		return nil, errors.New("heartbeat: reader needs a libdns.RecordGetter, got nil")
 	}
-	r := &Reader{cfg: cfg, opts: opts, naming: Naming{Prefix: cfg.Prefix}, known: map[string]*memory{}}
+	r := &Reader{cfg: cfg, opts: opts, naming: Naming{Prefix: cfg.Prefix}, known: map[string]*clusterMemory{}}
 	r.getter = getter
 	r.last.Store(&Snapshot{Scope: cfg.Scope})
 	return r, nil
@@ -218,7 +218,7 @@ func (r *Reader) read(ctx context.Context, now time.Time) Snapshot {
 		for c, cur := range current {
 			m := r.known[c]
 			if m == nil {
-				m = &memory{}
+				m = &clusterMemory{}
 				r.known[c] = m
 			}
 			m.missingSince = time.Time{}
