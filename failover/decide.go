@@ -116,7 +116,7 @@ func (t *Topology) Decide(s Snapshot) (Decision, error) {
 		anyDead = anyDead || st == RegionDead
 		anyUnknown = anyUnknown || st == RegionUnknown
 		rs := RegionStatus{Name: r.Name, State: st}
-		in, all, ok := ix.members(ix.byRegion[r.Name], localScope, r.Regional)
+		in, all, ok := ix.members(ix.byRegion[r.Name], localScope, r.Regional, mode == FailOpen)
 		rs.Regional = t.addrSet(&dec, r.Zone, r.Name, t.names.regional, in, all, ok, RegionWriters(r.Name))
 		dec.Regions = append(dec.Regions, rs)
 	}
@@ -125,7 +125,7 @@ func (t *Topology) Decide(s Snapshot) (Decision, error) {
 	for i := range every {
 		every[i] = i
 	}
-	in, all, ok := ix.members(every, globalScope, s.Failover)
+	in, all, ok := ix.members(every, globalScope, s.Failover, mode == FailOpen)
 	dec.Failover = t.addrSet(&dec, gz, "", t.names.failover, in, all, ok, Everyone)
 
 	switch {

@@ -89,7 +89,6 @@ func indexSnapshot(s *Snapshot, regional string) (*index, error) {
 		regions:  make([]Region, len(s.Regions)),
 		byRegion: make(map[string][]int, len(s.Regions)),
 		clusters: s.Clusters,
-		owner:    make(map[netip.Addr]int),
 	}
 	for i, r := range s.Regions {
 		f := fmt.Sprintf("regions[%d]", i)
@@ -110,6 +109,13 @@ func indexSnapshot(s *Snapshot, regional string) (*index, error) {
 		ix.regions[i].Zone = dnsname.Fqdn(r.Zone)
 	}
 	seen := make(map[string]bool, len(s.Clusters))
+	naddr := 0
+	for _, c := range s.Clusters {
+		for _, g := range c.Gateways {
+			naddr += len(g.Addrs)
+		}
+	}
+	ix.owner = make(map[netip.Addr]int, naddr)
 	for i, c := range s.Clusters {
 		f := fmt.Sprintf("clusters[%d]", i)
 		if c.Name == "" || seen[c.Name] {
@@ -128,13 +134,13 @@ func indexSnapshot(s *Snapshot, regional string) (*index, error) {
 				return nil, snapErr(fmt.Sprintf("%s.gateways[%d].health", f, j), g.Health, "unknown, passing, warning, critical or recovery")
 			}
 			for k, a := range g.Addrs {
-				fa := fmt.Sprintf("%s.gateways[%d].addrs[%d]", f, j, k)
+				fa := func() string { return fmt.Sprintf("%s.gateways[%d].addrs[%d]", f, j, k) }
 				if !a.IsValid() || a.IsUnspecified() {
-					return nil, snapErr(fa, a, "a valid, specified IPv4 or IPv6 address")
+					return nil, snapErr(fa(), a, "a valid, specified IPv4 or IPv6 address")
 				}
 				a = a.Unmap().WithZone("")
 				if o, dup := ix.owner[a]; dup && o != i {
-					return nil, snapErr(fa, a, "an address not used by another cluster ("+s.Clusters[o].Name+")")
+					return nil, snapErr(fa(), a, "an address not used by another cluster ("+s.Clusters[o].Name+")")
 				}
 				ix.owner[a] = i
 			}
@@ -194,7 +200,8 @@ func globalScope(c *Cluster) Freshness { return c.Global }
 // unobserved gateway's addresses keep their published membership, except
 // that a fresh cluster's are added while the set has never been published.
 // ok is false when the set depends on a published state that was not read.
-func (ix *index) members(cis []int, fresh scope, pub Published) (in []netip.Addr, all []netip.Addr, ok bool) {
+// all (every address of the clusters) is collected only when wantAll.
+func (ix *index) members(cis []int, fresh scope, pub Published, wantAll bool) (in []netip.Addr, all []netip.Addr, ok bool) {
 	var published map[netip.Addr]bool
 	if pub.Read {
 		published = make(map[netip.Addr]bool, len(pub.Addrs))
@@ -209,7 +216,9 @@ func (ix *index) members(cis []int, fresh scope, pub Published) (in []netip.Addr
 		for _, g := range c.Gateways {
 			for _, a := range g.Addrs {
 				a = a.Unmap().WithZone("")
-				all = append(all, a)
+				if wantAll {
+					all = append(all, a)
+				}
 				switch {
 				case fr == Stale:
 				case g.Health.Known():
@@ -226,5 +235,8 @@ func (ix *index) members(cis []int, fresh scope, pub Published) (in []netip.Addr
 			}
 		}
 	}
-	return normAddrs(in), normAddrs(all), ok
+	if wantAll {
+		all = normAddrs(all)
+	}
+	return normAddrs(in), all, ok
 }

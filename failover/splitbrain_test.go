@@ -368,11 +368,20 @@ func TestSplitBrainProperty(t *testing.T) {
 					rt.Fatalf("round %d after a change wrote %d times: oscillation", i+2, n)
 				}
 			}
-			if w.allReadable() {
+			if w.allReadable() && w.anyUp() {
 				w.checkConverged(rt)
 			}
 		}
 	})
+}
+
+func (w *world) anyUp() bool {
+	for _, c := range w.clusters {
+		if c.up {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *world) allReadable() bool {
