@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"slices"
 	"math"
 	"net/netip"
 	"strings"
@@ -41,76 +42,116 @@ type Desired struct {
 type zoneDesired struct {
 	zone     string
 	sets     []RRSet                    // normalised, sorted by key
-	names    map[string][]int           // name -> indexes into sets
 	withdraw map[string]map[string]bool // name -> types ("" = all)
 	adopt    map[string]bool
 }
+
+// field names an element of a Desired in error messages; it is formatted
+// only when there is an error.
+type field struct {
+	list string
+	i    int
+}
+
+func (f field) String() string { return fmt.Sprintf("%s[%d]", f.list, f.i) }
 
 // normalize validates d and groups it by zone. prefix is the owner marker
 // label, which desired names may not use.
 func (d Desired) normalize(prefix string) (map[string]*zoneDesired, error) {
 	zones := make(map[string]*zoneDesired)
+	fqdn := make(map[string]string) // zone as given -> checked FQDN
+	zoneName := func(f field, z string) (string, error) {
+		if n, ok := fqdn[z]; ok {
+			return n, nil
+		}
+		n := dnsname.Fqdn(z)
+		if err := dnsname.Check(n); err != nil {
+			return "", fmt.Errorf("%w: %s.Zone = %q: %v", ErrInvalid, f, z, err)
+		}
+		fqdn[z] = n
+		return n, nil
+	}
 	get := func(zone string) *zoneDesired {
 		zd := zones[zone]
 		if zd == nil {
-			zd = &zoneDesired{zone: zone, names: map[string][]int{}, withdraw: map[string]map[string]bool{}, adopt: map[string]bool{}}
+			zd = &zoneDesired{zone: zone}
 			zones[zone] = zd
 		}
 		return zd
 	}
-	seen := make(map[Key]int, len(d.Sets))
-	for i, s := range d.Sets {
-		field := fmt.Sprintf("Sets[%d]", i)
-		n := s.normalized()
-		if err := checkName(field, prefix, n.Zone, s.Name, n.Name); err != nil {
-			return nil, err
-		}
-		if err := checkSet(field, n); err != nil {
-			return nil, err
-		}
-		if j, dup := seen[n.Key()]; dup {
-			return nil, fmt.Errorf("%w: %s (%s) repeats Sets[%d]; give each RRset once", ErrInvalid, field, n.Key(), j)
-		}
-		seen[n.Key()] = i
-		zd := get(n.Zone)
-		zd.names[n.Name] = append(zd.names[n.Name], len(zd.sets))
-		zd.sets = append(zd.sets, n)
+	type item struct {
+		set RRSet
+		i   int
 	}
-	for _, zd := range zones {
-		for name, idx := range zd.names {
-			hasCNAME, hasOther := false, false
-			for _, i := range idx {
-				if zd.sets[i].Type == "CNAME" {
-					hasCNAME = true
-				} else {
-					hasOther = true
-				}
+	items := make([]item, len(d.Sets))
+	for i, s := range d.Sets {
+		f := field{"Sets", i}
+		zone, err := zoneName(f, s.Zone)
+		if err != nil {
+			return nil, err
+		}
+		s.Zone = zone
+		n := s.normalized()
+		if err := checkName(f, prefix, n.Zone, s.Name, n.Name); err != nil {
+			return nil, err
+		}
+		if err := checkSet(f, n); err != nil {
+			return nil, err
+		}
+		items[i] = item{n, i}
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if c := compareKeys(a.set.Key(), b.set.Key()); c != 0 {
+			return c
+		}
+		return a.i - b.i
+	})
+	for k, it := range items {
+		if k > 0 {
+			prev := items[k-1]
+			if prev.set.Key() == it.set.Key() {
+				return nil, fmt.Errorf("%w: %s (%s) repeats %s; give each RRset once", ErrInvalid, field{"Sets", it.i}, it.set.Key(), field{"Sets", prev.i})
 			}
-			if hasCNAME && hasOther {
-				return nil, fmt.Errorf("%w: Sets: %s has a CNAME and other types; a CNAME must be alone at its name",
-					ErrInvalid, Name{zd.zone, name})
+			if prev.set.Zone == it.set.Zone && prev.set.Name == it.set.Name && (prev.set.Type == "CNAME" || it.set.Type == "CNAME") {
+				return nil, fmt.Errorf("%w: %s: %s has a CNAME and other types; a CNAME must be alone at its name",
+					ErrInvalid, field{"Sets", it.i}, Name{it.set.Zone, it.set.Name})
 			}
 		}
+		zd := get(it.set.Zone)
+		if zd.sets == nil {
+			zd.sets = make([]RRSet, 0, len(items)-k)
+		}
+		zd.sets = append(zd.sets, it.set)
 	}
 	for i, w := range d.Withdraw {
-		field := fmt.Sprintf("Withdraw[%d]", i)
-		zone := dnsname.Fqdn(w.Zone)
+		f := field{"Withdraw", i}
+		zone, err := zoneName(f, w.Zone)
+		if err != nil {
+			return nil, err
+		}
 		name := relName(w.Name, zone)
-		if err := checkName(field, prefix, zone, w.Name, name); err != nil {
+		if err := checkName(f, prefix, zone, w.Name, name); err != nil {
 			return nil, err
 		}
 		typ := strings.ToUpper(strings.TrimSpace(w.Type))
 		if typ != "" {
-			if err := checkType(field+".Type", typ); err != nil {
+			if err := checkType(f, "Type", typ); err != nil {
 				return nil, err
 			}
 		}
-		if j, clash := seen[Key{zone, name, typ}]; clash && typ != "" {
-			return nil, fmt.Errorf("%w: %s (%s) also appears in Sets[%d]; an RRset is either set or withdrawn", ErrInvalid, field, Key{zone, name, typ}, j)
-		}
 		zd := get(zone)
-		if typ == "" && len(zd.names[name]) > 0 {
-			return nil, fmt.Errorf("%w: %s withdraws all of %s, which Sets also publishes", ErrInvalid, field, Name{zone, name})
+		if lo, hi := zd.find(name); lo < hi {
+			if typ == "" {
+				return nil, fmt.Errorf("%w: %s withdraws all of %s, which Sets also publishes", ErrInvalid, f, Name{zone, name})
+			}
+			for _, s := range zd.sets[lo:hi] {
+				if s.Type == typ {
+					return nil, fmt.Errorf("%w: %s (%s) also appears in Sets; an RRset is either set or withdrawn", ErrInvalid, f, s.Key())
+				}
+			}
+		}
+		if zd.withdraw == nil {
+			zd.withdraw = map[string]map[string]bool{}
 		}
 		if zd.withdraw[name] == nil {
 			zd.withdraw[name] = map[string]bool{}
@@ -118,22 +159,32 @@ func (d Desired) normalize(prefix string) (map[string]*zoneDesired, error) {
 		zd.withdraw[name][typ] = true
 	}
 	for i, a := range d.Adopt {
-		field := fmt.Sprintf("Adopt[%d]", i)
-		zone := dnsname.Fqdn(a.Zone)
-		name := relName(a.Name, zone)
-		if err := checkName(field, prefix, zone, a.Name, name); err != nil {
+		f := field{"Adopt", i}
+		zone, err := zoneName(f, a.Zone)
+		if err != nil {
 			return nil, err
 		}
-		get(zone).adopt[name] = true
-	}
-	for _, zd := range zones {
-		sortSets(zd.sets)
-		clear(zd.names)
-		for i, s := range zd.sets {
-			zd.names[s.Name] = append(zd.names[s.Name], i)
+		name := relName(a.Name, zone)
+		if err := checkName(f, prefix, zone, a.Name, name); err != nil {
+			return nil, err
 		}
+		zd := get(zone)
+		if zd.adopt == nil {
+			zd.adopt = map[string]bool{}
+		}
+		zd.adopt[name] = true
 	}
 	return zones, nil
+}
+
+// find returns the range of sets at name (sets are sorted by name).
+func (zd *zoneDesired) find(name string) (lo, hi int) {
+	lo, _ = slices.BinarySearchFunc(zd.sets, name, func(s RRSet, n string) int { return compareNames(s.Name, n) })
+	hi = lo
+	for hi < len(zd.sets) && zd.sets[hi].Name == name {
+		hi++
+	}
+	return lo, hi
 }
 
 // Validate reports the first problem of d, naming the field, the value and
@@ -144,14 +195,11 @@ func (d Desired) Validate() error {
 	return err
 }
 
-func checkName(field, prefix, zone, given, rel string) error {
-	if err := dnsname.Check(zone); err != nil {
-		return fmt.Errorf("%w: %s.Zone = %q: %v", ErrInvalid, field, zone, err)
-	}
+func checkName(field field, prefix, zone, given, rel string) error {
 	if strings.HasSuffix(rel, ".") {
 		return fmt.Errorf("%w: %s.Name = %q is outside zone %s; give it relative to the zone (\"@\" for the apex)", ErrInvalid, field, given, zone)
 	}
-	if err := dnsname.Check(dnsname.Join(rel, zone)); err != nil {
+	if err := checkRelative(rel, zone); err != nil {
 		return fmt.Errorf("%w: %s.Name = %q: %v", ErrInvalid, field, given, err)
 	}
 	if isMarker(prefix, rel) {
@@ -160,7 +208,8 @@ func checkName(field, prefix, zone, given, rel string) error {
 	return nil
 }
 
-func checkType(field, typ string) error {
+func checkType(f field, sub, typ string) error {
+	field := subField{f, sub}
 	if typ == "" || len(typ) > 10 {
 		return fmt.Errorf("%w: %s = %q: want a record type such as A, AAAA, CNAME or TXT", ErrInvalid, field, typ)
 	}
@@ -176,8 +225,8 @@ func checkType(field, typ string) error {
 	return nil
 }
 
-func checkSet(field string, s RRSet) error {
-	if err := checkType(field+".Type", s.Type); err != nil {
+func checkSet(field field, s RRSet) error {
+	if err := checkType(field, "Type", s.Type); err != nil {
 		return err
 	}
 	if infrastructure(s.Name, s.Type) {
@@ -195,7 +244,7 @@ func checkSet(field string, s RRSet) error {
 		}
 	}
 	for j, v := range s.Values {
-		vf := fmt.Sprintf("%s.Values[%d]", field, j)
+		vf := valueField{field, j}
 		if v == "" {
 			return fmt.Errorf("%w: %s is empty", ErrInvalid, vf)
 		}
@@ -217,3 +266,43 @@ func checkSet(field string, s RRSet) error {
 	}
 	return nil
 }
+
+// valueField names a value of a set in error messages.
+type valueField struct {
+	set field
+	j   int
+}
+
+func (f valueField) String() string { return fmt.Sprintf("%s.Values[%d]", f.set, f.j) }
+
+// checkRelative checks a relative name ("@" is the apex) under a checked
+// zone without building the full name: every label valid, the whole at
+// most 253 characters.
+func checkRelative(rel, zone string) error {
+	if rel == "@" {
+		return nil
+	}
+	if len(rel)+len(zone) > dnsname.MaxName {
+		return fmt.Errorf("%w: %q under %s is longer than %d characters", dnsname.ErrInvalid, rel, zone, dnsname.MaxName)
+	}
+	for rest := rel; ; {
+		label, tail, more := strings.Cut(rest, ".")
+		if label != "*" {
+			if err := dnsname.CheckLabel(label, true); err != nil {
+				return err
+			}
+		}
+		if !more {
+			return nil
+		}
+		rest = tail
+	}
+}
+
+// subField names a field of an element of a Desired in error messages.
+type subField struct {
+	f   field
+	sub string
+}
+
+func (f subField) String() string { return f.f.String() + "." + f.sub }

@@ -268,7 +268,7 @@ func Plan(desired Desired, current []Zone, cfg Config) (Changes, error) {
 		if !have[zn] {
 			return Changes{}, fmt.Errorf("%w: %s", ErrMissingZone, zn)
 		}
-		idx[zn] = indexZone(zn, byZone[zn])
+		idx[zn] = indexZone(zn, byZone[zn], cfg.MarkerPrefix)
 	}
 	return planZones(zones, idx, cfg), nil
 }
@@ -300,37 +300,48 @@ type planner struct {
 
 func (p *planner) zone() ZoneChanges {
 	zc := ZoneChanges{Zone: p.zd.zone}
-	names := make([]string, 0, len(p.zd.names)+len(p.zd.withdraw))
-	for n := range p.zd.names {
-		names = append(names, n)
-	}
+	// Names withdrawn but not set, sorted, merged with the sorted sets.
+	var only []string
 	for n := range p.zd.withdraw {
-		if _, dup := p.zd.names[n]; !dup {
-			names = append(names, n)
+		if lo, hi := p.zd.find(n); lo == hi {
+			only = append(only, n)
 		}
 	}
-	slices.SortFunc(names, compareNames)
-	for _, n := range names {
-		zc.Changes = p.name(n, zc.Changes)
+	slices.SortFunc(only, compareNames)
+	sets := p.zd.sets
+	for len(sets) > 0 || len(only) > 0 {
+		if len(only) > 0 && (len(sets) == 0 || compareNames(only[0], sets[0].Name) < 0) {
+			zc.Changes = p.name(only[0], nil, zc.Changes)
+			only = only[1:]
+			continue
+		}
+		hi := 1
+		for hi < len(sets) && sets[hi].Name == sets[0].Name {
+			hi++
+		}
+		zc.Changes = p.name(sets[0].Name, sets[:hi], zc.Changes)
+		sets = sets[hi:]
 	}
 	return zc
 }
 
-// name appends the changes of one name to out.
-func (p *planner) name(name string, out []Change) []Change {
+// name appends the changes of one name to out; want are the desired sets
+// at the name.
+func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 	zone := p.zd.zone
-	node := Name{Zone: zone, Name: name}
-	own, owners := p.idx.owner(p.cfg.MarkerPrefix, p.cfg.OwnerID, name)
+	ni := p.idx.lookup(name)
+	own, owners := p.idx.owner(p.cfg.OwnerID, ni)
 	adopted := own == unmarked && p.zd.adopt[name]
 	if (own == unmarked && !adopted) || own == foreign {
 		p.out.Refused = append(p.out.Refused, Refusal{
 			Key: Key{Zone: zone, Name: name},
-			Err: &OwnershipError{Name: node, Owners: owners},
+			Err: &OwnershipError{Name: Name{Zone: zone, Name: name}, Owners: owners},
 		})
 		return out
 	}
 	// present are the types at the name once the changes so far are made.
-	present := slices.Clone(p.idx.types[name])
+	var buf [8]string
+	present := p.idx.types(ni, buf[:0])
 	remove := func(typ string) {
 		if i := slices.Index(present, typ); i >= 0 {
 			present = slices.Delete(present, i, i+1)
@@ -343,16 +354,15 @@ func (p *planner) name(name string, out []Change) []Change {
 			if !w[""] && !w[typ] {
 				continue
 			}
-			cs := p.idx.get(name, typ)
+			cs := p.idx.get(ni, typ)
 			deletes = append(deletes, Change{Op: OpDelete, Key: cs.set.Key(), Old: cs.set, oldRecs: cs.recs})
 			remove(typ)
 			deleted = true
 		}
 	}
 	publishes := false
-	for _, i := range p.zd.names[name] {
-		s := p.zd.sets[i]
-		cur := p.idx.get(name, s.Type)
+	for _, s := range want {
+		cur := p.idx.get(ni, s.Type)
 		if len(s.Values) == 0 {
 			if cur != nil {
 				p.out.Held = append(p.out.Held, Held{Key: s.Key(), Published: cur.set})
@@ -373,7 +383,7 @@ func (p *planner) name(name string, out []Change) []Change {
 		}
 		publishes = true
 		for _, t := range conflicts {
-			cs := p.idx.get(name, t)
+			cs := p.idx.get(ni, t)
 			deletes = append(deletes, Change{Op: OpDelete, Key: cs.set.Key(), Old: cs.set, oldRecs: cs.recs, Switch: true})
 			remove(t)
 		}
@@ -387,6 +397,9 @@ func (p *planner) name(name string, out []Change) []Change {
 			present = append(present, s.Type)
 		}
 	}
+	if len(deletes) == 0 && len(sets) == 0 && !(adopted && publishes) {
+		return out
+	}
 	mk := Key{Zone: zone, Name: markerName(p.cfg.MarkerPrefix, name), Type: "TXT"}
 	if own != owned && (len(sets) > 0 || (adopted && publishes)) {
 		marker := RRSet{Zone: zone, Name: mk.Name, Type: "TXT", TTL: p.cfg.MarkerTTL.D(), Values: []string{p.cfg.OwnerID}}
@@ -395,7 +408,7 @@ func (p *planner) name(name string, out []Change) []Change {
 	out = append(out, deletes...)
 	out = append(out, sets...)
 	if own == owned && deleted && len(present) == 0 {
-		cs := p.idx.get(mk.Name, "TXT")
+		cs := p.idx.marker(ni)
 		var recs []libdns.Record
 		for _, r := range cs.recs {
 			if r.RR().Data == p.cfg.OwnerID {

@@ -141,6 +141,7 @@ func (r *Reconciler) Set(d Desired) error {
 	if err != nil {
 		return err
 	}
+	ownValues(zones)
 	r.mu.Lock()
 	r.desired = zones
 	r.zones = slices.Sorted(maps.Keys(zones))
@@ -210,7 +211,7 @@ func (r *Reconciler) reconcile(ctx context.Context) (Report, []error) {
 			}
 			continue
 		}
-		idx[zn] = indexZone(zn, recs)
+		idx[zn] = indexZone(zn, recs, r.cfg.MarkerPrefix)
 	}
 	ch := planZones(desired, idx, r.cfg)
 	now := time.Now()
@@ -338,4 +339,24 @@ func switchKeys(zc ZoneChanges) []Key {
 		}
 	}
 	return ks
+}
+
+// ownValues copies the values of normalised sets, which may share the
+// caller's slices, into one array the reconciler owns.
+func ownValues(zones map[string]*zoneDesired) {
+	n := 0
+	for _, zd := range zones {
+		for _, s := range zd.sets {
+			n += len(s.Values)
+		}
+	}
+	arena := make([]string, 0, n)
+	for _, zd := range zones {
+		for i := range zd.sets {
+			v := zd.sets[i].Values
+			lo := len(arena)
+			arena = append(arena, v...)
+			zd.sets[i].Values = arena[lo:len(arena):len(arena)]
+		}
+	}
 }

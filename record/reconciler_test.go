@@ -308,3 +308,17 @@ func TestNewAndConfig(t *testing.T) {
 		})
 	}
 }
+
+func TestSetCopiesTheDesiredState(t *testing.T) {
+	f := newFake(testZone)
+	r, err := New(f, localConfig(), Options{})
+	require.NoError(t, err)
+	vals := []string{"192.0.2.1", "192.0.2.2"}
+	require.NoError(t, r.Set(Desired{Sets: []RRSet{set("www", "A", 60, vals...)}}))
+	d := Desired{Sets: []RRSet{{Zone: testZone, Name: "www", Type: "A", TTL: time.Minute, Values: vals}}}
+	require.NoError(t, r.Set(d))
+	vals[0] = "203.0.113.1" // the caller reuses its slice
+	_, err = r.ReconcileOnce(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, lines("_gslb-owner.www TXT 300 dep-1", "www A 60 192.0.2.1", "www A 60 192.0.2.2"), f.dump(testZone))
+}

@@ -100,7 +100,10 @@ func (s RRSet) Equal(o RRSet) bool {
 // and values canonical, sorted and without duplicates. The caller's slice is
 // never modified.
 func (s RRSet) normalized() RRSet {
-	zone := dnsname.Fqdn(s.Zone)
+	zone := s.Zone
+	if !plainName(strings.TrimSuffix(zone, ".")) || !strings.HasSuffix(zone, ".") {
+		zone = dnsname.Fqdn(zone)
+	}
 	typ := strings.ToUpper(strings.TrimSpace(s.Type))
 	out := RRSet{Zone: zone, Name: relName(s.Name, zone), Type: typ, TTL: s.TTL.Truncate(time.Second)}
 	out.Values = canonValues(typ, s.Values)
@@ -110,6 +113,9 @@ func (s RRSet) normalized() RRSet {
 func canonValues(typ string, in []string) []string {
 	if len(in) == 0 {
 		return nil
+	}
+	if canonical(typ, in) {
+		return slices.Clip(in) // shared with the caller, never written
 	}
 	vs := make([]string, len(in))
 	for i, v := range in {
@@ -124,10 +130,17 @@ func canonValue(typ, v string) string {
 	switch typ {
 	case "A", "AAAA":
 		if ip, err := netip.ParseAddr(strings.TrimSpace(v)); err == nil {
-			return ip.String()
+			var buf [64]byte
+			if b := ip.AppendTo(buf[:0]); string(b) != v {
+				return string(b)
+			}
+			return v
 		}
 	case "CNAME", "NS", "PTR", "DNAME":
 		if t := strings.TrimSpace(v); t != "" {
+			if t == v && plainName(t[:len(t)-1]) && t[len(t)-1] == '.' {
+				return v
+			}
 			return dnsname.Fqdn(t)
 		}
 	}
@@ -138,6 +151,9 @@ func canonValue(typ, v string) string {
 // "@" for the apex. A name ending in a dot is treated as fully qualified;
 // one outside the zone is returned fully qualified (and later refused).
 func relName(name, zone string) string {
+	if plainName(name) {
+		return name
+	}
 	n := strings.ToLower(strings.TrimSpace(name))
 	if n == "" || n == "@" {
 		return "@"
@@ -159,7 +175,7 @@ func sameTTL(a, b time.Duration) bool {
 // accepted too). When the records of one set disagree on the TTL, the set
 // carries the smallest.
 func Group(zone string, recs []libdns.Record) []RRSet {
-	idx := indexZone(dnsname.Fqdn(zone), recs)
+	idx := indexZone(dnsname.Fqdn(zone), recs, "")
 	out := make([]RRSet, 0, len(idx.sets))
 	for _, cs := range idx.sets {
 		out = append(out, cs.set)
@@ -195,4 +211,28 @@ func compareNames(a, b string) int {
 		return 1
 	}
 	return strings.Compare(a, b)
+}
+
+// plainName reports whether name is already a normalised relative name:
+// not empty, no upper case, no spaces, no trailing dot.
+func plainName(name string) bool {
+	if name == "" || name[len(name)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; (c >= 'A' && c <= 'Z') || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// canonical reports whether vs are already canonical, sorted and unique.
+func canonical(typ string, vs []string) bool {
+	for i, v := range vs {
+		if canonValue(typ, v) != v || (i > 0 && vs[i-1] >= v) {
+			return false
+		}
+	}
+	return true
 }

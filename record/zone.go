@@ -27,49 +27,149 @@ type curSet struct {
 	recs []libdns.Record
 	// mixed is true when the records of the set disagree on the TTL.
 	mixed bool
+	// next is the index of the next set at the same name (-1: none).
+	next int32
 }
 
-// zoneIndex is a zone's records grouped by key and by name.
+// node is a name of the zone: its sets (a chain through curSet.next) and,
+// when the index knows the marker prefix, the TXT set of its owner marker.
+type node struct {
+	first, marker int32
+}
+
+// zoneIndex is a zone's records grouped into sets and names. Plan runs over
+// every RRset of a zone on each reconcile, so it is built with one map
+// lookup per record and a few large allocations rather than several per
+// set.
 type zoneIndex struct {
-	zone  string
-	sets  map[Key]*curSet
-	types map[string][]string // name -> sorted types present
+	zone   string
+	sets   []curSet
+	nodes  []node
+	byName map[string]int32
 }
 
-func indexZone(zone string, recs []libdns.Record) *zoneIndex {
+// indexZone groups recs. prefix is the owner marker label ("" to skip
+// markers): a TXT set at "<prefix>.<name>" is filed as the marker of name
+// rather than as a name of its own.
+func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 	idx := &zoneIndex{
-		zone:  zone,
-		sets:  make(map[Key]*curSet, len(recs)),
-		types: make(map[string][]string, len(recs)),
+		zone:   zone,
+		sets:   make([]curSet, 0, len(recs)),
+		nodes:  make([]node, 0, len(recs)/2+1),
+		byName: make(map[string]int32, len(recs)/2+1),
 	}
-	for _, rec := range recs {
+	// Pass 1: the key and value of each record, and the set it belongs to.
+	of := make([]int32, len(recs))
+	vals := make([]string, len(recs))
+	count := make([]int32, 0, len(recs))
+	// Address texts go into one buffer, turned into one string at the end
+	// (addrAt marks the records whose value is a span of it).
+	var txt []byte
+	type span struct{ lo, hi int32 }
+	var addrAt []span
+	for i, rec := range recs {
+		of[i] = -1
 		if rec == nil {
 			continue
 		}
-		rr := rec.RR()
-		typ := strings.ToUpper(rr.Type)
-		k := Key{Zone: zone, Name: relName(rr.Name, zone), Type: typ}
-		cs := idx.sets[k]
-		if cs == nil {
-			cs = &curSet{set: RRSet{Zone: zone, Name: k.Name, Type: typ, TTL: rr.TTL.Truncate(time.Second)}}
-			idx.sets[k] = cs
-			if !infrastructure(k.Name, typ) {
-				ts := idx.types[k.Name]
-				i, _ := slices.BinarySearch(ts, typ)
-				idx.types[k.Name] = slices.Insert(ts, i, typ)
+		var name, typ, val string
+		var ttl time.Duration
+		switch r := rec.(type) {
+		case libdns.Address:
+			name, ttl, typ = r.Name, r.TTL, "A"
+			if r.IP.Is6() {
+				typ = "AAAA"
 			}
-		} else if t := rr.TTL.Truncate(time.Second); t != cs.set.TTL {
+			if r.IP.IsValid() {
+				if addrAt == nil {
+					addrAt = make([]span, len(recs))
+					txt = make([]byte, 0, 16*len(recs))
+				}
+				lo := len(txt)
+				txt = r.IP.AppendTo(txt)
+				addrAt[i] = span{int32(lo), int32(len(txt))}
+			}
+		default:
+			rr := rec.RR()
+			typ = strings.ToUpper(rr.Type)
+			name, ttl, val = rr.Name, rr.TTL, canonValue(typ, rr.Data)
+		}
+		name = relName(name, zone)
+		ttl = ttl.Truncate(time.Second)
+		owner, isMarker := name, false
+		if prefix != "" && typ == "TXT" {
+			if name == prefix {
+				owner, isMarker = "@", true
+			} else if len(name) > len(prefix) && name[len(prefix)] == '.' && strings.HasPrefix(name, prefix) {
+				owner, isMarker = name[len(prefix)+1:], true
+			}
+		}
+		ni, ok := idx.byName[owner]
+		if !ok {
+			ni = int32(len(idx.nodes))
+			idx.nodes = append(idx.nodes, node{first: -1, marker: -1})
+			idx.byName[owner] = ni
+		}
+		nd := &idx.nodes[ni]
+		si := int32(-1)
+		if isMarker {
+			si = nd.marker
+		} else {
+			for c := nd.first; c >= 0; c = idx.sets[c].next {
+				if idx.sets[c].set.Type == typ {
+					si = c
+					break
+				}
+			}
+		}
+		if si < 0 {
+			si = int32(len(idx.sets))
+			idx.sets = append(idx.sets, curSet{set: RRSet{Zone: zone, Name: name, Type: typ, TTL: ttl}, next: -1})
+			count = append(count, 0)
+			if isMarker {
+				nd.marker = si
+			} else {
+				idx.sets[si].next, nd.first = nd.first, si
+			}
+		} else if cs := &idx.sets[si]; ttl != cs.set.TTL {
 			cs.mixed = true
-			cs.set.TTL = min(cs.set.TTL, t)
+			cs.set.TTL = min(cs.set.TTL, ttl)
 		}
-		v := canonValue(typ, rr.Data)
-		if !slices.Contains(cs.set.Values, v) {
-			cs.set.Values = append(cs.set.Values, v)
-		}
-		cs.recs = append(cs.recs, rec)
+		of[i], vals[i] = si, val
+		count[si]++
 	}
-	for _, cs := range idx.sets {
-		slices.Sort(cs.set.Values)
+	if addrAt != nil {
+		all := string(txt)
+		for i, sp := range addrAt {
+			if sp.hi > 0 {
+				vals[i] = all[sp.lo:sp.hi]
+			}
+		}
+	}
+	// Pass 2: lay values and records out set by set in two shared arrays.
+	off := make([]int32, len(idx.sets))
+	var n int32
+	for si, c := range count {
+		off[si] = n
+		n += c
+	}
+	valArena := make([]string, n)
+	recArena := make([]libdns.Record, n)
+	fill := slices.Clone(off)
+	for i, si := range of {
+		if si < 0 {
+			continue
+		}
+		valArena[fill[si]], recArena[fill[si]] = vals[i], recs[i]
+		fill[si]++
+	}
+	for si := range idx.sets {
+		cs := &idx.sets[si]
+		lo, hi := off[si], off[si]+count[si]
+		cs.recs = recArena[lo:hi:hi]
+		v := valArena[lo:hi:hi]
+		slices.Sort(v)
+		cs.set.Values = slices.Clip(slices.Compact(v))
 	}
 	return idx
 }
@@ -88,9 +188,47 @@ func infrastructure(name, typ string) bool {
 	return false
 }
 
-// get returns the current set of a key, or nil.
-func (z *zoneIndex) get(name, typ string) *curSet {
-	return z.sets[Key{Zone: z.zone, Name: name, Type: typ}]
+// lookup returns the node of name, or -1.
+func (z *zoneIndex) lookup(name string) int32 {
+	if ni, ok := z.byName[name]; ok {
+		return ni
+	}
+	return -1
+}
+
+// get returns the set of a type at node ni, or nil.
+func (z *zoneIndex) get(ni int32, typ string) *curSet {
+	if ni < 0 {
+		return nil
+	}
+	for c := z.nodes[ni].first; c >= 0; c = z.sets[c].next {
+		if z.sets[c].set.Type == typ {
+			return &z.sets[c]
+		}
+	}
+	return nil
+}
+
+// types appends the types at node ni, infrastructure excepted, sorted.
+func (z *zoneIndex) types(ni int32, buf []string) []string {
+	if ni < 0 {
+		return buf
+	}
+	for c := z.nodes[ni].first; c >= 0; c = z.sets[c].next {
+		if s := &z.sets[c].set; !infrastructure(s.Name, s.Type) {
+			buf = append(buf, s.Type)
+		}
+	}
+	slices.Sort(buf)
+	return buf
+}
+
+// marker returns the marker set of node ni, or nil.
+func (z *zoneIndex) marker(ni int32) *curSet {
+	if ni < 0 || z.nodes[ni].marker < 0 {
+		return nil
+	}
+	return &z.sets[z.nodes[ni].marker]
 }
 
 // ownership is what the marker of a name says.
@@ -115,16 +253,16 @@ func markerName(prefix, name string) string {
 	return prefix + "." + name
 }
 
-// owner reports who owns name, and the owner ids found in its marker.
-func (z *zoneIndex) owner(prefix, id, name string) (ownership, []string) {
-	m := z.get(markerName(prefix, name), "TXT")
-	if m != nil && len(m.set.Values) > 0 {
+// owner reports who owns node ni, and the owner ids found in its marker.
+func (z *zoneIndex) owner(id string, ni int32) (ownership, []string) {
+	if m := z.marker(ni); m != nil && len(m.set.Values) > 0 {
 		if slices.Contains(m.set.Values, id) {
 			return owned, nil
 		}
 		return foreign, m.set.Values
 	}
-	if len(z.types[name]) > 0 {
+	var buf [4]string
+	if len(z.types(ni, buf[:0])) > 0 {
 		return unmarked, nil
 	}
 	return free, nil
