@@ -2,9 +2,9 @@ package record
 
 import (
 	"fmt"
-	"slices"
 	"math"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
