@@ -76,7 +76,10 @@ func (p *Provider) Wait(ctx context.Context, after uint64) (uint64, error) {
 // Config.JournalSize entries, dropping whole versions from the oldest.
 // The returned slice must not be modified.
 func (p *Provider) Changes(since uint64) ([]Change, bool) {
-	s := p.load()
+	return p.load().changes(since)
+}
+
+func (s *state) changes(since uint64) ([]Change, bool) {
 	if since >= s.version {
 		return nil, true
 	}

@@ -228,3 +228,5 @@ func (n *node) sorted() []rec {
 	}
 	return out
 }
+
+func sortStrings(s []string) { slices.Sort(s) }

@@ -1,0 +1,245 @@
+package memory
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+)
+
+// Snapshot is a whole copy of a Provider's zones at one version, in the form
+// replication sends over the wire (JSON).
+type Snapshot struct {
+	// Version is the Provider's version the copy was taken at.
+	Version uint64 `json:"version"`
+	// Zones are sorted by name.
+	Zones []ZoneSnapshot `json:"zones"`
+}
+
+// ZoneSnapshot is one zone in a Snapshot: its SOA and every other record.
+type ZoneSnapshot struct {
+	// Name is fully qualified, lower case.
+	Name string `json:"name"`
+	SOA  SOA    `json:"soa"`
+	// Records are in GetRecords order, apex NS included.
+	Records []ZoneRecord `json:"records"`
+}
+
+// Snapshot returns a copy of every zone at the current version. It never
+// blocks writers.
+func (p *Provider) Snapshot() Snapshot {
+	return p.load().snapshot()
+}
+
+func (s *state) snapshot() Snapshot {
+	out := Snapshot{Version: s.version, Zones: []ZoneSnapshot{}}
+	for _, name := range sortedZoneNames(s.zones) {
+		z := s.zones[name]
+		zs := ZoneSnapshot{Name: z.name, SOA: z.soa, Records: []ZoneRecord{}}
+		for _, r := range z.records() {
+			zs.Records = append(zs.Records, zoneRecord(r))
+		}
+		out.Zones = append(out.Zones, zs)
+	}
+	return out
+}
+
+func zoneRecord(r rec) ZoneRecord {
+	return ZoneRecord{Name: r.rr.Name, Type: r.rr.Type, TTL: r.wire.Header().Ttl, Data: r.rr.Data}
+}
+
+func (r ZoneRecord) libdns() libdns.RR {
+	return libdns.RR{Name: r.Name, Type: r.Type, TTL: time.Duration(r.TTL) * time.Second, Data: r.Data}
+}
+
+func sortedZoneNames(m map[string]*zone) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sortStrings(names)
+	return names
+}
+
+// buildZone validates a zone snapshot and builds the zone.
+func buildZone(zs ZoneSnapshot) (*zone, error) {
+	key := zoneKey(zs.Name)
+	if _, ok := dns.IsDomainName(key); !ok || zs.Name == "" || len(key) > 254 {
+		return nil, fmt.Errorf("%w: zone name %q is not a valid domain name", ErrInvalidZone, zs.Name)
+	}
+	if err := checkSOA(zs.SOA); err != nil {
+		return nil, fmt.Errorf("zone %s: %w", key, err)
+	}
+	z := &zone{name: key, soa: zs.SOA, nodes: map[string]*node{}}
+	z.soa.NS, z.soa.Mbox = zoneKey(zs.SOA.NS), zoneKey(zs.SOA.Mbox)
+	t := &txn{z: z, touched: map[setKey]bool{}}
+	for _, zr := range zs.Records {
+		name, r, err := makeRec(key, zr.libdns())
+		if err != nil {
+			return nil, err
+		}
+		code := r.wire.Header().Rrtype
+		set := t.get(name, code)
+		if containsData(set, r) {
+			continue
+		}
+		t.put(name, code, append(set[:len(set):len(set)], r))
+	}
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	z.rebuildENTs()
+	return z, nil
+}
+
+func checkSOA(s SOA) error {
+	for _, n := range []struct{ field, v string }{{"soa.ns", s.NS}, {"soa.mbox", s.Mbox}} {
+		if _, ok := dns.IsDomainName(zoneKey(n.v)); !ok || n.v == "" {
+			return fmt.Errorf("%w: %s %q is not a valid domain name", ErrInvalidZone, n.field, n.v)
+		}
+	}
+	for _, v := range []struct {
+		field string
+		v     uint32
+	}{{"soa.ttl", s.TTL}, {"soa.refresh", s.Refresh}, {"soa.retry", s.Retry}, {"soa.expire", s.Expire}, {"soa.minimum", s.Minimum}} {
+		if v.v > maxTTL {
+			return fmt.Errorf("%w: %s %d is out of range (allowed 0 to %d)", ErrInvalidZone, v.field, v.v, maxTTL)
+		}
+	}
+	return nil
+}
+
+func containsData(set []rec, r rec) bool {
+	for _, o := range set {
+		if o.rr.Data == r.rr.Data {
+			return true
+		}
+	}
+	return false
+}
+
+// Restore replaces every zone the Provider holds by the zones of s (zones
+// absent from s are removed), atomically: on error nothing changes. The
+// Provider's version moves to one past its current version (s.Version is
+// the source's and is not adopted), and its journal restarts there, so a
+// replica of this Provider needs a full snapshot afterwards.
+func (p *Provider) Restore(s Snapshot) error {
+	zones := make(map[string]*zone, len(s.Zones))
+	for _, zs := range s.Zones {
+		z, err := buildZone(zs)
+		if err != nil {
+			return err
+		}
+		if _, dup := zones[z.name]; dup {
+			return fmt.Errorf("%w: zone %s appears twice", ErrInvalidZone, z.name)
+		}
+		zones[z.name] = z
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.load()
+	ns := &state{version: old.version + 1, zones: zones, floor: old.version + 1, next: make(chan struct{})}
+	p.cur.Store(ns)
+	close(old.next)
+	return nil
+}
+
+// Apply applies journal entries taken from another Provider's Changes (in
+// order) as one change of this Provider: every RRset named is replaced by
+// the entry's records, zones are added and removed, and each zone's serial is
+// set to the entry's. It is atomic: on error (a record that does not
+// validate, an RRset of an unknown zone, a CNAME conflict left at the end)
+// nothing changes. Replicas use it; entries need not be contiguous in
+// version, but must be applied in order.
+func (p *Provider) Apply(changes []Change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.load()
+	zones := maps(old.zones)
+	txns := map[string]*txn{}
+	var entries []Change
+	for i, c := range changes {
+		key := zoneKey(c.Zone)
+		switch c.Kind {
+		case ChangeAddZone:
+			if c.SOA == nil {
+				return fmt.Errorf("%w: change %d adds zone %s without an SOA", ErrInvalidZone, i, key)
+			}
+			z, err := buildZone(ZoneSnapshot{Name: key, SOA: *c.SOA})
+			if err != nil {
+				return err
+			}
+			zones[key] = z
+			delete(txns, key)
+			soa := z.soa
+			entries = append(entries, Change{Kind: ChangeAddZone, Zone: key, Serial: soa.Serial, SOA: &soa})
+		case ChangeRemoveZone:
+			delete(zones, key)
+			delete(txns, key)
+			entries = append(entries, Change{Kind: ChangeRemoveZone, Zone: key, Serial: c.Serial})
+		case ChangeRRSet:
+			t, ok := txns[key]
+			if !ok {
+				z, ok := zones[key]
+				if !ok {
+					return fmt.Errorf("%w: change %d: %s", ErrNoZone, i, key)
+				}
+				t = newTxn(z)
+				txns[key] = t
+			}
+			name, err := ownerName(key, c.Name)
+			if err != nil {
+				return recErr(key, c.Name, c.Type, err)
+			}
+			code, ok := typeCodes[c.Type]
+			if !ok {
+				return recErr(key, name, c.Type, ErrUnsupportedType)
+			}
+			var set []rec
+			for _, zr := range c.Records {
+				zr.Name, zr.Type = c.Name, c.Type
+				_, r, err := makeRec(key, zr.libdns())
+				if err != nil {
+					return err
+				}
+				if !containsData(set, r) {
+					set = append(set, r)
+				}
+			}
+			t.put(name, code, set)
+			t.z.soa.Serial = c.Serial
+			zones[key] = t.z
+		default:
+			return fmt.Errorf("%w: change %d has unknown kind %q", ErrInvalidZone, i, c.Kind)
+		}
+	}
+	for key, t := range txns {
+		if err := t.check(); err != nil {
+			return err
+		}
+		if t.names {
+			t.z.rebuildENTs()
+		}
+		keys := make([]setKey, 0, len(t.touched))
+		for k := range t.touched {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b setKey) int {
+			if c := canonicalCompare(a.name, b.name); c != 0 {
+				return c
+			}
+			return int(a.typ) - int(b.typ)
+		})
+		for _, k := range keys {
+			entries = append(entries, rrsetChange(t.z, k.name, k.typ))
+		}
+		zones[key] = t.z
+	}
+	p.publish(old, zones, entries)
+	return nil
+}
