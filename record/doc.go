@@ -1,0 +1,27 @@
+// Package record changes DNS zones safely. A caller (a failover policy, a
+// controller) says what it wants as a Desired state: RRsets of libdns
+// records — a zone, a name relative to it ("@" for the apex), a type, a TTL
+// and values — plus explicit withdraws, the only way to remove a name. Plan,
+// a pure function, compares that with the zones as a provider returns them
+// and yields the minimal changes, grouped per zone in a deterministic order;
+// a Reconciler reads the zones, plans and writes through any libdns
+// provider, as one SetRecords (or DeleteRecords) call per zone where it can.
+//
+// Its invariants are the point of the package. It never publishes an empty
+// set: when the desired values of a published RRset run out, the published
+// ones stay and are reported held stale (HeldStale, ErrEmptySet), since a
+// stale answer serves clients better than none. It touches only names it
+// owns, marked by a TXT record at "_gslb-owner.<name>" holding the
+// deployment's owner id, which it writes before the records and removes after
+// them; names holding records without that marker are never changed unless
+// adopted (ErrNotOwned). It refuses to switch a published name between a
+// CNAME and other types unless allowed (ErrTypeSwitch), and reports the
+// window when the provider cannot switch atomically. A steady state costs no
+// writes. Failures are judged by behaviour (Throttled() / Temporary()):
+// throttled and transient ones are retried with jittered exponential
+// back-off, permanent ones surface, and the desired state stays pending until
+// it is applied. Run re-reads the zones periodically and repairs drift on
+// owned names; a rate limiter caps writes; a dry run prints the plan instead.
+//
+// See Example for a zone being published, held stale and withdrawn.
+package record

@@ -1,0 +1,94 @@
+package record_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/libdns/libdns"
+
+	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/record"
+)
+
+// A failover policy publishes the healthy addresses of a service; when all
+// of them fail the last set is held; an explicit withdraw removes the name.
+func Example() {
+	ctx := context.Background()
+	zone := &memory.Provider{}
+	_ = zone.AddZone("example.com.")
+	r, err := record.New(zone, record.LocalConfig("deploy-eu"), record.Options{})
+	if err != nil {
+		panic(err)
+	}
+	app := record.RRSet{Zone: "example.com.", Name: "app", Type: "A", TTL: 30 * time.Second,
+		Values: []string{"192.0.2.1", "192.0.2.2"}}
+
+	rep, _ := r.Apply(ctx, record.Desired{Sets: []record.RRSet{app}})
+	fmt.Print(rep.Changes)
+	fmt.Println("writes:", rep.Writes)
+
+	rep, _ = r.ReconcileOnce(ctx)
+	fmt.Println("steady state writes:", rep.Writes)
+
+	app.Values = nil // every target failed
+	rep, _ = r.Apply(ctx, record.Desired{Sets: []record.RRSet{app}})
+	fmt.Println("held:", rep.Held[0].Key, rep.Held[0].Published.Values, errors.Is(rep.Held[0].Err(), record.ErrEmptySet))
+
+	rep, _ = r.Apply(ctx, record.Desired{Withdraw: []record.Key{{Zone: "example.com.", Name: "app"}}})
+	fmt.Print(rep.Changes)
+	// Output:
+	// zone example.com.
+	//   claim   _gslb-owner.app TXT 300 deploy-eu
+	//   create  app A 30 192.0.2.1 192.0.2.2
+	// writes: 2
+	// steady state writes: 0
+	// held: app.example.com. A [192.0.2.1 192.0.2.2] true
+	// zone example.com.
+	//   delete  app A 30 192.0.2.1 192.0.2.2
+	//   release _gslb-owner.app TXT 300 deploy-eu
+}
+
+// Plan is pure: it compares a desired state with a zone's records and
+// refuses to touch what it does not own.
+func ExamplePlan() {
+	current := []record.Zone{{Name: "example.com.", Records: []libdns.Record{
+		libdns.TXT{Name: "_gslb-owner.www", TTL: 5 * time.Minute, Text: "deploy-eu"},
+		libdns.CNAME{Name: "www", TTL: time.Minute, Target: "pool-a.example.com."},
+		libdns.CNAME{Name: "shop", TTL: time.Minute, Target: "someone.else.net."},
+	}}}
+	desired := record.Desired{Sets: []record.RRSet{
+		{Zone: "example.com.", Name: "www", Type: "CNAME", TTL: time.Minute, Values: []string{"pool-b.example.com."}},
+		{Zone: "example.com.", Name: "shop", Type: "CNAME", TTL: time.Minute, Values: []string{"pool-b.example.com."}},
+	}}
+	changes, err := record.Plan(desired, current, record.DefaultConfig("deploy-eu"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(changes)
+	fmt.Println(errors.Is(changes.Refused[0].Err, record.ErrNotOwned))
+	// Output:
+	// zone example.com.
+	//   update  www CNAME 60 pool-a.example.com. -> 60 pool-b.example.com.
+	// refused: record: shop.example.com. holds records without an owner marker; adopt it to manage it
+	// true
+}
+
+// In dry-run mode the reconciler prints what it would do and writes nothing.
+func ExampleConfig_dryRun() {
+	zone := &memory.Provider{}
+	_ = zone.AddZone("example.com.")
+	cfg := record.LocalConfig("deploy-eu")
+	cfg.DryRun = true
+	r, _ := record.New(zone, cfg, record.Options{DryRunOutput: os.Stdout})
+	_, _ = r.Apply(context.Background(), record.Desired{Sets: []record.RRSet{
+		{Zone: "example.com.", Name: "@", Type: "AAAA", TTL: time.Minute, Values: []string{"2001:db8::1"}},
+	}})
+	// Output:
+	// dry run, not applied:
+	// zone example.com.
+	//   claim   _gslb-owner TXT 300 deploy-eu
+	//   create  @ AAAA 60 2001:db8::1
+}
