@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -159,12 +160,14 @@ func deathScenario(t *testing.T, c deathCase, readOffset time.Duration) {
 	ctx, kill := context.WithCancel(t.Context())
 	defer kill()
 	var (
-		pub        *Publisher
-		lastNormal time.Time // bubble time of a's last normal beat
+		mu         sync.Mutex // guards the three below, shared with a's loop
+		lastNormal time.Time  // bubble time of a's last normal beat
 		lastHeal   bool
 		died       time.Time
 	)
 	pubRec := &recorder{hook: func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
 		bw, ok := e.(BeatWritten)
 		if !ok || !died.IsZero() {
 			return
@@ -198,7 +201,9 @@ func deathScenario(t *testing.T, c deathCase, readOffset time.Duration) {
 	}
 	if !c.afterSelfHeal {
 		time.Sleep(95*time.Second - readOffset)
+		mu.Lock()
 		died = time.Now()
+		mu.Unlock()
 		if c.unhealthy {
 			pub.SetVerdict(Verdict{Healthy: false})
 		} else {
@@ -211,6 +216,8 @@ func deathScenario(t *testing.T, c deathCase, readOffset time.Duration) {
 	}
 	stopPub()
 	stopOther()
+	mu.Lock() // every goroutine has stopped; taken for the race detector's sake
+	defer mu.Unlock()
 	require.False(t, died.IsZero(), "a never died")
 	require.Equal(t, c.afterSelfHeal, lastHeal, "last beat a self-heal beat")
 
