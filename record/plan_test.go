@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -315,4 +316,22 @@ func TestRRSetHelpers(t *testing.T) {
 	assert.Equal(t, "a", g[1].Name)
 	assert.Equal(t, 30*time.Second, g[1].TTL)
 	assert.True(t, errors.Is(&EmptySetError{}, ErrEmptySet))
+}
+
+func TestDesiredJSON(t *testing.T) {
+	in := `{"sets":[{"zone":"example.com.","name":"www","type":"A","ttl":"30s","values":["192.0.2.1"]},
+	{"zone":"example.com.","name":"v6","type":"AAAA","ttl":60,"values":["2001:db8::1"]}],
+	"withdraw":[{"zone":"example.com.","name":"old"}],"adopt":[{"zone":"example.com.","name":"www"}]}`
+	var d Desired
+	require.NoError(t, json.Unmarshal([]byte(in), &d))
+	require.NoError(t, d.Validate())
+	assert.Equal(t, 30*time.Second, d.Sets[0].TTL)
+	assert.Equal(t, time.Minute, d.Sets[1].TTL)
+	assert.Equal(t, Key{Zone: "example.com.", Name: "old"}, d.Withdraw[0])
+	out, err := json.Marshal(d)
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"ttl":"30s"`)
+	var back Desired
+	require.NoError(t, json.Unmarshal(out, &back))
+	assert.Equal(t, d, back)
 }

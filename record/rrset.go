@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/json"
 	"net/netip"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/libdns/libdns"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/internal/jsontime"
 )
 
 // Key identifies one RRset: a zone, a name relative to it and a type.
@@ -19,9 +21,9 @@ import (
 // keys it is given, so callers may pass a fully qualified name inside the
 // zone, mixed case, or a zone without its trailing dot.
 type Key struct {
-	Zone string
-	Name string
-	Type string
+	Zone string `json:"zone"`
+	Name string `json:"name"`
+	Type string `json:"type,omitempty"`
 }
 
 // FQDN returns the key's fully qualified name ("www.example.com.").
@@ -36,8 +38,8 @@ func (k Key) String() string { return k.FQDN() + " " + k.Type }
 // Name identifies a node of a zone, all types together. Zone and Name follow
 // the conventions of Key.
 type Name struct {
-	Zone string
-	Name string
+	Zone string `json:"zone"`
+	Name string `json:"name"`
 }
 
 // FQDN returns the fully qualified name.
@@ -63,11 +65,37 @@ type RRSet struct {
 	Name string `json:"name"`
 	// Type is the record type, e.g. "A", "AAAA", "CNAME".
 	Type string `json:"type"`
-	// TTL is the time to live; whole seconds, 0 to 2^31-1 s.
+	// TTL is the time to live; whole seconds, 0 to 2^31-1 s. In JSON it is
+	// a duration string ("30s") or a number of seconds.
 	TTL time.Duration `json:"ttl"`
 	// Values are the records' data. An empty list asks for an empty set,
 	// which the reconciler refuses to publish (see ErrEmptySet).
 	Values []string `json:"values"`
+}
+
+// rrsetJSON is RRSet's JSON form, with the TTL as a duration string.
+type rrsetJSON struct {
+	Zone   string            `json:"zone"`
+	Name   string            `json:"name"`
+	Type   string            `json:"type"`
+	TTL    jsontime.Duration `json:"ttl"`
+	Values []string          `json:"values"`
+}
+
+// MarshalJSON writes the set with its TTL as a duration string ("30s").
+func (s RRSet) MarshalJSON() ([]byte, error) {
+	return json.Marshal(rrsetJSON{s.Zone, s.Name, s.Type, jsontime.Duration(s.TTL), s.Values})
+}
+
+// UnmarshalJSON reads the set; the TTL may be a duration string ("30s") or
+// a number of seconds.
+func (s *RRSet) UnmarshalJSON(b []byte) error {
+	var j rrsetJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*s = RRSet{Zone: j.Zone, Name: j.Name, Type: j.Type, TTL: j.TTL.D(), Values: j.Values}
+	return nil
 }
 
 // Key returns the set's key as given (not normalised).
