@@ -1,0 +1,106 @@
+// Command gslbprobe health-checks N loopback targets with probe.Monitor, the
+// gslbkit side of the probe-vs-haproxy benchmark: the same interval as
+// HAProxy's "check inter", a new connection per probe, HTTP ("GET /",
+// expecting 200) or TCP connect-only checks. It runs until SIGTERM or
+// SIGINT and prints a one-line summary of the Monitor's statistics on exit.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/gslbkit/gslb/probe"
+)
+
+func main() {
+	n := flag.Int("n", 1000, "number of targets")
+	base := flag.Int("base", 20000, "first port")
+	mode := flag.String("mode", "http", "http or tcp")
+	interval := flag.Duration("interval", time.Second, "probe interval")
+	timeout := flag.Duration("timeout", time.Second, "probe timeout")
+	workers := flag.Int("workers", 256, "Monitor concurrency")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	flag.Parse()
+
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	cfg := probe.DefaultMonitorConfig()
+	cfg.Concurrency = *workers
+	m, err := probe.NewMonitor(cfg, nil, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pol := probe.DefaultPolicy()
+	pol.Interval = probe.Duration(*interval)
+	pol.Timeout = probe.Duration(*timeout)
+	pol.MaxBackoff = probe.Duration(*interval)
+	pol.InitialJitter = probe.Duration(*interval) // spread the first probes over one interval, as HAProxy does
+	for i := range *n {
+		addr := "127.0.0.1:" + strconv.Itoa(*base+i)
+		var p probe.Prober
+		switch *mode {
+		case "http":
+			p, err = probe.NewHTTP(addr, probe.DefaultHTTPConfig())
+		case "tcp":
+			p, err = probe.NewTCP(addr, probe.DefaultTCPConfig())
+		default:
+			log.Fatalf("mode %q: want http or tcp", *mode)
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := m.Add(probe.Target{ID: addr, Prober: p, Policy: pol}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	fmt.Println("ready")
+	if err := m.Run(ctx); err != nil {
+		log.Print(err)
+		return
+	}
+	var probes, fails uint64
+	var byKind [probe.NumKinds]uint64
+	served, lastErr := 0, ""
+	for _, st := range m.Snapshot() {
+		probes += st.Probes
+		fails += st.Failures
+		for k, c := range st.FailuresByKind {
+			byKind[k] += c
+		}
+		if st.LastError != "" {
+			lastErr = st.LastError
+		}
+		if st.Served {
+			served++
+		}
+	}
+	fmt.Fprintf(os.Stderr, "gslbprobe: %d targets, %d served, %d probes, %d failures", *n, served, probes, fails)
+	for k, c := range byKind {
+		if c > 0 {
+			fmt.Fprintf(os.Stderr, ", %s %d", probe.Kind(k), c)
+		}
+	}
+	if lastErr != "" {
+		fmt.Fprintf(os.Stderr, " (last error: %s)", lastErr)
+	}
+	fmt.Fprintln(os.Stderr)
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package main
+
+import "errors"
+
+func countSYNs(base, n int, ready chan<- error) {
+	ready <- errors.New("SYN counting needs Linux")
+}
