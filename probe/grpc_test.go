@@ -1,0 +1,158 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+)
+
+// probersGRPCServer starts a real gRPC server on loopback; with withHealth
+// it registers the standard health service, returned so tests can switch
+// it. authority receives each call's :authority.
+func probersGRPCServer(t *testing.T, withHealth bool, tlsConf *tls.Config) (string, *health.Server, chan string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	authority := make(chan string, 16)
+	opts := []grpc.ServerOption{grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if md, ok := metadata.FromIncomingContext(ctx); ok && len(md[":authority"]) > 0 {
+			select {
+			case authority <- md[":authority"][0]:
+			default:
+			}
+		}
+		return h(ctx, req)
+	})}
+	if tlsConf != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConf)))
+	}
+	srv := grpc.NewServer(opts...)
+	var hs *health.Server
+	if withHealth {
+		hs = health.NewServer()
+		healthpb.RegisterHealthServer(srv, hs)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		srv.Stop()
+		<-done
+	})
+	return ln.Addr().String(), hs, authority
+}
+
+func TestGRPCEnvoyRules(t *testing.T) {
+	addr, hs, _ := probersGRPCServer(t, true, nil)
+	hs.SetServingStatus("up", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus("down", healthpb.HealthCheckResponse_NOT_SERVING)
+	cases := []struct {
+		name    string
+		service string
+		want    Status
+		kind    Kind
+		code    int
+	}{
+		{"SERVING passes", "up", Pass, KindNone, int(healthpb.HealthCheckResponse_SERVING)},
+		{"server as a whole (empty service) is SERVING by default", "", Pass, KindNone, int(healthpb.HealthCheckResponse_SERVING)},
+		{"Envoy rule 5: NOT_SERVING fails at once", "down", FailNow, KindStatus, int(healthpb.HealthCheckResponse_NOT_SERVING)},
+		{"Envoy rule 5: grpc-status not OK (unknown service) fails at once", "nope", FailNow, KindStatus, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := NewGRPC(addr, GRPCConfig{Service: tc.service})
+			require.NoError(t, err)
+			r := g.Probe(probersCtx(t, 10*time.Second))
+			assert.Equal(t, tc.want, r.Status, r.Detail)
+			assert.Equal(t, tc.kind, r.Kind, r.Detail)
+			assert.Equal(t, tc.code, r.Code)
+		})
+	}
+	t.Run("switching the serving status", func(t *testing.T) {
+		g, err := NewGRPC(addr, GRPCConfig{Service: "flip"})
+		require.NoError(t, err)
+		hs.SetServingStatus("flip", healthpb.HealthCheckResponse_SERVING)
+		require.Equal(t, Pass, g.Probe(probersCtx(t, 10*time.Second)).Status)
+		hs.SetServingStatus("flip", healthpb.HealthCheckResponse_NOT_SERVING)
+		require.Equal(t, FailNow, g.Probe(probersCtx(t, 10*time.Second)).Status)
+		hs.SetServingStatus("flip", healthpb.HealthCheckResponse_SERVING)
+		require.Equal(t, Pass, g.Probe(probersCtx(t, 10*time.Second)).Status)
+	})
+}
+
+func TestGRPCFailures(t *testing.T) {
+	t.Run("Envoy rule 5: UNIMPLEMENTED (no health service) fails at once", func(t *testing.T) {
+		addr, _, _ := probersGRPCServer(t, false, nil)
+		g, err := NewGRPC(addr, DefaultGRPCConfig())
+		require.NoError(t, err)
+		r := g.Probe(probersCtx(t, 10*time.Second))
+		assert.Equal(t, FailNow, r.Status, r.Detail)
+		assert.Equal(t, KindStatus, r.Kind)
+	})
+	t.Run("Envoy rule 6: connection refused counts toward the threshold", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := ln.Addr().String()
+		require.NoError(t, ln.Close())
+		g, err := NewGRPC(addr, DefaultGRPCConfig())
+		require.NoError(t, err)
+		r := g.Probe(probersCtx(t, 10*time.Second))
+		assert.Equal(t, Fail, r.Status, r.Detail)
+		assert.Equal(t, KindRefused, r.Kind, r.Detail)
+	})
+	t.Run("Envoy rule 6: a server that never answers times out", func(t *testing.T) {
+		addr := probersTCPServer(t, func(_ net.Conn, done <-chan struct{}) { <-done })
+		g, err := NewGRPC(addr, DefaultGRPCConfig())
+		require.NoError(t, err)
+		r := g.Probe(probersCtx(t, 300*time.Millisecond))
+		assert.Equal(t, Fail, r.Status, r.Detail)
+		assert.Equal(t, KindTimeout, r.Kind, r.Detail)
+	})
+}
+
+func TestGRPCAuthorityAndTLS(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.issue(false, "grpc.test")
+	addr, hs, authority := probersGRPCServer(t, true, &tls.Config{Certificates: []tls.Certificate{cert}})
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	t.Run("TLS with the test CA and authority as SNI", func(t *testing.T) {
+		g, err := NewGRPC(addr, GRPCConfig{Authority: "grpc.test", TLS: &TLSConfig{CAPEM: string(ca.PEM)}})
+		require.NoError(t, err)
+		r := g.Probe(probersCtx(t, 10*time.Second))
+		require.Equal(t, Pass, r.Status, r.Detail)
+		assert.Equal(t, "grpc.test", <-authority)
+	})
+	t.Run("untrusted certificate fails the handshake", func(t *testing.T) {
+		g, err := NewGRPC(addr, GRPCConfig{Authority: "grpc.test", TLS: &TLSConfig{}})
+		require.NoError(t, err)
+		r := g.Probe(probersCtx(t, 10*time.Second))
+		assert.Equal(t, Fail, r.Status, r.Detail)
+		assert.Equal(t, KindTLS, r.Kind, r.Detail)
+	})
+	t.Run("plain text against a TLS server fails", func(t *testing.T) {
+		g, err := NewGRPC(addr, DefaultGRPCConfig())
+		require.NoError(t, err)
+		r := g.Probe(probersCtx(t, 2*time.Second))
+		assert.NotEqual(t, Pass, r.Status, r.Detail)
+	})
+}
+
+func TestGRPCConfigValidate(t *testing.T) {
+	require.NoError(t, DefaultGRPCConfig().Validate())
+	require.ErrorIs(t, GRPCConfig{Port: -1}.Validate(), ErrGRPCConfig)
+	require.ErrorIs(t, GRPCConfig{Authority: "a b"}.Validate(), ErrGRPCConfig)
+	require.ErrorIs(t, GRPCConfig{TLS: &TLSConfig{KeyFile: "k"}}.Validate(), ErrGRPCConfig)
+	_, err := NewGRPC("127.0.0.1", DefaultGRPCConfig())
+	require.Error(t, err, "a port is required")
+}
