@@ -1,0 +1,318 @@
+package probe
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// CheckType selects the prober of a Check, in Envoy Gateway's words.
+type CheckType string
+
+const (
+	// CheckHTTP probes with HTTP (HTTPS when HTTPConfig.TLS is set).
+	CheckHTTP CheckType = "HTTP"
+	// CheckTCP probes with a TCP connect, optionally sending and receiving.
+	CheckTCP CheckType = "TCP"
+	// CheckGRPC probes with grpc.health.v1.Health/Check.
+	CheckGRPC CheckType = "GRPC"
+)
+
+// ErrCheckConfig is wrapped by every error Check.Validate and
+// DecodeEnvoyGatewayActive return for a bad check (bad policy values wrap
+// ErrInvalidPolicy as well, bad policy JSON ErrPolicyJSON).
+var ErrCheckConfig = errors.New("probe: check config")
+
+// Check is one complete health check: the prober and its config, and the
+// Policy that turns its results into states. Exactly the config block of
+// Type may be set: HTTP for CheckHTTP (required), TCP for CheckTCP (nil
+// means connect-only), GRPC for CheckGRPC. A Check is a plain value;
+// Validate reports the first bad field.
+type Check struct {
+	// Type selects the prober.
+	Type CheckType `json:"type"`
+	// Policy holds the thresholds and the schedule.
+	Policy Policy `json:"policy"`
+	// HTTP configures the HTTP prober when Type is CheckHTTP.
+	HTTP *HTTPConfig `json:"http,omitempty"`
+	// TCP configures the TCP prober when Type is CheckTCP.
+	TCP *TCPConfig `json:"tcp,omitempty"`
+	// GRPC configures the gRPC health prober when Type is CheckGRPC.
+	GRPC *GRPCConfig `json:"grpc,omitempty"`
+}
+
+// Validate checks the type, that only the type's config block is set,
+// that block's own Validate, and the Policy. Errors wrap ErrCheckConfig and
+// name the field.
+func (c Check) Validate() error {
+	if err := c.validateShape(); err != nil {
+		return err
+	}
+	switch c.Type {
+	case CheckHTTP:
+		if err := c.HTTP.Validate(); err != nil {
+			return fmt.Errorf("%w: http: %w", ErrCheckConfig, err)
+		}
+	case CheckTCP:
+		if c.TCP != nil {
+			if err := c.TCP.Validate(); err != nil {
+				return fmt.Errorf("%w: tcp: %w", ErrCheckConfig, err)
+			}
+		}
+	case CheckGRPC:
+		if c.GRPC != nil {
+			if err := c.GRPC.Validate(); err != nil {
+				return fmt.Errorf("%w: grpc: %w", ErrCheckConfig, err)
+			}
+		}
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return fmt.Errorf("%w: policy: %w", ErrCheckConfig, err)
+	}
+	return nil
+}
+
+// validateShape checks the type and which blocks are set.
+func (c Check) validateShape() error {
+	blocks := []struct {
+		name string
+		t    CheckType
+		set  bool
+	}{{"http", CheckHTTP, c.HTTP != nil}, {"tcp", CheckTCP, c.TCP != nil}, {"grpc", CheckGRPC, c.GRPC != nil}}
+	known := false
+	for _, b := range blocks {
+		if b.t == c.Type {
+			known = true
+		} else if b.set {
+			return fmt.Errorf("%w: %s given with type %q: only the %q block may be set", ErrCheckConfig, b.name, c.Type, machBlock(c.Type))
+		}
+	}
+	if !known {
+		return fmt.Errorf("%w: type %q: allowed %q, %q or %q", ErrCheckConfig, c.Type, CheckHTTP, CheckTCP, CheckGRPC)
+	}
+	if c.Type == CheckHTTP && c.HTTP == nil {
+		return fmt.Errorf("%w: type %q needs the http block (http.path is required)", ErrCheckConfig, c.Type)
+	}
+	return nil
+}
+
+func machBlock(t CheckType) string {
+	switch t {
+	case CheckHTTP:
+		return "http"
+	case CheckTCP:
+		return "tcp"
+	case CheckGRPC:
+		return "grpc"
+	}
+	return "none"
+}
+
+// NewProber validates c and builds its prober for the target at addr
+// ("host:port" or an IP; see NewHTTP, NewTCP and NewGRPC for defaults).
+func (c Check) NewProber(addr string) (Prober, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	switch c.Type {
+	case CheckHTTP:
+		return NewHTTP(addr, *c.HTTP)
+	case CheckTCP:
+		cfg := DefaultTCPConfig()
+		if c.TCP != nil {
+			cfg = *c.TCP
+		}
+		return NewTCP(addr, cfg)
+	default:
+		cfg := DefaultGRPCConfig()
+		if c.GRPC != nil {
+			cfg = *c.GRPC
+		}
+		return NewGRPC(addr, cfg)
+	}
+}
+
+// machEGActive is the prober part of an Envoy Gateway healthCheck.active
+// block; everything else in the block is Policy.
+type machEGActive struct {
+	Type      *CheckType      `json:"type"`
+	HTTP      json.RawMessage `json:"http"`
+	TCP       json.RawMessage `json:"tcp"`
+	GRPC      json.RawMessage `json:"grpc"`
+	Overrides json.RawMessage `json:"overrides"`
+}
+
+// machEGHTTP is Envoy Gateway's http block: only its field names are
+// accepted.
+type machEGHTTP struct {
+	Path              *string   `json:"path"`
+	Hostname          *string   `json:"hostname"`
+	Method            *string   `json:"method"`
+	ExpectedStatuses  *Statuses `json:"expectedStatuses"`
+	RetriableStatuses *Statuses `json:"retriableStatuses"`
+	ExpectedResponse  *Segments `json:"expectedResponse"`
+	RequestBody       *Payload  `json:"requestBody"`
+}
+
+type machEGTCP struct {
+	Send    *Payload  `json:"send"`
+	Receive *Segments `json:"receive"`
+}
+
+type machEGGRPC struct {
+	Service *string `json:"service"`
+}
+
+type machEGOverrides struct {
+	Port *int `json:"port"`
+}
+
+// machNull reports whether raw is absent or JSON null.
+func machNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+// machStrict decodes a sub-block strictly, naming it in errors.
+func machStrict(block string, raw json.RawMessage, v any) error {
+	if err := machDecodeStrict(raw, v); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrCheckConfig, block, err)
+	}
+	return nil
+}
+
+// DecodeEnvoyGatewayActive decodes an Envoy Gateway healthCheck.active
+// block (JSON; convert YAML first) into a Check on the Envoy preset:
+// warningThreshold 1, the Envoy schedule, start unhealthy, first pass
+// immediate, with the block's interval, timeout, unhealthyThreshold and
+// healthyThreshold. Its prober part follows Envoy Gateway: type (HTTP, TCP
+// or GRPC, required), http.path (required for HTTP), http.hostname,
+// http.method, http.expectedStatuses, http.retriableStatuses,
+// http.expectedResponse, http.requestBody (POST or PUT only), tcp.send,
+// tcp.receive (the tcp block is required for TCP), grpc.service and
+// overrides.port (1–65535, applied to the type's prober). Every other
+// Policy field may be given too, in either vocabulary (criticalThreshold
+// or unhealthyThreshold, passingThreshold or healthyThreshold, never both).
+//
+// Unknown fields, a block that does not match the type, and out-of-range
+// values are errors wrapping ErrCheckConfig that name the field. The
+// result has passed Validate.
+func DecodeEnvoyGatewayActive(data []byte) (Check, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+		if err == nil {
+			err = errors.New("want a JSON object")
+		}
+		return Check{}, fmt.Errorf("%w: healthCheck.active: %w", ErrCheckConfig, err)
+	}
+	var eg machEGActive
+	if err := json.Unmarshal(data, &eg); err != nil {
+		return Check{}, fmt.Errorf("%w: healthCheck.active: %w", ErrCheckConfig, err)
+	}
+	for _, k := range [...]string{"type", "http", "tcp", "grpc", "overrides"} {
+		delete(fields, k)
+	}
+	rest, err := json.Marshal(fields)
+	if err != nil {
+		return Check{}, fmt.Errorf("%w: healthCheck.active: %w", ErrCheckConfig, err)
+	}
+	c := Check{Policy: Envoy()}
+	if err := c.Policy.UnmarshalJSON(rest); err != nil {
+		return Check{}, fmt.Errorf("%w: %w", ErrCheckConfig, err)
+	}
+	if eg.Type == nil {
+		return Check{}, fmt.Errorf("%w: type: required, allowed %q, %q or %q", ErrCheckConfig, CheckHTTP, CheckTCP, CheckGRPC)
+	}
+	c.Type = *eg.Type
+	port, err := machEGPort(eg.Overrides)
+	if err != nil {
+		return Check{}, err
+	}
+	if err := c.decodeEGBlocks(eg, port); err != nil {
+		return Check{}, err
+	}
+	if err := c.validateShape(); err != nil {
+		return Check{}, err
+	}
+	if c.Type == CheckTCP && c.TCP == nil {
+		return Check{}, fmt.Errorf("%w: type %q needs the tcp block (Envoy Gateway requires it)", ErrCheckConfig, c.Type)
+	}
+	if c.HTTP != nil {
+		if err := c.HTTP.ValidateEnvoyGateway(); err != nil {
+			return Check{}, fmt.Errorf("%w: http: %w", ErrCheckConfig, err)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return Check{}, err
+	}
+	return c, nil
+}
+
+func machEGPort(raw json.RawMessage) (int, error) {
+	if machNull(raw) {
+		return 0, nil
+	}
+	var o machEGOverrides
+	if err := machStrict("overrides", raw, &o); err != nil {
+		return 0, err
+	}
+	if o.Port == nil {
+		return 0, nil
+	}
+	if *o.Port < 1 || *o.Port > 65535 {
+		return 0, fmt.Errorf("%w: overrides.port = %d: allowed 1–65535", ErrCheckConfig, *o.Port)
+	}
+	return *o.Port, nil
+}
+
+// decodeEGBlocks fills c's prober blocks from eg; port (0 = none) is
+// overrides.port.
+func (c *Check) decodeEGBlocks(eg machEGActive, port int) error {
+	if !machNull(eg.HTTP) {
+		var h machEGHTTP
+		if err := machStrict("http", eg.HTTP, &h); err != nil {
+			return err
+		}
+		cfg := DefaultHTTPConfig()
+		cfg.Path = ""
+		machSet(&cfg.Path, h.Path)
+		machSet(&cfg.Hostname, h.Hostname)
+		machSet(&cfg.Method, h.Method)
+		machSet(&cfg.ExpectedStatuses, h.ExpectedStatuses)
+		machSet(&cfg.RetriableStatuses, h.RetriableStatuses)
+		machSet(&cfg.ExpectedResponse, h.ExpectedResponse)
+		cfg.RequestBody = h.RequestBody
+		cfg.Port = port
+		c.HTTP = &cfg
+	}
+	if !machNull(eg.TCP) {
+		var t machEGTCP
+		if err := machStrict("tcp", eg.TCP, &t); err != nil {
+			return err
+		}
+		cfg := DefaultTCPConfig()
+		cfg.Send = t.Send
+		machSet(&cfg.Receive, t.Receive)
+		cfg.Port = port
+		c.TCP = &cfg
+	}
+	if !machNull(eg.GRPC) || (c.Type == CheckGRPC && port != 0) {
+		var g machEGGRPC
+		if !machNull(eg.GRPC) {
+			if err := machStrict("grpc", eg.GRPC, &g); err != nil {
+				return err
+			}
+		}
+		cfg := DefaultGRPCConfig()
+		machSet(&cfg.Service, g.Service)
+		cfg.Port = port
+		c.GRPC = &cfg
+	}
+	return nil
+}
+
+func machSet[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}

@@ -1,0 +1,213 @@
+package probe
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecodeEnvoyGatewayActive(t *testing.T) {
+	cases := []struct {
+		name  string
+		json  string
+		check func(*testing.T, Check)
+	}{
+		{"the documented HTTP block", `{"type":"HTTP","timeout":"1s","interval":"3s","unhealthyThreshold":3,"healthyThreshold":1,"http":{"path":"/"}}`,
+			func(t *testing.T, c Check) {
+				assert.Equal(t, CheckHTTP, c.Type)
+				assert.Equal(t, Envoy(), c.Policy, "the block's values are Envoy's defaults")
+				require.NotNil(t, c.HTTP)
+				assert.Equal(t, "/", c.HTTP.Path)
+				assert.Equal(t, Statuses{OneStatus(200)}, c.HTTP.ExpectedStatuses)
+				assert.Nil(t, c.TCP)
+				assert.Nil(t, c.GRPC)
+			}},
+		{"block values onto the Envoy preset", `{"type":"HTTP","interval":"10s","timeout":"2s","unhealthyThreshold":5,"healthyThreshold":2,"http":{"path":"/healthz"}}`,
+			func(t *testing.T, c Check) {
+				p := c.Policy
+				assert.Equal(t, 10*time.Second, p.Interval.D())
+				assert.Equal(t, 2*time.Second, p.Timeout.D())
+				assert.Equal(t, 5, p.CriticalThreshold)
+				assert.Equal(t, 2, p.PassingThreshold)
+				assert.Equal(t, 1, p.WarningThreshold)
+				assert.Equal(t, ScheduleEnvoy, p.Schedule)
+				assert.Equal(t, Critical, p.InitialState)
+				assert.True(t, p.FirstPassImmediate)
+				assert.False(t, p.FailNowAsFailure)
+			}},
+		{"every http field", `{"type":"HTTP","http":{"path":"/hc","hostname":"svc.local","method":"POST","expectedStatuses":[200,204],"retriableStatuses":[503],"expectedResponse":{"type":"Text","text":"ok"},"requestBody":{"type":"Text","text":"ping"}},"overrides":{"port":9090}}`,
+			func(t *testing.T, c Check) {
+				h := c.HTTP
+				assert.Equal(t, "/hc", h.Path)
+				assert.Equal(t, "svc.local", h.Hostname)
+				assert.Equal(t, http.MethodPost, h.Method)
+				assert.Equal(t, Statuses{OneStatus(200), OneStatus(204)}, h.ExpectedStatuses)
+				assert.Equal(t, Statuses{OneStatus(503)}, h.RetriableStatuses)
+				assert.Equal(t, Segments{TextPayload("ok")}, h.ExpectedResponse)
+				require.NotNil(t, h.RequestBody)
+				assert.Equal(t, TextPayload("ping"), *h.RequestBody)
+				assert.Equal(t, 9090, h.Port)
+				assert.Equal(t, HTTPDefaultMatchWindow, h.MatchWindow)
+			}},
+		{"tcp send and receive", `{"type":"TCP","tcp":{"send":{"type":"Text","text":"ping"},"receive":{"type":"Binary","binary":"cG9uZw=="}},"overrides":{"port":7}}`,
+			func(t *testing.T, c Check) {
+				require.NotNil(t, c.TCP)
+				assert.Equal(t, TextPayload("ping"), *c.TCP.Send)
+				assert.Equal(t, Segments{BinaryPayload([]byte("pong"))}, c.TCP.Receive)
+				assert.Equal(t, 7, c.TCP.Port)
+			}},
+		{"tcp connect-only", `{"type":"TCP","tcp":{}}`,
+			func(t *testing.T, c Check) {
+				require.NotNil(t, c.TCP)
+				assert.Nil(t, c.TCP.Send)
+				assert.Empty(t, c.TCP.Receive)
+			}},
+		{"grpc service", `{"type":"GRPC","grpc":{"service":"helloworld.Greeter"}}`,
+			func(t *testing.T, c Check) {
+				require.NotNil(t, c.GRPC)
+				assert.Equal(t, "helloworld.Greeter", c.GRPC.Service)
+			}},
+		{"grpc without a block", `{"type":"GRPC"}`,
+			func(t *testing.T, c Check) { assert.Nil(t, c.GRPC) }},
+		{"grpc port override alone", `{"type":"GRPC","overrides":{"port":50051}}`,
+			func(t *testing.T, c Check) {
+				require.NotNil(t, c.GRPC)
+				assert.Equal(t, 50051, c.GRPC.Port)
+			}},
+		{"record-service names are accepted too", `{"type":"TCP","tcp":{},"warningThreshold":2,"criticalThreshold":4,"passingThreshold":3}`,
+			func(t *testing.T, c Check) {
+				assert.Equal(t, 2, c.Policy.WarningThreshold)
+				assert.Equal(t, 4, c.Policy.CriticalThreshold)
+				assert.Equal(t, 3, c.Policy.PassingThreshold)
+			}},
+		{"null blocks are absent", `{"type":"GRPC","http":null,"tcp":null,"overrides":null}`,
+			func(t *testing.T, c Check) { assert.Nil(t, c.HTTP) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := DecodeEnvoyGatewayActive([]byte(c.json))
+			require.NoError(t, err)
+			require.NoError(t, got.Validate())
+			c.check(t, got)
+		})
+	}
+}
+
+func TestDecodeEnvoyGatewayActiveErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		json string
+		is   error // besides ErrCheckConfig
+		text string
+	}{
+		{"not an object", `[]`, nil, "healthCheck.active"},
+		{"null", `null`, nil, "want a JSON object"},
+		{"missing type", `{"http":{"path":"/"}}`, nil, "type: required"},
+		{"unknown type", `{"type":"UDP"}`, nil, `type "UDP"`},
+		{"lower-case type", `{"type":"http","http":{"path":"/"}}`, nil, `type "http"`},
+		{"http without its block", `{"type":"HTTP"}`, nil, "needs the http block"},
+		{"tcp without its block", `{"type":"TCP"}`, nil, "needs the tcp block"},
+		{"block of another type", `{"type":"HTTP","http":{"path":"/"},"tcp":{}}`, nil, "tcp given with type"},
+		{"missing path", `{"type":"HTTP","http":{}}`, ErrHTTPConfig, "path"},
+		{"unknown http field", `{"type":"HTTP","http":{"path":"/","headers":{"a":"b"}}}`, nil, "headers"},
+		{"unknown top-level field", `{"type":"HTTP","http":{"path":"/"},"healthyTreshold":2}`, ErrPolicyJSON, "healthyTreshold"},
+		{"unknown overrides field", `{"type":"TCP","tcp":{},"overrides":{"host":"x"}}`, nil, "overrides"},
+		{"both names of one knob", `{"type":"TCP","tcp":{},"unhealthyThreshold":3,"criticalThreshold":3}`, ErrPolicyJSON, "same knob"},
+		{"port out of range", `{"type":"TCP","tcp":{},"overrides":{"port":70000}}`, nil, "overrides.port = 70000: allowed 1–65535"},
+		{"port zero", `{"type":"TCP","tcp":{},"overrides":{"port":0}}`, nil, "overrides.port = 0"},
+		{"status out of range", `{"type":"HTTP","http":{"path":"/","expectedStatuses":[99]}}`, ErrHTTPConfig, "expectedStatuses"},
+		{"body with PATCH is not Envoy Gateway's", `{"type":"HTTP","http":{"path":"/","method":"PATCH","requestBody":{"type":"Text","text":"x"}}}`, ErrHTTPConfig, "requestBody"},
+		{"zero unhealthy threshold", `{"type":"TCP","tcp":{},"unhealthyThreshold":0}`, ErrInvalidPolicy, "criticalThreshold = 0"},
+		{"timeout above interval", `{"type":"TCP","tcp":{},"interval":"1s","timeout":"2s"}`, ErrInvalidPolicy, "timeout = 2s"},
+		{"bad duration", `{"type":"TCP","tcp":{},"interval":"soon"}`, ErrPolicyJSON, "soon"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := DecodeEnvoyGatewayActive([]byte(c.json))
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrCheckConfig)
+			if c.is != nil {
+				assert.ErrorIs(t, err, c.is)
+			}
+			assert.Contains(t, err.Error(), c.text)
+			assert.Equal(t, Check{}, got)
+		})
+	}
+}
+
+func TestCheckValidateAndNewProber(t *testing.T) {
+	h := DefaultHTTPConfig()
+	cases := []struct {
+		name string
+		c    Check
+		ok   bool
+	}{
+		{"http", Check{Type: CheckHTTP, Policy: Envoy(), HTTP: &h}, true},
+		{"tcp connect-only", Check{Type: CheckTCP, Policy: DefaultPolicy()}, true},
+		{"grpc default", Check{Type: CheckGRPC, Policy: DefaultPolicy()}, true},
+		{"bad policy", Check{Type: CheckTCP}, false},
+		{"no type", Check{Policy: DefaultPolicy()}, false},
+		{"http without config", Check{Type: CheckHTTP, Policy: DefaultPolicy()}, false},
+		{"two blocks", Check{Type: CheckTCP, Policy: DefaultPolicy(), TCP: &TCPConfig{}, HTTP: &h}, false},
+		{"bad tcp", Check{Type: CheckTCP, Policy: DefaultPolicy(), TCP: &TCPConfig{Port: -1}}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.c.Validate()
+			pr, perr := c.c.NewProber("127.0.0.1:1")
+			if c.ok {
+				assert.NoError(t, err)
+				assert.NoError(t, perr)
+				assert.NotNil(t, pr)
+				return
+			}
+			assert.ErrorIs(t, err, ErrCheckConfig)
+			assert.Error(t, perr)
+			assert.Nil(t, pr)
+		})
+	}
+}
+
+func TestCheckJSONRoundTrip(t *testing.T) {
+	c, err := DecodeEnvoyGatewayActive([]byte(`{"type":"HTTP","interval":"5s","http":{"path":"/hc","expectedStatuses":[200,"300-399"]},"overrides":{"port":8080}}`))
+	require.NoError(t, err)
+	b, err := json.Marshal(c)
+	require.NoError(t, err)
+	var back Check
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, c, back)
+}
+
+func FuzzDecodeEnvoyGatewayActive(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"HTTP","timeout":"1s","interval":"3s","unhealthyThreshold":3,"healthyThreshold":1,"http":{"path":"/"}}`,
+		`{"type":"HTTP","http":{"path":"/hc","method":"POST","expectedStatuses":[200,"201-204"],"retriableStatuses":[503],"expectedResponse":[{"type":"Text","text":"o"},{"type":"Hex","hex":"6b"}],"requestBody":{"type":"Text","text":"x"}},"overrides":{"port":9090}}`,
+		`{"type":"TCP","tcp":{"send":{"type":"Text","text":"ping"},"receive":{"type":"Binary","binary":"cG9uZw=="}}}`,
+		`{"type":"GRPC","grpc":{"service":"a.B"},"warningThreshold":1,"criticalThreshold":2}`,
+		`{"type":"TCP","tcp":{},"interval":0.001,"timeout":0.001,"intervalJitterPercent":100}`,
+		`{}`, `null`, `{"type":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := DecodeEnvoyGatewayActive(data)
+		if err != nil {
+			return
+		}
+		if verr := c.Validate(); verr != nil {
+			t.Fatalf("accepted a check that does not validate: %v", verr)
+		}
+		if c.HTTP != nil {
+			if verr := c.HTTP.ValidateEnvoyGateway(); verr != nil {
+				t.Fatalf("accepted an http block Envoy Gateway refuses: %v", verr)
+			}
+		}
+		if _, err := NewMachine(c.Policy); err != nil {
+			t.Fatalf("accepted a policy NewMachine refuses: %v", err)
+		}
+	})
+}
