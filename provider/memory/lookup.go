@@ -8,21 +8,11 @@ import (
 )
 
 // answer fills m's answer, authority and additional sections for question q
-// (qname is q.Name in lower case) from zone z. It reports whether an answer
-// hook chose the answer.
-func (p *Provider) answer(m *dns.Msg, z *zone, q dns.Question, qname string, client netip.Prefix) bool {
-	name := qname
+// (its name in lower case) from zone z. It reports whether an answer hook
+// chose the answer (hooked) and whether one was consulted at all.
+func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix) (hooked, consulted bool) {
+	name := q.Name
 	visited := map[string]bool{}
-	hooked := false
-	// asked names the records at the queried name as the query spelled it.
-	owner := func(rr dns.RR, n string) dns.RR {
-		if n != qname || rr.Header().Name == q.Name {
-			return rr
-		}
-		c := dns.Copy(rr)
-		c.Header().Name = q.Name
-		return c
-	}
 	for range maxChain + 1 {
 		visited[name] = true
 		n := z.nodes[name]
@@ -31,22 +21,22 @@ func (p *Provider) answer(m *dns.Msg, z *zone, q dns.Question, qname string, cli
 				m.Rcode = dns.RcodeNameError
 			}
 			m.Ns = append(m.Ns, z.negativeSOA())
-			return hooked
+			return hooked, consulted
 		}
 		if q.Qtype == dns.TypeANY {
 			if name == z.name {
-				m.Answer = append(m.Answer, owner(z.soaRR(), name))
+				m.Answer = append(m.Answer, z.soaRR())
 			}
 			if n != nil {
 				for _, r := range n.sorted() {
-					m.Answer = append(m.Answer, owner(r.wire, name))
+					m.Answer = append(m.Answer, r.wire)
 				}
 			}
-			return hooked
+			return hooked, consulted
 		}
 		if q.Qtype == dns.TypeSOA && name == z.name {
-			m.Answer = append(m.Answer, owner(z.soaRR(), name))
-			return hooked
+			m.Answer = append(m.Answer, z.soaRR())
+			return hooked, consulted
 		}
 		var set []rec
 		if n != nil {
@@ -54,18 +44,19 @@ func (p *Provider) answer(m *dns.Msg, z *zone, q dns.Question, qname string, cli
 		}
 		if len(set) > 0 {
 			recs := set
-			if f := p.hooks.Load().hookFor(name, z.name); f != nil && !(name == z.name && q.Qtype == dns.TypeNS) {
+			if f := v.hooks.hookFor(name, z.name); f != nil && !(name == z.name && q.Qtype == dns.TypeNS) {
+				consulted = true
 				if chosen := runHook(f, client, name, q.Qtype, set); chosen != nil {
 					recs, hooked = chosen, true
 				}
 			}
 			for _, r := range recs {
-				m.Answer = append(m.Answer, owner(r.wire, name))
+				m.Answer = append(m.Answer, r.wire)
 			}
 			if q.Qtype == dns.TypeNS {
 				z.glue(m, recs)
 			}
-			return hooked
+			return hooked, consulted
 		}
 		var cn []rec
 		if n != nil {
@@ -74,16 +65,16 @@ func (p *Provider) answer(m *dns.Msg, z *zone, q dns.Question, qname string, cli
 		if len(cn) == 0 {
 			// NODATA.
 			m.Ns = append(m.Ns, z.negativeSOA())
-			return hooked
+			return hooked, consulted
 		}
-		m.Answer = append(m.Answer, owner(cn[0].wire, name))
+		m.Answer = append(m.Answer, cn[0].wire)
 		target := cn[0].rr.Data
 		if visited[target] || !dns.IsSubDomain(z.name, target) {
-			return hooked
+			return hooked, consulted
 		}
 		name = target
 	}
-	return hooked
+	return hooked, consulted
 }
 
 // negativeSOA is the SOA for the authority section of NXDOMAIN and NODATA

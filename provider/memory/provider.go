@@ -60,6 +60,7 @@ type Provider struct {
 	cur   atomic.Pointer[state]
 	hmu   sync.Mutex // serialises answer-hook registrations
 	hooks atomic.Pointer[hookTable]
+	fc    atomic.Pointer[fastCache] // UDP fast path, see fastpath.go
 }
 
 // state is one immutable version of everything a Provider holds.

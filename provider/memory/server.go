@@ -50,7 +50,10 @@ func (c ServerConfig) Validate() error {
 	return nil
 }
 
-// Server serves a Provider's zones over UDP and TCP. NewServer starts
+// Server serves a Provider's zones over UDP and TCP. UDP is answered by a
+// batched loop (recvmmsg/sendmmsg, one goroutine per usable CPU) through
+// the fast path (see RespondUDP); TCP by miekg/dns's server through
+// ServeDNS, which produces the same bytes. NewServer starts
 // nothing; Listen binds the sockets (Run does it if Listen was not called);
 // Run serves until its context ends and returns once every goroutine it
 // started has exited. A Server runs once.
@@ -139,38 +142,31 @@ func (s *Server) Run(ctx context.Context) error {
 	s.mu.Unlock()
 
 	idle := s.cfg.TCPIdleTimeout.D()
-	servers := []*dns.Server{
-		{PacketConn: udp, Handler: s.p, UDPSize: maxUDPSize},
-		{Listener: tcp, Handler: s.p, IdleTimeout: func() time.Duration { return idle }},
-	}
-	errs := make(chan error, len(servers))
+	tcpSrv := &dns.Server{Listener: tcp, Handler: s.p, IdleTimeout: func() time.Duration { return idle }, MsgAcceptFunc: acceptAll}
+	started := make(chan struct{})
+	tcpSrv.NotifyStartedFunc = func() { close(started) }
+	errs := make(chan error, 1)
 	var wg sync.WaitGroup
-	for _, srv := range servers {
-		started := make(chan struct{})
-		srv.NotifyStartedFunc = func() { close(started) }
-		srv.MsgAcceptFunc = acceptAll
-		wg.Go(func() { errs <- srv.ActivateAndServe() })
-		select {
-		case <-started:
-		case err := <-errs:
-			return s.stop(servers, &wg, fmt.Errorf("memory: serve: %w", err))
-		}
+	wg.Go(func() { errs <- tcpSrv.ActivateAndServe() })
+	wg.Go(func() { s.serveUDP(udp.(*net.UDPConn)) })
+	select {
+	case <-started:
+	case err := <-errs:
+		return s.stop(tcpSrv, &wg, fmt.Errorf("memory: serve tcp: %w", err))
 	}
 	s.log.Info("dns server listening", "addr", udp.LocalAddr().String())
 	select {
 	case <-ctx.Done():
-		return s.stop(servers, &wg, nil)
+		return s.stop(tcpSrv, &wg, nil)
 	case err := <-errs:
-		return s.stop(servers, &wg, fmt.Errorf("memory: serve: %w", err))
+		return s.stop(tcpSrv, &wg, fmt.Errorf("memory: serve tcp: %w", err))
 	}
 }
 
-func (s *Server) stop(servers []*dns.Server, wg *sync.WaitGroup, err error) error {
+func (s *Server) stop(tcpSrv *dns.Server, wg *sync.WaitGroup, err error) error {
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout.D())
 	defer cancel()
-	for _, srv := range servers {
-		_ = srv.ShutdownContext(sctx)
-	}
+	_ = tcpSrv.ShutdownContext(sctx)
 	s.udp.Close()
 	s.tcp.Close()
 	wg.Wait()

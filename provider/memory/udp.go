@@ -1,0 +1,96 @@
+package memory
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"runtime"
+	"sync"
+
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
+)
+
+// udpBatch is how many datagrams one receive or send system call moves.
+const udpBatch = 32
+
+// batchConn is what ipv4.PacketConn and ipv6.PacketConn share.
+type batchConn interface {
+	ReadBatch(ms []ipv4.Message, flags int) (int, error)
+	WriteBatch(ms []ipv4.Message, flags int) (int, error)
+}
+
+type v6Batch struct{ *ipv6.PacketConn }
+
+func (c v6Batch) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
+	return c.PacketConn.ReadBatch(ms, flags)
+}
+
+func (c v6Batch) WriteBatch(ms []ipv4.Message, flags int) (int, error) {
+	return c.PacketConn.WriteBatch(ms, flags)
+}
+
+// serveUDP answers datagrams on conn with one goroutine per usable CPU, each
+// receiving and sending up to udpBatch datagrams per system call (recvmmsg
+// and sendmmsg on Linux; one at a time elsewhere) and answering from the
+// fast path (RespondUDP). It returns when conn is closed.
+func (s *Server) serveUDP(conn *net.UDPConn) {
+	var bc batchConn
+	if a, ok := conn.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() == nil {
+		bc = v6Batch{ipv6.NewPacketConn(conn)}
+	} else {
+		bc = ipv4.NewPacketConn(conn)
+	}
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() { s.udpLoop(bc) })
+	}
+	wg.Wait()
+}
+
+func (s *Server) udpLoop(bc batchConn) {
+	in := make([]ipv4.Message, udpBatch)
+	out := make([]ipv4.Message, udpBatch)
+	inBuf := make([]byte, udpBatch*maxUDPSize)
+	outBuf := make([]byte, udpBatch*maxUDPSize)
+	for i := range in {
+		in[i].Buffers = [][]byte{inBuf[i*maxUDPSize : (i+1)*maxUDPSize]}
+		out[i].Buffers = [][]byte{nil}
+	}
+	for {
+		n, err := bc.ReadBatch(in, 0)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			s.log.Debug("udp receive", "err", err)
+			continue
+		}
+		k := 0
+		for i := range n {
+			ua, ok := in[i].Addr.(*net.UDPAddr)
+			if !ok {
+				continue
+			}
+			src, _ := netip.AddrFromSlice(ua.IP)
+			reply := s.p.RespondUDP(in[i].Buffers[0][:in[i].N], outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src.Unmap())
+			if reply == nil {
+				continue
+			}
+			out[k].Buffers[0] = reply
+			out[k].Addr = ua
+			k++
+		}
+		for off := 0; off < k; {
+			m, err := bc.WriteBatch(out[off:k], 0)
+			if err != nil {
+				if errors.Is(err, net.ErrClosed) {
+					return
+				}
+				s.log.Debug("udp send", "err", err)
+				break
+			}
+			off += max(m, 1)
+		}
+	}
+}
