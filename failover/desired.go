@@ -72,6 +72,20 @@ func (s RRSet) Addrs() []netip.Addr {
 	return out
 }
 
+// RelativeName returns Name relative to Zone ("@" at the apex), the form
+// libdns and the record package use.
+func (s RRSet) RelativeName() string { return relName(s.Name, s.Zone) }
+
+// Values returns the records' data in libdns's zone-file form (an address
+// for A/AAAA, a fully qualified target for CNAME), in order.
+func (s RRSet) Values() []string {
+	out := make([]string, len(s.Records))
+	for i, r := range s.Records {
+		out[i] = r.RR().Data
+	}
+	return out
+}
+
 // Target returns the target of a CNAME set ("" for other types).
 func (s RRSet) Target() string {
 	for _, r := range s.Records {
@@ -93,6 +107,9 @@ type Withdraw struct {
 	// Writers says which controllers ask for the withdraw.
 	Writers WriterScope
 }
+
+// RelativeName returns Name relative to Zone ("@" at the apex).
+func (w Withdraw) RelativeName() string { return relName(w.Name, w.Zone) }
 
 // Desired is a policy's output: the sets to publish and the explicit
 // withdraws. A name absent from both is left alone: the reconciler keeps

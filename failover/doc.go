@@ -71,6 +71,18 @@
 // should let each gateway be observed by one controller (or by several
 // that agree).
 //
+// # Feeding the snapshot
+//
+// From a heartbeat read of one scope: a cluster whose status is fresh is
+// Fresh; one that is not fresh, or absent from a listing that succeeded, is
+// Stale; every cluster is FreshnessUnknown when the read failed (even
+// though the reader still judges the beats it saw last), and so is a
+// cluster whose beats this controller cannot read at all. Gateways this
+// controller probes carry their probe state (Health(state)); the others
+// carry HealthUnknown. Published holds the addresses read back at the
+// failover name and at the region's own regional name. RRSet.RelativeName
+// and RRSet.Values give the record package's form of a set.
+//
 // # Records, strategies and per-query answers
 //
 // A RecordPolicy serves the record service's model: per-name TTL,

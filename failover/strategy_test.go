@@ -5,7 +5,6 @@ import (
 	"net/netip"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/libdns/libdns"
 	"github.com/stretchr/testify/assert"
@@ -64,22 +63,6 @@ func TestStrategySelect(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
-}
-
-func addrRecs(ss ...string) []libdns.Record {
-	var out []libdns.Record
-	for _, s := range ss {
-		out = append(out, libdns.Address{Name: "www", TTL: time.Minute, IP: netip.MustParseAddr(s)})
-	}
-	return out
-}
-
-func datas(rs []libdns.Record) []string {
-	var out []string
-	for _, r := range rs {
-		out = append(out, r.RR().Data)
-	}
-	return out
 }
 
 var anyClient = netip.MustParsePrefix("203.0.113.7/32")

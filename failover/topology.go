@@ -147,7 +147,7 @@ func (c TopologyConfig) names() (topoNames, error) {
 			an.Zone = dnsname.Fqdn(a.Zone)
 		}
 		if !dnsname.InZone(an.Name, an.Zone) || an.Name == an.Zone {
-			return n, configErr(f+".zone", an.Zone, "a zone strictly above "+an.Name+" (no CNAME at an apex)")
+			return n, configErr(f+".zone", an.Zone, "a zone strictly above "+an.Name+" (no CNAME at an apex; an empty zone means the global zone)")
 		}
 		if an.Name == n.global || an.Name == n.failover || an.Name == n.regional {
 			return n, configErr(f+".name", a.Name, "a name other than the topology's own names")

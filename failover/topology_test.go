@@ -20,14 +20,6 @@ const (
 	fover    = "global-edge.global.example.com."
 )
 
-func ips(ss ...string) []netip.Addr {
-	out := make([]netip.Addr, 0, len(ss))
-	for _, s := range ss {
-		out = append(out, netip.MustParseAddr(s))
-	}
-	return out
-}
-
 func topo(t tb, mod ...func(*failover.TopologyConfig)) *failover.Topology {
 	t.Helper()
 	cfg := failover.DefaultTopologyConfig()
@@ -39,10 +31,6 @@ func topo(t tb, mod ...func(*failover.TopologyConfig)) *failover.Topology {
 	tp, err := failover.NewTopology(cfg)
 	require.NoError(t, err)
 	return tp
-}
-
-func gw(name string, h failover.Health, addrs ...string) failover.Gateway {
-	return failover.Gateway{Name: name, Health: h, Addrs: ips(addrs...)}
 }
 
 // twoRegions is the eu controller's view of a healthy two-region deployment
@@ -339,28 +327,6 @@ func allDead(s *failover.Snapshot) {
 	s.Clusters[0].Gateways[1].Health = failover.Critical
 }
 
-// assertWellFormed checks what every Desired must satisfy: no empty set,
-// records of the set's type and name, no set also withdrawn.
-func assertWellFormed(t tb, d failover.Desired) {
-	t.Helper()
-	for _, s := range d.Sets {
-		require.NotEmpty(t, s.Records, "empty set %s %s", s.Name, s.Type)
-		for _, r := range s.Records {
-			rr := r.RR()
-			require.Equal(t, s.Type, rr.Type, "record type in %s", s.Name)
-			require.Equal(t, s.TTL, rr.TTL)
-		}
-		require.False(t, d.Withdrawn(s.View, s.Name, s.Type), "set and withdraw for %s %s", s.Name, s.Type)
-		if s.Type == "CNAME" {
-			require.Len(t, s.Records, 1)
-			for _, typ := range []string{"A", "AAAA"} {
-				_, clash := d.Lookup(s.View, s.Name, typ)
-				require.False(t, clash, "CNAME beside %s at %s", typ, s.Name)
-			}
-		}
-	}
-}
-
 func TestTopologyDesiredIsCanonical(t *testing.T) {
 	tp := topo(t)
 	s := twoRegions()
@@ -522,10 +488,4 @@ func TestNewTopologyDoesNotMutate(t *testing.T) {
 	assert.Equal(t, "edge.local.example.com.", tp.RegionalName())
 	assert.Equal(t, "example.com.", tp.GlobalZone())
 	assert.Equal(t, "sorry.example.net", tp.Config().FallbackTarget)
-}
-
-// tb is what the helpers need from *testing.T and *rapid.T.
-type tb interface {
-	require.TestingT
-	Helper()
 }
