@@ -26,8 +26,9 @@ type Config struct {
 	// GlobalZone is the global zone, where global beats go; "" disables
 	// the global scope. At least one zone is required.
 	GlobalZone string `json:"globalZone,omitempty"`
-	// Local and Global are the timings of each scope (DefaultRules each).
-	Local  Rules `json:"local"`
+	// Local is the local scope's timings (DefaultRules).
+	Local Rules `json:"local"`
+	// Global is the global scope's timings (DefaultRules).
 	Global Rules `json:"global"`
 	// TTL is the beat record's TTL. Default 5 s; allowed 1 s – 1 h.
 	TTL Duration `json:"ttl"`

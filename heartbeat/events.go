@@ -30,7 +30,9 @@ type Event interface {
 // BeatWritten: a beat was accepted by the provider (counter "beats
 // written"; with Beat.SelfHeal, "self-heal writes").
 type BeatWritten struct {
-	At    time.Time
+	// At is the publisher's or reader's time of the event.
+	At time.Time
+	// Scope is the scope the event concerns.
 	Scope Scope
 	// Beat is the beat written (KeyID set when signed).
 	Beat Beat
@@ -40,7 +42,9 @@ type BeatWritten struct {
 
 // WriteFailed: one write attempt failed (counter "write failures").
 type WriteFailed struct {
-	At    time.Time
+	// At is the publisher's or reader's time of the event.
+	At time.Time
+	// Scope is the scope the event concerns.
 	Scope Scope
 	// Attempt is the 1-based attempt within the interval.
 	Attempt int
@@ -59,8 +63,11 @@ type WriteFailed struct {
 // no valid beat of its own was at its name (Err then says why, when the
 // record was there but invalid, or when reading failed).
 type OwnBeatRead struct {
-	At    time.Time
+	// At is the publisher's or reader's time of the event.
+	At time.Time
+	// Scope is the scope the event concerns.
 	Scope Scope
+	// Found is true when a valid beat of this publisher was at its name.
 	Found bool
 	// Beat is the beat read back, when Found.
 	Beat Beat
@@ -73,16 +80,22 @@ type OwnBeatRead struct {
 // RecoveringChanged: a scope started or stopped "recovering from rate
 // limiting" (gauge *_is_recovering_from_rate_limiting per scope).
 type RecoveringChanged struct {
-	At         time.Time
-	Scope      Scope
+	// At is the publisher's or reader's time of the event.
+	At time.Time
+	// Scope is the scope the event concerns.
+	Scope Scope
+	// Recovering is the new state.
 	Recovering bool
 }
 
 // PublishingChanged: the publisher started or stopped writing beats in a
 // scope because the local verdict changed (or at the first interval).
 type PublishingChanged struct {
-	At         time.Time
-	Scope      Scope
+	// At is the publisher's or reader's time of the event.
+	At time.Time
+	// Scope is the scope the event concerns.
+	Scope Scope
+	// Publishing is true while beats are written (the verdict is healthy).
 	Publishing bool
 }
 
@@ -90,18 +103,26 @@ type PublishingChanged struct {
 // could not accept (counter of rejected beats, by Reason: malformed or
 // bad-signature; Err says exactly why).
 type BeatRejected struct {
-	At      time.Time
-	Scope   Scope
+	// At is the reader's time of the read.
+	At time.Time
+	// Scope is the scope read.
+	Scope Scope
+	// Cluster is the cluster named by the record.
 	Cluster string
-	Reason  Reason
-	Err     error
+	// Reason is ReasonMalformed or ReasonBadSignature.
+	Reason Reason
+	// Err is the *BeatError saying exactly why.
+	Err error
 }
 
 // ClusterChanged: a cluster became fresh or stale in a reader's view, or
 // was seen for the first time, or was forgotten (gauge "cluster healthy").
 type ClusterChanged struct {
-	At     time.Time
-	Scope  Scope
+	// At is the reader's time of the read.
+	At time.Time
+	// Scope is the scope read.
+	Scope Scope
+	// Status is the cluster's new status.
 	Status ClusterStatus
 	// Forgotten is true when the reader dropped the cluster (missing for
 	// longer than ForgetAfter).
@@ -111,8 +132,11 @@ type ClusterChanged struct {
 // RegionChanged: a region became healthy or unhealthy in a reader's view,
 // or was seen for the first time, or disappeared (gauge "region healthy").
 type RegionChanged struct {
-	At     time.Time
-	Scope  Scope
+	// At is the reader's time of the read.
+	At time.Time
+	// Scope is the scope read.
+	Scope Scope
+	// Status is the region's new status.
 	Status RegionStatus
 	// Gone is true when the region has no known clusters any more.
 	Gone bool
@@ -122,9 +146,13 @@ type RegionChanged struct {
 // "failover in progress"): the region is unhealthy while another region
 // is healthy.
 type FailoverChanged struct {
-	At         time.Time
-	Scope      Scope
-	Region     string
+	// At is the publisher's or reader's time of the event.
+	At time.Time
+	// Scope is the scope the event concerns.
+	Scope Scope
+	// Region is the region failing over (or back).
+	Region string
+	// InProgress is true while the region's traffic is served elsewhere.
 	InProgress bool
 }
 
@@ -132,11 +160,14 @@ type FailoverChanged struct {
 // seen fresh and stale). Err is set when the zone could not be read; the
 // reader then keeps judging the beats it last saw.
 type ReadDone struct {
-	At    time.Time
+	// At is the publisher's or reader's time of the event.
+	At time.Time
+	// Scope is the scope the event concerns.
 	Scope Scope
 	// Fresh and Stale count clusters; Rejected counts records rejected in this read.
 	Fresh, Stale, Rejected int
-	Err                    error
+	// Err is the read error, if any.
+	Err error
 }
 
 // When returns e.At.

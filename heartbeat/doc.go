@@ -1,0 +1,31 @@
+// Package heartbeat shares cluster liveness through DNS TXT records, the
+// way the heartbeat controller does: every cluster's controller writes a
+// small timestamped beat at health-001-<cluster>.<zone> while its own
+// gateways are healthy, and every controller reads the others' beats to
+// decide which clusters, and so which regions, are alive. Local beats live
+// in a region's private zone (they build the regional record); global
+// beats live in the global zone (they build the failover record).
+//
+// A Beat is one TXT string of at most 255 bytes — format version, cluster,
+// region, timestamp, optional healthy-gateway count and self-heal flag —
+// optionally signed with HMAC-SHA256 by a Keyring whose key id travels in
+// the beat, so keys rotate. ParseBeat and Keyring.Open never trust their
+// input. Rules are pure functions of a timestamp and now: a beat is fresh
+// while now − ts ≤ HealthyDuration + SkewTolerance, a beat stamped further
+// ahead than SelfHealInterval + SkewTolerance is rejected, and the Healer
+// turns the publisher's next beat into a self-heal beat (stamped now +
+// SelfHealInterval) as soon as its own read-back beat is older than
+// HealthyDuration − 2 × ReconcileInterval, so a write throttle never lets
+// peers see it stale; it is "recovering from rate limiting" until a normal
+// beat has been written and read back.
+//
+// The Publisher is the thin loop around those rules: one goroutine per
+// scope writes through any libdns RecordSetter, retries within the
+// interval, judges errors by behaviour (Throttled, Temporary), reads its
+// beat back and self-heals. The Reader lists a zone's beats, verifies and
+// judges them into a Snapshot of clusters (fresh or stale and why) and
+// regions (healthy, failover in progress), remembering clusters whose
+// records vanish. Both report through an Observer of typed events carrying
+// what the reference controller's metrics need. See Example for a beat
+// written, read and judged in an in-memory zone.
+package heartbeat
