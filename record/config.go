@@ -38,7 +38,8 @@ type Config struct {
 	// two calls, and the window between them is reported (SwitchWindow).
 	AllowTypeSwitch bool `json:"allowTypeSwitch"`
 	// DryRun computes and reports plans without writing anything; the plan
-	// is printed to Options.DryRunOutput (or logged).
+	// is printed to Options.DryRunOutput (or logged). The desired state
+	// stays pending, since nothing was applied.
 	DryRun bool `json:"dryRun"`
 	// ResyncInterval is how often Run re-reads the zones and repairs drift on
 	// owned names, even when the desired state has not changed. Default

@@ -7,9 +7,12 @@ import (
 )
 
 // Observer receives the reconciler's events. Observe is called from the
-// goroutine that reconciles (Run's, or the caller of Apply/ReconcileOnce),
-// outside any lock, in the order things happen; it should return quickly.
-// A nil Observer means nobody listens.
+// goroutine that reconciled (Run's, or the caller of Apply/ReconcileOnce),
+// outside any lock, with the events of one reconcile in the order they
+// happened, once that reconcile is over (so an observer may call back into
+// the reconciler). Events of reconciles run concurrently by different
+// goroutines may interleave. It should return quickly. A nil Observer means
+// nobody listens.
 type Observer interface {
 	Observe(Event)
 }

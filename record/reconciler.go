@@ -185,7 +185,19 @@ func (r *Reconciler) ReconcileOnce(ctx context.Context) (Report, error) {
 	return rep, errors.Join(errs...)
 }
 
+// reconcile runs one reconcile and then hands its events to the observer,
+// in order, after the reconcile lock is released (so an observer may call
+// back into the reconciler).
 func (r *Reconciler) reconcile(ctx context.Context) (Report, []error) {
+	var evs []Event
+	rep, errs := r.reconcileLocked(ctx, func(e Event) { evs = append(evs, e) })
+	for _, e := range evs {
+		r.emit(e)
+	}
+	return rep, errs
+}
+
+func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Report, []error) {
 	r.recMu.Lock()
 	defer r.recMu.Unlock()
 	r.mu.Lock()
@@ -199,7 +211,7 @@ func (r *Reconciler) reconcile(ctx context.Context) (Report, []error) {
 		errs = append(errs, err)
 		c := errclass.Of(err)
 		r.log.Warn("record: reconcile error", "err", err, "class", c.String())
-		r.emit(ErrorEvent{At: time.Now(), Err: err, Class: c})
+		emit(ErrorEvent{At: time.Now(), Err: err, Class: c})
 	}
 	idx := make(map[string]*zoneIndex, len(zones))
 	for _, zn := range zones {
@@ -216,17 +228,17 @@ func (r *Reconciler) reconcile(ctx context.Context) (Report, []error) {
 	ch := planZones(desired, idx, r.cfg)
 	now := time.Now()
 	rep := Report{Changes: ch}
-	r.emit(PlanEvent{At: now, Changes: ch, DryRun: r.cfg.DryRun})
+	emit(PlanEvent{At: now, Changes: ch, DryRun: r.cfg.DryRun})
 	rep.Held = r.trackHeld(now, ch.Held)
 	for _, h := range rep.Held {
-		r.emit(h)
+		emit(h)
 	}
 	for _, ref := range ch.Refused {
-		r.emit(RefusedEvent{At: now, Refusal: ref})
+		emit(RefusedEvent{At: now, Refusal: ref})
 	}
 	if r.cfg.DryRun {
 		r.printPlan(ch)
-		rep.Pending = r.finish(gen, errs, 0)
+		rep.Pending = r.finish(gen, errs, 0, emit)
 		return rep, errs
 	}
 	if !ch.Empty() {
@@ -243,12 +255,12 @@ zones:
 			err := r.write(ctx, zc.Zone, st)
 			rep.Writes++
 			end := time.Now()
-			r.emit(WriteEvent{At: end, Zone: zc.Zone, Kind: st.Kind, Records: len(st.Set) + len(st.Delete), Err: err})
+			emit(WriteEvent{At: end, Zone: zc.Zone, Kind: st.Kind, Records: len(st.Set) + len(st.Delete), Err: err})
 			if st.Kind == StepDelete && st.Switch && err == nil {
 				window = end
 			}
 			if st.Kind == StepSet && !st.Claim && !window.IsZero() {
-				r.emit(SwitchWindow{Zone: zc.Zone, Keys: switchKeys(zc), Start: window, End: end, Closed: err == nil})
+				emit(SwitchWindow{Zone: zc.Zone, Keys: switchKeys(zc), Start: window, End: end, Closed: err == nil})
 			}
 			if err != nil {
 				fail(err)
@@ -261,7 +273,7 @@ zones:
 			}
 		}
 	}
-	rep.Pending = r.finish(gen, errs, rep.Writes)
+	rep.Pending = r.finish(gen, errs, rep.Writes, emit)
 	return rep, errs
 }
 
@@ -283,15 +295,15 @@ func (r *Reconciler) write(ctx context.Context, zone string, st Step) error {
 }
 
 // finish records whether generation gen is applied and reports Pending.
-func (r *Reconciler) finish(gen uint64, errs []error, writes int) bool {
+func (r *Reconciler) finish(gen uint64, errs []error, writes int, emit func(Event)) bool {
 	r.mu.Lock()
-	if len(errs) == 0 && r.done < gen {
+	if len(errs) == 0 && r.done < gen && !r.cfg.DryRun {
 		r.done = gen
 	}
 	pending := r.done != r.gen
 	r.mu.Unlock()
-	if len(errs) == 0 {
-		r.emit(AppliedEvent{At: time.Now(), Writes: writes})
+	if len(errs) == 0 && !r.cfg.DryRun {
+		emit(AppliedEvent{At: time.Now(), Writes: writes})
 	}
 	return pending
 }

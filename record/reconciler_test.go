@@ -162,6 +162,7 @@ func TestReconcilerDryRun(t *testing.T) {
 	rep, err := r.Apply(context.Background(), Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1")}})
 	require.NoError(t, err)
 	assert.Equal(t, 0, rep.Writes)
+	assert.True(t, rep.Pending, "nothing was applied")
 	assert.Empty(t, readZone(t, m, testZone))
 	assert.Equal(t, "dry run, not applied:\nzone example.com.\n  claim   _gslb-owner.www TXT 300 dep-1\n  create  www A 60 192.0.2.1\n", out.String())
 }
@@ -321,4 +322,24 @@ func TestSetCopiesTheDesiredState(t *testing.T) {
 	_, err = r.ReconcileOnce(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, lines("_gslb-owner.www TXT 300 dep-1", "www A 60 192.0.2.1", "www A 60 192.0.2.2"), f.dump(testZone))
+}
+
+func TestObserverMayCallBack(t *testing.T) {
+	f := newFake(testZone)
+	var r *Reconciler
+	nested := 0
+	obs := ObserverFunc(func(e Event) {
+		if _, ok := e.(AppliedEvent); ok && nested == 0 {
+			nested++
+			_, err := r.ReconcileOnce(context.Background()) // no deadlock
+			assert.NoError(t, err)
+			assert.False(t, r.Pending())
+		}
+	})
+	var err error
+	r, err = New(f, localConfig(), Options{Observer: obs})
+	require.NoError(t, err)
+	_, err = r.Apply(context.Background(), Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1")}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, nested)
 }
