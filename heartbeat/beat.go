@@ -39,6 +39,10 @@ var (
 	ErrUnknownKey = errors.New("heartbeat: beat signed with an unknown key")
 	// ErrBadSignature: the signature does not match the beat (forged or altered).
 	ErrBadSignature = errors.New("heartbeat: bad beat signature")
+	// ErrFuture: a reader found a beat stamped further ahead than
+	// SelfHealInterval + SkewTolerance (a clock far off, or a forgery by
+	// a key holder); the cluster is judged stale.
+	ErrFuture = errors.New("heartbeat: beat stamped too far in the future")
 	// ErrInvalidBeat: a Beat given to the encoder has a field out of range.
 	ErrInvalidBeat = errors.New("heartbeat: invalid beat")
 )

@@ -100,8 +100,9 @@ type PublishingChanged struct {
 }
 
 // BeatRejected: a reader found a record at a beat name whose value it
-// could not accept (counter of rejected beats, by Reason: malformed or
-// bad-signature; Err says exactly why).
+// could not accept (counter of rejected beats, by Reason: malformed,
+// bad-signature, or future for a beat stamped too far ahead; Err says
+// exactly why).
 type BeatRejected struct {
 	// At is the reader's time of the read.
 	At time.Time
@@ -109,7 +110,7 @@ type BeatRejected struct {
 	Scope Scope
 	// Cluster is the cluster named by the record.
 	Cluster string
-	// Reason is ReasonMalformed or ReasonBadSignature.
+	// Reason is ReasonMalformed, ReasonBadSignature or ReasonFuture.
 	Reason Reason
 	// Err is the *BeatError saying exactly why.
 	Err error

@@ -13,6 +13,16 @@ import "time"
 // older, the next beat is a self-heal beat stamped now + SelfHealInterval
 // and the scope is "recovering from rate limiting" until a normal beat the
 // publisher wrote has been read back.
+//
+// While recovering, the publisher keeps writing normal beats (a self-heal
+// beat in the zone is younger than the threshold, so plans are normal);
+// the first that lands replaces the self-heal beat and ends recovery, and
+// protection rests on the threshold again. So peers never see a throttled
+// cluster stale as long as some write lands within HealthyDuration (less
+// the peers' clock lead) of the last one, and once a self-heal beat has
+// landed, for SelfHealInterval more. Under throttling so heavy that writes
+// land less often than that, each normal beat that lands opens a new window
+// in which peers may see a short stale.
 type Healer struct {
 	rules Rules
 	// own is the timestamp of the beat we believe is in the zone.

@@ -208,11 +208,6 @@ func (r *Reader) read(ctx context.Context, now time.Time) Snapshot {
 		}
 	}
 	snap := Snapshot{Scope: r.cfg.Scope, At: now, Err: err}
-	for _, e := range evs {
-		if _, ok := e.(BeatRejected); ok {
-			snap.Rejected++
-		}
-	}
 	// Update memory.
 	if err == nil {
 		for c, cur := range current {
@@ -253,6 +248,10 @@ func (r *Reader) read(ctx context.Context, now time.Time) Snapshot {
 			f := r.cfg.Rules.Judge(m.beat.Time, now)
 			st.Fresh, st.Reason, st.Age, st.StaleAt = f.Fresh, f.Reason, f.Age, f.StaleAt
 			st.SelfHealing = m.beat.SelfHeal
+			if f.Reason == ReasonFuture && err == nil {
+				st.Err = fmt.Errorf("%w: stamped %v ahead, allowed %v", ErrFuture, -f.Age, r.cfg.Rules.SelfHealInterval.D()+r.cfg.Rules.SkewTolerance.D())
+				evs = append(evs, BeatRejected{At: now, Scope: r.cfg.Scope, Cluster: c, Reason: ReasonFuture, Err: st.Err})
+			}
 		default:
 			st.Reason = ReasonMissing
 		}
@@ -260,6 +259,11 @@ func (r *Reader) read(ctx context.Context, now time.Time) Snapshot {
 	}
 	slices.SortFunc(snap.Clusters, func(a, b ClusterStatus) int { return strings.Compare(a.Cluster, b.Cluster) })
 	snap.Regions = regions(snap.Clusters)
+	for _, e := range evs {
+		if _, ok := e.(BeatRejected); ok {
+			snap.Rejected++
+		}
+	}
 	prev := r.last.Load()
 	evs = append(evs, diff(*prev, snap)...)
 	r.last.Store(&snap)

@@ -84,7 +84,9 @@ func TestReaderJudges(t *testing.T) {
 	ap2, _ := snap.Cluster("ap-2")
 	assert.ErrorIs(t, ap2.Err, ErrBadSignature)
 	assert.Equal(t, "", ap2.Region, "a cluster never seen valid belongs to no region")
-	assert.Equal(t, 5, snap.Rejected)
+	assert.Equal(t, 6, snap.Rejected)
+	us2, _ := snap.Cluster("us-2")
+	assert.ErrorIs(t, us2.Err, ErrFuture)
 
 	assert.True(t, snap.Healthy("europe"))
 	assert.True(t, snap.Healthy("america"))
@@ -93,9 +95,9 @@ func TestReaderJudges(t *testing.T) {
 	assert.Equal(t, RegionStatus{Region: "asia", Clusters: 1, FailoverInProgress: true}, asia)
 
 	rejected, _ := counts(rec.all())
-	assert.Equal(t, map[Reason]int{ReasonBadSignature: 2, ReasonMalformed: 3}, rejected)
+	assert.Equal(t, map[Reason]int{ReasonBadSignature: 2, ReasonMalformed: 3, ReasonFuture: 1}, rejected)
 	last := rec.all()[len(rec.all())-1].ev.(ReadDone)
-	assert.Equal(t, ReadDone{At: now, Scope: Global, Fresh: 2, Stale: 8, Rejected: 5}, last)
+	assert.Equal(t, ReadDone{At: now, Scope: Global, Fresh: 2, Stale: 8, Rejected: 6}, last)
 }
 
 // TestReaderMemory: a cluster whose record vanishes is reported missing in

@@ -27,7 +27,8 @@ type ClusterStatus struct {
 	StaleAt time.Time
 	// SelfHealing is true when the beat is a self-heal beat.
 	SelfHealing bool
-	// Err is the parse or verification error of a rejected record.
+	// Err is the parse or verification error of a rejected record, or
+	// wraps ErrFuture for a beat stamped too far ahead.
 	Err error
 }
 
@@ -57,7 +58,8 @@ type Snapshot struct {
 	// Regions are sorted by Region; clusters never seen with a valid beat
 	// belong to none.
 	Regions []RegionStatus
-	// Rejected counts records rejected in this read.
+	// Rejected counts records rejected in this read (malformed, badly
+	// signed, or stamped too far in the future).
 	Rejected int
 	// Err is set when the zone could not be read; the statuses then judge
 	// the beats last seen.
