@@ -117,7 +117,9 @@ func (w Withdraw) RelativeName() string { return relName(w.Name, w.Zone) }
 // and withdraws are sorted by view, zone, name and type, so equal inputs
 // give equal outputs.
 type Desired struct {
-	Sets      []RRSet
+	// Sets are the RRsets to publish; none is empty.
+	Sets []RRSet
+	// Withdraws are the names (or one type at a name) to remove.
 	Withdraws []Withdraw
 }
 

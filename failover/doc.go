@@ -67,9 +67,12 @@
 // controller sees the same beats and the same published sets, and the
 // next reconcile of each converges to one value. Given the same Snapshot,
 // every controller computes the same Desired. The caller must therefore
-// report a beat it failed to read as FreshnessUnknown, never as Stale, and
+// report a beat it failed to read as FreshnessUnknown, never as Stale,
 // should let each gateway be observed by one controller (or by several
-// that agree).
+// that agree), and should give every controller the same inventory:
+// addresses found in a shared set that belong to no gateway of the
+// inventory are dropped, so a gateway known to some controllers only
+// (during a rollout of the inventory) may come and go until all agree.
 //
 // # Feeding the snapshot
 //

@@ -90,6 +90,9 @@ func indexSnapshot(s *Snapshot, regional string) (*index, error) {
 		byRegion: make(map[string][]int, len(s.Regions)),
 		clusters: s.Clusters,
 	}
+	if len(s.Regions) == 0 {
+		return nil, snapErr("regions", "none", "at least one region")
+	}
 	for i, r := range s.Regions {
 		f := fmt.Sprintf("regions[%d]", i)
 		if r.Name == "" {

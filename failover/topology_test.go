@@ -369,6 +369,7 @@ func TestTopologySnapshotErrors(t *testing.T) {
 		field string
 		mod   func(*failover.Snapshot)
 	}{
+		{"no region", "regions", func(s *failover.Snapshot) { s.Regions, s.Clusters = nil, nil }},
 		{"empty region name", "regions[0].name", func(s *failover.Snapshot) { s.Regions[0].Name = "" }},
 		{"duplicate region", "regions[1].name", func(s *failover.Snapshot) { s.Regions[1].Name = "eu" }},
 		{"zone outside", "regions[0].zone", func(s *failover.Snapshot) { s.Regions[0].Zone = "example.net" }},
