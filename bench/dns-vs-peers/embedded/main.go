@@ -1,0 +1,206 @@
+// Command embedded serves a zone file from gslbkit's embedded DNS zone
+// (provider/memory) for side-by-side benchmarks, or writes the benchmark's
+// zone and query files.
+//
+//	embedded -gen DIR                       write DIR/example.test.zone and DIR/queries.txt
+//	embedded -zonefile F -addr 127.0.0.1:5301 [-mode fast|batch|miekg]
+//
+// Modes: fast is memory.Server (batched recvmmsg/sendmmsg loop and the
+// packed-reply fast path); batch is the same loop answering every query
+// through the general path (RespondWire); miekg is a plain miekg/dns
+// dns.Server with the Provider as its handler (one recvmsg and one sendmsg
+// per query). It serves until SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+	"golang.org/x/net/ipv4"
+)
+
+const zoneName = "example.test."
+
+func main() {
+	gen := flag.String("gen", "", "write the zone and query files into this directory and exit")
+	zoneFile := flag.String("zonefile", "", "zone file to serve")
+	addr := flag.String("addr", "127.0.0.1:5301", "UDP and TCP address")
+	mode := flag.String("mode", "fast", "fast, batch or miekg")
+	flag.Parse()
+	if *gen != "" {
+		if err := generate(*gen); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	p, err := load(*zoneFile)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch *mode {
+	case "fast":
+		cfg := memory.DefaultServerConfig()
+		cfg.Addr = *addr
+		srv, err := memory.NewServer(p, cfg, nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		err = srv.Run(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+	case "batch":
+		err = serveBatch(ctx, p, *addr)
+	case "miekg":
+		srv := &dns.Server{Addr: *addr, Net: "udp", Handler: p}
+		go func() { <-ctx.Done(); _ = srv.Shutdown() }()
+		err = srv.ListenAndServe()
+	default:
+		err = fmt.Errorf("unknown mode %q", *mode)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+// load reads a zone file into a Provider: its SOA, apex NS and the A, AAAA,
+// CNAME and TXT records.
+func load(path string) (*memory.Provider, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zp := dns.NewZoneParser(f, zoneName, path)
+	cfg := memory.DefaultZoneConfig()
+	cfg.NS = nil
+	var recs []libdns.Record
+	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+		h := rr.Header()
+		ttl := time.Duration(h.Ttl) * time.Second
+		name := libdns.RelativeName(strings.ToLower(h.Name), zoneName)
+		switch v := rr.(type) {
+		case *dns.SOA:
+			cfg.Mbox, cfg.Serial, cfg.TTL = v.Mbox, v.Serial, memory.Duration(ttl)
+			cfg.Refresh = memory.Duration(time.Duration(v.Refresh) * time.Second)
+			cfg.Retry = memory.Duration(time.Duration(v.Retry) * time.Second)
+			cfg.Expire = memory.Duration(time.Duration(v.Expire) * time.Second)
+			cfg.Minimum = memory.Duration(time.Duration(v.Minttl) * time.Second)
+		case *dns.NS:
+			cfg.NS = append(cfg.NS, v.Ns)
+		case *dns.A:
+			recs = append(recs, libdns.Address{Name: name, TTL: ttl, IP: netip.AddrFrom4([4]byte(v.A.To4()))})
+		case *dns.CNAME:
+			recs = append(recs, libdns.CNAME{Name: name, TTL: ttl, Target: v.Target})
+		case *dns.TXT:
+			recs = append(recs, libdns.TXT{Name: name, TTL: ttl, Text: strings.Join(v.Txt, "")})
+		}
+	}
+	if err := zp.Err(); err != nil {
+		return nil, err
+	}
+	p := new(memory.Provider)
+	if err := p.AddZoneWith(zoneName, cfg); err != nil {
+		return nil, err
+	}
+	if _, err := p.AppendRecords(context.Background(), zoneName, recs); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// generate writes about 100 names (2-4 A records each, TTL 30, some CNAMEs)
+// and 10,000 queries of which about 10 % are for names that do not exist.
+func generate(dir string) error {
+	r := rand.New(rand.NewPCG(1, 2))
+	var z strings.Builder
+	z.WriteString("$ORIGIN example.test.\n$TTL 30\n")
+	z.WriteString("@ IN SOA ns1.example.test. hostmaster.example.test. 1 60 60 600 30\n")
+	z.WriteString("@ IN NS ns1.example.test.\nns1 IN A 127.0.0.1\n")
+	var names []string
+	for i := range 100 {
+		name := fmt.Sprintf("svc%03d", i)
+		names = append(names, name)
+		if i%5 == 4 {
+			fmt.Fprintf(&z, "%s IN CNAME svc%03d.example.test.\n", name, i-1-r.IntN(3))
+			continue
+		}
+		for j := range 2 + r.IntN(3) {
+			fmt.Fprintf(&z, "%s IN A 10.%d.%d.%d\n", name, i/250, i%250, j+1)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "example.test.zone"), []byte(z.String()), 0o644); err != nil {
+		return err
+	}
+	var q strings.Builder
+	for range 10000 {
+		if r.IntN(10) == 0 {
+			fmt.Fprintf(&q, "nx%06d.example.test A\n", r.IntN(1000000))
+			continue
+		}
+		fmt.Fprintf(&q, "%s.example.test A\n", names[r.IntN(len(names))])
+	}
+	return os.WriteFile(filepath.Join(dir, "queries.txt"), []byte(q.String()), 0o644)
+}
+
+// serveBatch is the batched receive/send loop answering every query through
+// the general path, to measure the fast path's share.
+func serveBatch(ctx context.Context, p *memory.Provider, addr string) error {
+	c, err := net.ListenPacket("udp4", addr)
+	if err != nil {
+		return err
+	}
+	go func() { <-ctx.Done(); c.Close() }()
+	pc := ipv4.NewPacketConn(c)
+	const batch = 32
+	in := make([]ipv4.Message, batch)
+	out := make([]ipv4.Message, batch)
+	for i := range in {
+		in[i].Buffers = [][]byte{make([]byte, 4096)}
+		out[i].Buffers = [][]byte{nil}
+	}
+	for {
+		n, err := pc.ReadBatch(in, 0)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			continue
+		}
+		k := 0
+		for i := range n {
+			ua := in[i].Addr.(*net.UDPAddr)
+			src, _ := netip.AddrFromSlice(ua.IP)
+			reply := p.RespondWire(in[i].Buffers[0][:in[i].N], src.Unmap(), false)
+			if reply == nil {
+				continue
+			}
+			out[k].Buffers[0], out[k].Addr = reply, ua
+			k++
+		}
+		for off := 0; off < k; {
+			m, err := pc.WriteBatch(out[off:k], 0)
+			if err != nil {
+				break
+			}
+			off += max(m, 1)
+		}
+	}
+}

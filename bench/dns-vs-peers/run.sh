@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Side-by-side DNS benchmark: gslbkit's embedded zone (three modes) vs Knot
+# and BIND 9, one zone (~100 names, 2-4 A records each, TTL 30, some CNAMEs),
+# 10,000 queries (~10 % NXDOMAIN) replayed by dnsperf. Each server is pinned
+# to core $SERVER_CPU and dnsperf to core $CLIENT_CPU; every server runs at
+# saturation and at a fixed rate, interleaved, $ROUNDS times. Server CPU is
+# read from /proc/PID/stat (utime+stime) before and after each run.
+#
+#   bench/dns-vs-peers/run.sh            # needs knotd, named, dnsperf, taskset, go
+#   DURATION=5 ROUNDS=1 SERVERS="fast knot" bench/dns-vs-peers/run.sh
+#
+# Prints one line per run: server, load, qps, average latency, lost
+# queries, server CPU busy %, server CPU microseconds per query.
+set -euo pipefail
+
+DURATION=${DURATION:-15}
+ROUNDS=${ROUNDS:-2}
+FIXED_QPS=${FIXED_QPS:-30000}
+SERVER_CPU=${SERVER_CPU:-1}
+CLIENT_CPU=${CLIENT_CPU:-0}
+SERVERS=${SERVERS:-"knot bind miekg batch fast"}
+BASEPORT=${BASEPORT:-15300}
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+dir=$(mktemp -d /tmp/dns-vs-peers.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+for cmd in dnsperf taskset go; do
+	command -v "$cmd" >/dev/null || { echo "missing $cmd (apt-get install dnsperf; see RECIPES.md)" >&2; exit 1; }
+done
+
+(cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)
+"$dir/embedded" -gen "$dir"
+clk=$(getconf CLK_TCK)
+
+port_of() {
+	case $1 in
+	knot) echo $((BASEPORT + 1)) ;; bind) echo $((BASEPORT + 2)) ;;
+	miekg) echo $((BASEPORT + 3)) ;; batch) echo $((BASEPORT + 4)) ;; fast) echo $((BASEPORT + 5)) ;;
+	esac
+}
+
+start_server() { # name -> prints pid
+	local s=$1 port
+	port=$(port_of "$s")
+	case $s in
+	knot)
+		mkdir -p "$dir/knot"
+		cat >"$dir/knot/knot.conf" <<CONF
+server:
+    listen: 127.0.0.1@$port
+    rundir: $dir/knot
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+database:
+    storage: $dir/knot/db
+log:
+  - target: stderr
+    any: error
+template:
+  - id: default
+    storage: $dir
+    file: "%s.zone"
+zone:
+  - domain: example.test
+CONF
+		taskset -c "$SERVER_CPU" knotd -c "$dir/knot/knot.conf" >"$dir/knot.log" 2>&1 &
+		;;
+	bind)
+		mkdir -p "$dir/bind"
+		cat >"$dir/bind/named.conf" <<CONF
+options {
+  directory "$dir/bind"; pid-file "$dir/bind/named.pid";
+  listen-on port $port { 127.0.0.1; }; listen-on-v6 { none; };
+  recursion no; dnssec-validation no; minimal-responses yes;
+};
+zone "example.test" { type primary; file "$dir/example.test.zone"; };
+CONF
+		taskset -c "$SERVER_CPU" named -g -u root -n 1 -c "$dir/bind/named.conf" >"$dir/bind.log" 2>&1 &
+		;;
+	miekg | batch | fast)
+		taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -addr "127.0.0.1:$port" -mode "$s" >"$dir/$s.log" 2>&1 &
+		;;
+	esac
+	local pid=$!
+	pids+=("$pid")
+	# Ready when it answers.
+	for _ in $(seq 100); do
+		if dnsperf_probe "$port"; then echo "$pid"; return; fi
+		sleep 0.1
+	done
+	echo "server $s did not start; log:" >&2
+	cat "$dir/$s.log" >&2 || true
+	exit 1
+}
+
+dnsperf_probe() {
+	echo "svc000.example.test A" >"$dir/probe.txt"
+	dnsperf -s 127.0.0.1 -p "$1" -d "$dir/probe.txt" -n 1 -t 1 2>/dev/null | grep -q "Queries completed:.*1 "
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+run_one() { # server pid load
+	local s=$1 pid=$2 load=$3 port out before after
+	port=$(port_of "$s")
+	local rate=()
+	[ "$load" = fixed ] && rate=(-Q "$FIXED_QPS")
+	before=$(cpu_ticks "$pid")
+	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 "${rate[@]}" 2>&1)
+	after=$(cpu_ticks "$pid")
+	local done lost qps lat
+	done=$(awk '/Queries completed:/ {print $3}' <<<"$out")
+	lost=$(awk '/Queries lost:/ {print $3}' <<<"$out")
+	qps=$(awk '/Queries per second:/ {print $4}' <<<"$out")
+	lat=$(awk '/Average Latency/ {print $4}' <<<"$out")
+	awk -v s="$s" -v l="$load" -v q="$qps" -v lat="$lat" -v lost="$lost" -v d="$done" -v t=$((after - before)) -v clk="$clk" -v dur="$DURATION" 'BEGIN {
+		cpu = t / clk
+		printf "%-6s %-6s %9.0f qps  %7.1f us avg  %7s lost  %5.1f%% busy  %6.2f us CPU/query\n", s, l, q, lat * 1e6, lost, 100 * cpu / dur, (d > 0 ? cpu * 1e6 / d : 0)
+	}'
+}
+
+declare -A pid_of
+for s in $SERVERS; do
+	pid_of[$s]=$(start_server "$s")
+done
+echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run"
+for round in $(seq "$ROUNDS"); do
+	for load in saturate fixed; do
+		for s in $SERVERS; do
+			run_one "$s" "${pid_of[$s]}" "$load"
+		done
+	done
+done
