@@ -54,8 +54,10 @@ type TargetStats struct {
 	// (MonitorConfig.LatencySmoothing is the weight of the newest sample).
 	LastLatency     time.Duration `json:"lastLatency"`
 	SmoothedLatency time.Duration `json:"smoothedLatency"`
-	// P50, P95 and P99 are nearest-rank percentiles over the last Samples
-	// latencies (at most MonitorConfig.LatencyWindow); 0 with no samples.
+	// P50, P95 and P99 are nearest-rank percentiles over the latencies of
+	// the last Samples probes, passed or failed (at most
+	// MonitorConfig.LatencyWindow); 0 with no samples. A failure's latency is
+	// the time to its verdict (a timeout's is about the policy's timeout).
 	P50     time.Duration `json:"p50"`
 	P95     time.Duration `json:"p95"`
 	P99     time.Duration `json:"p99"`

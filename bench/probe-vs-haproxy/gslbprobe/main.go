@@ -80,7 +80,10 @@ func main() {
 	var probes, fails uint64
 	var byKind [probe.NumKinds]uint64
 	served, lastErr := 0, ""
-	for _, st := range m.Snapshot() {
+	var latency time.Duration
+	snap := m.Snapshot()
+	for _, st := range snap {
+		latency += st.SmoothedLatency / time.Duration(len(snap))
 		probes += st.Probes
 		fails += st.Failures
 		for k, c := range st.FailuresByKind {
@@ -93,7 +96,8 @@ func main() {
 			served++
 		}
 	}
-	fmt.Fprintf(os.Stderr, "gslbprobe: %d targets, %d served, %d probes, %d failures", *n, served, probes, fails)
+	fmt.Fprintf(os.Stderr, "gslbprobe: %d targets, %d served, %d probes, mean latency %v, %d failures",
+		*n, served, probes, latency.Round(time.Microsecond), fails)
 	for k, c := range byKind {
 		if c > 0 {
 			fmt.Fprintf(os.Stderr, ", %s %d", probe.Kind(k), c)
