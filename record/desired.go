@@ -53,6 +53,7 @@ type field struct {
 	i    int
 }
 
+// String returns e.g. "Sets[3]".
 func (f field) String() string { return fmt.Sprintf("%s[%d]", f.list, f.i) }
 
 // normalize validates d and groups it by zone. prefix is the owner marker
@@ -273,6 +274,7 @@ type valueField struct {
 	j   int
 }
 
+// String returns e.g. "Sets[3].Values[0]".
 func (f valueField) String() string { return fmt.Sprintf("%s.Values[%d]", f.set, f.j) }
 
 // checkRelative checks a relative name ("@" is the apex) under a checked
@@ -305,4 +307,5 @@ type subField struct {
 	sub string
 }
 
+// String returns e.g. "Withdraw[1].Type".
 func (f subField) String() string { return f.f.String() + "." + f.sub }

@@ -33,9 +33,12 @@ type Event interface {
 // PlanEvent reports the plan of a reconcile, before anything is written
 // (also when it is empty, and in dry-run mode, where nothing is written).
 type PlanEvent struct {
-	At      time.Time
+	// At is when the plan was made.
+	At time.Time
+	// Changes is the plan.
 	Changes Changes
-	DryRun  bool
+	// DryRun is true when the plan is only printed.
+	DryRun bool
 }
 
 // When returns At.
@@ -43,7 +46,9 @@ func (e PlanEvent) When() time.Time { return e.At }
 
 // WriteEvent reports one provider write call and its outcome.
 type WriteEvent struct {
-	At   time.Time
+	// At is when the call returned.
+	At time.Time
+	// Zone is the zone written.
 	Zone string
 	// Kind is the call made.
 	Kind StepKind
@@ -60,8 +65,11 @@ func (e WriteEvent) When() time.Time { return e.At }
 // empty: the never-empty rule at work. It is reported on every reconcile
 // while the set is held; Since stays the time it was first held.
 type HeldStale struct {
-	At    time.Time
-	Key   Key
+	// At is the reconcile that held the set.
+	At time.Time
+	// Key is the RRset held.
+	Key Key
+	// Since is when the set was first held (its desired set became empty).
 	Since time.Time
 	// Published is what stays published.
 	Published RRSet
@@ -77,7 +85,9 @@ func (e HeldStale) Err() error { return &EmptySetError{Key: e.Key, Published: tr
 // switch, or an empty set with nothing published). It repeats on every
 // reconcile while the desired state asks for it.
 type RefusedEvent struct {
+	// At is the reconcile that refused.
 	At time.Time
+	// Refusal is what was refused and why.
 	Refusal
 }
 
@@ -89,41 +99,58 @@ func (e RefusedEvent) When() time.Time { return e.At }
 // type. Closed is false when the second call failed; the window stays open
 // until a retry succeeds.
 type SwitchWindow struct {
-	Zone   string
-	Keys   []Key
-	Start  time.Time
-	End    time.Time
+	// Zone is the zone of the switch.
+	Zone string
+	// Keys are the RRsets deleted and created by the switch.
+	Keys []Key
+	// Start is when the old type was gone.
+	Start time.Time
+	// End is when the call setting the new type returned.
+	End time.Time
+	// Closed is true when the new type was set.
 	Closed bool
 }
 
 // When returns End.
 func (e SwitchWindow) When() time.Time { return e.End }
 
-// ErrorEvent reports a failed read or write. Class says whether it will be
-// retried (throttled, transient) or surfaces (permanent).
+// ErrorEvent reports a failed read or write. Its methods say whether it
+// will be retried (throttled, transient) or surfaces (permanent); the
+// error is judged by behaviour (Throttled() / Temporary() in its chain).
 type ErrorEvent struct {
-	At    time.Time
-	Err   error
-	Class errclass.Class
+	// At is when the error was met.
+	At time.Time
+	// Err is a *ReadError, a *WriteError or a limiter wait error.
+	Err error
+
+	class errclass.Class
 }
 
 // When returns At.
 func (e ErrorEvent) When() time.Time { return e.At }
 
 // Throttled reports whether the provider asked to slow down.
-func (e ErrorEvent) Throttled() bool { return e.Class == errclass.Throttled }
+func (e ErrorEvent) Throttled() bool { return e.class == errclass.Throttled }
 
-// Retryable reports whether Run will retry after a back-off.
-func (e ErrorEvent) Retryable() bool { return e.Class.Retryable() }
+// Retryable reports whether Run will retry after a back-off (throttled or
+// transient errors); the others surface and wait for the next Set or
+// resync.
+func (e ErrorEvent) Retryable() bool { return e.class.Retryable() }
+
+// Class returns "throttled", "transient" or "permanent".
+func (e ErrorEvent) Class() string { return e.class.String() }
 
 // RetryEvent reports that Run will reconcile again after Delay because the
 // last attempt failed with a throttled or transient error.
 type RetryEvent struct {
+	// At is when the retry was scheduled.
 	At time.Time
 	// Attempt counts consecutive failed reconciles, from 1.
 	Attempt int
-	Delay   time.Duration
-	Err     error
+	// Delay is the wait before the retry.
+	Delay time.Duration
+	// Err is the failure retried (joined when several).
+	Err error
 }
 
 // When returns At.
@@ -133,7 +160,9 @@ func (e RetryEvent) When() time.Time { return e.At }
 // match the latest desired state (except refused and held sets). Writes is
 // the number of provider write calls it took, 0 in a steady state.
 type AppliedEvent struct {
-	At     time.Time
+	// At is when the reconcile ended.
+	At time.Time
+	// Writes is the number of provider write calls made.
 	Writes int
 }
 

@@ -188,7 +188,9 @@ type Held struct {
 // nothing yet); match it with errors.Is. Key.Type is empty when the whole
 // name is refused.
 type Refusal struct {
+	// Key is the refused RRset (Type empty: the whole name).
 	Key Key
+	// Err says why; it matches ErrNotOwned, ErrTypeSwitch or ErrEmptySet.
 	Err error
 }
 

@@ -211,7 +211,7 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 		errs = append(errs, err)
 		c := errclass.Of(err)
 		r.log.Warn("record: reconcile error", "err", err, "class", c.String())
-		emit(ErrorEvent{At: time.Now(), Err: err, Class: c})
+		emit(ErrorEvent{At: time.Now(), Err: err, class: c})
 	}
 	idx := make(map[string]*zoneIndex, len(zones))
 	for _, zn := range zones {

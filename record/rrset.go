@@ -21,8 +21,11 @@ import (
 // keys it is given, so callers may pass a fully qualified name inside the
 // zone, mixed case, or a zone without its trailing dot.
 type Key struct {
+	// Zone is the zone, e.g. "example.com.".
 	Zone string `json:"zone"`
+	// Name is relative to Zone, "@" for the apex.
 	Name string `json:"name"`
+	// Type is the record type; empty in a withdraw means every type.
 	Type string `json:"type,omitempty"`
 }
 
@@ -38,7 +41,9 @@ func (k Key) String() string { return k.FQDN() + " " + k.Type }
 // Name identifies a node of a zone, all types together. Zone and Name follow
 // the conventions of Key.
 type Name struct {
+	// Zone is the zone, e.g. "example.com.".
 	Zone string `json:"zone"`
+	// Name is relative to Zone, "@" for the apex.
 	Name string `json:"name"`
 }
 

@@ -85,4 +85,5 @@ func worst(errs []error) errclass.Class {
 // rnd draws jitter from the runtime's random source (safe for concurrent use).
 type rnd struct{}
 
+// Float64 returns a number in [0, 1).
 func (rnd) Float64() float64 { return rand.Float64() }

@@ -16,7 +16,9 @@ import (
 // zone). Duplicates (an AXFR lists the SOA twice) and records of types the
 // reconciler never manages (SOA, NS, ...) do no harm.
 type Zone struct {
-	Name    string
+	// Name is the zone, e.g. "example.com.".
+	Name string
+	// Records are the zone's records as GetRecords returned them.
 	Records []libdns.Record
 }
 
