@@ -122,3 +122,40 @@ func ExampleGeo() {
 	// Output:
 	// 192.0.2.2
 }
+
+// Priority publishes the first region, in order, that has a healthy
+// endpoint; weighted keeps weight-0 endpoints as a last resort.
+func ExampleStrategy_Select() {
+	eps := []failover.Endpoint{
+		{IP: netip.MustParseAddr("192.0.2.1"), Regions: []string{"eu"}, Health: failover.Critical},
+		{IP: netip.MustParseAddr("192.0.2.2"), Regions: []string{"us"}, Health: failover.Passing, Weight: 0},
+		{IP: netip.MustParseAddr("192.0.2.3"), Regions: []string{"ap"}, Health: failover.Passing, Weight: 5},
+	}
+	prio := failover.Strategy{Kind: failover.Priority, Order: []string{"eu", "us", "ap"}}
+	for _, e := range prio.Select(eps) {
+		fmt.Println("priority:", e.IP)
+	}
+	for _, e := range (failover.Strategy{Kind: failover.Weighted}).Select(eps) {
+		fmt.Println("weighted:", e.IP)
+	}
+	// Output:
+	// priority: 192.0.2.2
+	// weighted: 192.0.2.3
+}
+
+// Round robin rotates the answer by one address per query.
+func ExampleRoundRobin() {
+	rr := failover.RoundRobin()
+	rrs := []libdns.Record{
+		libdns.Address{Name: "www", TTL: time.Minute, IP: netip.MustParseAddr("192.0.2.1")},
+		libdns.Address{Name: "www", TTL: time.Minute, IP: netip.MustParseAddr("2001:db8::1")},
+	}
+	client := netip.MustParsePrefix("203.0.113.0/24")
+	for i := 0; i < 3; i++ {
+		fmt.Println(rr(client, "www.example.com.", "A", rrs)[0].RR().Data)
+	}
+	// Output:
+	// 192.0.2.1
+	// 2001:db8::1
+	// 192.0.2.1
+}
