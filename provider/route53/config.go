@@ -1,0 +1,134 @@
+package route53
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/jsontime"
+	libroute53 "github.com/libdns/route53"
+)
+
+// Duration reads and writes Go duration strings ("3s") in JSON.
+type Duration = jsontime.Duration
+
+// The environment variables FromEnv reads: the AWS SDK's usual ones, plus
+// GSLB_ROUTE53_HOSTED_ZONE_ID.
+const (
+	EnvRegion          = "AWS_REGION"
+	EnvDefaultRegion   = "AWS_DEFAULT_REGION"
+	EnvProfile         = "AWS_PROFILE"
+	EnvAccessKeyID     = "AWS_ACCESS_KEY_ID"
+	EnvSecretAccessKey = "AWS_SECRET_ACCESS_KEY"
+	EnvSessionToken    = "AWS_SESSION_TOKEN"
+	EnvHostedZoneID    = "GSLB_ROUTE53_HOSTED_ZONE_ID"
+)
+
+// Config selects the AWS account, credentials and hosted zone. Empty
+// credential fields leave the AWS SDK's default chain in charge (the
+// AWS_* environment variables, the shared config and credentials files,
+// SSO, web identity, the instance role), which also honours
+// AWS_ENDPOINT_URL_ROUTE_53 for a local or private endpoint.
+type Config struct {
+	// Region is the AWS region used to sign requests (Route 53 is global;
+	// any region works). Empty: the SDK's chain (AWS_REGION, the profile).
+	Region string `json:"region"`
+	// Profile is the shared-config profile to load. Empty: AWS_PROFILE or
+	// "default".
+	Profile string `json:"profile"`
+	// AccessKeyID and SecretAccessKey are static credentials; set both or
+	// neither. SessionToken goes with temporary ones.
+	AccessKeyID     string `json:"accessKeyID"`
+	SecretAccessKey string `json:"secretAccessKey"`
+	SessionToken    string `json:"sessionToken"`
+	// HostedZoneID is the hosted zone's ID ("Z0123456789ABC", without the
+	// "/hostedzone/" prefix). Empty: looked up by zone name on each call,
+	// which costs a ListHostedZonesByName request.
+	HostedZoneID string `json:"hostedZoneID"`
+	// MaxAttempts is how many times the AWS SDK itself tries a request,
+	// in [1, 10]. Default 1: the SDK sleeps in real time between its
+	// tries, so gslbkit leaves retrying to provider.Retry, which honours
+	// contexts and virtual time. (libdns/route53 turns 0 into 5.)
+	MaxAttempts int `json:"maxAttempts"`
+	// WaitForSync makes each change wait until Route 53 reports it INSYNC
+	// on its own servers (not DNS propagation), up to MaxWait.
+	WaitForSync bool `json:"waitForSync"`
+	// MaxWait bounds the wait for INSYNC, in [1s, 10m]. Default 1m.
+	MaxWait Duration `json:"maxWait"`
+}
+
+// DefaultConfig returns one SDK attempt and a 1 minute INSYNC bound
+// (unused unless WaitForSync); credentials come from the SDK's chain.
+func DefaultConfig() Config {
+	return Config{MaxAttempts: 1, MaxWait: Duration(time.Minute)}
+}
+
+// FromEnv returns a copy of c with empty fields filled from AWS_REGION
+// (else AWS_DEFAULT_REGION), AWS_PROFILE, AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and GSLB_ROUTE53_HOSTED_ZONE_ID.
+// getenv nil means os.Getenv. Fields already set win. (The SDK reads the
+// AWS_* variables by itself too; FromEnv makes them visible to Validate.)
+func (c Config) FromEnv(getenv func(string) string) Config {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	fill := func(dst *string, keys ...string) {
+		for _, k := range keys {
+			if *dst == "" {
+				*dst = strings.TrimSpace(getenv(k))
+			}
+		}
+	}
+	fill(&c.Region, EnvRegion, EnvDefaultRegion)
+	fill(&c.Profile, EnvProfile)
+	if c.AccessKeyID == "" && c.SecretAccessKey == "" {
+		fill(&c.AccessKeyID, EnvAccessKeyID)
+		fill(&c.SecretAccessKey, EnvSecretAccessKey)
+		fill(&c.SessionToken, EnvSessionToken)
+	}
+	fill(&c.HostedZoneID, EnvHostedZoneID)
+	return c
+}
+
+// Validate reports the first field that is inconsistent or out of range.
+// Secrets never appear in its errors.
+func (c Config) Validate() error {
+	if (c.AccessKeyID == "") != (c.SecretAccessKey == "") {
+		return fmt.Errorf("route53: accessKeyID %q and secretAccessKey must be set together (or both empty for the SDK's credential chain)", c.AccessKeyID)
+	}
+	if c.SessionToken != "" && c.AccessKeyID == "" {
+		return fmt.Errorf("route53: sessionToken is set without accessKeyID and secretAccessKey")
+	}
+	if strings.HasPrefix(c.HostedZoneID, "/") || strings.Contains(c.HostedZoneID, "hostedzone") {
+		return fmt.Errorf("route53: hostedZoneID %q: give the ID alone, without the \"/hostedzone/\" prefix", c.HostedZoneID)
+	}
+	for _, r := range c.HostedZoneID {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z') {
+			return fmt.Errorf("route53: hostedZoneID %q: want letters and digits only (e.g. \"Z0123456789ABC\")", c.HostedZoneID)
+		}
+	}
+	if c.MaxAttempts < 1 || c.MaxAttempts > 10 {
+		return fmt.Errorf("route53: maxAttempts %d: must be in [1, 10]", c.MaxAttempts)
+	}
+	if w := c.MaxWait.D(); w < time.Second || w > 10*time.Minute {
+		return fmt.Errorf("route53: maxWait %v: must be in [1s, 10m]", c.MaxWait)
+	}
+	if strings.ContainsAny(c.Region, " /") {
+		return fmt.Errorf("route53: region %q: want an AWS region name such as \"us-east-1\"", c.Region)
+	}
+	return nil
+}
+
+// Libdns returns the equivalent github.com/libdns/route53 provider, for
+// callers who want the upstream module itself. It classifies no errors,
+// treats an empty type or value in DeleteRecords literally, and strips
+// quotes at either end of TXT text when reading; Provider does not.
+func (c Config) Libdns() *libroute53.Provider {
+	return &libroute53.Provider{
+		Region: c.Region, Profile: c.Profile,
+		AccessKeyId: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey, SessionToken: c.SessionToken,
+		HostedZoneID: c.HostedZoneID, MaxRetries: c.MaxAttempts,
+		WaitForRoute53Sync: c.WaitForSync, Route53MaxWait: c.MaxWait.D(),
+	}
+}
