@@ -82,10 +82,20 @@ type RecordConfig struct {
 	FallbackTarget string `json:"fallbackTarget,omitempty"`
 }
 
-// DefaultRecordConfig returns the record service's behaviour: pool label
-// "pool", all healthy endpoints, keep the last set when none is healthy.
+// DefaultRecordConfig returns gslbkit's defaults: pool label "pool", all
+// healthy endpoints, and keep the last published set when none is healthy
+// and the record has no failover FQDN.
 func DefaultRecordConfig() RecordConfig {
 	return RecordConfig{PoolLabel: "pool"}
+}
+
+// RecordServiceConfig returns DefaultRecordConfig with the record service's
+// rule for a record without a failover FQDN whose endpoints are all down:
+// the name answers nothing (fail closed: it is withdrawn).
+func RecordServiceConfig() RecordConfig {
+	c := DefaultRecordConfig()
+	c.AllUnhealthy = FailClosed
+	return c
 }
 
 // Route53RecordConfig returns DefaultRecordConfig with Route 53's rule for

@@ -258,6 +258,9 @@ func TestRecordConfig(t *testing.T) {
 		})
 	}
 	assert.Equal(t, failover.FailOpen, failover.Route53RecordConfig().AllUnhealthy)
+	assert.Equal(t, failover.FailClosed, failover.RecordServiceConfig().AllUnhealthy)
+	require.NoError(t, failover.RecordServiceConfig().Validate())
+	require.NoError(t, failover.Route53RecordConfig().Validate())
 
 	var c failover.RecordConfig
 	require.NoError(t, json.Unmarshal([]byte(`{"poolLabel":"p","strategy":{"kind":"priority","order":["eu","us"]},"allUnhealthy":"failClosed"}`), &c))
