@@ -237,3 +237,25 @@ func TestBeatRoundTripProperty(t *testing.T) {
 		}
 	})
 }
+
+func TestBeatStringAndErrors(t *testing.T) {
+	assert.Equal(t, "v=gslb1;c=a;r=b;t=0", Beat{Cluster: "a", Region: "b", Time: time.UnixMilli(0)}.String())
+	assert.Contains(t, Beat{}.String(), "invalid beat")
+	_, err := ParseBeat("v=gslb1;c=a")
+	var be *BeatError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, "r", be.Field)
+	assert.Equal(t, "heartbeat: malformed beat: field r: missing or out of order", err.Error())
+}
+
+func TestEventsWhen(t *testing.T) {
+	for _, e := range []Event{
+		BeatWritten{At: t0}, WriteFailed{At: t0}, OwnBeatRead{At: t0}, RecoveringChanged{At: t0}, PublishingChanged{At: t0},
+		BeatRejected{At: t0}, ClusterChanged{At: t0}, RegionChanged{At: t0}, FailoverChanged{At: t0}, ReadDone{At: t0},
+	} {
+		assert.Equal(t, t0, e.When(), "%T", e)
+	}
+	var got Event
+	ObserverFunc(func(e Event) { got = e }).Observe(ReadDone{At: t0})
+	assert.Equal(t, ReadDone{At: t0}, got)
+}

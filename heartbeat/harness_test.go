@@ -20,7 +20,8 @@ func (throttledError) Error() string   { return "test: rate exceeded" }
 func (throttledError) Throttled() bool { return true }
 
 // throttleStore passes reads through and rejects the writes reject says
-// to, counting writes from 1. Safe for concurrent use.
+// to, counting writes from 1. reject is called under mu, so it may keep
+// state of its own. Safe for concurrent use.
 type throttleStore struct {
 	Store
 	mu     sync.Mutex
@@ -31,9 +32,9 @@ type throttleStore struct {
 func (s *throttleStore) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
 	s.mu.Lock()
 	s.writes++
-	n, reject := s.writes, s.reject
+	rejected := s.reject != nil && s.reject(time.Now(), s.writes)
 	s.mu.Unlock()
-	if reject != nil && reject(time.Now(), n) {
+	if rejected {
 		return nil, throttledError{}
 	}
 	return s.Store.SetRecords(ctx, zone, recs)

@@ -84,3 +84,9 @@ func TestScopeText(t *testing.T) {
 	_, err := Scope(0).MarshalText()
 	assert.Error(t, err)
 }
+
+func TestNameDefault(t *testing.T) {
+	got, err := Name("eu-1", "example.com")
+	require.NoError(t, err)
+	assert.Equal(t, "health-001-eu-1.example.com.", got)
+}

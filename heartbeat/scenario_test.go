@@ -244,3 +244,55 @@ func deathScenario(t *testing.T, c deathCase, readOffset time.Duration) {
 		assert.True(t, eu.FailoverInProgress)
 	}
 }
+
+// TestSelfHealLeadMatters: writes fail for two minutes except one that
+// lands 15 s in. With the default rules that write is already a self-heal
+// beat (the beat was older than HealthyDuration − 2 × ReconcileInterval), so
+// no peer sees a stale; with the reference controller's rules (self-heal only
+// once stale) it is a normal beat, and peers see the cluster stale before the
+// outage ends.
+func TestSelfHealLeadMatters(t *testing.T) {
+	cases := []struct {
+		name      string
+		cfg       Config
+		wantStale bool
+	}{
+		{"default rules", DefaultConfig(), false},
+		{"reference rules", ReferenceConfig(), true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				zone := newZone(t, testGlobal)
+				begin := time.Now()
+				outage, letThrough, end := begin.Add(60*time.Second), begin.Add(75*time.Second), begin.Add(180*time.Second)
+				let := false
+				ts := &throttleStore{Store: zone, reject: func(at time.Time, _ int) bool {
+					if at.Before(outage) || !at.Before(end) {
+						return false
+					}
+					if !let && !at.Before(letThrough) {
+						let = true
+						return false
+					}
+					return true
+				}}
+				cfg := c.cfg
+				cfg.Cluster, cfg.Region, cfg.GlobalZone = "a", "europe", testGlobal
+				pub, err := NewPublisher(cfg, Options{Global: ts})
+				require.NoError(t, err)
+				pub.SetVerdict(Verdict{Healthy: true})
+				stopPub := start(t.Context(), pub.Run)
+				p := newPeer(t, "peer", zone, time.Second, 0, nil)
+				stopPeer := start(t.Context(), p.reader.Run)
+				time.Sleep(4 * time.Minute)
+				stopPeer()
+				stopPub()
+				_, fresh := p.transitions("a")
+				require.NotEmpty(t, fresh)
+				assert.True(t, fresh[0])
+				assert.Equal(t, c.wantStale, len(fresh) > 1, "changes seen: %v", fresh)
+			})
+		})
+	}
+}
