@@ -8,7 +8,8 @@ import (
 // The UDP fast path. Answers in a GSLB zone change rarely, so the server
 // keeps the packed replies the general path produced, keyed by what the
 // reply depends on — the question name in lower case, the type, and the
-// EDNS shape (none, or version 0 without options, DO clear or set) — and
+// EDNS shape (none, or version 0 with no options but COOKIE and PADDING,
+// DO clear or set) — and
 // answers the next query with the same key by copying those bytes and
 // patching the ID, the RD and CD bits and the question name as asked.
 // The cache belongs to one zone state and one set of answer hooks: any
@@ -100,10 +101,24 @@ func parseFast(q []byte, key *[300]byte) (fq fastQuery, n int, ok bool) {
 		return fq, n + 1, true
 	}
 	// OPT: root name, type 41, class = UDP size, TTL = ext-rcode, version,
-	// flags; no options.
-	if off+11 != len(q) || q[off] != 0 || q[off+1] != 0 || q[off+2] != 41 ||
-		q[off+5] != 0 || q[off+6] != 0 || q[off+9] != 0 || q[off+10] != 0 {
+	// flags; options only of kinds the reply does not depend on (COOKIE,
+	// PADDING: the zone answers neither).
+	if off+11 > len(q) || q[off] != 0 || q[off+1] != 0 || q[off+2] != 41 || q[off+5] != 0 || q[off+6] != 0 {
 		return fq, 0, false
+	}
+	rdlen := int(q[off+9])<<8 | int(q[off+10])
+	if off+11+rdlen != len(q) {
+		return fq, 0, false
+	}
+	for o := off + 11; o < len(q); {
+		if o+4 > len(q) {
+			return fq, 0, false
+		}
+		code, olen := int(q[o])<<8|int(q[o+1]), int(q[o+2])<<8|int(q[o+3])
+		if (code != 10 && code != 12) || o+4+olen > len(q) {
+			return fq, 0, false
+		}
+		o += 4 + olen
 	}
 	size := int(q[off+3])<<8 | int(q[off+4])
 	fq.limit = min(max(size, 512), maxUDPSize)

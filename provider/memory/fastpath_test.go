@@ -69,6 +69,7 @@ func FuzzFastPath(f *testing.F) {
 	f.Add("example.net", uint16(1), uint16(1), byte(0), uint16(0), true, uint64(3), []byte(nil))
 	f.Add("example.test", uint16(255), uint16(3), byte(0), uint16(0), true, uint64(3), []byte(nil))
 	f.Add("", uint16(0), uint16(0), byte(0), uint16(0), false, uint64(0), []byte{0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 1, 0, 0, 41, 2, 0, 0, 0, 0, 0, 0, 4, 0, 8, 0, 0})
+	f.Add("www.example.test", uint16(1), uint16(1), byte(0), uint16(0), false, uint64(0), []byte{0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 3, 'w', 'w', 'w', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1, 0, 0, 41, 4, 208, 0, 0, 0, 0, 0, 12, 0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8})
 	f.Fuzz(func(t *testing.T, name string, qtype, qclass uint16, edns byte, size uint16, rd bool, caseMask uint64, raw []byte) {
 		var q []byte
 		if len(raw) > 0 {
