@@ -131,6 +131,9 @@ func (c Config) Validate() error {
 	if c.LocalZone == "" && c.GlobalZone == "" {
 		return fmt.Errorf("heartbeat: localZone and globalZone are both empty: set at least one")
 	}
+	if c.LocalZone != "" && dnsname.Equal(c.LocalZone, c.GlobalZone) {
+		return fmt.Errorf("heartbeat: localZone %q equals globalZone: the scopes need distinct zones", c.LocalZone)
+	}
 	for _, s := range []Scope{Local, Global} {
 		z := c.Zone(s)
 		if z == "" {

@@ -78,8 +78,9 @@ type ReaderOptions struct {
 // reported missing (and its region unhealthy) rather than silently
 // forgotten, until ForgetAfter.
 //
-// Read and Run must not be called concurrently with each other (one
-// goroutine owns the reader's memory); Last is safe from any goroutine.
+// One goroutine at a time owns the reader's memory: Read and Run return
+// ErrRunning while another Read or Run is in progress. Last is safe from
+// any goroutine.
 type Reader struct {
 	cfg    ReaderConfig
 	opts   ReaderOptions

@@ -98,6 +98,7 @@ func TestConfigValidate(t *testing.T) {
 		{"bad region", func(c *Config) { c.Region = "eu west" }, "region"},
 		{"no zones", func(c *Config) { c.GlobalZone = "" }, "globalZone"},
 		{"bad zone", func(c *Config) { c.LocalZone = "a..b" }, "localZone"},
+		{"same zone twice", func(c *Config) { c.LocalZone = "Global.Example.com" }, "localZone"},
 		{"ttl", func(c *Config) { c.TTL = 0 }, "ttl"},
 		{"attempts", func(c *Config) { c.MaxAttempts = 0 }, "maxAttempts"},
 		{"attempts beyond the interval", func(c *Config) { c.MaxAttempts = 5 }, "retryBackoff"},
