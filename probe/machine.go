@@ -36,15 +36,17 @@ type Step struct {
 // transitions, so time going backwards is harmless. A Machine is not safe
 // for concurrent use; the Monitor owns each machine from one goroutine.
 // Copying a Machine (*m2 = *m) yields an independent machine. Use
-// NewMachine; the zero Machine is not usable.
+// NewMachine: the zero Machine has no policy; it never panics, but stays
+// Unknown and is never served.
 //
 // Counting rules (Policy fields in parentheses):
 //   - A success adds to the success count; once that count reaches
 //     FailureResetThreshold the failure count is reset to 0.
 //   - A failure adds to the failure count and resets the success count.
 //     Results whose Status is neither Pass nor FailNow count as failures.
-//   - FailNow moves the target straight to critical, unless
-//     FailNowAsFailure, when it is an ordinary failure.
+//   - FailNow moves the target straight to critical (its failure count
+//     is raised to CriticalThreshold), unless FailNowAsFailure, when it
+//     is an ordinary failure.
 //   - passing → warning when failures ≥ WarningThreshold; passing or
 //     warning → critical when failures ≥ CriticalThreshold.
 //   - warning → passing when successes ≥ WarningExitThreshold.
@@ -170,8 +172,8 @@ func (m *Machine) Observe(now time.Time, r Result) Step {
 // reports no change. Next is the schedule's delay for the new state; the
 // Monitor may keep its current timer instead.
 func (m *Machine) Override(now time.Time, to State) Step {
-	if to != Passing && to != Critical {
-		return Step{Next: m.next}
+	if (to != Passing && to != Critical) || m.p.Interval == 0 {
+		return Step{Next: m.next} // not a target state, or the zero Machine
 	}
 	from := m.state
 	m.seen = true

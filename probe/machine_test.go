@@ -266,3 +266,16 @@ func BenchmarkMachineObserve(b *testing.B) {
 		m.Observe(now, rs[i&7])
 	}
 }
+
+func TestZeroMachineNeverPanics(t *testing.T) {
+	var m Machine
+	for _, c := range []byte("PFN?") {
+		st := m.Observe(machT0, machResult(c))
+		assert.False(t, st.Changed)
+		assert.GreaterOrEqual(t, st.Next, MinInterval)
+	}
+	m.Override(machT0, Passing)
+	assert.Equal(t, Unknown, m.State())
+	m.SetDisabled(machT0, true)
+	assert.False(t, m.Served())
+}
