@@ -37,8 +37,9 @@ import (
 type HTTP struct {
 	cfg      HTTPConfig // a private copy
 	method   string
-	dialAddr string // host:port dialled
-	host     string // Host header
+	dialAddr string         // host:port dialled
+	dialIP   netip.AddrPort // dialAddr when the host is an IP literal
+	host     string         // Host header
 	useTLS   bool
 	tls      *tls.Config
 	dialer   net.Dialer
@@ -78,6 +79,7 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 		window:   cfg.MatchWindow,
 	}
 	h.dialer.Timeout = cfg.ConnectTimeout.D()
+	h.dialIP, _ = netip.ParseAddrPort(h.dialAddr) // invalid (zero) for a host name
 	h.head = h.method == http.MethodHead
 	if len(h.expected) == 0 {
 		h.expected = Statuses{OneStatus(http.StatusOK)}
@@ -162,7 +164,24 @@ func (h *HTTP) verdict(code int, bodyErr error, matched bool) Result {
 	return Result{Status: FailNow, Kind: KindStatus, Code: code, Detail: "unexpected status " + strconv.Itoa(code)}
 }
 
-// failed classifies an error that ended the exchange before a verdict.
+// dial connects to the target; an IP literal skips the resolver.
+func (h *HTTP) dial(ctx context.Context) (net.Conn, error) {
+	return probeDial(ctx, &h.dialer, h.dialIP, h.dialAddr)
+}
+
+// probeDial dials ip when it is valid, else addr through the resolver.
+func probeDial(ctx context.Context, d *net.Dialer, ip netip.AddrPort, addr string) (net.Conn, error) {
+	if ip.IsValid() {
+		c, err := d.DialTCP(ctx, "tcp", netip.AddrPort{}, ip)
+		if err != nil {
+			return nil, err // not a typed nil in an interface
+		}
+		return c, nil
+	}
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// httpFailed classifies an error that ended the exchange before a verdict.
 func httpFailed(stage string, err error) Result {
 	return Result{Status: Fail, Kind: httpErrKind(err), Detail: stage + ": " + err.Error()}
 }

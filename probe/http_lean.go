@@ -46,7 +46,7 @@ var httpLongAgo = time.Unix(1, 0)
 
 // probeLean is Probe for the lean engine, without the latency.
 func (h *HTTP) probeLean(ctx context.Context) Result {
-	conn, err := h.dialer.DialContext(ctx, "tcp", h.dialAddr)
+	conn, err := h.dial(ctx)
 	if err != nil {
 		return httpFailed("connect", err)
 	}

@@ -45,7 +45,7 @@ func newHTTPRef(h *HTTP, body []byte) *httpRef {
 		MaxResponseHeaderBytes: httpRefMaxHeader,
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{},
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			c, err := h.dialer.DialContext(ctx, "tcp", h.dialAddr)
+			c, err := h.dial(ctx)
 			if err != nil {
 				return nil, err
 			}

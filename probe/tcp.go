@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"syscall"
 	"time"
@@ -61,6 +62,7 @@ func (c TCPConfig) Validate() error {
 type TCP struct {
 	cfg  TCPConfig
 	addr string
+	ip   netip.AddrPort // addr when the host is an IP literal
 	send []byte
 	segs [][]byte
 }
@@ -76,6 +78,7 @@ func NewTCP(addr string, cfg TCPConfig) (*TCP, error) {
 		return nil, err
 	}
 	t := &TCP{addr: net.JoinHostPort(host, port), cfg: cfg}
+	t.ip, _ = netip.ParseAddrPort(t.addr)
 	if cfg.Send != nil {
 		p := *cfg.Send
 		p.Binary = append([]byte(nil), p.Binary...)
@@ -111,7 +114,7 @@ func (t *TCP) Probe(ctx context.Context) Result {
 
 func (t *TCP) probe(ctx context.Context) Result {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", t.addr)
+	conn, err := probeDial(ctx, &d, t.ip, t.addr)
 	if err != nil {
 		return Result{Status: Fail, Kind: probeErrKind(err), Detail: "connect: " + err.Error()}
 	}

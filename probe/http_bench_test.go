@@ -1,0 +1,78 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"testing"
+	"time"
+)
+
+// probersBenchServer is a minimal HTTP/1.1 server for benchmarks, so that
+// the figures are mostly the prober's: it reads the request's header block
+// and writes a fixed response, then closes.
+func probersBenchServer(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 10\r\nConnection: close\r\n\r\nok healthy")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var buf [1024]byte
+				n := 0
+				for n < len(buf) {
+					k, err := c.Read(buf[n:])
+					n += k
+					if err != nil || bytes.Contains(buf[:n], []byte("\r\n\r\n")) {
+						break
+					}
+				}
+				_, _ = c.Write(resp)
+			}()
+		}
+	}()
+	b.Cleanup(func() { _ = ln.Close(); <-done })
+	return ln.Addr().String()
+}
+
+// BenchmarkHTTPProbe measures one HTTP probe on loopback (server included,
+// in the same process), for each engine, with and without body matching.
+func BenchmarkHTTPProbe(b *testing.B) {
+	addr := probersBenchServer(b)
+	for _, engine := range probersEngines {
+		for _, match := range []bool{false, true} {
+			name := string(engine)
+			if match {
+				name += "/match"
+			}
+			b.Run(name, func(b *testing.B) {
+				cfg := DefaultHTTPConfig()
+				cfg.Engine = engine
+				if match {
+					cfg.ExpectedResponse = Segments{TextPayload("healthy")}
+				}
+				h, err := NewHTTP(addr, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				b.ReportAllocs()
+				for b.Loop() {
+					if r := h.Probe(ctx); r.Status != Pass {
+						b.Fatal(r.Detail)
+					}
+				}
+			})
+		}
+	}
+}
