@@ -94,7 +94,9 @@ func (t *Topology) Desired(s Snapshot) (Desired, error) {
 //     (written by every controller);
 //   - the global name: a CNAME to the failover name while some region is
 //     dead (every cluster's global beat read stale), else to the regional
-//     name; held while no region is dead and some region is unknown.
+//     name; held while no region is dead and some region is unknown; with
+//     AllUnhealthy fallback, to the fallback target while every region is
+//     dead (a judgement on beats alone, which every reader shares).
 //
 // An address set with no served address follows AllUnhealthy; a family (A
 // or AAAA) without addresses while the other has some is withdrawn. No set
@@ -110,10 +112,11 @@ func (t *Topology) Decide(s Snapshot) (Decision, error) {
 	gz := t.names.globalZone
 	mode := t.cfg.AllUnhealthy
 
-	anyDead, anyUnknown := false, false
+	anyDead, allDead, anyUnknown := false, true, false
 	for _, r := range ix.regions {
 		st := ix.regionState(r.Name)
 		anyDead = anyDead || st == RegionDead
+		allDead = allDead && st == RegionDead
 		anyUnknown = anyUnknown || st == RegionUnknown
 		rs := RegionStatus{Name: r.Name, State: st}
 		in, all, ok := ix.members(ix.byRegion[r.Name], localScope, r.Regional, mode == FailOpen)
@@ -129,7 +132,7 @@ func (t *Topology) Decide(s Snapshot) (Decision, error) {
 	dec.Failover = t.addrSet(&dec, gz, "", t.names.failover, in, all, ok, Everyone)
 
 	switch {
-	case anyDead && mode == Fallback && ok && len(in) == 0:
+	case allDead && mode == Fallback:
 		dec.GlobalTarget = t.fallback
 	case anyDead:
 		dec.GlobalTarget = t.names.failover

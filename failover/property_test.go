@@ -166,16 +166,20 @@ func TestTopologyProperties(t *testing.T) {
 				}
 			}
 		}
-		dead := false
+		dead, allDead := false, true
 		for _, r := range dec.Regions {
 			dead = dead || r.State == failover.RegionDead
+			allDead = allDead && r.State == failover.RegionDead
+		}
+		if (mode == failover.Fallback && allDead) != (dec.GlobalTarget == "sorry.example.net.") {
+			t.Fatalf("fallback target %q with every region dead %v", dec.GlobalTarget, allDead)
 		}
 		if dead != dec.FailingOver {
 			t.Fatalf("failing over %v with a dead region %v", dec.FailingOver, dead)
 		}
 		switch dec.GlobalTarget {
 		case tp.FailoverName():
-			if !dead {
+			if !dead || mode == failover.Fallback && allDead {
 				t.Fatalf("global at the failover name with no dead region")
 			}
 		case tp.RegionalName():
@@ -183,7 +187,7 @@ func TestTopologyProperties(t *testing.T) {
 				t.Fatalf("global at the regional name with a dead region")
 			}
 		case "sorry.example.net.":
-			if !dead || mode != failover.Fallback || len(dec.Failover) > 0 {
+			if !allDead || len(dec.Failover) > 0 {
 				t.Fatalf("fallback target without cause")
 			}
 		case "":

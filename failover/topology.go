@@ -46,9 +46,9 @@ type TopologyConfig struct {
 	// or the failover record) with no served address. Default keepLast: the
 	// set is omitted and the reconciler holds the last one. failOpen
 	// publishes every address of the set's inventory; failClosed withdraws
-	// the name; fallback holds the address sets and, once the failover
-	// record itself has no served address, points the global name at
-	// FallbackTarget (an address name never switches to a CNAME).
+	// the name; fallback holds the address sets and, while every region is
+	// dead, points the global name at FallbackTarget (an address name
+	// never switches to a CNAME).
 	AllUnhealthy AllUnhealthy `json:"allUnhealthy"`
 	// FallbackTarget is the CNAME target used by AllUnhealthy fallback;
 	// required then, and must be empty otherwise.
