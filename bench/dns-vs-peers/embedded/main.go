@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -41,7 +42,18 @@ func main() {
 	zoneFile := flag.String("zonefile", "", "zone file to serve")
 	addr := flag.String("addr", "127.0.0.1:5301", "UDP and TCP address")
 	mode := flag.String("mode", "fast", "fast, batch or miekg")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here while serving")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *gen != "" {
 		if err := generate(*gen); err != nil {
 			log.Fatal(err)
@@ -63,9 +75,6 @@ func main() {
 			log.Fatal(err)
 		}
 		err = srv.Run(ctx)
-		if err != nil {
-			log.Fatal(err)
-		}
 	case "batch":
 		err = serveBatch(ctx, p, *addr)
 	case "miekg":
@@ -76,7 +85,7 @@ func main() {
 		err = fmt.Errorf("unknown mode %q", *mode)
 	}
 	if err != nil {
-		log.Fatal(err)
+		log.Print(err)
 	}
 }
 
