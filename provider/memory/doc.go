@@ -5,9 +5,21 @@
 // authoritatively. Writers serialise and publish immutable snapshots, so
 // readers (GetRecords, DNS answers) never wait and always see whole changes;
 // that is what lets the embedded zone switch a name from an address set to a
-// CNAME in one SetRecords call, which no external provider can do atomically.
-// Like a real server it refuses a CNAME beside other data and a CNAME at the
-// apex. Every change bumps the zone's SOA serial and the Provider's Version
-// and is kept in a bounded journal (Changes, Wait), which zone replication
-// builds on. See Example for a zone being filled and read back.
+// CNAME in one SetRecords call, which no external provider can do
+// atomically. Like a real server it refuses a CNAME beside other data and a
+// CNAME at the apex. Every change bumps the zone's SOA serial and the
+// Provider's Version and is kept in a bounded journal (Changes, Wait).
+//
+// The Provider is a dns.Handler (ServeDNS, Respond, RespondWire); Server
+// serves it on UDP and TCP, answering UDP through a batched
+// recvmmsg/sendmmsg loop and a fast path that reuses packed replies until
+// the zone or its answer hooks change (RespondUDP; byte for byte the same
+// as the general path). AnswerFunc hooks, per name or per zone, choose the
+// answer per query from the client's subnet (EDNS Client Subnet, else the
+// source address), which is how failover's round-robin, weighted and geo
+// strategies act. Handler and Replica replicate zones over HTTP (snapshot,
+// changes since a version, notify; a shared secret), so a DNS node can
+// serve a copy that keeps answering while its source is away.
+//
+// See Example and ExampleProvider_RespondWire.
 package memory
