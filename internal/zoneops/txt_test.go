@@ -1,0 +1,39 @@
+package zoneops
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestQuoteTXT(t *testing.T) {
+	cases := []struct{ name, text, wire string }{
+		{"empty", "", `""`},
+		{"spaces", "a b", `"a b"`},
+		{"quotes", `"q"`, `"\"q\""`},
+		{"backslash", `a\b`, `"a\\b"`},
+		{"utf8", "ä", `"\195\164"`},
+		{"long", strings.Repeat("x", 256), `"` + strings.Repeat("x", 255) + `" "x"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.wire, QuoteTXT(c.text))
+			assert.Equal(t, c.text, UnquoteTXT(c.wire))
+		})
+	}
+	assert.Equal(t, "bare", UnquoteTXT("bare"))
+}
+
+// FuzzQuoteTXT: any text survives quoting; unquoting any input never panics.
+func FuzzQuoteTXT(f *testing.F) {
+	for _, s := range []string{"", "a", `"`, `\`, `\999`, `\25`, "\xff", `" "`, strings.Repeat("b", 600)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		_ = UnquoteTXT(text)
+		if got := UnquoteTXT(QuoteTXT(text)); got != text {
+			t.Fatalf("round trip of %q gave %q", text, got)
+		}
+	})
+}

@@ -1,0 +1,102 @@
+package cloudflare
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/jsontime"
+	libcloudflare "github.com/libdns/cloudflare"
+)
+
+// Duration reads and writes Go duration strings ("3s") in JSON.
+type Duration = jsontime.Duration
+
+// The environment variables FromEnv reads.
+const (
+	EnvAPIToken  = "CLOUDFLARE_API_TOKEN"
+	EnvZoneToken = "CLOUDFLARE_ZONE_TOKEN"
+	EnvZoneID    = "CLOUDFLARE_ZONE_ID"
+)
+
+// BaseURL is Cloudflare's API v4 endpoint.
+const BaseURL = "https://api.cloudflare.com/client/v4"
+
+// HTTPClient sends requests; *http.Client satisfies it. Tests pass one
+// that routes requests for the API host to a local server.
+type HTTPClient interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// Config holds the API token and, optionally, the zone's ID.
+type Config struct {
+	// APIToken is a scoped API token with Zone.DNS:Edit on the zones used
+	// (not a global API key). Required; FromEnv reads CLOUDFLARE_API_TOKEN.
+	APIToken string `json:"apiToken"`
+	// ZoneToken, when set, is used instead of APIToken to look zones up
+	// by name (a Zone:Read token of wider scope).
+	ZoneToken string `json:"zoneToken"`
+	// ZoneID skips the lookup of the zone by name: every call then acts on
+	// this zone, whatever name it is given.
+	ZoneID string `json:"zoneID"`
+	// Timeout bounds each HTTP request when the context has no earlier
+	// deadline, in [1s, 5m]. Default 30s.
+	Timeout Duration `json:"timeout"`
+	// HTTPClient sends the requests; nil means an *http.Client with
+	// Timeout. Not part of the JSON form.
+	HTTPClient HTTPClient `json:"-"`
+}
+
+// DefaultConfig returns a 30 s timeout; the token is left for the caller
+// (or FromEnv) to fill.
+func DefaultConfig() Config {
+	return Config{Timeout: Duration(30 * time.Second)}
+}
+
+// FromEnv returns a copy of c with empty APIToken, ZoneToken and ZoneID
+// taken from CLOUDFLARE_API_TOKEN, CLOUDFLARE_ZONE_TOKEN and
+// CLOUDFLARE_ZONE_ID. getenv nil means os.Getenv. Fields already set win.
+func (c Config) FromEnv(getenv func(string) string) Config {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	fill := func(dst *string, key string) {
+		if *dst == "" {
+			*dst = strings.TrimSpace(getenv(key))
+		}
+	}
+	fill(&c.APIToken, EnvAPIToken)
+	fill(&c.ZoneToken, EnvZoneToken)
+	fill(&c.ZoneID, EnvZoneID)
+	return c
+}
+
+// Validate reports the first field that is missing or out of range.
+// Tokens never appear in its errors.
+func (c Config) Validate() error {
+	if c.APIToken == "" {
+		return fmt.Errorf("cloudflare: apiToken is empty: want a scoped API token with Zone.DNS:Edit (or set %s)", EnvAPIToken)
+	}
+	if strings.ContainsAny(c.APIToken, " \t\r\n") || strings.ContainsAny(c.ZoneToken, " \t\r\n") {
+		return fmt.Errorf("cloudflare: apiToken or zoneToken holds white space; want the bare token")
+	}
+	for _, r := range c.ZoneID {
+		if !(r >= 'a' && r <= 'f' || r >= '0' && r <= '9' || r >= 'A' && r <= 'F') {
+			return fmt.Errorf("cloudflare: zoneID %q: want the zone's 32 hexadecimal digits", c.ZoneID)
+		}
+	}
+	if t := c.Timeout.D(); t < time.Second || t > 5*time.Minute {
+		return fmt.Errorf("cloudflare: timeout %v: must be in [1s, 5m]", c.Timeout)
+	}
+	return nil
+}
+
+// Libdns returns the equivalent github.com/libdns/cloudflare provider, for
+// callers who want the upstream module itself. It classifies no errors,
+// replaces an RRset record by record (erroring when one holds several
+// records), and returns TXT text with its escapes; Provider does not.
+func (c Config) Libdns() *libcloudflare.Provider {
+	return &libcloudflare.Provider{APIToken: c.APIToken, ZoneToken: c.ZoneToken, HTTPClient: c.HTTPClient}
+}
