@@ -36,6 +36,7 @@ func BenchmarkPlan(b *testing.B) {
 	cfg := DefaultConfig("bench")
 	b.ReportAllocs()
 	var changes int
+	cpu := cpuTime()
 	for b.Loop() {
 		c, err := Plan(d, cur, cfg)
 		if err != nil {
@@ -43,14 +44,17 @@ func BenchmarkPlan(b *testing.B) {
 		}
 		changes = c.Len()
 	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(changes), "changes/op")
 }
 
-// BenchmarkFlapStorm flips every target of 100 names on each reconcile and
-// reports provider write calls per reconcile against RRsets really changed.
+// BenchmarkFlapStorm flips the target of 100 names spread over 4 zones on
+// each reconcile and reports provider write calls per reconcile against
+// RRsets really changed.
 func BenchmarkFlapStorm(b *testing.B) {
 	const names = 100
-	f := newFake("storm.test.")
+	zones := []string{"s0.test.", "s1.test.", "s2.test.", "s3.test."}
+	f := newFake(zones...)
 	cfg := localConfig()
 	r, err := New(f, cfg, Options{})
 	if err != nil {
@@ -63,7 +67,7 @@ func BenchmarkFlapStorm(b *testing.B) {
 			if (i+flip)%2 == 0 {
 				v = "192.0.2.2"
 			}
-			d.Sets = append(d.Sets, RRSet{Zone: "storm.test.", Name: fmt.Sprintf("n%03d", i), Type: "A", TTL: 30 * time.Second, Values: []string{v}})
+			d.Sets = append(d.Sets, RRSet{Zone: zones[i%len(zones)], Name: fmt.Sprintf("n%03d", i), Type: "A", TTL: 30 * time.Second, Values: []string{v}})
 		}
 		return d
 	}
@@ -84,4 +88,28 @@ func BenchmarkFlapStorm(b *testing.B) {
 	}
 	b.ReportMetric(float64(writes)/float64(b.N), "writes/reconcile")
 	b.ReportMetric(float64(changed)/float64(b.N), "rrsets-changed/reconcile")
+}
+
+// BenchmarkPlanSteady plans 10,000 desired RRsets against a zone that
+// already matches: the cost of every periodic resync.
+func BenchmarkPlanSteady(b *testing.B) {
+	d, cur := benchState(10000)
+	for i := range d.Sets {
+		d.Sets[i].Values = []string{"192.0.2.1"}
+	}
+	for i, r := range cur[0].Records {
+		if a, ok := r.(libdns.Address); ok && a.IP != mustAddr("192.0.2.1") {
+			cur[0].Records[i] = libdns.TXT{Name: "noise" + a.Name, TTL: a.TTL, Text: "x"}
+		}
+	}
+	cfg := DefaultConfig("bench")
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		c, err := Plan(d, cur, cfg)
+		if err != nil || !c.Empty() {
+			b.Fatal(err, c.Len())
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 }

@@ -218,7 +218,8 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 		recs, err := r.p.GetRecords(ctx, zn)
 		if err != nil {
 			fail(&ReadError{Zone: zn, Err: err})
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || errclass.Of(err) == errclass.Throttled {
+				// Cancelled, or asked to slow down: read no further.
 				return Report{Pending: true}, errs
 			}
 			continue

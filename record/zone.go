@@ -69,6 +69,7 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 	var txt []byte
 	type span struct{ lo, hi int32 }
 	var addrAt []span
+	lastOwner, lastNode := "", int32(-1)
 	for i, rec := range recs {
 		of[i] = -1
 		if rec == nil {
@@ -106,11 +107,17 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 				owner, isMarker = name[len(prefix)+1:], true
 			}
 		}
-		ni, ok := idx.byName[owner]
+		// Providers list a name's records together: look the name up once.
+		ni, ok := lastNode, owner == lastOwner && lastNode >= 0
+		if !ok {
+			ni, ok = idx.byName[owner]
+		}
+		lastOwner, lastNode = owner, ni
 		if !ok {
 			ni = int32(len(idx.nodes))
 			idx.nodes = append(idx.nodes, node{first: -1, marker: -1})
 			idx.byName[owner] = ni
+			lastNode = ni
 		}
 		nd := &idx.nodes[ni]
 		si := int32(-1)
