@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,6 +88,38 @@ func FuzzHTTPEngines(f *testing.F) {
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokXX0\r\n\r\n",
 		"HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+		"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nContent-Length: 2 \r\nContent-Length:  2\r\n\r\nok",
+		"HTTP/1.1 200\r\n\r\nok",
+		"HTTP/1.1  200  OK\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nContent-Length : 1\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\n: x\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nX: a\x00b\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nX: caf\xc3\xa9\r\n\r\nok",
+		"HTTP/1.1 200 OK\nContent-Length: 2\n\nok",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: x\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: Content-Length\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\nbad trailer\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1 \t;ext\r\nx\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\nx\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n00000000000000001\r\nx\r\n0\r\n\r\n",
+		"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: close, upgrade\r\n\r\nok",
+		"HTTP/1.0 101 Switching Protocols\r\nUpgrade: x\r\nConnection: close, Upgrade\r\n\r\nok",
+		"HTTP/1.1 101 Switching Protocols\r\nUpgrade:\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\nok",
+		"HTTP/1.1 100 Continue\r\n\r\n",
+		"HTTP/1.1 100 Continue\r\nContent-Length: x\r\n\r\nHTTP/1.1 200 OK\r\n\r\n",
+		"HTTP/1.1 200 " + strings.Repeat("x", 5000) + "\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nX: " + strings.Repeat("y", 5000) + "\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nX: a\r\n\tb\r\n c\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nX: a\r\n ",
+		"HTTP/1.1 200 OK\r\n\tX: a\r\n\r\nok",
+		"HTTP/1.1 099 Odd\r\n\r\nok",
+		"HTTP/1.1 -99 Odd\r\n\r\nok",
+		"HTTP/1.1 200 OK\r",
+		"HTTP/1.1 200 OK\r\n\r",
 	}
 	for i, s := range seeds {
 		f.Add([]byte(s), "ok", uint8(i%3), false)

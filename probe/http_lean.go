@@ -21,19 +21,24 @@ import (
 // transport) rule for rule on everything that changes a verdict, so both
 // engines classify any reply the same way; FuzzHTTPEngines checks it.
 
+// httpMaxHeaderBytes bounds the status lines and headers of one exchange
+// (both engines), so a target cannot make a probe buffer without limit.
+const httpMaxHeaderBytes = 64 << 10
+
 // httpLeanBufSize is the read buffer: net/http's transport uses the same
 // size, and the size matters (a chunk-size line or a trailer must fit).
 const httpLeanBufSize = 4096
 
 // httpLeanState is one probe's pooled scratch.
 type httpLeanState struct {
-	br    *bufio.Reader
-	line  []byte // a status or header line longer than the buffer
-	cont  []byte // a header line with continuations
-	first []byte // the first Content-Length value
-	body  []byte // body bytes read for matching
-	m     segMatcher
-	hdr   httpHeaderInfo
+	br     *bufio.Reader
+	budget int    // header bytes the response may still use
+	line   []byte // a status or header line longer than the buffer
+	cont   []byte // a header line with continuations
+	first  []byte // the first Content-Length value
+	body   []byte // body bytes read for matching
+	m      segMatcher
+	hdr    httpHeaderInfo
 }
 
 // httpLeanPool must be per-package state: a pool is the point.
@@ -72,6 +77,9 @@ func (h *HTTP) probeLean(ctx context.Context) Result {
 	defer func() {
 		st.br.Reset(nil)
 		st.m.reset(nil)
+		if cap(st.line) > httpLeanBufSize || cap(st.cont) > httpLeanBufSize {
+			st.line, st.cont = nil, nil // do not keep a huge header's buffers
+		}
 		httpLeanPool.Put(st)
 	}()
 	return st.exchange(h)
@@ -99,6 +107,9 @@ func (st *httpLeanState) exchange(h *HTTP) Result {
 		size int64
 		err  error
 	)
+	// The header bytes of the final response and any interim ones share
+	// one budget, as in net/http's transport (MaxResponseHeaderBytes).
+	st.budget = httpMaxHeaderBytes
 	for {
 		code, body, size, err = st.readHead(h.head)
 		if err != nil {

@@ -23,9 +23,6 @@ type httpRef struct {
 	body   []byte
 }
 
-// httpRefMaxHeader bounds the response headers (the lean engine's bound).
-const httpRefMaxHeader = 64 << 10
-
 func newHTTPRef(h *HTTP, body []byte) *httpRef {
 	r := &httpRef{h: h, body: body, header: make(http.Header)}
 	r.url = url.URL{Scheme: "http", Host: h.dialAddr, Opaque: h.cfg.Path}
@@ -42,7 +39,7 @@ func newHTTPRef(h *HTTP, body []byte) *httpRef {
 		Proxy:                  nil,
 		DisableKeepAlives:      true,
 		DisableCompression:     true,
-		MaxResponseHeaderBytes: httpRefMaxHeader,
+		MaxResponseHeaderBytes: httpMaxHeaderBytes,
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{},
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			c, err := h.dial(ctx)

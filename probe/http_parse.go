@@ -26,6 +26,9 @@ func (st *httpLeanState) readLine(br *bufio.Reader, lim int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		if st.budget -= len(l) + 2; st.budget < 0 {
+			return nil, httpMalformed("response header too large")
+		}
 		if lim >= 0 && len(st.line)*boolInt(started)+len(l) > lim {
 			return nil, httpMalformed("line too long")
 		}

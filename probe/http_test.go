@@ -304,6 +304,9 @@ func TestHTTPFailures(t *testing.T) {
 		{"body until close (HTTP/1.0)", func(t *testing.T) string {
 			return probersRawServer(t, []byte("HTTP/1.0 200 OK\r\n\r\nall good"), false, false).addr()
 		}, func(c *HTTPConfig) { c.ExpectedResponse = Segments{TextPayload("good")} }, 5 * time.Second, Pass, KindNone},
+		{"headers beyond 64 KiB are a protocol error", func(t *testing.T) string {
+			return probersRawServer(t, []byte("HTTP/1.1 200 OK\r\nX: "+strings.Repeat("y", 100<<10)+"\r\n\r\n"), false, false).addr()
+		}, nil, 5 * time.Second, Fail, KindProtocol},
 		{"bad chunk encoding is a protocol error", func(t *testing.T) string {
 			return probersRawServer(t, []byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nxx\r\n0\r\n\r\n"), false, false).addr()
 		}, func(c *HTTPConfig) { c.ExpectedResponse = Segments{TextPayload("x")} }, 5 * time.Second, Fail, KindProtocol},
