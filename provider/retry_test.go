@@ -1,0 +1,186 @@
+package provider_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/errclass"
+	"github.com/gslbkit/gslb/provider"
+	"github.com/gslbkit/gslb/provider/providertest"
+	"github.com/libdns/libdns"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRetryValidate(t *testing.T) {
+	mod := func(f func(*provider.RetryConfig)) provider.RetryConfig {
+		c := provider.DefaultRetryConfig()
+		f(&c)
+		return c
+	}
+	cases := []struct {
+		name    string
+		cfg     provider.RetryConfig
+		wantErr string
+	}{
+		{"default", provider.DefaultRetryConfig(), ""},
+		{"no retries", mod(func(c *provider.RetryConfig) { c.MaxAttempts = 1 }), ""},
+		{"zero attempts", mod(func(c *provider.RetryConfig) { c.MaxAttempts = 0 }), "maxAttempts 0: must be in [1, 20]"},
+		{"tiny base", mod(func(c *provider.RetryConfig) { c.BaseDelay = 0 }), "baseDelay 0s: must be in [1ms, 1m]"},
+		{"throttled", mod(func(c *provider.RetryConfig) { c.ThrottledDelay = provider.Duration(time.Hour) }), "throttledDelay 1h0m0s"},
+		{"max below base", mod(func(c *provider.RetryConfig) { c.MaxDelay = provider.Duration(time.Millisecond) }), "maxDelay 1ms: must be in [baseDelay (200ms), 10m]"},
+		{"jitter", mod(func(c *provider.RetryConfig) { c.Jitter = 2 }), "jitter 2: must be in [0, 1]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := provider.NewRetry(c.cfg)
+			if c.wantErr == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorContains(t, err, c.wantErr)
+			}
+		})
+	}
+}
+
+func TestRetryDelay(t *testing.T) {
+	c := provider.DefaultRetryConfig()
+	cases := []struct {
+		name    string
+		attempt int
+		class   errclass.Class
+		hint    time.Duration
+		want    time.Duration
+	}{
+		{"transient first", 0, errclass.Transient, 0, 200 * time.Millisecond},
+		{"transient third", 2, errclass.Transient, 0, 800 * time.Millisecond},
+		{"throttled first", 0, errclass.Throttled, 0, time.Second},
+		{"throttled capped", 10, errclass.Throttled, 0, 10 * time.Second},
+		{"hint wins", 0, errclass.Transient, 3 * time.Second, 3 * time.Second},
+		{"hint capped", 0, errclass.Throttled, time.Minute, 10 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, c.Delay(tc.attempt, tc.class, tc.hint)) })
+	}
+}
+
+func newRetry(t *testing.T, f func(*provider.RetryConfig)) *provider.Retry {
+	c := provider.DefaultRetryConfig()
+	c.Jitter = 0
+	if f != nil {
+		f(&c)
+	}
+	r, err := provider.NewRetry(c)
+	require.NoError(t, err)
+	return r
+}
+
+var rec = []libdns.Record{libdns.TXT{Name: "hb", Text: "v=1", TTL: time.Minute}}
+
+// Throttled and transient failures are retried after their back-offs, in
+// virtual time; the call then succeeds.
+func TestRetryRecovers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, err := providertest.NewFaulty(&tiny{}, providertest.FaultConfig{})
+		require.NoError(t, err)
+		f.Inject(providertest.Throttle, providertest.Transient)
+		w := provider.Wrap(f, newRetry(t, nil))
+		start := time.Now()
+		_, err = w.SetRecords(t.Context(), "z.", rec)
+		require.NoError(t, err)
+		assert.Equal(t, 3, f.Calls())
+		// 1 s after the throttled attempt, then 400 ms (second transient back-off step).
+		assert.Equal(t, time.Second+400*time.Millisecond, time.Since(start))
+	})
+}
+
+func TestRetryGivesUp(t *testing.T) {
+	cases := []struct {
+		name      string
+		method    provider.Method
+		faults    []providertest.FaultKind
+		cfg       func(*provider.RetryConfig)
+		wantCalls int
+		wantClass errclass.Class
+	}{
+		{"permanent is not retried", provider.MethodSetRecords, []providertest.FaultKind{providertest.Permanent}, nil, 1, errclass.Permanent},
+		{"attempts run out", provider.MethodSetRecords, []providertest.FaultKind{providertest.Throttle, providertest.Throttle, providertest.Throttle, providertest.Throttle}, nil, 4, errclass.Throttled},
+		{"append not retried on transient", provider.MethodAppendRecords, []providertest.FaultKind{providertest.Transient}, nil, 1, errclass.Transient},
+		{"append retried on throttle", provider.MethodAppendRecords, []providertest.FaultKind{providertest.Throttle, providertest.NoFault}, nil, 2, errclass.None},
+		{"append retried when allowed", provider.MethodAppendRecords, []providertest.FaultKind{providertest.Transient, providertest.NoFault},
+			func(c *provider.RetryConfig) { c.RetryAppendOnTransient = true }, 2, errclass.None},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f, err := providertest.NewFaulty(&tiny{}, providertest.FaultConfig{})
+				require.NoError(t, err)
+				f.Inject(c.faults...)
+				w := provider.Wrap(f, newRetry(t, c.cfg))
+				_, err = w.Invoke(t.Context(), provider.Call{Method: c.method, Zone: "z.", Records: rec})
+				assert.Equal(t, c.wantCalls, f.Calls())
+				assert.Equal(t, c.wantClass, errclass.Of(err), "%v", err)
+				if c.wantCalls > 1 && err != nil {
+					var re *provider.RetryError
+					require.True(t, errors.As(err, &re))
+					assert.Equal(t, c.wantCalls, re.Attempts)
+					assert.ErrorIs(t, err, providertest.ErrInjected)
+				}
+			})
+		})
+	}
+}
+
+// A deadline nearer than the next back-off ends the call at once; a
+// cancellation during a wait ends it with the context's error.
+func TestRetryContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, err := providertest.NewFaulty(&tiny{}, providertest.FaultConfig{ThrottleRate: 1})
+		require.NoError(t, err)
+		w := provider.Wrap(f, newRetry(t, nil))
+		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err = w.SetRecords(ctx, "z.", rec)
+		require.Error(t, err)
+		assert.Zero(t, time.Since(start))
+		assert.Equal(t, 1, f.Calls())
+
+		ctx2, cancel2 := context.WithCancel(t.Context())
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			cancel2()
+		}()
+		_, err = w.SetRecords(ctx2, "z.", rec)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.ErrorIs(t, err, providertest.ErrInjected)
+	})
+}
+
+// hinted is a throttled error carrying a Retry-After.
+type hinted struct{ wait time.Duration }
+
+func (h hinted) Error() string             { return "slow down" }
+func (h hinted) Throttled() bool           { return true }
+func (h hinted) RetryAfter() time.Duration { return h.wait }
+
+func TestRetryHonoursRetryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		fail := provider.InterceptorFunc(func(ctx context.Context, c provider.Call, next provider.Invoker) (provider.Result, error) {
+			calls++
+			if calls == 1 {
+				return provider.Result{}, hinted{wait: 4 * time.Second}
+			}
+			return next(ctx, c)
+		})
+		w := provider.Wrap(&tiny{}, newRetry(t, nil), fail)
+		start := time.Now()
+		_, err := w.GetRecords(t.Context(), "z.")
+		require.NoError(t, err)
+		assert.Equal(t, 4*time.Second, time.Since(start))
+	})
+}
