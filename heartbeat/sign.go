@@ -60,8 +60,19 @@ type Keyring struct {
 
 type keyState struct {
 	id   string
-	pool *sync.Pool // of hash.Hash (HMAC-SHA256 with this key)
+	pool *sync.Pool // of *macState with this key
 }
+
+// macState is one HMAC with scratch space, reused through a pool so that
+// signing and verifying allocate nothing.
+type macState struct {
+	h   hash.Hash
+	in  []byte
+	sum [sha256.Size]byte
+}
+
+// macContext is what the MAC covers before the beat's text, per scope.
+var macContext = [...]string{Local: "gslb1/local\n", Global: "gslb1/global\n"}
 
 // NewKeyring returns a keyring holding copies of keys, the first of which
 // signs. Key ids must be distinct. With no keys it returns nil (no signing,
@@ -81,7 +92,9 @@ func NewKeyring(keys ...Key) (*Keyring, error) {
 		}
 		seen[k.ID] = true
 		secret := append([]byte(nil), k.Secret...)
-		kr.keys = append(kr.keys, keyState{id: k.ID, pool: &sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}})
+		kr.keys = append(kr.keys, keyState{id: k.ID, pool: &sync.Pool{New: func() any {
+			return &macState{h: hmac.New(sha256.New, secret), in: make([]byte, 0, 2*MaxBeatLen)}
+		}}})
 	}
 	return kr, nil
 }
@@ -106,20 +119,17 @@ func (kr *Keyring) key(id string) *keyState {
 	return nil
 }
 
-// mac appends the base64url HMAC of (scope, signed) under k to dst.
-func (k *keyState) mac(dst []byte, scope Scope, signed string) []byte {
-	h := k.pool.Get().(hash.Hash)
-	h.Reset()
-	var ctx [16]byte
-	c := append(ctx[:0], "gslb1/"...)
-	c = append(c, scope.String()...)
-	c = append(c, '\n')
-	h.Write(c)
-	h.Write([]byte(signed))
-	var sum [sha256.Size]byte
-	out := h.Sum(sum[:0])
-	k.pool.Put(h)
-	return base64.RawURLEncoding.AppendEncode(dst, out)
+// mac appends the base64url HMAC of (scope, signed) under k to dst. signed
+// is copied before dst grows, so it may alias dst.
+func mac[T string | []byte](k *keyState, dst []byte, scope Scope, signed T) []byte {
+	st := k.pool.Get().(*macState)
+	st.in = append(append(st.in[:0], macContext[scope]...), signed...)
+	st.h.Reset()
+	st.h.Write(st.in)
+	out := st.h.Sum(st.sum[:0])
+	dst = base64.RawURLEncoding.AppendEncode(dst, out)
+	k.pool.Put(st)
+	return dst
 }
 
 // AppendSeal appends b's text form to dst, signed with the keyring's first
@@ -138,9 +148,9 @@ func (kr *Keyring) AppendSeal(dst []byte, scope Scope, b Beat) ([]byte, error) {
 	k := &kr.keys[0]
 	dst = append(dst, ";k="...)
 	dst = append(dst, k.id...)
-	signed := dst[start:]
+	end := len(dst)
 	dst = append(dst, ";m="...)
-	return k.mac(dst, scope, string(signed)), nil
+	return mac(k, dst, scope, dst[start:end]), nil
 }
 
 // Seal returns b's text form signed for scope (see AppendSeal).
@@ -172,7 +182,7 @@ func (kr *Keyring) Open(scope Scope, text string) (Beat, error) {
 		return Beat{}, beatErr(ErrUnknownKey, "k", "key id "+p.beat.KeyID+" is not in the keyring")
 	}
 	var buf [macTextLen]byte
-	want := k.mac(buf[:0], scope, text[:p.signedLen])
+	want := mac(k, buf[:0], scope, text[:p.signedLen])
 	if subtle.ConstantTimeCompare(want, []byte(p.mac)) != 1 {
 		return Beat{}, beatErr(ErrBadSignature, "m", "the HMAC does not match")
 	}
