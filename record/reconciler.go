@@ -209,6 +209,9 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 	var errs []error
 	fail := func(err error) {
 		errs = append(errs, err)
+		if ctx.Err() != nil {
+			return // shutting down: returned, not reported
+		}
 		c := errclass.Of(err)
 		r.log.Warn("record: reconcile error", "err", err, "class", c.String())
 		emit(ErrorEvent{At: time.Now(), Err: err, class: c})
@@ -230,7 +233,7 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 	now := time.Now()
 	rep := Report{Changes: ch}
 	emit(PlanEvent{At: now, Changes: ch, DryRun: r.cfg.DryRun})
-	rep.Held = r.trackHeld(now, ch.Held)
+	rep.Held = r.trackHeld(now, ch.Held, idx)
 	for _, h := range rep.Held {
 		emit(h)
 	}
@@ -310,7 +313,8 @@ func (r *Reconciler) finish(gen uint64, errs []error, writes int, emit func(Even
 }
 
 // trackHeld updates the held-since times and returns the held events.
-func (r *Reconciler) trackHeld(now time.Time, held []Held) []HeldStale {
+// Keys of zones that could not be read (not in planned) keep their times.
+func (r *Reconciler) trackHeld(now time.Time, held []Held, planned map[string]*zoneIndex) []HeldStale {
 	keep := make(map[Key]bool, len(held))
 	out := make([]HeldStale, 0, len(held))
 	for _, h := range held {
@@ -323,7 +327,7 @@ func (r *Reconciler) trackHeld(now time.Time, held []Held) []HeldStale {
 		out = append(out, HeldStale{At: now, Key: h.Key, Since: since, Published: h.Published})
 	}
 	for k := range r.held {
-		if !keep[k] {
+		if _, read := planned[k.Zone]; read && !keep[k] {
 			delete(r.held, k)
 		}
 	}

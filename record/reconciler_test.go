@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/libdns/libdns"
@@ -342,4 +343,35 @@ func TestObserverMayCallBack(t *testing.T) {
 	_, err = r.Apply(context.Background(), Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1")}})
 	require.NoError(t, err)
 	assert.Equal(t, 1, nested)
+}
+
+func TestHeldSinceSurvivesAFailedRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		f := newFake(testZone)
+		r, err := New(f, localConfig(), Options{})
+		require.NoError(t, err)
+		_, err = r.Apply(ctx, Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1")}})
+		require.NoError(t, err)
+		rep, err := r.Apply(ctx, Desired{Sets: []RRSet{set("www", "A", 60)}})
+		require.NoError(t, err)
+		require.Len(t, rep.Held, 1)
+		since := rep.Held[0].Since
+		time.Sleep(time.Minute)
+		f.fault = func(op string) fault {
+			if op == "get" {
+				return fault{err: timeout()}
+			}
+			return fault{}
+		}
+		_, err = r.ReconcileOnce(ctx)
+		require.Error(t, err)
+		f.fault = nil
+		time.Sleep(time.Minute)
+		rep, err = r.ReconcileOnce(ctx)
+		require.NoError(t, err)
+		require.Len(t, rep.Held, 1)
+		assert.Equal(t, since, rep.Held[0].Since)
+		assert.Equal(t, 2*time.Minute, rep.Held[0].At.Sub(since))
+	})
 }
