@@ -17,7 +17,8 @@ const DefaultMarkerPrefix = "_gslb-owner"
 
 // Config tunes a Reconciler. Build one with DefaultConfig or a preset and
 // change fields; Validate reports the first bad field. The reconciler keeps
-// its own copy.
+// its own copy. The zero Config is invalid (it has no OwnerID and no
+// limits); New never fills in missing values.
 type Config struct {
 	// OwnerID identifies the deployment: every controller of one deployment
 	// uses the same id, since they compute and write the same records. It

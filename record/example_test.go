@@ -92,3 +92,35 @@ func ExampleConfig_dryRun() {
 	//   claim   _gslb-owner TXT 300 deploy-eu
 	//   create  @ AAAA 60 2001:db8::1
 }
+
+// Run applies the latest desired state from its own goroutine; Set may be
+// called from anywhere. Here an observer signals once the zone matches.
+func ExampleReconciler_Run() {
+	zone := &memory.Provider{}
+	_ = zone.AddZone("example.com.")
+	applied := make(chan int, 16)
+	obs := record.ObserverFunc(func(e record.Event) {
+		if a, ok := e.(record.AppliedEvent); ok {
+			applied <- a.Writes
+		}
+	})
+	r, _ := record.New(zone, record.LocalConfig("deploy-eu"), record.Options{Observer: obs})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+
+	_ = r.Set(record.Desired{Sets: []record.RRSet{
+		{Zone: "example.com.", Name: "www", Type: "A", TTL: time.Minute, Values: []string{"192.0.2.7"}},
+	}})
+	for w := range applied {
+		if w > 0 {
+			fmt.Println("applied with", w, "writes; pending:", r.Pending())
+			break
+		}
+	}
+	cancel()
+	fmt.Println("run returned:", <-done)
+	// Output:
+	// applied with 2 writes; pending: false
+	// run returned: <nil>
+}

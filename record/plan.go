@@ -60,6 +60,15 @@ type Change struct {
 	oldRecs []libdns.Record
 }
 
+// deleted returns the records a deletion removes: as they were read when
+// Plan made the change, else (a Change built by hand) those of Old.
+func (c Change) deleted() []libdns.Record {
+	if c.oldRecs != nil {
+		return c.oldRecs
+	}
+	return c.Old.Records()
+}
+
 // String renders the change on one line, zone-file style.
 func (c Change) String() string {
 	var b strings.Builder
@@ -149,10 +158,10 @@ func (z ZoneChanges) Steps(atomic bool) []Step {
 		case OpCreate, OpUpdate:
 			set.Set = append(set.Set, c.New.Records()...)
 		case OpDelete:
-			del.Delete = append(del.Delete, c.oldRecs...)
+			del.Delete = append(del.Delete, c.deleted()...)
 			del.Switch = del.Switch || c.Switch
 		case OpRelease:
-			release.Delete = append(release.Delete, c.oldRecs...)
+			release.Delete = append(release.Delete, c.deleted()...)
 		}
 	}
 	var out []Step

@@ -80,7 +80,8 @@ type Report struct {
 // Set may be called from any goroutine at any time; the newest desired
 // state replaces the older one (nothing queues). Run reconciles in its own
 // loop; callers who drive it themselves call Apply or ReconcileOnce
-// instead (or as well): reconciles are serialised. New starts nothing.
+// instead (or as well): reconciles are serialised. New starts nothing. The
+// zero Reconciler is not usable; build one with New.
 type Reconciler struct {
 	p       Provider
 	atomic  Replacer
