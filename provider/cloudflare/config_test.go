@@ -1,6 +1,7 @@
 package cloudflare_test
 
 import (
+	"encoding/json"
 	"net/url"
 	"testing"
 	"time"
@@ -58,4 +59,21 @@ func TestFromEnv(t *testing.T) {
 	own := cloudflare.Config{APIToken: "mine"}.FromEnv(nil)
 	assert.Equal(t, "mine", own.APIToken)
 	assert.Equal(t, "from-env", cloudflare.Config{}.FromEnv(nil).Libdns().APIToken)
+}
+
+// FuzzConfig: any JSON decodes or fails cleanly, and Validate never panics.
+func FuzzConfig(f *testing.F) {
+	f.Add([]byte(`{"apiToken":"t","zoneID":"0123456789abcdef0123456789abcdef","timeout":"10s"}`))
+	f.Add([]byte(`{"apiToken":"a b"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var c cloudflare.Config
+		if json.Unmarshal(b, &c) != nil {
+			return
+		}
+		if err := c.Validate(); err == nil {
+			if _, err := cloudflare.New(c); err != nil {
+				t.Fatalf("Validate passed but New failed: %v", err)
+			}
+		}
+	})
 }

@@ -16,13 +16,15 @@ type Behaviour int
 
 const (
 	// Refuse: the call returns an error and the zone is left as it was
-	// (provider/memory, Route 53).
+	// (Route 53 for both cases; Cloudflare for a CNAME beside other data).
 	Refuse Behaviour = iota
 	// Ignore: the call succeeds but the change is not applied; the suite
 	// reads the zone back and asserts "not applied" (BIND over RFC 2136
 	// silently drops a CNAME beside other data).
 	Ignore
-	// Accept: the change is applied (Cloudflare flattens an apex CNAME).
+	// Accept: the change is applied (Cloudflare flattens an apex CNAME;
+	// provider/memory lets SetRecords swap an address set for a CNAME).
+	// The suite then checks only that the CNAME is there.
 	Accept
 )
 
@@ -41,8 +43,8 @@ func (b Behaviour) String() string {
 
 // Capabilities describes where a provider legitimately differs from the
 // strict reading of the libdns contract. The zero value describes a strict
-// provider such as provider/memory: it refuses a CNAME beside other data
-// and a CNAME at the apex, keeps TTLs exactly, and lists no zones.
+// provider: it refuses a CNAME beside other data and a CNAME at the apex,
+// keeps TTLs exactly, and is not asked to list zones.
 type Capabilities struct {
 	// CNAMEBesideData is what SetRecords does when it is asked to add a
 	// CNAME at a name that holds other data.

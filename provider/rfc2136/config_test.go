@@ -75,3 +75,22 @@ func TestConfigJSON(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:53", lp.Server)
 	assert.Equal(t, "c2VjcmV0", lp.Key)
 }
+
+// FuzzConfig: any JSON decodes or fails cleanly, and Validate never
+// panics nor lets a bad server address through to New.
+func FuzzConfig(f *testing.F) {
+	f.Add([]byte(`{"server":"127.0.0.1:53","keyName":"k","keyAlg":"hmac-sha256","secret":"c2VjcmV0","timeout":"3s"}`))
+	f.Add([]byte(`{"server":"[::1]","timeout":1}`))
+	f.Add([]byte(`{"server":"a:b:c"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var c rfc2136.Config
+		if json.Unmarshal(b, &c) != nil {
+			return
+		}
+		if err := c.Validate(); err == nil {
+			if _, err := rfc2136.New(c); err != nil {
+				t.Fatalf("Validate passed but New failed: %v", err)
+			}
+		}
+	})
+}

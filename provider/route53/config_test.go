@@ -66,3 +66,20 @@ func TestConfigJSON(t *testing.T) {
 	assert.Equal(t, 30*time.Second, c.MaxWait.D())
 	require.NoError(t, c.Validate())
 }
+
+// FuzzConfig: any JSON decodes or fails cleanly, and Validate never panics.
+func FuzzConfig(f *testing.F) {
+	f.Add([]byte(`{"hostedZoneID":"Z1","maxAttempts":2,"maxWait":"30s"}`))
+	f.Add([]byte(`{"accessKeyID":"a","secretAccessKey":"b","region":"eu-west-1"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var c route53.Config
+		if json.Unmarshal(b, &c) != nil {
+			return
+		}
+		if err := c.Validate(); err == nil {
+			if _, err := route53.New(c); err != nil {
+				t.Fatalf("Validate passed but New failed: %v", err)
+			}
+		}
+	})
+}
