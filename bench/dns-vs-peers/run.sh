@@ -26,7 +26,7 @@ repo=$(cd "$here/../.." && pwd)
 dir=$(mktemp -d /tmp/dns-vs-peers.XXXXXX)
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$dir"
 }
@@ -47,9 +47,13 @@ port_of() {
 	esac
 }
 
-start_server() { # name -> prints pid
+start_server() { # name -> sets started_pid (runs in this shell, so cleanup sees it)
 	local s=$1 port
 	port=$(port_of "$s")
+	if dnsperf_probe "$port"; then
+		echo "port $port already answers: stop that server first" >&2
+		exit 1
+	fi
 	case $s in
 	knot)
 		mkdir -p "$dir/knot"
@@ -90,11 +94,12 @@ CONF
 		taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -addr "127.0.0.1:$port" -mode "$s" >"$dir/$s.log" 2>&1 &
 		;;
 	esac
-	local pid=$!
-	pids+=("$pid")
+	started_pid=$!
+	pids+=("$started_pid")
 	# Ready when it answers.
 	for _ in $(seq 100); do
-		if dnsperf_probe "$port"; then echo "$pid"; return; fi
+		if ! kill -0 "$started_pid" 2>/dev/null; then break; fi
+		if dnsperf_probe "$port"; then return; fi
 		sleep 0.1
 	done
 	echo "server $s did not start; log:" >&2
@@ -130,7 +135,8 @@ run_one() { # server pid load
 
 declare -A pid_of
 for s in $SERVERS; do
-	pid_of[$s]=$(start_server "$s")
+	start_server "$s"
+	pid_of[$s]=$started_pid
 done
 echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run"
 for round in $(seq "$ROUNDS"); do
