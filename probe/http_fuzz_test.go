@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -127,32 +128,76 @@ func FuzzHTTPEngines(f *testing.F) {
 	}
 	srv := probersNewFuzzServer(f)
 	f.Fuzz(func(t *testing.T, resp []byte, seg string, window uint8, head bool) {
-		srv.set(resp)
-		cfg := DefaultHTTPConfig()
-		cfg.ExpectedStatuses = Statuses{{Min: 200, Max: 299}}
-		cfg.RetriableStatuses = Statuses{{Min: 500, Max: 503}}
-		cfg.MatchWindow = int(window) * 4 // 0 = whole body
-		if seg != "" {
-			cfg.ExpectedResponse = Segments{TextPayload(seg)}
-		} else if head {
-			cfg.Method = http.MethodHead
-		}
-		var got [2]Result
-		for i, engine := range probersEngines {
-			cfg.Engine = engine
-			h, err := NewHTTP(srv.ln.Addr().String(), cfg)
-			if err != nil {
-				t.Skip("config not valid:", err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			got[i] = h.Probe(ctx)
-			cancel()
-		}
-		lean, ref := got[0], got[1]
-		if lean.Status != ref.Status || lean.Kind != ref.Kind || lean.Code != ref.Code {
-			t.Fatalf("engines disagree on %q (segment %q, window %d, head %v):\n lean:    %v/%v code %d: %s\n nethttp: %v/%v code %d: %s",
-				resp, seg, cfg.MatchWindow, head, lean.Status, lean.Kind, lean.Code, lean.Detail,
-				ref.Status, ref.Kind, ref.Code, ref.Detail)
-		}
+		probersCompareEngines(t, srv, resp, seg, window, head)
 	})
+}
+
+// FuzzHTTPEnginesHeaders is FuzzHTTPEngines with the response built from
+// parts, so the fuzzer mutates header fields and bodies rather than
+// breaking the status line: a status code, header lines (a "|" becomes
+// CRLF), and a body, optionally sent chunked in pieces of chunk bytes.
+func FuzzHTTPEnginesHeaders(f *testing.F) {
+	f.Add(uint16(200), "Content-Length: 2", []byte("ok"), uint8(0), "ok", uint8(0))
+	f.Add(uint16(503), "Transfer-Encoding: chunked|Trailer: X", []byte("ok then more"), uint8(3), "more", uint8(2))
+	f.Add(uint16(100), "X: y", []byte("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nk"), uint8(0), "k", uint8(0))
+	f.Add(uint16(101), "Upgrade: z|Connection: upgrade", []byte("raw"), uint8(0), "raw", uint8(1))
+	f.Add(uint16(204), "Content-Length: 9", []byte("ok"), uint8(0), "", uint8(0))
+	srv := probersNewFuzzServer(f)
+	f.Fuzz(func(t *testing.T, code uint16, hdrs string, body []byte, chunk uint8, seg string, window uint8) {
+		var b []byte
+		b = append(b, "HTTP/1.1 "...)
+		b = append(b, fmt.Sprintf("%03d", code%1000)...)
+		b = append(b, " X\r\n"...)
+		if hdrs != "" {
+			b = append(b, strings.ReplaceAll(hdrs, "|", "\r\n")...)
+			b = append(b, "\r\n"...)
+		}
+		if chunk > 0 {
+			b = append(b, "Transfer-Encoding: chunked\r\n\r\n"...)
+			for len(body) > 0 {
+				n := min(int(chunk), len(body))
+				b = append(b, fmt.Sprintf("%x\r\n", n)...)
+				b = append(b, body[:n]...)
+				b = append(b, "\r\n"...)
+				body = body[n:]
+			}
+			b = append(b, "0\r\n\r\n"...)
+		} else {
+			b = append(b, "\r\n"...)
+			b = append(b, body...)
+		}
+		probersCompareEngines(t, srv, b, seg, window, false)
+	})
+}
+
+// probersCompareEngines probes srv serving resp with both engines and
+// fails the test when their status, kind or code differ.
+func probersCompareEngines(t *testing.T, srv *probersFuzzServer, resp []byte, seg string, window uint8, head bool) {
+	srv.set(resp)
+	cfg := DefaultHTTPConfig()
+	cfg.ExpectedStatuses = Statuses{{Min: 200, Max: 299}}
+	cfg.RetriableStatuses = Statuses{{Min: 500, Max: 503}}
+	cfg.MatchWindow = int(window) * 4 // 0 = whole body
+	if seg != "" {
+		cfg.ExpectedResponse = Segments{TextPayload(seg)}
+	} else if head {
+		cfg.Method = http.MethodHead
+	}
+	var got [2]Result
+	for i, engine := range probersEngines {
+		cfg.Engine = engine
+		h, err := NewHTTP(srv.ln.Addr().String(), cfg)
+		if err != nil {
+			t.Skip("config not valid:", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		got[i] = h.Probe(ctx)
+		cancel()
+	}
+	lean, ref := got[0], got[1]
+	if lean.Status != ref.Status || lean.Kind != ref.Kind || lean.Code != ref.Code {
+		t.Fatalf("engines disagree on %q (segment %q, window %d, head %v):\n lean:    %v/%v code %d: %s\n nethttp: %v/%v code %d: %s",
+			resp, seg, cfg.MatchWindow, head, lean.Status, lean.Kind, lean.Code, lean.Detail,
+			ref.Status, ref.Kind, ref.Code, ref.Detail)
+	}
 }

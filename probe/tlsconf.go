@@ -36,8 +36,9 @@ type TLSConfig struct {
 	// checks do this). The handshake must still succeed.
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
 
-	// RootCAs, when not nil, is added to the CAs above (or replaces the
-	// system roots if none is given). Programmatic use only; not copied deeply.
+	// RootCAs, when not nil, is copied at construction and the CAs above
+	// are added to the copy; it replaces the system roots. Programmatic use
+	// only.
 	RootCAs *x509.CertPool `json:"-"`
 	// Certificates are client certificates added to the one above.
 	// Programmatic use only.
