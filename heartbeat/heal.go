@@ -95,6 +95,16 @@ func (h *Healer) ReadBack(ts time.Time, selfHeal, found bool) (changed bool) {
 	return false
 }
 
+// Reset forgets the healer's own beat and ends recovery, as when the
+// publisher stops or starts publishing because the local verdict changed:
+// a beat left stale by an unhealthy spell is not a throttle, and the next
+// plan is a normal beat. It reports whether the recovering state changed.
+func (h *Healer) Reset() (changed bool) {
+	changed = h.recovering
+	*h = Healer{rules: h.rules}
+	return changed
+}
+
 // Recovering reports whether the scope is recovering from rate limiting:
 // a self-heal was needed and no normal beat has since been read back.
 func (h *Healer) Recovering() bool { return h.recovering }

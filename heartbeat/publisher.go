@@ -189,7 +189,12 @@ func (sp *scopePublisher) tick(ctx context.Context) {
 	if v.Healthy != sp.publishing || sp.first {
 		sp.first = false
 		sp.publishing = v.Healthy
-		p.emit(PublishingChanged{At: p.now(), Scope: sp.scope, Publishing: v.Healthy})
+		now := p.now()
+		p.emit(PublishingChanged{At: now, Scope: sp.scope, Publishing: v.Healthy})
+		// A beat left stale by an unhealthy spell is no throttle: start afresh.
+		if sp.healer.Reset() {
+			sp.setRecovering(now, false)
+		}
 	}
 	if !v.Healthy {
 		return
@@ -200,12 +205,10 @@ func (sp *scopePublisher) tick(ctx context.Context) {
 		rnd = randFunc(p.opts.Rand)
 	}
 	deadline := start.Add(sp.rules.ReconcileInterval.D())
+	var delay time.Duration // before the next attempt
 	for attempt := 1; attempt <= p.cfg.MaxAttempts; attempt++ {
-		if attempt > 1 {
-			d := bo.Delay(attempt-2, rnd)
-			if !time.Now().Add(d).Before(deadline) || !sleep(ctx, d) {
-				break
-			}
+		if attempt > 1 && !sleep(ctx, delay) {
+			break
 		}
 		now := p.now()
 		plan, changed := sp.healer.Plan(now)
@@ -231,7 +234,8 @@ func (sp *scopePublisher) tick(ctx context.Context) {
 			return
 		}
 		class := errclass.Of(err)
-		retrying := class.Retryable() && attempt < p.cfg.MaxAttempts
+		delay = bo.Delay(attempt-1, rnd)
+		retrying := class.Retryable() && attempt < p.cfg.MaxAttempts && time.Now().Add(delay).Before(deadline)
 		p.emit(WriteFailed{At: p.now(), Scope: sp.scope, Attempt: attempt, SelfHeal: plan.SelfHeal,
 			Throttled: class == errclass.Throttled, Retrying: retrying, Err: err})
 		if p.opts.Logger != nil {

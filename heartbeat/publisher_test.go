@@ -158,6 +158,8 @@ func TestPublisherStopsWhileUnhealthy(t *testing.T) {
 		time.Sleep(10 * time.Second) // tick at 20 writes
 		pub.SetVerdict(Verdict{Healthy: false})
 		time.Sleep(20 * time.Second) // ticks at 30 and 40: nothing
+		pub.SetVerdict(Verdict{Healthy: true})
+		time.Sleep(10 * time.Second) // tick at 50: a normal beat, not a self-heal one
 		stop()
 
 		var log []string
@@ -167,9 +169,12 @@ func TestPublisherStopsWhileUnhealthy(t *testing.T) {
 				log = append(log, e.real.Sub(begin).String()+" publishing="+map[bool]string{true: "on", false: "off"}[ev.Publishing])
 			case BeatWritten:
 				log = append(log, e.real.Sub(begin).String()+" beat")
+				assert.False(t, ev.Beat.SelfHeal)
+			case RecoveringChanged:
+				t.Errorf("recovering changed: %+v", ev)
 			}
 		}
-		assert.Equal(t, []string{"0s publishing=off", "20s publishing=on", "20s beat", "30s publishing=off"}, log)
+		assert.Equal(t, []string{"0s publishing=off", "20s publishing=on", "20s beat", "30s publishing=off", "50s publishing=on", "50s beat"}, log)
 	})
 }
 

@@ -182,6 +182,16 @@ func TestHealer(t *testing.T) {
 	h.ReadBack(time.Time{}, false, false)
 	p, _ = h.Plan(n.Add(time.Hour))
 	assert.False(t, p.SelfHeal)
+
+	// Reset (the verdict changed) forgets everything and ends recovery.
+	h.Written(n, false)
+	_, changed = h.Plan(n.Add(time.Minute))
+	assert.True(t, changed)
+	assert.True(t, h.Reset())
+	assert.False(t, h.Recovering())
+	p, _ = h.Plan(n.Add(time.Minute))
+	assert.False(t, p.SelfHeal)
+	assert.False(t, h.Reset())
 }
 
 // TestHealerProperty checks the healer against a model over random
