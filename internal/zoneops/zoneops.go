@@ -128,15 +128,6 @@ type Change struct {
 // additions and deletions that turn existing into want. RRsets that need
 // nothing are omitted.
 func SetChanges(existing, want []libdns.Record, zone string) []Change {
-	var order []RRset
-	wanted := map[RRset][]libdns.Record{}
-	for _, w := range want {
-		s := KeyOf(w, zone).Set()
-		if _, ok := wanted[s]; !ok {
-			order = append(order, s)
-		}
-		wanted[s] = append(wanted[s], w)
-	}
 	type kt struct {
 		Key
 		TTL time.Duration
@@ -144,25 +135,43 @@ func SetChanges(existing, want []libdns.Record, zone string) []Change {
 	keyTTL := func(r libdns.Record) kt {
 		return kt{KeyOf(r, zone), r.RR().TTL.Truncate(time.Second)}
 	}
+	var order []RRset
+	wanted := map[RRset][]libdns.Record{}
+	wantKeys := map[RRset]map[kt]bool{}
+	for _, w := range want {
+		k := keyTTL(w)
+		s := k.Set()
+		if _, ok := wanted[s]; !ok {
+			order = append(order, s)
+			wantKeys[s] = map[kt]bool{}
+		}
+		wanted[s] = append(wanted[s], w)
+		wantKeys[s][k] = true
+	}
+	changes := map[RRset]*Change{}
+	have := map[kt]bool{}
+	for _, e := range existing {
+		k := keyTTL(e)
+		s := k.Set()
+		wk, named := wantKeys[s]
+		if !named {
+			continue
+		}
+		have[k] = true
+		if !wk[k] {
+			c := changes[s]
+			if c == nil {
+				c = &Change{Set: s}
+				changes[s] = c
+			}
+			c.Delete = append(c.Delete, e)
+		}
+	}
 	var out []Change
 	for _, s := range order {
-		have := map[kt]bool{}
-		c := Change{Set: s}
-		for _, e := range existing {
-			if KeyOf(e, zone).Set() != s {
-				continue
-			}
-			have[keyTTL(e)] = true
-			keep := false
-			for _, w := range wanted[s] {
-				if keyTTL(w) == keyTTL(e) {
-					keep = true
-					break
-				}
-			}
-			if !keep {
-				c.Delete = append(c.Delete, e)
-			}
+		c := changes[s]
+		if c == nil {
+			c = &Change{Set: s}
 		}
 		seen := map[kt]bool{}
 		for _, w := range wanted[s] {
@@ -173,7 +182,7 @@ func SetChanges(existing, want []libdns.Record, zone string) []Change {
 			seen[k] = true
 		}
 		if len(c.Add) > 0 || len(c.Delete) > 0 {
-			out = append(out, c)
+			out = append(out, *c)
 		}
 	}
 	return out

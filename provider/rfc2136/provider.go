@@ -15,7 +15,7 @@ import (
 
 // Provider reads a zone by AXFR and changes it by RFC 2136 UPDATE, both
 // over TCP and signed with the configured TSIG key. It sends the messages
-// github.com/libdns/libdns/rfc2136 v1.0.1 sends (SetRecords deletes each
+// github.com/libdns/rfc2136 v1.0.1 sends (SetRecords deletes each
 // given RRset and adds the given records in one UPDATE, so the server
 // applies it atomically), but talks to the server through miekg/dns itself
 // so that it can:
@@ -271,7 +271,8 @@ func (p *Provider) SetRecords(ctx context.Context, zone string, recs []libdns.Re
 // TTL or value matching anything (libdns v1). It reads the zone first,
 // then deletes exactly the matching records in one UPDATE, and returns
 // them. Records added by others between the read and the update are not
-// deleted.
+// deleted. The SOA and the apex NS records are never deleted (the zone
+// cannot live without them).
 func (p *Provider) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
 	z, err := zoneops.Zone(zone)
 	if err != nil {
