@@ -155,125 +155,44 @@ func (r *Reader) Read(ctx context.Context, now time.Time) (Snapshot, error) {
 	return s, s.Err
 }
 
+// seen is what one read found at a cluster's name.
 type seen struct {
-	beat    Beat
-	ok      bool
-	reason  Reason
-	err     error
-	present bool
+	beat   Beat // the freshest valid beat, when ok
+	ok     bool
+	reason Reason // why the first rejected value was rejected, when !ok
+	err    error
 }
 
 func (r *Reader) read(ctx context.Context, now time.Time) Snapshot {
 	recs, err := r.getter.GetRecords(ctx, r.cfg.Zone)
+	var current map[string]*seen
 	var evs []Event
-	current := map[string]*seen{}
 	if err != nil {
 		err = fmt.Errorf("heartbeat: reading zone %q: %w", r.cfg.Zone, err)
 	} else {
-		for _, rec := range recs {
-			rr := rec.RR()
-			if rr.Type != "TXT" {
-				continue
-			}
-			c, ok := r.naming.Cluster(rr.Name, r.cfg.Zone)
-			if !ok {
-				continue
-			}
-			b, berr := r.opts.Keyring.Open(r.cfg.Scope, unquote(rr.Data))
-			if berr == nil && !equalFoldASCII(b.Cluster, c) {
-				berr = beatErr(ErrMalformed, "c", "names cluster "+b.Cluster+", the record belongs to "+c)
-			}
-			cur := current[c]
-			if cur == nil {
-				cur = &seen{present: true}
-				current[c] = cur
-			}
-			if berr != nil {
-				reason := ReasonMalformed
-				if errors.Is(berr, ErrUnsigned) || errors.Is(berr, ErrUnknownKey) || errors.Is(berr, ErrBadSignature) {
-					reason = ReasonBadSignature
-				}
-				evs = append(evs, BeatRejected{At: now, Scope: r.cfg.Scope, Cluster: c, Reason: reason, Err: berr})
-				if r.opts.Logger != nil {
-					r.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "heartbeat beat rejected",
-						slog.String("scope", r.cfg.Scope.String()), slog.String("cluster", c), slog.Any("err", berr))
-				}
-				if !cur.ok && cur.err == nil {
-					cur.reason, cur.err = reason, berr
-				}
-				continue
-			}
-			if !cur.ok || b.Time.After(cur.beat.Time) {
-				cur.beat, cur.ok, cur.reason, cur.err = b, true, ReasonNone, nil
-			}
-		}
+		current, evs = r.collect(ctx, recs, now)
+		r.remember(current, now)
 	}
-	snap := Snapshot{Scope: r.cfg.Scope, At: now, Err: err}
-	// Update memory.
-	if err == nil {
-		for c, cur := range current {
-			m := r.known[c]
-			if m == nil {
-				m = &clusterMemory{}
-				r.known[c] = m
-			}
-			m.missingSince = time.Time{}
-			if cur.ok {
-				m.region, m.beat, m.hasBeat = cur.beat.Region, cur.beat, true
-			}
-		}
-		for c, m := range r.known {
-			if current[c] != nil {
-				continue
-			}
-			if m.missingSince.IsZero() {
-				m.missingSince = now
-			}
-			if now.Sub(m.missingSince) > r.cfg.ForgetAfter.D() {
-				delete(r.known, c)
-			}
-		}
-	}
-	for c, m := range r.known {
-		st := ClusterStatus{Cluster: c, Region: m.region}
-		if m.hasBeat {
-			st.Beat = m.beat
-		}
-		cur := current[c]
-		switch {
-		case err == nil && cur != nil && !cur.ok: // present but rejected
-			st.Reason, st.Err = cur.reason, cur.err
-		case err == nil && cur == nil: // gone
-			st.Reason = ReasonMissing
-		case m.hasBeat: // a valid beat now, or the last one seen when the read failed
-			f := r.cfg.Rules.Judge(m.beat.Time, now)
-			st.Fresh, st.Reason, st.Age, st.StaleAt = f.Fresh, f.Reason, f.Age, f.StaleAt
-			st.SelfHealing = m.beat.SelfHeal
-			if f.Reason == ReasonFuture && err == nil {
-				st.Err = fmt.Errorf("%w: stamped %v ahead, allowed %v", ErrFuture, -f.Age, r.cfg.Rules.SelfHealInterval.D()+r.cfg.Rules.SkewTolerance.D())
-				evs = append(evs, BeatRejected{At: now, Scope: r.cfg.Scope, Cluster: c, Reason: ReasonFuture, Err: st.Err})
-			}
-		default:
-			st.Reason = ReasonMissing
-		}
-		snap.Clusters = append(snap.Clusters, st)
-	}
-	slices.SortFunc(snap.Clusters, func(a, b ClusterStatus) int { return strings.Compare(a.Cluster, b.Cluster) })
+	snap := Snapshot{Scope: r.cfg.Scope, At: now, Err: err, Clusters: r.judge(current, err == nil, now)}
 	snap.Regions = regions(snap.Clusters)
-	for _, e := range evs {
-		if _, ok := e.(BeatRejected); ok {
-			snap.Rejected++
+	for _, st := range snap.Clusters {
+		if st.Reason == ReasonFuture && err == nil {
+			evs = append(evs, BeatRejected{At: now, Scope: r.cfg.Scope, Cluster: st.Cluster, Reason: ReasonFuture, Err: st.Err})
 		}
 	}
-	prev := r.last.Load()
-	evs = append(evs, diff(*prev, snap)...)
-	r.last.Store(&snap)
 	fresh := 0
 	for _, c := range snap.Clusters {
 		if c.Fresh {
 			fresh++
 		}
 	}
+	for _, e := range evs {
+		if _, ok := e.(BeatRejected); ok {
+			snap.Rejected++
+		}
+	}
+	evs = append(evs, diff(*r.last.Load(), snap)...)
+	r.last.Store(&snap)
 	evs = append(evs, ReadDone{At: now, Scope: r.cfg.Scope, Fresh: fresh, Stale: len(snap.Clusters) - fresh, Rejected: snap.Rejected, Err: err})
 	if r.opts.Observer != nil {
 		for _, e := range evs {
@@ -281,4 +200,108 @@ func (r *Reader) read(ctx context.Context, now time.Time) Snapshot {
 		}
 	}
 	return snap
+}
+
+// collect parses and verifies the beat records among recs, keeping per
+// cluster the freshest valid beat, or why its values were rejected.
+func (r *Reader) collect(ctx context.Context, recs []libdns.Record, now time.Time) (map[string]*seen, []Event) {
+	current := map[string]*seen{}
+	var evs []Event
+	for _, rec := range recs {
+		rr := rec.RR()
+		if rr.Type != "TXT" {
+			continue
+		}
+		c, ok := r.naming.Cluster(rr.Name, r.cfg.Zone)
+		if !ok {
+			continue
+		}
+		b, berr := r.opts.Keyring.Open(r.cfg.Scope, unquote(rr.Data))
+		if berr == nil && !equalFoldASCII(b.Cluster, c) {
+			berr = beatErr(ErrMalformed, "c", "names cluster "+b.Cluster+", the record belongs to "+c)
+		}
+		cur := current[c]
+		if cur == nil {
+			cur = &seen{}
+			current[c] = cur
+		}
+		if berr != nil {
+			reason := ReasonMalformed
+			if errors.Is(berr, ErrUnsigned) || errors.Is(berr, ErrUnknownKey) || errors.Is(berr, ErrBadSignature) {
+				reason = ReasonBadSignature
+			}
+			evs = append(evs, BeatRejected{At: now, Scope: r.cfg.Scope, Cluster: c, Reason: reason, Err: berr})
+			if r.opts.Logger != nil {
+				r.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "heartbeat beat rejected",
+					slog.String("scope", r.cfg.Scope.String()), slog.String("cluster", c), slog.Any("err", berr))
+			}
+			if !cur.ok && cur.err == nil {
+				cur.reason, cur.err = reason, berr
+			}
+			continue
+		}
+		if !cur.ok || b.Time.After(cur.beat.Time) {
+			*cur = seen{beat: b, ok: true}
+		}
+	}
+	return current, evs
+}
+
+// remember updates the reader's memory with a successful read: regions and
+// last valid beats of the clusters present; since when the others have
+// been missing, forgetting those missing longer than ForgetAfter.
+func (r *Reader) remember(current map[string]*seen, now time.Time) {
+	for c, cur := range current {
+		m := r.known[c]
+		if m == nil {
+			m = &clusterMemory{}
+			r.known[c] = m
+		}
+		m.missingSince = time.Time{}
+		if cur.ok {
+			m.region, m.beat, m.hasBeat = cur.beat.Region, cur.beat, true
+		}
+	}
+	for c, m := range r.known {
+		if current[c] != nil {
+			continue
+		}
+		if m.missingSince.IsZero() {
+			m.missingSince = now
+		}
+		if now.Sub(m.missingSince) > r.cfg.ForgetAfter.D() {
+			delete(r.known, c)
+		}
+	}
+}
+
+// judge returns every known cluster's status at now, sorted by name. When
+// the read failed (!readOK), clusters are judged by the beats last seen.
+func (r *Reader) judge(current map[string]*seen, readOK bool, now time.Time) []ClusterStatus {
+	out := make([]ClusterStatus, 0, len(r.known))
+	for c, m := range r.known {
+		st := ClusterStatus{Cluster: c, Region: m.region}
+		if m.hasBeat {
+			st.Beat = m.beat
+		}
+		cur := current[c]
+		switch {
+		case readOK && cur != nil && !cur.ok: // present but rejected
+			st.Reason, st.Err = cur.reason, cur.err
+		case readOK && cur == nil: // gone
+			st.Reason = ReasonMissing
+		case m.hasBeat: // a valid beat now, or the last one seen when the read failed
+			f := r.cfg.Rules.Judge(m.beat.Time, now)
+			st.Fresh, st.Reason, st.Age, st.StaleAt = f.Fresh, f.Reason, f.Age, f.StaleAt
+			st.SelfHealing = m.beat.SelfHeal
+			if f.Reason == ReasonFuture {
+				st.Err = fmt.Errorf("%w: stamped %v ahead, allowed %v", ErrFuture, -f.Age, r.cfg.Rules.SelfHealInterval.D()+r.cfg.Rules.SkewTolerance.D())
+			}
+		default:
+			st.Reason = ReasonMissing
+		}
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b ClusterStatus) int { return strings.Compare(a.Cluster, b.Cluster) })
+	return out
 }
