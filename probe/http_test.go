@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -354,6 +355,7 @@ func TestHTTPS(t *testing.T) {
 			_, _ = io.WriteString(w, "secure "+r.TLS.ServerName)
 		}))
 		srv.TLS = &tls.Config{Certificates: []tls.Certificate{serverCert}, ClientAuth: clientAuth, ClientCAs: ca.Pool}
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0) // failed handshakes are the point
 		srv.StartTLS()
 		t.Cleanup(srv.Close)
 		return srv
