@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gslbkit/gslb/provider/providertest"
 )
 
 // TestThrottlePatternNoPeerSeesStale: every write of cluster a is rejected
@@ -295,4 +297,40 @@ func TestSelfHealLeadMatters(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestRandomFaultsNoPeerSeesStale: through providertest.Faulty, a fifth of
+// a's writes are throttled and a tenth fail transiently, for an hour of
+// virtual time; a peer reading every second never sees a stale, and the
+// failures are all reported.
+func TestRandomFaultsNoPeerSeesStale(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		zone := newZone(t, testGlobal)
+		f, err := providertest.NewFaulty(zone, providertest.FaultConfig{Seed: 7, ThrottleRate: 0.2, TransientRate: 0.1})
+		require.NoError(t, err)
+		rec := &recorder{}
+		pub, err := NewPublisher(testConfig("a", "europe"), Options{Global: f, Observer: rec})
+		require.NoError(t, err)
+		pub.SetVerdict(Verdict{Healthy: true})
+		stopPub := start(t.Context(), pub.Run)
+		p := newPeer(t, "peer", zone, time.Second, 0, nil)
+		stopPeer := start(t.Context(), p.reader.Run)
+		time.Sleep(time.Hour)
+		stopPeer()
+		stopPub()
+		_, fresh := p.transitions("a")
+		assert.Equal(t, []bool{true}, fresh)
+		var failed, throttled int
+		for _, e := range rec.all() {
+			if wf, ok := e.ev.(WriteFailed); ok {
+				failed++
+				if wf.Throttled {
+					throttled++
+				}
+			}
+		}
+		assert.Positive(t, throttled)
+		assert.Greater(t, failed, throttled)
+		t.Logf("%d provider calls, %d write failures (%d throttled)", f.Calls(), failed, throttled)
+	})
 }
