@@ -19,7 +19,12 @@ import (
 //
 // Its parser follows net/http's client (net/http.ReadResponse and the
 // transport) rule for rule on everything that changes a verdict, so both
-// engines classify any reply the same way; FuzzHTTPEngines checks it.
+// engines classify any reply the same way; FuzzHTTPEngines and
+// FuzzHTTPEnginesHeaders check it. One known difference: both bound the
+// response headers to 64 KiB, but net/http counts the bytes it reads from
+// the connection (body bytes read ahead included) where the lean engine
+// counts header lines, so replies with headers just under the bound may be
+// judged differently.
 
 // httpMaxHeaderBytes bounds the status lines and headers of one exchange
 // (both engines), so a target cannot make a probe buffer without limit.
@@ -41,7 +46,8 @@ type httpLeanState struct {
 	hdr    httpHeaderInfo
 }
 
-// httpLeanPool must be per-package state: a pool is the point.
+// httpLeanPool shares probes' scratch; it is the one piece of package-level
+// state the lean engine keeps.
 var httpLeanPool = sync.Pool{New: func() any {
 	return &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanBufSize), body: make([]byte, httpLeanBufSize)}
 }}

@@ -442,6 +442,7 @@ func (st *httpLeanState) readTrailer() error {
 	if !httpSeeDoubleCRLF(br) {
 		return httpMalformed("trailer too long")
 	}
+	st.budget = httpMaxHeaderBytes // the trailer fits the buffer anyway
 	if err := st.readHeader(true); err != nil {
 		if err == io.EOF {
 			return httpMalformed("unexpected end of trailer")
