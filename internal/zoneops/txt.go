@@ -15,6 +15,7 @@ func QuoteTXT(text string) string {
 		return `""`
 	}
 	var b strings.Builder
+	b.Grow(len(text) + 3*(len(text)/MaxTXTString+1))
 	for first := true; len(text) > 0; first = false {
 		n := min(len(text), MaxTXTString)
 		if !first {
@@ -49,6 +50,7 @@ func QuoteTXT(text string) string {
 // malformed input decodes to a best effort, never a panic.
 func UnquoteTXT(v string) string {
 	var b strings.Builder
+	b.Grow(len(v))
 	for i := 0; i < len(v); {
 		switch c := v[i]; {
 		case c == ' ' || c == '\t':
