@@ -2,6 +2,7 @@ package heartbeat
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -101,7 +102,7 @@ func TestPublisherRetries(t *testing.T) {
 				require.NoError(t, err)
 				f.Inject(c.faults...)
 				rec := &recorder{}
-				pub, err := NewPublisher(testConfig("a", "europe"), Options{Global: f, Observer: rec})
+				pub, err := NewPublisher(testConfig("a", "europe"), Options{Global: f, Observer: rec, Logger: slog.New(slog.DiscardHandler)})
 				require.NoError(t, err)
 				pub.SetVerdict(Verdict{Healthy: true})
 				begin := time.Now()
