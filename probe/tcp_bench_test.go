@@ -50,6 +50,7 @@ func BenchmarkTCPProbe(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			b.ReportAllocs()
+			defer probersReportCPU(b)()
 			for b.Loop() {
 				if r := p.Probe(ctx); r.Status != Pass {
 					b.Fatal(r.Detail)
