@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -108,6 +109,10 @@ type FaultConfig struct {
 	Latency Duration `json:"latency"`
 	// LatencyJitter adds up to this much more, uniformly drawn, in [0, 1h].
 	LatencyJitter Duration `json:"latencyJitter"`
+	// Methods limits faults and latency to calls of these methods (e.g.
+	// only the writes); empty means every method. Calls of other methods
+	// pass untouched, draw nothing and leave queued faults queued.
+	Methods []provider.Method `json:"methods,omitempty"`
 }
 
 // Validate reports the first field outside its range.
@@ -131,6 +136,11 @@ func (c FaultConfig) Validate() error {
 	}
 	if c.LatencyJitter < 0 || c.LatencyJitter.D() > time.Hour {
 		return fmt.Errorf("providertest: fault latencyJitter %v: must be in [0, 1h]", c.LatencyJitter)
+	}
+	for _, m := range c.Methods {
+		if !slices.Contains(provider.Methods[:], m) {
+			return fmt.Errorf("providertest: fault methods: %q is not a libdns method (want one of %v)", m, provider.Methods)
+		}
 	}
 	return nil
 }
@@ -200,6 +210,9 @@ func (f *Faulty) draw(c provider.Call) Fault {
 	defer f.mu.Unlock()
 	f.seq++
 	ft := Fault{Seq: f.seq, Method: c.Method}
+	if len(f.cfg.Methods) > 0 && !slices.Contains(f.cfg.Methods, c.Method) {
+		return ft
+	}
 	if len(f.queue) > 0 {
 		ft.Kind, f.queue = f.queue[0], f.queue[1:]
 	} else {

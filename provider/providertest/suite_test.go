@@ -154,3 +154,20 @@ func TestFaultyLatency(t *testing.T) {
 		assert.True(t, errors.Is(err, context.DeadlineExceeded), "got %v", err)
 	})
 }
+
+// With Methods set, only those methods are faulted; queued faults wait
+// for a matching call.
+func TestFaultyMethods(t *testing.T) {
+	ctx := context.Background()
+	f, err := providertest.NewFaulty(&refProvider{}, providertest.FaultConfig{
+		ThrottleRate: 1, Methods: []provider.Method{provider.MethodSetRecords},
+	})
+	require.NoError(t, err)
+	_, err = f.GetRecords(ctx, "example.test.")
+	require.NoError(t, err, "reads are not faulted")
+	_, err = f.SetRecords(ctx, "example.test.", []libdns.Record{rec("a", "192.0.2.1")})
+	assert.Equal(t, errclass.Throttled, errclass.Of(err))
+
+	_, err = providertest.NewFaulty(&refProvider{}, providertest.FaultConfig{Methods: []provider.Method{"Nope"}})
+	assert.ErrorContains(t, err, `"Nope" is not a libdns method`)
+}
