@@ -84,8 +84,10 @@ func beatErr(sentinel error, field, reason string) error {
 // label; t the timestamp in milliseconds since the Unix epoch (decimal, no
 // leading zeros); g the healthy-gateway count (1–65535, omitted when 0); h=1
 // marks a self-heal beat (stamped in the future, see Rules); k and m, present
-// together and last, are the signing key's id and the HMAC-SHA256 (raw
-// base64url, 43 characters) over the scope and every byte before ";m=". No
+// together and last, are the signing key's id and the MAC: HMAC-SHA256
+// with the key's secret over "gslb1/local\n" or "gslb1/global\n" (the
+// scope) followed by every byte of the value before ";m=", written in raw
+// base64url (43 characters, no padding). No
 // field may repeat, appear out of order or be unknown: a reader of this
 // version rejects anything else as malformed.
 type Beat struct {

@@ -1,6 +1,9 @@
 package heartbeat
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
@@ -258,4 +261,18 @@ func TestEventsWhen(t *testing.T) {
 	var got Event
 	ObserverFunc(func(e Event) { got = e }).Observe(ReadDone{At: t0})
 	assert.Equal(t, ReadDone{At: t0}, got)
+}
+
+// TestMACIsDocumented recomputes a beat's MAC the way Beat's doc describes,
+// so another implementation can sign and verify beats.
+func TestMACIsDocumented(t *testing.T) {
+	kr := mustKeyring(t, testKey)
+	for _, scope := range []Scope{Local, Global} {
+		text, err := kr.Seal(scope, Beat{Cluster: "eu-1", Region: "europe", Time: t0, Gateways: 2})
+		require.NoError(t, err)
+		i := strings.Index(text, ";m=")
+		h := hmac.New(sha256.New, testKey.Secret)
+		h.Write([]byte("gslb1/" + scope.String() + "\n" + text[:i]))
+		assert.Equal(t, base64.RawURLEncoding.EncodeToString(h.Sum(nil)), text[i+3:])
+	}
 }
