@@ -41,7 +41,8 @@ type Config struct {
 	// with the default factor and jitter spreads three attempts about evenly
 	// over a 10 s interval: a throttled provider gets time to recover between
 	// them, and a 15 s write outage followed by 2-of-3 rejections still lands
-	// a beat within 28 s of the last one. Allowed 0 (retry at once) – 1 min.
+	// a beat within about 33 s of the last one, inside the 35 s of
+	// HealthyDuration + SkewTolerance. Allowed 0 (retry at once) – 1 min.
 	RetryBackoff Duration `json:"retryBackoff"`
 	// RetryFactor multiplies each delay for the next attempt. Default 1
 	// (constant delays); allowed 1–4.
