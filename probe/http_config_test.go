@@ -9,6 +9,7 @@ import (
 	"github.com/gslbkit/gslb/internal/jsontime"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 func jsonDur(d time.Duration) jsontime.Duration { return jsontime.Duration(d) }
@@ -188,4 +189,61 @@ func TestNewHTTPCopiesConfig(t *testing.T) {
 	assert.Equal(t, "1", got.Headers["X-A"])
 	assert.Equal(t, OneStatus(200), got.ExpectedStatuses[0])
 	assert.Contains(t, string(h.req), "X-A: 1\r\n")
+}
+
+// TestHTTPVerdictModel checks the HTTP classification against a small
+// independent model of Envoy's rules 5 and 6 for random status lists,
+// codes and body outcomes.
+func TestHTTPVerdictModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		rng := func(label string) Statuses {
+			n := rapid.IntRange(0, 3).Draw(t, label+"Len")
+			var s Statuses
+			for i := 0; i < n; i++ {
+				lo := rapid.IntRange(100, 599).Draw(t, label+"Min")
+				hi := rapid.IntRange(lo, min(lo+20, 599)).Draw(t, label+"Max")
+				s = append(s, StatusRange{Min: lo, Max: hi})
+			}
+			return s
+		}
+		cfg := DefaultHTTPConfig()
+		cfg.ExpectedStatuses = rng("expected")
+		cfg.RetriableStatuses = rng("retriable")
+		withBody := rapid.Bool().Draw(t, "withBody")
+		if withBody {
+			cfg.ExpectedResponse = Segments{TextPayload("ok")}
+		}
+		h, err := NewHTTP("127.0.0.1:80", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := rapid.IntRange(100, 599).Draw(t, "code")
+		matched := rapid.Bool().Draw(t, "matched")
+		got := h.verdict(code, nil, matched)
+
+		in := func(s Statuses) bool {
+			for _, r := range s {
+				if code >= r.Min && code <= r.Max {
+					return true
+				}
+			}
+			return false
+		}
+		expected := in(cfg.ExpectedStatuses) || (len(cfg.ExpectedStatuses) == 0 && code == 200)
+		var want Status
+		var kind Kind
+		switch {
+		case withBody && !matched: // rule 5: the body first
+			want, kind = FailNow, KindBody
+		case expected: // rule 6: expected wins over retriable
+			want, kind = Pass, KindNone
+		case in(cfg.RetriableStatuses):
+			want, kind = Fail, KindStatus
+		default:
+			want, kind = FailNow, KindStatus
+		}
+		if got.Status != want || got.Kind != kind || got.Code != code {
+			t.Fatalf("code %d: got %v/%v/%d, model %v/%v", code, got.Status, got.Kind, got.Code, want, kind)
+		}
+	})
 }
