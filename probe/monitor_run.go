@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -117,7 +118,14 @@ func (m *Monitor) dispatch(ctx context.Context, jobs chan<- monJob) (time.Durati
 // their results back until jobs is closed.
 func (m *Monitor) work(ctx context.Context, jobs <-chan monJob) {
 	for j := range jobs {
-		r := m.probe(j)
+		var r Result
+		if errors.Is(j.ctx.Err(), context.Canceled) {
+			// Removed, updated or stopping since it was dispatched: do not
+			// start it; finish drops the result.
+			r = Result{Status: Fail, Kind: KindOther, Detail: "cancelled before it started"}
+		} else {
+			r = m.probe(j)
+		}
 		j.cancel()
 		m.finish(ctx, j, r)
 	}

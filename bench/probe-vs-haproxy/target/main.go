@@ -12,7 +12,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"flag"
 	"fmt"
 	"log"
@@ -66,38 +66,39 @@ func main() {
 	<-sig
 }
 
+// serve accepts and answers connections one at a time: a target sees one
+// probe a second, so a goroutine per connection would only add cost.
 func serve(ln net.Listener) {
+	buf := make([]byte, 1024)
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
 			log.Printf("accept: %v", err)
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
 		accepted.Add(1)
-		go handle(c)
+		handle(c, buf)
 	}
 }
 
-// handle answers one request if one arrives, then closes.
-func handle(c net.Conn) {
+// handle answers one request if one arrives (the end of its head within
+// 1 KiB), then closes.
+func handle(c net.Conn, buf []byte) {
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	r := bufio.NewReaderSize(c, 1024)
-	for {
-		line, err := r.ReadSlice('\n')
-		if err != nil {
-			return // a TCP check: connected and gone
-		}
-		if len(line) <= 2 { // end of the request head
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	n := 0
+	for n < len(buf) {
+		k, err := c.Read(buf[n:])
+		n += k
+		if bytes.Contains(buf[:n], []byte("\r\n\r\n")) {
 			if _, err := c.Write([]byte(response)); err == nil {
 				answered.Add(1)
 			}
 			return
+		}
+		if err != nil {
+			return // a TCP check: connected and gone
 		}
 	}
 }
