@@ -70,9 +70,15 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 	type span struct{ lo, hi int32 }
 	var addrAt []span
 	lastOwner, lastNode := "", int32(-1)
+	// contiguous stays true while every set's records come in one run (as
+	// most providers list them); the values and records can then stay
+	// where they are instead of being laid out again.
+	first := make([]int32, 0, len(recs))
+	contiguous, prev := true, int32(-1)
 	for i, rec := range recs {
 		of[i] = -1
 		if rec == nil {
+			contiguous = false
 			continue
 		}
 		var name, typ, val string
@@ -135,6 +141,7 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 			si = int32(len(idx.sets))
 			idx.sets = append(idx.sets, curSet{set: RRSet{Zone: zone, Name: name, Type: typ, TTL: ttl}, next: -1})
 			count = append(count, 0)
+			first = append(first, int32(i))
 			if isMarker {
 				nd.marker = si
 			} else {
@@ -144,6 +151,10 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 			cs.mixed = true
 			cs.set.TTL = min(cs.set.TTL, ttl)
 		}
+		if si != prev && count[si] > 0 {
+			contiguous = false
+		}
+		prev = si
 		of[i], vals[i] = si, val
 		count[si]++
 	}
@@ -154,6 +165,17 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 				vals[i] = all[sp.lo:sp.hi]
 			}
 		}
+	}
+	if contiguous {
+		for si := range idx.sets {
+			cs := &idx.sets[si]
+			lo, hi := first[si], first[si]+count[si]
+			cs.recs = recs[lo:hi:hi] // read only
+			v := vals[lo:hi:hi]
+			slices.Sort(v)
+			cs.set.Values = slices.Clip(slices.Compact(v))
+		}
+		return idx
 	}
 	// Pass 2: lay values and records out set by set in two shared arrays.
 	off := make([]int32, len(idx.sets))
