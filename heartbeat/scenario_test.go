@@ -90,12 +90,18 @@ func throttleScenario(t *testing.T, offset time.Duration, phase int) {
 		}
 	}
 	var selfHeals, recoverOn, recoverOff int
+	var last time.Time
+	var maxGap time.Duration
 	for _, e := range pubRec.all() {
 		switch ev := e.ev.(type) {
 		case BeatWritten:
 			if ev.Beat.SelfHeal {
 				selfHeals++
 			}
+			if !last.IsZero() {
+				maxGap = max(maxGap, e.real.Sub(last))
+			}
+			last = e.real
 		case RecoveringChanged:
 			if ev.Recovering {
 				recoverOn++
@@ -104,6 +110,8 @@ func throttleScenario(t *testing.T, offset time.Duration, phase int) {
 			}
 		}
 	}
+	assert.LessOrEqual(t, maxGap, 33*time.Second, "longest time between two beats landing")
+	t.Logf("longest time between two beats landing: %v", maxGap)
 	assert.Positive(t, selfHeals, "self-heal beats written")
 	assert.Positive(t, recoverOn)
 	assert.Equal(t, recoverOn, recoverOff, "recovery ended")
