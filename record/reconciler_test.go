@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/json"
 	"context"
 	"errors"
 	"sync"
@@ -285,7 +286,17 @@ func TestNewAndConfig(t *testing.T) {
 	require.ErrorContains(t, err, "OwnerID")
 	for _, c := range []Config{DefaultConfig("a"), Route53Config("a"), CloudflareConfig("a"), LocalConfig("a")} {
 		require.NoError(t, c.Validate())
+		b, err := json.Marshal(c)
+		require.NoError(t, err)
+		var back Config
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, c, back)
 	}
+	var fromJSON Config
+	require.NoError(t, json.Unmarshal([]byte(`{"ownerId":"eu","markerPrefix":"_gslb-owner","markerTTL":"5m",
+		"resyncInterval":"30s","writesPerSecond":2,"writeBurst":2,"retryBase":"1s","retryMax":"1m","retryJitter":0.5}`), &fromJSON))
+	require.NoError(t, fromJSON.Validate())
+	assert.Equal(t, 30*time.Second, fromJSON.ResyncInterval.D())
 	bad := []struct {
 		field string
 		mut   func(*Config)
