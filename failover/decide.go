@@ -16,9 +16,10 @@ const (
 	// HoldUnread: the set carries values decided by other controllers and
 	// its published state was not read this round.
 	HoldUnread
-	// HoldUndecided: the global name's target depends on a region whose
-	// state is unknown to this controller and no region is known dead; the
-	// controllers that can see it decide.
+	// HoldUndecided: the name depends on a cluster or region whose beats
+	// this controller cannot read (the global name while no region is known
+	// dead, or under fallback while not every region is; an address set
+	// under failOpen); the controllers that can see it decide.
 	HoldUndecided
 )
 
@@ -119,8 +120,8 @@ func (t *Topology) Decide(s Snapshot) (Decision, error) {
 		allDead = allDead && st == RegionDead
 		anyUnknown = anyUnknown || st == RegionUnknown
 		rs := RegionStatus{Name: r.Name, State: st}
-		in, all, ok := ix.members(ix.byRegion[r.Name], localScope, r.Regional, mode == FailOpen)
-		rs.Regional = t.addrSet(&dec, r.Zone, r.Name, t.names.regional, in, all, ok, RegionWriters(r.Name))
+		m := ix.members(ix.byRegion[r.Name], localScope, r.Regional, mode == FailOpen)
+		rs.Regional = t.addrSet(&dec, r.Zone, r.Name, t.names.regional, m, RegionWriters(r.Name))
 		dec.Regions = append(dec.Regions, rs)
 	}
 
@@ -128,15 +129,17 @@ func (t *Topology) Decide(s Snapshot) (Decision, error) {
 	for i := range every {
 		every[i] = i
 	}
-	in, all, ok := ix.members(every, globalScope, s.Failover, mode == FailOpen)
-	dec.Failover = t.addrSet(&dec, gz, "", t.names.failover, in, all, ok, Everyone)
+	m := ix.members(every, globalScope, s.Failover, mode == FailOpen)
+	dec.Failover = t.addrSet(&dec, gz, "", t.names.failover, m, Everyone)
 
 	switch {
 	case allDead && mode == Fallback:
 		dec.GlobalTarget = t.fallback
-	case anyDead:
+	case anyDead && !(mode == Fallback && anyUnknown):
 		dec.GlobalTarget = t.names.failover
 	case anyUnknown:
+		// Either no region is known dead, or (fallback) the unknown ones
+		// might all be dead: the controllers that can see them decide.
 		dec.Held = append(dec.Held, Hold{Name: t.names.global, Reason: HoldUndecided})
 	default:
 		dec.GlobalTarget = t.names.regional
@@ -155,15 +158,24 @@ func (t *Topology) Decide(s Snapshot) (Decision, error) {
 
 // addrSet adds one address set (regional or failover) to dec following the
 // all-unhealthy mode, and returns the addresses published (nil if none).
-func (t *Topology) addrSet(dec *Decision, zone, view, name string, in, all []netip.Addr, ok bool, w WriterScope) []netip.Addr {
-	if !ok {
+func (t *Topology) addrSet(dec *Decision, zone, view, name string, m membership, w WriterScope) []netip.Addr {
+	mode := t.cfg.AllUnhealthy
+	switch {
+	case m.unread:
 		dec.Held = append(dec.Held, Hold{View: view, Name: name, Reason: HoldUnread})
 		return nil
+	case mode == FailOpen && m.unknown:
+		// A controller that sees every cluster dead would publish the whole
+		// inventory; one that cannot see some cluster must not publish a
+		// different set over it.
+		dec.Held = append(dec.Held, Hold{View: view, Name: name, Reason: HoldUndecided})
+		return nil
 	}
+	in := m.in
 	if len(in) == 0 {
-		switch t.cfg.AllUnhealthy {
+		switch mode {
 		case FailOpen:
-			in = all
+			in = m.all
 		case FailClosed:
 			dec.Desired.Withdraws = append(dec.Desired.Withdraws, Withdraw{Zone: zone, View: view, Name: name, Writers: w})
 			return nil

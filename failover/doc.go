@@ -59,13 +59,20 @@
 //     on shared evidence.
 //  3. No read, no write. A controller that could not read a shared set
 //     back and holds values it does not observe leaves the set out of its
-//     Desired (Held with HoldUnread) instead of guessing.
+//     Desired (Held with HoldUnread) instead of guessing. Decisions that
+//     a controller seeing every cluster could take differently are left
+//     to those that see every cluster: under FailOpen an address set whose
+//     scope has an unknown cluster is held, and under Fallback the global
+//     name is held while some region is unknown and the others are dead.
 //
 // So during a partition each region keeps serving its own healthy gateways
 // through its regional record, the global and failover names keep their
 // last values, and nobody flips them; once reads work again every
 // controller sees the same beats and the same published sets, and the
-// next reconcile of each converges to one value. Given the same Snapshot,
+// next reconcile of each converges to one value. (While views still
+// differ, a change may take a few reconciles to settle — a controller
+// cannot remove the last address of a set until another controller has
+// added one, and leaving fail open takes two — but writes always stop.) Given the same Snapshot,
 // every controller computes the same Desired. The caller must therefore
 // report a beat it failed to read as FreshnessUnknown, never as Stale,
 // should let each gateway be observed by one controller (or by several

@@ -197,14 +197,24 @@ type scope func(c *Cluster) Freshness
 func localScope(c *Cluster) Freshness  { return c.Local }
 func globalScope(c *Cluster) Freshness { return c.Global }
 
+// membership is a shared set's computed state.
+type membership struct {
+	in  []netip.Addr // the addresses the set holds
+	all []netip.Addr // every address of the scope (only when asked for)
+	// unread: the set depends on a published state that was not read.
+	unread bool
+	// unknown: some cluster of the scope has an unknown beat.
+	unknown bool
+}
+
 // members computes a shared set's addresses from the clusters in cis, by
 // the ownership rule (see doc.go): a stale cluster's addresses are out; an
 // observed gateway's addresses are in exactly when it is served; an
 // unobserved gateway's addresses keep their published membership, except
 // that a fresh cluster's are added while the set has never been published.
-// ok is false when the set depends on a published state that was not read.
-// all (every address of the clusters) is collected only when wantAll.
-func (ix *index) members(cis []int, fresh scope, pub Published, wantAll bool) (in []netip.Addr, all []netip.Addr, ok bool) {
+// all is collected only when wantAll.
+func (ix *index) members(cis []int, fresh scope, pub Published, wantAll bool) membership {
+	var m membership
 	var published map[netip.Addr]bool
 	if pub.Read {
 		published = make(map[netip.Addr]bool, len(pub.Addrs))
@@ -212,34 +222,35 @@ func (ix *index) members(cis []int, fresh scope, pub Published, wantAll bool) (i
 			published[a.Unmap().WithZone("")] = true
 		}
 	}
-	ok = true
 	for _, ci := range cis {
 		c := &ix.clusters[ci]
 		fr := fresh(c)
+		m.unknown = m.unknown || fr == FreshnessUnknown
 		for _, g := range c.Gateways {
 			for _, a := range g.Addrs {
 				a = a.Unmap().WithZone("")
 				if wantAll {
-					all = append(all, a)
+					m.all = append(m.all, a)
 				}
 				switch {
 				case fr == Stale:
 				case g.Health.Known():
 					if g.Health.Served() {
-						in = append(in, a)
+						m.in = append(m.in, a)
 					}
 				case !pub.Read:
-					ok = false
+					m.unread = true
 				case published[a]:
-					in = append(in, a)
+					m.in = append(m.in, a)
 				case fr == Fresh && len(published) == 0:
-					in = append(in, a)
+					m.in = append(m.in, a)
 				}
 			}
 		}
 	}
+	m.in = normAddrs(m.in)
 	if wantAll {
-		all = normAddrs(all)
+		m.all = normAddrs(m.all)
 	}
-	return normAddrs(in), all, ok
+	return m
 }

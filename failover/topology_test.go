@@ -272,6 +272,34 @@ func TestTopologyRules(t *testing.T) {
 				held: []failover.HoldReason{failover.HoldNoHealthy, failover.HoldNoHealthy, failover.HoldNoHealthy}},
 		},
 		{
+			name: "fail open with an unknown cluster: the failover set is left to those who see it",
+			cfg:  func(c *failover.TopologyConfig) { c.AllUnhealthy = failover.FailOpen },
+			snap: func(s *failover.Snapshot) {
+				allDead(s)
+				s.Clusters[1].Local, s.Clusters[1].Global = failover.FreshnessUnknown, failover.FreshnessUnknown
+			},
+			want: want{
+				euA: []string{"192.0.2.1", "192.0.2.2"}, euAAAA: []string{"2001:db8::1"},
+				global: fover, failingOver: true,
+				held: []failover.HoldReason{failover.HoldUndecided, failover.HoldUnread},
+			},
+		},
+		{
+			name: "fallback with one region unknown and the others dead: global held",
+			cfg: func(c *failover.TopologyConfig) {
+				c.AllUnhealthy, c.FallbackTarget = failover.Fallback, "sorry.example.net"
+			},
+			snap: func(s *failover.Snapshot) {
+				allDead(s)
+				s.Clusters[1].Local, s.Clusters[1].Global = failover.FreshnessUnknown, failover.FreshnessUnknown
+			},
+			want: want{
+				foA: []string{"198.51.100.1"}, foAAAA: []string{"2001:db8:1::1"},
+				failingOver: true,
+				held:        []failover.HoldReason{failover.HoldUndecided, failover.HoldNoHealthy, failover.HoldUnread},
+			},
+		},
+		{
 			name: "one region dead, fallback: global still at the failover name",
 			cfg: func(c *failover.TopologyConfig) {
 				c.AllUnhealthy, c.FallbackTarget = failover.Fallback, "sorry.example.net"
