@@ -2,8 +2,8 @@ package record
 
 import (
 	"bytes"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
