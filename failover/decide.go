@@ -72,9 +72,9 @@ type Decision struct {
 	// Held lists the names left out of Desired, and why, sorted by view
 	// and name.
 	Held []Hold
-	// FailingOver reports that some region is known dead, so the global
-	// name points away from the regional name (at the failover name or the
-	// fallback target): the heartbeat controller's "failover in progress".
+	// FailingOver reports that some region is known dead: the heartbeat
+	// controller's "failover in progress". The global name then points at
+	// the failover name or the fallback target (or is held, see Decide).
 	FailingOver bool
 }
 
@@ -97,7 +97,8 @@ func (t *Topology) Desired(s Snapshot) (Desired, error) {
 //     dead (every cluster's global beat read stale), else to the regional
 //     name; held while no region is dead and some region is unknown; with
 //     AllUnhealthy fallback, to the fallback target while every region is
-//     dead (a judgement on beats alone, which every reader shares).
+//     dead (a judgement on beats alone, which every reader shares), and
+//     held while some region is unknown and every other one dead.
 //
 // An address set with no served address follows AllUnhealthy; a family (A
 // or AAAA) without addresses while the other has some is withdrawn. No set
