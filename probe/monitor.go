@@ -408,7 +408,7 @@ func (t *monTarget) fill(now time.Time, out *TargetStats, buf []time.Duration) [
 	if t.idx != monNotQueued {
 		out.NextProbe = t.due
 	}
-	return append(buf, t.st.window...)
+	return t.st.samples(buf)
 }
 
 // setup installs a prober and a machine and caches what the scheduler reads

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -54,9 +55,9 @@ type TargetStats struct {
 	// (MonitorConfig.LatencySmoothing is the weight of the newest sample).
 	LastLatency     time.Duration `json:"lastLatency"`
 	SmoothedLatency time.Duration `json:"smoothedLatency"`
-	// P50, P95 and P99 are nearest-rank percentiles over the latencies of
-	// the last Samples probes, passed or failed (at most
-	// MonitorConfig.LatencyWindow); 0 with no samples. A failure's latency is
+	// P50, P95 and P99 are nearest-rank percentiles, to the microsecond,
+	// over the latencies of the last Samples probes, passed or failed (at
+	// most MonitorConfig.LatencyWindow); 0 with no samples. A failure's latency is
 	// the time to its verdict (a timeout's is about the policy's timeout).
 	P50     time.Duration `json:"p50"`
 	P95     time.Duration `json:"p95"`
@@ -70,8 +71,9 @@ type TargetStats struct {
 }
 
 // monStats accumulates one target's statistics. It is a plain value guarded
-// by the Monitor's mutex; recording a result does not allocate once the
-// latency window is full.
+// by the Monitor's mutex; recording a result allocates only the latency
+// window, once. Window latencies are kept in microseconds to halve the
+// per-target memory.
 type monStats struct {
 	since       time.Time
 	state       State
@@ -85,9 +87,9 @@ type monStats struct {
 	lastAt      time.Time
 	lastErr     string
 	lastErrAt   time.Time
-	ewma        float64 // nanoseconds
-	window      []time.Duration
-	windowNext  int // ring position of the next write once full
+	ewma        float64  // nanoseconds
+	window      []uint32 // latencies in microseconds (saturating), a ring once full
+	windowNext  int      // ring position of the next write once full
 	windowLimit int
 }
 
@@ -137,12 +139,37 @@ func (s *monStats) record(now time.Time, r Result, alpha float64) {
 	if s.windowLimit <= 0 {
 		return
 	}
+	us := monMicros(lat)
 	if len(s.window) < s.windowLimit {
-		s.window = append(s.window, lat)
+		if s.window == nil {
+			s.window = make([]uint32, 0, s.windowLimit)
+		}
+		s.window = append(s.window, us)
 		return
 	}
-	s.window[s.windowNext] = lat
+	s.window[s.windowNext] = us
 	s.windowNext = (s.windowNext + 1) % s.windowLimit
+}
+
+// monMicros converts a latency to whole microseconds for the window,
+// saturating at about 71 minutes; negative latencies count as 0.
+func monMicros(d time.Duration) uint32 {
+	us := d / time.Microsecond
+	switch {
+	case us < 0:
+		return 0
+	case us > math.MaxUint32:
+		return math.MaxUint32
+	}
+	return uint32(us)
+}
+
+// samples appends the window's latencies to buf as durations.
+func (s *monStats) samples(buf []time.Duration) []time.Duration {
+	for _, us := range s.window {
+		buf = append(buf, time.Duration(us)*time.Microsecond)
+	}
+	return buf
 }
 
 // fill copies the counters into out as of now; the percentiles are left to

@@ -24,7 +24,7 @@ func TestStatsRecord(t *testing.T) {
 	}
 	s.enter(t0.Add(10*time.Second), Warning)
 	var out TargetStats
-	buf := append([]time.Duration(nil), s.window...)
+	buf := s.samples(nil)
 	s.fill(t0.Add(15*time.Second), &out)
 	monPercentiles(buf, &out)
 
