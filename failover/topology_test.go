@@ -518,3 +518,19 @@ func TestNewTopologyDoesNotMutate(t *testing.T) {
 	assert.Equal(t, "example.com.", tp.GlobalZone())
 	assert.Equal(t, "sorry.example.net", tp.Config().FallbackTarget)
 }
+
+func TestDecisionRegions(t *testing.T) {
+	s := twoRegions()
+	s.Clusters[1].Global = failover.Stale
+	s.Regions = append(s.Regions, failover.Region{Name: "ap", Zone: "local.example.com"})
+	s.Clusters = append(s.Clusters, failover.Cluster{Name: "ap-1", Region: "ap", Gateways: []failover.Gateway{gw("e", failover.HealthUnknown, "203.0.113.1")}})
+	dec, err := topo(t).Decide(s)
+	require.NoError(t, err)
+	require.Len(t, dec.Regions, 3)
+	assert.Equal(t, failover.RegionStatus{Name: "eu", State: failover.RegionAlive, Regional: ips("192.0.2.1", "192.0.2.2", "2001:db8::1")}, dec.Regions[0])
+	assert.Equal(t, failover.RegionStatus{Name: "us", State: failover.RegionDead}, dec.Regions[1])
+	assert.Equal(t, failover.RegionStatus{Name: "ap", State: failover.RegionUnknown}, dec.Regions[2])
+	assert.Equal(t, ips("192.0.2.1", "192.0.2.2", "2001:db8::1"), dec.Failover, "us stale and ap unknown (unpublished) are out")
+	assert.True(t, dec.FailingOver)
+	assert.Equal(t, fover, dec.GlobalTarget)
+}
