@@ -184,3 +184,25 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 		assert.Equal(t, 4*time.Second, time.Since(start))
 	})
 }
+
+// A SetRecords applied only in part (Faulty's Partial) fails as transient;
+// Retry sends the whole batch again and, SetRecords being idempotent, the
+// zone ends as asked.
+func TestRetryHealsPartialSet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &tiny{}
+		f, err := providertest.NewFaulty(p, providertest.FaultConfig{})
+		require.NoError(t, err)
+		f.Inject(providertest.Partial)
+		w := provider.Wrap(f, newRetry(t, nil))
+		batch := []libdns.Record{
+			libdns.TXT{Name: "a", Text: "1"}, libdns.TXT{Name: "b", Text: "2"}, libdns.TXT{Name: "c", Text: "3"},
+		}
+		_, err = w.SetRecords(t.Context(), "z.", batch)
+		require.NoError(t, err)
+		assert.Equal(t, 2, f.Calls())
+		assert.ElementsMatch(t, batch, p.recs)
+		require.Len(t, f.Faults(), 1)
+		assert.Equal(t, providertest.Partial, f.Faults()[0].Kind)
+	})
+}
