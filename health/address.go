@@ -1,0 +1,200 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Resolver resolves a host name to addresses. *net.Resolver satisfies it.
+// Implementations must honour ctx.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// AddressConfig configures the external-address signal.
+type AddressConfig struct {
+	// Refresh is how often Run resolves the hostname, 100ms–1h. Default 30s.
+	Refresh Duration `json:"refresh"`
+	// Timeout bounds one lookup, 10ms–Refresh. Default 5s.
+	Timeout Duration `json:"timeout"`
+	// MaxStale is how long the last good answer is kept while lookups fail
+	// with temporary errors (timeouts, SERVFAIL); a lookup that says the
+	// name does not exist, or has no address, ends it at once. 0–24h.
+	// Default 90s.
+	MaxStale Duration `json:"maxStale"`
+}
+
+// DefaultAddressConfig returns the defaults.
+func DefaultAddressConfig() AddressConfig {
+	return AddressConfig{Refresh: Duration(30 * time.Second), Timeout: Duration(5 * time.Second), MaxStale: Duration(90 * time.Second)}
+}
+
+// Validate reports the first field out of range.
+func (c AddressConfig) Validate() error {
+	switch {
+	case c.Refresh.D() < 100*time.Millisecond || c.Refresh.D() > time.Hour:
+		return fmt.Errorf("%w: refresh %v, allowed 100ms–1h", ErrInvalidConfig, c.Refresh)
+	case c.Timeout.D() < 10*time.Millisecond || c.Timeout > c.Refresh:
+		return fmt.Errorf("%w: timeout %v, allowed 10ms–%v (refresh)", ErrInvalidConfig, c.Timeout, c.Refresh)
+	case c.MaxStale < 0 || c.MaxStale.D() > 24*time.Hour:
+		return fmt.Errorf("%w: maxStale %v, allowed 0–24h", ErrInvalidConfig, c.MaxStale)
+	}
+	return nil
+}
+
+// ExternalAddress is the external-address signal of one load-balancer
+// service: healthy when the service has a load-balancer IP, or a hostname
+// that resolves. The caller feeds the service's status with SetStatus; Run
+// resolves a hostname in the background and caches the last answer with
+// its time. Safe for concurrent use.
+type ExternalAddress struct {
+	cfg AddressConfig
+	res Resolver
+	now func() time.Time
+
+	mu       sync.Mutex
+	ips      []netip.Addr
+	hostname string
+	answer   []netip.Addr
+	answered time.Time // when answer was obtained
+	lastErr  error
+	kick     chan struct{}
+}
+
+// NewExternalAddress returns the signal; res nil means net.DefaultResolver.
+func NewExternalAddress(cfg AddressConfig, res Resolver) (*ExternalAddress, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = net.DefaultResolver
+	}
+	return &ExternalAddress{cfg: cfg, res: res, now: time.Now, kick: make(chan struct{}, 1)}, nil
+}
+
+// SetStatus records the service's load-balancer ingress: IP addresses
+// and/or a hostname. A new hostname is resolved at once by Run.
+func (a *ExternalAddress) SetStatus(ips []netip.Addr, hostname string) {
+	a.mu.Lock()
+	a.ips = append([]netip.Addr(nil), ips...)
+	if hostname != a.hostname {
+		a.hostname = hostname
+		a.answer, a.answered, a.lastErr = nil, time.Time{}, nil
+		select {
+		case a.kick <- struct{}{}:
+		default:
+		}
+	}
+	a.mu.Unlock()
+}
+
+// Addresses returns the addresses the signal knows (the IPs, else the last
+// answer for the hostname) and the age of that answer at now (0 for IPs).
+func (a *ExternalAddress) Addresses(now time.Time) ([]netip.Addr, time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.ips) > 0 {
+		return append([]netip.Addr(nil), a.ips...), 0
+	}
+	if len(a.answer) == 0 {
+		return nil, 0
+	}
+	return append([]netip.Addr(nil), a.answer...), now.Sub(a.answered)
+}
+
+// Check passes with a load-balancer IP, or with a hostname whose last good
+// answer is at most MaxStale older than the last failed lookup.
+func (a *ExternalAddress) Check(now time.Time) Signal {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case len(a.ips) > 0:
+		return Signal{Healthy: true}
+	case a.hostname == "":
+		return Fail("no external address")
+	case len(a.answer) > 0:
+		if age := now.Sub(a.answered); a.lastErr != nil && age > a.cfg.MaxStale.D() {
+			return Fail("hostname %s: last answer %s old, lookups failing: %v", a.hostname, age.Round(time.Second), a.lastErr)
+		}
+		return Signal{Healthy: true}
+	case a.lastErr != nil:
+		return Fail("hostname %s does not resolve: %v", a.hostname, a.lastErr)
+	}
+	return Fail("hostname %s not resolved yet", a.hostname)
+}
+
+// Resolve looks the hostname up once and updates the cache.
+func (a *ExternalAddress) Resolve(ctx context.Context) error {
+	a.mu.Lock()
+	host := a.hostname
+	a.mu.Unlock()
+	if host == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout.D())
+	defer cancel()
+	ips, err := a.res.LookupNetIP(ctx, "ip", host)
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if host != a.hostname {
+		return nil // changed meanwhile; the next round resolves the new one
+	}
+	if err == nil && len(ips) == 0 {
+		err = fmt.Errorf("%w: %s", errNoAddresses, host)
+	}
+	if err != nil {
+		a.lastErr = err
+		if permanentLookupError(err) {
+			a.answer = nil
+		}
+		return err
+	}
+	a.answer, a.answered, a.lastErr = ips, now, nil
+	return nil
+}
+
+var errNoAddresses = errors.New("no addresses")
+
+// permanentLookupError reports whether a lookup error says the name has no
+// address (not found, or an empty answer), as opposed to a lookup that
+// could not be made (timeout, SERVFAIL), which keeps the last answer.
+func permanentLookupError(err error) bool {
+	if errors.Is(err, errNoAddresses) {
+		return true
+	}
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		return de.IsNotFound
+	}
+	return false
+}
+
+// Run resolves the hostname every Refresh (and at once when it changes)
+// until ctx is done; it returns nil then. Lookup errors are kept for Check,
+// not returned.
+func (a *ExternalAddress) Run(ctx context.Context) error {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-a.kick:
+			if !t.Stop() {
+				select {
+				case <-t.C:
+				default:
+				}
+			}
+		}
+		_ = a.Resolve(ctx)
+		t.Reset(a.cfg.Refresh.D())
+	}
+}

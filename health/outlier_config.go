@@ -1,0 +1,212 @@
+package health
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/jsontime"
+)
+
+// Duration is a time.Duration that reads and writes "3s" in JSON.
+type Duration = jsontime.Duration
+
+// OutlierConfig configures passive health checking (outlier detection) the
+// way Envoy does. DefaultOutlierConfig gives Envoy's defaults;
+// EnvoyGatewayOutlierConfig gives Envoy Gateway's (interval 3 s).
+type OutlierConfig struct {
+	// Consecutive5xx ejects an endpoint after this many 5xx responses in a
+	// row. 0 disables the rule; else 1–1000. Default 5.
+	Consecutive5xx int `json:"consecutive5xx"`
+	// ConsecutiveGatewayErrors ejects after this many 502, 503 or 504
+	// responses in a row, when EnforceGatewayErrors is set. 0–1000;
+	// default 5 (Envoy counts them but does not enforce by default).
+	ConsecutiveGatewayErrors int `json:"consecutiveGatewayErrors"`
+	// EnforceGatewayErrors turns the gateway-error rule on. Default false.
+	EnforceGatewayErrors bool `json:"enforceGatewayErrors"`
+	// ConsecutiveLocalOriginFailures ejects after this many local-origin
+	// failures in a row (connect failures, timeouts, resets: no response).
+	// They are counted apart from 5xx (Envoy's split mode). 0 disables;
+	// else 1–1000. Default 5.
+	ConsecutiveLocalOriginFailures int `json:"consecutiveLocalOriginFailures"`
+
+	// Interval is how often Tick should run the analysis: returns,
+	// multiplier decay, success-rate and failure-percentage ejection.
+	// 1ms–1h. Default 10s (Envoy Gateway: 3s).
+	Interval Duration `json:"interval"`
+	// BaseEjectionTime is the first ejection's length; the n-th consecutive
+	// ejection lasts n × base, capped at MaxEjectionTime. 1ms–24h.
+	// Default 30s.
+	BaseEjectionTime Duration `json:"baseEjectionTime"`
+	// MaxEjectionTime caps an ejection. 0 means max(300s, BaseEjectionTime);
+	// else BaseEjectionTime–24h. Default 0.
+	MaxEjectionTime Duration `json:"maxEjectionTime"`
+	// MaxEjectionPercent caps the share of endpoints ejected at once: an
+	// ejection happens only if 100 × (ejected + 1) / total ≤ this. 0–100.
+	// Default 10.
+	MaxEjectionPercent float64 `json:"maxEjectionPercent"`
+	// AlwaysEjectOne allows one ejection while none is in force, whatever
+	// MaxEjectionPercent says. Default false.
+	AlwaysEjectOne bool `json:"alwaysEjectOneEndpoint"`
+
+	// SuccessRate configures statistical ejection by success rate.
+	SuccessRate SuccessRateConfig `json:"successRate"`
+	// FailurePercentage configures ejection by failure percentage.
+	FailurePercentage FailurePercentageConfig `json:"failurePercentage"`
+}
+
+// SuccessRateConfig configures success-rate ejection: at each analysis,
+// among endpoints with at least RequestVolume requests in the interval, and
+// only if at least MinimumHosts qualify, those whose success rate is below
+// mean − StdevFactor × stdev (population standard deviation) are ejected.
+type SuccessRateConfig struct {
+	// Enforce turns the rule on. Default true.
+	Enforce bool `json:"enforce"`
+	// MinimumHosts is how many endpoints must qualify, 1–100000. Default 5.
+	MinimumHosts int `json:"minimumHosts"`
+	// RequestVolume is the requests an endpoint needs in the interval to
+	// qualify, 1–10000000. Default 100.
+	RequestVolume int `json:"requestVolume"`
+	// StdevFactor multiplies the standard deviation, 0–100. Default 1.9.
+	StdevFactor float64 `json:"stdevFactor"`
+}
+
+// FailurePercentageConfig configures failure-percentage ejection: among
+// endpoints with at least RequestVolume requests in the interval, and only if
+// at least MinimumHosts qualify, those with 100 − success rate ≥ Threshold
+// are ejected.
+type FailurePercentageConfig struct {
+	// Enforce turns the rule on. Default false.
+	Enforce bool `json:"enforce"`
+	// Threshold is the failure percentage that ejects, 0–100. Default 85.
+	Threshold float64 `json:"threshold"`
+	// MinimumHosts is how many endpoints must qualify, 1–100000. Default 5.
+	MinimumHosts int `json:"minimumHosts"`
+	// RequestVolume is the requests an endpoint needs in the interval,
+	// 1–10000000. Default 50.
+	RequestVolume int `json:"requestVolume"`
+}
+
+// DefaultOutlierConfig returns Envoy's outlier-detection defaults.
+func DefaultOutlierConfig() OutlierConfig {
+	return OutlierConfig{
+		Consecutive5xx:                 5,
+		ConsecutiveGatewayErrors:       5,
+		ConsecutiveLocalOriginFailures: 5,
+		Interval:                       Duration(10 * time.Second),
+		BaseEjectionTime:               Duration(30 * time.Second),
+		MaxEjectionPercent:             10,
+		SuccessRate:                    SuccessRateConfig{Enforce: true, MinimumHosts: 5, RequestVolume: 100, StdevFactor: 1.9},
+		FailurePercentage:              FailurePercentageConfig{Threshold: 85, MinimumHosts: 5, RequestVolume: 50},
+	}
+}
+
+// EnvoyGatewayOutlierConfig returns the defaults a config decoded from
+// Envoy Gateway's passive health check block starts from: Envoy's, with
+// an analysis interval of 3 s.
+func EnvoyGatewayOutlierConfig() OutlierConfig {
+	c := DefaultOutlierConfig()
+	c.Interval = Duration(3 * time.Second)
+	return c
+}
+
+// MaxEjection returns the effective cap on an ejection's length.
+func (c OutlierConfig) MaxEjection() time.Duration {
+	if c.MaxEjectionTime > 0 {
+		return c.MaxEjectionTime.D()
+	}
+	return max(300*time.Second, c.BaseEjectionTime.D())
+}
+
+// Validate reports the first field out of range, naming field, value and range.
+func (c OutlierConfig) Validate() error {
+	bad := func(field string, v any, allowed string) error {
+		return fmt.Errorf("%w: %s %v, allowed %s", ErrInvalidConfig, field, v, allowed)
+	}
+	switch {
+	case c.Consecutive5xx < 0 || c.Consecutive5xx > 1000:
+		return bad("consecutive5xx", c.Consecutive5xx, "0 (off) to 1000")
+	case c.ConsecutiveGatewayErrors < 0 || c.ConsecutiveGatewayErrors > 1000:
+		return bad("consecutiveGatewayErrors", c.ConsecutiveGatewayErrors, "0 (off) to 1000")
+	case c.ConsecutiveLocalOriginFailures < 0 || c.ConsecutiveLocalOriginFailures > 1000:
+		return bad("consecutiveLocalOriginFailures", c.ConsecutiveLocalOriginFailures, "0 (off) to 1000")
+	case c.Interval.D() < time.Millisecond || c.Interval.D() > time.Hour:
+		return bad("interval", c.Interval, "1ms–1h")
+	case c.BaseEjectionTime.D() < time.Millisecond || c.BaseEjectionTime.D() > 24*time.Hour:
+		return bad("baseEjectionTime", c.BaseEjectionTime, "1ms–24h")
+	case c.MaxEjectionTime != 0 && (c.MaxEjectionTime < c.BaseEjectionTime || c.MaxEjectionTime.D() > 24*time.Hour):
+		return bad("maxEjectionTime", c.MaxEjectionTime, fmt.Sprintf("0 (= max(300s, base)) or %v–24h", c.BaseEjectionTime))
+	case !(c.MaxEjectionPercent >= 0 && c.MaxEjectionPercent <= 100):
+		return bad("maxEjectionPercent", c.MaxEjectionPercent, "0–100")
+	case c.SuccessRate.MinimumHosts < 1 || c.SuccessRate.MinimumHosts > 100000:
+		return bad("successRate.minimumHosts", c.SuccessRate.MinimumHosts, "1–100000")
+	case c.SuccessRate.RequestVolume < 1 || c.SuccessRate.RequestVolume > 10000000:
+		return bad("successRate.requestVolume", c.SuccessRate.RequestVolume, "1–10000000")
+	case !(c.SuccessRate.StdevFactor >= 0 && c.SuccessRate.StdevFactor <= 100):
+		return bad("successRate.stdevFactor", c.SuccessRate.StdevFactor, "0–100")
+	case !(c.FailurePercentage.Threshold >= 0 && c.FailurePercentage.Threshold <= 100):
+		return bad("failurePercentage.threshold", c.FailurePercentage.Threshold, "0–100")
+	case c.FailurePercentage.MinimumHosts < 1 || c.FailurePercentage.MinimumHosts > 100000:
+		return bad("failurePercentage.minimumHosts", c.FailurePercentage.MinimumHosts, "1–100000")
+	case c.FailurePercentage.RequestVolume < 1 || c.FailurePercentage.RequestVolume > 10000000:
+		return bad("failurePercentage.requestVolume", c.FailurePercentage.RequestVolume, "1–10000000")
+	}
+	return nil
+}
+
+// envoyGatewayPassive is the shape of Envoy Gateway's
+// BackendTrafficPolicy healthCheck.passive block.
+type envoyGatewayPassive struct {
+	SplitExternalLocalOriginErrors *bool     `json:"splitExternalLocalOriginErrors"`
+	Interval                       *Duration `json:"interval"`
+	ConsecutiveLocalOriginFailures *int      `json:"consecutiveLocalOriginFailures"`
+	ConsecutiveGatewayErrors       *int      `json:"consecutiveGatewayErrors"`
+	Consecutive5XxErrors           *int      `json:"consecutive5XxErrors"`
+	BaseEjectionTime               *Duration `json:"baseEjectionTime"`
+	MaxEjectionPercent             *float64  `json:"maxEjectionPercent"`
+	AlwaysEjectOneEndpoint         *bool     `json:"alwaysEjectOneEndpoint"`
+}
+
+// DecodeEnvoyGatewayPassive decodes an Envoy Gateway healthCheck.passive
+// block (JSON; YAML through a YAML-to-JSON converter) onto
+// EnvoyGatewayOutlierConfig and validates the result. Unknown fields are
+// an error. A consecutiveGatewayErrors value turns that rule on.
+func DecodeEnvoyGatewayPassive(data []byte) (OutlierConfig, error) {
+	var in envoyGatewayPassive
+	dec := json.NewDecoder(bytesReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return OutlierConfig{}, fmt.Errorf("%w: passive block: %v", ErrInvalidConfig, err)
+	}
+	c := EnvoyGatewayOutlierConfig()
+	if in.Interval != nil {
+		c.Interval = *in.Interval
+	}
+	if in.ConsecutiveLocalOriginFailures != nil {
+		c.ConsecutiveLocalOriginFailures = *in.ConsecutiveLocalOriginFailures
+	}
+	if in.ConsecutiveGatewayErrors != nil {
+		c.ConsecutiveGatewayErrors = *in.ConsecutiveGatewayErrors
+		c.EnforceGatewayErrors = *in.ConsecutiveGatewayErrors > 0
+	}
+	if in.Consecutive5XxErrors != nil {
+		c.Consecutive5xx = *in.Consecutive5XxErrors
+	}
+	if in.BaseEjectionTime != nil {
+		c.BaseEjectionTime = *in.BaseEjectionTime
+	}
+	if in.MaxEjectionPercent != nil {
+		if math.IsNaN(*in.MaxEjectionPercent) {
+			return OutlierConfig{}, fmt.Errorf("%w: maxEjectionPercent NaN, allowed 0–100", ErrInvalidConfig)
+		}
+		c.MaxEjectionPercent = *in.MaxEjectionPercent
+	}
+	if in.AlwaysEjectOneEndpoint != nil {
+		c.AlwaysEjectOne = *in.AlwaysEjectOneEndpoint
+	}
+	if err := c.Validate(); err != nil {
+		return OutlierConfig{}, err
+	}
+	return c, nil
+}
