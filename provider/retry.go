@@ -205,6 +205,7 @@ func (r *Retry) wrap(c Call, attempts int, err error) error {
 // randSource draws from math/rand/v2's goroutine-safe generator.
 type randSource struct{}
 
+// Float64 returns a uniform float in [0, 1).
 func (randSource) Float64() float64 { return rand.Float64() }
 
 // sleep waits d on a timer, returning early with ctx's error.

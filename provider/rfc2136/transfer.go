@@ -73,6 +73,7 @@ type sniffConn struct {
 // the ID and the flags (whose low 4 bits are the RCODE).
 const headLen = 6
 
+// Read reads from the connection, keeping the stream's first bytes.
 func (c *sniffConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
