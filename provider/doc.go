@@ -11,7 +11,8 @@
 // chain of Interceptors around a provider. RateLimit makes calls wait for a
 // token (golang.org/x/time/rate), Retry tries throttled and transient
 // failures again after a jittered exponential back-off, and Meter counts
-// calls, records, errors and latency per method (Stats). All waiting is done
+// calls, records, errors and latency per method (Stats); NewChain builds the
+// usual meter-retry-limit chain from a ChainConfig. All waiting is done
 // on timers that honour the context, so the chain runs in virtual time
 // inside testing/synctest bubbles. A Wrapped provider implements all five
 // libdns interfaces and returns an *UnsupportedError for those the provider
