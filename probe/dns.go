@@ -131,6 +131,8 @@ type DNS struct {
 	net     string
 }
 
+var _ Prober = (*DNS)(nil)
+
 // NewDNS returns a DNS prober for the server at addr ("host:port", "host"
 // or an IP; port 53 by default). cfg is validated and copied.
 func NewDNS(addr string, cfg DNSConfig) (*DNS, error) {

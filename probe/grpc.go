@@ -78,6 +78,8 @@ type GRPC struct {
 	dialer net.Dialer
 }
 
+var _ Prober = (*GRPC)(nil)
+
 // NewGRPC returns a gRPC health prober for addr ("host:port", "[v6]:port";
 // a port is required unless cfg.Port is set). cfg is validated and copied;
 // files named in cfg.TLS are read now.

@@ -52,6 +52,8 @@ type HTTP struct {
 	ref      *httpRef // the net/http engine, when selected
 }
 
+var _ Prober = (*HTTP)(nil)
+
 // NewHTTP returns a prober for the target at addr: "host:port", "host",
 // "[v6]:port" or a bare IP address. A missing port is 80 (443 with TLS);
 // cfg.Port, when set, replaces the port. The host is dialled as given (a

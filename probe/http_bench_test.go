@@ -3,7 +3,10 @@ package probe
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"syscall"
 	"testing"
 	"time"
@@ -76,6 +79,42 @@ func BenchmarkHTTPProbe(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkHTTPSProbe measures one HTTPS probe (lean engine, ECDSA P-256
+// certificate, TLS 1.3) with a full handshake each time and with session
+// resumption.
+func BenchmarkHTTPSProbe(b *testing.B) {
+	ca := probersNewCA(b)
+	cert, _, _ := ca.issue(false, "probe.test")
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	defer srv.Close()
+	for _, resume := range []bool{false, true} {
+		name := "full-handshake"
+		if resume {
+			name = "resumed"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := DefaultHTTPConfig()
+			cfg.Hostname = "probe.test"
+			cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM), ResumeSessions: resume}
+			h, err := NewHTTP(srv.Listener.Addr().String(), cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			b.ReportAllocs()
+			defer probersReportCPU(b)()
+			for b.Loop() {
+				if r := h.Probe(ctx); r.Status != Pass {
+					b.Fatal(r.Detail)
+				}
+			}
+		})
 	}
 }
 

@@ -414,3 +414,29 @@ func TestHTTPS(t *testing.T) {
 		}
 	})
 }
+
+func TestHTTPSResumeSessions(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.issue(false, "probe.test")
+	for _, resume := range []bool{false, true} {
+		resumed := make(chan bool, 8)
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, VerifyConnection: func(cs tls.ConnectionState) error {
+			resumed <- cs.DidResume
+			return nil
+		}}
+		srv.StartTLS()
+		cfg := DefaultHTTPConfig()
+		cfg.Hostname = "probe.test"
+		cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM), ResumeSessions: resume}
+		h := probersHTTP(t, probersAddr(srv), cfg, HTTPEngineLean)
+		var got []bool
+		for i := 0; i < 2; i++ {
+			r := h.Probe(probersCtx(t, 10*time.Second))
+			require.Equal(t, Pass, r.Status, r.Detail)
+			got = append(got, <-resumed)
+		}
+		srv.Close()
+		assert.Equal(t, []bool{false, resume}, got, "resumeSessions %v", resume)
+	}
+}

@@ -67,6 +67,8 @@ type TCP struct {
 	segs [][]byte
 }
 
+var _ Prober = (*TCP)(nil)
+
 // NewTCP returns a TCP prober for addr ("host:port", "[v6]:port"; a port is
 // required unless cfg.Port is set). cfg is validated and copied.
 func NewTCP(addr string, cfg TCPConfig) (*TCP, error) {

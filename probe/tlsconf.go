@@ -35,6 +35,11 @@ type TLSConfig struct {
 	// InsecureSkipVerify accepts any server certificate (Route 53's HTTPS
 	// checks do this). The handshake must still succeed.
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
+	// ResumeSessions keeps TLS session tickets between probes of one
+	// prober, so later probes resume instead of a full handshake (HAProxy
+	// does the same); much cheaper, but the server's certificate is then
+	// verified only when a full handshake happens. Off by default.
+	ResumeSessions bool `json:"resumeSessions,omitempty"`
 
 	// RootCAs, when not nil, is copied at construction and the CAs above
 	// are added to the copy; it replaces the system roots. Programmatic use
@@ -110,6 +115,9 @@ func (c *TLSConfig) build(serverName string, nextProtos []string) (*tls.Config, 
 		}
 	}
 	tc.RootCAs = pool
+	if c.ResumeSessions {
+		tc.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	}
 	switch {
 	case c.CertFile != "":
 		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
