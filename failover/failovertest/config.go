@@ -1,0 +1,172 @@
+package failovertest
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/heartbeat"
+	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/probe"
+)
+
+// ErrInvalid is wrapped by every error about a scenario's configuration,
+// declarations or timeline.
+var ErrInvalid = errors.New("failovertest: invalid scenario")
+
+// Config sets the pieces every controller of a scenario runs with. Fields
+// are JSON-tagged; start from DefaultConfig and change what the test needs.
+type Config struct {
+	// Topology is the CNAME topology the controllers publish (service,
+	// domain, app names, TTL, what happens when nothing is healthy).
+	// Default: service "edge-internal", domain "example.test", one app
+	// name "httpbin.example.test", the failover package's defaults
+	// otherwise.
+	Topology failover.TopologyConfig `json:"topology"`
+	// Probe is every gateway's probe policy (thresholds and schedule),
+	// fed by the scripted up/down through an in-memory prober. Default
+	// probe.DefaultPolicy with MaxBackoff equal to its Interval, so a
+	// critical gateway is probed every interval and recovers promptly.
+	Probe probe.Policy `json:"probe"`
+	// Heartbeat are the timings of both heartbeat scopes (local and
+	// global), shared by publishers and readers. Default
+	// heartbeat.DefaultRules (beats every 10 s, fresh for 30 s, 5 s of
+	// skew tolerance).
+	Heartbeat heartbeat.Rules `json:"heartbeat"`
+	// Reconcile is how often a controller reads the beats and the
+	// published sets, decides and publishes. Default 0 means
+	// Heartbeat.ReconcileInterval; allowed 100 ms – 10 min. A controller
+	// also reconciles at once when one of its gateways changes state.
+	Reconcile Duration `json:"reconcile"`
+	// WarmUp is how long the deployment runs before the timeline's time
+	// zero, so every beat is written and every name published when the
+	// first step runs. Default 0 means three reconcile intervals; allowed
+	// up to 1 h.
+	WarmUp Duration `json:"warmUp"`
+	// Seed seeds the probe and heartbeat jitter so runs repeat. Default 1.
+	Seed uint64 `json:"seed"`
+	// Trace logs (t.Logf) every change of what a controller asks to
+	// publish, with the virtual time. Default false.
+	Trace bool `json:"trace"`
+}
+
+// Duration is a time.Duration that reads and writes "3s" in JSON.
+type Duration = failover.Duration
+
+// DefaultConfig returns the configuration described field by field on
+// Config: the heartbeat controller's layout and default timings.
+func DefaultConfig() Config {
+	tc := failover.DefaultTopologyConfig()
+	tc.Service = "edge-internal"
+	tc.Domain = "example.test"
+	tc.AppNames = []failover.AppName{{Name: "httpbin.example.test"}}
+	p := probe.DefaultPolicy()
+	p.MaxBackoff = p.Interval
+	return Config{Topology: tc, Probe: p, Heartbeat: heartbeat.DefaultRules(), Seed: 1}
+}
+
+// FastConfig returns DefaultConfig with the embedded zone's timings:
+// heartbeat.FastRules (beats every 2 s, fresh for 8 s) and probes every
+// 2 s.
+func FastConfig() Config {
+	c := DefaultConfig()
+	c.Heartbeat = heartbeat.FastRules()
+	c.Probe.Interval = Duration(2 * time.Second)
+	c.Probe.MaxBackoff = c.Probe.Interval
+	return c
+}
+
+// Validate reports the first invalid field, naming it, its value and the
+// allowed range; the error wraps ErrInvalid.
+func (c Config) Validate() error {
+	if err := c.Topology.Validate(); err != nil {
+		return fmt.Errorf("%w: topology: %w", ErrInvalid, err)
+	}
+	if err := c.Probe.Validate(); err != nil {
+		return fmt.Errorf("%w: probe: %w", ErrInvalid, err)
+	}
+	if err := c.Heartbeat.Validate(); err != nil {
+		return fmt.Errorf("%w: heartbeat: %w", ErrInvalid, err)
+	}
+	if r := time.Duration(c.Reconcile); r != 0 && (r < 100*time.Millisecond || r > 10*time.Minute) {
+		return fmt.Errorf("%w: reconcile %v: allowed 0 (heartbeat interval) or 100ms–10m", ErrInvalid, r)
+	}
+	if w := time.Duration(c.WarmUp); w < 0 || w > time.Hour {
+		return fmt.Errorf("%w: warmUp %v: allowed 0 (three reconcile intervals) to 1h", ErrInvalid, w)
+	}
+	return nil
+}
+
+// interval is the controllers' reconcile interval.
+func (c Config) interval() time.Duration {
+	if c.Reconcile != 0 {
+		return time.Duration(c.Reconcile)
+	}
+	return time.Duration(c.Heartbeat.ReconcileInterval)
+}
+
+func (c Config) warmUp() time.Duration {
+	if c.WarmUp != 0 {
+		return time.Duration(c.WarmUp)
+	}
+	return 3 * c.interval()
+}
+
+// globalZone is the zone of the global and failover names and of global
+// beats.
+func (c Config) globalZone() string {
+	if c.Topology.GlobalZone != "" {
+		return dnsname.Fqdn(c.Topology.GlobalZone)
+	}
+	return dnsname.Fqdn(c.Topology.Domain)
+}
+
+// localZone is the private zone each region has its own copy of: the
+// regional name's parent, e.g. "local.example.test.".
+func (c Config) localZone() string {
+	return dnsname.Join(c.Topology.LocalLabel, dnsname.Fqdn(c.Topology.Domain))
+}
+
+// GatewayBound is SPEC.md's failover time for one gateway, without a TTL
+// term (the kit's resolver asks the zones directly): the probe policy's
+// worst-case detection plus one reconcile interval of publish delay.
+func (c Config) GatewayBound() time.Duration {
+	return probe.WorstCaseDetection(c.Probe) + c.interval()
+}
+
+// ControllerBound is SPEC.md's failover time for a cluster whose
+// controller is gone (or a region lost whole): the heartbeat freshness
+// bound seen by a peer that reads every reconcile interval
+// (HealthyDuration + SkewTolerance + interval) plus one reconcile interval
+// of publish delay.
+func (c Config) ControllerBound() time.Duration {
+	return c.Heartbeat.DetectionBound(false, c.interval()) + c.interval()
+}
+
+// RegionGatewaysBound is the failover time when every gateway of a region
+// fails while its controllers live: the gateways are detected (the probe
+// bound), the controllers stop writing beats, and peers see those beats
+// stale (the controller bound).
+func (c Config) RegionGatewaysBound() time.Duration {
+	return probe.WorstCaseDetection(c.Probe) + c.ControllerBound()
+}
+
+// RecoveryBound is the kit's bound for a gateway or a region coming back:
+// PassingThreshold probes one MaxBackoff apart (the longest delay between
+// probes of a critical target under the record-service schedule, or
+// UnhealthyInterval under Envoy's), plus the probe timeout, plus two
+// reconcile intervals (a restarted controller's first reconcile comes one
+// interval after its first beat, and its peers read that beat within one
+// more).
+func (c Config) RecoveryBound() time.Duration {
+	gap := time.Duration(c.Probe.MaxBackoff)
+	if c.Probe.Schedule == probe.ScheduleEnvoy {
+		gap = time.Duration(c.Probe.UnhealthyInterval)
+		if gap == 0 {
+			gap = time.Duration(c.Probe.Interval)
+		}
+	}
+	gap += c.Probe.Jitter().Max(gap)
+	return time.Duration(c.Probe.PassingThreshold)*gap + time.Duration(c.Probe.Timeout) + 2*c.interval()
+}

@@ -1,0 +1,32 @@
+package failovertest_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/gslbkit/gslb/failover/failovertest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// twoRegions is the reference document's deployment: regions eu and us,
+// one cluster each, two gateways per cluster with an IPv4 and an IPv6
+// address each.
+func twoRegions(cfg failovertest.Config) *failovertest.Scenario {
+	return failovertest.New(cfg).
+		Region("eu").Region("us").
+		Cluster("eu-1", "eu").Cluster("us-1", "us").
+		Gateway("eu-1", "eu-a", "192.0.2.1", "2001:db8:e::1").
+		Gateway("eu-1", "eu-b", "192.0.2.2", "2001:db8:e::2").
+		Gateway("us-1", "us-a", "198.51.100.1", "2001:db8:a::1").
+		Gateway("us-1", "us-b", "198.51.100.2", "2001:db8:a::2")
+}
+
+func cat(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}

@@ -1,0 +1,393 @@
+package failovertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+
+	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/internal/errclass"
+	"github.com/gslbkit/gslb/provider/memory"
+)
+
+// ErrFault is wrapped by every error the kit injects (throttling, an
+// unreadable zone).
+var ErrFault = errors.New("failovertest: injected fault")
+
+// World is a running scenario: the zones, the controllers and the scripted
+// state of gateways, faults and clocks. Steps added with Moment.Do get it;
+// its methods are safe for concurrent use.
+type World struct {
+	s      *Scenario
+	zero   time.Time // time zero of the timeline (after the warm-up)
+	global *memory.Provider
+	locals map[string]*memory.Provider
+
+	mu         sync.Mutex
+	gwUp       map[string]bool
+	throttled  map[Zone]throttle
+	unreadable map[[2]string]bool // {reader region, zone}
+	parted     map[[2]string]bool // {region, region}, both orders
+	skew       map[string]time.Duration
+	writes     map[string]int
+	watches    []*watch
+	ctrls      map[string]*controller
+	seeds      uint64
+}
+
+type throttle struct {
+	until      time.Duration
+	writesOnly bool
+}
+
+// watch follows one ExpectWithin: the first instant the answer matched.
+type watch struct {
+	label, region, name string
+	want                []netip.Addr
+	start               time.Duration
+	matched, closed     bool
+	at                  time.Duration
+}
+
+func newWorld(s *Scenario, zero time.Time) (*World, error) {
+	w := &World{s: s, zero: zero, locals: map[string]*memory.Provider{}, gwUp: map[string]bool{},
+		throttled: map[Zone]throttle{}, unreadable: map[[2]string]bool{}, parted: map[[2]string]bool{},
+		skew: map[string]time.Duration{}, writes: map[string]int{}, ctrls: map[string]*controller{}, seeds: s.cfg.Seed}
+	p, err := memory.New(memory.DefaultConfig())
+	if err != nil {
+		return nil, err
+	}
+	if err := p.AddZone(s.cfg.globalZone()); err != nil {
+		return nil, err
+	}
+	w.global = p
+	for _, r := range s.regions {
+		p, err := memory.New(memory.DefaultConfig())
+		if err != nil {
+			return nil, err
+		}
+		if err := p.AddZone(s.cfg.localZone()); err != nil {
+			return nil, err
+		}
+		w.locals[r] = p
+	}
+	for _, g := range s.gateways {
+		w.gwUp[g.name] = true
+	}
+	return w, nil
+}
+
+// Now returns the virtual time since time zero (negative during the
+// warm-up).
+func (w *World) Now() time.Duration { return w.now() }
+
+func (w *World) now() time.Duration { return time.Since(w.zero) }
+
+// Writes returns how many successful provider write calls (sets and
+// deletes, by any controller, in any copy of the zone) have touched name
+// since the start, warm-up included. Take the difference of two readings
+// to count the writes of a period.
+func (w *World) Writes(name string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes[dnsname.Fqdn(name)]
+}
+
+// Decision returns the last decision of cluster's controller and whether
+// it has made one (false while it is down or before its first reconcile).
+func (w *World) Decision(cluster string) (failover.Decision, bool) {
+	w.mu.Lock()
+	c := w.ctrls[cluster]
+	w.mu.Unlock()
+	if c == nil {
+		return failover.Decision{}, false
+	}
+	return c.lastDecision()
+}
+
+// Zone returns the provider holding zone, for tests that read or change it
+// directly (writes made this way are not counted by Writes).
+func (w *World) Zone(z Zone) *memory.Provider {
+	if z.region == "" {
+		return w.global
+	}
+	return w.locals[z.region]
+}
+
+func (w *World) setGateway(name string, up bool) {
+	w.mu.Lock()
+	w.gwUp[name] = up
+	w.mu.Unlock()
+}
+
+func (w *World) gatewayUp(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gwUp[name]
+}
+
+func (w *World) throttle(z Zone, until time.Duration, writesOnly bool) {
+	w.mu.Lock()
+	w.throttled[z] = throttle{until: until, writesOnly: writesOnly}
+	w.mu.Unlock()
+}
+
+func (w *World) partition(a, b string, on bool) {
+	w.mu.Lock()
+	w.parted[[2]string{a, b}], w.parted[[2]string{b, a}] = on, on
+	w.mu.Unlock()
+}
+
+func (w *World) partitioned(a, b string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.parted[[2]string{a, b}]
+}
+
+func (w *World) setUnreadable(region string, z Zone, on bool) {
+	w.mu.Lock()
+	w.unreadable[[2]string{region, z.String()}] = on
+	w.mu.Unlock()
+}
+
+func (w *World) setSkew(cluster string, d time.Duration) {
+	w.mu.Lock()
+	w.skew[cluster] = d
+	w.mu.Unlock()
+}
+
+// clock returns cluster's clock: true virtual time plus its skew.
+func (w *World) clock(cluster string) func() time.Time {
+	return func() time.Time {
+		w.mu.Lock()
+		d := w.skew[cluster]
+		w.mu.Unlock()
+		return time.Now().Add(d)
+	}
+}
+
+// seed hands out distinct seeds derived from the config's.
+func (w *World) seed() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seeds++
+	return w.seeds
+}
+
+// fault returns the error injected into a call by region's controller to
+// zone, or nil.
+func (w *World) fault(region string, z Zone, write bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if th, ok := w.throttled[z]; ok && w.now() < th.until && (write || !th.writesOnly) {
+		return errclass.Mark(fmt.Errorf("%w: %s throttled", ErrFault, z), errclass.Throttled)
+	}
+	if !write && w.unreadable[[2]string{region, z.String()}] {
+		return errclass.Mark(fmt.Errorf("%w: %s unreadable by %s", ErrFault, z, region), errclass.Transient)
+	}
+	return nil
+}
+
+// wrote counts a successful write call and re-evaluates the watches.
+func (w *World) wrote(zone string, recs []libdns.Record) {
+	names := map[string]bool{}
+	for _, r := range recs {
+		names[dnsname.Fqdn(libdns.AbsoluteName(r.RR().Name, zone))] = true
+	}
+	w.mu.Lock()
+	for n := range names {
+		w.writes[n]++
+	}
+	var open []*watch
+	for _, wt := range w.watches {
+		if !wt.matched && !wt.closed {
+			open = append(open, wt)
+		}
+	}
+	w.mu.Unlock()
+	for _, wt := range open {
+		w.evaluate(wt)
+	}
+}
+
+func (w *World) evaluate(wt *watch) {
+	got := w.Resolve(wt.region, wt.name)
+	now := w.now()
+	w.mu.Lock()
+	if !wt.matched && slices.Equal(got, wt.want) {
+		wt.matched, wt.at = true, now-wt.start
+	}
+	w.mu.Unlock()
+}
+
+func (w *World) watch(label, region, name string, want []netip.Addr) *watch {
+	wt := &watch{label: label, region: region, name: name, want: want, start: w.now()}
+	w.mu.Lock()
+	w.watches = append(w.watches, wt)
+	w.mu.Unlock()
+	w.evaluate(wt)
+	return wt
+}
+
+func (w *World) checkWatch(t *testing.T, wt *watch, bound time.Duration) {
+	t.Helper()
+	w.mu.Lock()
+	wt.closed = true
+	matched, at := wt.matched, wt.at
+	w.mu.Unlock()
+	got := w.Resolve(wt.region, wt.name)
+	switch {
+	case !matched:
+		t.Errorf("%s: never got %v within %v; now %v (chain %v)", wt.label, wt.want, bound, got, w.Chain(wt.region, wt.name))
+	case !slices.Equal(got, wt.want):
+		t.Errorf("%s: got %v after %v but %v at the bound %v (chain %v)", wt.label, wt.want, at, got, bound, w.Chain(wt.region, wt.name))
+	default:
+		t.Logf("%s: answer %v after %v (bound %v)", wt.label, wt.want, at, bound)
+	}
+}
+
+// Measured returns how long the ExpectWithin labelled "<name> in <region>
+// from <start>" took to see its answer, and whether it has.
+func (w *World) Measured(region, name string, start time.Duration) (time.Duration, bool) {
+	label := fmt.Sprintf("%s in %s from %v", name, region, start)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, wt := range w.watches {
+		if wt.label == label && wt.matched {
+			return wt.at, true
+		}
+	}
+	return 0, false
+}
+
+// Resolve returns the addresses (A and AAAA, sorted, IPv4-mapped
+// addresses unmapped) a client in region gets for name: the kit's
+// resolver asks the zones directly, following CNAMEs across them — the
+// region's private zone for names in the local zone, the global zone for
+// the others — so no TTL is involved. A name that leads nowhere gives
+// nil.
+func (w *World) Resolve(region, name string) []netip.Addr {
+	addrs, _ := w.lookup(region, name)
+	return addrs
+}
+
+// Chain returns the names Resolve visits for name in region, name first,
+// each CNAME target after it.
+func (w *World) Chain(region, name string) []string {
+	_, chain := w.lookup(region, name)
+	return chain
+}
+
+// maxHops bounds the CNAME chain the resolver follows.
+const maxHops = 16
+
+func (w *World) lookup(region, name string) ([]netip.Addr, []string) {
+	cur := dnsname.Fqdn(name)
+	chain := []string{cur}
+	src := netip.AddrFrom4([4]byte{10, 0, 0, 1})
+	for range maxHops {
+		p := w.global
+		if dnsname.InZone(cur, w.s.cfg.localZone()) {
+			p = w.locals[region]
+		} else if !dnsname.InZone(cur, w.s.cfg.globalZone()) {
+			return nil, chain
+		}
+		if p == nil {
+			return nil, chain
+		}
+		var addrs []netip.Addr
+		next := cur
+		for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA} {
+			m := new(dns.Msg)
+			m.SetQuestion(cur, qt)
+			resp := p.Respond(m, src, false)
+			if resp == nil {
+				continue
+			}
+			at := cur
+			for _, rr := range resp.Answer {
+				if !dnsname.Equal(rr.Header().Name, at) {
+					continue
+				}
+				switch v := rr.(type) {
+				case *dns.CNAME:
+					at = dnsname.Fqdn(v.Target)
+				case *dns.A:
+					if ip, ok := netip.AddrFromSlice(v.A); ok {
+						addrs = append(addrs, ip.Unmap())
+					}
+				case *dns.AAAA:
+					if ip, ok := netip.AddrFromSlice(v.AAAA); ok {
+						addrs = append(addrs, ip.Unmap())
+					}
+				}
+			}
+			next = at
+		}
+		if len(addrs) > 0 {
+			slices.SortFunc(addrs, netip.Addr.Compare)
+			return slices.Compact(addrs), appendChain(chain, cur, next)
+		}
+		if next == cur {
+			return nil, chain
+		}
+		chain = appendChain(chain, cur, next)
+		cur = next
+	}
+	return nil, chain
+}
+
+// appendChain records the CNAME hop from cur to next, if any.
+func appendChain(chain []string, cur, next string) []string {
+	if next != cur {
+		chain = append(chain, next)
+	}
+	return chain
+}
+
+// store is one controller's access to one zone: the memory provider with
+// the scripted faults in front, counting the writes that land.
+type store struct {
+	w      *World
+	zone   Zone
+	region string // the accessing controller's region
+	p      *memory.Provider
+}
+
+func (st *store) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
+	if err := st.w.fault(st.region, st.zone, false); err != nil {
+		return nil, err
+	}
+	return st.p.GetRecords(ctx, zone)
+}
+
+func (st *store) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
+	if err := st.w.fault(st.region, st.zone, true); err != nil {
+		return nil, err
+	}
+	out, err := st.p.SetRecords(ctx, zone, recs)
+	if err == nil {
+		st.w.wrote(zone, recs)
+	}
+	return out, err
+}
+
+func (st *store) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
+	if err := st.w.fault(st.region, st.zone, true); err != nil {
+		return nil, err
+	}
+	out, err := st.p.DeleteRecords(ctx, zone, recs)
+	if err == nil {
+		st.w.wrote(zone, recs)
+	}
+	return out, err
+}
