@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/health"
+	"github.com/gslbkit/gslb/heartbeat"
+	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/record"
+)
+
+// ownerID marks the records the demo's reconcilers own; every controller of
+// one deployment uses the same id, since they compute the same records.
+const ownerID = "gslbkit-multiregion"
+
+// controller is one cluster's controller, the heartbeat controller's loop:
+// every interval it evaluates its gateways' gates, tells its heartbeat
+// publisher the verdict, reads the local and global beats, reads back the
+// shared address sets, asks the topology policy for the desired records and
+// hands its share of them to its reconciler. The publisher and the
+// reconciler run their own loops; run owns them.
+type controller struct {
+	d      *deployment
+	cl     *cluster
+	view   *view
+	gates  []*health.Gate
+	pub    *heartbeat.Publisher
+	local  *heartbeat.Reader
+	global *heartbeat.Reader
+	rec    *record.Reconciler
+	out    *printer
+	met    *metrics
+
+	// Owned by the loop's goroutine.
+	ticks  int
+	failed map[string]bool // regions this controller last saw dead
+}
+
+// rules are the heartbeat timings of both scopes: beats every interval,
+// fresh for -healthy, one interval of clock skew tolerated.
+func (d *deployment) rules() heartbeat.Rules {
+	r := heartbeat.DefaultRules()
+	r.ReconcileInterval = heartbeat.Duration(d.opts.interval)
+	r.HealthyDuration = heartbeat.Duration(d.opts.healthy)
+	r.SkewTolerance = heartbeat.Duration(d.opts.interval)
+	return r
+}
+
+func newController(d *deployment, cl *cluster, out *printer, met *metrics) (*controller, error) {
+	c := &controller{d: d, cl: cl, view: d.views[cl.region], out: out, met: met, failed: map[string]bool{}}
+	for _, g := range cl.gateways {
+		gate, err := health.NewGate(
+			health.GateCheck{Name: "endpoints", Check: g.endpoints},
+			health.GateCheck{Name: "address", Check: g.external},
+		)
+		if err != nil {
+			return nil, err
+		}
+		c.gates = append(c.gates, gate)
+	}
+
+	rules := d.rules()
+	hb := heartbeat.DefaultConfig()
+	hb.Cluster, hb.Region = cl.name, cl.region
+	hb.LocalZone, hb.GlobalZone = d.names.local, d.names.global
+	hb.Local, hb.Global = rules, rules
+	hb.TTL = heartbeat.Duration(d.opts.ttl)
+	hb.RetryBackoff = heartbeat.Duration(d.opts.interval / 4)
+	obs := met.observer(cl.name)
+	var err error
+	c.pub, err = heartbeat.NewPublisher(hb, heartbeat.Options{
+		Local: c.view, Global: c.view, Keyring: d.keyring, Observer: obs,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cl.name, err)
+	}
+	for _, s := range []heartbeat.Scope{heartbeat.Local, heartbeat.Global} {
+		rc := heartbeat.DefaultReaderConfig(s, hb.Zone(s))
+		rc.Rules = rules
+		r, err := heartbeat.NewReader(rc, c.view, heartbeat.ReaderOptions{Keyring: d.keyring, Observer: obs})
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", cl.name, err)
+		}
+		if s == heartbeat.Local {
+			c.local = r
+		} else {
+			c.global = r
+		}
+	}
+
+	rc := record.LocalConfig(ownerID)
+	rc.ResyncInterval = record.Duration(max(time.Second, 4*d.opts.interval))
+	c.rec, err = record.New(c.view, rc, record.Options{Observer: record.ObserverFunc(c.recordEvent)})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// run drives the controller until ctx ends and waits for its loops.
+func (c *controller) run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return c.pub.Run(ctx) })
+	g.Go(func() error { return c.rec.Run(ctx) })
+	g.Go(func() error {
+		t := time.NewTicker(c.d.opts.interval)
+		defer t.Stop()
+		for {
+			c.tick(ctx, time.Now())
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+		}
+	})
+	return g.Wait()
+}
+
+// tick is one reconcile of the controller.
+func (c *controller) tick(ctx context.Context, now time.Time) {
+	c.ticks++
+	// 1. The gateways' verdicts, and the cluster's for the heartbeat.
+	own := make([]failover.Gateway, len(c.cl.gateways))
+	healthy := 0
+	for i, g := range c.cl.gateways {
+		v := c.gates[i].Evaluate(now)
+		h := failover.Critical
+		if v.Healthy {
+			h = failover.Passing
+			healthy++
+		}
+		if v.Changed && c.ticks > 1 {
+			c.out.event(c.cl.name, fmt.Sprintf("gateway %s (%s) %s", g.name, g.addr, v))
+		}
+		own[i] = failover.Gateway{Name: g.name, Addrs: []netip.Addr{g.addr}, Health: h}
+	}
+	c.pub.SetVerdict(heartbeat.Verdict{Healthy: healthy > 0, Gateways: healthy})
+
+	// 2. The beats, and the shared sets as published.
+	ls, lerr := c.local.Read(ctx, now)
+	gs, gerr := c.global.Read(ctx, now)
+	names := c.d.names
+	snap := failover.Snapshot{Failover: c.readBack(ctx, names.global, c.d.topo.FailoverName())}
+	for _, r := range c.d.regions {
+		reg := failover.Region{Name: r.name, Zone: names.local}
+		if r.name == c.cl.region {
+			reg.Regional = c.readBack(ctx, names.local, c.d.topo.RegionalName())
+		}
+		snap.Regions = append(snap.Regions, reg)
+		for _, k := range r.clusters {
+			fc := failover.Cluster{Name: k.name, Region: k.region, Global: freshness(gs, gerr, k.name)}
+			if k.region == c.cl.region {
+				fc.Local = freshness(ls, lerr, k.name)
+			}
+			for _, g := range k.gateways {
+				fc.Gateways = append(fc.Gateways, failover.Gateway{Name: g.name, Addrs: []netip.Addr{g.addr}})
+			}
+			if k == c.cl {
+				fc.Gateways = own
+			}
+			snap.Clusters = append(snap.Clusters, fc)
+		}
+	}
+
+	// 3. The policy's decision; this controller writes its share.
+	dec, err := c.d.topo.Decide(snap)
+	if err != nil {
+		c.out.event(c.cl.name, "policy: "+err.Error())
+		return
+	}
+	c.noteRegions(dec)
+	if err := c.rec.Set(toRecord(dec.Desired.WrittenBy(c.cl.region))); err != nil {
+		c.out.event(c.cl.name, "reconciler: "+err.Error())
+	}
+}
+
+// freshness turns one scope's read into the policy's view of a cluster:
+// only a successful read is evidence (a failed one is unknown), and a
+// cluster missing from a successful listing is stale.
+func freshness(s heartbeat.Snapshot, err error, cluster string) failover.Freshness {
+	if err != nil {
+		return failover.FreshnessUnknown
+	}
+	if st, ok := s.Cluster(cluster); ok && st.Fresh {
+		return failover.Fresh
+	}
+	return failover.Stale
+}
+
+// readBack reads the addresses published at name; a failed read is "not
+// read", which the policy never takes as evidence.
+func (c *controller) readBack(ctx context.Context, zone, name string) failover.Published {
+	recs, err := c.view.GetRecords(ctx, zone)
+	if err != nil {
+		return failover.Published{}
+	}
+	rel, _ := dnsname.Relative(name, zone)
+	p := failover.Published{Read: true}
+	for _, r := range recs {
+		rr := r.RR()
+		if !strings.EqualFold(rr.Name, rel) || (rr.Type != "A" && rr.Type != "AAAA") {
+			continue
+		}
+		if a, err := netip.ParseAddr(rr.Data); err == nil {
+			p.Addrs = append(p.Addrs, a)
+		}
+	}
+	return p
+}
+
+// noteRegions prints the regions this controller starts or stops seeing
+// dead (its reason to fail over), once the deployment has settled.
+func (c *controller) noteRegions(dec failover.Decision) {
+	for _, r := range dec.Regions {
+		dead := r.State == failover.RegionDead
+		if dead == c.failed[r.Name] {
+			continue
+		}
+		c.failed[r.Name] = dead
+		if !c.d.settled.Load() {
+			continue
+		}
+		target := dec.GlobalTarget
+		if target == "" {
+			target = "held"
+		}
+		what := "sees region " + r.Name + " alive again"
+		if dead {
+			what = "sees region " + r.Name + " dead (every global beat stale)"
+		}
+		c.out.event(c.cl.name, fmt.Sprintf("%s → %s points at %s", what,
+			c.d.names.short(c.d.topo.GlobalName()), c.d.names.short(target)))
+	}
+}
+
+// recordEvent prints the reconciler's failures.
+func (c *controller) recordEvent(e record.Event) {
+	if ev, ok := e.(record.ErrorEvent); ok {
+		c.out.event(c.cl.name, fmt.Sprintf("write failed (%s): %v", ev.Class(), ev.Err))
+	}
+}
+
+// toRecord converts the policy's output into the reconciler's input; the
+// two packages meet only through libdns types.
+func toRecord(fd failover.Desired) record.Desired {
+	var rd record.Desired
+	for _, s := range fd.Sets {
+		rd.Sets = append(rd.Sets, record.Group(s.Zone, s.Records)...)
+	}
+	for _, w := range fd.Withdraws {
+		rd.Withdraw = append(rd.Withdraw, record.Key{Zone: w.Zone, Name: w.Name, Type: w.Type})
+	}
+	return rd
+}
