@@ -153,12 +153,13 @@ func (c Config) RegionGatewaysBound() time.Duration {
 }
 
 // RecoveryBound is the kit's bound for a gateway or a region coming back:
-// PassingThreshold probes one MaxBackoff apart (the longest delay between
-// probes of a critical target under the record-service schedule, or
-// UnhealthyInterval under Envoy's), plus the probe timeout, plus two
-// reconcile intervals (a restarted controller's first reconcile comes one
-// interval after its first beat, and its peers read that beat within one
-// more).
+// the probes see the gateway pass again (PassingThreshold probes one
+// MaxBackoff apart — the longest delay between probes of a critical
+// target under the record-service schedule, or UnhealthyInterval under
+// Envoy's — jitter and the probe timeout included), its controller's next
+// beat lands within one reconcile interval, peers read it within another,
+// and publish within a third. A restarted controller beats at once and
+// reconciles one interval later, inside the same bound.
 func (c Config) RecoveryBound() time.Duration {
 	gap := time.Duration(c.Probe.MaxBackoff)
 	if c.Probe.Schedule == probe.ScheduleEnvoy {
@@ -168,5 +169,5 @@ func (c Config) RecoveryBound() time.Duration {
 		}
 	}
 	gap += c.Probe.Jitter().Max(gap)
-	return time.Duration(c.Probe.PassingThreshold)*gap + time.Duration(c.Probe.Timeout) + 2*c.interval()
+	return time.Duration(c.Probe.PassingThreshold)*gap + time.Duration(c.Probe.Timeout) + 3*c.interval()
 }

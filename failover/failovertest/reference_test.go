@@ -19,7 +19,7 @@ func TestScenario1AllHealthy(t *testing.T) {
 		Expect("us", app, us...).
 		Expect("eu", s.FailoverName(), cat(eu, us)...).
 		Expect("us", s.FailoverName(), cat(eu, us)...)
-	s.At(5 * time.Minute).
+	s.At(5*time.Minute).
 		Expect("eu", app, eu...).
 		Expect("us", app, us...)
 	s.Run(t)
@@ -44,4 +44,68 @@ func TestScenario2PartialFailure(t *testing.T) {
 		ExpectWithin(cfg.RecoveryBound(), "eu", app, eu...).
 		ExpectWithin(cfg.RecoveryBound(), "eu", s.FailoverName(), cat(eu, us)...)
 	s.Run(t)
+}
+
+// TestScenario3RegionFailure: a whole region fails — by its gateways, by
+// its controllers, or lost whole — and every client, the failed region's
+// included, is sent to the other region's gateways through the failover
+// name; on recovery the global name points at the regional name again.
+func TestScenario3RegionFailure(t *testing.T) {
+	cfg := failovertest.DefaultConfig()
+	cases := []struct {
+		name    string
+		fail    func(m failovertest.Moment)
+		recover func(m failovertest.Moment)
+		bound   time.Duration
+		// heldEU: eu's regional record keeps its last addresses (nobody
+		// may empty it) while eu is down.
+		heldEU bool
+	}{
+		{
+			name:    "gateways",
+			fail:    func(m failovertest.Moment) { m.GatewayDown("eu-a", "eu-b") },
+			recover: func(m failovertest.Moment) { m.GatewayUp("eu-a", "eu-b") },
+			bound:   cfg.RegionGatewaysBound(),
+			heldEU:  true,
+		},
+		{
+			name:    "controllers",
+			fail:    func(m failovertest.Moment) { m.ControllerDown("eu-1") },
+			recover: func(m failovertest.Moment) { m.ControllerUp("eu-1") },
+			bound:   cfg.ControllerBound(),
+		},
+		{
+			name:    "region",
+			fail:    func(m failovertest.Moment) { m.RegionDown("eu") },
+			recover: func(m failovertest.Moment) { m.RegionUp("eu") },
+			bound:   cfg.ControllerBound(),
+			heldEU:  true,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := twoRegions(cfg)
+			app := s.AppName()
+			eu, us := s.RegionAddrs("eu"), s.RegionAddrs("us")
+			tc.fail(s.At(30 * time.Second))
+			s.At(30*time.Second).
+				ExpectWithin(tc.bound, "eu", app, us...).
+				ExpectWithin(tc.bound, "us", app, us...)
+			m := s.At(5 * time.Minute).
+				Expect("eu", app, us...).
+				Expect("us", app, us...)
+			if tc.heldEU {
+				m.Expect("eu", s.RegionalName(), eu...)
+			}
+			tc.recover(s.At(6 * time.Minute))
+			s.At(6*time.Minute).
+				ExpectWithin(cfg.RecoveryBound(), "eu", app, eu...).
+				ExpectWithin(cfg.RecoveryBound(), "us", app, us...).
+				ExpectWithin(cfg.RecoveryBound(), "us", s.FailoverName(), cat(eu, us)...)
+			s.At(10*time.Minute).
+				Expect("eu", app, eu...).
+				Expect("us", app, us...)
+			s.Run(t)
+		})
+	}
 }
