@@ -1,0 +1,379 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/provider/cloudflare"
+	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/provider/rfc2136"
+	"github.com/gslbkit/gslb/provider/route53"
+	"github.com/gslbkit/gslb/record"
+)
+
+// deps are what a controller takes from outside, so tests can swap probers,
+// the provider and the HTTP client for in-memory ones.
+type deps struct {
+	// prober builds the prober of one address; nil means the check's own.
+	prober func(c probe.Check, addr string) (probe.Prober, error)
+	// provider replaces the configured external provider; nil: built from
+	// the config.
+	provider record.Provider
+	// client sends notifies to nodes; nil means http.DefaultClient.
+	client *http.Client
+}
+
+// controller is gslbd's controller mode: it probes every address, keeps the
+// state of every record, and publishes the failover policy's answer into the
+// embedded zone (served by DNS and replicated to nodes) and, when
+// configured, to an external provider.
+type controller struct {
+	cfg    Config
+	log    *slog.Logger
+	met    *metrics
+	zone   *memory.Provider
+	policy *failover.RecordPolicy
+	mon    *probe.Monitor
+	local  *record.Reconciler // into the embedded zone
+	remote *record.Reconciler // into the provider; nil for embedded only
+	repl   *memory.Handler    // nil without a replication secret
+	client *http.Client
+
+	mu      sync.Mutex
+	records []*recState
+	byName  map[string]*recState
+}
+
+// recState is the live state of one record.
+type recState struct {
+	spec     RecordSpec
+	disabled bool
+	addrs    []*addrState
+}
+
+// addrState is the live state of one address.
+type addrState struct {
+	spec   AddressSpec
+	ip     netip.Addr
+	id     string // the monitor's target ID
+	state  probe.State
+	health failover.Health
+}
+
+func targetID(rec string, ip netip.Addr) string { return rec + "/" + ip.String() }
+
+// newController builds a controller from a validated config; it starts
+// nothing.
+func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*controller, error) {
+	c := &controller{cfg: cfg, log: log, met: met, client: d.client, byName: map[string]*recState{}}
+	if c.client == nil {
+		c.client = http.DefaultClient
+	}
+	var err error
+	if c.zone, err = memory.New(memory.DefaultConfig()); err != nil {
+		return nil, err
+	}
+	if err := c.zone.AddZone(cfg.Zone); err != nil {
+		return nil, err
+	}
+	if c.policy, err = failover.NewRecordPolicy(cfg.Policy); err != nil {
+		return nil, err
+	}
+	lcfg := record.LocalConfig(cfg.OwnerID)
+	lcfg.AllowTypeSwitch = true // the embedded zone swaps whole snapshots
+	embeddedOnly := cfg.Provider.Type == "" || cfg.Provider.Type == "embedded"
+	c.local, err = record.New(c.zone, lcfg, record.Options{
+		Observer: met.reconcilerObserver(embeddedOnly, c.logReconcile("embedded")),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !embeddedOnly {
+		if err := c.newRemote(d.provider); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Replication.Secret != "" {
+		c.repl, err = memory.NewHandler(c.zone, cfg.Replication.auth(), c.regionFilter(), nil)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if c.mon, err = probe.NewMonitor(cfg.Monitor, probe.ObserverFunc(c.observe), log); err != nil {
+		return nil, err
+	}
+	newProber := d.prober
+	if newProber == nil {
+		newProber = func(ch probe.Check, addr string) (probe.Prober, error) { return ch.NewProber(addr) }
+	}
+	for _, spec := range cfg.Records {
+		rs := &recState{spec: spec, disabled: spec.Disabled}
+		for _, a := range spec.Addresses {
+			ip, _ := netip.ParseAddr(a.IP)
+			ip = ip.Unmap()
+			as := &addrState{spec: a, ip: ip, id: targetID(spec.Name, ip), state: spec.check.Policy.InitialState}
+			as.health = failover.Health(as.state)
+			p, err := newProber(spec.check, probeAddr(a, ip))
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", spec.Name, ip, err)
+			}
+			if err := c.mon.Add(probe.Target{ID: as.id, Prober: met.counted(p), Policy: spec.check.Policy}); err != nil {
+				if errors.Is(err, probe.ErrNotInShard) {
+					as.health = failover.HealthUnknown
+					continue
+				}
+				return nil, err
+			}
+			met.setState(spec.Name, ip.String(), as.state)
+			rs.addrs = append(rs.addrs, as)
+		}
+		c.records = append(c.records, rs)
+		c.byName[spec.Name] = rs
+	}
+	return c, nil
+}
+
+// newRemote builds the reconciler of the external provider.
+func (c *controller) newRemote(p record.Provider) error {
+	pc := c.cfg.Provider
+	rcfg := record.DefaultConfig(c.cfg.OwnerID)
+	if p == nil {
+		var err error
+		switch pc.Type {
+		case "rfc2136":
+			rcfg = record.LocalConfig(c.cfg.OwnerID)
+			p, err = rfc2136.New(pc.RFC2136.FromEnv(nil))
+		case "route53":
+			rcfg = record.Route53Config(c.cfg.OwnerID)
+			p, err = route53.New(pc.Route53.FromEnv(nil))
+		case "cloudflare":
+			rcfg = record.CloudflareConfig(c.cfg.OwnerID)
+			p, err = cloudflare.New(pc.Cloudflare.FromEnv(nil))
+		}
+		if err != nil {
+			return err
+		}
+	} else if pc.Type == "rfc2136" {
+		rcfg = record.LocalConfig(c.cfg.OwnerID)
+	}
+	if pc.ResyncInterval != 0 {
+		rcfg.ResyncInterval = pc.ResyncInterval
+	}
+	var err error
+	c.remote, err = record.New(p, rcfg, record.Options{
+		Observer: c.met.reconcilerObserver(true, c.logReconcile(pc.Type)),
+	})
+	return err
+}
+
+// regionFilter keeps, in a region's snapshot, the addresses tagged with
+// that region and every record that is not an address.
+func (c *controller) regionFilter() memory.RegionFilter {
+	tags := map[string]map[string][]string{} // relative name → ip → regions
+	for _, r := range c.cfg.Records {
+		rel := r.Name[:len(r.Name)-len(c.cfg.Zone)]
+		rel = rel[:max(len(rel)-1, 0)]
+		m := map[string][]string{}
+		for _, a := range r.Addresses {
+			ip, _ := netip.ParseAddr(a.IP)
+			m[ip.Unmap().String()] = a.Regions
+		}
+		tags[rel] = m
+	}
+	return func(region, zone string, r memory.ZoneRecord) bool {
+		if r.Type != "A" && r.Type != "AAAA" {
+			return true
+		}
+		m, ok := tags[r.Name]
+		if !ok {
+			return true
+		}
+		for _, t := range m[r.Data] {
+			if t == region {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// Run probes, publishes and notifies until ctx ends, then waits for every
+// goroutine it started.
+func (c *controller) Run(ctx context.Context) error {
+	c.publish()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 4)
+	start := func(name string, f func(context.Context) error) {
+		wg.Go(func() {
+			if err := f(ctx); err != nil && ctx.Err() == nil {
+				errc <- fmt.Errorf("%s: %w", name, err)
+				cancel()
+			}
+		})
+	}
+	start("monitor", c.mon.Run)
+	start("embedded reconciler", c.local.Run)
+	if c.remote != nil {
+		start("provider reconciler", c.remote.Run)
+	}
+	if len(c.cfg.Replication.Notify) > 0 {
+		start("notifier", c.notifyLoop)
+	}
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
+	}
+}
+
+// observe receives the monitor's transitions, in order, from one goroutine.
+func (c *controller) observe(e probe.Event) {
+	c.mu.Lock()
+	var rs *recState
+	var as *addrState
+	for _, r := range c.records {
+		for _, a := range r.addrs {
+			if a.id == e.Target {
+				rs, as = r, a
+			}
+		}
+	}
+	if as != nil {
+		as.state = e.Transition.To
+		as.health = failover.Health(e.Transition.To)
+	}
+	c.mu.Unlock()
+	if as == nil {
+		return
+	}
+	c.met.transition(e.Transition)
+	c.met.setState(rs.spec.Name, as.ip.String(), e.Transition.To)
+	c.log.Info("address state", "record", rs.spec.Name, "address", as.ip.String(),
+		"from", e.Transition.From.String(), "to", e.Transition.To.String(),
+		"cause", e.Transition.Cause.String(), "detail", e.Transition.Result.Detail, "served", e.Served)
+	c.publish()
+}
+
+// publish computes the desired state of every record and hands it to the
+// reconcilers (which never block).
+func (c *controller) publish() {
+	c.mu.Lock()
+	var local, remote record.Desired
+	var errs []error
+	for _, rs := range c.records {
+		m := c.modelLocked(rs)
+		if fd, err := c.policy.Embedded(m); err != nil {
+			errs = append(errs, err)
+		} else {
+			local = merge(local, fd)
+		}
+		if c.remote != nil {
+			if fd, err := c.policy.Provider(m); err != nil {
+				errs = append(errs, err)
+			} else {
+				remote = merge(remote, fd)
+			}
+		}
+	}
+	c.mu.Unlock()
+	for _, err := range errs {
+		c.log.Error("failover policy", "err", err)
+	}
+	if err := c.local.Set(local); err != nil {
+		c.log.Error("embedded desired state", "err", err)
+	}
+	if c.remote != nil {
+		if err := c.remote.Set(remote); err != nil {
+			c.log.Error("provider desired state", "err", err)
+		}
+	}
+}
+
+// modelLocked is the policy's view of rs; c.mu is held.
+func (c *controller) modelLocked(rs *recState) failover.Record {
+	h := make(map[netip.Addr]failover.Health, len(rs.addrs))
+	for _, a := range rs.addrs {
+		h[a.ip] = a.health
+	}
+	spec := rs.spec
+	spec.Disabled = rs.disabled
+	return spec.model(c.cfg.Zone, h)
+}
+
+// merge adds a failover policy's output to the reconciler's input; the two
+// packages meet only through libdns types.
+func merge(rd record.Desired, fd failover.Desired) record.Desired {
+	for _, s := range fd.Sets {
+		rd.Sets = append(rd.Sets, record.Group(s.Zone, s.Records)...)
+	}
+	for _, w := range fd.Withdraws {
+		rd.Withdraw = append(rd.Withdraw, record.Key{Zone: w.Zone, Name: w.RelativeName(), Type: w.Type})
+	}
+	return rd
+}
+
+// notifyLoop tells every configured node to sync whenever the zone's
+// version moves.
+func (c *controller) notifyLoop(ctx context.Context) error {
+	v := c.zone.Version()
+	for {
+		nv, err := c.zone.Wait(ctx, v)
+		if err != nil {
+			return nil
+		}
+		v = nv
+		c.notifyAll(ctx)
+	}
+}
+
+// notifyAll posts a notify to every node, returning how many failed.
+func (c *controller) notifyAll(ctx context.Context) int {
+	failed := 0
+	for _, u := range c.cfg.Replication.Notify {
+		nctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := memory.SendNotify(nctx, c.client, u, c.cfg.Replication.auth())
+		cancel()
+		if err != nil {
+			failed++
+			if ctx.Err() == nil {
+				c.log.Warn("notify node", "url", u, "err", err)
+			}
+		}
+	}
+	return failed
+}
+
+// logReconcile logs a reconciler's notable events.
+func (c *controller) logReconcile(target string) func(record.Event) {
+	return func(e record.Event) {
+		switch e := e.(type) {
+		case record.WriteEvent:
+			if e.Err != nil {
+				c.log.Warn("write", "target", target, "zone", e.Zone, "err", e.Err)
+			} else {
+				c.log.Debug("write", "target", target, "zone", e.Zone, "records", e.Records)
+			}
+		case record.HeldStale:
+			c.log.Warn("held stale", "target", target, "rrset", e.Key.String(), "since", e.Since)
+		case record.RefusedEvent:
+			c.log.Warn("refused", "target", target, "rrset", e.Key.String(), "err", e.Err)
+		case record.ErrorEvent:
+			c.log.Warn("reconcile error", "target", target, "class", e.Class(), "err", e.Err)
+		}
+	}
+}
+
+// zoneServer is what the DNS server answers from.
+func (c *controller) zoneServer() zoneSource { return zoneSource{zone: c.zone, met: c.met} }

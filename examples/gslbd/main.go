@@ -1,0 +1,198 @@
+// Command gslbd is the record service as a daemon: it probes the addresses
+// of the records in its YAML config, keeps each address's state (passing,
+// warning, critical, recovery), and answers each record with its healthy
+// addresses — or a CNAME to the record's failover FQDN when none is — from
+// an embedded authoritative DNS server, publishing to an external provider
+// (RFC 2136, Route 53, Cloudflare) as well when configured. An HTTP API lists
+// records with per-address state and statistics, drains and undrains
+// addresses, enables and disables records, and serves the zone to DNS nodes
+// (snapshot, changes, notify) behind a shared secret; /metrics exports
+// Prometheus metrics; logs are JSON on stderr.
+//
+// With -node it is a DNS node instead: it never probes, follows a
+// controller's replication endpoints and answers from its copy of the zone,
+// which it keeps serving while the controller is away.
+//
+//	go run ./examples/gslbd -config examples/gslbd/gslbd.example.yaml
+//	go run ./examples/gslbd -config examples/gslbd/gslbd.example.yaml -check
+//	dig @127.0.0.1 -p 5353 app.gslb.example.test A
+//	curl -s localhost:8053/api/records
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gslbkit/gslb/provider/memory"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "gslbd:", err)
+		os.Exit(1)
+	}
+}
+
+// run is the whole program: it parses args, loads the config and serves
+// until ctx ends (SIGINT or SIGTERM in main), then shuts down gracefully and
+// returns. With -check it validates the config, prints a summary and returns.
+// The first line on stdout names the addresses served.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gslbd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "gslbd.yaml", "path of the YAML config")
+	check := fs.Bool("check", false, "validate the config, print a summary and exit")
+	nodeMode := fs.Bool("node", false, "run as a DNS node following a controller (never probes)")
+	level := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		return fmt.Errorf("-log-level %q: allowed debug, info, warn, error", *level)
+	}
+	data, err := os.ReadFile(*path)
+	if err != nil {
+		return fmt.Errorf("-config: %w", err)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return err
+	}
+	if *nodeMode {
+		err = cfg.ValidateNode()
+	} else {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		return err
+	}
+	if *check {
+		if *nodeMode {
+			fmt.Fprintf(stdout, "config OK: node following %s, DNS on %s\n", cfg.Node.URL, cfg.DNS.Addr)
+		} else {
+			n := 0
+			for _, r := range cfg.Records {
+				n += len(r.Addresses)
+			}
+			fmt.Fprintf(stdout, "config OK: zone %s, %d records, %d addresses, provider %s, style %s\n",
+				cfg.Zone, len(cfg.Records), n, providerName(cfg.Provider.Type), styleName(cfg.Style))
+		}
+		return nil
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	met := newMetrics()
+	if *nodeMode {
+		n, err := newNode(cfg, nil, met, log)
+		if err != nil {
+			return err
+		}
+		return serve(ctx, cfg, "node", n.zoneServer(), n.handler(), n.Run, stdout, log)
+	}
+	if cfg.Style == StyleRelaxed {
+		log.Warn("style relaxed: probe ranges are the library's, not the record service's (tests and demos only)")
+	}
+	c, err := newController(cfg, deps{}, met, log)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, "controller", c.zoneServer(), c.handler(), c.Run, stdout, log)
+}
+
+func providerName(t string) string {
+	if t == "" {
+		return "embedded"
+	}
+	return t
+}
+
+func styleName(s Style) string {
+	if s == "" {
+		return string(StyleRecordService)
+	}
+	return string(s)
+}
+
+// zoneSource is what serve needs to answer DNS.
+type zoneSource struct {
+	zone *memory.Provider
+	met  *metrics
+}
+
+// serve binds the DNS and HTTP listeners, prints where they are, and runs
+// the mode's loop beside them until ctx ends; then it stops the HTTP
+// server (waiting up to 5 s for requests in flight) and every goroutine.
+func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.Handler,
+	loop func(context.Context) error, stdout io.Writer, log *slog.Logger) error {
+	var dnsSrv *dnsServer
+	if cfg.DNS.Addr != "" {
+		var err error
+		dnsSrv, err = listenDNS(cfg.DNS.Addr, zs.zone, zs.met, cfg.DNS.TCPIdleTimeout.D(), log)
+		if err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		if dnsSrv != nil {
+			dnsSrv.udp.Close()
+			dnsSrv.tcp.Close()
+		}
+		return fmt.Errorf("http: listen %s: %w", cfg.HTTP.Addr, err)
+	}
+	dnsAddr := "-"
+	if dnsSrv != nil {
+		dnsAddr = dnsSrv.Addr()
+	}
+	fmt.Fprintf(stdout, "gslbd %s: dns=%s http=%s\n", mode, dnsAddr, ln.Addr())
+	log.Info("started", "mode", mode, "dns", dnsAddr, "http", ln.Addr().String())
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	errc := make(chan error, 3)
+	fail := func(err error) {
+		if err != nil && ctx.Err() == nil {
+			errc <- err
+			cancel()
+		}
+	}
+	wg.Go(func() {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			fail(err)
+		}
+	})
+	if dnsSrv != nil {
+		wg.Go(func() { fail(dnsSrv.Run(ctx)) })
+	}
+	wg.Go(func() { fail(loop(ctx)) })
+	<-ctx.Done()
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = hs.Shutdown(sctx)
+	scancel()
+	wg.Wait()
+	log.Info("stopped", "mode", mode)
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
+	}
+}

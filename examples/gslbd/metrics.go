@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/record"
+)
+
+// metrics holds gslbd's Prometheus collectors, in a registry of its own
+// (no global state): one per run.
+type metrics struct {
+	reg *prometheus.Registry
+
+	probes       *prometheus.CounterVec
+	probeSeconds prometheus.Histogram
+	addrState    *prometheus.GaugeVec
+	transitions  *prometheus.CounterVec
+	heldStale    prometheus.Gauge
+	writes       *prometheus.CounterVec
+	queries      *prometheus.CounterVec
+	syncs        *prometheus.CounterVec
+	degraded     prometheus.Gauge
+}
+
+// states are the values of the state label of gslbkit_address_state.
+var states = []probe.State{probe.Passing, probe.Warning, probe.Critical, probe.Recovery}
+
+func newMetrics() *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gslbkit_probes_total", Help: "Health probes finished, by result (pass, fail, fail-now).",
+	}, []string{"result"})
+	m.probeSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "gslbkit_probe_duration_seconds", Help: "Latency of health probes, passed or failed.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+	})
+	m.addrState = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gslbkit_address_state", Help: "1 for the state each address of each record is in, 0 for the others.",
+	}, []string{"record", "address", "state"})
+	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gslbkit_state_transitions_total", Help: "Address state changes, by from and to state.",
+	}, []string{"from", "to"})
+	m.heldStale = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gslbkit_record_held_stale", Help: "RRsets kept at their last published values because no address is healthy (never-empty rule).",
+	})
+	m.writes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gslbkit_provider_writes_total", Help: "Write calls to the publishing provider, by result (ok, error).",
+	}, []string{"result"})
+	m.queries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gslbkit_dns_queries_total", Help: "DNS queries answered by the embedded server, by response code.",
+	}, []string{"rcode"})
+	m.syncs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gslbkit_replica_syncs_total", Help: "Node mode: syncs with the controller, by result (ok, error).",
+	}, []string{"result"})
+	m.degraded = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gslbkit_replica_degraded", Help: "Node mode: 1 while the node has missed too many syncs and serves its last good copy.",
+	})
+	m.reg.MustRegister(m.probes, m.probeSeconds, m.addrState, m.transitions, m.heldStale, m.writes, m.queries, m.syncs, m.degraded)
+	return m
+}
+
+// handler serves /metrics.
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// counted wraps a prober so every result is counted and timed.
+func (m *metrics) counted(p probe.Prober) probe.Prober {
+	return probe.ProberFunc(func(ctx context.Context) probe.Result {
+		r := p.Probe(ctx)
+		m.probes.WithLabelValues(r.Status.String()).Inc()
+		m.probeSeconds.Observe(r.Latency.Seconds())
+		return r
+	})
+}
+
+// setState marks the address's current state.
+func (m *metrics) setState(rec, addr string, s probe.State) {
+	for _, st := range states {
+		v := 0.0
+		if st == s {
+			v = 1
+		}
+		m.addrState.WithLabelValues(rec, addr, st.String()).Set(v)
+	}
+}
+
+// transition counts one state change.
+func (m *metrics) transition(t probe.Transition) {
+	m.transitions.WithLabelValues(t.From.String(), t.To.String()).Inc()
+}
+
+// query counts one DNS reply by its response code, read from the packed
+// header (the extended bits of EDNS are not looked at).
+func (m *metrics) query(reply []byte) {
+	if len(reply) < 4 {
+		return
+	}
+	rc := int(reply[3] & 0x0f)
+	name, ok := dns.RcodeToString[rc]
+	if !ok {
+		name = "OTHER"
+	}
+	m.queries.WithLabelValues(name).Inc()
+}
+
+// reconcilerObserver turns a reconciler's events into metrics; count says
+// whether its writes are the publishing provider's.
+func (m *metrics) reconcilerObserver(count bool, log func(record.Event)) record.Observer {
+	return record.ObserverFunc(func(e record.Event) {
+		switch e := e.(type) {
+		case record.PlanEvent:
+			if count {
+				m.heldStale.Set(float64(len(e.Changes.Held)))
+			}
+		case record.WriteEvent:
+			if count {
+				res := "ok"
+				if e.Err != nil {
+					res = "error"
+				}
+				m.writes.WithLabelValues(res).Inc()
+			}
+		}
+		if log != nil {
+			log(e)
+		}
+	})
+}
+
+// replicaObserver turns a replica's events into metrics and logs.
+func (m *metrics) replicaObserver(log func(memory.ReplicaEvent)) memory.ReplicaObserver {
+	return replicaObserverFunc(func(e memory.ReplicaEvent) {
+		switch e.Kind {
+		case memory.ReplicaSynced:
+			m.syncs.WithLabelValues("ok").Inc()
+		case memory.ReplicaSyncFailed:
+			m.syncs.WithLabelValues("error").Inc()
+		case memory.ReplicaDegraded:
+			m.degraded.Set(1)
+		case memory.ReplicaRecovered:
+			m.degraded.Set(0)
+		}
+		if log != nil {
+			log(e)
+		}
+	})
+}
+
+type replicaObserverFunc func(memory.ReplicaEvent)
+
+func (f replicaObserverFunc) Observe(e memory.ReplicaEvent) { f(e) }
+
