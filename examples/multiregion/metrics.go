@@ -19,12 +19,12 @@ import (
 // controller's cluster as the "controller" label. A nil *metrics records
 // nothing.
 type metrics struct {
-	reg          *prometheus.Registry
-	clusterOK    *prometheus.GaugeVec
-	regionOK     *prometheus.GaugeVec
-	failingOver  *prometheus.GaugeVec
-	recovering   *prometheus.GaugeVec
-	writes       *prometheus.CounterVec
+	reg         *prometheus.Registry
+	clusterOK   *prometheus.GaugeVec
+	regionOK    *prometheus.GaugeVec
+	failingOver *prometheus.GaugeVec
+	recovering  *prometheus.GaugeVec
+	writes      *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
