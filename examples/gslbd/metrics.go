@@ -157,4 +157,3 @@ func (m *metrics) replicaObserver(log func(memory.ReplicaEvent)) memory.ReplicaO
 type replicaObserverFunc func(memory.ReplicaEvent)
 
 func (f replicaObserverFunc) Observe(e memory.ReplicaEvent) { f(e) }
-
