@@ -119,7 +119,8 @@ type Outlier struct {
 	cfg     OutlierConfig
 	eps     map[string]*epState
 	ejected int
-	// scratch for Tick's statistics
+	// rates holds every endpoint in name order (kept sorted by Add and
+	// Remove, so Tick never sorts), with scratch space for its statistics.
 	rates []epRate
 }
 
@@ -142,9 +143,15 @@ func (d *Outlier) Config() OutlierConfig { return d.cfg }
 
 // Add adds an endpoint (not ejected); adding a known one does nothing.
 func (d *Outlier) Add(ep string) {
-	if _, ok := d.eps[ep]; !ok {
-		d.eps[ep] = &epState{}
+	if _, ok := d.eps[ep]; ok {
+		return
 	}
+	st := &epState{}
+	d.eps[ep] = st
+	i := sort.Search(len(d.rates), func(i int) bool { return d.rates[i].id >= ep })
+	d.rates = append(d.rates, epRate{})
+	copy(d.rates[i+1:], d.rates[i:])
+	d.rates[i] = epRate{id: ep, st: st}
 }
 
 // Remove forgets an endpoint, ejected or not.
@@ -154,6 +161,8 @@ func (d *Outlier) Remove(ep string) {
 			d.ejected--
 		}
 		delete(d.eps, ep)
+		i := sort.Search(len(d.rates), func(i int) bool { return d.rates[i].id >= ep })
+		d.rates = append(d.rates[:i], d.rates[i+1:]...)
 	}
 }
 
@@ -296,11 +305,6 @@ func (d *Outlier) ActiveCheckPassed(now time.Time, ep string) (OutlierEvent, boo
 // each step, so equal inputs give equal outputs.
 func (d *Outlier) Tick(now time.Time, dst []OutlierEvent) []OutlierEvent {
 	interval := d.cfg.Interval.D()
-	d.rates = d.rates[:0]
-	for id, st := range d.eps {
-		d.rates = append(d.rates, epRate{id: id, st: st})
-	}
-	sort.Slice(d.rates, func(i, j int) bool { return d.rates[i].id < d.rates[j].id })
 	for _, r := range d.rates {
 		st := r.st
 		if st.ejected {

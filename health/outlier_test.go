@@ -292,3 +292,26 @@ func BenchmarkOutlierTick10000(b *testing.B) {
 		buf = d.Tick(now, buf[:0])
 	}
 }
+
+func TestOutlierTickEventsInNameOrder(t *testing.T) {
+	cfg := DefaultOutlierConfig()
+	cfg.MaxEjectionPercent = 100
+	cfg.SuccessRate.Enforce = false
+	d, err := NewOutlier(cfg)
+	require.NoError(t, err)
+	for _, ep := range []string{"m", "c", "x", "a", "q", "b"} {
+		d.Add(ep)
+	}
+	d.Add("c") // again: no duplicate
+	d.Remove("q")
+	d.Remove("zz") // unknown: nothing
+	require.Equal(t, 5, d.Len())
+	for _, ep := range []string{"x", "b", "m"} {
+		report(d, t0, ep, 500, 500, 500, 500, 500)
+	}
+	var got []string
+	for _, ev := range d.Tick(t0.Add(30*time.Second), nil) {
+		got = append(got, ev.Endpoint)
+	}
+	require.Equal(t, []string{"b", "m", "x"}, got)
+}
