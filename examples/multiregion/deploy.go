@@ -62,6 +62,9 @@ type deployment struct {
 	// settled is set once the deployment first converged: controllers
 	// print what they notice only from then on.
 	settled atomic.Bool
+	// afterStep and metricsURL are the tests' window into a run.
+	afterStep  afterStepFunc
+	metricsURL string
 }
 
 func newDeployment(opts options) (*deployment, error) {

@@ -14,6 +14,17 @@ import (
 
 // run is the whole program; main wires it to os.Args and signals.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
+	return runWith(ctx, args, stdout, nil)
+}
+
+// afterStepFunc is called by the script once step i has converged, before
+// the next one starts; the tests look at the running system through it
+// (the metrics, the zones). It runs on the script's goroutine: the
+// timeline waits for it.
+type afterStepFunc func(i int, slug string, metricsURL string)
+
+// runWith is run with a hook after every step (nil: none).
+func runWith(ctx context.Context, args []string, stdout io.Writer, afterStep afterStepFunc) error {
 	opts, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
@@ -22,6 +33,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	d.afterStep = afterStep
 	out := newPrinter(stdout)
 	var met *metrics
 	if opts.metrics != "" {
@@ -46,6 +58,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("-metrics %s: %w", opts.metrics, err)
 		}
 		metricsURL = "http://" + ln.Addr().String() + "/metrics"
+		d.metricsURL = metricsURL
 		g.Go(func() error { return serve(gctx) })
 	}
 	out.header(d, metricsURL)
@@ -146,6 +159,9 @@ func (d *deployment) script(ctx context.Context, out *printer) error {
 		}
 		out.line("STEP %d %s converged=%s", i, s.slug, took.Round(time.Millisecond))
 		out.line("")
+		if d.afterStep != nil {
+			d.afterStep(i, s.slug, d.metricsURL)
+		}
 		if i < len(steps)-1 && d.opts.pause > 0 {
 			t := time.NewTimer(d.opts.pause)
 			select {
