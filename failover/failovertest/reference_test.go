@@ -91,7 +91,7 @@ func TestScenario3RegionFailure(t *testing.T) {
 			s.At(30*time.Second).
 				ExpectWithin(tc.bound, "eu", app, us...).
 				ExpectWithin(tc.bound, "us", app, us...)
-			m := s.At(5 * time.Minute).
+			m := s.At(5*time.Minute).
 				Expect("eu", app, us...).
 				Expect("us", app, us...)
 			if tc.heldEU {
