@@ -24,5 +24,14 @@
 // target's death to the machine no longer serving it, timeouts and jitter
 // included; failover bounds elsewhere in gslbkit are built on it.
 //
-// See the Machine example for a target moving through its states.
+// HTTP checks take a lean HTTP/1.1 path over net.Conn by default (one
+// request, only the bytes needed for the verdict read, pooled buffers); the
+// net/http engine is kept as the reference, and a differential fuzz test
+// holds the two to the same classification. Classification follows Envoy:
+// timeouts, refused and reset connections and retriable statuses Fail; an
+// unexpected status, a body mismatch (checked first) or a gRPC reply other
+// than SERVING FailNow; a malformed reply Fails as a protocol error.
+//
+// See the Machine example for a target moving through its states, the
+// NewHTTP and NewTCP examples for probers, and the Monitor example.
 package probe
