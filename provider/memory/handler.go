@@ -160,6 +160,7 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool) (m *d
 			}
 		}
 	}
+	m.Compress = true // before Len, which then counts compressed bytes
 	if !tcp {
 		limit := dns.MinMsgSize
 		if opt != nil {
@@ -175,7 +176,6 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool) (m *d
 			}
 		}
 	}
-	m.Compress = true
 	return m, asked, !consulted && ecs == nil && !tcp && !m.Truncated
 }
 

@@ -62,10 +62,13 @@ type Server struct {
 	cfg ServerConfig
 	log *slog.Logger
 
-	mu  sync.Mutex
-	udp net.PacketConn
-	tcp net.Listener
-	ran bool
+	mu   sync.Mutex
+	addr string
+	udp  net.PacketConn
+	tcp  net.Listener
+	ran  bool
+
+	stopUDP chan struct{} // closed to stop the UDP loops
 }
 
 // NewServer returns a Server for p, or cfg's validation error. log may be
@@ -108,7 +111,7 @@ func (s *Server) Listen() error {
 			}
 			continue
 		}
-		s.udp, s.tcp = u, t
+		s.udp, s.tcp, s.addr = u, t, u.LocalAddr().String()
 		return nil
 	}
 	return fmt.Errorf("memory: listen tcp %s: %w", s.cfg.Addr, lastErr)
@@ -119,10 +122,7 @@ func (s *Server) Listen() error {
 func (s *Server) Addr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.udp == nil {
-		return ""
-	}
-	return s.udp.LocalAddr().String()
+	return s.addr
 }
 
 // Run serves queries until ctx ends, then shuts down (waiting at most
@@ -146,15 +146,16 @@ func (s *Server) Run(ctx context.Context) error {
 	started := make(chan struct{})
 	tcpSrv.NotifyStartedFunc = func() { close(started) }
 	errs := make(chan error, 1)
+	s.stopUDP = make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { errs <- tcpSrv.ActivateAndServe() })
-	wg.Go(func() { s.serveUDP(udp.(*net.UDPConn)) })
+	wg.Go(func() { s.serveUDPConn(udp.(*net.UDPConn), s.stopUDP) })
 	select {
 	case <-started:
 	case err := <-errs:
 		return s.stop(tcpSrv, &wg, fmt.Errorf("memory: serve tcp: %w", err))
 	}
-	s.log.Info("dns server listening", "addr", udp.LocalAddr().String())
+	s.log.Info("dns server listening", "addr", s.addr)
 	select {
 	case <-ctx.Done():
 		return s.stop(tcpSrv, &wg, nil)
@@ -167,7 +168,7 @@ func (s *Server) stop(tcpSrv *dns.Server, wg *sync.WaitGroup, err error) error {
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout.D())
 	defer cancel()
 	_ = tcpSrv.ShutdownContext(sctx)
-	s.udp.Close()
+	close(s.stopUDP)
 	s.tcp.Close()
 	wg.Wait()
 	s.log.Info("dns server stopped")

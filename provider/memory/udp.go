@@ -30,11 +30,12 @@ func (c v6Batch) WriteBatch(ms []ipv4.Message, flags int) (int, error) {
 	return c.PacketConn.WriteBatch(ms, flags)
 }
 
-// serveUDP answers datagrams on conn with one goroutine per usable CPU, each
-// receiving and sending up to udpBatch datagrams per system call (recvmmsg
-// and sendmmsg on Linux; one at a time elsewhere) and answering from the
-// fast path (RespondUDP). It returns when conn is closed.
-func (s *Server) serveUDP(conn *net.UDPConn) {
+// serveUDPPortable answers datagrams on conn with one goroutine per usable
+// CPU, each receiving and sending up to udpBatch datagrams per system call
+// through Go's poller (recvmmsg and sendmmsg on Linux; one at a time
+// elsewhere) and answering from the fast path (RespondUDP). It closes conn
+// and returns when stop is closed.
+func (s *Server) serveUDPPortable(conn *net.UDPConn, stop <-chan struct{}) {
 	var bc batchConn
 	if a, ok := conn.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() == nil {
 		bc = v6Batch{ipv6.NewPacketConn(conn)}
@@ -45,6 +46,8 @@ func (s *Server) serveUDP(conn *net.UDPConn) {
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() { s.udpLoop(bc) })
 	}
+	<-stop
+	conn.Close()
 	wg.Wait()
 }
 

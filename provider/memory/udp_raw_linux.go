@@ -1,0 +1,195 @@
+//go:build linux && (amd64 || arm64)
+
+package memory
+
+import (
+	"net"
+	"net/netip"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// The raw UDP loop. Go's network poller registers every socket for read and
+// write readiness, edge-triggered; on a busy UDP socket each reply sent
+// later raises a write-ready edge that wakes the poller for nothing, and
+// each query that arrives alone costs a poller round trip. For the DNS
+// server's one socket this loop takes the socket out of the poller and
+// blocks in recvmmsg (MSG_WAITFORONE) on it directly, from one goroutine per
+// usable CPU, and answers with sendmmsg: two system calls per batch of up
+// to udpBatch datagrams and nothing else. A receive timeout lets the loops
+// notice a stop even if no datagram arrives.
+
+const (
+	msgWaitForOne = 0x10000
+	rawRecvTimout = 200 * time.Millisecond
+	sockaddrLen   = 28 // sizeof(struct sockaddr_in6)
+)
+
+type mmsghdr struct {
+	hdr syscall.Msghdr
+	n   uint32
+	_   [4]byte
+}
+
+// rawUDP is a UDP socket outside Go's poller.
+type rawUDP struct {
+	fd      int
+	stopped atomic.Bool
+}
+
+// detachUDP takes conn's socket out of Go's poller: it duplicates the
+// descriptor, closes conn (which unregisters it), and makes the duplicate
+// blocking with a receive timeout.
+func detachUDP(conn *net.UDPConn) (*rawUDP, error) {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	var dupErr error
+	if err := rc.Control(func(s uintptr) { fd, dupErr = syscall.Dup(int(s)) }); err != nil {
+		return nil, err
+	}
+	if dupErr != nil {
+		return nil, dupErr
+	}
+	syscall.CloseOnExec(fd)
+	conn.Close()
+	tv := syscall.NsecToTimeval(rawRecvTimout.Nanoseconds())
+	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	return &rawUDP{fd: fd}, nil
+}
+
+// stop makes the loops return (at once for blocked receives where the kernel
+// wakes them on shutdown, else within the receive timeout).
+func (r *rawUDP) stop() {
+	r.stopped.Store(true)
+	_ = syscall.Shutdown(r.fd, syscall.SHUT_RDWR)
+}
+
+// serveUDPConn serves conn with the raw loop, or with the portable batched
+// loop if the socket cannot be detached. It returns when stop is closed.
+func (s *Server) serveUDPConn(conn *net.UDPConn, stop <-chan struct{}) {
+	r, err := detachUDP(conn)
+	if err != nil {
+		s.log.Warn("raw udp loop unavailable, using the portable loop", "err", err)
+		s.serveUDPPortable(conn, stop)
+		return
+	}
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() { s.rawLoop(r) })
+	}
+	<-stop
+	r.stop()
+	wg.Wait()
+	syscall.Close(r.fd)
+}
+
+func (s *Server) rawLoop(r *rawUDP) {
+	var (
+		in    [udpBatch]mmsghdr
+		out   [udpBatch]mmsghdr
+		inIov [udpBatch]syscall.Iovec
+		outIo [udpBatch]syscall.Iovec
+		names [udpBatch][sockaddrLen]byte
+		keep  [udpBatch][]byte
+	)
+	inBuf := make([]byte, udpBatch*maxUDPSize)
+	outBuf := make([]byte, udpBatch*maxUDPSize)
+	for i := range in {
+		inIov[i].Base = &inBuf[i*maxUDPSize]
+		inIov[i].SetLen(maxUDPSize)
+		in[i].hdr.Iov = &inIov[i]
+		in[i].hdr.Iovlen = 1
+		in[i].hdr.Name = &names[i][0]
+		out[i].hdr.Iov = &outIo[i]
+		out[i].hdr.Iovlen = 1
+	}
+	for !r.stopped.Load() {
+		for i := range in {
+			in[i].hdr.Namelen = sockaddrLen
+		}
+		n, _, errno := syscall.Syscall6(sysRecvmmsg, uintptr(r.fd), uintptr(unsafe.Pointer(&in[0])), udpBatch, msgWaitForOne, 0, 0)
+		if errno != 0 {
+			if errno == syscall.EAGAIN || errno == syscall.EINTR || errno == syscall.ECONNREFUSED {
+				continue
+			}
+			if !r.stopped.Load() {
+				s.log.Debug("udp receive", "err", errno)
+			}
+			if errno == syscall.EBADF || errno == syscall.EINVAL {
+				return
+			}
+			continue
+		}
+		if n == 0 {
+			continue // shut down
+		}
+		k := 0
+		for i := range int(n) {
+			src, ok := sockaddrAddr(names[i][:in[i].hdr.Namelen])
+			if !ok {
+				continue
+			}
+			q := inBuf[i*maxUDPSize : i*maxUDPSize+int(in[i].n)]
+			reply := s.p.RespondUDP(q, outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src)
+			if len(reply) == 0 {
+				continue
+			}
+			keep[k] = reply
+			outIo[k].Base = &reply[0]
+			outIo[k].SetLen(len(reply))
+			out[k].hdr.Name = &names[i][0]
+			out[k].hdr.Namelen = in[i].hdr.Namelen
+			k++
+		}
+		for off := 0; off < k; {
+			m, _, errno := syscall.Syscall6(sysSendmmsg, uintptr(r.fd), uintptr(unsafe.Pointer(&out[off])), uintptr(k-off), 0, 0, 0)
+			if errno != 0 {
+				if errno == syscall.EINTR || errno == syscall.EAGAIN {
+					continue
+				}
+				// Skip the datagram that failed (e.g. an unreachable
+				// destination) and send the rest.
+				off++
+				continue
+			}
+			off += max(int(m), 1)
+		}
+		for i := range k {
+			keep[i] = nil
+		}
+	}
+}
+
+// sockaddrAddr reads the address of a raw sockaddr_in or sockaddr_in6.
+func sockaddrAddr(b []byte) (netip.Addr, bool) {
+	if len(b) < 2 {
+		return netip.Addr{}, false
+	}
+	switch *(*uint16)(unsafe.Pointer(&b[0])) {
+	case syscall.AF_INET:
+		if len(b) < 8 {
+			return netip.Addr{}, false
+		}
+		return netip.AddrFrom4([4]byte(b[4:8])), true
+	case syscall.AF_INET6:
+		if len(b) < 24 {
+			return netip.Addr{}, false
+		}
+		return netip.AddrFrom16([16]byte(b[8:24])).Unmap(), true
+	}
+	return netip.Addr{}, false
+}
