@@ -224,7 +224,7 @@ func (s *Scenario) String() string {
 	}
 	fmt.Fprintf(&b, "global %s -> %s (or %s)\n", s.GlobalName(), s.RegionalName(), s.FailoverName())
 	for _, r := range s.regions {
-		fmt.Fprintf(&b, "region %s: zone %s\n", r, s.cfg.localZone())
+		fmt.Fprintf(&b, "region %s: private zone %s\n", r, s.cfg.localZone())
 		for _, c := range s.clusters {
 			if c.region != r {
 				continue

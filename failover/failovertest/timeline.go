@@ -3,7 +3,10 @@ package failovertest
 import (
 	"fmt"
 	"net/netip"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,9 +38,10 @@ func (z Zone) String() string {
 // step is one entry of the timeline: at its time, after everything due at
 // that instant has run, do runs in the runner's goroutine.
 type step struct {
-	at   time.Duration
-	what string
-	do   func(t *testing.T, w *World)
+	at    time.Duration
+	what  string
+	where string // file:line of the declaration in the caller's code
+	do    func(t *testing.T, w *World)
 }
 
 // Moment is one instant of a scenario's timeline, d after time zero (the
@@ -58,8 +62,25 @@ func (s *Scenario) At(d time.Duration) Moment {
 }
 
 func (m Moment) add(what string, do func(t *testing.T, w *World)) Moment {
-	m.s.steps = append(m.s.steps, step{at: m.at, what: what, do: do})
+	m.s.steps = append(m.s.steps, step{at: m.at, what: what, where: caller(), do: do})
 	return m
+}
+
+// caller returns the file:line of the first caller outside the kit's own
+// (non-test) files: where the user declared the step.
+func caller() string {
+	var pcs [16]uintptr
+	n := runtime.Callers(2, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if !strings.Contains(f.Function, "/failover/failovertest.") || strings.HasSuffix(f.File, "_test.go") {
+			return filepath.Base(f.File) + ":" + strconv.Itoa(f.Line)
+		}
+		if !more {
+			return "?"
+		}
+	}
 }
 
 func (m Moment) gateways(names []string) bool {
@@ -272,10 +293,11 @@ func (m Moment) Expect(region, name string, addrs ...string) Moment {
 	if !ok {
 		return m
 	}
+	where := caller()
 	return m.add(fmt.Sprintf("expect %s in %s: %v", name, region, addrs), func(t *testing.T, w *World) {
 		t.Helper()
 		if got := w.Resolve(region, name); !slices.Equal(got, want) {
-			t.Errorf("at %v: %s in %s: got %v, want %v (chain %v)", m.at, name, region, got, want, w.Chain(region, name))
+			t.Errorf("%s: at %v: %s in %s: got %v, want %v (chain %v)", where, m.at, name, region, got, want, w.Chain(region, name))
 		}
 	})
 }
@@ -295,14 +317,15 @@ func (m Moment) ExpectWithin(bound time.Duration, region, name string, addrs ...
 		return m
 	}
 	label := fmt.Sprintf("%s in %s from %v", name, region, m.at)
+	where := caller()
 	var wt *watch
-	m.add(fmt.Sprintf("watch %s: %v within %v", label, addrs, bound), func(_ *testing.T, w *World) {
+	m.add(fmt.Sprintf("expect %s in %s within %v: %v", name, region, bound, addrs), func(_ *testing.T, w *World) {
 		wt = w.watch(label, region, name, want)
 	})
 	end := Moment{s: m.s, at: m.at + bound}
-	end.add(fmt.Sprintf("check %s", label), func(t *testing.T, w *World) {
+	end.add(fmt.Sprintf("deadline of %s", label), func(t *testing.T, w *World) {
 		t.Helper()
-		w.checkWatch(t, wt, bound)
+		w.checkWatch(t, where, wt, bound)
 	})
 	return m
 }

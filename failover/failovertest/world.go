@@ -238,7 +238,7 @@ func (w *World) watch(label, region, name string, want []netip.Addr) *watch {
 	return wt
 }
 
-func (w *World) checkWatch(t *testing.T, wt *watch, bound time.Duration) {
+func (w *World) checkWatch(t *testing.T, where string, wt *watch, bound time.Duration) {
 	t.Helper()
 	w.mu.Lock()
 	wt.closed = true
@@ -247,11 +247,11 @@ func (w *World) checkWatch(t *testing.T, wt *watch, bound time.Duration) {
 	got := w.Resolve(wt.region, wt.name)
 	switch {
 	case !matched:
-		t.Errorf("%s: never got %v within %v; now %v (chain %v)", wt.label, wt.want, bound, got, w.Chain(wt.region, wt.name))
+		t.Errorf("%s: %s: never got %v within %v; now %v (chain %v)", where, wt.label, wt.want, bound, got, w.Chain(wt.region, wt.name))
 	case !slices.Equal(got, wt.want):
-		t.Errorf("%s: got %v after %v but %v at the bound %v (chain %v)", wt.label, wt.want, at, got, bound, w.Chain(wt.region, wt.name))
+		t.Errorf("%s: %s: got %v after %v but %v at the bound %v (chain %v)", where, wt.label, wt.want, at, got, bound, w.Chain(wt.region, wt.name))
 	default:
-		t.Logf("%s: answer %v after %v (bound %v)", wt.label, wt.want, at, bound)
+		t.Logf("%s: %s: answer %v after %v (bound %v)", where, wt.label, wt.want, at, bound)
 	}
 }
 
