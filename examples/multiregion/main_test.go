@@ -143,11 +143,7 @@ func TestMultiregionFailsOverAndRecovers(t *testing.T) {
 			assert.Contains(t, tables[i][region], row, "step %d, from %s\n%s", i, region, s)
 		}
 	}
-	for _, l := range strings.Split(s, "\n") {
-		if strings.HasPrefix(l, "STEP") {
-			t.Log(l)
-		}
-	}
+	logSteps(t, s)
 
 	// While us-east is down, some controller (at least the one that flipped
 	// the global name) reports it failing over and unhealthy.
@@ -225,4 +221,18 @@ func TestMultiregionRejectsBadFlags(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "at least 2 gateways")
 	})
+}
+
+// logSteps logs the step results, or the whole output with -v.
+func logSteps(t *testing.T, s string) {
+	t.Helper()
+	if testing.Verbose() {
+		t.Log("\n" + s)
+		return
+	}
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "STEP") {
+			t.Log(l)
+		}
+	}
 }

@@ -266,8 +266,8 @@ func (p *printer) header(d *deployment, metricsURL string) {
 	p.line("")
 	where := "in memory: one shared global zone, one private local zone per region (split horizon)"
 	if o.provider == "rfc2136" {
-		where = fmt.Sprintf("BIND at %s via RFC 2136: the global zone, and one zone per region standing in for its view of %s",
-			o.rfc.Server, d.names.local)
+		where = fmt.Sprintf("one RFC 2136 server (%s), zone %s; each region's view of %s is a subtree of it",
+			o.rfc.Server, d.names.global, d.names.local)
 	}
 	p.line("  zones    %s", where)
 	p.line("  names    %s CNAME %s", d.names.app, d.topo.GlobalName())
@@ -287,7 +287,7 @@ func (p *printer) header(d *deployment, metricsURL string) {
 			cs = append(cs, fmt.Sprintf("%s [%s]", c.name, strings.Join(gs, " ")))
 		}
 		view := d.views[r.name]
-		p.line("  %-10s %s  (local zone %s)", r.name, strings.Join(cs, "  "), view.describe(d.names.local))
+		p.line("  %-10s %s  (%s)", r.name, strings.Join(cs, "  "), view.describe(d.names.local))
 	}
 	if metricsURL != "" {
 		p.line("")

@@ -23,19 +23,23 @@ type store interface {
 
 // view is one region's view of the DNS: the shared global zone and the
 // region's own copy of the private local zone (split horizon). It routes
-// every libdns call by zone name to the store that holds that zone, under
-// the name the store knows it by: with RFC 2136, BIND has one zone per
-// region ("<region>.local.<domain>") standing in for that region's view of
-// "local.<domain>". Record names are relative to their zone, so they need
-// no rewriting. A view is safe for concurrent use.
+// every libdns call by zone name to the store that holds that zone. In
+// memory every region's copy of the local zone is a zone of its own. A
+// single RFC 2136 server has one copy of each name, so there the view keeps
+// the region's copy of "local.<domain>" in a subtree of the global zone,
+// "<region>.local.<domain>", rewriting record names on the way in and out
+// (CNAME targets are left as they are). A view is safe for concurrent use.
 type view struct {
 	region string
 	zones  map[string]zoneRef // by the zone's name in the topology, fully qualified
 }
 
+// zoneRef says where a zone of the view lives: in store, as zone name,
+// every record name followed by the relative labels suffix ("" for none).
 type zoneRef struct {
-	store store
-	name  string // the zone's name in store
+	store  store
+	name   string
+	suffix string
 }
 
 func (v *view) route(zone string) (zoneRef, error) {
@@ -46,13 +50,63 @@ func (v *view) route(zone string) (zoneRef, error) {
 	return z, nil
 }
 
+// in renames records of the view's zone to the store's names.
+func (z zoneRef) in(recs []libdns.Record) ([]libdns.Record, error) {
+	if z.suffix == "" {
+		return recs, nil
+	}
+	out := make([]libdns.Record, 0, len(recs))
+	for _, r := range recs {
+		rr := r.RR()
+		if rr.Name == "@" || rr.Name == "" {
+			rr.Name = z.suffix
+		} else {
+			rr.Name += "." + z.suffix
+		}
+		p, err := rr.Parse()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// out keeps the store's records inside the view's zone, renamed back.
+func (z zoneRef) out(recs []libdns.Record) []libdns.Record {
+	if z.suffix == "" {
+		return recs
+	}
+	out := make([]libdns.Record, 0, len(recs))
+	for _, r := range recs {
+		rr := r.RR()
+		name := strings.ToLower(rr.Name)
+		switch {
+		case name == z.suffix:
+			rr.Name = "@"
+		case strings.HasSuffix(name, "."+z.suffix):
+			rr.Name = name[:len(name)-len(z.suffix)-1]
+		default:
+			continue
+		}
+		if p, err := rr.Parse(); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // GetRecords implements libdns.RecordGetter.
 func (v *view) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
 	z, err := v.route(zone)
 	if err != nil {
 		return nil, err
 	}
-	return z.store.GetRecords(ctx, z.name)
+	recs, err := z.store.GetRecords(ctx, z.name)
+	if err != nil {
+		return nil, err
+	}
+	return z.out(recs), nil
 }
 
 // SetRecords implements libdns.RecordSetter.
@@ -61,7 +115,12 @@ func (v *view) SetRecords(ctx context.Context, zone string, recs []libdns.Record
 	if err != nil {
 		return nil, err
 	}
-	return z.store.SetRecords(ctx, z.name, recs)
+	in, err := z.in(recs)
+	if err != nil {
+		return nil, err
+	}
+	set, err := z.store.SetRecords(ctx, z.name, in)
+	return z.out(set), err
 }
 
 // DeleteRecords implements libdns.RecordDeleter.
@@ -70,7 +129,12 @@ func (v *view) DeleteRecords(ctx context.Context, zone string, recs []libdns.Rec
 	if err != nil {
 		return nil, err
 	}
-	return z.store.DeleteRecords(ctx, z.name, recs)
+	in, err := z.in(recs)
+	if err != nil {
+		return nil, err
+	}
+	del, err := z.store.DeleteRecords(ctx, z.name, in)
+	return z.out(del), err
 }
 
 // zoneFor returns the zone of the view that holds name (the longest match).
@@ -84,13 +148,16 @@ func (v *view) zoneFor(name string) (string, bool) {
 	return best, best != ""
 }
 
-// describe says where the view's zones live, for the header.
+// describe says where the view's copy of zone lives, for the header.
 func (v *view) describe(zone string) string {
 	z, err := v.route(zone)
 	if err != nil {
 		return "?"
 	}
-	return z.name
+	if z.suffix != "" {
+		return fmt.Sprintf("%s, kept at %s", zone, dnsname.Join(z.suffix, z.name))
+	}
+	return zone + ", a zone of its own"
 }
 
 // names are the zones and names of the deployment.
@@ -136,10 +203,11 @@ func buildViews(opts options, n names, regions []string) (map[string]*view, erro
 		if err != nil {
 			return nil, err
 		}
+		sub, _ := dnsname.Relative(n.local, n.global) // "local"
 		for _, r := range regions {
 			views[r] = &view{region: r, zones: map[string]zoneRef{
 				n.global: {store: p, name: n.global},
-				n.local:  {store: p, name: dnsname.Join(r, n.local)},
+				n.local:  {store: p, name: n.global, suffix: r + "." + sub},
 			}}
 		}
 	default:
