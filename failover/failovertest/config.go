@@ -9,6 +9,7 @@ import (
 	"github.com/gslbkit/gslb/heartbeat"
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/provider/providertest"
 )
 
 // ErrInvalid is wrapped by every error about a scenario's configuration,
@@ -44,7 +45,15 @@ type Config struct {
 	// first step runs. Default 0 means three reconcile intervals; allowed
 	// up to 1 h.
 	WarmUp Duration `json:"warmUp"`
-	// Seed seeds the probe and heartbeat jitter so runs repeat. Default 1.
+	// Faults are random faults (throttling, transient and permanent
+	// errors, partial batches, latency) injected into every call a
+	// controller makes to a zone, through a providertest.Faulty per
+	// controller and zone, each seeded from Seed (Faults.Seed is
+	// ignored): a provider's bad day on top of the timeline. The zero
+	// value injects nothing.
+	Faults providertest.FaultConfig `json:"faults"`
+	// Seed seeds the probe and heartbeat jitter and the random faults, so
+	// runs repeat. Default 1.
 	Seed uint64 `json:"seed"`
 	// Trace logs (t.Logf) every change of what a controller asks to
 	// publish, with the virtual time. Default false.
@@ -86,6 +95,9 @@ func (c Config) Validate() error {
 	if err := c.Probe.Validate(); err != nil {
 		return fmt.Errorf("%w: probe: %w", ErrInvalid, err)
 	}
+	if err := c.Faults.Validate(); err != nil {
+		return fmt.Errorf("%w: faults: %w", ErrInvalid, err)
+	}
 	if err := c.Heartbeat.Validate(); err != nil {
 		return fmt.Errorf("%w: heartbeat: %w", ErrInvalid, err)
 	}
@@ -96,6 +108,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: warmUp %v: allowed 0 (three reconcile intervals) to 1h", ErrInvalid, w)
 	}
 	return nil
+}
+
+// faulty reports whether Faults injects anything.
+func (c Config) faulty() bool {
+	f := c.Faults
+	return f.ThrottleRate+f.TransientRate+f.PermanentRate+f.PartialRate > 0 || f.Latency > 0 || f.LatencyJitter > 0
 }
 
 // interval is the controllers' reconcile interval.

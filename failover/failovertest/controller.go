@@ -56,8 +56,13 @@ func newController(t *testing.T, w *World, name string) (*controller, error) {
 	decl := s.clusters[s.cluster(name)]
 	c := &controller{w: w, t: t, name: name, region: decl.region, now: w.clock(name),
 		kick: make(chan struct{}, 1), health: map[string]probe.State{}}
-	c.local = &store{w: w, zone: Local(decl.region), region: decl.region, p: w.locals[decl.region]}
-	c.global = &store{w: w, zone: Global, region: decl.region, p: w.global}
+	var err error
+	if c.local, err = w.newStore(decl.region, Local(decl.region)); err != nil {
+		return nil, err
+	}
+	if c.global, err = w.newStore(decl.region, Global); err != nil {
+		return nil, err
+	}
 	for _, g := range s.gateways {
 		if g.cluster == name {
 			c.gws = append(c.gws, g)
@@ -67,7 +72,8 @@ func newController(t *testing.T, w *World, name string) (*controller, error) {
 	mcfg := probe.DefaultMonitorConfig()
 	mcfg.Seed = w.seed()
 	mcfg.Concurrency = max(1, len(c.gws))
-	mon, err := probe.NewMonitor(mcfg, probe.ObserverFunc(c.observeProbe), nil)
+	var mon *probe.Monitor
+	mon, err = probe.NewMonitor(mcfg, probe.ObserverFunc(c.observeProbe), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/failover/failovertest"
+	"github.com/gslbkit/gslb/provider/providertest"
 )
 
 // TestManyRegions: three and five regions, two clusters each. One region
@@ -233,5 +234,39 @@ func TestClockSkew(t *testing.T) {
 		})
 	s.At(3*time.Minute).ControllerDown("us-1").
 		ExpectWithin(cfg.ControllerBound()+8*time.Second, "us", app, eu...)
+	s.Run(t)
+}
+
+// TestProviderBadDay: every call of every controller to every zone may be
+// throttled (3 %) or fail transiently (2 %), through providertest.Faulty,
+// for the whole run. Retries absorb it: nobody fails over by mistake, and
+// a partial failure and a region loss are still handled, each within its
+// bound plus two reconcile intervals of retries.
+func TestProviderBadDay(t *testing.T) {
+	cfg := failovertest.DefaultConfig()
+	cfg.Faults = providertest.FaultConfig{ThrottleRate: 0.03, TransientRate: 0.02}
+	interval := time.Duration(cfg.Heartbeat.ReconcileInterval)
+	s := twoRegions(cfg)
+	app := s.AppName()
+	eu, us := s.RegionAddrs("eu"), s.RegionAddrs("us")
+	s.At(0).Expect("eu", app, eu...).Expect("us", app, us...)
+	s.At(time.Minute).GatewayDown("us-a").
+		ExpectWithin(cfg.GatewayBound()+2*interval, "us", app, s.Addrs("us-b")...)
+	s.At(3*time.Minute).
+		Expect("eu", app, eu...).
+		Do("nobody failing over", func(t *testing.T, w *failovertest.World) {
+			for _, c := range []string{"eu-1", "us-1"} {
+				d, _ := w.Decision(c)
+				assert.False(t, d.FailingOver, c)
+			}
+		})
+	s.At(3*time.Minute).RegionDown("eu").
+		ExpectWithin(cfg.ControllerBound()+2*interval, "eu", app, s.Addrs("us-b")...)
+	s.At(8*time.Minute).RegionUp("eu").
+		ExpectWithin(cfg.RecoveryBound()+2*interval, "eu", app, eu...)
+	s.At(10*time.Minute).Do("faults injected", func(t *testing.T, w *failovertest.World) {
+		t.Logf("%d calls faulted", w.InjectedFaults())
+		assert.Positive(t, w.InjectedFaults())
+	})
 	s.Run(t)
 }

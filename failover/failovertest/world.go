@@ -17,6 +17,8 @@ import (
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/internal/errclass"
 	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/provider/providertest"
+	"github.com/gslbkit/gslb/record"
 )
 
 // ErrFault is wrapped by every error the kit injects (throttling, an
@@ -42,6 +44,7 @@ type World struct {
 	watches    []*watch
 	ctrls      map[string]*controller
 	seeds      uint64
+	faulties   []*providertest.Faulty
 }
 
 type throttle struct {
@@ -197,15 +200,18 @@ func (w *World) fault(region string, z Zone, write bool) error {
 	return nil
 }
 
-// wrote counts a successful write call and re-evaluates the watches.
-func (w *World) wrote(zone string, recs []libdns.Record) {
+// wrote counts a successful write call and re-evaluates the watches (also
+// after a failed call, which may have applied part of a batch).
+func (w *World) wrote(zone string, recs []libdns.Record, ok bool) {
 	names := map[string]bool{}
 	for _, r := range recs {
 		names[dnsname.Fqdn(libdns.AbsoluteName(r.RR().Name, zone))] = true
 	}
 	w.mu.Lock()
 	for n := range names {
-		w.writes[n]++
+		if ok {
+			w.writes[n]++
+		}
 	}
 	var open []*watch
 	for _, wt := range w.watches {
@@ -355,12 +361,45 @@ func appendChain(chain []string, cur, next string) []string {
 }
 
 // store is one controller's access to one zone: the memory provider with
-// the scripted faults in front, counting the writes that land.
+// the scripted faults in front (and Config.Faults behind them), counting
+// the writes that land.
 type store struct {
 	w      *World
 	zone   Zone
 	region string // the accessing controller's region
-	p      *memory.Provider
+	p      record.Provider
+}
+
+// newStore returns region's access to zone z.
+func (w *World) newStore(region string, z Zone) (*store, error) {
+	st := &store{w: w, zone: z, region: region, p: w.Zone(z)}
+	if w.s.cfg.faulty() {
+		fc := w.s.cfg.Faults
+		fc.Seed = w.seed()
+		f, err := providertest.NewFaulty(w.Zone(z), fc)
+		if err != nil {
+			return nil, err
+		}
+		st.p = f
+		w.mu.Lock()
+		w.faulties = append(w.faulties, f)
+		w.mu.Unlock()
+	}
+	return st, nil
+}
+
+// InjectedFaults returns how many calls Config.Faults has faulted or
+// delayed so far, over every controller and zone (restarted controllers'
+// included).
+func (w *World) InjectedFaults() int {
+	w.mu.Lock()
+	fs := slices.Clone(w.faulties)
+	w.mu.Unlock()
+	n := 0
+	for _, f := range fs {
+		n += len(f.Faults())
+	}
+	return n
 }
 
 func (st *store) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
@@ -375,9 +414,7 @@ func (st *store) SetRecords(ctx context.Context, zone string, recs []libdns.Reco
 		return nil, err
 	}
 	out, err := st.p.SetRecords(ctx, zone, recs)
-	if err == nil {
-		st.w.wrote(zone, recs)
-	}
+	st.w.wrote(zone, recs, err == nil)
 	return out, err
 }
 
@@ -386,8 +423,6 @@ func (st *store) DeleteRecords(ctx context.Context, zone string, recs []libdns.R
 		return nil, err
 	}
 	out, err := st.p.DeleteRecords(ctx, zone, recs)
-	if err == nil {
-		st.w.wrote(zone, recs)
-	}
+	st.w.wrote(zone, recs, err == nil)
 	return out, err
 }
