@@ -38,7 +38,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, err := s.b.Write(p)
-	if !s.sent {
+	if !s.sent && s.first != nil {
 		if line, _, ok := strings.Cut(s.b.String(), "\n"); ok {
 			s.sent = true
 			s.first <- line
