@@ -30,6 +30,7 @@ type controller struct {
 	d      *deployment
 	cl     *cluster
 	view   *view
+	reads  *tickReads // what the tick reads, once per zone
 	gates  []*health.Gate
 	pub    *heartbeat.Publisher
 	local  *heartbeat.Reader
@@ -55,6 +56,7 @@ func (d *deployment) rules() heartbeat.Rules {
 
 func newController(d *deployment, cl *cluster, out *printer, met *metrics) (*controller, error) {
 	c := &controller{d: d, cl: cl, view: d.views[cl.region], out: out, met: met, failed: map[string]bool{}}
+	c.reads = &tickReads{v: c.view}
 	for _, g := range cl.gateways {
 		gate, err := health.NewGate(
 			health.GateCheck{Name: "endpoints", Check: g.endpoints},
@@ -84,7 +86,7 @@ func newController(d *deployment, cl *cluster, out *printer, met *metrics) (*con
 	for _, s := range []heartbeat.Scope{heartbeat.Local, heartbeat.Global} {
 		rc := heartbeat.DefaultReaderConfig(s, hb.Zone(s))
 		rc.Rules = rules
-		r, err := heartbeat.NewReader(rc, c.view, heartbeat.ReaderOptions{Keyring: d.keyring, Observer: obs})
+		r, err := heartbeat.NewReader(rc, c.reads, heartbeat.ReaderOptions{Keyring: d.keyring, Observer: obs})
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: %w", cl.name, err)
 		}
@@ -127,6 +129,7 @@ func (c *controller) run(ctx context.Context) error {
 // tick is one reconcile of the controller.
 func (c *controller) tick(ctx context.Context, now time.Time) {
 	c.ticks++
+	c.reads.reset()
 	// 1. The gateways' verdicts, and the cluster's for the heartbeat.
 	own := make([]failover.Gateway, len(c.cl.gateways))
 	healthy := 0
@@ -198,7 +201,7 @@ func freshness(s heartbeat.Snapshot, err error, cluster string) failover.Freshne
 // readBack reads the addresses published at name; a failed read is "not
 // read", which the policy never takes as evidence.
 func (c *controller) readBack(ctx context.Context, zone, name string) failover.Published {
-	recs, err := c.view.GetRecords(ctx, zone)
+	recs, err := c.reads.GetRecords(ctx, zone)
 	if err != nil {
 		return failover.Published{}
 	}

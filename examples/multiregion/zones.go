@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 
 	"github.com/libdns/libdns"
 
@@ -135,6 +136,48 @@ func (v *view) DeleteRecords(ctx context.Context, zone string, recs []libdns.Rec
 	}
 	del, err := z.store.DeleteRecords(ctx, z.name, in)
 	return z.out(del), err
+}
+
+// tickReads is one controller's reads of its view during one tick: each
+// store zone is read once per tick however many of the view's zones live
+// in it and however many readers ask (the two heartbeat readers and the
+// read-backs of the shared sets), so a controller costs one zone transfer
+// per zone per tick against an RFC 2136 server. Call reset at the start of
+// every tick. Safe for concurrent use.
+type tickReads struct {
+	v    *view
+	mu   sync.Mutex
+	recs map[zoneRef][]libdns.Record
+}
+
+func (t *tickReads) reset() {
+	t.mu.Lock()
+	t.recs = nil
+	t.mu.Unlock()
+}
+
+// GetRecords implements libdns.RecordGetter from this tick's reads.
+func (t *tickReads) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
+	z, err := t.v.route(zone)
+	if err != nil {
+		return nil, err
+	}
+	key := zoneRef{store: z.store, name: z.name}
+	t.mu.Lock()
+	recs, ok := t.recs[key]
+	t.mu.Unlock()
+	if !ok {
+		if recs, err = z.store.GetRecords(ctx, z.name); err != nil {
+			return nil, err
+		}
+		t.mu.Lock()
+		if t.recs == nil {
+			t.recs = map[zoneRef][]libdns.Record{}
+		}
+		t.recs[key] = recs
+		t.mu.Unlock()
+	}
+	return z.out(recs), nil
 }
 
 // zoneFor returns the zone of the view that holds name (the longest match).
