@@ -1,7 +1,11 @@
 package failovertest_test
 
 import (
+	"net/netip"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"go.uber.org/goleak"
 
@@ -29,4 +33,14 @@ func cat(lists ...[]string) []string {
 		out = append(out, l...)
 	}
 	return out
+}
+
+// assertHeld asserts that a held answer is not empty and holds only
+// addresses of from.
+func assertHeld(t *testing.T, got []netip.Addr, from []string) {
+	t.Helper()
+	require.NotEmpty(t, got, "answer emptied")
+	for _, a := range got {
+		assert.Contains(t, from, a.String())
+	}
 }
