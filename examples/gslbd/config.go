@@ -174,6 +174,34 @@ type ProviderConfig struct {
 	ResyncInterval Duration `json:"resyncInterval,omitempty"`
 }
 
+// UnmarshalJSON decodes a provider block; each provider's own block is
+// decoded onto that provider's DefaultConfig. Unknown fields are errors.
+func (p *ProviderConfig) UnmarshalJSON(data []byte) error {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return fmt.Errorf("provider: %w", err)
+	}
+	type plain ProviderConfig
+	out := plain(*p)
+	if _, ok := keys["rfc2136"]; ok {
+		d := rfc2136.DefaultConfig()
+		out.RFC2136 = &d
+	}
+	if _, ok := keys["route53"]; ok {
+		d := route53.DefaultConfig()
+		out.Route53 = &d
+	}
+	if _, ok := keys["cloudflare"]; ok {
+		d := cloudflare.DefaultConfig()
+		out.Cloudflare = &d
+	}
+	if err := decodeStrict(data, &out); err != nil {
+		return fmt.Errorf("provider: %w", err)
+	}
+	*p = ProviderConfig(out)
+	return nil
+}
+
 // NodeConfig configures node mode. Secret and header come from
 // replication unless set in auth.
 type NodeConfig = memory.ReplicaConfig
