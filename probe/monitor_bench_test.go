@@ -43,10 +43,12 @@ func BenchmarkMonitorCycle(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			b.ReportAllocs()
+			cpu0 := monCPUTime()
 			b.ResetTimer()
 			go func() { done <- m.Run(ctx) }()
 			<-reached
 			b.StopTimer()
+			b.ReportMetric(float64(monCPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
 			cancel()
 			<-done
 		})

@@ -28,8 +28,9 @@ type monJob struct {
 // running, waits for every worker, delivers the events still queued, and
 // returns nil. It starts MonitorConfig.Concurrency workers, one scheduler
 // and, with an Observer, one goroutine delivering events; no other
-// goroutine, whatever the number of targets. Probes get contexts derived from
-// ctx. Targets and their state survive Run: a later Run continues with them.
+// goroutine, whatever the number of targets. Each probe gets a context
+// carrying ctx's values, the policy's timeout as its deadline, and cancelled
+// when its target is removed or updated or when Run stops. Targets and their state survive Run: a later Run continues with them.
 // Errors: ErrMonitorRunning when another Run is running.
 func (m *Monitor) Run(ctx context.Context) error {
 	m.mu.Lock()
@@ -57,6 +58,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 	}
 
 	m.schedule(ctx, jobs)
+	m.cancelRunning()
 	close(jobs)
 	workers.Wait()
 	close(stopDelivery)
@@ -85,6 +87,19 @@ func (m *Monitor) schedule(ctx context.Context, jobs chan<- monJob) {
 	}
 }
 
+// cancelRunning cancels every probe dispatched and not finished. Probe
+// contexts do not derive their cancellation from Run's context (that would
+// cost a registration in the parent per probe), so stopping cancels them here.
+func (m *Monitor) cancelRunning() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range m.targets {
+		if t.cancel != nil {
+			t.cancel()
+		}
+	}
+}
+
 // dispatch hands every due target to the pool while workers are free. It
 // returns how long until the earliest target is due, and false when no timer
 // is needed (no target, or every worker busy: a finishing worker wakes the
@@ -97,6 +112,7 @@ func (m *Monitor) dispatch(ctx context.Context, jobs chan<- monJob) (time.Durati
 		return 0, false
 	}
 	now := time.Now()
+	base := context.WithoutCancel(ctx) // values only; see cancelRunning
 	for m.inFlight < m.cfg.Concurrency {
 		t := m.heap.peek()
 		if t == nil {
@@ -106,7 +122,7 @@ func (m *Monitor) dispatch(ctx context.Context, jobs chan<- monJob) (time.Durati
 			return t.due.Sub(now), true
 		}
 		m.heap.pop()
-		pctx, cancel := context.WithTimeout(ctx, t.timeout)
+		pctx, cancel := context.WithTimeout(base, t.timeout)
 		t.cancel, t.inFlight = cancel, true
 		m.inFlight++
 		jobs <- monJob{t: t, gen: t.gen, prober: t.prober, ctx: pctx, cancel: cancel, start: now}

@@ -12,6 +12,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -28,6 +29,7 @@ func main() {
 	timeout := flag.Duration("timeout", time.Second, "probe timeout")
 	workers := flag.Int("workers", 256, "Monitor concurrency")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	memprofile := flag.String("memprofile", "", "write a heap profile to this file on exit")
 	flag.Parse()
 
 	if *cpuprofile != "" {
@@ -76,6 +78,17 @@ func main() {
 	if err := m.Run(ctx); err != nil {
 		log.Print(err)
 		return
+	}
+	if *memprofile != "" {
+		f, err := os.Create(*memprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		runtime.GC()
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		f.Close()
 	}
 	var probes, fails uint64
 	var byKind [probe.NumKinds]uint64
