@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -38,6 +39,8 @@ type controller struct {
 	rec    *record.Reconciler
 	out    *printer
 	met    *metrics
+
+	dead atomic.Int32 // regions the last decision saw dead, for the script
 
 	// Owned by the loop's goroutine.
 	ticks  int
@@ -222,6 +225,13 @@ func (c *controller) readBack(ctx context.Context, zone, name string) failover.P
 // noteRegions prints the regions this controller starts or stops seeing
 // dead (its reason to fail over), once the deployment has settled.
 func (c *controller) noteRegions(dec failover.Decision) {
+	n := int32(0)
+	for _, r := range dec.Regions {
+		if r.State == failover.RegionDead {
+			n++
+		}
+	}
+	c.dead.Store(n)
 	for _, r := range dec.Regions {
 		dead := r.State == failover.RegionDead
 		if dead == c.failed[r.Name] {

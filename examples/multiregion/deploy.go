@@ -65,6 +65,9 @@ type deployment struct {
 	// afterStep and metricsURL are the tests' window into a run.
 	afterStep  afterStepFunc
 	metricsURL string
+	dnsAddrs   map[string]string // region → the address serving its view
+	servers    []*regionServer
+	ctrls      []*controller
 }
 
 func newDeployment(opts options) (*deployment, error) {

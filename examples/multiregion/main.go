@@ -54,6 +54,7 @@ type options struct {
 	timeout  time.Duration
 	ttl      time.Duration
 	metrics  string
+	dnsPort  int
 	stay     bool
 	provider string
 	rfc      rfc2136.Config
@@ -81,6 +82,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "the whole timeline must finish within this (hang guard)")
 	fs.DurationVar(&o.ttl, "ttl", 5*time.Second, "TTL of the published records, 1s–1h")
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at http://<addr>/metrics, e.g. 127.0.0.1:9090 (off when empty)")
+	fs.IntVar(&o.dnsPort, "dns-port", 0, "serve each region's view on 127.0.0.1 for dig: region i on this port + i; 0 picks free ports, -1 serves none")
 	fs.BoolVar(&o.stay, "stay", false, "keep running after the timeline until Ctrl-C (to scrape metrics or look around)")
 	fs.StringVar(&o.provider, "provider", "memory", `where the zones live: "memory" (in process) or "rfc2136" (a real BIND; see README)`)
 	o.rfc = rfc2136.DefaultConfig()
@@ -114,6 +116,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		return o, fmt.Errorf("-healthy %v: allowed 1s–1h and more than 2 × -interval (%v)", o.healthy, 2*o.interval)
 	case o.pause < 0 || o.pause > time.Minute:
 		return o, fmt.Errorf("-pause %v: allowed 0–1m", o.pause)
+	case o.dnsPort < -1 || o.dnsPort > 65535-maxRegions:
+		return o, fmt.Errorf("-dns-port %d: allowed -1 (off), 0 (free ports) or 1–%d", o.dnsPort, 65535-maxRegions)
 	case o.timeout <= 0:
 		return o, fmt.Errorf("-timeout %v: must be positive", o.timeout)
 	case o.ttl < time.Second || o.ttl > time.Hour || o.ttl%time.Second != 0:

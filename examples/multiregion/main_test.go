@@ -6,12 +6,14 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -113,12 +115,18 @@ func anyValue(ss []sample, v float64) bool {
 // printed, not asserted; the program's -timeout is the hang guard.
 func TestMultiregionFailsOverAndRecovers(t *testing.T) {
 	var out syncBuffer
-	args := []string{"-interval", "200ms", "-pause", "100ms", "-timeout", "60s", "-metrics", "127.0.0.1:0"}
+	args := []string{"-interval", "200ms", "-pause", "100ms", "-timeout", "60s", "-metrics", "127.0.0.1:0", "-dns-port", "0"}
 	var steps []string
 	scrapes := map[string][]sample{}
-	hook := func(i int, slug, url string) {
+	answers := map[string]map[string][]string{}
+	hook := func(i int, slug string, d *deployment) {
 		steps = append(steps, slug)
-		scrapes[slug] = scrape(t, url)
+		scrapes[slug] = scrape(t, d.metricsURL)
+		answers[slug] = map[string][]string{}
+		for _, srv := range d.servers {
+			require.NoError(t, srv.sync(context.Background())) // the copy may trail by one copy interval
+			answers[slug][srv.region] = dig(t, d.dnsAddrs[srv.region], d.names.app)
+		}
 	}
 	err := runWith(context.Background(), args, &out, hook)
 	s := out.String()
@@ -144,6 +152,14 @@ func TestMultiregionFailsOverAndRecovers(t *testing.T) {
 		}
 	}
 	logSteps(t, s)
+
+	// Each region's DNS server answers what the tables show.
+	digFailover := []string{"CNAME edge.global.example.test.", "CNAME global-edge.global.example.test.", "A 10.1.1.1", "A 10.1.1.2", "A 10.1.2.1"}
+	for _, r := range []string{"eu-west", "us-east"} {
+		assert.Equal(t, digFailover, answers["region-failure"][r], "dig from %s while us-east is down", r)
+	}
+	assert.Equal(t, []string{"CNAME edge.global.example.test.", "CNAME edge.local.example.test.", "A 10.2.1.1", "A 10.2.1.2", "A 10.2.2.1", "A 10.2.2.2"},
+		answers["recovery"]["us-east"], "dig from us-east after the recovery")
 
 	// While us-east is down, some controller (at least the one that flipped
 	// the global name) reports it failing over and unhealthy.
@@ -235,4 +251,27 @@ func logSteps(t *testing.T, s string) {
 			t.Log(l)
 		}
 	}
+}
+
+// dig asks addr for name's A records over UDP and returns the answer
+// section as "TYPE data" lines, addresses sorted.
+func dig(t *testing.T, addr, name string) []string {
+	t.Helper()
+	c := &dns.Client{Net: "udp", Timeout: 5 * time.Second}
+	m := new(dns.Msg)
+	m.SetQuestion(name, dns.TypeA)
+	r, _, err := c.Exchange(m, addr)
+	require.NoError(t, err)
+	require.Equal(t, dns.RcodeSuccess, r.Rcode)
+	var cn, as []string
+	for _, rr := range r.Answer {
+		switch rr := rr.(type) {
+		case *dns.CNAME:
+			cn = append(cn, "CNAME "+rr.Target)
+		case *dns.A:
+			as = append(as, "A "+rr.A.String())
+		}
+	}
+	slices.Sort(as)
+	return append(cn, as...)
 }

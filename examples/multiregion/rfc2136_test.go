@@ -26,7 +26,7 @@ func TestMultiregionRFC2136(t *testing.T) {
 		"-key-alg", bind.KeyAlg, "-secret", bind.Secret, "-zone", "example.test",
 		"-interval", "300ms", "-pause", "100ms", "-timeout", "60s"}
 	var steps []string
-	err := runWith(context.Background(), args, &out, func(i int, slug, _ string) { steps = append(steps, slug) })
+	err := runWith(context.Background(), args, &out, func(i int, slug string, _ *deployment) { steps = append(steps, slug) })
 	s := out.String()
 	require.NoError(t, err, "%s\nnamed:\n%s", s, bind.Log())
 	require.Equal(t, []string{"start", "gateway-failure", "region-failure", "recovery"}, steps, s)

@@ -19,9 +19,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 // afterStepFunc is called by the script once step i has converged, before
 // the next one starts; the tests look at the running system through it
-// (the metrics, the zones). It runs on the script's goroutine: the
+// (the metrics, the DNS servers). It runs on the script's goroutine: the
 // timeline waits for it.
-type afterStepFunc func(i int, slug string, metricsURL string)
+type afterStepFunc func(i int, slug string, d *deployment)
 
 // runWith is run with a hook after every step (nil: none).
 func runWith(ctx context.Context, args []string, stdout io.Writer, afterStep afterStepFunc) error {
@@ -47,6 +47,7 @@ func runWith(ctx context.Context, args []string, stdout io.Writer, afterStep aft
 		}
 		ctrls = append(ctrls, c)
 	}
+	d.ctrls = ctrls
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -60,6 +61,18 @@ func runWith(ctx context.Context, args []string, stdout io.Writer, afterStep aft
 		metricsURL = "http://" + ln.Addr().String() + "/metrics"
 		d.metricsURL = metricsURL
 		g.Go(func() error { return serve(gctx) })
+	}
+	if opts.dnsPort >= 0 {
+		servers, err := newRegionServers(d, opts.dnsPort)
+		if err != nil {
+			return err
+		}
+		d.dnsAddrs = map[string]string{}
+		d.servers = servers
+		for _, s := range servers {
+			d.dnsAddrs[s.region] = s.srv.Addr()
+			g.Go(func() error { return s.run(gctx, max(opts.interval/2, 50*time.Millisecond)) })
+		}
 	}
 	out.header(d, metricsURL)
 	for _, c := range ctrls {
@@ -134,6 +147,13 @@ func (d *deployment) script(ctx context.Context, out *printer) error {
 				}
 				done = done && same(res, want[r.name])
 			}
+			if i == 0 {
+				// Start from a deployment where every controller sees
+				// every region alive, not only the DNS answers right.
+				for _, c := range d.ctrls {
+					done = done && c.dead.Load() == 0
+				}
+			}
 			last = got
 			if done {
 				break
@@ -160,7 +180,7 @@ func (d *deployment) script(ctx context.Context, out *printer) error {
 		out.line("STEP %d %s converged=%s", i, s.slug, took.Round(time.Millisecond))
 		out.line("")
 		if d.afterStep != nil {
-			d.afterStep(i, s.slug, d.metricsURL)
+			d.afterStep(i, s.slug, d)
 		}
 		if i < len(steps)-1 && d.opts.pause > 0 {
 			t := time.NewTimer(d.opts.pause)
@@ -288,6 +308,14 @@ func (p *printer) header(d *deployment, metricsURL string) {
 		}
 		view := d.views[r.name]
 		p.line("  %-10s %s  (%s)", r.name, strings.Join(cs, "  "), view.describe(d.names.local))
+	}
+	if len(d.dnsAddrs) > 0 {
+		p.line("")
+		p.line("  dig it   (each region's view on its own port, while this runs; -stay keeps it running)")
+		for _, r := range d.regions {
+			host, port, _ := strings.Cut(d.dnsAddrs[r.name], ":")
+			p.line("           %-10s dig @%s -p %s %s A", r.name, host, port, d.names.app)
+		}
 	}
 	if metricsURL != "" {
 		p.line("")
