@@ -35,6 +35,11 @@ type Config struct {
 	// heartbeat.DefaultRules (beats every 10 s, fresh for 30 s, 5 s of
 	// skew tolerance).
 	Heartbeat heartbeat.Rules `json:"heartbeat"`
+	// Publisher is the template of every controller's heartbeat
+	// publisher: TTL and write retries (MaxAttempts, RetryBackoff, ...).
+	// The kit fills in Cluster, Region, Prefix, the zones, and sets both
+	// scopes' rules to Heartbeat. Default heartbeat.DefaultConfig.
+	Publisher heartbeat.Config `json:"publisher"`
 	// Reconcile is how often a controller reads the beats and the
 	// published sets, decides and publishes. Default 0 means
 	// Heartbeat.ReconcileInterval; allowed 100 ms – 10 min. A controller
@@ -72,15 +77,16 @@ func DefaultConfig() Config {
 	tc.AppNames = []failover.AppName{{Name: "httpbin.example.test"}}
 	p := probe.DefaultPolicy()
 	p.MaxBackoff = p.Interval
-	return Config{Topology: tc, Probe: p, Heartbeat: heartbeat.DefaultRules(), Seed: 1}
+	return Config{Topology: tc, Probe: p, Heartbeat: heartbeat.DefaultRules(), Publisher: heartbeat.DefaultConfig(), Seed: 1}
 }
 
 // FastConfig returns DefaultConfig with the embedded zone's timings:
-// heartbeat.FastRules (beats every 2 s, fresh for 8 s) and probes every
-// 2 s.
+// heartbeat.FastRules (beats every 2 s, fresh for 8 s) with
+// heartbeat.FastConfig's retries, and probes every 2 s.
 func FastConfig() Config {
 	c := DefaultConfig()
 	c.Heartbeat = heartbeat.FastRules()
+	c.Publisher = heartbeat.FastConfig()
 	c.Probe.Interval = Duration(2 * time.Second)
 	c.Probe.MaxBackoff = c.Probe.Interval
 	return c
@@ -101,6 +107,9 @@ func (c Config) Validate() error {
 	if err := c.Heartbeat.Validate(); err != nil {
 		return fmt.Errorf("%w: heartbeat: %w", ErrInvalid, err)
 	}
+	if err := c.publisher("validate", "validate").Validate(); err != nil {
+		return fmt.Errorf("%w: publisher: %w", ErrInvalid, err)
+	}
 	if r := time.Duration(c.Reconcile); r != 0 && (r < 100*time.Millisecond || r > 10*time.Minute) {
 		return fmt.Errorf("%w: reconcile %v: allowed 0 (heartbeat interval) or 100ms–10m", ErrInvalid, r)
 	}
@@ -108,6 +117,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: warmUp %v: allowed 0 (three reconcile intervals) to 1h", ErrInvalid, w)
 	}
 	return nil
+}
+
+// publisher returns the heartbeat publisher config of cluster in region.
+func (c Config) publisher(cluster, region string) heartbeat.Config {
+	hc := c.Publisher
+	hc.Cluster, hc.Region, hc.Prefix = cluster, region, ""
+	hc.LocalZone, hc.GlobalZone = c.localZone(), c.globalZone()
+	hc.Local, hc.Global = c.Heartbeat, c.Heartbeat
+	return hc
 }
 
 // faulty reports whether Faults injects anything.

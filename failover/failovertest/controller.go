@@ -92,10 +92,7 @@ func newController(t *testing.T, w *World, name string) (*controller, error) {
 	}
 	c.mon = mon
 
-	hc := heartbeat.DefaultConfig()
-	hc.Cluster, hc.Region = name, decl.region
-	hc.LocalZone, hc.GlobalZone = s.cfg.localZone(), s.cfg.globalZone()
-	hc.Local, hc.Global = s.cfg.Heartbeat, s.cfg.Heartbeat
+	hc := s.cfg.publisher(name, decl.region)
 	rng := &lockedRand{r: rand.New(rand.NewPCG(w.seed(), 0x6661696c))}
 	pub, err := heartbeat.NewPublisher(hc, heartbeat.Options{Local: c.local, Global: c.global, Now: c.now, Rand: rng.Float64})
 	if err != nil {

@@ -113,3 +113,23 @@ func TestScenario3RegionFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestFastTimings: the embedded zone's timings (beats every 2 s, fresh for
+// 8 s, probes every 2 s) fail a region over within seconds; Trace logs
+// every change of what a controller writes.
+func TestFastTimings(t *testing.T) {
+	cfg := failovertest.FastConfig()
+	cfg.Trace = true
+	s := twoRegions(cfg)
+	app := s.AppName()
+	eu := s.RegionAddrs("eu")
+	s.At(10*time.Second).GatewayDown("us-b").
+		ExpectWithin(cfg.GatewayBound(), "us", app, s.Addrs("us-a")...)
+	s.At(30*time.Second).ControllerDown("eu-1").
+		ExpectWithin(cfg.ControllerBound(), "eu", app, s.Addrs("us-a")...)
+	s.At(time.Minute).ControllerUp("eu-1").
+		ExpectWithin(cfg.RecoveryBound(), "eu", app, eu...).
+		ExpectWithin(cfg.RecoveryBound(), "eu", s.FailoverName(), cat(eu, s.Addrs("us-a"))...)
+	s.At(2*time.Minute).Expect("us", app, s.Addrs("us-a")...).Expect("eu", app, eu...)
+	s.Run(t)
+}

@@ -46,6 +46,9 @@ func (s *Scenario) run(t *testing.T) {
 	for _, c := range s.clusters {
 		w.startController(t, c.name)
 	}
+	if t.Failed() {
+		t.FailNow()
+	}
 	steps := s.sorted()
 	end := s.until
 	if n := len(steps); n > 0 {

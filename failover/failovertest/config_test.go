@@ -1,0 +1,123 @@
+package failovertest_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gslbkit/gslb/failover/failovertest"
+)
+
+func TestConfigValidate(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(c *failovertest.Config)
+		field  string // "" = valid
+	}{
+		{"default", func(*failovertest.Config) {}, ""},
+		{"fast", func(c *failovertest.Config) { *c = failovertest.FastConfig() }, ""},
+		{"no service", func(c *failovertest.Config) { c.Topology.Service = "" }, "topology"},
+		{"bad probe", func(c *failovertest.Config) { c.Probe.CriticalThreshold = 0 }, "probe"},
+		{"bad rules", func(c *failovertest.Config) { c.Heartbeat.HealthyDuration = 0 }, "heartbeat"},
+		{"reconcile too short", func(c *failovertest.Config) { c.Reconcile = failovertest.Duration(time.Millisecond) }, "reconcile 1ms"},
+		{"warm-up negative", func(c *failovertest.Config) { c.WarmUp = -1 }, "warmUp"},
+		{"bad faults", func(c *failovertest.Config) { c.Faults.ThrottleRate = 2 }, "faults"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := failovertest.DefaultConfig()
+			tc.change(&c)
+			err := c.Validate()
+			if tc.field == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, failovertest.ErrInvalid)
+			assert.Contains(t, err.Error(), tc.field)
+			assert.ErrorIs(t, failovertest.New(c).Err(), failovertest.ErrInvalid, "New reports it")
+		})
+	}
+}
+
+func TestConfigJSON(t *testing.T) {
+	c := failovertest.FastConfig()
+	c.Trace = true
+	b, err := json.Marshal(c)
+	require.NoError(t, err)
+	var back failovertest.Config
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, c, back)
+}
+
+// TestBounds pins the default bounds to SPEC.md's formula with the
+// default policies: probe detection 21 s (10 s, then 5 s twice, plus the
+// 1 s timeout), freshness 30 s + 5 s skew + a 10 s read interval, and one
+// 10 s reconcile of publish delay.
+func TestBounds(t *testing.T) {
+	c := failovertest.DefaultConfig()
+	assert.Equal(t, 31*time.Second, c.GatewayBound())
+	assert.Equal(t, 55*time.Second, c.ControllerBound())
+	assert.Equal(t, 76*time.Second, c.RegionGatewaysBound())
+	assert.Equal(t, 41*time.Second, c.RecoveryBound())
+	c.Reconcile = failovertest.Duration(5 * time.Second)
+	assert.Equal(t, 26*time.Second, c.GatewayBound())
+	assert.Equal(t, 45*time.Second, c.ControllerBound())
+}
+
+func TestDeclarationErrors(t *testing.T) {
+	base := func() *failovertest.Scenario {
+		return failovertest.New(failovertest.DefaultConfig()).Region("eu").Cluster("eu-1", "eu").
+			Gateway("eu-1", "eu-a", "192.0.2.1")
+	}
+	cases := []struct {
+		name  string
+		build func(s *failovertest.Scenario)
+		says  string
+	}{
+		{"region twice", func(s *failovertest.Scenario) { s.Region("eu") }, `region "eu" declared twice`},
+		{"region not a label", func(s *failovertest.Scenario) { s.Region("e u") }, `region "e u"`},
+		{"cluster of unknown region", func(s *failovertest.Scenario) { s.Cluster("x-1", "mars") }, `region "mars" not declared`},
+		{"cluster twice", func(s *failovertest.Scenario) { s.Cluster("eu-1", "eu") }, `cluster "eu-1" declared twice`},
+		{"gateway of unknown cluster", func(s *failovertest.Scenario) { s.Gateway("x", "g", "192.0.2.9") }, `cluster "x" not declared`},
+		{"gateway twice", func(s *failovertest.Scenario) { s.Gateway("eu-1", "eu-a", "192.0.2.9") }, `gateway "eu-a"`},
+		{"gateway without address", func(s *failovertest.Scenario) { s.Gateway("eu-1", "eu-b") }, "no address"},
+		{"bad address", func(s *failovertest.Scenario) { s.Gateway("eu-1", "eu-b", "192.0.2.300") }, `address "192.0.2.300"`},
+		{"shared address", func(s *failovertest.Scenario) { s.Gateway("eu-1", "eu-b", "192.0.2.1") }, `already belongs to gateway "eu-a"`},
+		{"negative time", func(s *failovertest.Scenario) { s.At(-time.Second) }, "must not be negative"},
+		{"unknown gateway", func(s *failovertest.Scenario) { s.At(0).GatewayDown("nope") }, `gateway "nope" not declared`},
+		{"unknown cluster", func(s *failovertest.Scenario) { s.At(0).ControllerDown("nope") }, `cluster "nope" not declared`},
+		{"unknown region", func(s *failovertest.Scenario) { s.At(0).Expect("mars", "x.example.test.") }, `region "mars" not declared`},
+		{"partition with itself", func(s *failovertest.Scenario) { s.At(0).Partition("eu", "eu") }, "two declared regions"},
+		{"zero throttle", func(s *failovertest.Scenario) { s.At(0).Throttle(failovertest.Global, 0) }, "must be positive"},
+		{"bad expected address", func(s *failovertest.Scenario) { s.At(0).Expect("eu", "x.example.test.", "nope") }, `"nope"`},
+		{"negative bound", func(s *failovertest.Scenario) { s.At(0).ExpectWithin(-1, "eu", "x.example.test.") }, "bound"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base()
+			require.NoError(t, s.Err())
+			tc.build(s)
+			err := s.Err()
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, failovertest.ErrInvalid))
+			assert.Contains(t, err.Error(), tc.says)
+			assert.Contains(t, s.String(), "invalid: ")
+		})
+	}
+}
+
+func TestNames(t *testing.T) {
+	s := twoRegions(failovertest.DefaultConfig())
+	assert.Equal(t, "httpbin.example.test.", s.AppName())
+	assert.Equal(t, "edge-internal.global.example.test.", s.GlobalName())
+	assert.Equal(t, "edge-internal.local.example.test.", s.RegionalName())
+	assert.Equal(t, "global-edge-internal.global.example.test.", s.FailoverName())
+	assert.Equal(t, []string{"192.0.2.1", "2001:db8:e::1", "198.51.100.2", "2001:db8:a::2"}, s.Addrs("eu-a", "nope", "us-b"))
+	assert.Len(t, s.RegionAddrs("us"), 4)
+	assert.Equal(t, "global", failovertest.Global.String())
+	assert.Equal(t, "local/eu", failovertest.Local("eu").String())
+}
