@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 	"time"
 
@@ -21,6 +22,11 @@ type ServerConfig struct {
 	// TCPIdleTimeout closes a TCP connection that sends no query for this
 	// long, 100ms to 10m. Default 10s.
 	TCPIdleTimeout Duration `json:"tcpIdleTimeout"`
+	// UDPWorkers is how many goroutines receive and answer UDP queries, 0
+	// to 256. 0 (the default) means GOMAXPROCS-1, at least 1: one P is left
+	// free so that a worker blocked in its receive call keeps its P instead
+	// of the runtime handing it off (and waking threads) on every query.
+	UDPWorkers int `json:"udpWorkers"`
 	// ShutdownTimeout bounds how long Run waits for in-flight queries once
 	// its context ends, 0s to 1m. Default 2s.
 	ShutdownTimeout Duration `json:"shutdownTimeout"`
@@ -43,6 +49,9 @@ func (c ServerConfig) Validate() error {
 	}
 	if d := c.TCPIdleTimeout.D(); d < 100*time.Millisecond || d > 10*time.Minute {
 		return fmt.Errorf("memory: server tcpIdleTimeout %v is out of range (allowed 100ms to 10m)", d)
+	}
+	if c.UDPWorkers < 0 || c.UDPWorkers > 256 {
+		return fmt.Errorf("memory: server udpWorkers %d is out of range (allowed 0 to 256)", c.UDPWorkers)
 	}
 	if d := c.ShutdownTimeout.D(); d < 0 || d > time.Minute {
 		return fmt.Errorf("memory: server shutdownTimeout %v is out of range (allowed 0s to 1m)", d)
@@ -182,4 +191,12 @@ func acceptAll(dh dns.Header) dns.MsgAcceptAction {
 		return dns.MsgIgnore
 	}
 	return dns.MsgAccept
+}
+
+// udpWorkers is the number of UDP loops to run.
+func (s *Server) udpWorkers() int {
+	if s.cfg.UDPWorkers > 0 {
+		return s.cfg.UDPWorkers
+	}
+	return max(1, runtime.GOMAXPROCS(0)-1)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"runtime"
 	"sync"
 
 	"golang.org/x/net/ipv4"
@@ -43,7 +42,7 @@ func (s *Server) serveUDPPortable(conn *net.UDPConn, stop <-chan struct{}) {
 		bc = ipv4.NewPacketConn(conn)
 	}
 	var wg sync.WaitGroup
-	for range max(1, runtime.GOMAXPROCS(0)) {
+	for range s.udpWorkers() {
 		wg.Go(func() { s.udpLoop(bc) })
 	}
 	<-stop

@@ -5,7 +5,6 @@ package memory
 import (
 	"net"
 	"net/netip"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -88,7 +87,7 @@ func (s *Server) serveUDPConn(conn *net.UDPConn, stop <-chan struct{}) {
 		return
 	}
 	var wg sync.WaitGroup
-	for range max(1, runtime.GOMAXPROCS(0)) {
+	for range s.udpWorkers() {
 		wg.Go(func() { s.rawLoop(r) })
 	}
 	<-stop
