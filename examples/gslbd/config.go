@@ -546,12 +546,11 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 	}
 	r.check = spec.resolved()
 	if err := r.check.Validate(); err != nil {
-		return badErr(f+".probe", r.check.Type, "a valid check", err)
+		return checkErr(f+".probe", r.check.Type, "a valid check", err)
 	}
 	if c.Style != StyleRelaxed {
 		if err := r.check.Policy.ValidateRecordService(); err != nil {
-			return badErr(f+".probe.policy", fmt.Sprintf("interval %v, timeout %v", r.check.Policy.Interval.D(), r.check.Policy.Timeout.D()),
-				"interval 10s–300s and timeout 100ms–3s (style recordService)", err)
+			return checkErr(f+".probe", r.check.Type, "interval 10s–300s and timeout 100ms–3s (style recordService)", err)
 		}
 	}
 	if len(r.Addresses) == 0 {
@@ -585,6 +584,16 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 		return badErr(f, r.Name, "a record the failover policy accepts", err)
 	}
 	return nil
+}
+
+// checkErr names the policy field when err is a *probe.PolicyError, else
+// the probe block.
+func checkErr(field string, value any, allowed string, err error) error {
+	var pe *probe.PolicyError
+	if errors.As(err, &pe) {
+		return &ConfigError{Field: field + ".policy." + pe.Field, Value: pe.Value, Allowed: pe.Allowed}
+	}
+	return badErr(field, value, allowed, err)
 }
 
 // probeAddr is the address a target's prober dials.

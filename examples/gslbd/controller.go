@@ -46,6 +46,8 @@ type controller struct {
 	remote *record.Reconciler // into the provider; nil for embedded only
 	repl   *memory.Handler    // nil without a replication secret
 	client *http.Client
+	// notified is the zone version the nodes were last told about.
+	notified uint64
 
 	mu      sync.Mutex
 	records []*recState
@@ -84,6 +86,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	if err := c.zone.AddZone(cfg.Zone); err != nil {
 		return nil, err
 	}
+	c.notified = c.zone.Version()
 	if c.policy, err = failover.NewRecordPolicy(cfg.Policy); err != nil {
 		return nil, err
 	}
@@ -327,7 +330,7 @@ func merge(rd record.Desired, fd failover.Desired) record.Desired {
 // notifyLoop tells every configured node to sync whenever the zone's
 // version moves.
 func (c *controller) notifyLoop(ctx context.Context) error {
-	v := c.zone.Version()
+	v := c.notified // the version before Run's first publish
 	for {
 		nv, err := c.zone.Wait(ctx, v)
 		if err != nil {
