@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMultiregionVirtualTime runs the default timeline (500 ms intervals,
+// 2 s pauses, 3 regions) inside a synctest bubble over the in-memory zones,
+// without sockets: virtual time makes every step's timing exact, so the
+// region's failover must land within the detection bound the program
+// prints.
+func TestMultiregionVirtualTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out syncBuffer
+		var steps []string
+		var at []time.Time
+		start := time.Now()
+		err := runWith(context.Background(), []string{"-regions", "3", "-dns-port", "-1"}, &out,
+			func(i int, slug string, d *deployment) {
+				steps = append(steps, slug)
+				at = append(at, time.Now())
+			})
+		s := out.String()
+		require.NoError(t, err, s)
+		require.Equal(t, []string{"start", "gateway-failure", "region-failure", "recovery"}, steps, s)
+		tables := stepTables(s)
+		require.Len(t, tables, 4, s)
+		assert.Contains(t, tables[2]["ap-south"], "(failover)  10.1.1.1 10.1.1.2 10.1.2.1 10.2.1.1 10.2.1.2 10.2.2.1 10.2.2.2", s)
+		assert.Contains(t, tables[3]["ap-south"], "(regional)  10.3.1.1 10.3.1.2 10.3.2.1 10.3.2.2", s)
+		// The region failed one pause after step 1; its failover took at most
+		// the bound: healthy (3 s) + skew (0.5 s) + a read (0.5 s) + a reconcile.
+		failedAt := at[1].Add(2 * time.Second)
+		assert.LessOrEqual(t, at[2].Sub(failedAt), 4500*time.Millisecond, s)
+		assert.Less(t, time.Since(start), 60*time.Second, "the default run fits the minute")
+		logSteps(t, s)
+	})
+}
