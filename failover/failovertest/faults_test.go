@@ -175,7 +175,7 @@ func TestThrottledWhileRegionFails(t *testing.T) {
 // empty, not rewritten — until the gateways come back.
 func TestEverythingDown(t *testing.T) {
 	cfg := failovertest.DefaultConfig()
-	s := twoRegions(cfg)
+	s := neverEmpty(twoRegions(cfg), "eu", "us")
 	app := s.AppName()
 	eu, us := s.RegionAddrs("eu"), s.RegionAddrs("us")
 	names := []string{app, s.RegionalName(), s.FailoverName()}
@@ -246,7 +246,7 @@ func TestProviderBadDay(t *testing.T) {
 	cfg := failovertest.DefaultConfig()
 	cfg.Faults = providertest.FaultConfig{ThrottleRate: 0.03, TransientRate: 0.02}
 	interval := time.Duration(cfg.Heartbeat.ReconcileInterval)
-	s := twoRegions(cfg)
+	s := neverEmpty(twoRegions(cfg), "eu", "us")
 	app := s.AppName()
 	eu, us := s.RegionAddrs("eu"), s.RegionAddrs("us")
 	s.At(0).Expect("eu", app, eu...).Expect("us", app, us...)

@@ -1,7 +1,9 @@
 package failovertest_test
 
 import (
+	"fmt"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,4 +45,27 @@ func assertHeld(t *testing.T, got []netip.Addr, from []string) {
 	for _, a := range got {
 		assert.Contains(t, from, a.String())
 	}
+}
+
+// neverEmpty declares that, at every zone change, a client in each region
+// gets some address for the app name, and only declared ones.
+func neverEmpty(s *failovertest.Scenario, regions ...string) *failovertest.Scenario {
+	var all []string
+	for _, r := range regions {
+		all = append(all, s.RegionAddrs(r)...)
+	}
+	return s.Always("app name answers", func(w *failovertest.World) error {
+		for _, r := range regions {
+			got := w.Resolve(r, s.AppName())
+			if len(got) == 0 {
+				return fmt.Errorf("%s: empty answer in %s (chain %v)", s.AppName(), r, w.Chain(r, s.AppName()))
+			}
+			for _, a := range got {
+				if !slices.Contains(all, a.String()) {
+					return fmt.Errorf("%s: undeclared address %s in %s", s.AppName(), a, r)
+				}
+			}
+		}
+		return nil
+	})
 }

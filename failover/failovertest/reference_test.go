@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/gslbkit/gslb/failover/failovertest"
 )
 
@@ -18,7 +20,10 @@ func TestScenario1AllHealthy(t *testing.T) {
 		Expect("eu", app, eu...).
 		Expect("us", app, us...).
 		Expect("eu", s.FailoverName(), cat(eu, us)...).
-		Expect("us", s.FailoverName(), cat(eu, us)...)
+		Expect("us", s.FailoverName(), cat(eu, us)...).
+		Do("the CNAME chain", func(t *testing.T, w *failovertest.World) {
+			assert.Equal(t, []string{app, s.GlobalName(), s.RegionalName()}, w.Chain("eu", app))
+		})
 	s.At(5*time.Minute).
 		Expect("eu", app, eu...).
 		Expect("us", app, us...)
@@ -30,7 +35,7 @@ func TestScenario1AllHealthy(t *testing.T) {
 // the other stays; us is untouched; the gateway comes back within the
 // recovery bound.
 func TestScenario2PartialFailure(t *testing.T) {
-	s := twoRegions(failovertest.DefaultConfig())
+	s := neverEmpty(twoRegions(failovertest.DefaultConfig()), "eu", "us")
 	cfg := s.Config()
 	app := s.AppName()
 	eu, us := s.RegionAddrs("eu"), s.RegionAddrs("us")
@@ -84,7 +89,7 @@ func TestScenario3RegionFailure(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := twoRegions(cfg)
+			s := neverEmpty(twoRegions(cfg), "eu", "us")
 			app := s.AppName()
 			eu, us := s.RegionAddrs("eu"), s.RegionAddrs("us")
 			tc.fail(s.At(30 * time.Second))
@@ -93,7 +98,10 @@ func TestScenario3RegionFailure(t *testing.T) {
 				ExpectWithin(tc.bound, "us", app, us...)
 			m := s.At(5*time.Minute).
 				Expect("eu", app, us...).
-				Expect("us", app, us...)
+				Expect("us", app, us...).
+				Do("the CNAME chain", func(t *testing.T, w *failovertest.World) {
+					assert.Equal(t, []string{app, s.GlobalName(), s.FailoverName()}, w.Chain("eu", app))
+				})
 			if tc.heldEU {
 				// The gateways leave one by one as the probes see them
 				// fail; the last one stays (never empty).

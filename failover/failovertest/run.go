@@ -57,8 +57,14 @@ func (s *Scenario) run(t *testing.T) {
 	for _, st := range steps {
 		sleepUntil(w, st.at)
 		st.do(t, w)
+		w.checkInvariants()
 	}
 	sleepUntil(w, end)
+	w.checkInvariants()
+	for _, c := range s.clusters {
+		w.stopController(t, c.name)
+	}
+	w.reportInvariants(t)
 }
 
 // sleepUntil advances virtual time to d after time zero and waits until

@@ -27,8 +27,16 @@ type Scenario struct {
 	clusters []clusterDecl
 	gateways []gatewayDecl
 	steps    []step
+	always   []invariant
 	until    time.Duration
 	err      error
+}
+
+// invariant is a condition checked at every zone change.
+type invariant struct {
+	what  string
+	where string
+	check func(w *World) error
 }
 
 type clusterDecl struct {
@@ -129,6 +137,21 @@ func (s *Scenario) Gateway(cluster, name string, addrs ...string) *Scenario {
 		g.addrs = append(g.addrs, ip.Unmap())
 	}
 	s.gateways = append(s.gateways, g)
+	return s
+}
+
+// Always declares a condition that must hold from time zero to the end of
+// the run: check is called after every write to any zone (successful or
+// not: a failed batch may have applied in part) and after every step, from
+// the goroutine that wrote, and returns an error when the condition does
+// not hold. The first violation of each condition fails the test at the
+// end of Run, with its virtual time. check must be safe for concurrent
+// use and must not block; World's methods are.
+func (s *Scenario) Always(what string, check func(w *World) error) *Scenario {
+	if check == nil {
+		return s.fail("always %q: nil check", what)
+	}
+	s.always = append(s.always, invariant{what: what, where: caller(), check: check})
 	return s
 }
 

@@ -27,7 +27,7 @@ func sharedWrites(s *failovertest.Scenario, w *failovertest.World) map[string]in
 // converges within one reconcile, with no write after that.
 func TestSplitBrain(t *testing.T) {
 	cfg := failovertest.DefaultConfig()
-	s := twoRegions(cfg)
+	s := neverEmpty(twoRegions(cfg), "eu", "us")
 	app := s.AppName()
 	us := s.RegionAddrs("us")
 	interval := time.Duration(cfg.Heartbeat.ReconcileInterval)

@@ -45,6 +45,12 @@ type World struct {
 	ctrls      map[string]*controller
 	seeds      uint64
 	faulties   []*providertest.Faulty
+	violations map[int]violation // first violation per invariant
+}
+
+type violation struct {
+	at  time.Duration
+	err error
 }
 
 type throttle struct {
@@ -64,7 +70,8 @@ type watch struct {
 func newWorld(s *Scenario, zero time.Time) (*World, error) {
 	w := &World{s: s, zero: zero, locals: map[string]*memory.Provider{}, gwUp: map[string]bool{},
 		throttled: map[Zone]throttle{}, unreadable: map[[2]string]bool{}, parted: map[[2]string]bool{},
-		skew: map[string]time.Duration{}, writes: map[string]int{}, ctrls: map[string]*controller{}, seeds: s.cfg.Seed}
+		skew: map[string]time.Duration{}, writes: map[string]int{}, ctrls: map[string]*controller{}, seeds: s.cfg.Seed,
+		violations: map[int]violation{}}
 	p, err := memory.New(memory.DefaultConfig())
 	if err != nil {
 		return nil, err
@@ -223,6 +230,43 @@ func (w *World) wrote(zone string, recs []libdns.Record, ok bool) {
 	for _, wt := range open {
 		w.evaluate(wt)
 	}
+	w.checkInvariants()
+}
+
+// checkInvariants runs the scenario's Always conditions (from time zero
+// on) and keeps the first violation of each.
+func (w *World) checkInvariants() {
+	now := w.now()
+	if now < 0 {
+		return
+	}
+	for i, inv := range w.s.always {
+		w.mu.Lock()
+		_, seen := w.violations[i]
+		w.mu.Unlock()
+		if seen {
+			continue
+		}
+		if err := inv.check(w); err != nil {
+			w.mu.Lock()
+			if _, seen := w.violations[i]; !seen {
+				w.violations[i] = violation{at: now, err: err}
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// reportInvariants fails t with the first violation of each condition.
+func (w *World) reportInvariants(t *testing.T) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, inv := range w.s.always {
+		if v, ok := w.violations[i]; ok {
+			t.Errorf("%s: always %s: violated at %v: %v", inv.where, inv.what, v.at, v.err)
+		}
+	}
 }
 
 func (w *World) evaluate(wt *watch) {
@@ -311,8 +355,8 @@ func (w *World) lookup(region, name string) ([]netip.Addr, []string) {
 			return nil, chain
 		}
 		var addrs []netip.Addr
-		next := cur
-		for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA} {
+		var hops []string // CNAME targets inside this zone, in order
+		for i, qt := range []uint16{dns.TypeA, dns.TypeAAAA} {
 			m := new(dns.Msg)
 			m.SetQuestion(cur, qt)
 			resp := p.Respond(m, src, false)
@@ -327,6 +371,9 @@ func (w *World) lookup(region, name string) ([]netip.Addr, []string) {
 				switch v := rr.(type) {
 				case *dns.CNAME:
 					at = dnsname.Fqdn(v.Target)
+					if i == 0 {
+						hops = append(hops, at)
+					}
 				case *dns.A:
 					if ip, ok := netip.AddrFromSlice(v.A); ok {
 						addrs = append(addrs, ip.Unmap())
@@ -337,27 +384,18 @@ func (w *World) lookup(region, name string) ([]netip.Addr, []string) {
 					}
 				}
 			}
-			next = at
 		}
+		chain = append(chain, hops...)
 		if len(addrs) > 0 {
 			slices.SortFunc(addrs, netip.Addr.Compare)
-			return slices.Compact(addrs), appendChain(chain, cur, next)
+			return slices.Compact(addrs), chain
 		}
-		if next == cur {
+		if len(hops) == 0 {
 			return nil, chain
 		}
-		chain = appendChain(chain, cur, next)
-		cur = next
+		cur = hops[len(hops)-1]
 	}
 	return nil, chain
-}
-
-// appendChain records the CNAME hop from cur to next, if any.
-func appendChain(chain []string, cur, next string) []string {
-	if next != cur {
-		chain = append(chain, next)
-	}
-	return chain
 }
 
 // store is one controller's access to one zone: the memory provider with
