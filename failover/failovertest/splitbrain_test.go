@@ -70,3 +70,34 @@ func TestSplitBrain(t *testing.T) {
 	})
 	s.Run(t)
 }
+
+// TestPartitionHidesDeath: while eu cannot read us's beats, us's
+// controllers die. Unknown is no evidence, so eu does not fail us over
+// (the global name is held; us's clients keep us's regional record, whose
+// gateways still serve). Once the partition heals, eu reads us's beats
+// stale and fails us over within one reconcile.
+func TestPartitionHidesDeath(t *testing.T) {
+	cfg := failovertest.DefaultConfig()
+	s := neverEmpty(twoRegions(cfg), "eu", "us")
+	app := s.AppName()
+	eu, us := s.RegionAddrs("eu"), s.RegionAddrs("us")
+	interval := time.Duration(cfg.Heartbeat.ReconcileInterval)
+	var before int
+	s.At(30*time.Second).Partition("eu", "us")
+	s.At(time.Minute).ControllerDown("us-1").
+		Do("count", func(_ *testing.T, w *failovertest.World) { before = w.Writes(s.GlobalName()) })
+	s.At(4*time.Minute).
+		Expect("eu", app, eu...).
+		Expect("us", app, us...).
+		Do("global name held", func(t *testing.T, w *failovertest.World) {
+			assert.Equal(t, before, w.Writes(s.GlobalName()))
+			d, ok := w.Decision("eu-1")
+			assert.True(t, ok)
+			assert.False(t, d.FailingOver)
+			assert.Empty(t, d.GlobalTarget, "held")
+		})
+	s.At(4*time.Minute).Heal("eu", "us").
+		ExpectWithin(interval, "us", app, eu...).
+		ExpectWithin(interval, "eu", app, eu...)
+	s.Run(t)
+}
