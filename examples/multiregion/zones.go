@@ -64,6 +64,10 @@ func (z zoneRef) in(recs []libdns.Record) ([]libdns.Record, error) {
 		} else {
 			rr.Name += "." + z.suffix
 		}
+		if rr.Data == "" {
+			out = append(out, rr) // a delete's wildcard: nothing to parse
+			continue
+		}
 		p, err := rr.Parse()
 		if err != nil {
 			return nil, err
