@@ -45,6 +45,7 @@ type controller struct {
 	// Owned by the loop's goroutine.
 	ticks  int
 	failed map[string]bool // regions this controller last saw dead
+	held   string          // why its regional record is held, "" when it is not
 }
 
 // rules are the heartbeat timings of both scopes: beats every interval,
@@ -232,6 +233,22 @@ func (c *controller) noteRegions(dec failover.Decision) {
 		}
 	}
 	c.dead.Store(n)
+	held := ""
+	for _, h := range dec.Held {
+		if h.View == c.cl.region && h.Name == c.d.topo.RegionalName() {
+			held = h.Reason.String()
+		}
+	}
+	if held != c.held {
+		c.held = held
+		if c.d.settled.Load() {
+			what := "stops holding " + c.d.names.short(c.d.topo.RegionalName())
+			if held != "" {
+				what = "holds " + c.d.names.short(c.d.topo.RegionalName()) + " (" + held + "): the last set stays published, never an empty one"
+			}
+			c.out.event(c.cl.name, what)
+		}
+	}
 	for _, r := range dec.Regions {
 		dead := r.State == failover.RegionDead
 		if dead == c.failed[r.Name] {
