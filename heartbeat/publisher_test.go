@@ -16,16 +16,6 @@ import (
 
 const testLocal = "europe.local.example.test."
 
-func beatsWritten(r *recorder) (out []BeatWritten, at []time.Duration, begin time.Time) {
-	for _, e := range r.all() {
-		if bw, ok := e.ev.(BeatWritten); ok {
-			out = append(out, bw)
-			at = append(at, e.real.Sub(begin))
-		}
-	}
-	return out, at, begin
-}
-
 func TestPublisherWritesEveryInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		zone := newZone(t, testGlobal, testLocal)
