@@ -69,3 +69,20 @@ func neverEmpty(s *failovertest.Scenario, regions ...string) *failovertest.Scena
 		return nil
 	})
 }
+
+func sorted(ss []string) []string {
+	var out []netip.Addr
+	for _, s := range ss {
+		out = append(out, netip.MustParseAddr(s))
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return addrStrings(out)
+}
+
+func addrStrings(as []netip.Addr) []string {
+	out := make([]string, 0, len(as))
+	for _, a := range as {
+		out = append(out, a.String())
+	}
+	return out
+}
