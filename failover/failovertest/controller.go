@@ -2,6 +2,7 @@ package failovertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -216,12 +217,24 @@ func (c *controller) reconcile(ctx context.Context) {
 	// Errors (throttling, an unreadable zone) leave the desired state
 	// pending; the next reconcile retries, as a controller's loop does.
 	if len(local.Sets)+len(local.Withdraw) > 0 {
-		_, _ = c.lrec.Apply(ctx, local)
+		_, err := c.lrec.Apply(ctx, local)
+		c.trace(Local(c.region), err)
 	}
 	if len(global.Sets)+len(global.Withdraw) > 0 {
-		_, _ = c.grec.Apply(ctx, global)
+		_, err := c.grec.Apply(ctx, global)
+		c.trace(Global, err)
 	}
 }
+
+// trace logs a failed publication when Config.Trace is set.
+func (c *controller) trace(z Zone, err error) {
+	if err != nil && c.w.s.cfg.Trace && ctxAlive(err) {
+		c.t.Logf("%v %s: publishing to %s: %v", c.w.now(), c.name, z, err)
+	}
+}
+
+// ctxAlive reports whether err is not just the controller being stopped.
+func ctxAlive(err error) bool { return !errors.Is(err, context.Canceled) }
 
 func (c *controller) lastDecision() (failover.Decision, bool) {
 	c.mu.Lock()

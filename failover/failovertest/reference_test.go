@@ -48,6 +48,12 @@ func TestScenario2PartialFailure(t *testing.T) {
 	s.At(3*time.Minute).GatewayUp("eu-a").
 		ExpectWithin(cfg.RecoveryBound(), "eu", app, eu...).
 		ExpectWithin(cfg.RecoveryBound(), "eu", s.FailoverName(), cat(eu, us)...)
+	s.At(5*time.Minute).Do("measured", func(t *testing.T, w *failovertest.World) {
+		d, ok := w.Measured("eu", app, 30*time.Second)
+		assert.True(t, ok)
+		assert.LessOrEqual(t, d, cfg.GatewayBound())
+		assert.Positive(t, d, "the answer changed after the failure, not before")
+	})
 	s.Run(t)
 }
 

@@ -333,6 +333,10 @@ func (m Moment) ExpectWithin(bound time.Duration, region, name string, addrs ...
 // Do runs f at this moment with the running world: resolve names, count
 // writes, read a controller's last decision, and assert with t.
 func (m Moment) Do(what string, f func(t *testing.T, w *World)) Moment {
+	if f == nil {
+		m.s.fail("at %v: do %q: nil function", m.at, what)
+		return m
+	}
 	return m.add("do "+what, f)
 }
 
