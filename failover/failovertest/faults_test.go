@@ -75,11 +75,11 @@ func TestManyRegions(t *testing.T) {
 
 // TestReaderCannotList: eu's controllers cannot list the global zone for
 // four minutes (their writes would still land). They see every global
-// beat as unknown — no evidence — so nobody fails over, eu keeps serving
-// its own gateways (its regional record lives in its private zone, which
-// it still reads), and a real failure of us's controllers in that time is
-// still caught by us... which is gone, so only eu's clients matter: they
-// keep eu. After the listing works again everything is as before.
+// beat as unknown — no evidence — so they fail nobody over and hold the
+// global name; eu keeps serving its own gateways through its regional
+// record (its private zone is still readable), and a gateway failing in
+// eu meanwhile still leaves eu's answer within the gateway bound. Once
+// the listing works again, eu's failed gateway is back everywhere.
 func TestReaderCannotList(t *testing.T) {
 	cfg := failovertest.DefaultConfig()
 	s := twoRegions(cfg)

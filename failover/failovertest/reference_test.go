@@ -1,12 +1,16 @@
 package failovertest_test
 
 import (
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/failover/failovertest"
+	"github.com/gslbkit/gslb/provider/memory"
 )
 
 // TestScenario1AllHealthy: every region is healthy; each region's clients
@@ -145,5 +149,48 @@ func TestFastTimings(t *testing.T) {
 		ExpectWithin(cfg.RecoveryBound(), "eu", app, eu...).
 		ExpectWithin(cfg.RecoveryBound(), "eu", s.FailoverName(), cat(eu, s.Addrs("us-a"))...)
 	s.At(2*time.Minute).Expect("us", app, s.Addrs("us-a")...).Expect("eu", app, eu...)
+	s.Run(t)
+}
+
+// TestAddressFamilies: eu has an IPv4-only and an IPv6-only gateway. When
+// the IPv6 one fails, eu's regional record keeps its A set and withdraws
+// its AAAA set (the name still answers); when it returns, AAAA is back.
+// A geo answer hook on the failover name, installed through World.Zone,
+// answers each client with its nearest region's gateways.
+func TestAddressFamilies(t *testing.T) {
+	cfg := failovertest.DefaultConfig()
+	s := failovertest.New(cfg).
+		Region("eu").Region("us").
+		Cluster("eu-1", "eu").Cluster("us-1", "us").
+		Gateway("eu-1", "eu-v4", "192.0.2.1").
+		Gateway("eu-1", "eu-v6", "2001:db8:e::1").
+		Gateway("us-1", "us-a", "198.51.100.1", "2001:db8:a::1")
+	app := s.AppName()
+	s.At(0).Expect("eu", app, "192.0.2.1", "2001:db8:e::1")
+	s.At(30*time.Second).GatewayDown("eu-v6").
+		ExpectWithin(cfg.GatewayBound(), "eu", app, "192.0.2.1")
+	s.At(3*time.Minute).GatewayUp("eu-v6").
+		ExpectWithin(cfg.RecoveryBound(), "eu", app, "192.0.2.1", "2001:db8:e::1")
+	s.At(5*time.Minute).Do("geo hook", func(t *testing.T, w *failovertest.World) {
+		loc, err := failover.NewLocator(failover.GeoMap{
+			Prefixes: map[netip.Prefix]string{
+				netip.MustParsePrefix("10.1.0.0/16"): "eu",
+				netip.MustParsePrefix("10.2.0.0/16"): "us",
+			},
+			Preferences: map[string][]string{"eu": {"us"}, "us": {"eu"}},
+		})
+		require.NoError(t, err)
+		tags := map[netip.Addr][]string{}
+		for _, r := range []string{"eu", "us"} {
+			for _, a := range s.RegionAddrs(r) {
+				tags[netip.MustParseAddr(a)] = []string{r}
+			}
+		}
+		w.Zone(failovertest.Global).SetAnswerFunc(s.FailoverName(), memory.AnswerFunc(failover.Geo(loc, tags)))
+		euClient, usClient := netip.MustParseAddr("10.1.0.9"), netip.MustParseAddr("10.2.0.9")
+		assert.Equal(t, []string{"192.0.2.1", "2001:db8:e::1"}, addrStrings(w.ResolveFrom("us", s.FailoverName(), euClient)))
+		assert.Equal(t, []string{"198.51.100.1", "2001:db8:a::1"}, addrStrings(w.ResolveFrom("eu", s.FailoverName(), usClient)))
+		assert.Len(t, w.Resolve("eu", s.FailoverName()), 4, "unplaced clients get every gateway")
+	})
 	s.Run(t)
 }

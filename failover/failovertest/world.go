@@ -326,24 +326,34 @@ func (w *World) Measured(region, name string, start time.Duration) (time.Duratio
 // the others — so no TTL is involved. A name that leads nowhere gives
 // nil.
 func (w *World) Resolve(region, name string) []netip.Addr {
-	addrs, _ := w.lookup(region, name)
+	addrs, _ := w.lookup(region, name, defaultClient)
+	return addrs
+}
+
+// ResolveFrom is Resolve for a client at address client, which the zones'
+// answer hooks see as the query's source (e.g. failover.Geo installed on
+// a zone with World.Zone(...).SetAnswerFunc).
+func (w *World) ResolveFrom(region, name string, client netip.Addr) []netip.Addr {
+	addrs, _ := w.lookup(region, name, client)
 	return addrs
 }
 
 // Chain returns the names Resolve visits for name in region, name first,
 // each CNAME target after it.
 func (w *World) Chain(region, name string) []string {
-	_, chain := w.lookup(region, name)
+	_, chain := w.lookup(region, name, defaultClient)
 	return chain
 }
+
+// defaultClient is the source address of Resolve's queries.
+var defaultClient = netip.AddrFrom4([4]byte{10, 0, 0, 1})
 
 // maxHops bounds the CNAME chain the resolver follows.
 const maxHops = 16
 
-func (w *World) lookup(region, name string) ([]netip.Addr, []string) {
+func (w *World) lookup(region, name string, src netip.Addr) ([]netip.Addr, []string) {
 	cur := dnsname.Fqdn(name)
 	chain := []string{cur}
-	src := netip.AddrFrom4([4]byte{10, 0, 0, 1})
 	for range maxHops {
 		p := w.global
 		if dnsname.InZone(cur, w.s.cfg.localZone()) {
