@@ -28,17 +28,19 @@ const ownerID = "gslbkit-multiregion"
 // hands its share of them to its reconciler. The publisher and the
 // reconciler run their own loops; run owns them.
 type controller struct {
-	d      *deployment
-	cl     *cluster
-	view   *view
-	reads  *tickReads // what the tick reads, once per zone
-	gates  []*health.Gate
-	pub    *heartbeat.Publisher
-	local  *heartbeat.Reader
-	global *heartbeat.Reader
-	rec    *record.Reconciler
-	out    *printer
-	met    *metrics
+	d     *deployment
+	cl    *cluster
+	view  *view
+	reads *tickReads // what the tick reads, once per zone
+	// throttle is the publisher's store; the -throttle step turns it on.
+	throttle *throttleStore
+	gates    []*health.Gate
+	pub      *heartbeat.Publisher
+	local    *heartbeat.Reader
+	global   *heartbeat.Reader
+	rec      *record.Reconciler
+	out      *printer
+	met      *metrics
 
 	dead atomic.Int32 // regions the last decision saw dead, for the script
 
@@ -80,9 +82,10 @@ func newController(d *deployment, cl *cluster, out *printer, met *metrics) (*con
 	hb.TTL = heartbeat.Duration(d.opts.ttl)
 	hb.RetryBackoff = heartbeat.Duration(d.opts.interval / 4)
 	obs := met.observer(cl.name)
+	c.throttle = &throttleStore{view: c.view}
 	var err error
 	c.pub, err = heartbeat.NewPublisher(hb, heartbeat.Options{
-		Local: c.view, Global: c.view, Keyring: d.keyring, Observer: obs,
+		Local: c.throttle, Global: c.throttle, Keyring: d.keyring, Observer: &publisherEvents{c: c, next: obs},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cl.name, err)

@@ -56,6 +56,7 @@ type options struct {
 	metrics  string
 	dnsPort  int
 	stay     bool
+	throttle bool
 	provider string
 	rfc      rfc2136.Config
 }
@@ -83,6 +84,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.ttl, "ttl", 5*time.Second, "TTL of the published records, 1s–1h")
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at http://<addr>/metrics, e.g. 127.0.0.1:9090 (off when empty)")
 	fs.IntVar(&o.dnsPort, "dns-port", 0, "serve each region's view on 127.0.0.1 for dig: region i on this port + i; 0 picks free ports, -1 serves none")
+	fs.BoolVar(&o.throttle, "throttle", false, "add a last step: one controller's heartbeat writes are throttled until it self-heals (no failover)")
 	fs.BoolVar(&o.stay, "stay", false, "keep running after the timeline until Ctrl-C (to scrape metrics or look around)")
 	fs.StringVar(&o.provider, "provider", "memory", `where the zones live: "memory" (in process) or "rfc2136" (a real BIND; see README)`)
 	o.rfc = rfc2136.DefaultConfig()

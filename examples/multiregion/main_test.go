@@ -115,7 +115,7 @@ func anyValue(ss []sample, v float64) bool {
 // printed, not asserted; the program's -timeout is the hang guard.
 func TestMultiregionFailsOverAndRecovers(t *testing.T) {
 	var out syncBuffer
-	args := []string{"-interval", "200ms", "-pause", "100ms", "-timeout", "60s", "-metrics", "127.0.0.1:0", "-dns-port", "0"}
+	args := []string{"-interval", "200ms", "-pause", "100ms", "-timeout", "60s", "-metrics", "127.0.0.1:0", "-dns-port", "0", "-throttle"}
 	var steps []string
 	scrapes := map[string][]sample{}
 	answers := map[string]map[string][]string{}
@@ -131,10 +131,10 @@ func TestMultiregionFailsOverAndRecovers(t *testing.T) {
 	err := runWith(context.Background(), args, &out, hook)
 	s := out.String()
 	require.NoError(t, err, s)
-	require.Equal(t, []string{"start", "gateway-failure", "region-failure", "recovery"}, steps, s)
+	require.Equal(t, []string{"start", "gateway-failure", "region-failure", "recovery", "throttle"}, steps, s)
 
 	tables := stepTables(s)
-	require.Len(t, tables, 4, s)
+	require.Len(t, tables, 5, s)
 	regional := "httpbin → edge.global → edge.local  (regional)"
 	failover := "httpbin → edge.global → global-edge.global  (failover)"
 	eu := "10.1.1.1 10.1.1.2 10.1.2.1 10.1.2.2"
@@ -180,6 +180,18 @@ func TestMultiregionFailsOverAndRecovers(t *testing.T) {
 		}
 	}
 	assert.True(t, anyValue(find(after, "gslbkit_region_healthy", `scope="global"`, `region="us-east"`), 1), "region_healthy after recovery")
+	// The throttled controller counted its throttled writes and has
+	// recovered by the end of its step.
+	thr := scrapes["throttle"]
+	for _, scope := range []string{"local", "global"} {
+		w := find(thr, "gslbkit_heartbeat_writes_total", `controller="eu-west-1"`, `scope="`+scope+`"`, `result="throttled"`)
+		require.Len(t, w, 1, scope)
+		assert.Positive(t, w[0].value, "%s throttled writes", scope)
+		rec := find(thr, "gslbkit_heartbeat_recovering_from_rate_limiting", `controller="eu-west-1"`, `scope="`+scope+`"`)
+		require.Len(t, rec, 1, scope)
+		assert.Zero(t, rec[0].value, scope)
+	}
+	assert.Contains(t, s, "eu-west-1   global heartbeat recovering from rate limiting")
 }
 
 // stepTables returns, for each step table printed, its rows by region.

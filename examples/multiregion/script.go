@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/gslbkit/gslb/heartbeat"
 )
 
 // run is the whole program; main wires it to os.Args and signals.
@@ -99,6 +101,9 @@ func runWith(ctx context.Context, args []string, stdout io.Writer, afterStep aft
 type step struct {
 	slug, title string
 	act         func()
+	// until, when set, must also hold before the step is over; the loop
+	// calls it on every poll, after comparing the answers.
+	until func() bool
 }
 
 // script is the timeline: wait for the deployment to converge, fail one
@@ -119,13 +124,16 @@ func (d *deployment) script(ctx context.Context, out *printer) error {
 		}
 	}
 	steps := []step{
-		{"start", "every gateway healthy: each region answers its own gateways", nil},
-		{"gateway-failure", fmt.Sprintf("gateway %s (%s) fails: its endpoints go not ready", victim.name, victim.addr),
-			func() { victim.setReady(false) }},
-		{"region-failure", fmt.Sprintf("region %s fails: all %d of its gateways go not ready", lost.name, len(lost.upAddrs())),
-			func() { setRegion(lost, false) }},
-		{"recovery", fmt.Sprintf("both heal: gateway %s and region %s are ready again", victim.name, lost.name),
-			func() { victim.setReady(true); setRegion(lost, true) }},
+		{slug: "start", title: "every gateway healthy: each region answers its own gateways"},
+		{slug: "gateway-failure", title: fmt.Sprintf("gateway %s (%s) fails: its endpoints go not ready", victim.name, victim.addr),
+			act: func() { victim.setReady(false) }},
+		{slug: "region-failure", title: fmt.Sprintf("region %s fails: all %d of its gateways go not ready", lost.name, len(lost.upAddrs())),
+			act: func() { setRegion(lost, false) }},
+		{slug: "recovery", title: fmt.Sprintf("both heal: gateway %s and region %s are ready again", victim.name, lost.name),
+			act: func() { victim.setReady(true); setRegion(lost, true) }},
+	}
+	if d.opts.throttle {
+		steps = append(steps, d.throttleStep(out))
 	}
 	poll := max(d.opts.interval/4, 25*time.Millisecond)
 	last := map[string]resolution{}
@@ -136,6 +144,7 @@ func (d *deployment) script(ctx context.Context, out *printer) error {
 		}
 		began := time.Now()
 		want := d.expected()
+		changes := 0
 		for {
 			got := map[string]resolution{}
 			done := true
@@ -144,8 +153,12 @@ func (d *deployment) script(ctx context.Context, out *printer) error {
 				got[r.name] = res
 				if d.settled.Load() && !same(res, last[r.name]) && ctx.Err() == nil {
 					out.event(r.name, d.describe(res))
+					changes++
 				}
 				done = done && same(res, want[r.name])
+			}
+			if s.until != nil && done {
+				done = s.until()
 			}
 			if i == 0 {
 				// Start from a deployment where every controller sees
@@ -177,7 +190,7 @@ func (d *deployment) script(ctx context.Context, out *printer) error {
 			out.line("  (a dead region's last beats go stale within %s of its last write, read every %s: bound %s)",
 				d.opts.healthy+d.opts.interval, d.opts.interval, bound)
 		}
-		out.line("STEP %d %s converged=%s", i, s.slug, took.Round(time.Millisecond))
+		out.line("STEP %d %s converged=%s answer-changes=%d", i, s.slug, took.Round(time.Millisecond), changes)
 		out.line("")
 		if d.afterStep != nil {
 			d.afterStep(i, s.slug, d)
@@ -192,8 +205,37 @@ func (d *deployment) script(ctx context.Context, out *printer) error {
 			}
 		}
 	}
-	out.note("done: the gateway and the region failed over and came back")
+	if d.opts.throttle {
+		out.note("done: the gateway and the region failed over and came back; a throttled controller self-healed")
+	} else {
+		out.note("done: the gateway and the region failed over and came back")
+	}
 	return nil
+}
+
+// throttleStep throttles the first controller's heartbeat writes until its
+// publisher self-heals, then lifts the throttle and waits for the
+// publisher to recover: the answers must not change meanwhile.
+func (d *deployment) throttleStep(out *printer) step {
+	c := d.ctrls[0]
+	lifted := false
+	return step{
+		slug:  "throttle",
+		title: fmt.Sprintf("%s's heartbeat writes are throttled until it self-heals: no failover", c.cl.name),
+		act:   func() { c.throttle.on.Store(true) },
+		until: func() bool {
+			recovering := c.pub.Recovering(heartbeat.Local) || c.pub.Recovering(heartbeat.Global)
+			if !lifted {
+				if recovering {
+					lifted = true
+					c.throttle.on.Store(false)
+					out.note("the provider stops throttling " + c.cl.name)
+				}
+				return false
+			}
+			return !recovering
+		},
+	}
 }
 
 // describe renders a resolution on one line: the chain and the addresses.

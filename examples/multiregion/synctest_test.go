@@ -11,7 +11,7 @@ import (
 )
 
 // TestMultiregionVirtualTime runs the default timeline (500 ms intervals,
-// 2 s pauses, 3 regions) inside a synctest bubble over the in-memory zones,
+// 2 s pauses, 3 regions) plus the throttle step inside a synctest bubble over the in-memory zones,
 // without sockets: virtual time makes every step's timing exact, so the
 // region's failover must land within the detection bound the program
 // prints.
@@ -21,16 +21,16 @@ func TestMultiregionVirtualTime(t *testing.T) {
 		var steps []string
 		var at []time.Time
 		start := time.Now()
-		err := runWith(context.Background(), []string{"-regions", "3", "-dns-port", "-1"}, &out,
+		err := runWith(context.Background(), []string{"-regions", "3", "-dns-port", "-1", "-throttle"}, &out,
 			func(i int, slug string, d *deployment) {
 				steps = append(steps, slug)
 				at = append(at, time.Now())
 			})
 		s := out.String()
 		require.NoError(t, err, s)
-		require.Equal(t, []string{"start", "gateway-failure", "region-failure", "recovery"}, steps, s)
+		require.Equal(t, []string{"start", "gateway-failure", "region-failure", "recovery", "throttle"}, steps, s)
 		tables := stepTables(s)
-		require.Len(t, tables, 4, s)
+		require.Len(t, tables, 5, s)
 		assert.Contains(t, tables[2]["ap-south"], "(failover)  10.1.1.1 10.1.1.2 10.1.2.1 10.2.1.1 10.2.1.2 10.2.2.1 10.2.2.2", s)
 		assert.Contains(t, tables[3]["ap-south"], "(regional)  10.3.1.1 10.3.1.2 10.3.2.1 10.3.2.2", s)
 		// The region failed one pause after step 1; its failover took at most
@@ -38,6 +38,11 @@ func TestMultiregionVirtualTime(t *testing.T) {
 		failedAt := at[1].Add(2 * time.Second)
 		assert.LessOrEqual(t, at[2].Sub(failedAt), 4500*time.Millisecond, s)
 		assert.Less(t, time.Since(start), 60*time.Second, "the default run fits the minute")
+		// Throttled writes self-heal before any peer sees the beat stale:
+		// no answer changes anywhere.
+		assert.Contains(t, s, "STEP 4 throttle", s)
+		assert.Regexp(t, `STEP 4 throttle converged=\S+ answer-changes=0`, s)
+		assert.Contains(t, s, "eu-west-1   global self-heal beat written, stamped 3m0s ahead", s)
 		logSteps(t, s)
 	})
 }
