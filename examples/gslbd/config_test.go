@@ -58,7 +58,9 @@ func TestParseConfigDefaultsAndOverrides(t *testing.T) {
 // TestConfigErrorsNameTheField checks that every bad value is refused with
 // an error that names the field and says what is allowed.
 func TestConfigErrorsNameTheField(t *testing.T) {
-	rec := func(s string) string { return strings.Replace(goodYAML, "    failover: app.backup.example.net\n", s, 1) }
+	rec := func(s string) string {
+		return strings.Replace(goodYAML, "    failover: app.backup.example.net\n", s, 1)
+	}
 	cases := []struct {
 		name, yaml, field string
 	}{
@@ -103,11 +105,11 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 
 func TestParseConfigRefusesUnknownFields(t *testing.T) {
 	for name, y := range map[string]string{
-		"top level":   goodYAML + "zonee: x\n",
-		"probe":       goodYAML + "probe: {intervall: 3s}\n",
-		"policy":      strings.Replace(goodYAML, "timeout: 1s", "timeout: 1s, warningTreshold: 2", 1),
-		"http":        strings.Replace(goodYAML, "path: /healthz", "path: /healthz, paht: /x", 1),
-		"provider":    goodYAML + "provider: {type: rfc2136, rfc2136: {sever: x}}\n",
+		"top level":     goodYAML + "zonee: x\n",
+		"probe":         goodYAML + "probe: {intervall: 3s}\n",
+		"policy":        strings.Replace(goodYAML, "timeout: 1s", "timeout: 1s, warningTreshold: 2", 1),
+		"http":          strings.Replace(goodYAML, "path: /healthz", "path: /healthz, paht: /x", 1),
+		"provider":      goodYAML + "provider: {type: rfc2136, rfc2136: {sever: x}}\n",
 		"not a mapping": "- 1\n- 2\n",
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -1,22 +1,3 @@
-// Command gslbd is the record service as a daemon: it probes the addresses
-// of the records in its YAML config, keeps each address's state (passing,
-// warning, critical, recovery), and answers each record with its healthy
-// addresses — or a CNAME to the record's failover FQDN when none is — from
-// an embedded authoritative DNS server, publishing to an external provider
-// (RFC 2136, Route 53, Cloudflare) as well when configured. An HTTP API lists
-// records with per-address state and statistics, drains and undrains
-// addresses, enables and disables records, and serves the zone to DNS nodes
-// (snapshot, changes, notify) behind a shared secret; /metrics exports
-// Prometheus metrics; logs are JSON on stderr.
-//
-// With -node it is a DNS node instead: it never probes, follows a
-// controller's replication endpoints and answers from its copy of the zone,
-// which it keeps serving while the controller is away.
-//
-//	go run ./examples/gslbd -config examples/gslbd/gslbd.example.yaml
-//	go run ./examples/gslbd -config examples/gslbd/gslbd.example.yaml -check
-//	dig @127.0.0.1 -p 5353 app.gslb.example.test A
-//	curl -s localhost:8053/api/records
 package main
 
 import (

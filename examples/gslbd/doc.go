@@ -1,0 +1,28 @@
+// Command gslbd is the record service as a daemon: it probes the addresses
+// of the records in its YAML config, keeps each address's state (passing,
+// warning, critical, recovery), and answers each record with its healthy
+// addresses — or a CNAME to the record's failover FQDN when none is — from
+// an embedded authoritative DNS server, publishing to an external provider
+// (RFC 2136, Route 53, Cloudflare) as well when configured. An HTTP API lists
+// records with per-address state and statistics, drains and undrains
+// addresses, enables and disables records, and serves the zone to DNS nodes
+// (snapshot, changes, notify) behind a shared secret; /metrics exports
+// Prometheus metrics; logs are JSON on stderr.
+//
+// With -node it is a DNS node instead: it never probes, follows a
+// controller's replication endpoints and answers from its copy of the zone,
+// which it keeps serving while the controller is away.
+//
+//	go run ./examples/gslbd -config examples/gslbd/gslbd.example.yaml
+//	go run ./examples/gslbd -config examples/gslbd/gslbd.example.yaml -check
+//	dig @127.0.0.1 -p 5353 app.gslb.example.test A
+//	curl -s localhost:8053/api/records
+//
+// The pieces it wires: probe.Monitor (one target per address, the record
+// service's policy by default), failover.RecordPolicy (Embedded output for
+// the embedded zone, Provider output — a CNAME to a pool name — for external
+// providers), record.Reconciler (never publishes an empty set, touches only
+// names it owns), provider/memory (the zone, its replication Handler and
+// Replica), and the provider adapters. See README.md and the runnable
+// Example (a config parsed and validated, as -check does).
+package main
