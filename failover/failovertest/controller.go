@@ -43,6 +43,7 @@ type controller struct {
 	lrec    *record.Reconciler
 	grec    *record.Reconciler
 	kick    chan struct{}
+	phase   time.Duration // delay of the first reconcile
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	mu      sync.Mutex
@@ -95,6 +96,8 @@ func newController(t *testing.T, w *World, name string) (*controller, error) {
 
 	hc := s.cfg.publisher(name, decl.region)
 	rng := &lockedRand{r: rand.New(rand.NewPCG(w.seed(), 0x6661696c))}
+	iv := s.cfg.interval()
+	c.phase = iv/2 + time.Duration(rng.Float64()*float64(iv/2))
 	pub, err := heartbeat.NewPublisher(hc, heartbeat.Options{Local: c.local, Global: c.global, Now: c.now, Rand: rng.Float64})
 	if err != nil {
 		return nil, err
@@ -178,20 +181,29 @@ func (c *controller) stop() {
 	c.wg.Wait()
 }
 
-// loop reconciles every interval, the first one interval after start (so
-// the beats of peers started at the same time are there), and at once
-// after a gateway changes state.
+// loop reconciles every interval and at once after a gateway changes
+// state. Its first reconcile comes a seeded random phase after start,
+// between half an interval and one interval (so the beats of peers started
+// at the same time are there, and controllers started together do not
+// reconcile at the same virtual instants, which no real deployment does).
 func (c *controller) loop(ctx context.Context) {
+	first := time.NewTimer(c.phase)
+	defer first.Stop()
+	select {
+	case <-ctx.Done():
+		return
+	case <-first.C:
+	}
 	tick := time.NewTicker(c.w.s.cfg.interval())
 	defer tick.Stop()
 	for {
+		c.reconcile(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		case <-c.kick:
 		}
-		c.reconcile(ctx)
 	}
 }
 
