@@ -20,6 +20,7 @@ import (
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/provider/rfc2136"
 	"github.com/gslbkit/gslb/provider/route53"
+	"github.com/gslbkit/gslb/record"
 )
 
 // Duration reads and writes Go duration strings ("30s") in the config.
@@ -400,8 +401,8 @@ func ParseConfig(data []byte) (Config, error) {
 // Validate checks a controller configuration and resolves every record's
 // probe; errors are *ConfigError naming the field, the value and the range.
 func (c *Config) Validate() error {
-	if c.OwnerID == "" || len(c.OwnerID) > 255 || strings.ContainsAny(c.OwnerID, " \"\t") {
-		return bad("ownerId", c.OwnerID, "1–255 printable characters without spaces or quotes")
+	if err := record.DefaultConfig(c.OwnerID).Validate(); err != nil {
+		return badErr("ownerId", c.OwnerID, "1–255 printable ASCII characters without spaces, quotes or backslashes", err)
 	}
 	switch c.Style {
 	case "", StyleRecordService, StyleRelaxed:
@@ -436,6 +437,11 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Monitor.Validate(); err != nil {
 		return badErr("monitor", "", "a valid monitor config", err)
+	}
+	if c.Monitor.Shard.Count > 1 {
+		// Every controller publishes whole records, so each must know the
+		// state of every address: gslbd does not shard.
+		return bad("monitor.shard.count", c.Monitor.Shard.Count, "0 or 1 (gslbd probes every address itself)")
 	}
 	pol, err := failover.NewRecordPolicy(c.Policy)
 	if err != nil {

@@ -81,6 +81,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"short secret", goodYAML + "replication: {secret: short}\n", "replication.secret"},
 		{"notify without secret", goodYAML + "replication: {notify: [\"http://node/replication\"]}\n", "replication.secret"},
 		{"bad style", goodYAML + "style: fast\n", "style"},
+		{"owner id with a backslash", goodYAML + "ownerId: a\\b\n", "ownerId"},
 		{"bad dns addr", goodYAML + "dns: {addr: nowhere}\n", "dns.addr"},
 		{"bad probe type", strings.Replace(goodYAML, "  http: {path: /healthz}", "  type: ICMP", 1), "records[0].probe"},
 		{"tcp without port", strings.Replace(goodYAML, "  http: {path: /healthz}", "  type: TCP", 1), "records[0].addresses[0].probeAddr"},

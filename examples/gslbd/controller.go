@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -51,7 +50,8 @@ type controller struct {
 
 	mu      sync.Mutex
 	records []*recState
-	byName  map[string]*recState
+	byName  map[string]*recState // by record name; fixed after newController
+	byID    map[string]*addrState // by target ID; fixed after newController
 }
 
 // recState is the live state of one record.
@@ -64,6 +64,7 @@ type recState struct {
 // addrState is the live state of one address.
 type addrState struct {
 	spec   AddressSpec
+	rec    string // the record's name
 	ip     netip.Addr
 	id     string // the monitor's target ID
 	state  probe.State
@@ -75,7 +76,7 @@ func targetID(rec string, ip netip.Addr) string { return rec + "/" + ip.String()
 // newController builds a controller from a validated config; it starts
 // nothing.
 func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*controller, error) {
-	c := &controller{cfg: cfg, log: log, met: met, client: d.client, byName: map[string]*recState{}}
+	c := &controller{cfg: cfg, log: log, met: met, client: d.client, byName: map[string]*recState{}, byID: map[string]*addrState{}}
 	if c.client == nil {
 		c.client = http.DefaultClient
 	}
@@ -122,21 +123,18 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 		for _, a := range spec.Addresses {
 			ip, _ := netip.ParseAddr(a.IP)
 			ip = ip.Unmap()
-			as := &addrState{spec: a, ip: ip, id: targetID(spec.Name, ip), state: spec.check.Policy.InitialState}
+			as := &addrState{spec: a, rec: spec.Name, ip: ip, id: targetID(spec.Name, ip), state: spec.check.Policy.InitialState}
 			as.health = failover.Health(as.state)
 			p, err := newProber(spec.check, probeAddr(a, ip))
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", spec.Name, ip, err)
 			}
 			if err := c.mon.Add(probe.Target{ID: as.id, Prober: met.counted(p), Policy: spec.check.Policy}); err != nil {
-				if errors.Is(err, probe.ErrNotInShard) {
-					as.health = failover.HealthUnknown
-					continue
-				}
 				return nil, err
 			}
 			met.setState(spec.Name, ip.String(), as.state)
 			rs.addrs = append(rs.addrs, as)
+			c.byID[as.id] = as
 		}
 		c.records = append(c.records, rs)
 		c.byName[spec.Name] = rs
@@ -244,16 +242,10 @@ func (c *controller) Run(ctx context.Context) error {
 // observe receives the monitor's transitions, in order, from one goroutine.
 func (c *controller) observe(e probe.Event) {
 	c.mu.Lock()
+	as := c.byID[e.Target]
 	var rs *recState
-	var as *addrState
-	for _, r := range c.records {
-		for _, a := range r.addrs {
-			if a.id == e.Target {
-				rs, as = r, a
-			}
-		}
-	}
 	if as != nil {
+		rs = c.byName[as.rec]
 		as.state = e.Transition.To
 		as.health = failover.Health(e.Transition.To)
 	}
