@@ -115,7 +115,7 @@ func (t *TCP) Probe(ctx context.Context) Result {
 }
 
 func (t *TCP) probe(ctx context.Context) Result {
-	var d net.Dialer
+	d := net.Dialer{KeepAlive: -1} // the connection lives for one probe
 	conn, err := probeDial(ctx, &d, t.ip, t.addr)
 	if err != nil {
 		return Result{Status: Fail, Kind: probeErrKind(err), Detail: "connect: " + err.Error()}
