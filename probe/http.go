@@ -81,7 +81,7 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 		window:   cfg.MatchWindow,
 	}
 	h.dialer.Timeout = cfg.ConnectTimeout.D()
-	h.dialer.KeepAlive = -1 // one request per connection: keep-alive probes would only cost a setsockopt
+	h.dialer.KeepAlive = -1                       // one request per connection: keep-alive probes would only cost a setsockopt
 	h.dialIP, _ = netip.ParseAddrPort(h.dialAddr) // invalid (zero) for a host name
 	h.head = h.method == http.MethodHead
 	if len(h.expected) == 0 {
