@@ -149,6 +149,11 @@ func TestThrottledWhileRegionFails(t *testing.T) {
 	app := s.AppName()
 	us := s.RegionAddrs("us")
 	throttle := 20 * time.Second
+	var beats int
+	s.At(30*time.Second).Do("count", func(_ *testing.T, w *failovertest.World) { beats = w.Writes("health-001-us-1.example.test.") })
+	s.At(30*time.Second+throttle-time.Millisecond).Do("throttled", func(t *testing.T, w *failovertest.World) {
+		assert.Equal(t, beats, w.Writes("health-001-us-1.example.test."), "a global beat landed while throttled")
+	})
 	s.At(30*time.Second).ThrottleWrites(failovertest.Global, throttle).ControllerDown("eu-1").
 		ExpectWithin(cfg.ControllerBound()+throttle, "eu", app, us...).
 		ExpectWithin(cfg.ControllerBound()+throttle, "us", app, us...)

@@ -23,6 +23,10 @@ func (s *Scenario) Run(t *testing.T) {
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
+	if s.ran {
+		t.Fatalf("%v: a scenario runs once", ErrInvalid)
+	}
+	s.ran = true
 	if len(s.clusters) == 0 {
 		t.Fatalf("%v: no cluster declared", ErrInvalid)
 	}

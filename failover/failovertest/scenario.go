@@ -29,6 +29,7 @@ type Scenario struct {
 	steps    []step
 	always   []invariant
 	until    time.Duration
+	ran      bool
 	err      error
 }
 
