@@ -158,6 +158,7 @@ func (c *controller) observeProbe(e probe.Event) {
 	c.mu.Lock()
 	c.health[e.Target] = e.Transition.To
 	c.mu.Unlock()
+	c.w.moved(e.Target, e.Transition.To)
 	c.pub.SetVerdict(c.verdict())
 	select {
 	case c.kick <- struct{}{}:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/failover/failovertest"
+	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/provider/providertest"
 )
 
@@ -107,32 +108,41 @@ func TestReaderCannotList(t *testing.T) {
 	s.Run(t)
 }
 
-// TestGatewayFlapping: a gateway that fails one probe in two never
-// reaches critical under the default policy (warning after one failure,
-// critical after three in a row) and is never withdrawn; one that is down
-// for longer than the detection bound is withdrawn and comes back.
+// TestGatewayFlapping: a gateway down for 7 s in every 20 s fails at most
+// two probes in a row (probes are at least 5 s apart), so under the
+// default policy (warning after one failure, still served; critical after
+// three) it is never withdrawn and its region's record is never
+// rewritten. One down for 31 s in every 60 s is withdrawn within the
+// gateway bound and comes back within the recovery bound, each time.
 func TestGatewayFlapping(t *testing.T) {
 	cfg := failovertest.DefaultConfig()
 	s := twoRegions(cfg)
 	app := s.AppName()
 	eu := s.RegionAddrs("eu")
+	s.Always("eu-a served while it flaps fast", func(w *failovertest.World) error {
+		if w.Now() < 200*time.Second && !slices.Equal(addrStrings(w.Resolve("eu", app)), sorted(eu)) {
+			return fmt.Errorf("eu's answer %v", w.Resolve("eu", app))
+		}
+		return nil
+	})
 	var before int
 	s.At(0).Do("count", func(_ *testing.T, w *failovertest.World) { before = w.Writes(s.RegionalName()) })
-	// Down for 7 s in every 20 s: at most one failed probe in a row.
 	for i := range 10 {
-		at := time.Duration(i)*20*time.Second + 2*time.Second
+		at := time.Duration(i)*20*time.Second + 5*time.Second
 		s.At(at).GatewayDown("eu-a")
 		s.At(at + 7*time.Second).GatewayUp("eu-a")
 	}
 	s.At(200*time.Second).Expect("eu", app, eu...).
 		Do("never withdrawn", func(t *testing.T, w *failovertest.World) {
 			assert.Equal(t, before, w.Writes(s.RegionalName()), "regional record rewritten by a flap")
+			states := w.States("eu-a")
+			assert.Contains(t, states, probe.Warning, "the flaps failed probes")
+			assert.NotContains(t, states, probe.Critical)
 		})
-	// Down for 25 s in every 60 s: withdrawn, then back, each time.
 	for i := range 3 {
 		at := 4*time.Minute + time.Duration(i)*time.Minute
 		s.At(at).GatewayDown("eu-a").ExpectWithin(cfg.GatewayBound(), "eu", app, s.Addrs("eu-b")...)
-		s.At(at+31*time.Second).GatewayUp("eu-a").ExpectWithin(cfg.RecoveryBound()-2*time.Second, "eu", app, eu...)
+		s.At(at+31*time.Second).GatewayUp("eu-a").ExpectWithin(cfg.RecoveryBound(), "eu", app, eu...)
 	}
 	s.Run(t)
 }

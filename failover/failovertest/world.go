@@ -16,6 +16,7 @@ import (
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/internal/errclass"
+	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/provider/providertest"
 	"github.com/gslbkit/gslb/record"
@@ -41,6 +42,7 @@ type World struct {
 	parted     map[[2]string]bool // {region, region}, both orders
 	skew       map[string]time.Duration
 	writes     map[string]int
+	states     map[string][]probe.State // each gateway's probe states, in order
 	watches    []*watch
 	ctrls      map[string]*controller
 	seeds      uint64
@@ -70,7 +72,7 @@ type watch struct {
 func newWorld(s *Scenario, zero time.Time) (*World, error) {
 	w := &World{s: s, zero: zero, locals: map[string]*memory.Provider{}, gwUp: map[string]bool{},
 		throttled: map[Zone]throttle{}, unreadable: map[[2]string]bool{}, parted: map[[2]string]bool{},
-		skew: map[string]time.Duration{}, writes: map[string]int{}, ctrls: map[string]*controller{}, seeds: s.cfg.Seed,
+		skew: map[string]time.Duration{}, writes: map[string]int{}, states: map[string][]probe.State{}, ctrls: map[string]*controller{}, seeds: s.cfg.Seed,
 		violations: map[int]violation{}}
 	p, err := memory.New(memory.DefaultConfig())
 	if err != nil {
@@ -110,6 +112,21 @@ func (w *World) Writes(name string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.writes[dnsname.Fqdn(name)]
+}
+
+// States returns the states gateway's probe machine has moved to since
+// the start, in order (a restarted controller's new machine starts in the
+// policy's initial state, which is not listed).
+func (w *World) States(gateway string) []probe.State {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.states[gateway])
+}
+
+func (w *World) moved(gateway string, to probe.State) {
+	w.mu.Lock()
+	w.states[gateway] = append(w.states[gateway], to)
+	w.mu.Unlock()
 }
 
 // Decision returns the last decision of cluster's controller and whether
