@@ -50,7 +50,7 @@ type controller struct {
 
 	mu      sync.Mutex
 	records []*recState
-	byName  map[string]*recState // by record name; fixed after newController
+	byName  map[string]*recState  // by record name; fixed after newController
 	byID    map[string]*addrState // by target ID; fixed after newController
 }
 
