@@ -38,10 +38,9 @@ func (z Zone) String() string {
 // step is one entry of the timeline: at its time, after everything due at
 // that instant has run, do runs in the runner's goroutine.
 type step struct {
-	at    time.Duration
-	what  string
-	where string // file:line of the declaration in the caller's code
-	do    func(t *testing.T, w *World)
+	at   time.Duration
+	what string
+	do   func(t *testing.T, w *World)
 }
 
 // Moment is one instant of a scenario's timeline, d after time zero (the
@@ -62,7 +61,7 @@ func (s *Scenario) At(d time.Duration) Moment {
 }
 
 func (m Moment) add(what string, do func(t *testing.T, w *World)) Moment {
-	m.s.steps = append(m.s.steps, step{at: m.at, what: what, where: caller(), do: do})
+	m.s.steps = append(m.s.steps, step{at: m.at, what: what, do: do})
 	return m
 }
 
