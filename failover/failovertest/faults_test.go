@@ -285,3 +285,25 @@ func TestProviderBadDay(t *testing.T) {
 	})
 	s.Run(t)
 }
+
+// TestFallbackWhenEverythingDies: a user's own topology policy
+// (AllUnhealthy fallback) under the same kit. When every region is dead
+// the global name points at the fallback target (outside the kit's
+// zones, so the resolver's chain ends there); when a region returns it
+// points home again.
+func TestFallbackWhenEverythingDies(t *testing.T) {
+	cfg := failovertest.DefaultConfig()
+	cfg.Topology.AllUnhealthy = failover.Fallback
+	cfg.Topology.FallbackTarget = "sorry.example.net"
+	s := twoRegions(cfg)
+	app := s.AppName()
+	s.At(30*time.Second).GatewayDown("eu-a", "eu-b", "us-a", "us-b")
+	s.At(30*time.Second+cfg.RegionGatewaysBound()).Do("fallback", func(t *testing.T, w *failovertest.World) {
+		assert.Equal(t, []string{app, s.GlobalName(), "sorry.example.net."}, w.Chain("eu", app))
+		assert.Empty(t, w.Resolve("us", app))
+	})
+	s.At(4*time.Minute).GatewayUp("us-a").
+		ExpectWithin(cfg.RecoveryBound(), "us", app, s.Addrs("us-a")...).
+		ExpectWithin(cfg.RecoveryBound(), "eu", app, s.Addrs("us-a")...)
+	s.Run(t)
+}
