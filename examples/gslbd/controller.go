@@ -267,12 +267,16 @@ func (c *controller) publish() {
 	c.mu.Lock()
 	var local, remote record.Desired
 	var errs []error
+	held := 0
 	for _, rs := range c.records {
 		m := c.modelLocked(rs)
 		if fd, err := c.policy.Embedded(m); err != nil {
 			errs = append(errs, err)
 		} else {
 			local = merge(local, fd)
+			if heldByPolicy(fd, m.Name) {
+				held++
+			}
 		}
 		if c.remote != nil {
 			if fd, err := c.policy.Provider(m); err != nil {
@@ -283,6 +287,7 @@ func (c *controller) publish() {
 		}
 	}
 	c.mu.Unlock()
+	c.met.heldStale.Set(float64(held))
 	for _, err := range errs {
 		c.log.Error("failover policy", "err", err)
 	}
@@ -305,6 +310,18 @@ func (c *controller) modelLocked(rs *recState) failover.Record {
 	spec := rs.spec
 	spec.Disabled = rs.disabled
 	return spec.model(c.cfg.Zone, h)
+}
+
+// heldByPolicy reports whether the policy left name out of its output (no
+// set, no withdraw): the keep-last rule, under which the zone keeps
+// answering the last published set.
+func heldByPolicy(fd failover.Desired, name string) bool {
+	for _, typ := range []string{"A", "AAAA", "CNAME"} {
+		if _, ok := fd.Lookup("", name, typ); ok || fd.Withdrawn("", name, typ) {
+			return false
+		}
+	}
+	return true
 }
 
 // merge adds a failover policy's output to the reconciler's input; the two

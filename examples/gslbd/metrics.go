@@ -48,7 +48,7 @@ func newMetrics() *metrics {
 		Name: "gslbkit_state_transitions_total", Help: "Address state changes, by from and to state.",
 	}, []string{"from", "to"})
 	m.heldStale = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "gslbkit_record_held_stale", Help: "RRsets kept at their last published values because no address is healthy (never-empty rule).",
+		Name: "gslbkit_record_held_stale", Help: "Records kept at their last published answer because no address is healthy (keepLast: never empty).",
 	})
 	m.writes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gslbkit_provider_writes_total", Help: "Write calls to the publishing provider, by result (ok, error).",
@@ -116,10 +116,6 @@ func (m *metrics) query(reply []byte) {
 func (m *metrics) reconcilerObserver(count bool, log func(record.Event)) record.Observer {
 	return record.ObserverFunc(func(e record.Event) {
 		switch e := e.(type) {
-		case record.PlanEvent:
-			if count {
-				m.heldStale.Set(float64(len(e.Changes.Held)))
-			}
 		case record.WriteEvent:
 			if count {
 				res := "ok"

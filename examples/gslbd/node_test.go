@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/provider/memory"
@@ -276,4 +277,60 @@ func TestNodesConvergeWithinOneSync(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestNeverEmptyHoldsTheLastSet fails every address of a record with no
+// failover FQDN under the default keepLast policy: the embedded zone keeps
+// answering the last published set and gslbkit_record_held_stale says so,
+// until an address recovers.
+func TestNeverEmptyHoldsTheLastSet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, time.Minute, false)
+		stop := c.run(t)
+		defer stop()
+		synctest.Wait()
+		const name = "app.example.test."
+		all := []string{"192.0.2.1", "192.0.2.2", "192.0.2.3"}
+		for _, a := range []string{"10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80"} {
+			c.probes.failing.Store(a, true)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		for _, st := range c.ctl.mon.Snapshot() {
+			if st.Served {
+				t.Fatalf("%s still served after a minute of failures", st.ID)
+			}
+		}
+		// The last set published before the last address went down stays.
+		got := zoneAnswer(c.ctl.zone, name)
+		if len(got) == 0 || !slices.ContainsFunc(all, func(a string) bool { return slices.Contains(got, a) }) {
+			t.Fatalf("answer %v with every address down, want the last published set held", got)
+		}
+		for _, a := range got {
+			if !slices.Contains(all, a) {
+				t.Fatalf("answer %v holds something that is not an address of the record", got)
+			}
+		}
+		if v := gaugeValue(t, c.ctl.met); v != 1 {
+			t.Fatalf("gslbkit_record_held_stale = %v, want 1", v)
+		}
+		c.probes.failing.Store("10.0.0.2:80", false)
+		time.Sleep(6 * time.Minute) // past the longest critical back-off
+		synctest.Wait()
+		if got := zoneAnswer(c.ctl.zone, name); !slices.Equal(got, []string{"192.0.2.2"}) {
+			t.Fatalf("answer %v after one address recovered, want it alone", got)
+		}
+		if v := gaugeValue(t, c.ctl.met); v != 0 {
+			t.Fatalf("gslbkit_record_held_stale = %v after recovery, want 0", v)
+		}
+	})
+}
+
+// gaugeValue reads gslbkit_record_held_stale.
+func gaugeValue(t *testing.T, m *metrics) float64 {
+	var d dto.Metric
+	if err := m.heldStale.Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	return d.GetGauge().GetValue()
 }
