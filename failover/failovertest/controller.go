@@ -132,6 +132,7 @@ type lockedRand struct {
 	r  *rand.Rand
 }
 
+// Float64 returns a uniform float in [0, 1).
 func (l *lockedRand) Float64() float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -356,4 +357,5 @@ func split(d failover.Desired) (local, global record.Desired) {
 	return local, global
 }
 
+// String names the controller in messages.
 func (c *controller) String() string { return fmt.Sprintf("controller %s (%s)", c.name, c.region) }

@@ -152,7 +152,8 @@ func (m Moment) ControllerDown(clusters ...string) Moment {
 
 // ControllerUp starts fresh controllers for the named clusters, as a
 // restarted process: new probe machines in the policy's initial state,
-// new readers; it beats at once and reconciles one interval later.
+// new readers; it beats at once and first reconciles between half an
+// interval and one interval later.
 func (m Moment) ControllerUp(clusters ...string) Moment {
 	if !m.clusters(clusters) {
 		return m

@@ -144,6 +144,7 @@ func (w *World) InjectedFaults() int {
 	return n
 }
 
+// GetRecords lists zone unless a throttle or Unreadable stops the call.
 func (st *store) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
 	if err := st.w.fault(st.region, st.zone, false); err != nil {
 		return nil, err
@@ -151,6 +152,8 @@ func (st *store) GetRecords(ctx context.Context, zone string) ([]libdns.Record, 
 	return st.p.GetRecords(ctx, zone)
 }
 
+// SetRecords sets RRsets unless a throttle stops the call; it counts the
+// write and re-evaluates watches and conditions.
 func (st *store) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
 	if err := st.w.fault(st.region, st.zone, true); err != nil {
 		return nil, err
@@ -160,6 +163,8 @@ func (st *store) SetRecords(ctx context.Context, zone string, recs []libdns.Reco
 	return out, err
 }
 
+// DeleteRecords deletes records unless a throttle stops the call; it counts
+// the write and re-evaluates watches and conditions.
 func (st *store) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
 	if err := st.w.fault(st.region, st.zone, true); err != nil {
 		return nil, err
