@@ -195,7 +195,7 @@ func (c Config) RegionGatewaysBound() time.Duration {
 // Envoy's — jitter and the probe timeout included), its controller's next
 // beat lands within one reconcile interval, peers read it within another,
 // and publish within a third. A restarted controller beats at once and
-// reconciles one interval later, inside the same bound.
+// reconciles at most one interval later, inside the same bound.
 func (c Config) RecoveryBound() time.Duration {
 	gap := time.Duration(c.Probe.MaxBackoff)
 	if c.Probe.Schedule == probe.ScheduleEnvoy {
