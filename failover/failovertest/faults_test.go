@@ -307,3 +307,32 @@ func TestFallbackWhenEverythingDies(t *testing.T) {
 		ExpectWithin(cfg.RecoveryBound(), "eu", app, s.Addrs("us-a")...)
 	s.Run(t)
 }
+
+// TestThrottledReadsAndWrites: the global zone refuses every call for
+// 25 s. Readers see nothing (unknown, no evidence), writers write
+// nothing; when the throttle lifts, beats are fresh again before anyone
+// can judge them stale, so nobody fails over and no answer changes.
+func TestThrottledReadsAndWrites(t *testing.T) {
+	cfg := failovertest.DefaultConfig()
+	s := neverEmpty(twoRegions(cfg), "eu", "us")
+	app := s.AppName()
+	eu, us := s.RegionAddrs("eu"), s.RegionAddrs("us")
+	var before int
+	s.At(30*time.Second).Throttle(failovertest.Global, 25*time.Second).
+		Do("count", func(_ *testing.T, w *failovertest.World) { before = w.Writes(s.GlobalName()) })
+	s.Always("nobody fails over", func(w *failovertest.World) error {
+		for _, c := range []string{"eu-1", "us-1"} {
+			if d, ok := w.Decision(c); ok && d.FailingOver {
+				return fmt.Errorf("%s fails over at %v", c, w.Now())
+			}
+		}
+		return nil
+	})
+	s.At(3*time.Minute).
+		Expect("eu", app, eu...).
+		Expect("us", app, us...).
+		Do("global name untouched", func(t *testing.T, w *failovertest.World) {
+			assert.Equal(t, before, w.Writes(s.GlobalName()))
+		})
+	s.Run(t)
+}
