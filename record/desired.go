@@ -251,6 +251,9 @@ func checkSet(field field, s RRSet) error {
 		}
 		switch s.Type {
 		case "A", "AAAA":
+			if s.Type == "A" && canonicalIPv4(v) {
+				continue
+			}
 			ip, err := netip.ParseAddr(v)
 			if err != nil || ip.Zone() != "" || (s.Type == "A") != ip.Is4() {
 				want := "an IPv4 address"

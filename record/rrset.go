@@ -162,6 +162,9 @@ func canonValues(typ string, in []string) []string {
 func canonValue(typ, v string) string {
 	switch typ {
 	case "A", "AAAA":
+		if canonicalIPv4(v) {
+			return v
+		}
 		if ip, err := netip.ParseAddr(strings.TrimSpace(v)); err == nil {
 			var buf [64]byte
 			if b := ip.AppendTo(buf[:0]); string(b) != v {
@@ -244,20 +247,6 @@ func compareNames(a, b string) int {
 		return 1
 	}
 	return strings.Compare(a, b)
-}
-
-// plainName reports whether name is already a normalised relative name:
-// not empty, no upper case, no spaces, no trailing dot.
-func plainName(name string) bool {
-	if name == "" || name[len(name)-1] == '.' {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; (c >= 'A' && c <= 'Z') || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			return false
-		}
-	}
-	return true
 }
 
 // canonical reports whether vs are already canonical, sorted and unique.
