@@ -135,7 +135,7 @@ func (d *deployment) script(ctx context.Context, out *printer) error {
 	if d.opts.throttle {
 		steps = append(steps, d.throttleStep(out))
 	}
-	poll := max(d.opts.interval/4, 25*time.Millisecond)
+	poll := d.poll()
 	last := map[string]resolution{}
 	for i, s := range steps {
 		if s.act != nil {
@@ -186,9 +186,8 @@ func (d *deployment) script(ctx context.Context, out *printer) error {
 		d.settled.Store(true)
 		out.table(d, i, s.title, took, last)
 		if s.slug == "region-failure" {
-			bound := d.rules().DetectionBound(false, d.opts.interval) + d.opts.interval
-			out.line("  (a dead region's last beats go stale within %s of its last write, read every %s: bound %s)",
-				d.opts.healthy+d.opts.interval, d.opts.interval, bound)
+			out.line("  (bound %s: %s to notice the gateways and stop beating, %s until the last beats are stale, %s to read them, %s until the script looks)",
+				d.regionBound(), d.opts.interval, d.opts.healthy+d.opts.interval, d.opts.interval, d.poll())
 		}
 		out.line("STEP %d %s converged=%s answer-changes=%d", i, s.slug, took.Round(time.Millisecond), changes)
 		out.line("")
@@ -236,6 +235,19 @@ func (d *deployment) throttleStep(out *printer) step {
 			return !recovering
 		},
 	}
+}
+
+// poll is how often the script resolves the name from every region.
+func (d *deployment) poll() time.Duration { return max(d.opts.interval/4, 25*time.Millisecond) }
+
+// regionBound is the longest a region's failure may take to show in the
+// answers, with an in-memory zone (no write latency): the controllers
+// notice the failed gateways at their next tick (until then the publisher
+// may write one more beat), the last beats go stale after HealthyDuration
+// + SkewTolerance, a controller reads them at its next tick and repoints
+// the global name at once, and the script looks at its next poll.
+func (d *deployment) regionBound() time.Duration {
+	return d.opts.interval + d.rules().DetectionBound(false, d.opts.interval) + d.poll()
 }
 
 // describe renders a resolution on one line: the chain and the addresses.
