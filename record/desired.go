@@ -80,16 +80,21 @@ func (d Desired) normalize(prefix string) (map[string]*zoneDesired, error) {
 		}
 		return zd
 	}
-	type item struct {
-		set RRSet
-		i   int
-	}
-	items := make([]item, len(d.Sets))
+	// The sets are normalised in place of a copy of d.Sets and sorted only
+	// when they do not come sorted already; perm maps sorted positions back
+	// to d.Sets for error messages (nil: the identity).
+	all := make([]RRSet, len(d.Sets))
+	sorted := true
+	lastGiven, lastZone := "", ""
 	for i, s := range d.Sets {
 		f := field{"Sets", i}
-		zone, err := zoneName(f, s.Zone)
-		if err != nil {
-			return nil, err
+		zone := lastZone
+		if i == 0 || s.Zone != lastGiven {
+			var err error
+			if zone, err = zoneName(f, s.Zone); err != nil {
+				return nil, err
+			}
+			lastGiven, lastZone = s.Zone, zone
 		}
 		s.Zone = zone
 		n := s.normalized()
@@ -99,30 +104,52 @@ func (d Desired) normalize(prefix string) (map[string]*zoneDesired, error) {
 		if err := checkSet(f, n); err != nil {
 			return nil, err
 		}
-		items[i] = item{n, i}
+		all[i] = n
+		if sorted && i > 0 && compareKeys(all[i-1].Key(), n.Key()) >= 0 {
+			sorted = false
+		}
 	}
-	slices.SortFunc(items, func(a, b item) int {
-		if c := compareKeys(a.set.Key(), b.set.Key()); c != 0 {
-			return c
+	order := all
+	var perm []int32
+	if !sorted {
+		perm = make([]int32, len(all))
+		for i := range perm {
+			perm[i] = int32(i)
 		}
-		return a.i - b.i
-	})
-	for k, it := range items {
+		slices.SortFunc(perm, func(a, b int32) int {
+			if c := compareKeys(all[a].Key(), all[b].Key()); c != 0 {
+				return c
+			}
+			return int(a - b)
+		})
+		order = make([]RRSet, len(all))
+		for k, i := range perm {
+			order[k] = all[i]
+		}
+	}
+	orig := func(k int) int {
+		if perm == nil {
+			return k
+		}
+		return int(perm[k])
+	}
+	lo := 0
+	for k := range order {
+		it := &order[k]
 		if k > 0 {
-			prev := items[k-1]
-			if prev.set.Key() == it.set.Key() {
-				return nil, fmt.Errorf("%w: %s (%s) repeats %s; give each RRset once", ErrInvalid, field{"Sets", it.i}, it.set.Key(), field{"Sets", prev.i})
+			prev := &order[k-1]
+			if prev.Key() == it.Key() {
+				return nil, fmt.Errorf("%w: %s (%s) repeats %s; give each RRset once", ErrInvalid, field{"Sets", orig(k)}, it.Key(), field{"Sets", orig(k - 1)})
 			}
-			if prev.set.Zone == it.set.Zone && prev.set.Name == it.set.Name && (prev.set.Type == "CNAME" || it.set.Type == "CNAME") {
+			if prev.Zone == it.Zone && prev.Name == it.Name && (prev.Type == "CNAME" || it.Type == "CNAME") {
 				return nil, fmt.Errorf("%w: %s: %s has a CNAME and other types; a CNAME must be alone at its name",
-					ErrInvalid, field{"Sets", it.i}, Name{it.set.Zone, it.set.Name})
+					ErrInvalid, field{"Sets", orig(k)}, Name{it.Zone, it.Name})
 			}
 		}
-		zd := get(it.set.Zone)
-		if zd.sets == nil {
-			zd.sets = make([]RRSet, 0, len(items)-k)
+		if k+1 == len(order) || order[k+1].Zone != it.Zone {
+			get(it.Zone).sets = order[lo : k+1 : k+1]
+			lo = k + 1
 		}
-		zd.sets = append(zd.sets, it.set)
 	}
 	for i, w := range d.Withdraw {
 		f := field{"Withdraw", i}

@@ -301,7 +301,7 @@ func (z *zoneIndex) owner(id string, ni int32) (ownership, []string) {
 
 // isMarker reports whether a relative name is an owner marker's name.
 func isMarker(prefix, name string) bool {
-	return name == prefix || strings.HasPrefix(name, prefix+".")
+	return name == prefix || (len(name) > len(prefix) && name[len(prefix)] == '.' && strings.HasPrefix(name, prefix))
 }
 
 // zoneOf returns the normalised zone name.
