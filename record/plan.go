@@ -267,19 +267,33 @@ func Plan(desired Desired, current []Zone, cfg Config) (Changes, error) {
 	if err != nil {
 		return Changes{}, err
 	}
+	// The records of a zone given once are indexed where they are (the
+	// index only reads them); a zone given several times is joined.
 	byZone := make(map[string][]libdns.Record, len(current))
-	have := make(map[string]bool, len(current))
+	joined := make(map[string]bool)
 	for _, z := range current {
 		zn := zoneOf(z.Name)
-		byZone[zn] = append(byZone[zn], z.Records...)
-		have[zn] = true
+		if _, ok := zones[zn]; !ok {
+			continue
+		}
+		prev, seen := byZone[zn]
+		switch {
+		case !seen:
+			byZone[zn] = z.Records
+		case joined[zn]:
+			byZone[zn] = append(prev, z.Records...)
+		default:
+			byZone[zn] = append(slices.Clip(prev), z.Records...)
+			joined[zn] = true
+		}
 	}
 	idx := make(map[string]*zoneIndex, len(zones))
 	for zn := range zones {
-		if !have[zn] {
+		recs, ok := byZone[zn]
+		if !ok {
 			return Changes{}, fmt.Errorf("%w: %s", ErrMissingZone, zn)
 		}
-		idx[zn] = indexZone(zn, byZone[zn], cfg.MarkerPrefix)
+		idx[zn] = indexZone(zn, recs, cfg.MarkerPrefix)
 	}
 	return planZones(zones, idx, cfg), nil
 }
@@ -288,12 +302,13 @@ func Plan(desired Desired, current []Zone, cfg Config) (Changes, error) {
 // missing from idx are skipped.
 func planZones(zones map[string]*zoneDesired, idx map[string]*zoneIndex, cfg Config) Changes {
 	var out Changes
+	p := planner{cfg: cfg, out: &out}
 	for _, zn := range slices.Sorted(maps.Keys(zones)) {
 		zi := idx[zn]
 		if zi == nil {
 			continue
 		}
-		p := planner{cfg: cfg, zd: zones[zn], idx: zi, out: &out}
+		p.zd, p.idx = zones[zn], zi
 		if zc := p.zone(); len(zc.Changes) > 0 {
 			out.Zones = append(out.Zones, zc)
 		}
@@ -301,16 +316,20 @@ func planZones(zones map[string]*zoneDesired, idx map[string]*zoneIndex, cfg Con
 	return out
 }
 
-// planner plans one zone.
+// planner plans one zone at a time.
 type planner struct {
 	cfg Config
 	zd  *zoneDesired
 	idx *zoneIndex
 	out *Changes
+	// all, deletes and sets are scratch space reused from name to name and
+	// zone to zone: a zone's changes are copied out once, at their size.
+	all, deletes, sets []Change
 }
 
 func (p *planner) zone() ZoneChanges {
 	zc := ZoneChanges{Zone: p.zd.zone}
+	changes := p.all[:0]
 	// Names withdrawn but not set, sorted, merged with the sorted sets.
 	var only []string
 	for n := range p.zd.withdraw {
@@ -322,7 +341,7 @@ func (p *planner) zone() ZoneChanges {
 	sets := p.zd.sets
 	for len(sets) > 0 || len(only) > 0 {
 		if len(only) > 0 && (len(sets) == 0 || compareNames(only[0], sets[0].Name) < 0) {
-			zc.Changes = p.name(only[0], nil, zc.Changes)
+			changes = p.name(only[0], nil, changes)
 			only = only[1:]
 			continue
 		}
@@ -330,9 +349,12 @@ func (p *planner) zone() ZoneChanges {
 		for hi < len(sets) && sets[hi].Name == sets[0].Name {
 			hi++
 		}
-		zc.Changes = p.name(sets[0].Name, sets[:hi], zc.Changes)
+		changes = p.name(sets[0].Name, sets[:hi], changes)
 		sets = sets[hi:]
 	}
+	zc.Changes = slices.Clone(changes)
+	clear(changes) // keep no references to this zone's records
+	p.all = changes[:0]
 	return zc
 }
 
@@ -358,7 +380,8 @@ func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 			present = slices.Delete(present, i, i+1)
 		}
 	}
-	var deletes, sets []Change
+	deletes, sets := p.deletes[:0], p.sets[:0]
+	defer func() { p.deletes, p.sets = deletes[:0], sets[:0] }()
 	deleted := false
 	if w := p.zd.withdraw[name]; w != nil {
 		for _, typ := range slices.Clone(present) {
@@ -366,7 +389,7 @@ func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 				continue
 			}
 			cs := p.idx.get(ni, typ)
-			deletes = append(deletes, Change{Op: OpDelete, Key: cs.set.Key(), Old: cs.set, oldRecs: cs.recs})
+			deletes = append(deletes, Change{Op: OpDelete, Key: cs.set.Key(), Old: cs.set, oldRecs: slices.Clone(cs.recs)})
 			remove(typ)
 			deleted = true
 		}
@@ -395,7 +418,7 @@ func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 		publishes = true
 		for _, t := range conflicts {
 			cs := p.idx.get(ni, t)
-			deletes = append(deletes, Change{Op: OpDelete, Key: cs.set.Key(), Old: cs.set, oldRecs: cs.recs, Switch: true})
+			deletes = append(deletes, Change{Op: OpDelete, Key: cs.set.Key(), Old: cs.set, oldRecs: slices.Clone(cs.recs), Switch: true})
 			remove(t)
 		}
 		switch {
@@ -411,14 +434,19 @@ func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 	if len(deletes) == 0 && len(sets) == 0 && !(adopted && publishes) {
 		return out
 	}
-	mk := Key{Zone: zone, Name: markerName(p.cfg.MarkerPrefix, name), Type: "TXT"}
-	if own != owned && (len(sets) > 0 || (adopted && publishes)) {
+	claim := own != owned && (len(sets) > 0 || (adopted && publishes))
+	release := own == owned && deleted && len(present) == 0
+	var mk Key
+	if claim || release {
+		mk = Key{Zone: zone, Name: markerName(p.cfg.MarkerPrefix, name), Type: "TXT"}
+	}
+	if claim {
 		marker := RRSet{Zone: zone, Name: mk.Name, Type: "TXT", TTL: p.cfg.MarkerTTL.D(), Values: []string{p.cfg.OwnerID}}
 		out = append(out, Change{Op: OpClaim, Key: mk, New: marker})
 	}
 	out = append(out, deletes...)
 	out = append(out, sets...)
-	if own == owned && deleted && len(present) == 0 {
+	if release {
 		cs := p.idx.marker(ni)
 		var recs []libdns.Record
 		for _, r := range cs.recs {

@@ -64,9 +64,9 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 	of := make([]int32, len(recs))
 	vals := make([]string, len(recs))
 	count := make([]int32, 0, len(recs))
-	// Address texts go into one buffer, turned into one string at the end
+	// Address texts go into one buffer, which becomes one string at the end
 	// (addrAt marks the records whose value is a span of it).
-	var txt []byte
+	var txt strings.Builder
 	type span struct{ lo, hi int32 }
 	var addrAt []span
 	lastOwner, lastNode := "", int32(-1)
@@ -92,11 +92,12 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 			if r.IP.IsValid() {
 				if addrAt == nil {
 					addrAt = make([]span, len(recs))
-					txt = make([]byte, 0, 16*len(recs))
+					txt.Grow(16 * len(recs))
 				}
-				lo := len(txt)
-				txt = r.IP.AppendTo(txt)
-				addrAt[i] = span{int32(lo), int32(len(txt))}
+				var buf [48]byte
+				lo := txt.Len()
+				txt.Write(r.IP.AppendTo(buf[:0]))
+				addrAt[i] = span{int32(lo), int32(txt.Len())}
 			}
 		default:
 			rr := rec.RR()
@@ -159,7 +160,7 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 		count[si]++
 	}
 	if addrAt != nil {
-		all := string(txt)
+		all := txt.String()
 		for i, sp := range addrAt {
 			if sp.hi > 0 {
 				vals[i] = all[sp.lo:sp.hi]
