@@ -322,14 +322,13 @@ type planner struct {
 	zd  *zoneDesired
 	idx *zoneIndex
 	out *Changes
-	// all, deletes and sets are scratch space reused from name to name and
-	// zone to zone: a zone's changes are copied out once, at their size.
-	all, deletes, sets []Change
+	// deletes and sets are scratch space reused from name to name.
+	deletes, sets []Change
 }
 
 func (p *planner) zone() ZoneChanges {
 	zc := ZoneChanges{Zone: p.zd.zone}
-	changes := p.all[:0]
+	var changes []Change
 	// Names withdrawn but not set, sorted, merged with the sorted sets.
 	var only []string
 	for n := range p.zd.withdraw {
@@ -352,9 +351,7 @@ func (p *planner) zone() ZoneChanges {
 		changes = p.name(sets[0].Name, sets[:hi], changes)
 		sets = sets[hi:]
 	}
-	zc.Changes = slices.Clone(changes)
-	clear(changes) // keep no references to this zone's records
-	p.all = changes[:0]
+	zc.Changes = changes
 	return zc
 }
 
@@ -389,7 +386,8 @@ func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 				continue
 			}
 			cs := p.idx.get(ni, typ)
-			deletes = append(deletes, Change{Op: OpDelete, Key: cs.set.Key(), Old: cs.set, oldRecs: slices.Clone(cs.recs)})
+			old := p.idx.rrset(cs)
+			deletes = append(deletes, Change{Op: OpDelete, Key: old.Key(), Old: old, oldRecs: slices.Clone(p.idx.records(cs))})
 			remove(typ)
 			deleted = true
 		}
@@ -399,7 +397,7 @@ func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 		cur := p.idx.get(ni, s.Type)
 		if len(s.Values) == 0 {
 			if cur != nil {
-				p.out.Held = append(p.out.Held, Held{Key: s.Key(), Published: cur.set})
+				p.out.Held = append(p.out.Held, Held{Key: s.Key(), Published: p.idx.rrset(cur)})
 			} else {
 				p.out.Refused = append(p.out.Refused, Refusal{Key: s.Key(), Err: &EmptySetError{Key: s.Key()}})
 			}
@@ -418,14 +416,15 @@ func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 		publishes = true
 		for _, t := range conflicts {
 			cs := p.idx.get(ni, t)
-			deletes = append(deletes, Change{Op: OpDelete, Key: cs.set.Key(), Old: cs.set, oldRecs: slices.Clone(cs.recs), Switch: true})
+			old := p.idx.rrset(cs)
+			deletes = append(deletes, Change{Op: OpDelete, Key: old.Key(), Old: old, oldRecs: slices.Clone(p.idx.records(cs)), Switch: true})
 			remove(t)
 		}
 		switch {
 		case cur == nil:
 			sets = append(sets, Change{Op: OpCreate, Key: s.Key(), New: s, Switch: len(conflicts) > 0})
-		case cur.mixed || cur.set.TTL != s.TTL || !slices.Equal(cur.set.Values, s.Values):
-			sets = append(sets, Change{Op: OpUpdate, Key: s.Key(), Old: cur.set, New: s})
+		case cur.mixed || cur.ttl != s.TTL || !slices.Equal(p.idx.rrset(cur).Values, s.Values):
+			sets = append(sets, Change{Op: OpUpdate, Key: s.Key(), Old: p.idx.rrset(cur), New: s})
 		}
 		if !slices.Contains(present, s.Type) {
 			present = append(present, s.Type)
@@ -449,12 +448,12 @@ func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 	if release {
 		cs := p.idx.marker(ni)
 		var recs []libdns.Record
-		for _, r := range cs.recs {
+		for _, r := range p.idx.records(cs) {
 			if r.RR().Data == p.cfg.OwnerID {
 				recs = append(recs, r)
 			}
 		}
-		old := cs.set
+		old := p.idx.rrset(cs)
 		old.Values = []string{p.cfg.OwnerID}
 		out = append(out, Change{Op: OpRelease, Key: mk, Old: old, oldRecs: recs})
 	}

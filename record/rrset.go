@@ -213,8 +213,8 @@ func sameTTL(a, b time.Duration) bool {
 func Group(zone string, recs []libdns.Record) []RRSet {
 	idx := indexZone(dnsname.Fqdn(zone), recs, "")
 	out := make([]RRSet, 0, len(idx.sets))
-	for _, cs := range idx.sets {
-		out = append(out, cs.set)
+	for si := range idx.sets {
+		out = append(out, idx.rrset(&idx.sets[si]))
 	}
 	sortSets(out)
 	return out

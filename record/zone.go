@@ -22,15 +22,22 @@ type Zone struct {
 	Records []libdns.Record
 }
 
-// curSet is one RRset as found in a zone, with the records exactly as read
-// so deletions match them.
+// curSet is one RRset as found in a zone. Its values and its records
+// exactly as read (so deletions match them) lie in the index's shared
+// arrays from lo on; zoneIndex.rrset and zoneIndex.records return them.
+// It holds no slices of its own, which keeps it small: Plan builds one per
+// RRset of every zone on each reconcile.
 type curSet struct {
-	set  RRSet
-	recs []libdns.Record
-	// mixed is true when the records of the set disagree on the TTL.
-	mixed bool
+	name, typ string
+	// ttl is the smallest TTL of the set's records.
+	ttl time.Duration
+	// lo is the index of the set's first value and record; nrec and nval
+	// count its records and its values (duplicates removed).
+	lo, nrec, nval int32
 	// next is the index of the next set at the same name (-1: none).
 	next int32
+	// mixed is true when the records of the set disagree on the TTL.
+	mixed bool
 }
 
 // node is a name of the zone: its sets (a chain through curSet.next) and,
@@ -48,6 +55,23 @@ type zoneIndex struct {
 	sets   []curSet
 	nodes  []node
 	byName map[string]int32
+	// vals and recs hold the values and records of the sets (see curSet).
+	vals []string
+	recs []libdns.Record
+}
+
+// rrset returns the set as an RRSet; its Values are shared with the index
+// and must not be modified.
+func (z *zoneIndex) rrset(cs *curSet) RRSet {
+	hi := cs.lo + cs.nval
+	return RRSet{Zone: z.zone, Name: cs.name, Type: cs.typ, TTL: cs.ttl, Values: z.vals[cs.lo:hi:hi]}
+}
+
+// records returns the records of the set exactly as read; they are shared
+// with the index (and maybe the caller) and must not be modified.
+func (z *zoneIndex) records(cs *curSet) []libdns.Record {
+	hi := cs.lo + cs.nrec
+	return z.recs[cs.lo:hi:hi]
 }
 
 // indexZone groups recs. prefix is the owner marker label ("" to skip
@@ -55,15 +79,16 @@ type zoneIndex struct {
 // rather than as a name of its own.
 func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 	idx := &zoneIndex{
-		zone:   zone,
-		sets:   make([]curSet, 0, len(recs)),
-		nodes:  make([]node, 0, len(recs)/2+1),
-		byName: make(map[string]int32, len(recs)/2+1),
+		zone:  zone,
+		sets:  make([]curSet, 0, len(recs)),
+		nodes: make([]node, 0, len(recs)/2+1),
+		// A name holds a marker and a record or more, mostly: the map
+		// grows table by table if there are more names.
+		byName: make(map[string]int32, len(recs)/3+1),
 	}
 	// Pass 1: the key and value of each record, and the set it belongs to.
 	of := make([]int32, len(recs))
 	vals := make([]string, len(recs))
-	count := make([]int32, 0, len(recs))
 	// Address texts go into one buffer, which becomes one string at the end
 	// (addrAt marks the records whose value is a span of it).
 	var txt strings.Builder
@@ -73,7 +98,6 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 	// contiguous stays true while every set's records come in one run (as
 	// most providers list them); the values and records can then stay
 	// where they are instead of being laid out again.
-	first := make([]int32, 0, len(recs))
 	contiguous, prev := true, int32(-1)
 	for i, rec := range recs {
 		of[i] = -1
@@ -132,7 +156,7 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 			si = nd.marker
 		} else {
 			for c := nd.first; c >= 0; c = idx.sets[c].next {
-				if idx.sets[c].set.Type == typ {
+				if idx.sets[c].typ == typ {
 					si = c
 					break
 				}
@@ -140,24 +164,23 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 		}
 		if si < 0 {
 			si = int32(len(idx.sets))
-			idx.sets = append(idx.sets, curSet{set: RRSet{Zone: zone, Name: name, Type: typ, TTL: ttl}, next: -1})
-			count = append(count, 0)
-			first = append(first, int32(i))
+			idx.sets = append(idx.sets, curSet{name: name, typ: typ, ttl: ttl, lo: int32(i), next: -1})
 			if isMarker {
 				nd.marker = si
 			} else {
 				idx.sets[si].next, nd.first = nd.first, si
 			}
-		} else if cs := &idx.sets[si]; ttl != cs.set.TTL {
+		} else if cs := &idx.sets[si]; ttl != cs.ttl {
 			cs.mixed = true
-			cs.set.TTL = min(cs.set.TTL, ttl)
+			cs.ttl = min(cs.ttl, ttl)
 		}
-		if si != prev && count[si] > 0 {
+		cs := &idx.sets[si]
+		if si != prev && cs.nrec > 0 {
 			contiguous = false
 		}
 		prev = si
 		of[i], vals[i] = si, val
-		count[si]++
+		cs.nrec++
 	}
 	if addrAt != nil {
 		all := txt.String()
@@ -168,42 +191,50 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 		}
 	}
 	if contiguous {
-		for si := range idx.sets {
-			cs := &idx.sets[si]
-			lo, hi := first[si], first[si]+count[si]
-			cs.recs = recs[lo:hi:hi] // read only
-			v := vals[lo:hi:hi]
-			slices.Sort(v)
-			cs.set.Values = slices.Clip(slices.Compact(v))
-		}
+		idx.vals, idx.recs = vals, recs // recs read only
+		idx.sortValues()
 		return idx
 	}
 	// Pass 2: lay values and records out set by set in two shared arrays.
-	off := make([]int32, len(idx.sets))
+	fill := make([]int32, len(idx.sets))
 	var n int32
-	for si, c := range count {
-		off[si] = n
-		n += c
+	for si := range idx.sets {
+		cs := &idx.sets[si]
+		cs.lo, fill[si] = n, n
+		n += cs.nrec
 	}
-	valArena := make([]string, n)
-	recArena := make([]libdns.Record, n)
-	fill := slices.Clone(off)
+	idx.vals = make([]string, n)
+	idx.recs = make([]libdns.Record, n)
 	for i, si := range of {
 		if si < 0 {
 			continue
 		}
-		valArena[fill[si]], recArena[fill[si]] = vals[i], recs[i]
+		idx.vals[fill[si]], idx.recs[fill[si]] = vals[i], recs[i]
 		fill[si]++
 	}
-	for si := range idx.sets {
-		cs := &idx.sets[si]
-		lo, hi := off[si], off[si]+count[si]
-		cs.recs = recArena[lo:hi:hi]
-		v := valArena[lo:hi:hi]
-		slices.Sort(v)
-		cs.set.Values = slices.Clip(slices.Compact(v))
-	}
+	idx.sortValues()
 	return idx
+}
+
+// sortValues sorts the values of each set and removes duplicates.
+func (z *zoneIndex) sortValues() {
+	for si := range z.sets {
+		cs := &z.sets[si]
+		v := z.vals[cs.lo : cs.lo+cs.nrec]
+		switch len(v) {
+		case 1:
+		case 2: // the usual pair, without the general sort
+			if v[1] < v[0] {
+				v[0], v[1] = v[1], v[0]
+			} else if v[1] == v[0] {
+				v = v[:1]
+			}
+		default:
+			slices.Sort(v)
+			v = slices.Compact(v)
+		}
+		cs.nval = int32(len(v))
+	}
 }
 
 // infrastructure reports whether an RRset belongs to the zone itself rather
@@ -234,7 +265,7 @@ func (z *zoneIndex) get(ni int32, typ string) *curSet {
 		return nil
 	}
 	for c := z.nodes[ni].first; c >= 0; c = z.sets[c].next {
-		if z.sets[c].set.Type == typ {
+		if z.sets[c].typ == typ {
 			return &z.sets[c]
 		}
 	}
@@ -247,8 +278,8 @@ func (z *zoneIndex) types(ni int32, buf []string) []string {
 		return buf
 	}
 	for c := z.nodes[ni].first; c >= 0; c = z.sets[c].next {
-		if s := &z.sets[c].set; !infrastructure(s.Name, s.Type) {
-			buf = append(buf, s.Type)
+		if s := &z.sets[c]; !infrastructure(s.name, s.typ) {
+			buf = append(buf, s.typ)
 		}
 	}
 	slices.Sort(buf)
@@ -287,11 +318,12 @@ func markerName(prefix, name string) string {
 
 // owner reports who owns node ni, and the owner ids found in its marker.
 func (z *zoneIndex) owner(id string, ni int32) (ownership, []string) {
-	if m := z.marker(ni); m != nil && len(m.set.Values) > 0 {
-		if slices.Contains(m.set.Values, id) {
+	if m := z.marker(ni); m != nil && m.nval > 0 {
+		vals := z.rrset(m).Values
+		if slices.Contains(vals, id) {
 			return owned, nil
 		}
-		return foreign, m.set.Values
+		return foreign, vals
 	}
 	var buf [4]string
 	if len(z.types(ni, buf[:0])) > 0 {
