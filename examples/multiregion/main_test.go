@@ -191,7 +191,8 @@ func TestMultiregionFailsOverAndRecovers(t *testing.T) {
 		require.Len(t, rec, 1, scope)
 		assert.Zero(t, rec[0].value, scope)
 	}
-	assert.Contains(t, s, "eu-west-1   global heartbeat recovering from rate limiting")
+	// The script lifts the throttle once either scope self-heals.
+	assert.Regexp(t, `eu-west-1 +(local|global) heartbeat recovering from rate limiting`, s)
 }
 
 // stepTables returns, for each step table printed, its rows by region.
