@@ -81,25 +81,18 @@ func canonicalIPv4(v string) bool {
 	if n < 7 || n > 15 {
 		return false
 	}
-	i := 0
-	for f := 0; f < 4; f++ {
-		if f > 0 {
-			if v[i] != '.' {
-				return false
-			}
-			i++
-		}
-		if i == n {
+	for i, dots := 0, 0; ; dots++ {
+		// A field: a digit, and up to two more unless it is "0".
+		if i >= n {
 			return false
 		}
 		d := v[i] - '0'
-		i++
 		if d > 9 {
 			return false
 		}
-		// "0" is a field of its own (no leading zeros): a dot or the end
-		// follows it.
-		if field := uint(d); field > 0 {
+		i++
+		if d != 0 {
+			field := uint(d)
 			for k := 0; k < 2 && i < n; k++ {
 				d := v[i] - '0'
 				if d > 9 {
@@ -112,9 +105,12 @@ func canonicalIPv4(v string) bool {
 				return false
 			}
 		}
-		if i == n && f < 3 {
+		if i == n {
+			return dots == 3
+		}
+		if v[i] != '.' || dots == 3 {
 			return false
 		}
+		i++
 	}
-	return i == n
 }

@@ -97,11 +97,11 @@ func (d Desired) normalize(prefix string) (map[string]*zoneDesired, error) {
 			lastGiven, lastZone = s.Zone, zone
 		}
 		s.Zone = zone
-		n := s.normalized()
+		n, ipv4 := s.normalizedChecked()
 		if err := checkName(f, prefix, n.Zone, s.Name, n.Name); err != nil {
 			return nil, err
 		}
-		if err := checkSet(f, n); err != nil {
+		if err := checkSet(f, n, ipv4); err != nil {
 			return nil, err
 		}
 		all[i] = n
@@ -253,7 +253,9 @@ func checkType(f field, sub, typ string) error {
 	return nil
 }
 
-func checkSet(field field, s RRSet) error {
+// checkSet checks a normalised set; ipv4 says its values are known to be
+// canonical IPv4 addresses already.
+func checkSet(field field, s RRSet, ipv4 bool) error {
 	if err := checkType(field, "Type", s.Type); err != nil {
 		return err
 	}
@@ -271,6 +273,9 @@ func checkSet(field field, s RRSet) error {
 			return fmt.Errorf("%w: %s.Values has %d targets: a CNAME has at most one", ErrInvalid, field, len(s.Values))
 		}
 	}
+	if ipv4 {
+		return nil
+	}
 	for j, v := range s.Values {
 		vf := valueField{field, j}
 		if v == "" {
@@ -278,9 +283,6 @@ func checkSet(field field, s RRSet) error {
 		}
 		switch s.Type {
 		case "A", "AAAA":
-			if s.Type == "A" && canonicalIPv4(v) {
-				continue
-			}
 			ip, err := netip.ParseAddr(v)
 			if err != nil || ip.Zone() != "" || (s.Type == "A") != ip.Is4() {
 				want := "an IPv4 address"

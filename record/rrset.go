@@ -133,14 +133,37 @@ func (s RRSet) Equal(o RRSet) bool {
 // and values canonical, sorted and without duplicates. The caller's slice is
 // never modified.
 func (s RRSet) normalized() RRSet {
+	n, _ := s.normalizedChecked()
+	return n
+}
+
+// normalizedChecked is normalized, and also reports whether the set is of
+// type A with every value a canonical IPv4 address, which then needs no
+// further check.
+func (s RRSet) normalizedChecked() (RRSet, bool) {
 	zone := s.Zone
 	if !plainName(strings.TrimSuffix(zone, ".")) || !strings.HasSuffix(zone, ".") {
 		zone = dnsname.Fqdn(zone)
 	}
 	typ := strings.ToUpper(strings.TrimSpace(s.Type))
 	out := RRSet{Zone: zone, Name: relName(s.Name, zone), Type: typ, TTL: s.TTL.Truncate(time.Second)}
+	if typ == "A" && sortedIPv4(s.Values) {
+		out.Values = slices.Clip(s.Values) // shared with the caller, never written
+		return out, true
+	}
 	out.Values = canonValues(typ, s.Values)
-	return out
+	return out, false
+}
+
+// sortedIPv4 reports whether vs are canonical IPv4 addresses, sorted and
+// unique (and not empty).
+func sortedIPv4(vs []string) bool {
+	for i, v := range vs {
+		if !canonicalIPv4(v) || (i > 0 && vs[i-1] >= v) {
+			return false
+		}
+	}
+	return len(vs) > 0
 }
 
 func canonValues(typ string, in []string) []string {
