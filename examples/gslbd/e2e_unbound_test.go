@@ -31,6 +31,21 @@ func startUnbound(t *testing.T, zone, auth string) string {
 		t.Skip("unbound not installed (apt-get install -y unbound); set " + requireUnboundEnv + "=1 to fail instead")
 	}
 	authHost, authPort, _ := net.SplitHostPort(auth)
+	// A free port is picked by binding and closing it, so another process
+	// may take it first: unbound then exits at once and we try another.
+	for attempt := 1; ; attempt++ {
+		addr, ok := tryUnbound(t, bin, zone, authHost, authPort, attempt == 5)
+		if ok {
+			return addr
+		}
+	}
+}
+
+// tryUnbound starts unbound on a free port and waits until it answers; it
+// returns false when unbound exited before answering (the port was taken),
+// unless last, when that fails the test.
+func tryUnbound(t *testing.T, bin, zone, authHost, authPort string, last bool) (string, bool) {
+	t.Helper()
 	dir := t.TempDir()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -78,11 +93,15 @@ stub-zone:
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, rc := answer(addr, zone); rc >= 0 {
-			return addr
+			return addr, true
 		}
 		select {
 		case <-exited:
-			t.Fatalf("unbound exited:\n%s", log.String())
+			if last {
+				t.Fatalf("unbound exited:\n%s", log.String())
+			}
+			t.Logf("unbound exited, trying another port:\n%s", log.String())
+			return "", false
 		default:
 		}
 		if time.Now().After(deadline) {

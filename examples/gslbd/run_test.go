@@ -19,8 +19,8 @@ func TestRunServesFailsOverAndObeysTheAPI(t *testing.T) {
 	bs := []*backend{newBackend(t), newBackend(t), newBackend(t)}
 	var recs strings.Builder
 	// A drain lasts until the address passes passingThreshold probes again
-	// (it is not permanent): 5 of them keep it out long enough to be seen.
-	recs.WriteString("  - name: app.example.test.\n    ttl: 1s\n    failover: app.backup.example.net.\n    probe: {policy: {passingThreshold: 5}}\n    addresses:\n")
+	// (it is not permanent): 10 of them keep it out long enough to be seen.
+	recs.WriteString("  - name: app.example.test.\n    ttl: 1s\n    failover: app.backup.example.net.\n    probe: {policy: {passingThreshold: 10}}\n    addresses:\n")
 	for i, b := range bs {
 		fmt.Fprintf(&recs, "      - {ip: 192.0.2.%d, regions: [r%d], probeAddr: %q}\n", i+1, i%2, b.addr())
 	}
