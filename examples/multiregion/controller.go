@@ -34,6 +34,7 @@ type controller struct {
 	reads *tickReads // what the tick reads, once per zone
 	// throttle is the publisher's store; the -throttle step turns it on.
 	throttle *throttleStore
+	events   *publisherEvents // the publisher's observer
 	gates    []*health.Gate
 	pub      *heartbeat.Publisher
 	local    *heartbeat.Reader
@@ -83,9 +84,10 @@ func newController(d *deployment, cl *cluster, out *printer, met *metrics) (*con
 	hb.RetryBackoff = heartbeat.Duration(d.opts.interval / 4)
 	obs := met.observer(cl.name)
 	c.throttle = &throttleStore{view: c.view}
+	c.events = &publisherEvents{c: c, next: obs}
 	var err error
 	c.pub, err = heartbeat.NewPublisher(hb, heartbeat.Options{
-		Local: c.throttle, Global: c.throttle, Keyring: d.keyring, Observer: &publisherEvents{c: c, next: obs},
+		Local: c.throttle, Global: c.throttle, Keyring: d.keyring, Observer: c.events,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cl.name, err)

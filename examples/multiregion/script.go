@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-
-	"github.com/gslbkit/gslb/heartbeat"
 )
 
 // run is the whole program; main wires it to os.Args and signals.
@@ -223,7 +221,7 @@ func (d *deployment) throttleStep(out *printer) step {
 		title: fmt.Sprintf("%s's heartbeat writes are throttled until it self-heals: no failover", c.cl.name),
 		act:   func() { c.throttle.on.Store(true) },
 		until: func() bool {
-			recovering := c.pub.Recovering(heartbeat.Local) || c.pub.Recovering(heartbeat.Global)
+			recovering := c.events.anyRecovering()
 			if !lifted {
 				if recovering {
 					lifted = true

@@ -41,11 +41,22 @@ type publisherEvents struct {
 	c         *controller
 	next      heartbeat.Observer
 	throttled [3]bool // by scope: inside a spell of throttled writes
+	// recovering is each scope's state as last observed, set after the
+	// metrics saw the event (so a script waiting on it scrapes them right).
+	recovering [3]atomic.Bool
+}
+
+// anyRecovering reports whether either scope was last seen recovering.
+func (p *publisherEvents) anyRecovering() bool {
+	return p.recovering[heartbeat.Local].Load() || p.recovering[heartbeat.Global].Load()
 }
 
 func (p *publisherEvents) Observe(e heartbeat.Event) {
 	if p.next != nil {
 		p.next.Observe(e)
+	}
+	if rc, ok := e.(heartbeat.RecoveringChanged); ok && rc.Scope.Valid() {
+		p.recovering[rc.Scope].Store(rc.Recovering)
 	}
 	if !p.c.d.settled.Load() {
 		return
