@@ -7,11 +7,14 @@
 // server instead.
 //
 // A scripted timeline fails one gateway, then a whole region, then heals
-// both, and prints how httpbin.<zone> resolves from each region at each step.
-// With -metrics it serves Prometheus metrics under the gslbkit_ prefix.
+// both, and prints how httpbin.<zone> resolves from each region at each step
+// (with -throttle, a last step throttles one controller's heartbeat writes
+// until it self-heals). Each region's view is served on 127.0.0.1 for dig
+// while it runs. With -metrics it serves Prometheus metrics under the
+// gslbkit_ prefix. See README.md.
 //
 //	go run ./examples/multiregion
-//	go run ./examples/multiregion -regions 3 -clusters 2 -metrics 127.0.0.1:9090
+//	go run ./examples/multiregion -regions 3 -throttle -metrics 127.0.0.1:9090 -stay
 package main
 
 import (
