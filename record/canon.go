@@ -12,12 +12,12 @@ const (
 	high8 = 0x8080808080808080
 )
 
-// load8 returns the eight bytes of s at i as a little-endian word (the
-// compiler turns it into one load).
-func load8(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+// load8 returns the first eight bytes of s as a little-endian word (the
+// compiler turns it into one load, with one bounds check).
+func load8(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // plainWord reports whether none of the eight bytes of x is an ASCII upper
@@ -63,7 +63,7 @@ func plainName(name string) bool {
 		if i+8 > n {
 			i = n - 8 // the last word overlaps the one before
 		}
-		if !plainWord(load8(name, i)) && !plainBytes(name, i, i+8) {
+		if !plainWord(load8(name[i:])) && !plainBytes(name, i, i+8) {
 			return false
 		}
 		if i+8 == n {

@@ -95,6 +95,7 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 	type span struct{ lo, hi int32 }
 	var addrAt []span
 	lastOwner, lastNode := "", int32(-1)
+	lastRaw, lastRel := "", relName("", zone)
 	// contiguous stays true while every set's records come in one run (as
 	// most providers list them); the values and records can then stay
 	// where they are instead of being laid out again.
@@ -128,7 +129,14 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 			typ = strings.ToUpper(rr.Type)
 			name, ttl, val = rr.Name, rr.TTL, canonValue(typ, rr.Data)
 		}
-		name = relName(name, zone)
+		// A name's records come together: make it relative once.
+		if name == lastRaw {
+			name = lastRel
+		} else {
+			lastRaw = name
+			name = relName(name, zone)
+			lastRel = name
+		}
 		ttl = ttl.Truncate(time.Second)
 		owner, isMarker := name, false
 		if prefix != "" && typ == "TXT" {
