@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gslbkit/gslb/probe"
+)
+
+// ProbeSpec is a health check in the probe package's vocabulary:
+//
+//	type: HTTP | TCP | GRPC
+//	policy: {interval, timeout, warningThreshold, criticalThreshold, passingThreshold, ...}
+//	http:   {path, method, hostname, expectedStatuses, port, ...}   (probe.HTTPConfig)
+//	tcp:    {send, receive, port}                                   (probe.TCPConfig)
+//	grpc:   {service, authority, port}                              (probe.GRPCConfig)
+//
+// Decoding is onto the current value: fields present replace, absent ones
+// stay, so a record's probe block overrides only what it names.
+type ProbeSpec struct {
+	probe.Check
+}
+
+// DefaultProbe returns an HTTP GET / expecting 200 under the record
+// service's policy.
+func DefaultProbe() ProbeSpec {
+	h := probe.DefaultHTTPConfig()
+	return ProbeSpec{probe.Check{Type: probe.CheckHTTP, Policy: probe.RecordService(), HTTP: &h}}
+}
+
+// UnmarshalJSON decodes a probe block onto s; unknown fields are errors.
+func (s *ProbeSpec) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	out := s.clone()
+	for k, v := range raw {
+		switch k {
+		case "type":
+			var t string
+			if err := json.Unmarshal(v, &t); err != nil {
+				return fmt.Errorf("probe.type: %w", err)
+			}
+			out.Type = probe.CheckType(strings.ToUpper(t))
+		case "policy":
+			if err := out.Policy.UnmarshalJSON(v); err != nil {
+				return fmt.Errorf("probe.policy: %w", err)
+			}
+		case "http":
+			h := probe.DefaultHTTPConfig()
+			if out.HTTP != nil {
+				h = *out.HTTP
+			}
+			if err := decodeStrict(v, &h); err != nil {
+				return fmt.Errorf("probe.http: %w", err)
+			}
+			out.HTTP = &h
+		case "tcp":
+			t := probe.DefaultTCPConfig()
+			if out.TCP != nil {
+				t = *out.TCP
+			}
+			if err := decodeStrict(v, &t); err != nil {
+				return fmt.Errorf("probe.tcp: %w", err)
+			}
+			out.TCP = &t
+		case "grpc":
+			g := probe.DefaultGRPCConfig()
+			if out.GRPC != nil {
+				g = *out.GRPC
+			}
+			if err := decodeStrict(v, &g); err != nil {
+				return fmt.Errorf("probe.grpc: %w", err)
+			}
+			out.GRPC = &g
+		default:
+			return fmt.Errorf("probe: unknown field %q (allowed type, policy, http, tcp, grpc)", k)
+		}
+	}
+	*s = out
+	return nil
+}
+
+// MarshalJSON writes the check.
+func (s ProbeSpec) MarshalJSON() ([]byte, error) { return json.Marshal(s.Check) }
+
+// clone copies s deeply enough that decoding onto the copy leaves s alone.
+func (s ProbeSpec) clone() ProbeSpec {
+	c := s
+	if s.HTTP != nil {
+		h := *s.HTTP
+		c.HTTP = &h
+	}
+	if s.TCP != nil {
+		t := *s.TCP
+		c.TCP = &t
+	}
+	if s.GRPC != nil {
+		g := *s.GRPC
+		c.GRPC = &g
+	}
+	return c
+}
+
+// resolved returns the check with only its type's block kept (a block for
+// another type, inherited from the default, is dropped).
+func (s ProbeSpec) resolved() probe.Check {
+	c := s.clone().Check
+	switch c.Type {
+	case probe.CheckHTTP:
+		c.TCP, c.GRPC = nil, nil
+		if c.HTTP == nil {
+			h := probe.DefaultHTTPConfig()
+			c.HTTP = &h
+		}
+	case probe.CheckTCP:
+		c.HTTP, c.GRPC = nil, nil
+	case probe.CheckGRPC:
+		c.HTTP, c.TCP = nil, nil
+	}
+	return c
+}
+
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data")
+	}
+	return nil
+}

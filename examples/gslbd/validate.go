@@ -1,0 +1,260 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/record"
+)
+
+// Validate checks a controller configuration and resolves every record's
+// probe; errors are *ConfigError naming the field, the value and the range.
+func (c *Config) Validate() error {
+	if err := record.DefaultConfig(c.OwnerID).Validate(); err != nil {
+		return badErr("ownerId", c.OwnerID, "1–255 printable ASCII characters without spaces, quotes or backslashes", err)
+	}
+	switch c.Style {
+	case "", StyleRecordService, StyleRelaxed:
+	default:
+		return bad("style", c.Style, `"recordService" or "relaxed"`)
+	}
+	if err := dnsname.Check(c.Zone); err != nil || c.Zone == "" || c.Zone == "." {
+		return badErr("zone", c.Zone, "a DNS name such as gslb.example.com.", err)
+	}
+	c.Zone = dnsname.Fqdn(strings.ToLower(c.Zone))
+	if err := c.validateListeners(); err != nil {
+		return err
+	}
+	if c.Replication.Secret != "" {
+		if err := c.Replication.auth().Validate(); err != nil {
+			return badErr("replication.secret", "(hidden)", "16–1024 bytes", err)
+		}
+	}
+	for i, u := range c.Replication.Notify {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return bad(fmt.Sprintf("replication.notify[%d]", i), u, "an http:// or https:// URL")
+		}
+		if c.Replication.Secret == "" {
+			return bad("replication.secret", "", "a secret of 16–1024 bytes when replication.notify is set")
+		}
+	}
+	if err := c.Provider.validate(); err != nil {
+		return err
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return badErr("policy", "", "a valid failover record policy", err)
+	}
+	if err := c.Monitor.Validate(); err != nil {
+		return badErr("monitor", "", "a valid monitor config", err)
+	}
+	if c.Monitor.Shard.Count > 1 {
+		// Every controller publishes whole records, so each must know the
+		// state of every address: gslbd does not shard.
+		return bad("monitor.shard.count", c.Monitor.Shard.Count, "0 or 1 (gslbd probes every address itself)")
+	}
+	pol, err := failover.NewRecordPolicy(c.Policy)
+	if err != nil {
+		return badErr("policy", "", "a valid failover record policy", err)
+	}
+	if len(c.Records) == 0 {
+		return bad("records", "[]", "at least one record")
+	}
+	seen := map[string]bool{}
+	for i := range c.Records {
+		if err := c.validateRecord(i, pol, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateListeners() error {
+	if c.DNS.Addr != "" {
+		if _, _, err := net.SplitHostPort(c.DNS.Addr); err != nil {
+			return badErr("dns.addr", c.DNS.Addr, "host:port, or empty for no DNS server", err)
+		}
+	}
+	if d := c.DNS.TCPIdleTimeout.D(); d < 100*time.Millisecond || d > 10*time.Minute {
+		return bad("dns.tcpIdleTimeout", d, "100ms–10m")
+	}
+	if _, _, err := net.SplitHostPort(c.HTTP.Addr); err != nil {
+		return badErr("http.addr", c.HTTP.Addr, "host:port", err)
+	}
+	return nil
+}
+
+func (p ProviderConfig) validate() error {
+	one := func(set bool, name string) error {
+		if !set {
+			return bad("provider."+name, "missing", "a "+name+" block when provider.type is "+name)
+		}
+		return nil
+	}
+	var err error
+	switch p.Type {
+	case "", "embedded":
+		if p.RFC2136 != nil || p.Route53 != nil || p.Cloudflare != nil {
+			return bad("provider.type", p.Type, "the type whose block is given (rfc2136, route53, cloudflare)")
+		}
+		return nil
+	case "rfc2136":
+		if err = one(p.RFC2136 != nil, "rfc2136"); err == nil {
+			if e := p.RFC2136.FromEnv(nil).Validate(); e != nil {
+				err = badErr("provider.rfc2136", "", "a valid RFC 2136 server and key", e)
+			}
+		}
+	case "route53":
+		if err = one(p.Route53 != nil, "route53"); err == nil {
+			if e := p.Route53.FromEnv(nil).Validate(); e != nil {
+				err = badErr("provider.route53", "", "a valid Route 53 config", e)
+			}
+		}
+	case "cloudflare":
+		if err = one(p.Cloudflare != nil, "cloudflare"); err == nil {
+			if e := p.Cloudflare.FromEnv(nil).Validate(); e != nil {
+				err = badErr("provider.cloudflare", "", "a valid Cloudflare config", e)
+			}
+		}
+	default:
+		return bad("provider.type", p.Type, `"embedded", "rfc2136", "route53" or "cloudflare"`)
+	}
+	if err != nil {
+		return err
+	}
+	if d := p.ResyncInterval.D(); d != 0 && (d < time.Second || d > 24*time.Hour) {
+		return bad("provider.resyncInterval", d, "1s–24h, or 0 for the provider's preset")
+	}
+	return nil
+}
+
+func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[string]bool) error {
+	r := &c.Records[i]
+	f := fmt.Sprintf("records[%d]", i)
+	if err := dnsname.Check(r.Name); err != nil || r.Name == "" {
+		return badErr(f+".name", r.Name, "a DNS name inside "+c.Zone, err)
+	}
+	r.Name = dnsname.Fqdn(strings.ToLower(r.Name))
+	if !dnsname.InZone(r.Name, c.Zone) || r.Name == c.Zone {
+		return bad(f+".name", r.Name, "a name below the zone "+c.Zone)
+	}
+	if seen[r.Name] {
+		return bad(f+".name", r.Name, "each name once")
+	}
+	seen[r.Name] = true
+	if r.TTL == 0 {
+		r.TTL = Duration(30 * time.Second)
+	}
+	if d := r.TTL.D(); d < time.Second || d > 24*time.Hour || d%time.Second != 0 {
+		return bad(f+".ttl", d, "whole seconds from 1s to 24h")
+	}
+	if r.Failover != "" {
+		if err := dnsname.Check(r.Failover); err != nil {
+			return badErr(f+".failover", r.Failover, "a DNS name", err)
+		}
+		r.Failover = dnsname.Fqdn(strings.ToLower(r.Failover))
+	}
+	spec := c.Probe.clone()
+	if len(r.Probe) > 0 {
+		if err := spec.UnmarshalJSON(r.Probe); err != nil {
+			return badErr(f+".probe", string(r.Probe), "a probe block (type, policy, http, tcp, grpc)", err)
+		}
+	}
+	r.check = spec.resolved()
+	if err := r.check.Validate(); err != nil {
+		return checkErr(f+".probe", r.check.Type, "a valid check", err)
+	}
+	if c.Style != StyleRelaxed {
+		if err := r.check.Policy.ValidateRecordService(); err != nil {
+			return checkErr(f+".probe", r.check.Type, "interval 10s–300s and timeout 100ms–3s (style recordService)", err)
+		}
+	}
+	if len(r.Addresses) == 0 {
+		return bad(f+".addresses", "[]", "at least one address")
+	}
+	ips := map[netip.Addr]bool{}
+	for j, a := range r.Addresses {
+		af := fmt.Sprintf("%s.addresses[%d]", f, j)
+		ip, err := netip.ParseAddr(a.IP)
+		if err != nil || ip.Zone() != "" {
+			return badErr(af+".ip", a.IP, "an IPv4 or IPv6 address", err)
+		}
+		ip = ip.Unmap()
+		if ips[ip] {
+			return bad(af+".ip", a.IP, "each address once per record")
+		}
+		ips[ip] = true
+		if a.Weight < 0 || a.Weight > 65535 {
+			return bad(af+".weight", a.Weight, "0–65535")
+		}
+		for k, reg := range a.Regions {
+			if reg == "" || len(reg) > 63 {
+				return bad(fmt.Sprintf("%s.regions[%d]", af, k), reg, "1–63 characters")
+			}
+		}
+		if _, err := r.check.NewProber(probeAddr(a, ip)); err != nil {
+			return badErr(af+".probeAddr", probeAddr(a, ip), "an address the check can probe (host:port, or a check port)", err)
+		}
+	}
+	if _, err := pol.Embedded(r.model(c.Zone, nil)); err != nil {
+		return badErr(f, r.Name, "a record the failover policy accepts", err)
+	}
+	return nil
+}
+
+// checkErr names the policy field when err is a *probe.PolicyError, else
+// the probe block.
+func checkErr(field string, value any, allowed string, err error) error {
+	var pe *probe.PolicyError
+	if errors.As(err, &pe) {
+		return &ConfigError{Field: field + ".policy." + pe.Field, Value: pe.Value, Allowed: pe.Allowed}
+	}
+	return badErr(field, value, allowed, err)
+}
+
+// probeAddr is the address a target's prober dials.
+func probeAddr(a AddressSpec, ip netip.Addr) string {
+	if a.ProbeAddr != "" {
+		return a.ProbeAddr
+	}
+	return ip.String()
+}
+
+// model returns the failover policy's view of the record, with health from
+// h (by IP; absent means unknown).
+func (r *RecordSpec) model(zone string, h map[netip.Addr]failover.Health) failover.Record {
+	m := failover.Record{Name: r.Name, Zone: zone, TTL: r.TTL.D(), FailoverFQDN: r.Failover, Disabled: r.Disabled}
+	for _, a := range r.Addresses {
+		ip, _ := netip.ParseAddr(a.IP)
+		ip = ip.Unmap()
+		m.Endpoints = append(m.Endpoints, failover.Endpoint{IP: ip, Regions: a.Regions, Health: h[ip], Weight: a.Weight})
+	}
+	return m
+}
+
+// ValidateNode checks a node-mode configuration: the controller's URL and
+// the shared secret, the sync settings and the DNS listener.
+func (c *Config) ValidateNode() error {
+	if c.Node.Auth.Secret == "" {
+		c.Node.Auth = c.Replication.auth()
+	}
+	if c.Node.URL == "" {
+		return bad("node.url", "", "the controller's replication URL, e.g. http://controller:8053/replication")
+	}
+	if c.Node.Auth.Secret == "" {
+		return bad("replication.secret", "", "the shared secret (16–1024 bytes) in node mode")
+	}
+	if err := c.Node.Validate(); err != nil {
+		return badErr("node", c.Node.URL, "a valid replica config", err)
+	}
+	if c.DNS.Addr == "" {
+		return bad("dns.addr", "", "host:port in node mode (a node serves DNS)")
+	}
+	return c.validateListeners()
+}
