@@ -119,14 +119,23 @@ func checkIndex(zone string, recs []libdns.Record, prefix string) error {
 	for o := range markers {
 		owners[o] = true
 	}
-	if len(idx.byName) != len(owners) || len(idx.nodes) != len(owners) {
-		return fmt.Errorf("%d names, %d nodes, want %d", len(idx.byName), len(idx.nodes), len(owners))
+	used := 0
+	for _, x := range idx.names {
+		if x > 0 {
+			used++
+		}
+	}
+	if used != len(owners) || len(idx.nodes) != len(owners) {
+		return fmt.Errorf("%d names, %d nodes, want %d", used, len(idx.nodes), len(owners))
 	}
 	n := 0
 	for o := range owners {
 		ni := idx.lookup(o)
 		if ni < 0 {
 			return fmt.Errorf("name %q missing", o)
+		}
+		if idx.nodes[ni].name != o {
+			return fmt.Errorf("name %q found as %q", o, idx.nodes[ni].name)
 		}
 		m := idx.marker(ni)
 		if (m == nil) != (markers[o] == nil) {
@@ -147,6 +156,11 @@ func checkIndex(zone string, recs []libdns.Record, prefix string) error {
 			if err := sameSet(idx, cs, want); err != nil {
 				return err
 			}
+		}
+	}
+	for _, o := range []string{"absent", "www.", "_gslb-owner.absent"} {
+		if !owners[o] && idx.lookup(o) >= 0 {
+			return fmt.Errorf("absent name %q found", o)
 		}
 	}
 	if n != len(idx.sets) {

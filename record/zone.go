@@ -1,6 +1,7 @@
 package record
 
 import (
+	"hash/maphash"
 	"slices"
 	"strings"
 	"time"
@@ -43,18 +44,25 @@ type curSet struct {
 // node is a name of the zone: its sets (a chain through curSet.next) and,
 // when the index knows the marker prefix, the TXT set of its owner marker.
 type node struct {
+	name          string
 	first, marker int32
 }
 
 // zoneIndex is a zone's records grouped into sets and names. Plan runs over
-// every RRset of a zone on each reconcile, so it is built with one map
-// lookup per record and a few large allocations rather than several per
-// set.
+// every RRset of a zone on each reconcile, so it is built with one hash
+// lookup per run of a name's records and a few large allocations rather
+// than several per set.
 type zoneIndex struct {
-	zone   string
-	sets   []curSet
-	nodes  []node
-	byName map[string]int32
+	zone  string
+	sets  []curSet
+	nodes []node
+	// names finds nodes by name: an open-addressing hash table whose slots
+	// hold a node's index plus one (0: empty), probed linearly from the
+	// name's hash. It has at least twice as many slots as there are
+	// records, so it never fills, and it holds no pointers for the garbage
+	// collector to scan.
+	names []int32
+	seed  maphash.Seed
 	// vals and recs hold the values and records of the sets (see curSet).
 	vals []string
 	recs []libdns.Record
@@ -82,10 +90,13 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 		zone:  zone,
 		sets:  make([]curSet, 0, len(recs)),
 		nodes: make([]node, 0, len(recs)/2+1),
-		// A name holds a marker and a record or more, mostly: the map
-		// grows table by table if there are more names.
-		byName: make(map[string]int32, len(recs)/3+1),
+		seed:  maphash.MakeSeed(),
 	}
+	slots := 2
+	for slots < 2*len(recs) {
+		slots <<= 1
+	}
+	idx.names = make([]int32, slots)
 	// Pass 1: the key and value of each record, and the set it belongs to.
 	of := make([]int32, len(recs))
 	vals := make([]string, len(recs))
@@ -147,16 +158,15 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 			}
 		}
 		// Providers list a name's records together: look the name up once.
-		ni, ok := lastNode, owner == lastOwner && lastNode >= 0
-		if !ok {
-			ni, ok = idx.byName[owner]
-		}
-		lastOwner, lastNode = owner, ni
-		if !ok {
-			ni = int32(len(idx.nodes))
-			idx.nodes = append(idx.nodes, node{first: -1, marker: -1})
-			idx.byName[owner] = ni
-			lastNode = ni
+		ni := lastNode
+		if owner != lastOwner || lastNode < 0 {
+			var slot int
+			if slot, ni = idx.find(owner); ni < 0 {
+				ni = int32(len(idx.nodes))
+				idx.nodes = append(idx.nodes, node{name: owner, first: -1, marker: -1})
+				idx.names[slot] = ni + 1
+			}
+			lastOwner, lastNode = owner, ni
 		}
 		nd := &idx.nodes[ni]
 		si := int32(-1)
@@ -259,12 +269,27 @@ func infrastructure(name, typ string) bool {
 	return false
 }
 
+// find returns the slot of name in z.names and its node, or the empty slot
+// where it belongs and -1.
+func (z *zoneIndex) find(name string) (slot int, ni int32) {
+	mask := len(z.names) - 1
+	slot = int(maphash.String(z.seed, name)) & mask
+	for {
+		ni = z.names[slot] - 1
+		if ni < 0 || z.nodes[ni].name == name {
+			return slot, ni
+		}
+		slot = (slot + 1) & mask
+	}
+}
+
 // lookup returns the node of name, or -1.
 func (z *zoneIndex) lookup(name string) int32 {
-	if ni, ok := z.byName[name]; ok {
-		return ni
+	if len(z.names) == 0 {
+		return -1
 	}
-	return -1
+	_, ni := z.find(name)
+	return ni
 }
 
 // get returns the set of a type at node ni, or nil.
