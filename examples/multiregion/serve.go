@@ -57,12 +57,6 @@ func newRegionServers(d *deployment, base int) ([]*regionServer, error) {
 	return out, nil
 }
 
-// port returns the server's port.
-func (s *regionServer) port() string {
-	a := s.srv.Addr()
-	return a[strings.LastIndexByte(a, ':')+1:]
-}
-
 // run serves and keeps the copy current until ctx ends.
 func (s *regionServer) run(ctx context.Context, every time.Duration) error {
 	done := make(chan error, 1)

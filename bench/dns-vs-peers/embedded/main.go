@@ -70,9 +70,9 @@ func main() {
 	case "fast":
 		cfg := memory.DefaultServerConfig()
 		cfg.Addr = *addr
-		srv, err := memory.NewServer(p, cfg, nil)
-		if err != nil {
-			log.Fatal(err)
+		srv, nerr := memory.NewServer(p, cfg, nil)
+		if nerr != nil {
+			log.Fatal(nerr)
 		}
 		err = srv.Run(ctx)
 	case "batch":
