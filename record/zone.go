@@ -26,10 +26,11 @@ type Zone struct {
 // curSet is one RRset as found in a zone. Its values and its records
 // exactly as read (so deletions match them) lie in the index's shared
 // arrays from lo on; zoneIndex.rrset and zoneIndex.records return them.
-// It holds no slices of its own, which keeps it small: Plan builds one per
+// It holds no slices or strings of its own (its name is its node's, its
+// type an index into the index's type names), which keeps it small and
+// free of pointers for the garbage collector to scan: Plan builds one per
 // RRset of every zone on each reconcile.
 type curSet struct {
-	name, typ string
 	// ttl is the smallest TTL of the set's records.
 	ttl time.Duration
 	// lo is the index of the set's first value and record; nrec and nval
@@ -37,8 +38,14 @@ type curSet struct {
 	lo, nrec, nval int32
 	// next is the index of the next set at the same name (-1: none).
 	next int32
+	// node is the index of the set's node.
+	node int32
+	// typ is the index of the set's type in zoneIndex.typeNames.
+	typ uint32
 	// mixed is true when the records of the set disagree on the TTL.
 	mixed bool
+	// isMarker is true for the owner marker set of the node.
+	isMarker bool
 }
 
 // node is a name of the zone: its sets (a chain through curSet.next) and,
@@ -53,9 +60,13 @@ type node struct {
 // lookup per run of a name's records and a few large allocations rather
 // than several per set.
 type zoneIndex struct {
-	zone  string
-	sets  []curSet
-	nodes []node
+	zone string
+	// prefix is the owner marker label ("": markers are not filed apart).
+	sets []curSet
+	// typeNames are the types of the zone's sets, in the order first seen.
+	typeNames []string
+	typeBuf   [8]string // typeNames' first array, inside the index
+	nodes     []node
 	// names finds nodes by name: an open-addressing hash table whose slots
 	// hold a node's index plus one (0: empty), probed linearly from the
 	// name's hash. It has at least twice as many slots as there are
@@ -71,8 +82,47 @@ type zoneIndex struct {
 // rrset returns the set as an RRSet; its Values are shared with the index
 // and must not be modified.
 func (z *zoneIndex) rrset(cs *curSet) RRSet {
+	return RRSet{Zone: z.zone, Name: z.setName(cs), Type: z.typeNames[cs.typ], TTL: cs.ttl, Values: z.values(cs)}
+}
+
+// values returns the set's values (sorted, unique); they are shared with
+// the index and must not be modified.
+func (z *zoneIndex) values(cs *curSet) []string {
 	hi := cs.lo + cs.nval
-	return RRSet{Zone: z.zone, Name: cs.name, Type: cs.typ, TTL: cs.ttl, Values: z.vals[cs.lo:hi:hi]}
+	return z.vals[cs.lo:hi:hi]
+}
+
+// setName returns the relative name of the set: its node's, or for an
+// owner marker that of its first record (found anew: markers are rarely
+// asked for, and "_p" and "_p.@" are both the marker of the apex).
+func (z *zoneIndex) setName(cs *curSet) string {
+	if !cs.isMarker {
+		return z.nodes[cs.node].name
+	}
+	var name string
+	switch r := z.recs[cs.lo].(type) {
+	case libdns.Address:
+		name = r.Name
+	default:
+		name = r.RR().Name
+	}
+	return relName(name, z.zone)
+}
+
+// typeCode returns the index of typ in z.typeNames, adding it when add is
+// true; ok is false when typ is absent and not added. A zone holds a
+// handful of types, so a linear search is the quickest.
+func (z *zoneIndex) typeCode(typ string, add bool) (code uint32, ok bool) {
+	for i, t := range z.typeNames {
+		if t == typ {
+			return uint32(i), true
+		}
+	}
+	if !add {
+		return 0, false
+	}
+	z.typeNames = append(z.typeNames, typ)
+	return uint32(len(z.typeNames) - 1), true
 }
 
 // records returns the records of the set exactly as read; they are shared
@@ -97,6 +147,7 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 		slots <<= 1
 	}
 	idx.names = make([]int32, slots)
+	idx.typeNames = idx.typeBuf[:0]
 	// Pass 1: the key and value of each record, and the set it belongs to.
 	of := make([]int32, len(recs))
 	vals := make([]string, len(recs))
@@ -111,6 +162,7 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 	// most providers list them); the values and records can then stay
 	// where they are instead of being laid out again.
 	contiguous, prev := true, int32(-1)
+	lastTyp, lastCode := "", uint32(0)
 	for i, rec := range recs {
 		of[i] = -1
 		if rec == nil {
@@ -168,13 +220,18 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 			}
 			lastOwner, lastNode = owner, ni
 		}
+		code := lastCode
+		if typ != lastTyp || len(idx.typeNames) == 0 {
+			code, _ = idx.typeCode(typ, true)
+			lastTyp, lastCode = typ, code
+		}
 		nd := &idx.nodes[ni]
 		si := int32(-1)
 		if isMarker {
 			si = nd.marker
 		} else {
 			for c := nd.first; c >= 0; c = idx.sets[c].next {
-				if idx.sets[c].typ == typ {
+				if idx.sets[c].typ == code {
 					si = c
 					break
 				}
@@ -182,7 +239,7 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 		}
 		if si < 0 {
 			si = int32(len(idx.sets))
-			idx.sets = append(idx.sets, curSet{name: name, typ: typ, ttl: ttl, lo: int32(i), next: -1})
+			idx.sets = append(idx.sets, curSet{typ: code, ttl: ttl, lo: int32(i), next: -1, node: ni, isMarker: isMarker})
 			if isMarker {
 				nd.marker = si
 			} else {
@@ -297,8 +354,12 @@ func (z *zoneIndex) get(ni int32, typ string) *curSet {
 	if ni < 0 {
 		return nil
 	}
+	code, ok := z.typeCode(typ, false)
+	if !ok {
+		return nil
+	}
 	for c := z.nodes[ni].first; c >= 0; c = z.sets[c].next {
-		if z.sets[c].typ == typ {
+		if z.sets[c].typ == code {
 			return &z.sets[c]
 		}
 	}
@@ -311,8 +372,8 @@ func (z *zoneIndex) types(ni int32, buf []string) []string {
 		return buf
 	}
 	for c := z.nodes[ni].first; c >= 0; c = z.sets[c].next {
-		if s := &z.sets[c]; !infrastructure(s.name, s.typ) {
-			buf = append(buf, s.typ)
+		if typ := z.typeNames[z.sets[c].typ]; !infrastructure(z.nodes[ni].name, typ) {
+			buf = append(buf, typ)
 		}
 	}
 	slices.Sort(buf)
@@ -352,7 +413,7 @@ func markerName(prefix, name string) string {
 // owner reports who owns node ni, and the owner ids found in its marker.
 func (z *zoneIndex) owner(id string, ni int32) (ownership, []string) {
 	if m := z.marker(ni); m != nil && m.nval > 0 {
-		vals := z.rrset(m).Values
+		vals := z.values(m)
 		if slices.Contains(vals, id) {
 			return owned, nil
 		}
