@@ -57,8 +57,11 @@ type field struct {
 func (f field) String() string { return fmt.Sprintf("%s[%d]", f.list, f.i) }
 
 // normalize validates d and groups it by zone. prefix is the owner marker
-// label, which desired names may not use.
-func (d Desired) normalize(prefix string) (map[string]*zoneDesired, error) {
+// label, which desired names may not use. With share true, the sets of the
+// result may be d.Sets itself when every set is normalised and sorted
+// already (the usual case, spared a copy); the caller must then only read
+// them. With share false they are always a copy.
+func (d Desired) normalize(prefix string, share bool) (map[string]*zoneDesired, error) {
 	zones := make(map[string]*zoneDesired)
 	fqdn := make(map[string]string) // zone as given -> checked FQDN
 	zoneName := func(f field, z string) (string, error) {
@@ -82,8 +85,19 @@ func (d Desired) normalize(prefix string) (map[string]*zoneDesired, error) {
 	}
 	// The sets are normalised in place of a copy of d.Sets and sorted only
 	// when they do not come sorted already; perm maps sorted positions back
-	// to d.Sets for error messages (nil: the identity).
-	all := make([]RRSet, len(d.Sets))
+	// to d.Sets for error messages (nil: the identity). With share, the
+	// copy is made only from the first set that normalising changes (all
+	// stays nil while none has).
+	var all []RRSet
+	if !share {
+		all = make([]RRSet, len(d.Sets))
+	}
+	at := func(i int) *RRSet {
+		if all == nil {
+			return &d.Sets[i]
+		}
+		return &all[i]
+	}
 	sorted := true
 	lastGiven, lastZone := "", ""
 	for i, s := range d.Sets {
@@ -104,10 +118,19 @@ func (d Desired) normalize(prefix string) (map[string]*zoneDesired, error) {
 		if err := checkSet(f, n, ipv4); err != nil {
 			return nil, err
 		}
-		all[i] = n
-		if sorted && i > 0 && compareKeys(all[i-1].Key(), n.Key()) >= 0 {
+		if all == nil && !identicalSet(&n, &d.Sets[i]) {
+			all = make([]RRSet, len(d.Sets))
+			copy(all, d.Sets[:i])
+		}
+		if all != nil {
+			all[i] = n
+		}
+		if sorted && i > 0 && compareKeys(at(i-1).Key(), n.Key()) >= 0 {
 			sorted = false
 		}
+	}
+	if all == nil {
+		all = d.Sets[:len(d.Sets):len(d.Sets)] // read only
 	}
 	order := all
 	var perm []int32
@@ -205,6 +228,16 @@ func (d Desired) normalize(prefix string) (map[string]*zoneDesired, error) {
 	return zones, nil
 }
 
+// identicalSet reports whether a and b are the same set down to the slice of
+// values (same array, length and capacity).
+func identicalSet(a, b *RRSet) bool {
+	if a.Zone != b.Zone || a.Name != b.Name || a.Type != b.Type || a.TTL != b.TTL ||
+		len(a.Values) != len(b.Values) || cap(a.Values) != cap(b.Values) {
+		return false
+	}
+	return len(a.Values) == 0 || &a.Values[0] == &b.Values[0]
+}
+
 // find returns the range of sets at name (sets are sorted by name).
 func (zd *zoneDesired) find(name string) (lo, hi int) {
 	lo, _ = slices.BinarySearchFunc(zd.sets, name, func(s RRSet, n string) int { return compareNames(s.Name, n) })
@@ -219,7 +252,7 @@ func (zd *zoneDesired) find(name string) (lo, hi int) {
 // what is allowed; nil when d is valid for the default marker prefix. The
 // reconciler validates against its own Config.MarkerPrefix.
 func (d Desired) Validate() error {
-	_, err := d.normalize(DefaultMarkerPrefix)
+	_, err := d.normalize(DefaultMarkerPrefix, true)
 	return err
 }
 

@@ -56,7 +56,7 @@ func FuzzPlan(f *testing.F) {
 		}
 		cfg := DefaultConfig("dep-1")
 		cfg.AllowTypeSwitch = len(zoneText)%2 == 0
-		zones, err := d.normalize(cfg.MarkerPrefix)
+		zones, err := d.normalize(cfg.MarkerPrefix, false)
 		if err != nil {
 			return
 		}

@@ -263,7 +263,7 @@ func (c Changes) String() string {
 // between CNAME and other types only when cfg.AllowTypeSwitch is true; a
 // steady state plans nothing.
 func Plan(desired Desired, current []Zone, cfg Config) (Changes, error) {
-	zones, err := desired.normalize(cfg.MarkerPrefix)
+	zones, err := desired.normalize(cfg.MarkerPrefix, true)
 	if err != nil {
 		return Changes{}, err
 	}

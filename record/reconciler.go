@@ -138,7 +138,7 @@ func (r *Reconciler) Config() Config { return r.cfg }
 // It validates d (ErrInvalid, naming the field) and keeps its own copy; an
 // invalid d changes nothing. Safe for concurrent use; never blocks on I/O.
 func (r *Reconciler) Set(d Desired) error {
-	zones, err := d.normalize(r.cfg.MarkerPrefix)
+	zones, err := d.normalize(r.cfg.MarkerPrefix, false)
 	if err != nil {
 		return err
 	}
