@@ -114,3 +114,22 @@ func canonicalIPv4(v string) bool {
 		i++
 	}
 }
+
+// appendIPv4 appends ip in dotted-quad form, exactly as netip.Addr.AppendTo
+// writes an IPv4 address, without its general path.
+func appendIPv4(b []byte, ip [4]byte) []byte {
+	for i, x := range ip {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		switch {
+		case x >= 100:
+			b = append(b, '0'+x/100, '0'+x/10%10, '0'+x%10)
+		case x >= 10:
+			b = append(b, '0'+x/10, '0'+x%10)
+		default:
+			b = append(b, '0'+x)
+		}
+	}
+	return b
+}

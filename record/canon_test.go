@@ -149,3 +149,16 @@ func TestCanonicalIPv4Exhaustive(t *testing.T) {
 	}
 	walk()
 }
+
+// TestAppendIPv4 checks appendIPv4 against netip for every value of each
+// field.
+func TestAppendIPv4(t *testing.T) {
+	for x := 0; x < 256; x++ {
+		for _, ip := range [][4]byte{{byte(x), 0, 0, 0}, {1, byte(x), 2, 3}, {255, 10, byte(x), 99}, {0, 100, 9, byte(x)}} {
+			want := netip.AddrFrom4(ip).String()
+			if got := string(appendIPv4(nil, ip)); got != want {
+				t.Fatalf("appendIPv4(%v) = %q, want %q", ip, got, want)
+			}
+		}
+	}
+}

@@ -184,9 +184,15 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 				}
 				var buf [48]byte
 				lo := txt.Len()
-				txt.Write(r.IP.AppendTo(buf[:0]))
+				if r.IP.Is4() {
+					txt.Write(appendIPv4(buf[:0], r.IP.As4()))
+				} else {
+					txt.Write(r.IP.AppendTo(buf[:0]))
+				}
 				addrAt[i] = span{int32(lo), int32(txt.Len())}
 			}
+		case libdns.TXT: // as its RR gives it, without building the RR
+			name, ttl, typ, val = r.Name, r.TTL, "TXT", r.Text
 		default:
 			rr := rec.RR()
 			typ = strings.ToUpper(rr.Type)
