@@ -423,7 +423,7 @@ func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 		switch {
 		case cur == nil:
 			sets = append(sets, Change{Op: OpCreate, Key: s.Key(), New: s, Switch: len(conflicts) > 0})
-		case cur.mixed || cur.ttl != s.TTL || !slices.Equal(p.idx.rrset(cur).Values, s.Values):
+		case cur.mixed || cur.ttl != s.TTL || !slices.Equal(p.idx.values(cur), s.Values):
 			sets = append(sets, Change{Op: OpUpdate, Key: s.Key(), Old: p.idx.rrset(cur), New: s})
 		}
 		if !slices.Contains(present, s.Type) {
@@ -435,6 +435,12 @@ func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 	}
 	claim := own != owned && (len(sets) > 0 || (adopted && publishes))
 	release := own == owned && deleted && len(present) == 0
+	// At most four more changes than deletes and sets. append grows a long
+	// slice by a quarter at a time, copying it each time; doubling copies
+	// the zone's changes (large, with pointers) about once in all.
+	if need := len(deletes) + len(sets) + 2; cap(out)-len(out) < need {
+		out = slices.Grow(out, max(need, len(out)))
+	}
 	var mk Key
 	if claim || release {
 		mk = Key{Zone: zone, Name: markerName(p.cfg.MarkerPrefix, name), Type: "TXT"}
