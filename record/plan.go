@@ -308,7 +308,7 @@ func planZones(zones map[string]*zoneDesired, idx map[string]*zoneIndex, cfg Con
 		if zi == nil {
 			continue
 		}
-		p.zd, p.idx = zones[zn], zi
+		p.zd, p.idx, p.last = zones[zn], zi, -1
 		if zc := p.zone(); len(zc.Changes) > 0 {
 			out.Zones = append(out.Zones, zc)
 		}
@@ -324,6 +324,8 @@ type planner struct {
 	out *Changes
 	// deletes and sets are scratch space reused from name to name.
 	deletes, sets []Change
+	// last is the node of the last name found in idx (-1: none).
+	last int32
 }
 
 func (p *planner) zone() ZoneChanges {
@@ -359,7 +361,10 @@ func (p *planner) zone() ZoneChanges {
 // at the name.
 func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 	zone := p.zd.zone
-	ni := p.idx.lookup(name)
+	ni := p.idx.lookupAfter(name, p.last)
+	if ni >= 0 {
+		p.last = ni
+	}
 	own, owners := p.idx.owner(p.cfg.OwnerID, ni)
 	adopted := own == unmarked && p.zd.adopt[name]
 	if (own == unmarked && !adopted) || own == foreign {

@@ -346,6 +346,17 @@ func (z *zoneIndex) find(name string) (slot int, ni int32) {
 	}
 }
 
+// lookupAfter returns the node of name, or -1, trying node prev+1 before
+// hashing: providers list a zone's records sorted by name, as Plan visits
+// the names, so the nodes of the names it looks up one after the other
+// usually follow each other too.
+func (z *zoneIndex) lookupAfter(name string, prev int32) int32 {
+	if next := int(prev) + 1; next < len(z.nodes) && z.nodes[next].name == name {
+		return int32(next)
+	}
+	return z.lookup(name)
+}
+
 // lookup returns the node of name, or -1.
 func (z *zoneIndex) lookup(name string) int32 {
 	if len(z.names) == 0 {
