@@ -152,10 +152,10 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 	of := make([]int32, len(recs))
 	vals := make([]string, len(recs))
 	// Address texts go into one buffer, which becomes one string at the end
-	// (addrAt marks the records whose value is a span of it).
+	// (addrEnd marks the records whose value is a span of it by the span's
+	// end; it starts where the previous address ends).
 	var txt strings.Builder
-	type span struct{ lo, hi int32 }
-	var addrAt []span
+	var addrEnd []int32
 	lastOwner, lastNode := "", int32(-1)
 	lastRaw, lastRel := "", relName("", zone)
 	// contiguous stays true while every set's records come in one run (as
@@ -178,18 +178,17 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 				typ = "AAAA"
 			}
 			if r.IP.IsValid() {
-				if addrAt == nil {
-					addrAt = make([]span, len(recs))
+				if addrEnd == nil {
+					addrEnd = make([]int32, len(recs))
 					txt.Grow(16 * len(recs))
 				}
 				var buf [48]byte
-				lo := txt.Len()
 				if r.IP.Is4() {
 					txt.Write(appendIPv4(buf[:0], r.IP.As4()))
 				} else {
 					txt.Write(r.IP.AppendTo(buf[:0]))
 				}
-				addrAt[i] = span{int32(lo), int32(txt.Len())}
+				addrEnd[i] = int32(txt.Len())
 			}
 		case libdns.TXT: // as its RR gives it, without building the RR
 			name, ttl, typ, val = r.Name, r.TTL, "TXT", r.Text
@@ -263,11 +262,11 @@ func indexZone(zone string, recs []libdns.Record, prefix string) *zoneIndex {
 		of[i], vals[i] = si, val
 		cs.nrec++
 	}
-	if addrAt != nil {
-		all := txt.String()
-		for i, sp := range addrAt {
-			if sp.hi > 0 {
-				vals[i] = all[sp.lo:sp.hi]
+	if addrEnd != nil {
+		all, lo := txt.String(), int32(0)
+		for i, hi := range addrEnd {
+			if hi > 0 {
+				vals[i], lo = all[lo:hi], hi
 			}
 		}
 	}
