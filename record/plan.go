@@ -440,9 +440,10 @@ func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 	}
 	claim := own != owned && (len(sets) > 0 || (adopted && publishes))
 	release := own == owned && deleted && len(present) == 0
-	// At most four more changes than deletes and sets. append grows a long
-	// slice by a quarter at a time, copying it each time; doubling copies
-	// the zone's changes (large, with pointers) about once in all.
+	// At most two more changes than deletes and sets (a claim, a release).
+	// append grows a long slice by a quarter at a time, copying it each
+	// time; doubling copies the zone's changes (large, with pointers) about
+	// once in all.
 	if need := len(deletes) + len(sets) + 2; cap(out)-len(out) < need {
 		out = slices.Grow(out, max(need, len(out)))
 	}
