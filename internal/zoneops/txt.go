@@ -10,7 +10,27 @@ const MaxTXTString = 255
 // character-strings of at most 255 bytes each, separated by spaces, with
 // '"' and '\' escaped by a backslash and bytes outside printable ASCII as
 // \DDD (three decimal digits, RFC 1035 section 5.1). The empty text is "".
-func QuoteTXT(text string) string {
+func QuoteTXT(text string) string { return quoteTXT(text, Decimal) }
+
+// Escape is how a quoted TXT string writes a byte outside printable ASCII:
+// three decimal digits (\DDD, RFC 1035) or, as Route 53 documents, three
+// octal digits (\ooo).
+type Escape uint8
+
+const (
+	// Decimal escapes bytes as \DDD (zone files, RFC 2136 servers).
+	Decimal Escape = iota
+	// Octal escapes bytes as \ooo (Route 53).
+	Octal
+)
+
+// QuoteTXTEscaped is QuoteTXT with the given byte escape.
+func QuoteTXTEscaped(text string, e Escape) string { return quoteTXT(text, e) }
+
+// UnquoteTXTEscaped is UnquoteTXT reading the given byte escape.
+func UnquoteTXTEscaped(v string, e Escape) string { return unquoteTXT(v, e) }
+
+func quoteTXT(text string, e Escape) string {
 	if text == "" {
 		return `""`
 	}
@@ -30,9 +50,15 @@ func QuoteTXT(text string) string {
 				b.WriteByte(c)
 			case c < 0x20 || c >= 0x7f:
 				b.WriteByte('\\')
-				b.WriteByte('0' + c/100)
-				b.WriteByte('0' + c/10%10)
-				b.WriteByte('0' + c%10)
+				if e == Octal {
+					b.WriteByte('0' + c>>6)
+					b.WriteByte('0' + (c>>3)&7)
+					b.WriteByte('0' + c&7)
+				} else {
+					b.WriteByte('0' + c/100)
+					b.WriteByte('0' + c/10%10)
+					b.WriteByte('0' + c%10)
+				}
 			default:
 				b.WriteByte(c)
 			}
@@ -48,7 +74,9 @@ func QuoteTXT(text string) string {
 // 255) and backslash escapes undone; unquoted tokens are taken as they
 // are (a provider may return a single unquoted word). It never fails:
 // malformed input decodes to a best effort, never a panic.
-func UnquoteTXT(v string) string {
+func UnquoteTXT(v string) string { return unquoteTXT(v, Decimal) }
+
+func unquoteTXT(v string, e Escape) string {
 	var b strings.Builder
 	b.Grow(len(v))
 	for i := 0; i < len(v); {
@@ -58,25 +86,31 @@ func UnquoteTXT(v string) string {
 		case c == '"':
 			i++
 			for i < len(v) && v[i] != '"' {
-				i = unescapeDecimal(v, i, &b)
+				i = unescapeAt(v, i, e, &b)
 			}
 			i++
 		default:
 			for i < len(v) && v[i] != ' ' && v[i] != '\t' && v[i] != '"' {
-				i = unescapeDecimal(v, i, &b)
+				i = unescapeAt(v, i, e, &b)
 			}
 		}
 	}
 	return b.String()
 }
 
-func unescapeDecimal(v string, i int, b *strings.Builder) int {
+// unescapeAt writes the (possibly escaped) byte at v[i] to b and returns
+// the index after it.
+func unescapeAt(v string, i int, e Escape, b *strings.Builder) int {
 	if v[i] != '\\' || i+1 >= len(v) {
 		b.WriteByte(v[i])
 		return i + 1
 	}
-	if i+3 < len(v) && isDigit(v[i+1]) && isDigit(v[i+2]) && isDigit(v[i+3]) {
-		n := int(v[i+1]-'0')*100 + int(v[i+2]-'0')*10 + int(v[i+3]-'0')
+	digit, radix := isDigit, 10
+	if e == Octal {
+		digit, radix = isOctal, 8
+	}
+	if i+3 < len(v) && digit(v[i+1]) && digit(v[i+2]) && digit(v[i+3]) {
+		n := (int(v[i+1]-'0')*radix+int(v[i+2]-'0'))*radix + int(v[i+3]-'0')
 		if n <= 0xff {
 			b.WriteByte(byte(n))
 			return i + 4
@@ -87,3 +121,5 @@ func unescapeDecimal(v string, i int, b *strings.Builder) int {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }

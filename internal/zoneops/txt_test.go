@@ -37,3 +37,20 @@ func FuzzQuoteTXT(f *testing.F) {
 		}
 	})
 }
+
+func TestQuoteTXTOctalForRoute53(t *testing.T) {
+	text := "a\"b\\c\x01\xff"
+	q := QuoteTXTEscaped(text, Octal)
+	if q != `"a\"b\\c\001\377"` {
+		t.Fatalf("octal quoting: %s", q)
+	}
+	if got := UnquoteTXTEscaped(q, Octal); got != text {
+		t.Fatalf("octal round trip: %q", got)
+	}
+	if got := UnquoteTXTEscaped(`\052.example.com.`, Octal); got != "*.example.com." {
+		t.Fatalf("octal name: %q", got)
+	}
+	if QuoteTXTEscaped(text, Decimal) != QuoteTXT(text) {
+		t.Fatal("Decimal is QuoteTXT")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/gslbkit/gslb/internal/zoneops"
 )
 
 func TestTXTEncoding(t *testing.T) {
@@ -45,7 +47,7 @@ func FuzzTXT(f *testing.F) {
 			t.Fatalf("round trip of %q via %q gave %q", text, wire, got)
 		}
 		for _, s := range strings.Split(wire, `" "`) {
-			if n := len(decodeTXT(`"` + strings.Trim(s, `"`) + `"`)); n > maxTXTString {
+			if n := len(decodeTXT(`"` + strings.Trim(s, `"`) + `"`)); n > zoneops.MaxTXTString {
 				t.Fatalf("string of %d bytes in %q", n, wire)
 			}
 		}
