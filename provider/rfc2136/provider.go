@@ -221,24 +221,7 @@ func (p *Provider) GetRecords(ctx context.Context, zone string) ([]libdns.Record
 // AppendRecords adds recs in one UPDATE. Adding a record that exists is a
 // no-op on the server (RFC 2136 section 3.4.2.2). It returns recs, typed.
 func (p *Provider) AppendRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	z, err := zoneops.Zone(zone)
-	if err != nil {
-		return nil, fmt.Errorf("rfc2136: %w", err)
-	}
-	if len(recs) == 0 {
-		return nil, nil
-	}
-	rrs, err := toRRs(recs, z)
-	if err != nil {
-		return nil, err
-	}
-	m := new(dns.Msg)
-	m.SetUpdate(z)
-	m.Insert(rrs)
-	if err := p.update(ctx, z, m); err != nil {
-		return nil, err
-	}
-	return zoneops.TypedAll(recs), nil
+	return p.write(ctx, zone, recs, false)
 }
 
 // SetRecords replaces each (name, type) RRset named in recs with the
@@ -246,6 +229,12 @@ func (p *Provider) AppendRecords(ctx context.Context, zone string, recs []libdns
 // (RFC 2136 section 3.7): either every RRset is replaced or none. It
 // returns recs, typed.
 func (p *Provider) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
+	return p.write(ctx, zone, recs, true)
+}
+
+// write sends recs in one UPDATE: inserted, after removing their RRsets
+// first when replace is set.
+func (p *Provider) write(ctx context.Context, zone string, recs []libdns.Record, replace bool) ([]libdns.Record, error) {
 	z, err := zoneops.Zone(zone)
 	if err != nil {
 		return nil, fmt.Errorf("rfc2136: %w", err)
@@ -259,7 +248,9 @@ func (p *Provider) SetRecords(ctx context.Context, zone string, recs []libdns.Re
 	}
 	m := new(dns.Msg)
 	m.SetUpdate(z)
-	m.RemoveRRset(rrs)
+	if replace {
+		m.RemoveRRset(rrs)
+	}
 	m.Insert(rrs)
 	if err := p.update(ctx, z, m); err != nil {
 		return nil, err
