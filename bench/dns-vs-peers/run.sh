@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Side-by-side DNS benchmark: gslbkit's embedded zone (three modes) vs Knot
-# and BIND 9, one zone (~100 names, 2-4 A records each, TTL 30, some CNAMEs),
+# Side-by-side DNS benchmark: gslbkit's embedded zone (three modes) vs Knot,
+# BIND 9 and, when a coredns binary is found, CoreDNS (file plugin), one
+# zone (~100 names, 2-4 A records each, TTL 30, some CNAMEs),
 # 10,000 queries (~10 % NXDOMAIN) replayed by dnsperf. Each server is pinned
 # to core $SERVER_CPU and dnsperf to core $CLIENT_CPU; every server runs at
 # saturation and at a fixed rate, interleaved, $ROUNDS times. Server CPU is
 # read from /proc/PID/stat (utime+stime) before and after each run.
 #
-#   bench/dns-vs-peers/run.sh            # needs knotd, named, dnsperf, taskset, go
+#   bench/dns-vs-peers/run.sh            # needs knotd, named, dnsperf, taskset, go (coredns optional)
 #   DURATION=5 ROUNDS=1 SERVERS="fast knot" bench/dns-vs-peers/run.sh
+#   COREDNS=/path/to/coredns bench/dns-vs-peers/run.sh
+#
+# CoreDNS is optional: the binary is $COREDNS, else `coredns` on PATH, else
+# /tmp/coredns-bin/coredns (GOBIN=/tmp/coredns-bin go install
+# github.com/coredns/coredns@v1.15.0, outside this module). Without one the
+# coredns server is skipped with a message.
 #
 # Prints one line per run: server, load, qps, average latency, lost
 # queries, server CPU busy %, server CPU microseconds per query.
@@ -18,8 +25,19 @@ ROUNDS=${ROUNDS:-2}
 FIXED_QPS=${FIXED_QPS:-30000}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
-SERVERS=${SERVERS:-"knot bind miekg batch fast"}
 BASEPORT=${BASEPORT:-15300}
+
+coredns_bin=${COREDNS:-}
+if [ -z "$coredns_bin" ]; then
+	coredns_bin=$(command -v coredns || true)
+	[ -n "$coredns_bin" ] || coredns_bin=/tmp/coredns-bin/coredns
+fi
+[ -x "$coredns_bin" ] || coredns_bin=""
+SERVERS=${SERVERS:-"knot bind coredns miekg batch fast"}
+if [ -z "$coredns_bin" ] && [[ " $SERVERS " == *" coredns "* ]]; then
+	echo "# coredns skipped: no binary (set COREDNS=path, put coredns on PATH, or build /tmp/coredns-bin/coredns)" >&2
+	SERVERS=$(tr ' ' '\n' <<<"$SERVERS" | grep -vx coredns | tr '\n' ' ')
+fi
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -44,6 +62,8 @@ port_of() {
 	case $1 in
 	knot) echo $((BASEPORT + 1)) ;; bind) echo $((BASEPORT + 2)) ;;
 	miekg) echo $((BASEPORT + 3)) ;; batch) echo $((BASEPORT + 4)) ;; fast) echo $((BASEPORT + 5)) ;;
+	coredns) echo $((BASEPORT + 6)) ;;
+	*) echo "unknown server $1 (knot bind coredns miekg batch fast)" >&2; exit 1 ;;
 	esac
 }
 
@@ -90,6 +110,16 @@ zone "example.test" { type primary; file "$dir/example.test.zone"; };
 CONF
 		taskset -c "$SERVER_CPU" named -g -u root -n 1 -c "$dir/bind/named.conf" >"$dir/bind.log" 2>&1 &
 		;;
+	coredns)
+		mkdir -p "$dir/coredns"
+		cat >"$dir/coredns/Corefile" <<CONF
+example.test:$port {
+    bind 127.0.0.1
+    file $dir/example.test.zone
+}
+CONF
+		taskset -c "$SERVER_CPU" "$coredns_bin" -quiet -conf "$dir/coredns/Corefile" >"$dir/coredns.log" 2>&1 &
+		;;
 	miekg | batch | fast)
 		taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -addr "127.0.0.1:$port" -mode "$s" >"$dir/$s.log" 2>&1 &
 		;;
@@ -129,7 +159,7 @@ run_one() { # server pid load
 	lat=$(awk '/Average Latency/ {print $4}' <<<"$out")
 	awk -v s="$s" -v l="$load" -v q="$qps" -v lat="$lat" -v lost="$lost" -v d="$done" -v t=$((after - before)) -v clk="$clk" -v dur="$DURATION" 'BEGIN {
 		cpu = t / clk
-		printf "%-6s %-6s %9.0f qps  %7.1f us avg  %7s lost  %5.1f%% busy  %6.2f us CPU/query\n", s, l, q, lat * 1e6, lost, 100 * cpu / dur, (d > 0 ? cpu * 1e6 / d : 0)
+		printf "%-7s %-8s %9.0f qps  %7.1f us avg  %7s lost  %5.1f%% busy  %6.2f us CPU/query\n", s, l, q, lat * 1e6, lost, 100 * cpu / dur, (d > 0 ? cpu * 1e6 / d : 0)
 	}'
 }
 
