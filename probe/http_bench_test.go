@@ -15,36 +15,19 @@ import (
 // the figures are mostly the prober's: it reads the request's header block
 // and writes a fixed response, then closes.
 func probersBenchServer(b *testing.B) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
 	resp := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 10\r\nConnection: close\r\n\r\nok healthy")
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
+	return probersTCPServer(b, func(c net.Conn, _ <-chan struct{}) {
+		var buf [1024]byte
+		n := 0
+		for n < len(buf) {
+			k, err := c.Read(buf[n:])
+			n += k
+			if err != nil || bytes.Contains(buf[:n], []byte("\r\n\r\n")) {
+				break
 			}
-			go func() {
-				defer c.Close()
-				var buf [1024]byte
-				n := 0
-				for n < len(buf) {
-					k, err := c.Read(buf[n:])
-					n += k
-					if err != nil || bytes.Contains(buf[:n], []byte("\r\n\r\n")) {
-						break
-					}
-				}
-				_, _ = c.Write(resp)
-			}()
 		}
-	}()
-	b.Cleanup(func() { _ = ln.Close(); <-done })
-	return ln.Addr().String()
+		_, _ = c.Write(resp)
+	})
 }
 
 // BenchmarkHTTPProbe measures one HTTP probe on loopback (server included,

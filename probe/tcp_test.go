@@ -182,29 +182,13 @@ func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) 
 // BenchmarkTCPProbe measures one connect-only TCP probe on loopback (closed
 // with a reset), and one send/receive probe.
 func BenchmarkTCPProbe(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4)
-				if _, err := io.ReadFull(c, buf); err == nil {
-					_, _ = c.Write([]byte("pong"))
-					_, _ = io.Copy(io.Discard, c)
-				}
-			}()
+	addr := probersTCPServer(b, func(c net.Conn, _ <-chan struct{}) {
+		buf := make([]byte, 4)
+		if _, err := io.ReadFull(c, buf); err == nil {
+			_, _ = c.Write([]byte("pong"))
+			_, _ = io.Copy(io.Discard, c)
 		}
-	}()
-	defer func() { _ = ln.Close(); <-done }()
+	})
 	ping := TextPayload("ping")
 	for _, tc := range []struct {
 		name string
@@ -214,7 +198,7 @@ func BenchmarkTCPProbe(b *testing.B) {
 		{"send-receive", TCPConfig{Send: &ping, Receive: Segments{TextPayload("pong")}}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			p, err := NewTCP(ln.Addr().String(), tc.cfg)
+			p, err := NewTCP(addr, tc.cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
