@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -59,6 +60,11 @@ func main() {
 			log.Fatal(err)
 		}
 		return
+	}
+	// The script pins this process to one CPU, so Go's default GOMAXPROCS
+	// is 1; memory.Server asks for at least 2 (see its doc).
+	if runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
 	}
 	p, err := load(*zoneFile)
 	if err != nil {
