@@ -75,10 +75,17 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	fmt.Println("ready")
-	if err := m.Run(ctx); err != nil {
+	var ms runtime.MemStats
+	runDone := make(chan error, 1)
+	go func() { runDone <- m.Run(ctx) }()
+	<-ctx.Done()
+	runtime.ReadMemStats(&ms) // while the Monitor still runs: what the RSS reflects
+	if err := <-runDone; err != nil {
 		log.Print(err)
 		return
 	}
+	fmt.Fprintf(os.Stderr, "gslbprobe: memory while running: heap in use %d KiB, stacks %d KiB, runtime other %d KiB, from the OS %d KiB, %d goroutines, %d GCs\n",
+		ms.HeapInuse>>10, ms.StackInuse>>10, (ms.MSpanInuse+ms.MCacheInuse+ms.BuckHashSys+ms.GCSys+ms.OtherSys)>>10, ms.Sys>>10, runtime.NumGoroutine(), ms.NumGC)
 	if *memprofile != "" {
 		f, err := os.Create(*memprofile)
 		if err != nil {
