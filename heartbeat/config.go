@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gslbkit/gslb/internal/backoff"
 	"github.com/gslbkit/gslb/internal/dnsname"
 )
 
@@ -33,16 +32,33 @@ type Config struct {
 	// TTL is the beat record's TTL. Default 5 s; allowed 1 s – 1 h.
 	TTL Duration `json:"ttl"`
 	// MaxAttempts is how many write attempts a scope makes per reconcile
-	// interval, the first included. Default 3; allowed 1–10.
+	// interval, the first included, while the beat it is attempting is a
+	// normal beat. Default 3; allowed 1–10.
 	MaxAttempts int `json:"maxAttempts"`
+	// SelfHealAttempts is how many write attempts a scope makes per
+	// reconcile interval, the first included, while the beat it is
+	// attempting is a self-heal beat (its own beat is older than
+	// Rules.SelfHealThreshold: the Healer's Plan says so per attempt). The
+	// limit that applies is the one of the beat being attempted, and the
+	// attempts already made in the interval count when a normal beat turns
+	// into a self-heal beat mid-interval. After a failed self-heal attempt
+	// the delay is min(the RetryBackoff schedule's delay,
+	// ReconcileInterval / SelfHealAttempts), jittered by RetryJitter, so a
+	// publisher whose beat is aging tries about evenly across the whole
+	// interval. Every attempt still starts within the interval and the
+	// first success ends it. Default 7: the fewest that land a beat within
+	// 30 s of the last one through a 15 s write outage followed by 2-of-3
+	// rejections, whatever their alignment (the arithmetic is in
+	// attempts.go), so peers whose clocks run up to SkewTolerance ahead
+	// never see the cluster stale. Allowed MaxAttempts–20.
+	SelfHealAttempts int `json:"selfHealAttempts"`
 	// RetryBackoff is the delay before the second attempt; each later
 	// attempt waits RetryFactor times longer than the one before, and every
 	// attempt must start within the reconcile interval. Default 3 s, which
-	// with the default factor and jitter spreads three attempts about evenly
-	// over a 10 s interval: a throttled provider gets time to recover between
-	// them, and a 15 s write outage followed by 2-of-3 rejections still lands
-	// a beat within about 33 s of the last one, inside the 35 s of
-	// HealthyDuration + SkewTolerance. Allowed 0 (retry at once) – 1 min.
+	// with the default factor and jitter spreads three normal attempts about
+	// evenly over a 10 s interval, so a throttled provider gets time to
+	// recover between them (self-heal attempts are closer: see
+	// SelfHealAttempts). Allowed 0 (retry at once) – 1 min.
 	RetryBackoff Duration `json:"retryBackoff"`
 	// RetryFactor multiplies each delay for the next attempt. Default 1
 	// (constant delays); allowed 1–4.
@@ -52,33 +68,20 @@ type Config struct {
 	RetryJitter float64 `json:"retryJitter"`
 }
 
-// retryBackoff returns the back-off schedule between attempts.
-func (c Config) retryBackoff() backoff.Exponential {
-	return backoff.Exponential{Base: c.RetryBackoff.D(), Factor: c.RetryFactor, Jitter: c.RetryJitter}
-}
-
-// attemptsSpan is the longest time from the first attempt to the start of the last.
-func (c Config) attemptsSpan() time.Duration {
-	b := c.retryBackoff()
-	var total time.Duration
-	for i := 0; i < c.MaxAttempts-1; i++ {
-		total += b.BaseDelay(i)
-	}
-	return total
-}
-
 // DefaultConfig returns a config with DefaultRules in both scopes, a 5 s
-// TTL and 3 attempts per interval, 2.7–3 s apart. Cluster, Region and the
-// zones are left for the caller.
+// TTL, 3 attempts per interval 2.7–3 s apart for normal beats and 7 about
+// 1.29–1.43 s apart for self-heal beats. Cluster, Region and the zones are
+// left for the caller.
 func DefaultConfig() Config {
 	return Config{
-		Local:        DefaultRules(),
-		Global:       DefaultRules(),
-		TTL:          Duration(5 * time.Second),
-		MaxAttempts:  3,
-		RetryBackoff: Duration(3 * time.Second),
-		RetryFactor:  1,
-		RetryJitter:  0.1,
+		Local:            DefaultRules(),
+		Global:           DefaultRules(),
+		TTL:              Duration(5 * time.Second),
+		MaxAttempts:      3,
+		SelfHealAttempts: 7,
+		RetryBackoff:     Duration(3 * time.Second),
+		RetryFactor:      1,
+		RetryJitter:      0.1,
 	}
 }
 
@@ -90,8 +93,9 @@ func ReferenceConfig() Config {
 	return c
 }
 
-// FastConfig returns DefaultConfig with FastRules in both scopes and
-// attempts 540–600 ms apart, for the embedded zone.
+// FastConfig returns DefaultConfig with FastRules in both scopes, normal
+// attempts 540–600 ms apart and self-heal attempts about 257–286 ms apart,
+// for the embedded zone.
 func FastConfig() Config {
 	c := DefaultConfig()
 	c.Local, c.Global = FastRules(), FastRules()
@@ -160,6 +164,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxAttempts < 1 || c.MaxAttempts > 10 {
 		return fmt.Errorf("heartbeat: maxAttempts %d: allowed 1–10", c.MaxAttempts)
+	}
+	if c.SelfHealAttempts < c.MaxAttempts || c.SelfHealAttempts > 20 {
+		return fmt.Errorf("heartbeat: selfHealAttempts %d: allowed maxAttempts (%d) – 20", c.SelfHealAttempts, c.MaxAttempts)
 	}
 	if c.RetryBackoff < 0 || c.RetryBackoff.D() > time.Minute {
 		return fmt.Errorf("heartbeat: retryBackoff %v: allowed 0 – 1m", c.RetryBackoff)

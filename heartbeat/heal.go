@@ -50,12 +50,18 @@ type Plan struct {
 // the healer in the recovering state; changed reports whether that state
 // changed.
 func (h *Healer) Plan(now time.Time) (p Plan, changed bool) {
-	if h.hasOwn && h.rules.NeedsSelfHeal(h.own, now) {
+	if h.needsSelfHeal(now) {
 		changed = !h.recovering
 		h.recovering = true
 		return Plan{Time: h.rules.SelfHealTime(now), SelfHeal: true}, changed
 	}
 	return Plan{Time: now}, false
+}
+
+// needsSelfHeal reports whether a beat planned at now would be a self-heal
+// beat; it changes nothing.
+func (h *Healer) needsSelfHeal(now time.Time) bool {
+	return h.hasOwn && h.rules.NeedsSelfHeal(h.own, now)
 }
 
 // Written records that a beat stamped ts (a self-heal beat when selfHeal)

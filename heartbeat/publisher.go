@@ -58,10 +58,12 @@ var ErrRunning = errors.New("heartbeat: already running")
 
 // Publisher writes this cluster's beats, one loop per enabled scope: every
 // reconcile interval, while the verdict is healthy, it writes a beat (up to
-// MaxAttempts attempts with jittered back-off, stopping at the first
-// success, so at most one successful write per scope per interval), reads
-// its own beat back and applies the self-heal rule (see Healer). While the
-// verdict is unhealthy it writes nothing, and peers see its beat go stale.
+// MaxAttempts attempts with jittered back-off, or SelfHealAttempts closer
+// together while the beat is a self-heal beat, all starting within the
+// interval and stopping at the first success, so at most one successful
+// write per scope per interval), reads its own beat back and applies the
+// self-heal rule (see Healer). While the verdict is unhealthy it writes
+// nothing, and peers see its beat go stale.
 //
 // The verdict starts unhealthy; call SetVerdict. Methods are safe for
 // concurrent use. NewPublisher starts nothing; Run owns every goroutine.
@@ -199,18 +201,23 @@ func (sp *scopePublisher) tick(ctx context.Context) {
 	if !v.Healthy {
 		return
 	}
-	bo := p.cfg.retryBackoff()
+	pol := p.cfg.attempts(sp.rules.ReconcileInterval.D())
 	var rnd backoff.Rand = randFunc(rand.Float64)
 	if p.opts.Rand != nil {
 		rnd = randFunc(p.opts.Rand)
 	}
 	deadline := start.Add(sp.rules.ReconcileInterval.D())
 	var delay time.Duration // before the next attempt
-	for attempt := 1; attempt <= p.cfg.MaxAttempts; attempt++ {
+	for attempt := 1; ; attempt++ {
 		if attempt > 1 && !sleep(ctx, delay) {
 			break
 		}
 		now := p.now()
+		if attempt > pol.limit(sp.healer.needsSelfHeal(now)) {
+			// Only when the clock stepped back while we slept: the attempt
+			// announced as a self-heal attempt would be a normal one.
+			break
+		}
 		plan, changed := sp.healer.Plan(now)
 		if changed {
 			sp.setRecovering(now, true)
@@ -234,8 +241,11 @@ func (sp *scopePublisher) tick(ctx context.Context) {
 			return
 		}
 		class := errclass.Of(err)
-		delay = bo.Delay(attempt-1, rnd)
-		retrying := class.Retryable() && attempt < p.cfg.MaxAttempts && time.Now().Add(delay).Before(deadline)
+		delay = pol.delay(attempt, plan.SelfHeal, rnd)
+		// The next attempt's limit is the one of the beat it will write:
+		// a normal beat ages into a self-heal beat, never the reverse.
+		nextSelfHeal := plan.SelfHeal || sp.healer.needsSelfHeal(p.now().Add(delay))
+		retrying := class.Retryable() && attempt < pol.limit(nextSelfHeal) && time.Now().Add(delay).Before(deadline)
 		p.emit(WriteFailed{At: p.now(), Scope: sp.scope, Attempt: attempt, SelfHeal: plan.SelfHeal,
 			Throttled: class == errclass.Throttled, Retrying: retrying, Err: err})
 		if p.opts.Logger != nil {

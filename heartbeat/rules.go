@@ -111,7 +111,7 @@ func (r Rules) Validate() error { return r.validate("") }
 
 // SelfHealThreshold is the age of its own read-back beat beyond which a
 // publisher self-heals: HealthyDuration − SelfHealLeadIntervals ×
-// ReconcileInterval (20 s by default).
+// ReconcileInterval (10 s by default: 30 s − 2 × 10 s).
 func (r Rules) SelfHealThreshold() time.Duration {
 	return r.HealthyDuration.D() - time.Duration(r.SelfHealLeadIntervals)*r.ReconcileInterval.D()
 }
