@@ -21,8 +21,10 @@
 //
 // The Publisher is the thin loop around those rules: one goroutine per
 // scope writes through any libdns RecordSetter, retries within the
-// interval, judges errors by behaviour (Throttled, Temporary), reads its
-// beat back and self-heals. The Reader lists a zone's beats, verifies and
+// interval (more often while its beat is aging into a self-heal beat, so a
+// 15 s write outage followed by 2-of-3 rejections still lands a beat
+// within 30 s), judges errors by behaviour (Throttled, Temporary), reads
+// its beat back and self-heals. The Reader lists a zone's beats, verifies and
 // judges them into a Snapshot of clusters (fresh or stale and why) and
 // regions (healthy, failover in progress), remembering clusters whose
 // records vanish. Both report through an Observer of typed events carrying

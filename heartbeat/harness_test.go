@@ -20,13 +20,28 @@ func (throttledError) Error() string   { return "test: rate exceeded" }
 func (throttledError) Throttled() bool { return true }
 
 // throttleStore passes reads through and rejects the writes reject says
-// to, counting writes from 1. reject is called under mu, so it may keep
-// state of its own. Safe for concurrent use.
+// to, counting writes from 1 (and reads). reject is called under mu, so it
+// may keep state of its own. Safe for concurrent use.
 type throttleStore struct {
 	Store
 	mu     sync.Mutex
 	writes int
+	reads  int
 	reject func(at time.Time, n int) bool
+}
+
+func (s *throttleStore) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
+	s.mu.Lock()
+	s.reads++
+	s.mu.Unlock()
+	return s.Store.GetRecords(ctx, zone)
+}
+
+// calls returns the writes and reads so far.
+func (s *throttleStore) calls() (writes, reads int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writes, s.reads
 }
 
 func (s *throttleStore) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {

@@ -3,6 +3,8 @@ package heartbeat
 import (
 	"context"
 	"log/slog"
+	"math"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -129,6 +131,103 @@ func TestPublisherRetries(t *testing.T) {
 					require.Len(t, written, 1)
 					assert.Equal(t, c.wantAttempt, written[0].Attempt)
 				}
+			})
+		})
+	}
+}
+
+// TestPublisherSelfHealAttempts: the extra attempts are made only while
+// the beat being attempted is a self-heal beat; they all start within
+// their interval, and the first success ends it. Writes fail from 5 s to
+// 32 s and from 40 s on. Per tick, n and s are failed normal and self-heal
+// attempts, N and S successful ones:
+//   - 0 s: N.
+//   - 10 s: the first attempt is normal (the beat is exactly 10 s old, not
+//     older than the threshold); the next, 2.7–3 s later, is a self-heal
+//     attempt, and the count goes on from 2 up to SelfHealAttempts (7)
+//     about 1.29–1.43 s apart, or until the next would start after 20 s.
+//   - 20 s: seven self-heal attempts, the last at 27.7–28.6 s.
+//   - 30 s: the third attempt (32.6–32.9 s) lands a self-heal beat: ssS.
+//   - 40 s and 50 s: the self-heal beat is in the zone, so beats are
+//     normal again and only MaxAttempts (3) are made: nnn.
+func TestPublisherSelfHealAttempts(t *testing.T) {
+	cases := []struct {
+		name  string
+		rand  float64
+		ticks []string // per tick from 0 s
+	}{
+		{"shortest delays", 0, []string{"N", "nssssss", "sssssss", "ssS", "nnn", "nnn"}},
+		{"longest delays", math.Nextafter(1, 0), []string{"N", "nsssss", "sssssss", "ssS", "nnn", "nnn"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				zone := newZone(t, testGlobal)
+				begin := time.Now()
+				ts := &throttleStore{Store: zone, reject: func(at time.Time, _ int) bool {
+					d := at.Sub(begin)
+					return d >= 5*time.Second && d < 32*time.Second || d >= 40*time.Second
+				}}
+				rec := &recorder{}
+				cfg := testConfig("a", "europe")
+				require.Equal(t, 7, cfg.SelfHealAttempts)
+				pub, err := NewPublisher(cfg, Options{Global: ts, Observer: rec, Rand: func() float64 { return c.rand }})
+				require.NoError(t, err)
+				pub.SetVerdict(Verdict{Healthy: true})
+				stop := start(t.Context(), pub.Run)
+				time.Sleep(59 * time.Second)
+				stop()
+
+				// Each event lands in the tick its attempt starts in (writes
+				// take no time in the bubble): an attempt starting after its
+				// interval would show up in the next tick out of sequence.
+				ticks := make([]string, 6)
+				retrying := make([][]bool, 6) // per failure
+				var prevAt time.Duration      // the previous attempt's time, when it was a self-heal one
+				healGap := 10 * time.Second / 7
+				for _, e := range rec.all() {
+					var (
+						attempt  int
+						selfHeal bool
+						mark     byte
+					)
+					since := e.real.Sub(begin)
+					tick := int(since / (10 * time.Second))
+					switch ev := e.ev.(type) {
+					case WriteFailed:
+						attempt, selfHeal, mark = ev.Attempt, ev.SelfHeal, 'n'
+						require.Less(t, tick, len(ticks), "attempt at %v", since)
+						retrying[tick] = append(retrying[tick], ev.Retrying)
+					case BeatWritten:
+						attempt, selfHeal, mark = ev.Attempt, ev.Beat.SelfHeal, 'N'
+					default:
+						continue
+					}
+					require.Less(t, tick, len(ticks), "attempt at %v", since)
+					assert.Equal(t, len(ticks[tick])+1, attempt, "attempt number at %v", since)
+					if attempt > 1 && prevAt > 0 { // a retry after a failed self-heal attempt
+						gap := since - prevAt
+						assert.True(t, gap >= healGap*9/10 && gap <= healGap, "self-heal retry %v after the last", gap)
+					}
+					prevAt = 0
+					if selfHeal {
+						prevAt = since
+					}
+					if selfHeal {
+						mark += 's' - 'n'
+					}
+					ticks[tick] += string(mark)
+				}
+				assert.Equal(t, c.ticks, ticks)
+				for i, r := range retrying {
+					// Every failure but a tick's last announces a retry; the
+					// last does when a success follows.
+					for j, got := range r {
+						want := j < len(r)-1 || strings.ContainsAny(ticks[i], "NS")
+						assert.Equal(t, want, got, "tick %d failure %d: Retrying", i, j+1)
+					}
+				}
+				assert.True(t, pub.Recovering(Global), "no normal beat has landed since the self-heal beat")
 			})
 		})
 	}

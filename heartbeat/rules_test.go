@@ -117,10 +117,80 @@ func TestConfigValidate(t *testing.T) {
 			assert.Contains(t, err.Error(), c.field)
 		})
 	}
-	for name, preset := range map[string]Config{"reference": ReferenceConfig(), "fast": FastConfig()} {
+	for name, preset := range map[string]Config{"default": DefaultConfig(), "reference": ReferenceConfig(), "fast": FastConfig()} {
 		t.Run("preset "+name, func(t *testing.T) {
 			preset.Cluster, preset.Region, preset.LocalZone = "a", "r", "local.example.com"
 			assert.NoError(t, preset.Validate())
+		})
+	}
+}
+
+// TestConfigSelfHealAttempts: SelfHealAttempts is allowed from MaxAttempts
+// to 20, and an error names the field, its value and the range.
+func TestConfigSelfHealAttempts(t *testing.T) {
+	cases := []struct {
+		name     string
+		max      int // MaxAttempts
+		selfHeal int
+		wantErr  string // "" = valid
+	}{
+		{"default", 3, 7, ""},
+		{"equal to maxAttempts", 3, 3, ""},
+		{"at most", 3, 20, ""},
+		{"zero", 3, 0, "heartbeat: selfHealAttempts 0: allowed maxAttempts (3) – 20"},
+		{"below maxAttempts", 3, 2, "heartbeat: selfHealAttempts 2: allowed maxAttempts (3) – 20"},
+		{"below a raised maxAttempts", 4, 3, "heartbeat: selfHealAttempts 3: allowed maxAttempts (4) – 20"},
+		{"negative", 3, -1, "heartbeat: selfHealAttempts -1: allowed maxAttempts (3) – 20"},
+		{"too many", 3, 21, "heartbeat: selfHealAttempts 21: allowed maxAttempts (3) – 20"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Cluster, cfg.Region, cfg.GlobalZone = "eu-1", "europe", "global.example.com."
+			cfg.MaxAttempts, cfg.SelfHealAttempts = c.max, c.selfHeal
+			err := cfg.Validate()
+			if c.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, c.wantErr, err.Error())
+		})
+	}
+	for name, preset := range map[string]Config{"default": DefaultConfig(), "reference": ReferenceConfig(), "fast": FastConfig()} {
+		t.Run("preset "+name, func(t *testing.T) {
+			assert.Equal(t, 7, preset.SelfHealAttempts)
+			assert.GreaterOrEqual(t, preset.SelfHealAttempts, preset.MaxAttempts)
+		})
+	}
+}
+
+// TestAttemptPolicy: normal attempts follow RetryBackoff; self-heal
+// attempts are at most ReconcileInterval / SelfHealAttempts apart, with
+// the same jitter, and never further apart than the normal ones.
+func TestAttemptPolicy(t *testing.T) {
+	cases := []struct {
+		name           string
+		cfg            func() Config
+		interval       time.Duration
+		rand           float64
+		normal, healed time.Duration
+	}{
+		{"default, no jitter drawn", DefaultConfig, 10 * time.Second, 0, 2700 * time.Millisecond, 1285714285},
+		{"default, longest", DefaultConfig, 10 * time.Second, 1, 3 * time.Second, 1428571428},
+		{"fast", FastConfig, 2 * time.Second, 1, 600 * time.Millisecond, 285714285},
+		{"back-off already short", func() Config { c := DefaultConfig(); c.RetryBackoff = Duration(time.Second); return c },
+			10 * time.Second, 1, time.Second, time.Second},
+		{"no back-off", func() Config { c := DefaultConfig(); c.RetryBackoff = 0; return c }, 10 * time.Second, 1, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := c.cfg().attempts(c.interval)
+			r := randFunc(func() float64 { return c.rand })
+			assert.Equal(t, c.normal, p.delay(1, false, r))
+			assert.Equal(t, c.healed, p.delay(1, true, r))
+			assert.Equal(t, 3, p.limit(false))
+			assert.Equal(t, 7, p.limit(true))
 		})
 	}
 }
@@ -132,6 +202,7 @@ func TestConfigJSON(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"healthyDuration":"30s"`)
 	assert.Contains(t, string(b), `"selfHealInterval":"3m0s"`)
+	assert.Contains(t, string(b), `"selfHealAttempts":7`)
 	var back Config
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, c, back)
