@@ -42,9 +42,6 @@ type HTTP struct {
 	host     string         // Host header
 	useTLS   bool
 	tls      *tls.Config
-	dialer   net.Dialer
-	expected Statuses
-	retry    Statuses
 	segs     [][]byte
 	window   int // 0 = whole body
 	head     bool
@@ -76,17 +73,10 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 		method:   cfg.method(),
 		dialAddr: net.JoinHostPort(host, port),
 		useTLS:   cfg.TLS != nil,
-		expected: slices.Clone(cfg.ExpectedStatuses),
-		retry:    slices.Clone(cfg.RetriableStatuses),
 		window:   cfg.MatchWindow,
 	}
-	h.dialer.Timeout = cfg.ConnectTimeout.D()
-	h.dialer.KeepAlive = -1                       // one request per connection: keep-alive probes would only cost a setsockopt
 	h.dialIP, _ = netip.ParseAddrPort(h.dialAddr) // invalid (zero) for a host name
 	h.head = h.method == http.MethodHead
-	if len(h.expected) == 0 {
-		h.expected = Statuses{OneStatus(http.StatusOK)}
-	}
 	if h.segs, err = cfg.ExpectedResponse.decode("expectedResponse"); err != nil {
 		return nil, err
 	}
@@ -97,7 +87,7 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 			h.host = "[" + host + "]"
 		}
 		if port != defPort {
-			h.host = net.JoinHostPort(host, port)
+			h.host = h.dialAddr // the same text: share it
 		}
 	}
 	if h.useTLS {
@@ -159,17 +149,53 @@ func (h *HTTP) verdict(code int, bodyErr error, matched bool) Result {
 		return Result{Status: FailNow, Kind: KindBody, Code: code, Detail: "body mismatch (status " + strconv.Itoa(code) + ")"}
 	}
 	switch {
-	case h.expected.Contains(code):
-		return Result{Status: Pass, Code: code, Detail: "status " + strconv.Itoa(code)}
-	case h.retry.Contains(code):
+	case h.expectedStatus(code):
+		return Result{Status: Pass, Code: code, Detail: httpPassDetail(code)}
+	case h.cfg.RetriableStatuses.Contains(code):
 		return Result{Status: Fail, Kind: KindStatus, Code: code, Detail: "retriable status " + strconv.Itoa(code)}
 	}
 	return Result{Status: FailNow, Kind: KindStatus, Code: code, Detail: "unexpected status " + strconv.Itoa(code)}
 }
 
-// dial connects to the target; an IP literal skips the resolver.
+// expectedStatus reports whether code is in ExpectedStatuses (default 200).
+// The prober reads its private copy of the config rather than keeping
+// second copies of the lists: it is per-target memory.
+func (h *HTTP) expectedStatus(code int) bool {
+	if len(h.cfg.ExpectedStatuses) == 0 {
+		return code == http.StatusOK
+	}
+	return h.cfg.ExpectedStatuses.Contains(code)
+}
+
+// httpPassDetail is a passing result's Detail, "status 200": a constant for
+// the usual passing codes, so a passing probe allocates no string (a
+// Monitor keeps each target's last result).
+func httpPassDetail(code int) string {
+	switch code {
+	case 200:
+		return "status 200"
+	case 201:
+		return "status 201"
+	case 202:
+		return "status 202"
+	case 204:
+		return "status 204"
+	case 301:
+		return "status 301"
+	case 302:
+		return "status 302"
+	case 304:
+		return "status 304"
+	}
+	return "status " + strconv.Itoa(code)
+}
+
+// dial connects to the target; an IP literal skips the resolver. The
+// dialer is built on the stack for each probe rather than kept per target.
 func (h *HTTP) dial(ctx context.Context) (net.Conn, error) {
-	return probeDial(ctx, &h.dialer, h.dialIP, h.dialAddr)
+	// One request per connection: keep-alive probes would only cost a setsockopt.
+	d := net.Dialer{Timeout: h.cfg.ConnectTimeout.D(), KeepAlive: -1}
+	return probeDial(ctx, &d, h.dialIP, h.dialAddr)
 }
 
 // probeDial dials ip when it is valid, else addr through the resolver.

@@ -30,9 +30,18 @@ import (
 // (both engines), so a target cannot make a probe buffer without limit.
 const httpMaxHeaderBytes = 64 << 10
 
-// httpLeanBufSize is the read buffer: net/http's transport uses the same
-// size, and the size matters (a chunk-size line or a trailer must fit).
+// httpLeanBufSize is the read buffer of probes that read the body:
+// net/http's transport uses the same size, and the size matters there (a
+// chunk-size line or a trailer must fit).
 const httpLeanBufSize = 4096
+
+// httpLeanHeadBufSize is the read buffer of probes that stop after the
+// headers (no ExpectedResponse). Nothing the header parser decides depends
+// on the buffer's size (lines of any length are joined, the 64 KiB bound
+// counts line bytes), so a buffer that holds a health check's usual reply
+// in one read is enough; it keeps the pool small when many probes are in
+// flight.
+const httpLeanHeadBufSize = 1024
 
 // httpLeanState is one probe's pooled scratch.
 type httpLeanState struct {
@@ -46,11 +55,19 @@ type httpLeanState struct {
 	hdr    httpHeaderInfo
 }
 
-// httpLeanPool shares probes' scratch; it is the one piece of package-level
-// state the lean engine keeps.
-var httpLeanPool = sync.Pool{New: func() any {
-	return &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanBufSize), body: make([]byte, httpLeanBufSize)}
-}}
+// httpLeanPool and httpLeanBodyPool share probes' scratch; they are the
+// only package-level state the lean engine keeps. Probes that match the body
+// take theirs from httpLeanBodyPool (a 4 KiB reader and a 4 KiB body
+// buffer), the others from httpLeanPool (a 1 KiB reader, no body buffer):
+// each pool grows to the peak number of its probes in flight.
+var (
+	httpLeanPool = sync.Pool{New: func() any {
+		return &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanHeadBufSize)}
+	}}
+	httpLeanBodyPool = sync.Pool{New: func() any {
+		return &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanBufSize), body: make([]byte, httpLeanBufSize)}
+	}}
+)
 
 // httpLongAgo is a deadline in the past, to interrupt blocked I/O.
 var httpLongAgo = time.Unix(1, 0)
@@ -78,17 +95,20 @@ func (h *HTTP) probeLean(ctx context.Context) Result {
 	if _, err := c.Write(h.req); err != nil {
 		return httpFailed("write request", err)
 	}
-	st := httpLeanPool.Get().(*httpLeanState)
+	pool := &httpLeanPool
+	if len(h.segs) > 0 {
+		pool = &httpLeanBodyPool
+	}
+	st := pool.Get().(*httpLeanState)
 	st.br.Reset(c)
-	defer func() {
-		st.br.Reset(nil)
-		st.m.reset(nil)
-		if cap(st.line) > httpLeanBufSize || cap(st.cont) > httpLeanBufSize {
-			st.line, st.cont = nil, nil // do not keep a huge header's buffers
-		}
-		httpLeanPool.Put(st)
-	}()
-	return st.exchange(h)
+	r := st.exchange(h)
+	st.br.Reset(nil)
+	st.m.reset(nil)
+	if cap(st.line) > httpLeanBufSize || cap(st.cont) > httpLeanBufSize {
+		st.line, st.cont = nil, nil // do not keep a huge header's buffers
+	}
+	pool.Put(st)
+	return r
 }
 
 // probeSetDeadline sets conn's deadline to the earlier of ctx's deadline
