@@ -29,9 +29,11 @@ var (
 
 // MonitorConfig configures a Monitor. Start from DefaultMonitorConfig.
 type MonitorConfig struct {
-	// Concurrency is the number of probes that may run at once: the size of
-	// the Monitor's worker pool, started by Run. 1 to 65536; default 256.
-	// A target due while every worker is busy waits for the next free one.
+	// Concurrency is the number of probes that may run at once: the most
+	// workers Run keeps. 1 to 65536; default 256. Workers are started when a
+	// probe is due and none is free, and exit after a few seconds without
+	// work, so an idle or lightly loaded Monitor keeps few goroutines. A
+	// target due while Concurrency probes run waits for the next free worker.
 	Concurrency int `json:"concurrency"`
 	// Shard selects the targets this Monitor probes when several share the
 	// work (see Shard). The zero value owns every target.
@@ -93,8 +95,8 @@ type Target struct {
 }
 
 // Monitor runs the state machines of many targets: one scheduler goroutine
-// keeps every target in a timer heap and hands due probes to a fixed pool of
-// MonitorConfig.Concurrency workers; each result goes to the target's
+// keeps every target in a timer heap and hands due probes to a pool of at
+// most MonitorConfig.Concurrency workers, started on demand; each result goes to the target's
 // Machine, whose Step says when to probe next (plus jitter from the seeded
 // source); state changes are delivered in order to the Observer from one
 // goroutine; statistics are kept per target.
@@ -123,6 +125,12 @@ type Monitor struct {
 	running  bool
 	events   []Event
 	seq      uint64
+
+	// The workers of the current Run (see dispatch and finish).
+	workers     int          // worker goroutines alive
+	peakWorkers int          // the most alive at once, for tests
+	idle        []*monWorker // idle workers, in the order they became idle
+	stopping    bool         // Run is stopping: workers exit when their probe ends
 }
 
 // monTarget is the Monitor's record of one target, guarded by Monitor.mu.

@@ -12,6 +12,22 @@ import (
 // of the same target (Envoy's floor), whatever the policy's Step says.
 const monMinDelay = time.Millisecond
 
+// monWorkerIdle is how long a worker may wait for a probe before it exits.
+// Work goes to the worker that became idle last, so the workers beyond the
+// recent peak of probes in flight stay idle and leave after this long; the
+// goroutines (and their stacks) follow the actual concurrency, not
+// MonitorConfig.Concurrency. Starting a worker again costs far less than a
+// probe, so the value only needs to ride out a few probe intervals.
+const monWorkerIdle = 5 * time.Second
+
+// monWorker is one worker goroutine's mailbox. The scheduler sends it one
+// job at a time (capacity 1: the send never blocks), or a job with a nil
+// target to make it exit.
+type monWorker struct {
+	jobs      chan monJob
+	idleSince time.Time // when it last became idle (while on Monitor.idle)
+}
+
 // monJob is one probe handed from the scheduler to a worker. The context
 // travels with the message only; it is the probe's own, with the policy's
 // timeout as its deadline.
@@ -26,9 +42,11 @@ type monJob struct {
 
 // Run probes the targets until ctx is done, then cancels the probes still
 // running, waits for every worker, delivers the events still queued, and
-// returns nil. It starts MonitorConfig.Concurrency workers, one scheduler
-// and, with an Observer, one goroutine delivering events; no other
-// goroutine, whatever the number of targets. Each probe gets a context
+// returns nil. It runs one scheduler and, with an Observer, one goroutine
+// delivering events; workers, which run the probes, are started when a
+// probe is due and no worker is free, up to MonitorConfig.Concurrency, and
+// exit after 5 s without work; no other goroutine, whatever the number of
+// targets. Each probe gets a context
 // carrying ctx's values, the policy's timeout as its deadline, and cancelled
 // when its target is removed or updated or when Run stops. Targets and their state survive Run: a later Run continues with them.
 // Errors: ErrMonitorRunning when another Run is running.
@@ -46,21 +64,20 @@ func (m *Monitor) Run(ctx context.Context) error {
 		m.mu.Unlock()
 	}()
 
-	jobs := make(chan monJob, m.cfg.Concurrency)
 	var workers sync.WaitGroup
-	for range m.cfg.Concurrency {
-		workers.Go(func() { m.work(ctx, jobs) })
-	}
+	start := func(w *monWorker, j monJob) { workers.Go(func() { m.work(ctx, w, j) }) }
 	stopDelivery := make(chan struct{})
 	var delivery sync.WaitGroup
 	if m.obs != nil {
 		delivery.Go(func() { m.deliver(stopDelivery) })
 	}
 
-	m.schedule(ctx, jobs)
-	m.cancelRunning()
-	close(jobs)
+	m.schedule(ctx, start)
+	m.stopWorkers()
 	workers.Wait()
+	m.mu.Lock()
+	m.stopping = false
+	m.mu.Unlock()
 	close(stopDelivery)
 	delivery.Wait()
 	return nil
@@ -68,12 +85,12 @@ func (m *Monitor) Run(ctx context.Context) error {
 
 // schedule is the scheduler loop: it owns the one timer, armed for the
 // earliest due target while a worker is free, and returns when ctx is done.
-func (m *Monitor) schedule(ctx context.Context, jobs chan<- monJob) {
+func (m *Monitor) schedule(ctx context.Context, start func(*monWorker, monJob)) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	for {
-		if wait, armed := m.dispatch(ctx, jobs); armed {
+		if wait, armed := m.dispatch(ctx, start); armed {
 			timer.Reset(wait)
 		} else {
 			timer.Stop()
@@ -87,53 +104,106 @@ func (m *Monitor) schedule(ctx context.Context, jobs chan<- monJob) {
 	}
 }
 
-// cancelRunning cancels every probe dispatched and not finished. Probe
-// contexts do not derive their cancellation from Run's context (that would
-// cost a registration in the parent per probe), so stopping cancels them here.
-func (m *Monitor) cancelRunning() {
+// stopWorkers cancels every probe dispatched and not finished and tells
+// every idle worker to exit; busy workers exit when their probe finishes.
+// Probe contexts do not derive their cancellation from Run's context (that
+// would cost a registration in the parent per probe), so stopping cancels
+// them here.
+func (m *Monitor) stopWorkers() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.stopping = true
 	for _, t := range m.targets {
 		if t.cancel != nil {
 			t.cancel()
 		}
 	}
+	for i, w := range m.idle {
+		w.jobs <- monJob{}
+		m.idle[i] = nil
+	}
+	m.idle = m.idle[:0]
 }
 
-// dispatch hands every due target to the pool while workers are free. It
-// returns how long until the earliest target is due, and false when no timer
-// is needed (no target, or every worker busy: a finishing worker wakes the
-// scheduler). The jobs channel has one slot per worker and at most
-// Concurrency jobs are out, so the send never blocks.
-func (m *Monitor) dispatch(ctx context.Context, jobs chan<- monJob) (time.Duration, bool) {
+// dispatch hands every due target to a worker while fewer than Concurrency
+// probes run: to the worker that became idle last, or to a new one. It also
+// retires workers idle for monWorkerIdle. It returns how long until the
+// earliest target is due or the longest-idle worker is to retire, and false
+// when no timer is needed (nothing queued and no idle worker, or every
+// worker busy: a finishing or exiting worker wakes the scheduler).
+func (m *Monitor) dispatch(ctx context.Context, start func(*monWorker, monJob)) (time.Duration, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if ctx.Err() != nil {
 		return 0, false
 	}
 	now := time.Now()
-	base := context.WithoutCancel(ctx) // values only; see cancelRunning
+	m.retireLocked(now)
+	base := context.WithoutCancel(ctx) // values only; see stopWorkers
+	var wait time.Duration
+	armed := false
 	for m.inFlight < m.cfg.Concurrency {
 		t := m.heap.peek()
 		if t == nil {
-			return 0, false
+			break
 		}
 		if t.due.After(now) {
-			return t.due.Sub(now), true
+			wait, armed = t.due.Sub(now), true
+			break
+		}
+		var w *monWorker
+		if n := len(m.idle); n > 0 {
+			w = m.idle[n-1]
+			m.idle[n-1] = nil
+			m.idle = m.idle[:n-1]
+		} else if m.workers >= m.cfg.Concurrency {
+			break // workers told to retire have not exited yet; each wakes the scheduler when it does
 		}
 		m.heap.pop()
 		pctx, cancel := context.WithTimeout(base, t.timeout)
 		t.cancel, t.inFlight = cancel, true
 		m.inFlight++
-		jobs <- monJob{t: t, gen: t.gen, prober: t.prober, ctx: pctx, cancel: cancel, start: now}
+		j := monJob{t: t, gen: t.gen, prober: t.prober, ctx: pctx, cancel: cancel, start: now}
+		if w != nil {
+			w.jobs <- j
+			continue
+		}
+		m.workers++
+		m.peakWorkers = max(m.peakWorkers, m.workers)
+		start(&monWorker{jobs: make(chan monJob, 1)}, j)
 	}
-	return 0, false
+	if len(m.idle) > 0 {
+		// Retire in batches: a quarter of monWorkerIdle after the first is
+		// due, so a shrinking pool wakes the scheduler a few times per
+		// monWorkerIdle, not once per worker.
+		r := m.idle[0].idleSince.Add(monWorkerIdle + monWorkerIdle/4).Sub(now)
+		if !armed || r < wait {
+			wait, armed = r, true
+		}
+	}
+	return wait, armed
 }
 
-// work is one worker of the pool: it runs the probes it is handed and feeds
-// their results back until jobs is closed.
-func (m *Monitor) work(ctx context.Context, jobs <-chan monJob) {
-	for j := range jobs {
+// retireLocked tells the workers idle for monWorkerIdle or longer to exit.
+// m.idle is in the order the workers became idle, so they are a prefix.
+func (m *Monitor) retireLocked(now time.Time) {
+	k := 0
+	for k < len(m.idle) && now.Sub(m.idle[k].idleSince) >= monWorkerIdle {
+		m.idle[k].jobs <- monJob{}
+		k++
+	}
+	if k == 0 {
+		return
+	}
+	n := copy(m.idle, m.idle[k:])
+	clear(m.idle[n:])
+	m.idle = m.idle[:n]
+}
+
+// work is one worker: it runs the job it was started with, then the jobs
+// the scheduler sends it, until it is told to exit or Run stops.
+func (m *Monitor) work(ctx context.Context, w *monWorker, j monJob) {
+	for {
 		var r Result
 		if errors.Is(j.ctx.Err(), context.Canceled) {
 			// Removed, updated or stopping since it was dispatched: do not
@@ -143,7 +213,16 @@ func (m *Monitor) work(ctx context.Context, jobs <-chan monJob) {
 			r = m.probe(j)
 		}
 		j.cancel()
-		m.finish(ctx, j, r)
+		if !m.finish(ctx, w, j, r) {
+			return
+		}
+		if j = <-w.jobs; j.t == nil {
+			m.mu.Lock()
+			m.workers--
+			m.mu.Unlock()
+			monSignal(m.wake) // the scheduler may wait for a worker slot
+			return
+		}
 	}
 }
 
@@ -161,26 +240,29 @@ func (m *Monitor) probe(j monJob) (r Result) {
 // finish gives a result to the target's machine, records it, queues any
 // transition and schedules the next probe. Results of removed or updated
 // targets, and of probes cut short because Run is stopping, are dropped.
-func (m *Monitor) finish(ctx context.Context, j monJob, r Result) {
+// It then puts worker w on the idle list and reports true, or, when Run is
+// stopping, counts w out and reports false: w must exit.
+func (m *Monitor) finish(ctx context.Context, w *monWorker, j monJob, r Result) bool {
 	t := j.t
 	m.mu.Lock()
 	full := m.inFlight == m.cfg.Concurrency
 	m.inFlight--
+	now := time.Now()
+	stay := m.idleLocked(w, now)
 	if t.removed || t.gen != j.gen {
 		m.mu.Unlock()
 		if full {
 			monSignal(m.wake)
 		}
-		return
+		return stay
 	}
 	t.cancel, t.inFlight = nil, false
-	now := time.Now()
 	if ctx.Err() != nil {
 		// Stopping: the result is an artefact of the cancellation. Keep the
 		// target due at once for the next Run.
 		m.heap.push(t, now)
 		m.mu.Unlock()
-		return
+		return stay
 	}
 	if r.Latency <= 0 {
 		r.Latency = now.Sub(j.start)
@@ -202,6 +284,20 @@ func (m *Monitor) finish(ctx context.Context, j monJob, r Result) {
 	if sent {
 		monSignal(m.evWake)
 	}
+	return stay
+}
+
+// idleLocked puts w, whose probe just finished, on the idle list and
+// reports true; when Run is stopping it counts w out instead and reports
+// false.
+func (m *Monitor) idleLocked(w *monWorker, now time.Time) bool {
+	if m.stopping {
+		m.workers--
+		return false
+	}
+	w.idleSince = now
+	m.idle = append(m.idle, w)
+	return true
 }
 
 // deliver hands queued events to the observer, in order, outside the lock,
