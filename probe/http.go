@@ -40,13 +40,13 @@ type HTTP struct {
 	dialAddr string         // host:port dialled
 	dialIP   netip.AddrPort // dialAddr when the host is an IP literal
 	host     string         // Host header
-	useTLS   bool
 	tls      *tls.Config
 	segs     [][]byte
-	window   int // 0 = whole body
-	head     bool
+	window   int      // 0 = whole body
 	req      []byte   // the lean engine's request, written in one call
 	ref      *httpRef // the net/http engine, when selected
+	useTLS   bool
+	head     bool
 }
 
 var _ Prober = (*HTTP)(nil)

@@ -7,7 +7,7 @@ import (
 
 // machCap bounds the machine's counters so they never overflow; every
 // threshold is far below it.
-const machCap = 1 << 30
+const machCap int32 = 1 << 30
 
 // Step is what a Machine returns for each input: whether the state (or the
 // disabled flag) changed, the transition if so, and the base delay to the
@@ -57,25 +57,62 @@ type Step struct {
 //   - With FirstPassImmediate, a success as the very first input (no
 //     result or override seen yet) moves the target to passing at once.
 type Machine struct {
-	p         Policy
+	// p is never modified once the machine is made, so machines (and their
+	// copies) may share it: a Monitor gives every target with the same
+	// policy the same one. nil in the zero Machine.
+	p         *Policy
+	next      time.Duration
+	fails     int32 // consecutive failures (reset per FailureResetThreshold)
+	succ      int32 // consecutive successes
+	critFails int32 // consecutive failures seen in critical (back-off)
 	state     State
-	fails     int // consecutive failures (reset per FailureResetThreshold)
-	succ      int // consecutive successes
-	critFails int // consecutive failures seen in critical (back-off)
 	seen      bool
 	disabled  bool
-	next      time.Duration
 }
 
 // NewMachine validates p and returns a machine in p.InitialState with no
 // result seen. The machine keeps its own copy of p.
 func NewMachine(p Policy) (*Machine, error) {
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("probe: new machine: %w", err)
+	if err := machValidate(p); err != nil {
+		return nil, err
 	}
-	m := &Machine{p: p, state: p.InitialState}
-	m.next = m.p.machDelay(m.state, m.state == Passing, 0)
-	return m, nil
+	// One allocation for the machine and its policy.
+	both := &struct {
+		m Machine
+		p Policy
+	}{p: p}
+	both.m.init(&both.p)
+	return &both.m, nil
+}
+
+// machValidate is NewMachine's check of p.
+func machValidate(p Policy) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("probe: new machine: %w", err)
+	}
+	return nil
+}
+
+// machShared returns a machine for p, which the caller has validated with
+// machValidate and never modifies, so that many machines can share it.
+func machShared(p *Policy) *Machine {
+	m := new(Machine)
+	m.init(p)
+	return m
+}
+
+// init readies m for p in p.InitialState with no result seen.
+func (m *Machine) init(p *Policy) {
+	*m = Machine{p: p, state: p.InitialState}
+	m.next = p.machDelay(m.state, m.state == Passing, 0)
+}
+
+// policy returns the machine's policy, the zero Policy for the zero Machine.
+func (m *Machine) policy() *Policy {
+	if m.p == nil {
+		return &Policy{}
+	}
+	return m.p
 }
 
 // State returns the current state (never Unknown).
@@ -89,13 +126,13 @@ func (m *Machine) Served() bool { return m.state.Served() && !m.disabled }
 func (m *Machine) Disabled() bool { return m.disabled }
 
 // Policy returns a copy of the machine's policy.
-func (m *Machine) Policy() Policy { return m.p }
+func (m *Machine) Policy() Policy { return *m.policy() }
 
 // Next returns the base delay the last step returned (before any step: the
 // schedule's delay for the initial state).
 func (m *Machine) Next() time.Duration { return m.next }
 
-func machInc(n int) int {
+func machInc(n int32) int32 {
 	if n < machCap {
 		return n + 1
 	}
@@ -108,21 +145,21 @@ func (m *Machine) Observe(now time.Time, r Result) Step {
 	from := m.state
 	first := !m.seen
 	m.seen = true
-	p := &m.p
+	p := m.policy()
 	passed := r.Status == Pass
 	if passed {
 		m.succ = machInc(m.succ)
-		if m.succ >= p.FailureResetThreshold {
+		if int(m.succ) >= p.FailureResetThreshold {
 			m.fails = 0
 		}
 		m.critFails = 0
 		switch m.state {
 		case Warning:
-			if m.succ >= p.WarningExitThreshold {
+			if int(m.succ) >= p.WarningExitThreshold {
 				m.state = Passing
 			}
 		case Critical, Recovery:
-			if (first && p.FirstPassImmediate) || m.succ >= p.PassingThreshold {
+			if (first && p.FirstPassImmediate) || int(m.succ) >= p.PassingThreshold {
 				m.state = Passing
 				m.fails = 0
 			} else {
@@ -132,14 +169,14 @@ func (m *Machine) Observe(now time.Time, r Result) Step {
 	} else {
 		m.succ = 0
 		m.fails = machInc(m.fails)
-		if r.Status == FailNow && !p.FailNowAsFailure && m.fails < p.CriticalThreshold {
-			m.fails = p.CriticalThreshold
+		if r.Status == FailNow && !p.FailNowAsFailure && int(m.fails) < p.CriticalThreshold {
+			m.fails = int32(p.CriticalThreshold)
 		}
 		switch m.state {
 		case Passing, Warning:
-			if m.fails >= p.CriticalThreshold {
+			if int(m.fails) >= p.CriticalThreshold {
 				m.state = Critical
-			} else if m.fails >= p.WarningThreshold {
+			} else if int(m.fails) >= p.WarningThreshold {
 				m.state = Warning
 			}
 		case Recovery:
@@ -149,7 +186,7 @@ func (m *Machine) Observe(now time.Time, r Result) Step {
 			m.critFails = machInc(m.critFails)
 		}
 	}
-	m.next = p.machDelay(m.state, passed, m.critFails)
+	m.next = p.machDelay(m.state, passed, int(m.critFails))
 	st := Step{Next: m.next}
 	if m.state != from {
 		st.Changed = true
@@ -172,7 +209,8 @@ func (m *Machine) Observe(now time.Time, r Result) Step {
 // reports no change. Next is the schedule's delay for the new state; the
 // Monitor may keep its current timer instead.
 func (m *Machine) Override(now time.Time, to State) Step {
-	if (to != Passing && to != Critical) || m.p.Interval == 0 {
+	p := m.policy()
+	if (to != Passing && to != Critical) || p.Interval == 0 {
 		return Step{Next: m.next} // not a target state, or the zero Machine
 	}
 	from := m.state
@@ -180,11 +218,11 @@ func (m *Machine) Override(now time.Time, to State) Step {
 	m.state = to
 	m.critFails = 0
 	if to == Critical {
-		m.fails, m.succ = m.p.CriticalThreshold, 0
+		m.fails, m.succ = int32(p.CriticalThreshold), 0
 	} else {
-		m.fails, m.succ = 0, m.p.PassingThreshold
+		m.fails, m.succ = 0, int32(p.PassingThreshold)
 	}
-	m.next = m.p.machDelay(to, to == Passing, 0)
+	m.next = p.machDelay(to, to == Passing, 0)
 	st := Step{Next: m.next}
 	if from != to {
 		st.Changed = true

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -119,6 +118,7 @@ type Monitor struct {
 
 	mu       sync.Mutex
 	targets  map[string]*monTarget
+	policies map[Policy]*monPolicy // the targets' policies, shared by value
 	heap     monHeap
 	rng      *rand.Rand
 	inFlight int
@@ -134,23 +134,55 @@ type Monitor struct {
 }
 
 // monTarget is the Monitor's record of one target, guarded by Monitor.mu.
+// It is most of the Monitor's memory per target: its machine shares the
+// policy with the other targets that have the same one.
 type monTarget struct {
-	id      string
-	prober  Prober
-	mach    *Machine
-	timeout time.Duration
-	initial time.Duration
-	jitter  backoff.Jitter
+	id     string
+	prober Prober
+	mach   Machine
 
 	due time.Time
 	seq uint64 // heap tie-breaker
-	idx int    // heap index or monNotQueued
+	// cancel cancels the running probe of the current generation; nil when
+	// none runs.
+	cancel func()
+	idx    int32 // heap index or monNotQueued
+	// gen is bumped by Update and Remove: results of probes of an older
+	// generation (of a removed target, too) are dropped. It is only compared
+	// for equality with the generation a probe started in, so wrapping
+	// (after 2³² updates) is harmless.
+	gen uint32
+	st  monStats
+}
 
-	gen      uint64 // bumped by Update and Remove: results of older probes are dropped
-	cancel   func() // cancels the running probe, nil when none runs
-	inFlight bool   // a probe of the current generation runs
-	removed  bool
-	st       monStats
+// monPolicy is one distinct policy of a Monitor's targets and how many
+// targets use it.
+type monPolicy struct {
+	p    Policy
+	refs int
+}
+
+// internLocked returns the Monitor's shared copy of p, counting one more
+// user. p must be valid.
+func (m *Monitor) internLocked(p Policy) *Policy {
+	mp := m.policies[p]
+	if mp == nil {
+		mp = &monPolicy{p: p}
+		m.policies[p] = mp
+	}
+	mp.refs++
+	return &mp.p
+}
+
+// releaseLocked counts one user of the shared policy p less.
+func (m *Monitor) releaseLocked(p *Policy) {
+	mp := m.policies[*p]
+	if mp == nil || &mp.p != p {
+		return
+	}
+	if mp.refs--; mp.refs <= 0 {
+		delete(m.policies, *p)
+	}
 }
 
 // NewMonitor validates cfg and returns an idle Monitor. obs receives the
@@ -168,13 +200,14 @@ func NewMonitor(cfg MonitorConfig, obs Observer, logger *slog.Logger) (*Monitor,
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Monitor{
-		cfg:     cfg,
-		obs:     obs,
-		log:     logger,
-		wake:    make(chan struct{}, 1),
-		evWake:  make(chan struct{}, 1),
-		targets: make(map[string]*monTarget),
-		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		cfg:      cfg,
+		obs:      obs,
+		log:      logger,
+		wake:     make(chan struct{}, 1),
+		evWake:   make(chan struct{}, 1),
+		targets:  make(map[string]*monTarget),
+		policies: make(map[Policy]*monPolicy),
+		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 	}, nil
 }
 
@@ -196,8 +229,7 @@ func (m *Monitor) Add(t Target) error {
 	if !m.cfg.Shard.Owns(t.ID) {
 		return fmt.Errorf("%w: %q", ErrNotInShard, t.ID)
 	}
-	mach, err := NewMachine(t.Policy)
-	if err != nil {
+	if err := machValidate(t.Policy); err != nil {
 		return fmt.Errorf("probe: target %q: %w", t.ID, err)
 	}
 	m.mu.Lock()
@@ -206,10 +238,11 @@ func (m *Monitor) Add(t Target) error {
 		return fmt.Errorf("%w: %q", ErrTargetExists, t.ID)
 	}
 	now := time.Now()
-	mt := &monTarget{id: t.ID, idx: monNotQueued, st: monNewStats(now, mach.State(), m.cfg.LatencyWindow)}
-	mt.setup(t.Prober, mach)
+	mt := &monTarget{id: t.ID, prober: t.Prober, idx: monNotQueued}
+	mt.mach.init(m.internLocked(t.Policy))
+	mt.st = monNewStats(now, mt.mach.State(), m.cfg.LatencyWindow)
 	m.targets[t.ID] = mt
-	m.queueLocked(mt, now.Add(backoff.Uniform(mt.initial, m.rng)))
+	m.queueLocked(mt, now.Add(backoff.Uniform(mt.mach.p.InitialJitter.D(), m.rng)))
 	return nil
 }
 
@@ -224,7 +257,7 @@ func (m *Monitor) Remove(id string) error {
 		return fmt.Errorf("%w: %q", ErrUnknownTarget, id)
 	}
 	delete(m.targets, id)
-	t.removed = true
+	m.releaseLocked(t.mach.p)
 	t.gen++
 	m.heap.remove(t)
 	if t.cancel != nil {
@@ -251,42 +284,39 @@ func (m *Monitor) Update(t Target) error {
 		return err
 	}
 	m.mu.Lock()
-	old, ok := m.targets[t.ID]
+	cur, ok := m.targets[t.ID]
+	m.mu.Unlock()
 	if !ok {
-		m.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrUnknownTarget, t.ID)
 	}
-	mach := old.mach
-	samePolicy := reflect.DeepEqual(mach.Policy(), t.Policy)
-	m.mu.Unlock()
-	if !samePolicy {
-		nm, err := NewMachine(t.Policy)
-		if err != nil {
-			return fmt.Errorf("probe: target %q: %w", t.ID, err)
-		}
-		mach = nm
+	// A policy equal to the current one is valid; checking it again gives
+	// the same answer, outside the lock.
+	if err := machValidate(t.Policy); err != nil {
+		return fmt.Errorf("probe: target %q: %w", t.ID, err)
 	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	cur, ok := m.targets[t.ID]
-	if !ok {
+	if cur, ok = m.targets[t.ID]; !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownTarget, t.ID)
 	}
 	now := time.Now()
 	emitted := false
-	if mach != cur.mach {
-		emitted = m.carryStateLocked(now, cur, mach)
+	if *cur.mach.p != t.Policy {
+		var nm Machine
+		nm.init(m.internLocked(t.Policy))
+		emitted = m.carryStateLocked(now, cur, &nm)
+		m.releaseLocked(cur.mach.p)
+		cur.mach = nm
 	}
 	cur.gen++
 	if cur.cancel != nil {
 		cur.cancel()
 		cur.cancel = nil
 	}
-	cur.inFlight = false
-	cur.setup(t.Prober, mach)
+	cur.prober = t.Prober
 	m.heap.remove(cur)
-	m.queueLocked(cur, now.Add(backoff.Uniform(cur.initial, m.rng)))
+	m.queueLocked(cur, now.Add(backoff.Uniform(cur.mach.p.InitialJitter.D(), m.rng)))
 	if emitted {
 		monSignal(m.evWake)
 	}
@@ -412,21 +442,11 @@ func (t *monTarget) fill(now time.Time, out *TargetStats, buf []time.Duration) [
 	out.ID = t.id
 	t.st.fill(now, out)
 	out.Served, out.Disabled = t.mach.Served(), t.mach.Disabled()
-	out.InFlight = t.inFlight
+	out.InFlight = t.cancel != nil
 	if t.idx != monNotQueued {
 		out.NextProbe = t.due
 	}
 	return t.st.samples(buf)
-}
-
-// setup installs a prober and a machine and caches what the scheduler reads
-// from the policy.
-func (t *monTarget) setup(p Prober, mach *Machine) {
-	pol := mach.Policy()
-	t.prober, t.mach = p, mach
-	t.timeout = pol.Timeout.D()
-	t.initial = pol.InitialJitter.D()
-	t.jitter = pol.Jitter()
 }
 
 // queueLocked puts t in the heap at due and wakes the scheduler if t is now
@@ -445,7 +465,7 @@ func (m *Monitor) stepLocked(t *monTarget, s Step) bool {
 		return false
 	}
 	t.st.enter(s.Transition.At, s.Transition.To)
-	return m.emitLocked(t.id, s.Transition, t.mach)
+	return m.emitLocked(t.id, s.Transition, &t.mach)
 }
 
 // emitLocked queues an event for the observer; false when nobody listens.

@@ -33,7 +33,7 @@ type monWorker struct {
 // timeout as its deadline.
 type monJob struct {
 	t      *monTarget
-	gen    uint64
+	gen    uint32
 	prober Prober
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -160,8 +160,8 @@ func (m *Monitor) dispatch(ctx context.Context, start func(*monWorker, monJob)) 
 			break // workers told to retire have not exited yet; each wakes the scheduler when it does
 		}
 		m.heap.pop()
-		pctx, cancel := context.WithTimeout(base, t.timeout)
-		t.cancel, t.inFlight = cancel, true
+		pctx, cancel := context.WithTimeout(base, t.mach.p.Timeout.D())
+		t.cancel = cancel
 		m.inFlight++
 		j := monJob{t: t, gen: t.gen, prober: t.prober, ctx: pctx, cancel: cancel, start: now}
 		if w != nil {
@@ -249,14 +249,14 @@ func (m *Monitor) finish(ctx context.Context, w *monWorker, j monJob, r Result) 
 	m.inFlight--
 	now := time.Now()
 	stay := m.idleLocked(w, now)
-	if t.removed || t.gen != j.gen {
+	if t.gen != j.gen { // removed or updated since
 		m.mu.Unlock()
 		if full {
 			monSignal(m.wake)
 		}
 		return stay
 	}
-	t.cancel, t.inFlight = nil, false
+	t.cancel = nil
 	if ctx.Err() != nil {
 		// Stopping: the result is an artefact of the cancellation. Keep the
 		// target due at once for the next Run.
@@ -270,7 +270,7 @@ func (m *Monitor) finish(ctx context.Context, w *monWorker, j monJob, r Result) 
 	step := t.mach.Observe(now, r)
 	t.st.record(now, r, m.cfg.LatencySmoothing)
 	sent := m.stepLocked(t, step)
-	d := max(t.jitter.Apply(step.Next, m.rng), monMinDelay)
+	d := max(t.mach.p.Jitter().Apply(step.Next, m.rng), monMinDelay)
 	due := j.start.Add(d)
 	if due.Before(now) {
 		due = now

@@ -33,9 +33,9 @@ func (h *monHeap) push(t *monTarget, due time.Time) {
 	t.due = due
 	h.seq++
 	t.seq = h.seq
-	t.idx = len(h.items)
+	t.idx = int32(len(h.items))
 	h.items = append(h.items, t)
-	h.up(t.idx)
+	h.up(int(t.idx))
 }
 
 // pop removes and returns the earliest target; nil when empty.
@@ -57,7 +57,7 @@ func (h *monHeap) pop() *monTarget {
 
 // remove takes t out of the heap if it is queued.
 func (h *monHeap) remove(t *monTarget) {
-	i := t.idx
+	i := int(t.idx)
 	if i < 0 || i >= len(h.items) || h.items[i] != t {
 		return
 	}
@@ -85,8 +85,8 @@ func (h *monHeap) less(i, j int) bool {
 
 func (h *monHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].idx = i
-	h.items[j].idx = j
+	h.items[i].idx = int32(i)
+	h.items[j].idx = int32(j)
 }
 
 func (h *monHeap) up(i int) {

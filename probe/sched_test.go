@@ -71,7 +71,7 @@ func TestSchedHeapMatchesModel(t *testing.T) {
 				t.Fatalf("len %d, model %d", h.Len(), len(model))
 			}
 			for i, it := range h.items {
-				if it.idx != i {
+				if int(it.idx) != i {
 					t.Fatalf("item %s at %d records index %d", it.id, i, it.idx)
 				}
 			}

@@ -74,14 +74,17 @@ type TargetStats struct {
 // by the Monitor's mutex; recording a result allocates only the latency
 // window, once. Window latencies are kept in microseconds to halve the
 // per-target memory.
+//
+// Its layout is kept compact (it is most of a target's record): counts by
+// kind are 32-bit (4 × 10⁹ failures of one kind is over a century of one
+// probe a second) and failures are probes minus passes.
 type monStats struct {
 	since       time.Time
-	state       State
 	timeIn      [monNumStates]time.Duration
 	transitions uint64
 
-	probes, passes, failures uint64
-	byKind                   [NumKinds]uint64
+	probes, passes uint64
+	byKind         [NumKinds]uint32 // saturating
 
 	last        Result
 	lastAt      time.Time
@@ -89,13 +92,15 @@ type monStats struct {
 	lastErrAt   time.Time
 	ewma        float64  // nanoseconds
 	window      []uint32 // latencies in microseconds (saturating), a ring once full
-	windowNext  int      // ring position of the next write once full
-	windowLimit int
+	windowNext  uint16   // ring position of the next write once full
+	windowLimit uint16   // at most MaxLatencyWindow
+	state       State
 }
 
-// monNewStats starts statistics for a target entering state at now.
+// monNewStats starts statistics for a target entering state at now; window
+// is at most MaxLatencyWindow.
 func monNewStats(now time.Time, state State, window int) monStats {
-	return monStats{since: now, state: state, windowLimit: window}
+	return monStats{since: now, state: state, windowLimit: uint16(window)}
 }
 
 // enter records a change to state at now.
@@ -118,11 +123,12 @@ func (s *monStats) record(now time.Time, r Result, alpha float64) {
 	if r.Passed() {
 		s.passes++
 	} else {
-		s.failures++
-		if int(r.Kind) < NumKinds {
-			s.byKind[r.Kind]++
-		} else {
-			s.byKind[KindOther]++
+		k := r.Kind
+		if int(k) >= NumKinds {
+			k = KindOther
+		}
+		if s.byKind[k] < math.MaxUint32 {
+			s.byKind[k]++
 		}
 		s.lastErr, s.lastErrAt = r.Detail, now
 		if s.lastErr == "" {
@@ -136,11 +142,11 @@ func (s *monStats) record(now time.Time, r Result, alpha float64) {
 	} else {
 		s.ewma += alpha * (float64(lat) - s.ewma)
 	}
-	if s.windowLimit <= 0 {
+	if s.windowLimit == 0 {
 		return
 	}
 	us := monMicros(lat)
-	if len(s.window) < s.windowLimit {
+	if len(s.window) < int(s.windowLimit) {
 		if s.window == nil {
 			s.window = make([]uint32, 0, s.windowLimit)
 		}
@@ -180,8 +186,10 @@ func (s *monStats) fill(now time.Time, out *TargetStats) {
 	if int(s.state) < monNumStates && now.After(s.since) {
 		out.TimeIn[s.state] += now.Sub(s.since)
 	}
-	out.Probes, out.Passes, out.Failures = s.probes, s.passes, s.failures
-	out.FailuresByKind = s.byKind
+	out.Probes, out.Passes, out.Failures = s.probes, s.passes, s.probes-s.passes
+	for k, n := range s.byKind {
+		out.FailuresByKind[k] = uint64(n)
+	}
 	out.LastResult, out.LastProbe = s.last, s.lastAt
 	out.LastError, out.LastErrorAt = s.lastErr, s.lastErrAt
 	if s.probes > 0 {
