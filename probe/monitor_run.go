@@ -89,8 +89,9 @@ func (m *Monitor) schedule(ctx context.Context, start func(*monWorker, monJob)) 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	base := context.WithoutCancel(ctx) // the probes' parent: values only; see stopWorkers
 	for {
-		if wait, armed := m.dispatch(ctx, start); armed {
+		if wait, armed := m.dispatch(ctx, base, start); armed {
 			timer.Reset(wait)
 		} else {
 			timer.Stop()
@@ -130,8 +131,9 @@ func (m *Monitor) stopWorkers() {
 // retires workers idle for monWorkerIdle. It returns how long until the
 // earliest target is due or the longest-idle worker is to retire, and false
 // when no timer is needed (nothing queued and no idle worker, or every
-// worker busy: a finishing or exiting worker wakes the scheduler).
-func (m *Monitor) dispatch(ctx context.Context, start func(*monWorker, monJob)) (time.Duration, bool) {
+// worker busy: a finishing or exiting worker wakes the scheduler). base
+// is the parent of the probes' contexts.
+func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, monJob)) (time.Duration, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if ctx.Err() != nil {
@@ -139,7 +141,6 @@ func (m *Monitor) dispatch(ctx context.Context, start func(*monWorker, monJob)) 
 	}
 	now := time.Now()
 	m.retireLocked(now)
-	base := context.WithoutCancel(ctx) // values only; see stopWorkers
 	var wait time.Duration
 	armed := false
 	for m.inFlight < m.cfg.Concurrency {

@@ -21,6 +21,15 @@ import (
 	"github.com/gslbkit/gslb/probe"
 )
 
+// gcPercent is GOGC as the runtime reads it (100 when unset; "off" is
+// reported as 100 too, the figure is only a hint).
+func gcPercent() int {
+	if v, err := strconv.Atoi(os.Getenv("GOGC")); err == nil && v > 0 {
+		return v
+	}
+	return 100
+}
+
 func main() {
 	n := flag.Int("n", 1000, "number of targets")
 	base := flag.Int("base", 20000, "first port")
@@ -75,17 +84,31 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	fmt.Println("ready")
-	var ms runtime.MemStats
 	runDone := make(chan error, 1)
 	go func() { runDone <- m.Run(ctx) }()
-	<-ctx.Done()
-	runtime.ReadMemStats(&ms) // while the Monitor still runs: what the RSS reflects
+	// Sample the runtime once a second while the Monitor runs: the last
+	// sample is what the RSS read by run.sh reflects; goroutines (the
+	// Monitor's workers, started on demand) are reported at their peak.
+	var ms runtime.MemStats
+	peakG := 0
+	tick := time.NewTicker(time.Second)
+	for sampling := true; sampling; {
+		select {
+		case <-ctx.Done():
+			sampling = false
+		case <-tick.C:
+			runtime.ReadMemStats(&ms)
+			peakG = max(peakG, runtime.NumGoroutine())
+		}
+	}
+	tick.Stop()
 	if err := <-runDone; err != nil {
 		log.Print(err)
 		return
 	}
-	fmt.Fprintf(os.Stderr, "gslbprobe: memory while running: heap in use %d KiB, stacks %d KiB, runtime other %d KiB, from the OS %d KiB, %d goroutines, %d GCs\n",
-		ms.HeapInuse>>10, ms.StackInuse>>10, (ms.MSpanInuse+ms.MCacheInuse+ms.BuckHashSys+ms.GCSys+ms.OtherSys)>>10, ms.Sys>>10, runtime.NumGoroutine(), ms.NumGC)
+	fmt.Fprintf(os.Stderr, "gslbprobe: memory while running: heap in use %d KiB (live after the last GC %d KiB, GC goal %d KiB), stacks %d KiB, runtime other %d KiB, heap kept idle %d KiB, from the OS %d KiB, peak %d goroutines, %d GCs\n",
+		ms.HeapInuse>>10, (ms.NextGC*100/uint64(100+gcPercent()))>>10, ms.NextGC>>10, ms.StackInuse>>10, (ms.MSpanInuse+ms.MCacheInuse+ms.BuckHashSys+ms.GCSys+ms.OtherSys)>>10,
+		(ms.HeapIdle-ms.HeapReleased)>>10, ms.Sys>>10, peakG, ms.NumGC)
 	if *memprofile != "" {
 		f, err := os.Create(*memprofile)
 		if err != nil {
