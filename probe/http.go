@@ -37,9 +37,8 @@ import (
 type HTTP struct {
 	cfg      HTTPConfig // a private copy
 	method   string
-	dialAddr string         // host:port dialled
-	dialIP   netip.AddrPort // dialAddr when the host is an IP literal
-	host     string         // Host header
+	dialAddr string // host:port dialled
+	host     string // Host header
 	tls      *tls.Config
 	segs     [][]byte
 	window   int      // 0 = whole body
@@ -75,7 +74,6 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 		useTLS:   cfg.TLS != nil,
 		window:   cfg.MatchWindow,
 	}
-	h.dialIP, _ = netip.ParseAddrPort(h.dialAddr) // invalid (zero) for a host name
 	h.head = h.method == http.MethodHead
 	if h.segs, err = cfg.ExpectedResponse.decode("expectedResponse"); err != nil {
 		return nil, err
@@ -195,18 +193,18 @@ func httpPassDetail(code int) string {
 func (h *HTTP) dial(ctx context.Context) (net.Conn, error) {
 	// One request per connection: keep-alive probes would only cost a setsockopt.
 	d := net.Dialer{Timeout: h.cfg.ConnectTimeout.D(), KeepAlive: -1}
-	return probeDial(ctx, &d, h.dialIP, h.dialAddr)
+	return probeDial(ctx, &d, h.dialAddr)
 }
 
-// probeDial dials ip when it is valid, else addr through the resolver.
-func probeDial(ctx context.Context, d *net.Dialer, ip netip.AddrPort, addr string) (net.Conn, error) {
-	if ip.IsValid() {
-		c, err := d.DialTCP(ctx, "tcp", netip.AddrPort{}, ip)
-		if err != nil {
-			return nil, err // not a typed nil in an interface
-		}
-		return c, nil
-	}
+// probeDial dials addr (host:port; an IP literal skips the resolver).
+//
+// It does not use Dialer.DialTCP: that method turns a zero local address
+// into a non-nil one, so every probe socket was bound to port 0 before
+// connecting. bind(0) reserves an ephemeral port exclusively, costs a
+// syscall and a port search, and at thousands of probes a second wears the
+// port range down faster than connect's own port choice, which may reuse a
+// port towards a different destination.
+func probeDial(ctx context.Context, d *net.Dialer, addr string) (net.Conn, error) {
 	return d.DialContext(ctx, "tcp", addr)
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"sync"
 	"syscall"
 	"time"
@@ -62,7 +61,6 @@ func (c TCPConfig) Validate() error {
 type TCP struct {
 	cfg  TCPConfig
 	addr string
-	ip   netip.AddrPort // addr when the host is an IP literal
 	send []byte
 	segs [][]byte
 }
@@ -80,7 +78,6 @@ func NewTCP(addr string, cfg TCPConfig) (*TCP, error) {
 		return nil, err
 	}
 	t := &TCP{addr: net.JoinHostPort(host, port), cfg: cfg}
-	t.ip, _ = netip.ParseAddrPort(t.addr)
 	if cfg.Send != nil {
 		p := *cfg.Send
 		p.Binary = append([]byte(nil), p.Binary...)
@@ -116,7 +113,7 @@ func (t *TCP) Probe(ctx context.Context) Result {
 
 func (t *TCP) probe(ctx context.Context) Result {
 	d := net.Dialer{KeepAlive: -1} // the connection lives for one probe
-	conn, err := probeDial(ctx, &d, t.ip, t.addr)
+	conn, err := probeDial(ctx, &d, t.addr)
 	if err != nil {
 		return Result{Status: Fail, Kind: probeErrKind(err), Detail: "connect: " + err.Error()}
 	}
