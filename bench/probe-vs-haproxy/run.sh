@@ -19,8 +19,11 @@
 # (seconds), INTERVAL=1, CHECK_CPU=1 and TARGET_CPU=0 (taskset cores; empty
 # to not pin), WORKERS (Monitor concurrency; default max(256, N/5), enough
 # for N probes a second at up to 200 ms latency), NICE=-10 (priority of the
-# target and the checkers when root; empty to leave it). Needs root to install
-# haproxy with apt if it is absent; see README.md.
+# target and the checkers when root; empty to leave it), CHECK_ENV (extra
+# environment for gslbprobe only, e.g. "GOMEMLIMIT=48MiB"; empty by default),
+# BASE=20000 and CONTROL_PORT=19999 (the targets' first port and the target
+# server's control port; HAProxy's unused listener takes CONTROL_PORT - 1).
+# Needs root to install haproxy with apt if it is absent; see README.md.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -34,8 +37,9 @@ CHECK_CPU=${CHECK_CPU-1}
 TARGET_CPU=${TARGET_CPU-0}
 WORKERS=${WORKERS:-}
 NICE=${NICE--10}
-BASE=20000
-CONTROL_PORT=19999
+CHECK_ENV=${CHECK_ENV:-}
+BASE=${BASE:-20000}
+CONTROL_PORT=${CONTROL_PORT:-19999}
 CLK_TCK=$(getconf CLK_TCK)
 
 WORK=$(mktemp -d)
@@ -84,6 +88,11 @@ fi
 if command -v taskset >/dev/null 2>&1; then
   [ -n "$CHECK_CPU" ] && PIN_CHECK+=(taskset -c "$CHECK_CPU")
   [ -n "$TARGET_CPU" ] && PIN_TARGET+=(taskset -c "$TARGET_CPU")
+fi
+GP_ENV=() # env execs its command, so $! stays gslbprobe's PID
+if [ -n "$CHECK_ENV" ]; then
+  read -r -a GP_ENV <<<"env $CHECK_ENV"
+  echo "gslbprobe runs with: $CHECK_ENV" >&2
 fi
 
 cpu_ticks() { # utime + stime of PID, in clock ticks (fields 14 and 15)
@@ -186,7 +195,7 @@ for n in $NS; do
     sleep 2 # let the last checks drain
 
     echo "-- N=$n $mode: gslbkit" >&2
-    "${PIN_CHECK[@]}" "$WORK/gslbprobe" -n "$n" -base "$BASE" -mode "$mode" \
+    "${PIN_CHECK[@]}" "${GP_ENV[@]}" "$WORK/gslbprobe" -n "$n" -base "$BASE" -mode "$mode" \
       -interval "${INTERVAL}s" -timeout "${INTERVAL}s" -workers "${WORKERS:-$(( n / 5 > 256 ? n / 5 : 256 ))}" \
       >"$WORK/gslbprobe.out" 2>&1 &
     gpid=$!

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -20,15 +21,6 @@ import (
 
 	"github.com/gslbkit/gslb/probe"
 )
-
-// gcPercent is GOGC as the runtime reads it (100 when unset; "off" is
-// reported as 100 too, the figure is only a hint).
-func gcPercent() int {
-	if v, err := strconv.Atoi(os.Getenv("GOGC")); err == nil && v > 0 {
-		return v
-	}
-	return 100
-}
 
 func main() {
 	n := flag.Int("n", 1000, "number of targets")
@@ -90,7 +82,8 @@ func main() {
 	// sample is what the RSS read by run.sh reflects; goroutines (the
 	// Monitor's workers, started on demand) are reported at their peak.
 	var ms runtime.MemStats
-	peakG := 0
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}} // heap marked live by the last GC
+	peakG, lastG := 0, 0
 	tick := time.NewTicker(time.Second)
 	for sampling := true; sampling; {
 		select {
@@ -98,7 +91,9 @@ func main() {
 			sampling = false
 		case <-tick.C:
 			runtime.ReadMemStats(&ms)
-			peakG = max(peakG, runtime.NumGoroutine())
+			metrics.Read(live)
+			lastG = runtime.NumGoroutine()
+			peakG = max(peakG, lastG)
 		}
 	}
 	tick.Stop()
@@ -106,9 +101,9 @@ func main() {
 		log.Print(err)
 		return
 	}
-	fmt.Fprintf(os.Stderr, "gslbprobe: memory while running: heap in use %d KiB (live after the last GC %d KiB, GC goal %d KiB), stacks %d KiB, runtime other %d KiB, heap kept idle %d KiB, from the OS %d KiB, peak %d goroutines, %d GCs\n",
-		ms.HeapInuse>>10, (ms.NextGC*100/uint64(100+gcPercent()))>>10, ms.NextGC>>10, ms.StackInuse>>10, (ms.MSpanInuse+ms.MCacheInuse+ms.BuckHashSys+ms.GCSys+ms.OtherSys)>>10,
-		(ms.HeapIdle-ms.HeapReleased)>>10, ms.Sys>>10, peakG, ms.NumGC)
+	fmt.Fprintf(os.Stderr, "gslbprobe: memory while running: heap in use %d KiB (live after the last GC %d KiB, GC goal %d KiB), stacks %d KiB, runtime other %d KiB, heap kept idle %d KiB, from the OS %d KiB, %d goroutines (peak %d), %d GCs\n",
+		ms.HeapInuse>>10, live[0].Value.Uint64()>>10, ms.NextGC>>10, ms.StackInuse>>10, (ms.MSpanInuse+ms.MCacheInuse+ms.BuckHashSys+ms.GCSys+ms.OtherSys)>>10,
+		(ms.HeapIdle-ms.HeapReleased)>>10, ms.Sys>>10, lastG, peakG, ms.NumGC)
 	if *memprofile != "" {
 		f, err := os.Create(*memprofile)
 		if err != nil {
