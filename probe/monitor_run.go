@@ -45,10 +45,11 @@ type monJob struct {
 // returns nil. It runs one scheduler and, with an Observer, one goroutine
 // delivering events; workers, which run the probes, are started when a
 // probe is due and no worker is free, up to MonitorConfig.Concurrency, and
-// exit after 5 s without work; no other goroutine, whatever the number of
-// targets. Each probe gets a context
-// carrying ctx's values, the policy's timeout as its deadline, and cancelled
-// when its target is removed or updated or when Run stops. Targets and their state survive Run: a later Run continues with them.
+// exit after 5 s (of the Monitor's clock) without work; no other goroutine,
+// whatever the number of targets. Each probe gets a context carrying ctx's
+// values, the policy's timeout as its deadline, and cancelled when its
+// target is removed or updated or when Run stops. Targets and their state
+// survive Run: a later Run continues with them.
 // Errors: ErrMonitorRunning when another Run is running.
 func (m *Monitor) Run(ctx context.Context) error {
 	m.mu.Lock()
