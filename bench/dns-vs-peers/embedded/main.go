@@ -61,11 +61,6 @@ func main() {
 		}
 		return
 	}
-	// The script pins this process to one CPU, so Go's default GOMAXPROCS
-	// is 1; memory.Server asks for at least 2 (see its doc).
-	if runtime.GOMAXPROCS(0) < 2 {
-		runtime.GOMAXPROCS(2)
-	}
 	p, err := load(*zoneFile)
 	if err != nil {
 		log.Fatal(err)
@@ -74,6 +69,14 @@ func main() {
 	defer stop()
 	switch *mode {
 	case "fast":
+		// The script pins this process to one CPU, so Go's default
+		// GOMAXPROCS is 1; memory.Server asks for at least 2 (see its doc).
+		// The other modes stand for other server designs and keep the
+		// default: with netpoller-driven loops a second P on one core only
+		// adds wake-ups.
+		if runtime.GOMAXPROCS(0) < 2 {
+			runtime.GOMAXPROCS(2)
+		}
 		cfg := memory.DefaultServerConfig()
 		cfg.Addr = *addr
 		srv, nerr := memory.NewServer(p, cfg, nil)
