@@ -93,14 +93,6 @@ func machValidate(p Policy) error {
 	return nil
 }
 
-// machShared returns a machine for p, which the caller has validated with
-// machValidate and never modifies, so that many machines can share it.
-func machShared(p *Policy) *Machine {
-	m := new(Machine)
-	m.init(p)
-	return m
-}
-
 // init readies m for p in p.InitialState with no result seen.
 func (m *Machine) init(p *Policy) {
 	*m = Machine{p: p, state: p.InitialState}

@@ -284,9 +284,9 @@ func (m *Monitor) Update(t Target) error {
 		return err
 	}
 	m.mu.Lock()
-	cur, ok := m.targets[t.ID]
+	_, known := m.targets[t.ID]
 	m.mu.Unlock()
-	if !ok {
+	if !known {
 		return fmt.Errorf("%w: %q", ErrUnknownTarget, t.ID)
 	}
 	// A policy equal to the current one is valid; checking it again gives
@@ -297,7 +297,8 @@ func (m *Monitor) Update(t Target) error {
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cur, ok = m.targets[t.ID]; !ok {
+	cur, ok := m.targets[t.ID]
+	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownTarget, t.ID)
 	}
 	now := time.Now()
