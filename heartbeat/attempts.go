@@ -16,7 +16,8 @@ import (
 // and the first success ends it, so at most one write per scope per
 // interval lands.
 //
-// Why SelfHealAttempts defaults to 7. Issue 5's throttle pattern rejects
+// Why SelfHealAttempts defaults to 7. The throttle pattern the package is
+// tested against (TestThrottlePatternNoPeerSeesStale) rejects
 // every write for 15 s, then 2 of every 3 writes for 5 minutes; no peer may
 // see the cluster stale, with clocks up to SkewTolerance (5 s) ahead of the
 // publisher's. A peer 5 s ahead sees a normal beat stamped L stale once
