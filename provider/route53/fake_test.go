@@ -15,6 +15,7 @@ import (
 // fakeRoute53 is a local HTTP server speaking the part of Route 53's
 // REST/XML API (version 2013-04-01) that libdns/route53 uses:
 // ListHostedZonesByName, ListResourceRecordSets (paged) and
+// GetChange (for WaitForSync; every batch is change /change/C1) and
 // ChangeResourceRecordSets with CREATE, UPSERT and DELETE, applied
 // atomically per batch and validated the way Route 53 documents it
 // (DELETE must match the RRset exactly; no CNAME beside other data or at
@@ -30,6 +31,13 @@ type fakeRoute53 struct {
 	sets     map[setKey]*rrset
 	failNext []fakeFailure
 	requests []string
+	// changeStatus answers GetChange, one status per request, the last
+	// repeating; empty means INSYNC. onGetChange, if set, runs (under mu)
+	// on every GetChange request.
+	changeStatus []string
+	onGetChange  func()
+	// failGetChange, if set, answers every GetChange with this error.
+	failGetChange *fakeFailure
 }
 
 type setKey struct{ name, typ string }
@@ -55,6 +63,32 @@ func newFakeRoute53(t *testing.T, zoneID, zone string) *fakeRoute53 {
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
 	return f
+}
+
+// getChange answers GetChange for the one change ID the fake hands out
+// (every change batch is /change/C1).
+func (f *fakeRoute53) getChange(w http.ResponseWriter) {
+	if fl := f.failGetChange; fl != nil {
+		writeError(w, fl.status, fl.code, "injected by the test")
+		return
+	}
+	status := "INSYNC"
+	if len(f.changeStatus) > 0 {
+		status = f.changeStatus[0]
+		if len(f.changeStatus) > 1 {
+			f.changeStatus = f.changeStatus[1:]
+		}
+	}
+	if f.onGetChange != nil {
+		f.onGetChange()
+	}
+	writeXML(w, struct {
+		XMLName xml.Name `xml:"GetChangeResponse"`
+		NS      string   `xml:"xmlns,attr"`
+		ID      string   `xml:"ChangeInfo>Id"`
+		Status  string   `xml:"ChangeInfo>Status"`
+		At      string   `xml:"ChangeInfo>SubmittedAt"`
+	}{NS: r53NS, ID: "/change/C1", Status: status, At: "2026-01-01T00:00:00Z"})
 }
 
 // fail makes the next requests fail, one failure per request.
@@ -87,6 +121,8 @@ func (f *fakeRoute53) serve(w http.ResponseWriter, r *http.Request) {
 		f.list(w, r)
 	case path == rrsetPath && r.Method == http.MethodPost:
 		f.change(w, r)
+	case r.Method == http.MethodGet && path == "/2013-04-01/change/C1":
+		f.getChange(w)
 	case strings.HasPrefix(path, "/2013-04-01/hostedzone/"):
 		writeError(w, http.StatusNotFound, "NoSuchHostedZone", "No hosted zone found with ID: "+strings.Split(path, "/")[3])
 	default:

@@ -146,3 +146,76 @@ func TestRetryThroughThrottling(t *testing.T) {
 	assert.Equal(t, int64(3), st.Calls)
 	assert.Equal(t, int64(2), st.Throttled)
 }
+
+// WaitForSync: after a change batch the adapter asks GetChange until the
+// change is INSYNC. The SDK's waiter sleeps at least 30 s in real time
+// between tries, so these cases never need a second try: INSYNC at once;
+// an error from GetChange, classified like any other; and a change still
+// PENDING when the caller's context ends, which returns at once instead of
+// sleeping. Without WaitForSync no GetChange is sent.
+func TestWaitForSync(t *testing.T) {
+	rec := []libdns.Record{libdns.Address{Name: "www", IP: netip.MustParseAddr("192.0.2.1"), TTL: time.Minute}}
+	newSyncProvider := func(t *testing.T, f *fakeRoute53, wait bool) *route53.Provider {
+		awsEnv(t, f.URL)
+		cfg := route53.DefaultConfig()
+		cfg.HostedZoneID = "Z0GSLBKIT"
+		cfg.WaitForSync = wait
+		p, err := route53.New(cfg)
+		require.NoError(t, err)
+		return p
+	}
+	getChanges := func(f *fakeRoute53) int {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		n := 0
+		for _, r := range f.requests {
+			if r == "GET /2013-04-01/change/C1" {
+				n++
+			}
+		}
+		return n
+	}
+
+	t.Run("INSYNC at once", func(t *testing.T) {
+		f := newFakeRoute53(t, "Z0GSLBKIT", "example.test.")
+		p := newSyncProvider(t, f, true)
+		_, err := p.SetRecords(context.Background(), "example.test.", rec)
+		require.NoError(t, err)
+		assert.Equal(t, 1, getChanges(f))
+	})
+	t.Run("not asked", func(t *testing.T) {
+		f := newFakeRoute53(t, "Z0GSLBKIT", "example.test.")
+		p := newSyncProvider(t, f, false)
+		_, err := p.SetRecords(context.Background(), "example.test.", rec)
+		require.NoError(t, err)
+		assert.Zero(t, getChanges(f))
+	})
+	t.Run("GetChange throttled", func(t *testing.T) {
+		f := newFakeRoute53(t, "Z0GSLBKIT", "example.test.")
+		p := newSyncProvider(t, f, true)
+		f.mu.Lock()
+		f.failGetChange = &fakeFailure{400, "Throttling"}
+		f.mu.Unlock()
+		_, err := p.SetRecords(context.Background(), "example.test.", rec)
+		require.Error(t, err)
+		assert.Equal(t, errclass.Throttled, errclass.Of(err), "%v", err)
+		assert.Equal(t, "Throttling", route53.ErrorCode(err))
+		assert.Contains(t, err.Error(), "INSYNC")
+		assert.Equal(t, 1, getChanges(f))
+	})
+	t.Run("PENDING until the context ends", func(t *testing.T) {
+		f := newFakeRoute53(t, "Z0GSLBKIT", "example.test.")
+		p := newSyncProvider(t, f, true)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		f.mu.Lock()
+		f.changeStatus = []string{"PENDING"}
+		f.onGetChange = cancel
+		f.mu.Unlock()
+		_, err := p.SetRecords(ctx, "example.test.", rec)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Contains(t, err.Error(), "INSYNC")
+		assert.Equal(t, 1, getChanges(f))
+	})
+}
