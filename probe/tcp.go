@@ -23,6 +23,17 @@ type TCPConfig struct {
 	Receive Segments `json:"receive,omitempty"`
 	// Port, when not 0, replaces the target's port; 1–65535.
 	Port int `json:"port,omitempty"`
+	// CompleteHandshake applies to connect-only checks (no Send, no
+	// Receive). When false (the default) a check ends as soon as the
+	// target's SYN-ACK arrives, with a reset instead of the handshake's
+	// last ACK, as HAProxy's connect-only checks do: the target's kernel
+	// answered, so the port is open, and its application never accepts a
+	// connection that only a health check made. On Linux this works by
+	// turning TCP_QUICKACK off before connecting, which lets the kernel
+	// hold the ACK back; elsewhere the handshake always completes. Set it to
+	// complete the handshake (then reset) for a target that should see
+	// its checks' connections.
+	CompleteHandshake bool `json:"completeHandshake,omitempty"`
 }
 
 // DefaultTCPConfig returns a connect-only check.
@@ -50,8 +61,10 @@ func (c TCPConfig) Validate() error {
 // TCP is a TCP prober, classified by Envoy's rules 6–8:
 //
 //   - connect error, refusal or timeout → Fail;
-//   - connect-only (no Receive): a connection → Pass, closed at once with a
-//     reset (SO_LINGER 0), as HAProxy does, so no TIME_WAIT is left behind;
+//   - connect-only (no Send, no Receive): the SYN-ACK → Pass, closed at
+//     once with a reset (SO_LINGER 0) before the handshake's last ACK, as
+//     HAProxy does, so the target's application never accepts it and no
+//     TIME_WAIT is left behind (see TCPConfig.CompleteHandshake);
 //   - with Receive: all segments in order → Pass; the peer closing first →
 //     Fail (KindReset, an unexpected close); data that does not match is not
 //     itself a failure: the prober keeps reading until the probe's deadline
@@ -113,11 +126,15 @@ func (t *TCP) Probe(ctx context.Context) Result {
 
 func (t *TCP) probe(ctx context.Context) Result {
 	d := net.Dialer{KeepAlive: -1} // the connection lives for one probe
+	connectOnly := len(t.send) == 0 && len(t.segs) == 0
+	if connectOnly && !t.cfg.CompleteHandshake {
+		d.Control = tcpHoldACK
+	}
 	conn, err := probeDial(ctx, &d, t.addr)
 	if err != nil {
 		return Result{Status: Fail, Kind: probeErrKind(err), Detail: "connect: " + err.Error()}
 	}
-	if len(t.send) == 0 && len(t.segs) == 0 {
+	if connectOnly {
 		tcpAbort(conn)
 		return Result{Status: Pass, Detail: "connected"}
 	}

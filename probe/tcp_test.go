@@ -113,8 +113,8 @@ func TestTCPRefused(t *testing.T) {
 	assert.Equal(t, KindRefused, r.Kind, r.Detail)
 }
 
-// TestTCPConnectOnlyResets checks HAProxy's close: the server reads ECONNRESET,
-// not a clean end of stream.
+// TestTCPConnectOnlyResets checks HAProxy's close after a completed
+// handshake: the server reads ECONNRESET, not a clean end of stream.
 func TestTCPConnectOnlyResets(t *testing.T) {
 	got := make(chan error, 1)
 	addr := probersTCPServer(t, func(c net.Conn, _ <-chan struct{}) {
@@ -122,7 +122,7 @@ func TestTCPConnectOnlyResets(t *testing.T) {
 		_, err := c.Read(make([]byte, 1))
 		got <- err
 	})
-	p, err := NewTCP(addr, DefaultTCPConfig())
+	p, err := NewTCP(addr, TCPConfig{CompleteHandshake: true})
 	require.NoError(t, err)
 	require.Equal(t, Pass, p.Probe(probersCtx(t, 5*time.Second)).Status)
 	err = <-got

@@ -29,6 +29,7 @@ func main() {
 	interval := flag.Duration("interval", time.Second, "probe interval")
 	timeout := flag.Duration("timeout", time.Second, "probe timeout")
 	workers := flag.Int("workers", 256, "Monitor concurrency")
+	complete := flag.Bool("complete-handshake", false, "tcp mode: complete the handshake before the reset (TCPConfig.CompleteHandshake)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	memprofile := flag.String("memprofile", "", "write a heap profile to this file on exit")
 	flag.Parse()
@@ -62,7 +63,7 @@ func main() {
 		case "http":
 			p, err = probe.NewHTTP(addr, probe.DefaultHTTPConfig())
 		case "tcp":
-			p, err = probe.NewTCP(addr, probe.DefaultTCPConfig())
+			p, err = probe.NewTCP(addr, probe.TCPConfig{CompleteHandshake: *complete})
 		default:
 			log.Fatalf("mode %q: want http or tcp", *mode)
 		}
