@@ -102,7 +102,7 @@ func (s *Server) serveUDPConn(conn *net.UDPConn, stop <-chan struct{}) {
 // without a yield its goroutine keeps one scheduling slice for ever; after
 // 10 ms of that the runtime's monitor thread (sysmon) takes the P away from
 // the blocked receive to preempt it and goes back to polling every 20 µs.
-// That polling, a wake-up and a sleep each time, cost about a sixth of the
+// That polling, a wake-up and a sleep each time, cost about a fifth of the
 // server's CPU at 30k queries/s. Yielding every few milliseconds of
 // traffic keeps sysmon at its 10 ms back-off.
 const yieldEvery = 64
