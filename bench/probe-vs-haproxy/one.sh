@@ -33,41 +33,13 @@ TARGET_CPU=${TARGET_CPU-0}
 CHECK_CPU=${CHECK_CPU-1}
 CHECK_ENV=${CHECK_ENV:-}
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]:-}"; do
-    [ -n "$p" ] && kill "$p" 2>/dev/null || true
-  done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+. "$HERE/lib.sh"
 
 BIN=${BIN:-}
 if [ -z "$BIN" ]; then
   BIN=$WORK
-  (cd "$ROOT" && go build -o "$BIN/target" ./bench/probe-vs-haproxy/target \
-              && go build -o "$BIN/gslbprobe" ./bench/probe-vs-haproxy/gslbprobe)
+  build_bins "$BIN"
 fi
-PIN_TARGET=() PIN_CHECK=() GP_ENV=()
-if command -v taskset >/dev/null 2>&1; then
-  [ -n "$TARGET_CPU" ] && PIN_TARGET=(taskset -c "$TARGET_CPU")
-  [ -n "$CHECK_CPU" ] && PIN_CHECK=(taskset -c "$CHECK_CPU")
-fi
-[ -n "$CHECK_ENV" ] && read -r -a GP_ENV <<<"env $CHECK_ENV"
-
-wait_ready() { # FILE PID
-  for _ in $(seq 1 600); do
-    grep -q ready "$1" 2>/dev/null && return 0
-    kill -0 "$2" 2>/dev/null || { echo "process $2 died:" >&2; cat "$1" >&2; return 1; }
-    sleep 0.1
-  done
-  echo "timed out waiting for $1" >&2
-  return 1
-}
-cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
 
 "${PIN_TARGET[@]}" "$BIN/target" -n "$n" -base "$BASE" -control "127.0.0.1:$CONTROL_PORT" >"$WORK/target.out" 2>&1 &
 PIDS+=($!)
@@ -81,7 +53,7 @@ sleep "$WARMUP"
 a=$(cpu_ticks "$gp")
 sleep "$secs"
 b=$(cpu_ticks "$gp")
-rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$gp/status")
+rss=$(rss_kib "$gp")
 kill -INT "$gp"
 wait "$gp" || true
 awk -v n="$n" -v s="$secs" -v d=$((b - a)) -v hz="$(getconf CLK_TCK)" -v rss="$rss" -v env="$CHECK_ENV" 'BEGIN {

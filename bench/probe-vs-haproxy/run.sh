@@ -42,18 +42,7 @@ BASE=${BASE:-20000}
 CONTROL_PORT=${CONTROL_PORT:-19999}
 CLK_TCK=$(getconf CLK_TCK)
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]:-}"; do
-    [ -n "$p" ] && kill "$p" 2>/dev/null || true
-  done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+. "$HERE/lib.sh"
 
 if ! command -v haproxy >/dev/null 2>&1; then
   if [ "$(id -u)" != 0 ]; then
@@ -71,35 +60,8 @@ case "$HAPROXY_VERSION" in
 esac
 
 echo "building target and gslbprobe..." >&2
-(cd "$ROOT" && go build -o "$WORK/target" ./bench/probe-vs-haproxy/target \
-            && go build -o "$WORK/gslbprobe" ./bench/probe-vs-haproxy/gslbprobe)
-
-# Command prefixes: a higher priority (on a shared machine the target server
-# must keep up with N connections a second, and both engines should get the
-# CPU they ask for; CPU time is measured, not wall time) and a core. nice and
-# taskset exec their command, so $! of a background "${PIN_CHECK[@]}" cmd &
-# is cmd's own PID.
-PIN_CHECK=()
-PIN_TARGET=()
-if [ -n "$NICE" ] && [ "$(id -u)" = 0 ]; then
-  PIN_CHECK=(nice -n "$NICE")
-  PIN_TARGET=(nice -n "$NICE")
-fi
-if command -v taskset >/dev/null 2>&1; then
-  [ -n "$CHECK_CPU" ] && PIN_CHECK+=(taskset -c "$CHECK_CPU")
-  [ -n "$TARGET_CPU" ] && PIN_TARGET+=(taskset -c "$TARGET_CPU")
-fi
-GP_ENV=() # env execs its command, so $! stays gslbprobe's PID
-if [ -n "$CHECK_ENV" ]; then
-  read -r -a GP_ENV <<<"env $CHECK_ENV"
-  echo "gslbprobe runs with: $CHECK_ENV" >&2
-fi
-
-cpu_ticks() { # utime + stime of PID, in clock ticks (fields 14 and 15)
-  sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'
-}
-
-rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+build_bins "$WORK"
+[ -n "$CHECK_ENV" ] && echo "gslbprobe runs with: $CHECK_ENV" >&2
 
 counts() { # "<accepted> <http answered> <syns>" from the target server
   local line
@@ -120,16 +82,6 @@ probes_at_target() { # MODE: HTTP requests answered, or TCP SYNs received
   else
     echo "$a"
   fi
-}
-
-wait_ready() { # FILE PID: wait for "ready" in FILE
-  for _ in $(seq 1 600); do
-    grep -q ready "$1" 2>/dev/null && return 0
-    kill -0 "$2" 2>/dev/null || { echo "process $2 died:" >&2; cat "$1" >&2; return 1; }
-    sleep 0.1
-  done
-  echo "timed out waiting for $1" >&2
-  return 1
 }
 
 haproxy_cfg() { # N MODE > file
