@@ -50,15 +50,7 @@ func BenchmarkHTTPProbe(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				b.ReportAllocs()
-				defer probersReportCPU(b)()
-				for b.Loop() {
-					if r := h.Probe(ctx); r.Status != Pass {
-						b.Fatal(r.Detail)
-					}
-				}
+				probersBenchPass(b, h)
 			})
 		}
 	}
@@ -114,3 +106,17 @@ func probersReportCPU(b *testing.B) func() {
 }
 
 func probersCPUTime() time.Duration { return monCPUTime() }
+
+// probersBenchPass runs p once per benchmark iteration (allocations and
+// CPU time reported), failing on the first probe that does not pass.
+func probersBenchPass(b *testing.B, p Prober) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b.ReportAllocs()
+	defer probersReportCPU(b)()
+	for b.Loop() {
+		if r := p.Probe(ctx); r.Status != Pass {
+			b.Fatal(r.Detail)
+		}
+	}
+}

@@ -202,15 +202,7 @@ func BenchmarkTCPProbe(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			b.ReportAllocs()
-			defer probersReportCPU(b)()
-			for b.Loop() {
-				if r := p.Probe(ctx); r.Status != Pass {
-					b.Fatal(r.Detail)
-				}
-			}
+			probersBenchPass(b, p)
 		})
 	}
 }
