@@ -46,6 +46,9 @@ type HTTP struct {
 	ref      *httpRef // the net/http engine, when selected
 	useTLS   bool
 	head     bool
+	// loop is the address the Monitor's event loop probes, or the zero
+	// value when the check needs a goroutine (see loopTargetOf).
+	loop netip.AddrPort
 }
 
 var _ Prober = (*HTTP)(nil)
@@ -109,6 +112,8 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 	h.req = httpBuildRequest(h.method, cfg.Path, h.host, cfg.Headers, body)
 	if cfg.Engine == HTTPEngineNetHTTP {
 		h.ref = newHTTPRef(h, body)
+	} else if !h.useTLS && len(h.segs) == 0 {
+		h.loop = loopAddr(h.dialAddr)
 	}
 	return h, nil
 }

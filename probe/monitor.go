@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/backoff"
@@ -47,6 +48,16 @@ type MonitorConfig struct {
 	// LatencySmoothing is the weight of the newest latency in the smoothed
 	// (EWMA) latency, in (0, 1]; default 0.2.
 	LatencySmoothing float64 `json:"latencySmoothing"`
+	// NoEventLoop runs every probe on a worker goroutine. By default, on
+	// Linux, the scheduler goroutine runs plain HTTP checks that judge the
+	// status only (no TLS, no ExpectedResponse, the lean engine) and TCP
+	// connect-only checks, to IP addresses, itself, over non-blocking
+	// sockets in one epoll set: no goroutine per probe in flight, and one
+	// wake-up for every socket that became ready. Such a probe is not
+	// interrupted when its target is removed or updated; it ends at its
+	// deadline at the latest and its result is dropped. The probers'
+	// verdicts are the same on both paths.
+	NoEventLoop bool `json:"noEventLoop,omitempty"`
 }
 
 // Limits of MonitorConfig fields.
@@ -131,6 +142,12 @@ type Monitor struct {
 	peakWorkers int          // the most alive at once, for tests
 	idle        []*monWorker // idle workers, in the order they became idle
 	stopping    bool         // Run is stopping: workers exit when their probe ends
+
+	// The event loop of the current Run, if it has one (see NoEventLoop);
+	// signal wakes it. loopJobs is the scheduler's: the probes dispatch
+	// handed to the loop, started once the lock is released.
+	lp       atomic.Pointer[evLoop]
+	loopJobs []loopJob
 }
 
 // monTarget is the Monitor's record of one target, guarded by Monitor.mu.
@@ -455,7 +472,7 @@ func (t *monTarget) fill(now time.Time, out *TargetStats, buf []time.Duration) [
 func (m *Monitor) queueLocked(t *monTarget, due time.Time) {
 	m.heap.push(t, due)
 	if t.idx == 0 {
-		monSignal(m.wake)
+		m.signal()
 	}
 }
 
@@ -487,6 +504,14 @@ func monCheckTarget(t Target) error {
 		return fmt.Errorf("probe: target %q: Prober is nil (want a Prober)", t.ID)
 	}
 	return nil
+}
+
+// signal wakes the scheduler, waiting on its channel or in its event loop.
+func (m *Monitor) signal() {
+	monSignal(m.wake)
+	if lp := m.lp.Load(); lp != nil {
+		lp.wake()
+	}
 }
 
 // monSignal does a non-blocking send on a 1-buffered wake-up channel.

@@ -86,24 +86,128 @@ func (m *Monitor) Run(ctx context.Context) error {
 
 // schedule is the scheduler loop: it owns the one timer, armed for the
 // earliest due target while a worker is free, and returns when ctx is done.
+// Once a probe the event loop can run is due (see NoEventLoop), it opens
+// the loop and from then on waits in it instead, its deadline the timer.
 func (m *Monitor) schedule(ctx context.Context, start func(*monWorker, monJob)) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	base := context.WithoutCancel(ctx) // the probes' parent: values only; see stopWorkers
-	for {
-		if wait, armed := m.dispatch(ctx, base, start); armed {
-			timer.Reset(wait)
-		} else {
-			timer.Stop()
+	useLoop := evLoopSupported && !m.cfg.NoEventLoop
+	var lp *evLoop
+	defer func() {
+		if lp != nil {
+			m.closeLoop(lp)
 		}
-		select {
-		case <-ctx.Done():
+	}()
+	for {
+		wait, armed := m.dispatch(ctx, base, start, useLoop)
+		if len(m.loopJobs) > 0 && lp == nil {
+			var err error
+			if lp, err = newEvLoop(); err != nil {
+				m.log.Warn("probe: no event loop; probes run on workers", "err", err)
+				useLoop = false
+				m.requeueLoopJobs()
+				continue
+			}
+			m.lp.Store(lp)
+			defer context.AfterFunc(ctx, lp.wake)()
+		}
+		if lp == nil {
+			if armed {
+				timer.Reset(wait)
+			} else {
+				timer.Stop()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			case <-m.wake:
+			}
+			continue
+		}
+		now := time.Now()
+		for i, j := range m.loopJobs {
+			lp.start(j, now)
+			m.loopJobs[i] = loopJob{}
+		}
+		m.loopJobs = m.loopJobs[:0]
+		lp.expire(now)
+		m.finishLoop(ctx, lp.takeDone())
+		if ctx.Err() != nil {
 			return
-		case <-timer.C:
-		case <-m.wake:
+		}
+		until, has := lp.next()
+		if armed && (!has || now.Add(wait).Before(until)) {
+			until, has = now.Add(wait), true
+		}
+		lp.wait(now, until, has)
+		m.finishLoop(ctx, lp.takeDone())
+		if ctx.Err() != nil {
+			return
 		}
 	}
+}
+
+// finishLoop applies the results of probes the event loop finished.
+func (m *Monitor) finishLoop(ctx context.Context, done []loopDone) {
+	if len(done) == 0 {
+		return
+	}
+	sent := false
+	m.mu.Lock()
+	now := time.Now()
+	for i := range done {
+		d := &done[i]
+		m.inFlight--
+		_, s := m.resultLocked(ctx, d.t, d.gen, d.start, d.r, now)
+		sent = sent || s
+		*d = loopDone{}
+	}
+	m.mu.Unlock()
+	if sent {
+		monSignal(m.evWake)
+	}
+}
+
+// closeLoop ends the event loop when Run stops: the probes in flight are
+// closed without a verdict and their targets are due at once for the next
+// Run, as a worker's cut-short probe is.
+func (m *Monitor) closeLoop(lp *evLoop) {
+	lp.abandon()
+	done := lp.takeDone()
+	m.mu.Lock()
+	now := time.Now()
+	for i := range done {
+		d := &done[i]
+		m.inFlight--
+		if d.t.gen == d.gen {
+			d.t.cancel = nil
+			m.heap.push(d.t, now)
+		}
+		*d = loopDone{}
+	}
+	m.mu.Unlock()
+	m.lp.Store(nil)
+	lp.close()
+}
+
+// requeueLoopJobs gives the probes dispatch handed to the event loop back
+// to the heap, due now, when the loop could not be opened.
+func (m *Monitor) requeueLoopJobs() {
+	m.mu.Lock()
+	now := time.Now()
+	for i, j := range m.loopJobs {
+		m.inFlight--
+		if j.t.gen == j.gen {
+			j.t.cancel = nil
+			m.heap.push(j.t, now)
+		}
+		m.loopJobs[i] = loopJob{}
+	}
+	m.loopJobs = m.loopJobs[:0]
+	m.mu.Unlock()
 }
 
 // stopWorkers cancels every probe dispatched and not finished and tells
@@ -133,8 +237,9 @@ func (m *Monitor) stopWorkers() {
 // earliest target is due or the longest-idle worker is to retire, and false
 // when no timer is needed (nothing queued and no idle worker, or every
 // worker busy: a finishing or exiting worker wakes the scheduler). base
-// is the parent of the probes' contexts.
-func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, monJob)) (time.Duration, bool) {
+// is the parent of the probes' contexts. With useLoop, the probes the event
+// loop can run go to m.loopJobs instead of a worker.
+func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, monJob), useLoop bool) (time.Duration, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if ctx.Err() != nil {
@@ -152,6 +257,15 @@ func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, mon
 		if t.due.After(now) {
 			wait, armed = t.due.Sub(now), true
 			break
+		}
+		if useLoop {
+			if lt, ok := loopTargetOf(t.prober); ok {
+				m.heap.pop()
+				t.cancel = monLoopRunning
+				m.inFlight++
+				m.loopJobs = append(m.loopJobs, loopJob{t: t, lt: lt, start: now, timeout: t.mach.p.Timeout.D(), gen: t.gen})
+				continue
+			}
 		}
 		var w *monWorker
 		if n := len(m.idle); n > 0 {
@@ -222,7 +336,7 @@ func (m *Monitor) work(ctx context.Context, w *monWorker, j monJob) {
 			m.mu.Lock()
 			m.workers--
 			m.mu.Unlock()
-			monSignal(m.wake) // the scheduler may wait for a worker slot
+			m.signal() // the scheduler may wait for a worker slot
 			return
 		}
 	}
@@ -245,48 +359,52 @@ func (m *Monitor) probe(j monJob) (r Result) {
 // It then puts worker w on the idle list and reports true, or, when Run is
 // stopping, counts w out and reports false: w must exit.
 func (m *Monitor) finish(ctx context.Context, w *monWorker, j monJob, r Result) bool {
-	t := j.t
 	m.mu.Lock()
 	full := m.inFlight == m.cfg.Concurrency
 	m.inFlight--
 	now := time.Now()
 	stay := m.idleLocked(w, now)
-	if t.gen != j.gen { // removed or updated since
-		m.mu.Unlock()
-		if full {
-			monSignal(m.wake)
-		}
-		return stay
-	}
-	t.cancel = nil
-	if ctx.Err() != nil {
-		// Stopping: the result is an artefact of the cancellation. Keep the
-		// target due at once for the next Run.
-		m.heap.push(t, now)
-		m.mu.Unlock()
-		return stay
-	}
-	if r.Latency <= 0 {
-		r.Latency = now.Sub(j.start)
-	}
-	step := t.mach.Observe(now, r)
-	t.st.record(now, r, m.cfg.LatencySmoothing)
-	sent := m.stepLocked(t, step)
-	d := max(t.mach.p.Jitter().Apply(step.Next, m.rng), monMinDelay)
-	due := j.start.Add(d)
-	if due.Before(now) {
-		due = now
-	}
-	m.heap.push(t, due)
-	wake := full || t.idx == 0
+	queued, sent := m.resultLocked(ctx, j.t, j.gen, j.start, r, now)
+	wake := full || queued && j.t.idx == 0
 	m.mu.Unlock()
 	if wake {
-		monSignal(m.wake)
+		m.signal()
 	}
 	if sent {
 		monSignal(m.evWake)
 	}
 	return stay
+}
+
+// resultLocked gives the result of t's probe of generation gen, started at
+// start, to its machine, records it, queues any transition and schedules
+// the next probe. Results of removed or updated targets, and of probes cut
+// short because Run is stopping, are dropped (a stopping Run leaves the
+// target due at once, for the next Run). It reports whether t was queued
+// and whether an event was.
+func (m *Monitor) resultLocked(ctx context.Context, t *monTarget, gen uint32, start time.Time, r Result, now time.Time) (queued, sent bool) {
+	if t.gen != gen { // removed or updated since
+		return false, false
+	}
+	t.cancel = nil
+	if ctx.Err() != nil {
+		// Stopping: the result is an artefact of the cancellation.
+		m.heap.push(t, now)
+		return true, false
+	}
+	if r.Latency <= 0 {
+		r.Latency = now.Sub(start)
+	}
+	step := t.mach.Observe(now, r)
+	t.st.record(now, r, m.cfg.LatencySmoothing)
+	sent = m.stepLocked(t, step)
+	d := max(t.mach.p.Jitter().Apply(step.Next, m.rng), monMinDelay)
+	due := start.Add(d)
+	if due.Before(now) {
+		due = now
+	}
+	m.heap.push(t, due)
+	return true, sent
 }
 
 // idleLocked puts w, whose probe just finished, on the idle list and

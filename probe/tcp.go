@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"syscall"
 	"time"
@@ -76,6 +77,9 @@ type TCP struct {
 	addr string
 	send []byte
 	segs [][]byte
+	// loop is the address the Monitor's event loop probes, or the zero
+	// value when the check needs a goroutine (see loopTargetOf).
+	loop netip.AddrPort
 }
 
 var _ Prober = (*TCP)(nil)
@@ -102,6 +106,9 @@ func NewTCP(addr string, cfg TCPConfig) (*TCP, error) {
 	t.cfg.Receive = append(Segments(nil), cfg.Receive...)
 	if t.segs, err = cfg.Receive.decode("receive"); err != nil {
 		return nil, err
+	}
+	if len(t.send) == 0 && len(t.segs) == 0 {
+		t.loop = loopAddr(t.addr)
 	}
 	return t, nil
 }

@@ -30,6 +30,7 @@ func main() {
 	timeout := flag.Duration("timeout", time.Second, "probe timeout")
 	workers := flag.Int("workers", 256, "Monitor concurrency")
 	complete := flag.Bool("complete-handshake", false, "tcp mode: complete the handshake before the reset (TCPConfig.CompleteHandshake)")
+	noLoop := flag.Bool("no-event-loop", false, "run every probe on a worker goroutine (MonitorConfig.NoEventLoop)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	memprofile := flag.String("memprofile", "", "write a heap profile to this file on exit")
 	flag.Parse()
@@ -47,6 +48,7 @@ func main() {
 
 	cfg := probe.DefaultMonitorConfig()
 	cfg.Concurrency = *workers
+	cfg.NoEventLoop = *noLoop
 	m, err := probe.NewMonitor(cfg, nil, nil)
 	if err != nil {
 		log.Fatal(err)

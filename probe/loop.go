@@ -1,0 +1,147 @@
+package probe
+
+import (
+	"errors"
+	"io"
+	"net/netip"
+	"time"
+)
+
+// The event loop runs the commonest checks without a goroutine each: plain
+// HTTP checks that judge the status only (no TLS, no ExpectedResponse, the
+// lean engine) and TCP connect-only checks, to an IP address. On Linux a
+// Monitor's scheduler goroutine drives them itself over non-blocking
+// sockets and one epoll set, which the Go runtime's poller watches like any
+// other descriptor: a probe in flight is a small record instead of a
+// goroutine with its stack, and one wake-up serves every socket that became
+// ready. Everything else (and every check on other systems, or with
+// MonitorConfig.NoEventLoop) runs on the worker goroutines. The loop reads
+// replies with the lean engine's parser (loopVerdict), so both paths judge
+// the same bytes the same way; FuzzLoopVerdict holds them to it.
+
+// loopTarget is what the event loop needs to run one probe: the address
+// and, for HTTP, the prober that built the request and judges the reply.
+type loopTarget struct {
+	addr    netip.AddrPort
+	http    *HTTP // nil: a TCP connect-only check
+	tcp     *TCP
+	holdACK bool // TCP: reset at the SYN-ACK, before the handshake's last ACK
+}
+
+// loopAddr returns the IP address and port a prober dialling hostport
+// could be probed at by the event loop, or the zero value: a host name (the
+// resolver runs on a goroutine) or an address with a zone.
+func loopAddr(hostport string) netip.AddrPort {
+	ap, err := netip.ParseAddrPort(hostport)
+	if err != nil || ap.Addr().Zone() != "" || ap.Port() == 0 {
+		return netip.AddrPort{}
+	}
+	// An IPv4-mapped IPv6 address is dialled as IPv4, as package net does.
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}
+
+// loopTargetOf reports whether the event loop can run p's probes and how.
+func loopTargetOf(p Prober) (loopTarget, bool) {
+	switch p := p.(type) {
+	case *HTTP:
+		if p.loop.IsValid() {
+			return loopTarget{addr: p.loop, http: p}, true
+		}
+	case *TCP:
+		if p.loop.IsValid() {
+			return loopTarget{addr: p.loop, tcp: p, holdACK: !p.cfg.CompleteHandshake}, true
+		}
+	}
+	return loopTarget{}, false
+}
+
+// loopReplay is the reader the event loop parses a reply through: the
+// bytes received so far, then end (the error or io.EOF that ended the
+// stream), or, while the connection is still open, errLoopStarved.
+type loopReplay struct {
+	data    []byte
+	end     error
+	starved bool
+}
+
+// errLoopStarved is returned by loopReplay when the parser wants bytes not
+// received yet; the verdict is then left for the next read.
+var errLoopStarved = errors.New("probe: reply incomplete")
+
+func (r *loopReplay) Read(p []byte) (int, error) {
+	if len(r.data) > 0 {
+		n := copy(p, r.data)
+		r.data = r.data[n:]
+		return n, nil
+	}
+	if r.end != nil {
+		return 0, r.end
+	}
+	r.starved = true
+	return 0, errLoopStarved
+}
+
+// loopVerdict judges the reply bytes received so far with the lean
+// engine's parser. end is nil while the connection is open (more bytes may
+// come), else why the stream ended (io.EOF for an orderly close). ok is
+// false when the bytes do not decide yet. st and rr are the caller's
+// scratch. Replaying all the bytes from the start on each call keeps the
+// parser the lean engine's, unchanged; a reply usually arrives in one read.
+func (h *HTTP) loopVerdict(st *httpLeanState, rr *loopReplay, data []byte, end error) (r Result, ok bool) {
+	*rr = loopReplay{data: data, end: end}
+	st.br.Reset(rr)
+	r = st.exchange(h)
+	st.br.Reset(nil)
+	if cap(st.line) > httpLeanBufSize || cap(st.cont) > httpLeanBufSize {
+		st.line, st.cont = nil, nil
+	}
+	if rr.starved {
+		return Result{}, false
+	}
+	return r, true
+}
+
+// loopMaxReply bounds the bytes the loop keeps for one reply. The header
+// parser decides within httpMaxHeaderBytes of header lines; the margin is
+// for line ends and the status line.
+const loopMaxReply = 2 * httpMaxHeaderBytes
+
+// loopTooLong is the verdict on a reply that passed loopMaxReply undecided.
+func loopTooLong() Result {
+	return Result{Status: Fail, Kind: KindProtocol, Detail: "read response: response headers too long"}
+}
+
+var _ io.Reader = (*loopReplay)(nil)
+
+// loopJob is a probe the scheduler hands to the loop.
+type loopJob struct {
+	t       *monTarget
+	lt      loopTarget
+	start   time.Time
+	timeout time.Duration
+	gen     uint32
+}
+
+// loopDone is a probe the loop finished (or abandoned, with no result).
+type loopDone struct {
+	t     *monTarget
+	start time.Time
+	r     Result
+	gen   uint32
+}
+
+// monLoopRunning is the cancel function of a target whose probe runs in
+// the event loop: it marks the probe in flight (TargetStats.InFlight); the
+// loop cannot be interrupted from outside, so a removed or updated target's
+// probe ends at its own deadline and its result is dropped.
+func monLoopRunning() {}
+
+// loopDeadline returns the earlier of a and start+d (d 0 = no such bound).
+func loopDeadline(a, start time.Time, d time.Duration) time.Time {
+	if d > 0 {
+		if b := start.Add(d); b.Before(a) {
+			return b
+		}
+	}
+	return a
+}

@@ -1,0 +1,645 @@
+//go:build linux
+
+package probe
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// evLoopSupported reports whether this system has the event loop.
+const evLoopSupported = true
+
+// loopTick is the granularity of the loop's own wake-ups (the next due
+// probe, the next deadline): they are rounded up to a multiple of it, so
+// many due times and deadlines close together cost one wake-up. Sockets
+// that become ready wake the loop at once whatever the tick.
+const loopTick = time.Millisecond
+
+// loopEvents is how many ready sockets one epoll_wait reports at most.
+const loopEvents = 256
+
+// loopScratch is the read buffer shared by every probe of a loop: a
+// health check's reply usually fits it and is judged straight from it.
+const loopScratch = 16 << 10
+
+// epollET is EPOLLET as the uint32 the event mask is.
+const epollET uint32 = 1 << 31
+
+// loopWakeSlot marks the wake pipe's epoll registration.
+const loopWakeSlot = -1
+
+// The phases of a probe in the loop.
+const (
+	loopFree       uint8 = iota // the slot is unused
+	loopConnecting              // connect issued, waiting to be writable
+	loopSending                 // connected, the request partly written
+	loopReading                 // request written, reading the reply
+)
+
+// evLoop runs probes over non-blocking sockets registered in one epoll
+// set. Its epoll descriptor is itself watched by the Go runtime's poller
+// (through an *os.File), so waiting parks the scheduler goroutine like any
+// network read, with the file's read deadline as the timer. Only the
+// scheduler goroutine calls its methods, except wake.
+type evLoop struct {
+	epfd  int
+	f     *os.File // epfd, for the runtime's poller and deadlines
+	rc    syscall.RawConn
+	readF func(uintptr) bool // rc.Read's callback, made once
+	wakeR int                // the wake pipe
+	wakeW int
+
+	// woken is set by wake until the loop sees the pipe; wmu orders wake
+	// against close (a late wake must not write to a reused descriptor).
+	woken  atomic.Bool
+	wmu    sync.Mutex
+	closed bool
+
+	base  time.Time // origin of the wake-up grid
+	set   time.Time // the read deadline on f now (zero: none)
+	evs   []syscall.EpollEvent
+	nev   int
+	slots []loopProbe
+	free  []int32
+	dl    []int32 // deadline heap of slot indices
+	live  int
+	buf   []byte // loopScratch bytes
+	st    *httpLeanState
+	rr    loopReplay
+	done  []loopDone
+}
+
+// loopProbe is one probe in flight: the loop's whole per-probe state.
+type loopProbe struct {
+	t        *monTarget
+	lt       loopTarget
+	buf      []byte // reply bytes kept while the verdict waits for more
+	start    time.Time
+	end      time.Time // the probe's deadline (the policy's timeout)
+	deadline time.Time // the current phase's deadline
+	gen      uint32    // the target's generation
+	sgen     uint32    // the slot's generation, to ignore stale events
+	fd       int32
+	hidx     int32 // index in the deadline heap
+	sent     int32 // request bytes written
+	phase    uint8
+	readable bool // a read event came before the request was written
+}
+
+// newEvLoop creates the epoll set and the wake pipe.
+func newEvLoop() (*evLoop, error) {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
+		syscall.Close(epfd)
+		return nil, os.NewSyscallError("pipe2", err)
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: loopWakeSlot}
+	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, p[0], &ev); err != nil {
+		syscall.Close(epfd)
+		syscall.Close(p[0])
+		syscall.Close(p[1])
+		return nil, os.NewSyscallError("epoll_ctl", err)
+	}
+	if err := syscall.SetNonblock(epfd, true); err != nil {
+		syscall.Close(epfd)
+		syscall.Close(p[0])
+		syscall.Close(p[1])
+		return nil, os.NewSyscallError("fcntl", err)
+	}
+	f := os.NewFile(uintptr(epfd), "probe-epoll")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		syscall.Close(p[0])
+		syscall.Close(p[1])
+		return nil, err
+	}
+	lp := &evLoop{
+		epfd: epfd, f: f, rc: rc, wakeR: p[0], wakeW: p[1],
+		base: time.Now(),
+		evs:  make([]syscall.EpollEvent, loopEvents),
+		buf:  make([]byte, loopScratch),
+		st:   &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanHeadBufSize)},
+	}
+	lp.readF = func(fd uintptr) bool {
+		n := rawEpollWait(int(fd), lp.evs)
+		lp.nev = n
+		return n > 0
+	}
+	return lp, nil
+}
+
+// wake makes the loop's current or next wait return; safe from any
+// goroutine, and cheap when a wake is already pending.
+func (lp *evLoop) wake() {
+	if !lp.woken.CompareAndSwap(false, true) {
+		return
+	}
+	lp.wmu.Lock()
+	if !lp.closed {
+		b := [1]byte{1}
+		_, _ = syscall.Write(lp.wakeW, b[:])
+	}
+	lp.wmu.Unlock()
+}
+
+// close releases the descriptors; probes still in flight must have been
+// abandoned first.
+func (lp *evLoop) close() {
+	lp.wmu.Lock()
+	lp.closed = true
+	lp.wmu.Unlock()
+	_ = lp.f.Close()
+	syscall.Close(lp.wakeR)
+	syscall.Close(lp.wakeW)
+}
+
+// inFlight returns the number of probes in the loop.
+func (lp *evLoop) inFlight() int { return lp.live }
+
+// takeDone returns the probes finished since the last call; the slice is
+// reused by the next call.
+func (lp *evLoop) takeDone() []loopDone {
+	d := lp.done
+	lp.done = lp.done[:0]
+	return d
+}
+
+// start opens the probe's socket and starts connecting; a probe that ends
+// at once (no descriptor left, refused on the spot) lands in done.
+func (lp *evLoop) start(j loopJob, now time.Time) {
+	s := lp.alloc()
+	p := &lp.slots[s]
+	*p = loopProbe{t: j.t, lt: j.lt, buf: p.buf[:0], start: j.start, gen: j.gen, sgen: p.sgen + 1, fd: -1, hidx: -1, phase: loopConnecting}
+	p.end = j.start.Add(j.timeout)
+	p.deadline = p.end
+	if h := j.lt.http; h != nil {
+		p.deadline = loopDeadline(p.end, j.start, h.cfg.ConnectTimeout.D())
+	}
+	family := syscall.AF_INET
+	if j.lt.addr.Addr().Is6() {
+		family = syscall.AF_INET6
+	}
+	fd, err := rawSocket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, syscall.IPPROTO_TCP)
+	if err != nil {
+		lp.finish(s, now, lp.connectFailed(p, os.NewSyscallError("socket", err)))
+		return
+	}
+	p.fd = int32(fd)
+	if j.lt.holdACK {
+		rawSetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 0)
+	}
+	err = loopConnect(fd, j.lt)
+	if err != nil && err != syscall.EINPROGRESS {
+		lp.finish(s, now, lp.connectFailed(p, os.NewSyscallError("connect", err)))
+		return
+	}
+	ev := syscall.EpollEvent{
+		Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | epollET,
+		Fd:     s,
+		Pad:    int32(p.sgen),
+	}
+	if err := rawEpollAdd(lp.epfd, fd, &ev); err != nil {
+		lp.finish(s, now, lp.connectFailed(p, os.NewSyscallError("epoll_ctl", err)))
+		return
+	}
+	lp.dlPush(s)
+	// Even when connect reported success at once, the writable event the
+	// registration reports moves the probe on: one path for both.
+}
+
+// loopConnect issues a non-blocking connect to lt.addr, with the socket
+// address on the stack (syscall.Connect would allocate it per probe).
+func loopConnect(fd int, lt loopTarget) error {
+	var (
+		ptr  unsafe.Pointer
+		size uintptr
+		sa4  syscall.RawSockaddrInet4
+		sa6  syscall.RawSockaddrInet6
+	)
+	port := lt.addr.Port()
+	if a := lt.addr.Addr(); a.Is4() {
+		sa4.Family = syscall.AF_INET
+		sa4.Addr = a.As4()
+		pp := (*[2]byte)(unsafe.Pointer(&sa4.Port))
+		pp[0], pp[1] = byte(port>>8), byte(port)
+		ptr, size = unsafe.Pointer(&sa4), unsafe.Sizeof(sa4)
+	} else {
+		sa6.Family = syscall.AF_INET6
+		sa6.Addr = a.As16()
+		pp := (*[2]byte)(unsafe.Pointer(&sa6.Port))
+		pp[0], pp[1] = byte(port>>8), byte(port)
+		ptr, size = unsafe.Pointer(&sa6), unsafe.Sizeof(sa6)
+	}
+	for {
+		_, _, e := syscall.RawSyscall(syscall.SYS_CONNECT, uintptr(fd), uintptr(ptr), size)
+		switch e {
+		case 0:
+			return nil
+		case syscall.EINTR:
+			continue
+		}
+		return e
+	}
+}
+
+// alloc returns a free slot's index.
+func (lp *evLoop) alloc() int32 {
+	lp.live++
+	if n := len(lp.free); n > 0 {
+		s := lp.free[n-1]
+		lp.free = lp.free[:n-1]
+		return s
+	}
+	lp.slots = append(lp.slots, loopProbe{})
+	return int32(len(lp.slots) - 1)
+}
+
+// finish closes slot s's socket, frees the slot and records r.
+func (lp *evLoop) finish(s int32, now time.Time, r Result) {
+	p := &lp.slots[s]
+	if p.fd >= 0 {
+		if p.lt.http == nil {
+			// A connect-only check: reset rather than close (see TCP).
+			l := syscall.Linger{Onoff: 1, Linger: 0}
+			syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, uintptr(p.fd), syscall.SOL_SOCKET, syscall.SO_LINGER, uintptr(unsafe.Pointer(&l)), unsafe.Sizeof(l), 0)
+		}
+		rawClose(int(p.fd))
+	}
+	if p.hidx >= 0 {
+		lp.dlRemove(p.hidx)
+	}
+	r.Latency = now.Sub(p.start)
+	lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start, r: r})
+	lp.release(s)
+}
+
+// release frees slot s, keeping its generation and a small reply buffer.
+func (lp *evLoop) release(s int32) {
+	p := &lp.slots[s]
+	buf := p.buf
+	if cap(buf) > httpLeanBufSize {
+		buf = nil
+	}
+	*p = loopProbe{sgen: p.sgen, buf: buf[:0], fd: -1, hidx: -1}
+	lp.free = append(lp.free, s)
+	lp.live--
+}
+
+// abandon closes every probe in flight without a verdict (Run is
+// stopping); each lands in done with a zero Result.
+func (lp *evLoop) abandon() {
+	for s := range lp.slots {
+		p := &lp.slots[s]
+		if p.phase == loopFree {
+			continue
+		}
+		if p.fd >= 0 {
+			rawClose(int(p.fd))
+		}
+		lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start})
+		lp.release(int32(s))
+	}
+	lp.dl = lp.dl[:0]
+}
+
+// next returns the earliest deadline of a probe in flight.
+func (lp *evLoop) next() (time.Time, bool) {
+	if len(lp.dl) == 0 {
+		return time.Time{}, false
+	}
+	return lp.slots[lp.dl[0]].deadline, true
+}
+
+// expire ends every probe whose deadline has passed.
+func (lp *evLoop) expire(now time.Time) {
+	for len(lp.dl) > 0 {
+		s := lp.dl[0]
+		p := &lp.slots[s]
+		if p.deadline.After(now) {
+			return
+		}
+		lp.finish(s, now, lp.timedOut(p))
+	}
+}
+
+// timedOut is the verdict on a probe whose phase ran out of time, worded
+// as the goroutine path's.
+func (lp *evLoop) timedOut(p *loopProbe) Result {
+	switch p.phase {
+	case loopSending:
+		return httpFailed("write request", lp.opError(p, "write", os.ErrDeadlineExceeded))
+	case loopReading:
+		r, _ := p.lt.http.loopVerdict(lp.st, &lp.rr, p.buf, lp.opError(p, "read", os.ErrDeadlineExceeded))
+		return r
+	}
+	return lp.connectFailed(p, os.ErrDeadlineExceeded)
+}
+
+// connectFailed is the verdict on a connect that failed with err.
+func (lp *evLoop) connectFailed(p *loopProbe, err error) Result {
+	e := lp.opError(p, "dial", err)
+	return Result{Status: Fail, Kind: probeErrKind(e), Detail: "connect: " + e.Error()}
+}
+
+// opError wraps err as package net would report it.
+func (lp *evLoop) opError(p *loopProbe, op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Addr: net.TCPAddrFromAddrPort(p.lt.addr), Err: err}
+}
+
+// wait waits for sockets to become ready or until (when has), whichever
+// comes first, and handles the ready sockets. It returns at once after a
+// wake.
+func (lp *evLoop) wait(now, until time.Time, has bool) {
+	lp.nev = 0
+	if has && !until.After(now) {
+		lp.readF(uintptr(lp.epfd))
+	} else {
+		var dl time.Time
+		if has {
+			k := (until.Sub(lp.base) + loopTick - 1) / loopTick
+			dl = lp.base.Add(k * loopTick)
+		}
+		if !dl.Equal(lp.set) {
+			_ = lp.f.SetReadDeadline(dl)
+			lp.set = dl
+		}
+		_ = lp.rc.Read(lp.readF)
+	}
+	if lp.nev == 0 {
+		return
+	}
+	now = time.Now()
+	for i := range lp.evs[:lp.nev] {
+		lp.handle(lp.evs[i], now)
+	}
+}
+
+// handle moves one probe on after an epoll event.
+func (lp *evLoop) handle(ev syscall.EpollEvent, now time.Time) {
+	if ev.Fd == loopWakeSlot {
+		lp.woken.Store(false)
+		var b [64]byte
+		for {
+			if n, err := rawRead(lp.wakeR, b[:]); n <= 0 || err != nil {
+				break
+			}
+		}
+		return
+	}
+	s := ev.Fd
+	if s < 0 || int(s) >= len(lp.slots) {
+		return
+	}
+	p := &lp.slots[s]
+	if p.phase == loopFree || p.sgen != uint32(ev.Pad) {
+		return
+	}
+	const errs = syscall.EPOLLERR | syscall.EPOLLHUP
+	if ev.Events&(syscall.EPOLLIN|syscall.EPOLLRDHUP|errs) != 0 {
+		p.readable = true
+	}
+	switch p.phase {
+	case loopConnecting:
+		if ev.Events&(syscall.EPOLLOUT|errs) == 0 {
+			return
+		}
+		if e := rawSoError(int(p.fd)); e != 0 {
+			lp.finish(s, now, lp.connectFailed(p, os.NewSyscallError("connect", e)))
+			return
+		}
+		lp.connected(s, now)
+	case loopSending:
+		if ev.Events&(syscall.EPOLLOUT|errs) != 0 {
+			lp.send(s, now)
+		}
+	case loopReading:
+		lp.read(s, now)
+	}
+}
+
+// connected ends a connect-only check, or starts an HTTP exchange.
+func (lp *evLoop) connected(s int32, now time.Time) {
+	p := &lp.slots[s]
+	h := p.lt.http
+	if h == nil {
+		lp.finish(s, now, Result{Status: Pass, Detail: "connected"})
+		return
+	}
+	p.phase = loopSending
+	p.deadline = loopDeadline(p.end, now, h.cfg.ResponseTimeout.D())
+	lp.dlFix(p.hidx)
+	lp.send(s, now)
+}
+
+// send writes what is left of the request; once it is all written the
+// probe waits for the reply.
+func (lp *evLoop) send(s int32, now time.Time) {
+	p := &lp.slots[s]
+	req := p.lt.http.req
+	for int(p.sent) < len(req) {
+		n, err := rawWrite(int(p.fd), req[p.sent:])
+		if n > 0 {
+			p.sent += int32(n)
+		}
+		switch {
+		case err == syscall.EAGAIN:
+			return // the next writable event resumes it
+		case err == syscall.EINTR:
+		case err != nil:
+			lp.finish(s, now, httpFailed("write request", lp.opError(p, "write", os.NewSyscallError("write", err))))
+			return
+		}
+	}
+	p.phase = loopReading
+	if p.readable {
+		lp.read(s, now)
+	}
+}
+
+// read reads what the socket has and judges the reply so far.
+func (lp *evLoop) read(s int32, now time.Time) {
+	p := &lp.slots[s]
+	h := p.lt.http
+	data := append(lp.buf[:0], p.buf...)
+	for {
+		if len(data) == cap(data) {
+			if len(data) >= loopMaxReply {
+				lp.finish(s, now, loopTooLong())
+				return
+			}
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := rawRead(int(p.fd), data[len(data):cap(data)])
+		if n > 0 {
+			data = data[:len(data)+n]
+			if r, ok := h.loopVerdict(lp.st, &lp.rr, data, nil); ok {
+				lp.finish(s, now, r)
+				return
+			}
+			continue
+		}
+		var end error
+		switch {
+		case err == syscall.EAGAIN:
+			p.buf = append(p.buf[:0], data...)
+			return
+		case err == syscall.EINTR:
+			continue
+		case err == nil:
+			end = io.EOF
+		default:
+			end = lp.opError(p, "read", os.NewSyscallError("read", err))
+		}
+		r, _ := h.loopVerdict(lp.st, &lp.rr, data, end)
+		lp.finish(s, now, r)
+		return
+	}
+}
+
+// The deadline heap: a binary min-heap of slot indices by deadline; each
+// slot records its index.
+
+func (lp *evLoop) dlLess(i, j int) bool {
+	return lp.slots[lp.dl[i]].deadline.Before(lp.slots[lp.dl[j]].deadline)
+}
+
+func (lp *evLoop) dlSwap(i, j int) {
+	lp.dl[i], lp.dl[j] = lp.dl[j], lp.dl[i]
+	lp.slots[lp.dl[i]].hidx = int32(i)
+	lp.slots[lp.dl[j]].hidx = int32(j)
+}
+
+func (lp *evLoop) dlPush(s int32) {
+	lp.dl = append(lp.dl, s)
+	i := len(lp.dl) - 1
+	lp.slots[s].hidx = int32(i)
+	lp.dlUp(i)
+}
+
+func (lp *evLoop) dlRemove(i32 int32) {
+	i, n := int(i32), len(lp.dl)-1
+	lp.slots[lp.dl[i]].hidx = -1
+	if i != n {
+		lp.dl[i] = lp.dl[n]
+		lp.slots[lp.dl[i]].hidx = int32(i)
+	}
+	lp.dl = lp.dl[:n]
+	if i < n {
+		lp.dlFix(int32(i))
+	}
+}
+
+func (lp *evLoop) dlFix(i32 int32) {
+	if !lp.dlDown(int(i32)) {
+		lp.dlUp(int(i32))
+	}
+}
+
+func (lp *evLoop) dlUp(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !lp.dlLess(i, parent) {
+			return
+		}
+		lp.dlSwap(i, parent)
+		i = parent
+	}
+}
+
+func (lp *evLoop) dlDown(i0 int) bool {
+	i, n := i0, len(lp.dl)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		j := l
+		if r := l + 1; r < n && lp.dlLess(r, l) {
+			j = r
+		}
+		if !lp.dlLess(j, i) {
+			break
+		}
+		lp.dlSwap(i, j)
+		i = j
+	}
+	return i > i0
+}
+
+// The loop's system calls. Every socket is non-blocking, so each call
+// returns at once; they are made with RawSyscall, which does not tell the
+// runtime a call is in progress. With Syscall a call slower than 20 µs (a
+// loopback connect, which runs the handshake inline, often is) lets the
+// runtime's monitor hand the goroutine's P to another thread, and keeps
+// that monitor polling every 20 µs: at thousands of probes a second the
+// hand-offs and the polling cost more than the probes.
+
+func rawSocket(family, typ, proto int) (int, error) {
+	fd, _, e := syscall.RawSyscall(syscall.SYS_SOCKET, uintptr(family), uintptr(typ), uintptr(proto))
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+func rawSetsockoptInt(fd, level, opt, v int) {
+	x := int32(v)
+	syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt), uintptr(unsafe.Pointer(&x)), 4, 0)
+}
+
+func rawSoError(fd int) syscall.Errno {
+	var v int32
+	l := uint32(4)
+	_, _, e := syscall.RawSyscall6(syscall.SYS_GETSOCKOPT, uintptr(fd), syscall.SOL_SOCKET, syscall.SO_ERROR, uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&l)), 0)
+	if e != 0 {
+		return e
+	}
+	return syscall.Errno(v)
+}
+
+func rawEpollAdd(epfd, fd int, ev *syscall.EpollEvent) error {
+	_, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(epfd), syscall.EPOLL_CTL_ADD, uintptr(fd), uintptr(unsafe.Pointer(ev)), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func rawEpollWait(epfd int, evs []syscall.EpollEvent) int {
+	n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
+	if e != 0 {
+		return 0
+	}
+	return int(n)
+}
+
+func rawRead(fd int, p []byte) (int, error) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+func rawWrite(fd int, p []byte) (int, error) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+func rawClose(fd int) { syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0) }

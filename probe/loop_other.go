@@ -1,0 +1,27 @@
+//go:build !linux
+
+package probe
+
+import (
+	"errors"
+	"time"
+)
+
+// evLoopSupported reports whether this system has the event loop: not
+// this one, so every probe runs on a worker goroutine.
+const evLoopSupported = false
+
+// evLoop is not built on this system; newEvLoop always fails and the
+// methods are never called.
+type evLoop struct{}
+
+func newEvLoop() (*evLoop, error)           { return nil, errors.ErrUnsupported }
+func (*evLoop) wake()                       {}
+func (*evLoop) close()                      {}
+func (*evLoop) inFlight() int               { return 0 }
+func (*evLoop) takeDone() []loopDone        { return nil }
+func (*evLoop) start(loopJob, time.Time)    {}
+func (*evLoop) abandon()                    {}
+func (*evLoop) next() (time.Time, bool)     { return time.Time{}, false }
+func (*evLoop) expire(time.Time)            {}
+func (*evLoop) wait(_, _ time.Time, _ bool) {}
