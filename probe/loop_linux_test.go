@@ -1,0 +1,379 @@
+//go:build linux
+
+package probe
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// loopRun probes p once through a fresh event loop, as a Monitor would
+// with the given probe timeout, and returns the result.
+func loopRun(t testing.TB, p Prober, timeout time.Duration) Result {
+	t.Helper()
+	lt, ok := loopTargetOf(p)
+	require.True(t, ok, "the event loop cannot run %T", p)
+	lp, err := newEvLoop()
+	require.NoError(t, err)
+	defer lp.close()
+	now := time.Now()
+	lp.start(loopJob{t: &monTarget{id: "t"}, lt: lt, start: now, timeout: timeout}, now)
+	for {
+		if d := lp.takeDone(); len(d) > 0 {
+			require.Len(t, d, 1)
+			require.Zero(t, lp.inFlight())
+			return d[0].r
+		}
+		now = time.Now()
+		lp.expire(now)
+		if lp.inFlight() == 0 {
+			continue
+		}
+		until, has := lp.next()
+		require.True(t, has, "a probe in flight has a deadline")
+		lp.wait(now, until, has)
+	}
+}
+
+// loopSame requires the loop's verdict to be the goroutine path's.
+func loopSame(t *testing.T, want, got Result) {
+	t.Helper()
+	assert.Equal(t, want.Status, got.Status, "status: goroutine %q, loop %q", want.Detail, got.Detail)
+	assert.Equal(t, want.Kind, got.Kind, "kind: goroutine %q, loop %q", want.Detail, got.Detail)
+	assert.Equal(t, want.Code, got.Code)
+	assert.Positive(t, got.Latency)
+}
+
+// TestLoopTargets: which probers the event loop takes.
+func TestLoopTargets(t *testing.T) {
+	httpP := func(addr string, mod func(*HTTPConfig)) Prober {
+		cfg := DefaultHTTPConfig()
+		if mod != nil {
+			mod(&cfg)
+		}
+		h, err := NewHTTP(addr, cfg)
+		require.NoError(t, err)
+		return h
+	}
+	tcpP := func(addr string, cfg TCPConfig) Prober {
+		p, err := NewTCP(addr, cfg)
+		require.NoError(t, err)
+		return p
+	}
+	for _, c := range []struct {
+		name string
+		p    Prober
+		want bool
+	}{
+		{"http ipv4", httpP("127.0.0.1:80", nil), true},
+		{"http ipv6", httpP("[::1]:8080", nil), true},
+		{"http mapped", httpP("[::ffff:127.0.0.1]:80", nil), true},
+		{"http default port", httpP("127.0.0.1", nil), true},
+		{"http host name", httpP("localhost:80", nil), false},
+		{"http zone", httpP("[fe80::1%lo]:80", nil), false},
+		{"http body match", httpP("127.0.0.1:80", func(c *HTTPConfig) { c.ExpectedResponse = Segments{{Text: "ok"}} }), false},
+		{"https", httpP("127.0.0.1:443", func(c *HTTPConfig) { c.TLS = &TLSConfig{} }), false},
+		{"nethttp engine", httpP("127.0.0.1:80", func(c *HTTPConfig) { c.Engine = HTTPEngineNetHTTP }), false},
+		{"tcp connect-only", tcpP("127.0.0.1:22", TCPConfig{}), true},
+		{"tcp complete handshake", tcpP("127.0.0.1:22", TCPConfig{CompleteHandshake: true}), true},
+		{"tcp send", tcpP("127.0.0.1:22", TCPConfig{Send: &Payload{Text: "x"}}), false},
+		{"tcp receive", tcpP("127.0.0.1:22", TCPConfig{Receive: Segments{{Text: "x"}}}), false},
+		{"tcp host name", tcpP("localhost:22", TCPConfig{}), false},
+	} {
+		lt, ok := loopTargetOf(c.p)
+		assert.Equal(t, c.want, ok, c.name)
+		if ok {
+			assert.True(t, lt.addr.Addr().Is4() || lt.addr.Addr().Is6() && !lt.addr.Addr().Is4In6(), c.name)
+		}
+	}
+	_, ok := loopTargetOf(ProberFunc(func(context.Context) Result { return Result{Status: Pass} }))
+	assert.False(t, ok, "a ProberFunc")
+}
+
+// TestLoopHTTPMatchesGoroutinePath: the same replies, refusals, resets and
+// silences get the same verdict from the loop as from HTTP.Probe.
+func TestLoopHTTPMatchesGoroutinePath(t *testing.T) {
+	replies := []string{
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\n\r\nbody until close",
+		"HTTP/1.0 503 Service Unavailable\r\n\r\n",
+		"HTTP/1.1 302 Found\r\nLocation: /x\r\n\r\n",
+		"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\n bad\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nX: " + string(bytes.Repeat([]byte("a"), 70<<10)) + "\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nX: y\r\n", // closed inside the headers
+		"HTTP/1.1 2",
+		"SSH-2.0-OpenSSH_9.6\r\n",
+		"",
+	}
+	cfg := DefaultHTTPConfig()
+	cfg.RetriableStatuses = Statuses{OneStatus(503)}
+	for i, reply := range replies {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			srv := probersRawServer(t, []byte(reply), false, false)
+			h := probersHTTP(t, srv.addr(), cfg, HTTPEngineLean)
+			want := h.Probe(probersCtx(t, 5*time.Second))
+			loopSame(t, want, loopRun(t, h, 5*time.Second))
+		})
+	}
+	t.Run("dropped", func(t *testing.T) {
+		srv := probersRawServer(t, nil, false, true)
+		h := probersHTTP(t, srv.addr(), cfg, HTTPEngineLean)
+		want := h.Probe(probersCtx(t, 5*time.Second))
+		loopSame(t, want, loopRun(t, h, 5*time.Second))
+		assert.Equal(t, KindReset, want.Kind)
+	})
+	t.Run("refused", func(t *testing.T) {
+		h := probersHTTP(t, probersClosedPort(t), cfg, HTTPEngineLean)
+		want := h.Probe(probersCtx(t, 5*time.Second))
+		got := loopRun(t, h, 5*time.Second)
+		loopSame(t, want, got)
+		assert.Equal(t, KindRefused, got.Kind)
+		assert.Contains(t, got.Detail, "connection refused")
+	})
+	t.Run("silent", func(t *testing.T) {
+		srv := probersRawServer(t, nil, true, false)
+		h := probersHTTP(t, srv.addr(), cfg, HTTPEngineLean)
+		want := h.Probe(probersCtx(t, 100*time.Millisecond))
+		got := loopRun(t, h, 100*time.Millisecond)
+		loopSame(t, want, got)
+		assert.Equal(t, KindTimeout, got.Kind)
+		assert.GreaterOrEqual(t, got.Latency, 100*time.Millisecond)
+	})
+	t.Run("response timeout", func(t *testing.T) {
+		srv := probersRawServer(t, nil, true, false)
+		c := cfg
+		c.ResponseTimeout = Duration(50 * time.Millisecond)
+		h := probersHTTP(t, srv.addr(), c, HTTPEngineLean)
+		got := loopRun(t, h, time.Hour)
+		assert.Equal(t, KindTimeout, got.Kind, got.Detail)
+		assert.GreaterOrEqual(t, got.Latency, 50*time.Millisecond)
+	})
+}
+
+// probersClosedPort returns a loopback address nothing listens on.
+func probersClosedPort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// TestLoopHTTPByteByByte: a reply written one byte per segment is judged
+// the same whatever reads it arrives in; a request larger than the socket
+// buffer is written across several writable events.
+func TestLoopHTTPByteByByte(t *testing.T) {
+	const reply = "HTTP/1.1 200 OK\r\nServer: slow\r\nContent-Length: 0\r\n\r\n"
+	var got atomic.Int64 // request bytes the server read
+	addr := probersTCPServer(t, func(c net.Conn, _ <-chan struct{}) {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var req []byte
+		b := make([]byte, 64<<10)
+		for !bytes.Contains(req, []byte("\r\n\r\n")) || len(req) < 4<<20 {
+			n, err := c.Read(b)
+			req = append(req, b[:n]...)
+			if err != nil {
+				return
+			}
+		}
+		got.Store(int64(len(req)))
+		_ = c.(*net.TCPConn).SetNoDelay(true)
+		for i := range len(reply) {
+			if _, err := c.Write([]byte{reply[i]}); err != nil {
+				return
+			}
+		}
+	})
+	cfg := DefaultHTTPConfig()
+	cfg.Method = "POST"
+	cfg.RequestBody = &Payload{Text: string(bytes.Repeat([]byte("x"), 4<<20))}
+	h := probersHTTP(t, addr, cfg, HTTPEngineLean)
+	r := loopRun(t, h, 10*time.Second)
+	require.Equal(t, Pass, r.Status, r.Detail)
+	assert.Equal(t, 200, r.Code)
+	assert.GreaterOrEqual(t, got.Load(), int64(4<<20))
+}
+
+// TestLoopTCP: connect-only checks in the loop pass on a listener, fail
+// refused on a closed port, and by default reset before the handshake
+// completes, so the listener never accepts them (as TCP.Probe does; see
+// TestTCPConnectOnlyNotAccepted).
+func TestLoopTCP(t *testing.T) {
+	p, err := NewTCP(probersClosedPort(t), TCPConfig{})
+	require.NoError(t, err)
+	want := p.Probe(probersCtx(t, 5*time.Second))
+	got := loopRun(t, p, 5*time.Second)
+	loopSame(t, want, got)
+	assert.Equal(t, KindRefused, got.Kind)
+
+	for _, complete := range []bool{false, true} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		accepted := make(chan bool, 64) // true for the sentinel
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				b := make([]byte, 1)
+				n, _ := c.Read(b)
+				c.Close()
+				sentinel := n == 1 && b[0] == 'S'
+				accepted <- sentinel
+				if sentinel {
+					return
+				}
+			}
+		})
+		p, err := NewTCP(ln.Addr().String(), TCPConfig{CompleteHandshake: complete})
+		require.NoError(t, err)
+		for range 10 {
+			r := loopRun(t, p, 5*time.Second)
+			require.Equal(t, Pass, r.Status, r.Detail)
+			require.Equal(t, "connected", r.Detail)
+		}
+		s, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		_, err = s.Write([]byte("S"))
+		require.NoError(t, err)
+		before := 0
+		for sentinel := range accepted {
+			if sentinel {
+				break
+			}
+			before++
+		}
+		s.Close()
+		ln.Close()
+		wg.Wait()
+		if complete {
+			assert.Positive(t, before, "CompleteHandshake: probe connections accepted before the sentinel")
+		} else {
+			assert.Zero(t, before, "default: probe connections accepted before the sentinel")
+		}
+	}
+}
+
+// loopPollFDs counts the process's open epoll sets and pipes.
+func loopPollFDs(t *testing.T) int {
+	es, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	n := 0
+	for _, e := range es {
+		l, err := os.Readlink("/proc/self/fd/" + e.Name())
+		if err == nil && (l == "anon_inode:[eventpoll]" || strings.HasPrefix(l, "pipe:")) {
+			n++
+		}
+	}
+	return n
+}
+
+// loopCounter counts events and closes reached once there were n.
+type loopCounter struct {
+	n       int64
+	count   atomic.Int64
+	reached chan struct{}
+}
+
+func newLoopCounter(n int64) *loopCounter {
+	return &loopCounter{n: n, reached: make(chan struct{})}
+}
+
+func (c *loopCounter) add() {
+	if c.count.Add(1) == c.n {
+		close(c.reached)
+	}
+}
+
+// TestMonitorEventLoop: a Monitor runs HTTP and TCP targets in its event
+// loop and the rest on workers; a target removed while its probe is in the
+// loop gets no result; stopping Run closes every socket the loop opened.
+// With NoEventLoop the same targets run on workers.
+func TestMonitorEventLoop(t *testing.T) {
+	for _, noLoop := range []bool{false, true} {
+		t.Run(map[bool]string{false: "loop", true: "NoEventLoop"}[noLoop], func(t *testing.T) {
+			// Each server counts its probes; the fourth starts only after the
+			// third's result was recorded.
+			httpHits, tcpHits, workerHits := newLoopCounter(4), newLoopCounter(4), newLoopCounter(4)
+			silentHit, silentClosed := newLoopCounter(1), newLoopCounter(1)
+			httpAddr := probersTCPServer(t, func(c net.Conn, _ <-chan struct{}) {
+				probersReadRequest(c)
+				httpHits.add()
+				_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+			})
+			tcpAddr := probersTCPServer(t, func(net.Conn, <-chan struct{}) { tcpHits.add() })
+			silentAddr := probersTCPServer(t, func(c net.Conn, _ <-chan struct{}) {
+				probersReadRequest(c)
+				silentHit.add()
+				_ = c.SetReadDeadline(time.Now().Add(time.Minute)) // a guard
+				_, _ = c.Read(make([]byte, 1))                     // until the prober closes
+				silentClosed.add()
+			})
+			polls := loopPollFDs(t)
+
+			cfg := DefaultMonitorConfig()
+			cfg.NoEventLoop = noLoop
+			m, err := NewMonitor(cfg, nil, nil)
+			require.NoError(t, err)
+			pol := DefaultPolicy()
+			pol.Interval = Duration(100 * time.Millisecond)
+			pol.Timeout = pol.Interval
+			pol.InitialJitter = 0
+			add := func(id string, p Prober) {
+				t.Helper()
+				tp := pol
+				if id == "silent" { // its probe stays in flight
+					tp.Interval, tp.Timeout, tp.MaxBackoff = Duration(time.Hour), Duration(time.Hour), Duration(time.Hour)
+				}
+				require.NoError(t, m.Add(Target{ID: id, Prober: p, Policy: tp}))
+			}
+			h, err := NewHTTP(httpAddr, DefaultHTTPConfig())
+			require.NoError(t, err)
+			add("http", h)
+			tc, err := NewTCP(tcpAddr, TCPConfig{CompleteHandshake: true}) // accepted, so counted
+			require.NoError(t, err)
+			add("tcp", tc)
+			sh, err := NewHTTP(silentAddr, DefaultHTTPConfig())
+			require.NoError(t, err)
+			add("silent", sh)
+			add("worker", ProberFunc(func(context.Context) Result { workerHits.add(); return Result{Status: Pass} }))
+
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- m.Run(ctx) }()
+			for _, c := range []*loopCounter{httpHits, tcpHits, workerHits, silentHit} {
+				waitOrGuard(t, 30*time.Second, "probes", func() { <-c.reached })
+			}
+			assert.Equal(t, !noLoop, m.lp.Load() != nil, "event loop open")
+			for _, id := range []string{"http", "tcp", "worker"} {
+				s, _ := m.Stats(id)
+				assert.GreaterOrEqual(t, s.Probes, uint64(3), id)
+				assert.Positive(t, s.Passes, "%s: %s", id, s.LastError) // a slow machine may time some out
+			}
+			s, _ := m.Stats("silent")
+			assert.True(t, s.InFlight, "silent target in flight")
+			require.NoError(t, m.Remove("silent")) // its probe stays in flight until Run stops
+			cancel()
+			require.NoError(t, <-done)
+			assert.Nil(t, m.lp.Load())
+			waitOrGuard(t, 30*time.Second, "the silent probe's socket closed", func() { <-silentClosed.reached })
+			assert.Equal(t, polls, loopPollFDs(t), "epoll sets and pipes left open")
+		})
+	}
+}

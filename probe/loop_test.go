@@ -1,0 +1,56 @@
+package probe
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// FuzzLoopVerdict: the event loop judges a reply from the bytes received
+// so far, again from the start after each read, and leaves the verdict for
+// later while the parser wants more (loopVerdict). Whatever reads the reply
+// arrives in (cuts), that must be the lean engine's verdict on the whole
+// stream: the same Result, detail included.
+func FuzzLoopVerdict(f *testing.F) {
+	for i, s := range httpFuzzReplies {
+		f.Add([]byte(s), []byte{uint8(i), 3, 200}, i%3 == 0, uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, reply, cuts []byte, head bool, end uint8) {
+		cfg := DefaultHTTPConfig()
+		cfg.ExpectedStatuses = Statuses{{Min: 200, Max: 299}}
+		cfg.RetriableStatuses = Statuses{{Min: 500, Max: 503}}
+		if head {
+			cfg.Method = http.MethodHead
+		}
+		h, err := NewHTTP("127.0.0.1:80", cfg)
+		require.NoError(t, err)
+		var endErr error = io.EOF
+		if end%2 == 1 {
+			endErr = syscall.ECONNRESET
+		}
+
+		want := (&httpLeanState{br: bufio.NewReaderSize(&loopReplay{data: reply, end: endErr}, httpLeanHeadBufSize)}).exchange(h)
+
+		st := &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanHeadBufSize)}
+		var rr loopReplay
+		var got Result
+		ok, pos := false, 0
+		for _, c := range cuts {
+			if pos += int(c) + 1; pos >= len(reply) {
+				break
+			}
+			if got, ok = h.loopVerdict(st, &rr, reply[:pos], nil); ok {
+				break
+			}
+		}
+		if !ok {
+			got, ok = h.loopVerdict(st, &rr, reply, endErr)
+			require.True(t, ok, "no verdict at the end of the stream")
+		}
+		require.Equal(t, want, got, "reply %q cut at %v", reply, cuts)
+	})
+}
