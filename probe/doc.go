@@ -16,8 +16,10 @@
 // passingThreshold) or Envoy Gateway's (unhealthyThreshold,
 // healthyThreshold, and whole healthCheck.active blocks through
 // DecodeEnvoyGatewayActive). Finally a Monitor runs the machines of many
-// targets: one scheduler goroutine, a bounded pool of probing workers,
-// jitter from a seeded source, sharding across controllers, ordered
+// targets: one scheduler goroutine, which on Linux also runs the plain HTTP
+// and TCP connect-only checks in an epoll event loop (a probe in flight is a
+// small record, not a goroutine), a bounded pool of workers for the other
+// probes, jitter from a seeded source, sharding across controllers, ordered
 // transition events and per-target statistics.
 //
 // WorstCaseDetection states, for any Policy, the longest time from a

@@ -29,11 +29,12 @@ var (
 
 // MonitorConfig configures a Monitor. Start from DefaultMonitorConfig.
 type MonitorConfig struct {
-	// Concurrency is the number of probes that may run at once: the most
-	// workers Run keeps. 1 to 65536; default 256. Workers are started when a
-	// probe is due and none is free, and exit after a few seconds without
-	// work, so an idle or lightly loaded Monitor keeps few goroutines. A
-	// target due while Concurrency probes run waits for the next free worker.
+	// Concurrency is the number of probes that may run at once, in the
+	// event loop and on workers together: also the most workers Run keeps.
+	// 1 to 65536; default 256. Workers are started when a probe is due and
+	// none is free, and exit after a few seconds without work, so an idle or
+	// lightly loaded Monitor keeps few goroutines. A target due while
+	// Concurrency probes run waits until one ends.
 	Concurrency int `json:"concurrency"`
 	// Shard selects the targets this Monitor probes when several share the
 	// work (see Shard). The zero value owns every target.
@@ -105,8 +106,11 @@ type Target struct {
 }
 
 // Monitor runs the state machines of many targets: one scheduler goroutine
-// keeps every target in a timer heap and hands due probes to a pool of at
-// most MonitorConfig.Concurrency workers, started on demand; each result goes to the target's
+// keeps every target in a timer heap and starts due probes, at most
+// MonitorConfig.Concurrency at once: on Linux it runs plain HTTP status
+// checks and TCP connect-only checks to IP addresses itself, in an epoll
+// event loop (see MonitorConfig.NoEventLoop), and hands the others to
+// worker goroutines started on demand. Each result goes to the target's
 // Machine, whose Step says when to probe next (plus jitter from the seeded
 // source); state changes are delivered in order to the Observer from one
 // goroutine; statistics are kept per target.
@@ -264,7 +268,8 @@ func (m *Monitor) Add(t Target) error {
 }
 
 // Remove stops watching the target. When Remove returns no new probe of it
-// will start; a probe already running is cancelled and its result dropped.
+// will start; a probe already running is cancelled (one in the event loop
+// runs to its end or deadline) and its result dropped.
 // Its statistics are discarded. Errors: ErrUnknownTarget.
 func (m *Monitor) Remove(id string) error {
 	m.mu.Lock()
@@ -286,7 +291,8 @@ func (m *Monitor) Remove(id string) error {
 
 // Update replaces a target's prober and policy (for example a new address,
 // or new thresholds). A probe of the old prober still running is cancelled
-// and its result dropped; the next probe is due now plus a random part of
+// (one in the event loop runs to its end or deadline) and its result
+// dropped; the next probe is due now plus a random part of
 // the new policy's InitialJitter. Statistics carry over.
 //
 // When the policy is unchanged the machine keeps its state and counters.

@@ -41,12 +41,13 @@ type monJob struct {
 }
 
 // Run probes the targets until ctx is done, then cancels the probes still
-// running, waits for every worker, delivers the events still queued, and
-// returns nil. It runs one scheduler and, with an Observer, one goroutine
-// delivering events; workers, which run the probes, are started when a
-// probe is due and no worker is free, up to MonitorConfig.Concurrency, and
-// exit after 5 s (of the Monitor's clock) without work; no other goroutine,
-// whatever the number of targets. Each probe gets a context carrying ctx's
+// running (closing those in the event loop), waits for every worker,
+// delivers the events still queued, and returns nil. It runs one scheduler,
+// which also runs the event loop's probes, and, with an Observer, one
+// goroutine delivering events; workers, which run the other probes, are
+// started when a probe is due and no worker is free, up to
+// MonitorConfig.Concurrency, and exit after 5 s (of the Monitor's clock)
+// without work; no other goroutine, whatever the number of targets. Each probe gets a context carrying ctx's
 // values, the policy's timeout as its deadline, and cancelled when its
 // target is removed or updated or when Run stops. Targets and their state
 // survive Run: a later Run continues with them.
