@@ -377,3 +377,44 @@ func TestMonitorEventLoop(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkLoopProbe measures one probe through the event loop on loopback
+// (the in-process server included), one after another on one loop, as a
+// Monitor's scheduler runs them; compare BenchmarkHTTPProbe/lean and
+// BenchmarkTCPProbe/connect, the worker path.
+func BenchmarkLoopProbe(b *testing.B) {
+	httpAddr := probersBenchServer(b)
+	tcpLn, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	defer tcpLn.Close()
+	h, err := NewHTTP(httpAddr, DefaultHTTPConfig())
+	require.NoError(b, err)
+	tc, err := NewTCP(tcpLn.Addr().String(), TCPConfig{})
+	require.NoError(b, err)
+	for _, c := range []struct {
+		name string
+		p    Prober
+	}{{"http", h}, {"tcp-connect", tc}} {
+		b.Run(c.name, func(b *testing.B) {
+			lt, ok := loopTargetOf(c.p)
+			require.True(b, ok)
+			lp, err := newEvLoop()
+			require.NoError(b, err)
+			defer lp.close()
+			mt := &monTarget{id: "t"}
+			b.ReportAllocs()
+			defer probersReportCPU(b)()
+			for b.Loop() {
+				now := time.Now()
+				lp.start(loopJob{t: mt, lt: lt, start: now, timeout: time.Minute}, now)
+				for lp.inFlight() > 0 {
+					until, has := lp.next()
+					lp.wait(now, until, has)
+				}
+				if d := lp.takeDone(); len(d) != 1 || d[0].r.Status != Pass {
+					b.Fatalf("%+v", d)
+				}
+			}
+		})
+	}
+}
