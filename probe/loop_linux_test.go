@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -161,6 +162,28 @@ func TestLoopHTTPMatchesGoroutinePath(t *testing.T) {
 		assert.Equal(t, KindTimeout, got.Kind, got.Detail)
 		assert.GreaterOrEqual(t, got.Latency, 50*time.Millisecond)
 	})
+}
+
+// TestLoopIPv6: the loop connects over IPv6 (skipped where ::1 is absent).
+func TestLoopIPv6(t *testing.T) {
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skip("no IPv6 loopback:", err)
+	}
+	defer ln.Close()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) })}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	cfg := DefaultHTTPConfig()
+	cfg.ExpectedStatuses = Statuses{OneStatus(204)}
+	h := probersHTTP(t, ln.Addr().String(), cfg, HTTPEngineLean)
+	r := loopRun(t, h, 5*time.Second)
+	assert.Equal(t, Pass, r.Status, r.Detail)
+	assert.Equal(t, 204, r.Code)
+	p, err := NewTCP(ln.Addr().String(), TCPConfig{})
+	require.NoError(t, err)
+	r = loopRun(t, p, 5*time.Second)
+	assert.Equal(t, Pass, r.Status, r.Detail)
 }
 
 // probersClosedPort returns a loopback address nothing listens on.

@@ -54,7 +54,9 @@ type MonitorConfig struct {
 	// status only (no TLS, no ExpectedResponse, the lean engine) and TCP
 	// connect-only checks, to IP addresses, itself, over non-blocking
 	// sockets in one epoll set: no goroutine per probe in flight, and one
-	// wake-up for every socket that became ready. Such a probe is not
+	// wake-up for every socket that became ready; the loop's own timer has
+	// a 1 ms grain, so its probes start and time out up to 1 ms late. Such a
+	// probe is not
 	// interrupted when its target is removed or updated; it ends at its
 	// deadline at the latest and its result is dropped. The probers'
 	// verdicts are the same on both paths.
