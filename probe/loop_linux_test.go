@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -242,55 +241,7 @@ func TestLoopTCP(t *testing.T) {
 	loopSame(t, want, got)
 	assert.Equal(t, KindRefused, got.Kind)
 
-	for _, complete := range []bool{false, true} {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		accepted := make(chan bool, 64) // true for the sentinel
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-				b := make([]byte, 1)
-				n, _ := c.Read(b)
-				c.Close()
-				sentinel := n == 1 && b[0] == 'S'
-				accepted <- sentinel
-				if sentinel {
-					return
-				}
-			}
-		})
-		p, err := NewTCP(ln.Addr().String(), TCPConfig{CompleteHandshake: complete})
-		require.NoError(t, err)
-		for range 10 {
-			r := loopRun(t, p, 5*time.Second)
-			require.Equal(t, Pass, r.Status, r.Detail)
-			require.Equal(t, "connected", r.Detail)
-		}
-		s, err := net.Dial("tcp", ln.Addr().String())
-		require.NoError(t, err)
-		_, err = s.Write([]byte("S"))
-		require.NoError(t, err)
-		before := 0
-		for sentinel := range accepted {
-			if sentinel {
-				break
-			}
-			before++
-		}
-		s.Close()
-		ln.Close()
-		wg.Wait()
-		if complete {
-			assert.Positive(t, before, "CompleteHandshake: probe connections accepted before the sentinel")
-		} else {
-			assert.Zero(t, before, "default: probe connections accepted before the sentinel")
-		}
-	}
+	tcpCheckNotAccepted(t, func(t *testing.T, p *TCP) Result { return loopRun(t, p, 5*time.Second) })
 }
 
 // loopPollFDs counts the process's open epoll sets and pipes.

@@ -47,10 +47,12 @@ type monJob struct {
 // goroutine delivering events; workers, which run the other probes, are
 // started when a probe is due and no worker is free, up to
 // MonitorConfig.Concurrency, and exit after 5 s (of the Monitor's clock)
-// without work; no other goroutine, whatever the number of targets. Each probe gets a context carrying ctx's
-// values, the policy's timeout as its deadline, and cancelled when its
-// target is removed or updated or when Run stops. Targets and their state
-// survive Run: a later Run continues with them.
+// without work; no other goroutine, whatever the number of targets. Each
+// probe on a worker gets a context carrying ctx's values, the policy's
+// timeout as its deadline, and cancelled when its target is removed or
+// updated or when Run stops; a probe in the event loop has the same
+// deadline. Targets and their state survive Run: a later Run continues
+// with them.
 // Errors: ErrMonitorRunning when another Run is running.
 func (m *Monitor) Run(ctx context.Context) error {
 	m.mu.Lock()
@@ -181,13 +183,8 @@ func (m *Monitor) closeLoop(lp *evLoop) {
 	m.mu.Lock()
 	now := time.Now()
 	for i := range done {
-		d := &done[i]
-		m.inFlight--
-		if d.t.gen == d.gen {
-			d.t.cancel = nil
-			m.heap.push(d.t, now)
-		}
-		*d = loopDone{}
+		m.unstartLocked(done[i].t, done[i].gen, now)
+		done[i] = loopDone{}
 	}
 	m.mu.Unlock()
 	m.lp.Store(nil)
@@ -200,15 +197,21 @@ func (m *Monitor) requeueLoopJobs() {
 	m.mu.Lock()
 	now := time.Now()
 	for i, j := range m.loopJobs {
-		m.inFlight--
-		if j.t.gen == j.gen {
-			j.t.cancel = nil
-			m.heap.push(j.t, now)
-		}
+		m.unstartLocked(j.t, j.gen, now)
 		m.loopJobs[i] = loopJob{}
 	}
 	m.loopJobs = m.loopJobs[:0]
 	m.mu.Unlock()
+}
+
+// unstartLocked undoes the dispatch of t's probe of generation gen, which
+// gave no result: t, unless removed or updated since, is due at now.
+func (m *Monitor) unstartLocked(t *monTarget, gen uint32, now time.Time) {
+	m.inFlight--
+	if t.gen == gen {
+		t.cancel = nil
+		m.heap.push(t, now)
+	}
 }
 
 // stopWorkers cancels every probe dispatched and not finished and tells

@@ -14,11 +14,18 @@ import (
 
 // TestTCPConnectOnlyNotAccepted: by default a connect-only check resets the
 // connection before the handshake completes, so the target's listener
-// never accepts it; with CompleteHandshake it does. After the probes a
+// never accepts it; with CompleteHandshake it does.
+func TestTCPConnectOnlyNotAccepted(t *testing.T) {
+	tcpCheckNotAccepted(t, func(t *testing.T, p *TCP) Result { return p.Probe(probersCtx(t, 5*time.Second)) })
+}
+
+// tcpCheckNotAccepted runs ten connect-only checks through probe, with and
+// without CompleteHandshake, and requires the listener to accept none of
+// them by default and some with CompleteHandshake. After the probes a
 // sentinel connection completes a handshake and sends "S": the accept
 // queue is first in, first out, so every probe connection that completed
 // its handshake is accepted before the sentinel.
-func TestTCPConnectOnlyNotAccepted(t *testing.T) {
+func tcpCheckNotAccepted(t *testing.T, probe func(*testing.T, *TCP) Result) {
 	for _, complete := range []bool{false, true} {
 		t.Run(map[bool]string{false: "default", true: "CompleteHandshake"}[complete], func(t *testing.T) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -49,8 +56,9 @@ func TestTCPConnectOnlyNotAccepted(t *testing.T) {
 			p, err := NewTCP(ln.Addr().String(), TCPConfig{CompleteHandshake: complete})
 			require.NoError(t, err)
 			for range probes {
-				r := p.Probe(probersCtx(t, 5*time.Second))
+				r := probe(t, p)
 				require.Equal(t, Pass, r.Status, r.Detail)
+				require.Equal(t, "connected", r.Detail)
 			}
 			s, err := net.Dial("tcp", ln.Addr().String())
 			require.NoError(t, err)
