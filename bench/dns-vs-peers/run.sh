@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Side-by-side DNS benchmark: gslbkit's embedded zone (three modes) vs Knot,
+# Side-by-side DNS benchmark: gslbkit's embedded zone (three modes, and the
+# fast one without its UDP pause, fast-nopause) vs Knot,
 # BIND 9 and, when a coredns binary is found, CoreDNS (file plugin), one
 # zone (~100 names, 2-4 A records each, TTL 30, some CNAMEs),
 # 10,000 queries (~10 % NXDOMAIN) replayed by dnsperf. Each server is pinned
@@ -10,6 +11,7 @@
 #   bench/dns-vs-peers/run.sh            # needs knotd, named, dnsperf, taskset, go (coredns optional)
 #   DURATION=5 ROUNDS=1 SERVERS="fast knot" bench/dns-vs-peers/run.sh
 #   COREDNS=/path/to/coredns bench/dns-vs-peers/run.sh
+#   FAST_FLAGS="-udp-coalesce 80us" SERVERS="fast knot" bench/dns-vs-peers/run.sh
 #
 # CoreDNS is optional: the binary is $COREDNS, else `coredns` on PATH, else
 # /tmp/coredns-bin/coredns (GOBIN=/tmp/coredns-bin go install
@@ -33,7 +35,7 @@ if [ -z "$coredns_bin" ]; then
 	[ -n "$coredns_bin" ] || coredns_bin=/tmp/coredns-bin/coredns
 fi
 [ -x "$coredns_bin" ] || coredns_bin=""
-SERVERS=${SERVERS:-"knot bind coredns miekg batch fast"}
+SERVERS=${SERVERS:-"knot bind coredns miekg batch fast fast-nopause"}
 if [ -z "$coredns_bin" ] && [[ " $SERVERS " == *" coredns "* ]]; then
 	echo "# coredns skipped: no binary (set COREDNS=path, put coredns on PATH, or build /tmp/coredns-bin/coredns)" >&2
 	SERVERS=$(tr ' ' '\n' <<<"$SERVERS" | grep -vx coredns | tr '\n' ' ')
@@ -62,8 +64,8 @@ port_of() {
 	case $1 in
 	knot) echo $((BASEPORT + 1)) ;; bind) echo $((BASEPORT + 2)) ;;
 	miekg) echo $((BASEPORT + 3)) ;; batch) echo $((BASEPORT + 4)) ;; fast) echo $((BASEPORT + 5)) ;;
-	coredns) echo $((BASEPORT + 6)) ;;
-	*) echo "unknown server $1 (knot bind coredns miekg batch fast)" >&2; exit 1 ;;
+	coredns) echo $((BASEPORT + 6)) ;; fast-nopause) echo $((BASEPORT + 7)) ;;
+	*) echo "unknown server $1 (knot bind coredns miekg batch fast fast-nopause)" >&2; exit 1 ;;
 	esac
 }
 
@@ -121,7 +123,11 @@ CONF
 		taskset -c "$SERVER_CPU" "$coredns_bin" -quiet -conf "$dir/coredns/Corefile" >"$dir/coredns.log" 2>&1 &
 		;;
 	miekg | batch | fast)
-		taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -addr "127.0.0.1:$port" -mode "$s" >"$dir/$s.log" 2>&1 &
+		# shellcheck disable=SC2086 # FAST_FLAGS: extra flags for the embedded server, split on spaces
+		taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -addr "127.0.0.1:$port" -mode "$s" ${FAST_FLAGS:-} >"$dir/$s.log" 2>&1 &
+		;;
+	fast-nopause) # the fast server with ServerConfig.UDPCoalesce 0, for comparison
+		taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -addr "127.0.0.1:$port" -mode fast -udp-coalesce 0 >"$dir/$s.log" 2>&1 &
 		;;
 	esac
 	started_pid=$!

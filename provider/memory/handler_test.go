@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -310,4 +311,51 @@ func TestServer(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{"www.example.test. CNAME t.example.test.", `t.example.test. TXT "hello world"`}, rrLines(m.Answer))
 	})
+}
+
+// TestServerUDPBurst sends queries in bursts fast enough to make the UDP
+// loop pause after its batches (UDPCoalesce, with the rate threshold at its
+// minimum) and requires an answer to every one.
+func TestServerUDPBurst(t *testing.T) {
+	p := fixture(t)
+	cfg := memory.DefaultServerConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.UDPCoalesceRate = 1000
+	srv, err := memory.NewServer(p, cfg, nil)
+	require.NoError(t, err)
+	require.NoError(t, srv.Listen())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	defer func() {
+		cancel()
+		assert.NoError(t, <-done)
+	}()
+
+	conn, err := net.Dial("udp", srv.Addr())
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(30*time.Second))) // a guard
+	const bursts, size = 20, 50
+	buf := make([]byte, 4096)
+	for b := range bursts {
+		want := map[uint16]bool{}
+		for i := range size {
+			q := query("www.example.test.", dns.TypeA)
+			q.Id = uint16(b*size + i)
+			wire, err := q.Pack()
+			require.NoError(t, err)
+			_, err = conn.Write(wire)
+			require.NoError(t, err)
+			want[q.Id] = true
+		}
+		for len(want) > 0 {
+			n, err := conn.Read(buf)
+			require.NoError(t, err, "burst %d: %d answers missing", b, len(want))
+			var m dns.Msg
+			require.NoError(t, m.Unpack(buf[:n]))
+			assert.Len(t, m.Answer, 2)
+			delete(want, m.Id)
+		}
+	}
 }

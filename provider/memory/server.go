@@ -30,15 +30,30 @@ type ServerConfig struct {
 	// ShutdownTimeout bounds how long Run waits for in-flight queries once
 	// its context ends, 0s to 1m. Default 2s.
 	ShutdownTimeout Duration `json:"shutdownTimeout"`
+	// UDPCoalesce is how long a UDP loop pauses after answering a batch
+	// while it receives more than UDPCoalesceRate queries a second, so the
+	// next receive finds several queries waiting: fewer, fuller system
+	// calls, and the clients' receivers woken once per batch instead of
+	// once per reply (Linux only). Below the rate it never pauses. 0 turns
+	// it off; at most 1ms. Default 60µs: at 125,000–150,000 queries/s it
+	// cut CPU per query by about a third in bench/dns-vs-peers (5.3 µs to
+	// 3.5–3.7) and adds at most that much latency.
+	UDPCoalesce Duration `json:"udpCoalesce"`
+	// UDPCoalesceRate is the query rate of one UDP loop, measured over each
+	// millisecond, above which it pauses (see UDPCoalesce); 1,000 to
+	// 10,000,000 queries a second. Default 60,000.
+	UDPCoalesceRate int `json:"udpCoalesceRate"`
 }
 
 // DefaultServerConfig returns 127.0.0.1:5353, TCP idle timeout 10s,
-// shutdown timeout 2s.
+// shutdown timeout 2s, and a 60µs UDP pause above 60,000 queries a second.
 func DefaultServerConfig() ServerConfig {
 	return ServerConfig{
 		Addr:            "127.0.0.1:5353",
 		TCPIdleTimeout:  Duration(10 * time.Second),
 		ShutdownTimeout: Duration(2 * time.Second),
+		UDPCoalesce:     Duration(60 * time.Microsecond),
+		UDPCoalesceRate: 60000,
 	}
 }
 
@@ -56,12 +71,19 @@ func (c ServerConfig) Validate() error {
 	if d := c.ShutdownTimeout.D(); d < 0 || d > time.Minute {
 		return fmt.Errorf("memory: server shutdownTimeout %v is out of range (allowed 0s to 1m)", d)
 	}
+	if d := c.UDPCoalesce.D(); d < 0 || d > time.Millisecond {
+		return fmt.Errorf("memory: server udpCoalesce %v is out of range (allowed 0s to 1ms)", d)
+	}
+	if c.UDPCoalesce > 0 && (c.UDPCoalesceRate < 1000 || c.UDPCoalesceRate > 10_000_000) {
+		return fmt.Errorf("memory: server udpCoalesceRate %d is out of range (allowed 1000 to 10000000)", c.UDPCoalesceRate)
+	}
 	return nil
 }
 
 // Server serves a Provider's zones over UDP and TCP. UDP is answered by a
-// batched loop (recvmmsg/sendmmsg, one goroutine per usable CPU) through
-// the fast path (see RespondUDP); TCP by miekg/dns's server through
+// batched loop (recvmmsg/sendmmsg, one goroutine per usable CPU, pausing
+// briefly between batches under heavy load: see UDPCoalesce) through the
+// fast path (see RespondUDP); TCP by miekg/dns's server through
 // ServeDNS, which produces the same bytes. NewServer starts
 // nothing; Listen binds the sockets (Run does it if Listen was not called);
 // Run serves until its context ends and returns once every goroutine it
@@ -128,6 +150,11 @@ func (s *Server) Listen() error {
 				break
 			}
 			continue
+		}
+		if uc, ok := u.(*net.UDPConn); ok {
+			// Room for a burst of queries while the loop is busy or
+			// pausing (see UDPCoalesce); the kernel caps it at rmem_max.
+			_ = uc.SetReadBuffer(udpReadBuffer)
 		}
 		s.udp, s.tcp, s.addr = u, t, u.LocalAddr().String()
 		return nil

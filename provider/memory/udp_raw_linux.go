@@ -108,6 +108,10 @@ func (s *Server) serveUDPConn(conn *net.UDPConn, stop <-chan struct{}) {
 const yieldEvery = 64
 
 func (s *Server) rawLoop(r *rawUDP) {
+	co := udpCoalescer{delay: s.cfg.UDPCoalesce.D(), rate: s.cfg.UDPCoalesceRate}
+	if co.delay > 0 {
+		setTimerSlack()
+	}
 	var (
 		in    [udpBatch]mmsghdr
 		out   [udpBatch]mmsghdr
@@ -131,6 +135,9 @@ func (s *Server) rawLoop(r *rawUDP) {
 		if iter%yieldEvery == 0 {
 			// See yieldEvery.
 			runtime.Gosched()
+			if co.delay > 0 {
+				setTimerSlack() // the goroutine may be on another thread now
+			}
 		}
 		for i := range in {
 			in[i].hdr.Namelen = sockaddrLen
@@ -185,7 +192,24 @@ func (s *Server) rawLoop(r *rawUDP) {
 		for i := range k {
 			keep[i] = nil
 		}
+		if d := co.after(int(n), time.Now()); d > 0 {
+			// A raw call: the runtime does not see this goroutine in a
+			// system call, so its monitor thread neither hands the P away
+			// nor wakes every 20 µs to check on it (another 8 % off the
+			// CPU per query at saturation). The P is idle for the pause
+			// anyway: this loop is all the work it has.
+			ts := syscall.NsecToTimespec(d.Nanoseconds())
+			syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+		}
 	}
+}
+
+// setTimerSlack sets the calling thread's timer slack to 1 ns, so the
+// loop's pauses (tens of microseconds) are not stretched by the default
+// 50 µs slack.
+func setTimerSlack() {
+	const prSetTimerSlack = 29
+	syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1, 0)
 }
 
 // sockaddrAddr reads the address of a raw sockaddr_in or sockaddr_in6.

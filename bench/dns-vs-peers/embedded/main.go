@@ -44,6 +44,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:5301", "UDP and TCP address")
 	mode := flag.String("mode", "fast", "fast, batch or miekg")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here while serving")
+	coalesce := flag.Duration("udp-coalesce", -1, "fast mode: ServerConfig.UDPCoalesce (0 turns the pause off; default: the config's default)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -79,6 +80,9 @@ func main() {
 		}
 		cfg := memory.DefaultServerConfig()
 		cfg.Addr = *addr
+		if *coalesce >= 0 {
+			cfg.UDPCoalesce = memory.Duration(*coalesce)
+		}
 		srv, nerr := memory.NewServer(p, cfg, nil)
 		if nerr != nil {
 			log.Fatal(nerr)
