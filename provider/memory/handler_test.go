@@ -257,20 +257,19 @@ func TestAnswerFunc(t *testing.T) {
 	assert.Equal(t, []string{"www.example.test. A 192.0.2.2", "www.example.test. A 192.0.2.1"}, rrLines(m.Answer))
 }
 
-// TestServer asks a real server on 127.0.0.1 over UDP and TCP, including a
-// truncated UDP answer retried over TCP, and a swap from an address set to a
-// CNAME seen between two queries.
-func TestServer(t *testing.T) {
-	p := fixture(t)
+// startServer runs a Server for p on a free port of 127.0.0.1, with the
+// default config changed by mod, until the test ends.
+func startServer(t *testing.T, p *memory.Provider, mod func(*memory.ServerConfig)) *memory.Server {
 	cfg := memory.DefaultServerConfig()
 	cfg.Addr = "127.0.0.1:0"
+	mod(&cfg)
 	srv, err := memory.NewServer(p, cfg, nil)
 	require.NoError(t, err)
 	require.NoError(t, srv.Listen())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		select {
 		case err := <-done:
@@ -278,7 +277,16 @@ func TestServer(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatal("server did not stop")
 		}
-	}()
+	})
+	return srv
+}
+
+// TestServer asks a real server on 127.0.0.1 over UDP and TCP, including a
+// truncated UDP answer retried over TCP, and a swap from an address set to a
+// CNAME seen between two queries.
+func TestServer(t *testing.T) {
+	p := fixture(t)
+	srv := startServer(t, p, func(*memory.ServerConfig) {})
 
 	for _, net := range []string{"udp", "tcp"} {
 		t.Run(net, func(t *testing.T) {
@@ -317,20 +325,7 @@ func TestServer(t *testing.T) {
 // loop pause after its batches (UDPCoalesce, with the rate threshold at its
 // minimum) and requires an answer to every one.
 func TestServerUDPBurst(t *testing.T) {
-	p := fixture(t)
-	cfg := memory.DefaultServerConfig()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.UDPCoalesceRate = 1000
-	srv, err := memory.NewServer(p, cfg, nil)
-	require.NoError(t, err)
-	require.NoError(t, srv.Listen())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	defer func() {
-		cancel()
-		assert.NoError(t, <-done)
-	}()
+	srv := startServer(t, fixture(t), func(c *memory.ServerConfig) { c.UDPCoalesceRate = 1000 })
 
 	conn, err := net.Dial("udp", srv.Addr())
 	require.NoError(t, err)
