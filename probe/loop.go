@@ -8,8 +8,9 @@ import (
 )
 
 // The event loop runs the commonest checks without a goroutine each: plain
-// HTTP checks that judge the status only (no TLS, no ExpectedResponse, the
-// lean engine) and TCP connect-only checks, to an IP address. On Linux a
+// HTTP checks (no TLS, the lean engine, a body match within a MatchWindow
+// of at most loopMaxWindow bytes) and TCP connect-only checks, to an IP
+// address. On Linux a
 // Monitor's scheduler goroutine drives them itself over non-blocking
 // sockets and one epoll set, which the Go runtime's poller watches like any
 // other descriptor: a probe in flight is a small record instead of a
@@ -92,6 +93,7 @@ func (h *HTTP) loopVerdict(st *httpLeanState, rr *loopReplay, data []byte, end e
 	st.br.Reset(rr)
 	r = st.exchange(h)
 	st.br.Reset(nil)
+	st.m.reset(nil)
 	if cap(st.line) > httpLeanBufSize || cap(st.cont) > httpLeanBufSize {
 		st.line, st.cont = nil, nil
 	}
@@ -101,10 +103,23 @@ func (h *HTTP) loopVerdict(st *httpLeanState, rr *loopReplay, data []byte, end e
 	return r, true
 }
 
-// loopMaxReply bounds the bytes the loop keeps for one reply. The header
-// parser decides within httpMaxHeaderBytes of header lines; the margin is
-// for line ends and the status line.
-const loopMaxReply = 2 * httpMaxHeaderBytes
+// loopMaxWindow is the largest MatchWindow of an HTTP check the event loop
+// runs: it keeps a reply's bytes until the verdict, and a body match with
+// no window (the whole body) or a large one goes to a worker, which reads
+// through a fixed buffer instead.
+const loopMaxWindow = 16 << 10
+
+// loopMaxReply bounds the bytes the loop keeps for one reply of h. The
+// parser decides within httpMaxHeaderBytes of header lines (interim
+// responses and trailers included), then, when it matches the body, within
+// the window's bytes of body plus the chunk framing the chunked decoder
+// allows (at most 16 KiB beyond 16 bytes and twice the size per chunk, so
+// about 18 bytes per body byte in one-byte chunks). Beyond the bound the
+// reply is a protocol error; only a reply built to exceed it is judged
+// otherwise than by a worker.
+func loopMaxReply(h *HTTP) int {
+	return 2*httpMaxHeaderBytes + 32*h.window + 32<<10
+}
 
 // loopTooLong is the verdict on a reply that passed loopMaxReply undecided.
 func loopTooLong() Result {

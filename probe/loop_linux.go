@@ -72,7 +72,8 @@ type evLoop struct {
 	dl    []int32 // deadline heap of slot indices
 	live  int
 	buf   []byte // loopScratch bytes
-	st    *httpLeanState
+	st    *httpLeanState // the parser's scratch for status-only checks
+	stb   *httpLeanState // and for checks that match the body
 	rr    loopReplay
 	done  []loopDone
 }
@@ -132,6 +133,7 @@ func newEvLoop() (*evLoop, error) {
 		evs:  make([]syscall.EpollEvent, loopEvents),
 		buf:  make([]byte, loopScratch),
 		st:   &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanHeadBufSize)},
+		stb:  &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanBufSize), body: make([]byte, httpLeanBufSize)},
 	}
 	lp.readF = func(fd uintptr) bool {
 		n := rawEpollWait(int(fd), lp.evs)
@@ -342,7 +344,8 @@ func (lp *evLoop) timedOut(p *loopProbe) Result {
 	case loopSending:
 		return httpFailed("write request", lp.opError(p, "write", os.ErrDeadlineExceeded))
 	case loopReading:
-		r, _ := p.lt.http.loopVerdict(lp.st, &lp.rr, p.buf, lp.opError(p, "read", os.ErrDeadlineExceeded))
+		h := p.lt.http
+		r, _ := h.loopVerdict(lp.state(h), &lp.rr, p.buf, lp.opError(p, "read", os.ErrDeadlineExceeded))
 		return r
 	}
 	return lp.connectFailed(p, os.ErrDeadlineExceeded)
@@ -476,7 +479,7 @@ func (lp *evLoop) read(s int32, now time.Time) {
 	data := append(lp.buf[:0], p.buf...)
 	for {
 		if len(data) == cap(data) {
-			if len(data) >= loopMaxReply {
+			if len(data) >= loopMaxReply(h) {
 				lp.finish(s, now, loopTooLong())
 				return
 			}
@@ -485,7 +488,7 @@ func (lp *evLoop) read(s int32, now time.Time) {
 		n, err := rawRead(int(p.fd), data[len(data):cap(data)])
 		if n > 0 {
 			data = data[:len(data)+n]
-			if r, ok := h.loopVerdict(lp.st, &lp.rr, data, nil); ok {
+			if r, ok := h.loopVerdict(lp.state(h), &lp.rr, data, nil); ok {
 				lp.finish(s, now, r)
 				return
 			}
@@ -503,10 +506,18 @@ func (lp *evLoop) read(s int32, now time.Time) {
 		default:
 			end = lp.opError(p, "read", os.NewSyscallError("read", err))
 		}
-		r, _ := h.loopVerdict(lp.st, &lp.rr, data, end)
+		r, _ := h.loopVerdict(lp.state(h), &lp.rr, data, end)
 		lp.finish(s, now, r)
 		return
 	}
+}
+
+// state returns the parser scratch for h's replies.
+func (lp *evLoop) state(h *HTTP) *httpLeanState {
+	if len(h.segs) > 0 {
+		return lp.stb
+	}
+	return lp.st
 }
 
 // The deadline heap: a binary min-heap of slot indices by deadline; each

@@ -82,7 +82,17 @@ func TestLoopTargets(t *testing.T) {
 		{"http default port", httpP("127.0.0.1", nil), true},
 		{"http host name", httpP("localhost:80", nil), false},
 		{"http zone", httpP("[fe80::1%lo]:80", nil), false},
-		{"http body match", httpP("127.0.0.1:80", func(c *HTTPConfig) { c.ExpectedResponse = Segments{{Text: "ok"}} }), false},
+		{"http body match", httpP("127.0.0.1:80", func(c *HTTPConfig) { c.ExpectedResponse = Segments{{Text: "ok"}} }), true},
+		{"http body match, window at the bound", httpP("127.0.0.1:80", func(c *HTTPConfig) {
+			c.ExpectedResponse, c.MatchWindow = Segments{{Text: "ok"}}, loopMaxWindow
+		}), true},
+		{"http body match, whole body", httpP("127.0.0.1:80", func(c *HTTPConfig) {
+			c.ExpectedResponse, c.MatchWindow = Segments{{Text: "ok"}}, 0
+		}), false},
+		{"http body match, large window", httpP("127.0.0.1:80", func(c *HTTPConfig) {
+			c.ExpectedResponse, c.MatchWindow = Segments{{Text: "ok"}}, loopMaxWindow+1
+		}), false},
+		{"http whole body, no match", httpP("127.0.0.1:80", func(c *HTTPConfig) { c.MatchWindow = 0 }), true},
 		{"https", httpP("127.0.0.1:443", func(c *HTTPConfig) { c.TLS = &TLSConfig{} }), false},
 		{"nethttp engine", httpP("127.0.0.1:80", func(c *HTTPConfig) { c.Engine = HTTPEngineNetHTTP }), false},
 		{"tcp connect-only", tcpP("127.0.0.1:22", TCPConfig{}), true},
@@ -127,6 +137,25 @@ func TestLoopHTTPMatchesGoroutinePath(t *testing.T) {
 			want := h.Probe(probersCtx(t, 5*time.Second))
 			loopSame(t, want, loopRun(t, h, 5*time.Second))
 		})
+	}
+	// The same replies judged by a body match (Route 53's window, and a
+	// small one).
+	for _, window := range []int{HTTPRoute53MatchWindow, 8} {
+		bc := cfg
+		bc.ExpectedResponse, bc.MatchWindow = Segments{{Text: "ok"}, {Text: "until"}}, window
+		for i, reply := range append(replies,
+			"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n5\r\nuntil\r\n0\r\n\r\n",
+			"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nok until",
+			"HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\nno match in this one") {
+			t.Run("body/"+strconv.Itoa(window)+"/"+strconv.Itoa(i), func(t *testing.T) {
+				srv := probersRawServer(t, []byte(reply), false, false)
+				h := probersHTTP(t, srv.addr(), bc, HTTPEngineLean)
+				_, ok := loopTargetOf(h)
+				require.True(t, ok)
+				want := h.Probe(probersCtx(t, 5*time.Second))
+				loopSame(t, want, loopRun(t, h, 5*time.Second))
+			})
+		}
 	}
 	t.Run("dropped", func(t *testing.T) {
 		srv := probersRawServer(t, nil, false, true)
@@ -365,10 +394,14 @@ func BenchmarkLoopProbe(b *testing.B) {
 	require.NoError(b, err)
 	tc, err := NewTCP(tcpLn.Addr().String(), TCPConfig{})
 	require.NoError(b, err)
+	bcfg := DefaultHTTPConfig()
+	bcfg.ExpectedResponse = Segments{TextPayload("healthy")}
+	hb, err := NewHTTP(httpAddr, bcfg)
+	require.NoError(b, err)
 	for _, c := range []struct {
 		name string
 		p    Prober
-	}{{"http", h}, {"tcp-connect", tc}} {
+	}{{"http", h}, {"http-body-match", hb}, {"tcp-connect", tc}} {
 		b.Run(c.name, func(b *testing.B) {
 			lt, ok := loopTargetOf(c.p)
 			require.True(b, ok)

@@ -17,25 +17,41 @@ import (
 // stream: the same Result, detail included.
 func FuzzLoopVerdict(f *testing.F) {
 	for i, s := range httpFuzzReplies {
-		f.Add([]byte(s), []byte{uint8(i), 3, 200}, i%3 == 0, uint8(i))
+		f.Add([]byte(s), []byte{uint8(i), 3, 200}, i%3 == 0, uint8(i), "", uint8(0))
+		f.Add([]byte(s), []byte{1, 1, 1, 1, 1, 1, 1, 1}, false, uint8(i), "ok", uint8(i))
 	}
-	f.Fuzz(func(t *testing.T, reply, cuts []byte, head bool, end uint8) {
+	f.Fuzz(func(t *testing.T, reply, cuts []byte, head bool, end uint8, seg string, window uint8) {
 		cfg := DefaultHTTPConfig()
 		cfg.ExpectedStatuses = Statuses{{Min: 200, Max: 299}}
 		cfg.RetriableStatuses = Statuses{{Min: 500, Max: 503}}
-		if head {
+		if seg != "" {
+			cfg.ExpectedResponse = Segments{TextPayload(seg)}
+			cfg.MatchWindow = 1 + int(window)*4
+		} else if head {
 			cfg.Method = http.MethodHead
 		}
 		h, err := NewHTTP("127.0.0.1:80", cfg)
-		require.NoError(t, err)
+		if err != nil {
+			t.Skip("config not valid:", err)
+		}
+		_, ok := loopTargetOf(h)
+		require.True(t, ok, "the loop takes this check")
+		state := func() *httpLeanState {
+			if seg != "" {
+				return &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanBufSize), body: make([]byte, httpLeanBufSize)}
+			}
+			return &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanHeadBufSize)}
+		}
 		var endErr error = io.EOF
 		if end%2 == 1 {
 			endErr = syscall.ECONNRESET
 		}
 
-		want := (&httpLeanState{br: bufio.NewReaderSize(&loopReplay{data: reply, end: endErr}, httpLeanHeadBufSize)}).exchange(h)
+		ref := state()
+		ref.br.Reset(&loopReplay{data: reply, end: endErr})
+		want := ref.exchange(h)
 
-		st := &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanHeadBufSize)}
+		st := state()
 		var rr loopReplay
 		var got Result
 		ok, pos := false, 0

@@ -50,16 +50,15 @@ type MonitorConfig struct {
 	// (EWMA) latency, in (0, 1]; default 0.2.
 	LatencySmoothing float64 `json:"latencySmoothing"`
 	// NoEventLoop runs every probe on a worker goroutine. By default, on
-	// Linux, the scheduler goroutine runs plain HTTP checks that judge the
-	// status only (no TLS, no ExpectedResponse, the lean engine) and TCP
-	// connect-only checks, to IP addresses, itself, over non-blocking
-	// sockets in one epoll set: no goroutine per probe in flight, and one
-	// wake-up for every socket that became ready; the loop's own timer has
-	// a 1 ms grain, so its probes start and time out up to 1 ms late. Such a
-	// probe is not
-	// interrupted when its target is removed or updated; it ends at its
-	// deadline at the latest and its result is dropped. The probers'
-	// verdicts are the same on both paths.
+	// Linux, the scheduler goroutine itself runs plain HTTP checks (no TLS,
+	// the lean engine, and when they match the body a MatchWindow of 1 to
+	// 16384 bytes) and TCP connect-only checks, to IP addresses, over
+	// non-blocking sockets in one epoll set: no goroutine per probe in
+	// flight, and one wake-up for every socket that became ready. The loop's
+	// own timer has a 1 ms grain, so its probes start and time out up to
+	// 1 ms late. Such a probe is not interrupted when its target is removed
+	// or updated; it ends at its deadline at the latest and its result is
+	// dropped. The probers' verdicts are the same on both paths.
 	NoEventLoop bool `json:"noEventLoop,omitempty"`
 }
 
@@ -109,7 +108,7 @@ type Target struct {
 
 // Monitor runs the state machines of many targets: one scheduler goroutine
 // keeps every target in a timer heap and starts due probes, at most
-// MonitorConfig.Concurrency at once: on Linux it runs plain HTTP status
+// MonitorConfig.Concurrency at once: on Linux it runs plain HTTP
 // checks and TCP connect-only checks to IP addresses itself, in an epoll
 // event loop (see MonitorConfig.NoEventLoop), and hands the others to
 // worker goroutines started on demand. Each result goes to the target's
