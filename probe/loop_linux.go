@@ -71,7 +71,7 @@ type evLoop struct {
 	free  []int32
 	dl    []int32 // deadline heap of slot indices
 	live  int
-	buf   []byte // loopScratch bytes
+	buf   []byte         // loopScratch bytes
 	st    *httpLeanState // the parser's scratch for status-only checks
 	stb   *httpLeanState // and for checks that match the body
 	rr    loopReplay
