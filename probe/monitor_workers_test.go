@@ -69,14 +69,19 @@ func TestMonitorWorkersFallBackAfterBurst(t *testing.T) {
 			require.NoError(t, m.Add(Target{ID: fmt.Sprint("t", i), Prober: prober, Policy: monBurstPolicy()}))
 		}
 		stop := monStart(t, m)
+		// run lets n tenths of a virtual second pass, checking the bound at
+		// each.
+		run := func(n int) {
+			for range n {
+				time.Sleep(100 * time.Millisecond)
+				synctest.Wait()
+				alive, _, _ := m.workerCounts()
+				require.LessOrEqual(t, alive, conc)
+			}
+		}
 
 		// The burst: 40 probes of 900 ms due each second, 8 at a time.
-		for range 50 {
-			time.Sleep(100 * time.Millisecond)
-			synctest.Wait()
-			alive, _, _ := m.workerCounts()
-			require.LessOrEqual(t, alive, conc)
-		}
+		run(50)
 		_, peak, _ := m.workerCounts()
 		assert.Equal(t, conc, peak, "the burst used every allowed worker")
 
@@ -85,12 +90,7 @@ func TestMonitorWorkersFallBackAfterBurst(t *testing.T) {
 		for i := 1; i < 40; i++ {
 			require.NoError(t, m.Remove(fmt.Sprint("t", i)))
 		}
-		for range 200 {
-			time.Sleep(100 * time.Millisecond)
-			synctest.Wait()
-			alive, _, _ := m.workerCounts()
-			require.LessOrEqual(t, alive, conc)
-		}
+		run(200)
 		alive, peak, idle := m.workerCounts()
 		assert.Equal(t, 1, alive, "back to the one worker the remaining target needs")
 		assert.Equal(t, 1, idle)
