@@ -96,35 +96,36 @@ type loopProbe struct {
 }
 
 // newEvLoop creates the epoll set and the wake pipe.
-func newEvLoop() (*evLoop, error) {
+func newEvLoop() (_ *evLoop, err error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	var p [2]int
+	p := [2]int{-1, -1}
+	defer func() {
+		if err != nil {
+			for _, fd := range []int{epfd, p[0], p[1]} {
+				if fd >= 0 {
+					syscall.Close(fd)
+				}
+			}
+		}
+	}()
 	if err := syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
-		syscall.Close(epfd)
 		return nil, os.NewSyscallError("pipe2", err)
 	}
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: loopWakeSlot}
 	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, p[0], &ev); err != nil {
-		syscall.Close(epfd)
-		syscall.Close(p[0])
-		syscall.Close(p[1])
 		return nil, os.NewSyscallError("epoll_ctl", err)
 	}
 	if err := syscall.SetNonblock(epfd, true); err != nil {
-		syscall.Close(epfd)
-		syscall.Close(p[0])
-		syscall.Close(p[1])
 		return nil, os.NewSyscallError("fcntl", err)
 	}
 	f := os.NewFile(uintptr(epfd), "probe-epoll")
 	rc, err := f.SyscallConn()
 	if err != nil {
 		f.Close()
-		syscall.Close(p[0])
-		syscall.Close(p[1])
+		epfd = -1 // closed with f
 		return nil, err
 	}
 	lp := &evLoop{
@@ -275,8 +276,7 @@ func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 	if p.fd >= 0 {
 		if p.lt.http == nil {
 			// A connect-only check: reset rather than close (see TCP).
-			l := syscall.Linger{Onoff: 1, Linger: 0}
-			syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, uintptr(p.fd), syscall.SOL_SOCKET, syscall.SO_LINGER, uintptr(unsafe.Pointer(&l)), unsafe.Sizeof(l), 0)
+			rawSetLinger0(int(p.fd))
 		}
 		rawClose(int(p.fd))
 	}
@@ -609,6 +609,13 @@ func rawSocket(family, typ, proto int) (int, error) {
 func rawSetsockoptInt(fd, level, opt, v int) {
 	x := int32(v)
 	syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt), uintptr(unsafe.Pointer(&x)), 4, 0)
+}
+
+// rawSetLinger0 sets SO_LINGER to on, 0 s: close then resets the
+// connection.
+func rawSetLinger0(fd int) {
+	l := syscall.Linger{Onoff: 1, Linger: 0}
+	syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, uintptr(fd), syscall.SOL_SOCKET, syscall.SO_LINGER, uintptr(unsafe.Pointer(&l)), unsafe.Sizeof(l), 0)
 }
 
 func rawSoError(fd int) syscall.Errno {
