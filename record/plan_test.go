@@ -303,7 +303,7 @@ func TestDesiredValidate(t *testing.T) {
 }
 
 func TestRRSetHelpers(t *testing.T) {
-	a := set("WWW", "a", 60500*int(time.Millisecond)/int(time.Second), "192.0.2.2", "192.0.2.1")
+	a := set("WWW", "a", int(60500*time.Millisecond/time.Second), "192.0.2.2", "192.0.2.1")
 	b := set("www.example.com.", "A", 60, "192.0.2.1", "192.0.2.2", "192.0.2.1")
 	assert.True(t, a.Equal(b))
 	assert.False(t, a.Equal(set("www", "A", 61, "192.0.2.1", "192.0.2.2")))

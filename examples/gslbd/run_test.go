@@ -1,16 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -121,42 +116,5 @@ node: {url: "http://%s/replication", interval: 200ms}
 	waitFor(t, 60*time.Second, "node follows the failover", both("192.0.2.7"))
 	if code, body := get(t, node.http, "/healthz"); code != http.StatusOK {
 		t.Errorf("node healthz: %d %s", code, body)
-	}
-}
-
-// TestSIGTERMShutsDownGracefully wires run to SIGTERM the way main does and
-// sends the signal to this process: run returns nil after logging "stopped".
-func TestSIGTERMShutsDownGracefully(t *testing.T) {
-	b := newBackend(t)
-	path := filepath.Join(t.TempDir(), "gslbd.yaml")
-	y := controllerYAML("", fmt.Sprintf("  - name: www.example.test.\n    addresses: [{ip: 192.0.2.7, probeAddr: %q}]\n", b.addr()))
-	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
-	out, errb := newSyncBuffer(), newSyncBuffer()
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"-config", path}, out, errb) }()
-	select {
-	case <-out.first:
-	case err := <-done:
-		t.Fatalf("gslbd exited before serving: %v\n%s", err, errb.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("hang guard: gslbd did not start")
-	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("run after SIGTERM: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("hang guard: gslbd did not stop after SIGTERM")
-	}
-	if !strings.Contains(errb.String(), `"msg":"stopped"`) {
-		t.Errorf("no shutdown log:\n%s", errb.String())
 	}
 }
