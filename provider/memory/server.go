@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,25 +12,45 @@ import (
 	"sync"
 	"time"
 
-	"github.com/miekg/dns"
+	"github.com/gslbkit/gslb/internal/jsontime"
 )
 
-// ServerConfig configures a Server.
+// ServerConfig configures a Server. Start from DefaultServerConfig and
+// change fields; a field left at zero takes its default, except UDPCoalesce
+// (0 turns the pause off), MaxTCPConnsPerSource (0: no per-source limit) and
+// RRL (a zero RRLConfig is off). A wholly zero ServerConfig is therefore
+// valid and serves on 127.0.0.1:5353 without the UDP pause.
 type ServerConfig struct {
 	// Addr is the host:port to listen on, UDP and TCP alike. Port 0 picks a
 	// free port (the same one for both). Default "127.0.0.1:5353".
 	Addr string `json:"addr"`
 	// TCPIdleTimeout closes a TCP connection that sends no query for this
-	// long, 100ms to 10m. Default 10s.
-	TCPIdleTimeout Duration `json:"tcpIdleTimeout"`
+	// long, 100ms to 10m. Default 10s. It also bounds how long one query may
+	// take to arrive once its length has been read, and how long a reply may
+	// take to be written.
+	TCPIdleTimeout time.Duration `json:"tcpIdleTimeout"`
+	// MaxTCPConns is how many TCP connections the server holds at once, 1 to
+	// 1,000,000. When the table is full, a new connection takes the place of
+	// the connection that has been idle longest (RFC 7766 section 6.2.3 lets a
+	// server close idle connections under load); connections in the middle
+	// of a query or a zone transfer are never chosen, and when every one is,
+	// the new connection is closed at once. 0 (the default) derives the limit
+	// from the process's descriptor limit (RLIMIT_NOFILE): a quarter of it,
+	// at least 16 and at most 1,024, so that probes, the HTTP API and the
+	// provider keep most descriptors to themselves.
+	MaxTCPConns int `json:"maxTCPConns"`
+	// MaxTCPConnsPerSource limits the connections one client address holds
+	// at once, 0 to 1,000,000; a connection over the limit is closed as soon
+	// as it is accepted. 0 (the default) means no per-source limit.
+	MaxTCPConnsPerSource int `json:"maxTCPConnsPerSource"`
 	// UDPWorkers is how many goroutines receive and answer UDP queries, 0
 	// to 256. 0 (the default) means GOMAXPROCS-1, at least 1: one P is left
 	// free so that a worker blocked in its receive call keeps its P instead
 	// of the runtime handing it off (and waking threads) on every query.
 	UDPWorkers int `json:"udpWorkers"`
 	// ShutdownTimeout bounds how long Run waits for in-flight queries once
-	// its context ends, 0s to 1m. Default 2s.
-	ShutdownTimeout Duration `json:"shutdownTimeout"`
+	// its context ends, 1ms to 1m. Default 2s.
+	ShutdownTimeout time.Duration `json:"shutdownTimeout"`
 	// UDPCoalesce is how long a UDP loop pauses after answering a batch
 	// while it receives more than UDPCoalesceRate queries a second, so the
 	// next receive finds several queries waiting: fewer, fuller system
@@ -38,56 +59,136 @@ type ServerConfig struct {
 	// it off; at most 1ms. Default 60µs: at 125,000–150,000 queries/s it
 	// cut CPU per query by about a third in bench/dns-vs-peers (5.3 µs to
 	// 3.5–3.7) and adds at most that much latency.
-	UDPCoalesce Duration `json:"udpCoalesce"`
+	UDPCoalesce time.Duration `json:"udpCoalesce"`
 	// UDPCoalesceRate is the query rate of one UDP loop, measured over each
 	// millisecond, above which it pauses (see UDPCoalesce); 1,000 to
 	// 10,000,000 queries a second. Default 60,000.
 	UDPCoalesceRate int `json:"udpCoalesceRate"`
+	// RRL limits the rate of UDP responses per client netblock (see
+	// RRLConfig). Off unless RRL.Rate is set.
+	RRL RRLConfig `json:"rrl"`
 }
 
-// DefaultServerConfig returns 127.0.0.1:5353, TCP idle timeout 10s,
-// shutdown timeout 2s, and a 60µs UDP pause above 60,000 queries a second.
+// DefaultServerConfig returns 127.0.0.1:5353, TCP idle timeout 10s, a TCP
+// connection limit derived from the descriptor limit, shutdown timeout 2s,
+// a 60µs UDP pause above 60,000 queries a second, and no rate limiting.
 func DefaultServerConfig() ServerConfig {
 	return ServerConfig{
 		Addr:            "127.0.0.1:5353",
-		TCPIdleTimeout:  Duration(10 * time.Second),
-		ShutdownTimeout: Duration(2 * time.Second),
-		UDPCoalesce:     Duration(60 * time.Microsecond),
+		TCPIdleTimeout:  10 * time.Second,
+		ShutdownTimeout: 2 * time.Second,
+		UDPCoalesce:     60 * time.Microsecond,
 		UDPCoalesceRate: 60000,
 	}
 }
 
-// Validate reports the first field out of range.
-func (c ServerConfig) Validate() error {
-	if _, err := netip.ParseAddrPort(c.Addr); err != nil {
-		return fmt.Errorf("memory: server addr %q is not an IP:port (%v)", c.Addr, err)
+// withDefaults fills the zero fields that take a default.
+func (c ServerConfig) withDefaults() ServerConfig {
+	d := DefaultServerConfig()
+	if c.Addr == "" {
+		c.Addr = d.Addr
 	}
-	if d := c.TCPIdleTimeout.D(); d < 100*time.Millisecond || d > 10*time.Minute {
-		return fmt.Errorf("memory: server tcpIdleTimeout %v is out of range (allowed 100ms to 10m)", d)
+	if c.TCPIdleTimeout == 0 {
+		c.TCPIdleTimeout = d.TCPIdleTimeout
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = d.ShutdownTimeout
+	}
+	if c.UDPCoalesceRate == 0 {
+		c.UDPCoalesceRate = d.UDPCoalesceRate
+	}
+	return c
+}
+
+// Validate reports the first field out of range. Zero fields are valid:
+// they take their defaults.
+func (c ServerConfig) Validate() error {
+	c = c.withDefaults()
+	if _, err := netip.ParseAddrPort(c.Addr); err != nil {
+		return serverInvalid("addr", c.Addr, "an IP:port such as 127.0.0.1:53")
+	}
+	if d := c.TCPIdleTimeout; d < 100*time.Millisecond || d > 10*time.Minute {
+		return serverInvalid("tcpIdleTimeout", d, "100ms to 10m")
+	}
+	if c.MaxTCPConns < 0 || c.MaxTCPConns > 1_000_000 {
+		return serverInvalid("maxTCPConns", c.MaxTCPConns, "0 (derived from the descriptor limit) to 1000000")
+	}
+	if c.MaxTCPConnsPerSource < 0 || c.MaxTCPConnsPerSource > 1_000_000 {
+		return serverInvalid("maxTCPConnsPerSource", c.MaxTCPConnsPerSource, "0 (no limit) to 1000000")
 	}
 	if c.UDPWorkers < 0 || c.UDPWorkers > 256 {
-		return fmt.Errorf("memory: server udpWorkers %d is out of range (allowed 0 to 256)", c.UDPWorkers)
+		return serverInvalid("udpWorkers", c.UDPWorkers, "0 (GOMAXPROCS-1) to 256")
 	}
-	if d := c.ShutdownTimeout.D(); d < 0 || d > time.Minute {
-		return fmt.Errorf("memory: server shutdownTimeout %v is out of range (allowed 0s to 1m)", d)
+	if d := c.ShutdownTimeout; d < time.Millisecond || d > time.Minute {
+		return serverInvalid("shutdownTimeout", d, "1ms to 1m")
 	}
-	if d := c.UDPCoalesce.D(); d < 0 || d > time.Millisecond {
-		return fmt.Errorf("memory: server udpCoalesce %v is out of range (allowed 0s to 1ms)", d)
+	if d := c.UDPCoalesce; d < 0 || d > time.Millisecond {
+		return serverInvalid("udpCoalesce", d, "0s (off) to 1ms")
 	}
-	if c.UDPCoalesce > 0 && (c.UDPCoalesceRate < 1000 || c.UDPCoalesceRate > 10_000_000) {
-		return fmt.Errorf("memory: server udpCoalesceRate %d is out of range (allowed 1000 to 10000000)", c.UDPCoalesceRate)
+	if c.UDPCoalesceRate < 1000 || c.UDPCoalesceRate > 10_000_000 {
+		return serverInvalid("udpCoalesceRate", c.UDPCoalesceRate, "1000 to 10000000")
+	}
+	if err := c.RRL.Validate(); err != nil {
+		return err
 	}
 	return nil
+}
+
+// MarshalJSON writes the durations as strings such as "10s".
+func (c ServerConfig) MarshalJSON() ([]byte, error) {
+	type plain ServerConfig
+	return json.Marshal(struct {
+		plain
+		TCPIdleTimeout  jsontime.Duration `json:"tcpIdleTimeout"`
+		ShutdownTimeout jsontime.Duration `json:"shutdownTimeout"`
+		UDPCoalesce     jsontime.Duration `json:"udpCoalesce"`
+	}{plain(c), jsontime.Duration(c.TCPIdleTimeout), jsontime.Duration(c.ShutdownTimeout), jsontime.Duration(c.UDPCoalesce)})
+}
+
+// UnmarshalJSON reads the durations as strings such as "10s" or as numbers
+// of seconds.
+func (c *ServerConfig) UnmarshalJSON(b []byte) error {
+	type plain ServerConfig
+	aux := struct {
+		*plain
+		TCPIdleTimeout  jsontime.Duration `json:"tcpIdleTimeout"`
+		ShutdownTimeout jsontime.Duration `json:"shutdownTimeout"`
+		UDPCoalesce     jsontime.Duration `json:"udpCoalesce"`
+	}{(*plain)(c), jsontime.Duration(c.TCPIdleTimeout), jsontime.Duration(c.ShutdownTimeout), jsontime.Duration(c.UDPCoalesce)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	c.TCPIdleTimeout, c.ShutdownTimeout, c.UDPCoalesce = time.Duration(aux.TCPIdleTimeout), time.Duration(aux.ShutdownTimeout), time.Duration(aux.UDPCoalesce)
+	return nil
+}
+
+func serverInvalid(field string, value any, allowed string) error {
+	return fmt.Errorf("memory: server %s = %v; allowed: %s", field, value, allowed)
 }
 
 // Server serves a Provider's zones over UDP and TCP. UDP is answered by a
 // batched loop (recvmmsg/sendmmsg, one goroutine per usable CPU, pausing
 // briefly between batches under heavy load: see UDPCoalesce) through the
-// fast path (see RespondUDP); TCP by miekg/dns's server through
-// ServeDNS, which produces the same bytes. NewServer starts
-// nothing; Listen binds the sockets (Run does it if Listen was not called);
-// Run serves until its context ends and returns once every goroutine it
-// started has exited. A Server runs once.
+// fast path (see RespondUDP), with optional response rate limiting (see
+// RRLConfig); TCP by a loop of its own through RespondWire, which produces
+// the same bytes. NewServer starts nothing; Listen binds the sockets (Run
+// does it if Listen was not called); Run serves until its context ends and
+// returns once every goroutine it started has exited. A Server runs once.
+//
+// # TCP under load
+//
+// The server holds at most MaxTCPConns connections (by default a share of
+// the descriptor limit), evicting the connection idle longest when a new
+// one arrives at a full table, and optionally at most MaxTCPConnsPerSource
+// per client address. A connection costs what its client sends: the loop
+// reads the two-byte length and then the message as it arrives, and keeps
+// no 64 KiB buffer while the connection waits. Queries sent back to back on
+// one connection (pipelining, RFC 7766 section 6.2.1.1) are answered in
+// order. When accepting fails (out of descriptors, for instance) the
+// accept loop backs off — 5ms, doubling up to 1s — instead of spinning, and
+// counts the failures (see Stats). So a client that opens connections by
+// the thousand takes at most MaxTCPConns descriptors and one core's worth
+// of nothing: probes and the rest of the program keep theirs.
 //
 // Give the process at least two Ps (GOMAXPROCS ≥ 2), even on one core. A
 // UDP loop spends its idle time blocked in recvmmsg; with a single P the
@@ -101,6 +202,7 @@ type Server struct {
 	p   *Provider
 	cfg ServerConfig
 	log *slog.Logger
+	rrl *RateLimiter // nil: off
 
 	mu   sync.Mutex
 	addr string
@@ -108,6 +210,8 @@ type Server struct {
 	tcp  net.Listener
 	ran  bool
 
+	conns   *connTable
+	stats   serverCounters
 	stopUDP chan struct{} // closed to stop the UDP loops
 }
 
@@ -120,10 +224,18 @@ func NewServer(p *Provider, cfg ServerConfig, log *slog.Logger) (*Server, error)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
+	if cfg.MaxTCPConns == 0 {
+		cfg.MaxTCPConns = defaultMaxTCPConns()
+	}
+	rrl, err := NewRateLimiter(cfg.RRL)
+	if err != nil {
+		return nil, err
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{p: p, cfg: cfg, log: log}, nil
+	return &Server{p: p, cfg: cfg, log: log, rrl: rrl, conns: newConnTable(cfg.MaxTCPConns, cfg.MaxTCPConnsPerSource)}, nil
 }
 
 // Listen binds the UDP socket and the TCP listener on cfg.Addr. With port 0
@@ -139,7 +251,7 @@ func (s *Server) Listen() error {
 	for range 10 {
 		u, err := net.ListenPacket("udp", s.cfg.Addr)
 		if err != nil {
-			return fmt.Errorf("memory: listen udp %s: %w", s.cfg.Addr, err)
+			return fmt.Errorf("memory: listen udp: %w", err)
 		}
 		port := u.LocalAddr().(*net.UDPAddr).Port
 		t, err := net.Listen("tcp", netip.AddrPortFrom(ap.Addr(), uint16(port)).String())
@@ -159,7 +271,7 @@ func (s *Server) Listen() error {
 		s.udp, s.tcp, s.addr = u, t, u.LocalAddr().String()
 		return nil
 	}
-	return fmt.Errorf("memory: listen tcp %s: %w", s.cfg.Addr, lastErr)
+	return fmt.Errorf("memory: listen tcp: %w", lastErr)
 }
 
 // Addr returns the address the server listens on (host:port), or "" before
@@ -186,47 +298,31 @@ func (s *Server) Run(ctx context.Context) error {
 	udp, tcp := s.udp, s.tcp
 	s.mu.Unlock()
 
-	idle := s.cfg.TCPIdleTimeout.D()
-	tcpSrv := &dns.Server{Listener: tcp, Handler: s.p, IdleTimeout: func() time.Duration { return idle }, MsgAcceptFunc: acceptAll}
-	started := make(chan struct{})
-	tcpSrv.NotifyStartedFunc = func() { close(started) }
-	errs := make(chan error, 1)
 	s.stopUDP = make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() { errs <- tcpSrv.ActivateAndServe() })
+	stopTCP := make(chan struct{})
+	var wg, connWG sync.WaitGroup
+	wg.Go(func() { s.serveTCP(tcp, stopTCP, &connWG) })
 	wg.Go(func() { s.serveUDPConn(udp.(*net.UDPConn), s.stopUDP) })
-	select {
-	case <-started:
-	case err := <-errs:
-		return s.stop(tcpSrv, &wg, fmt.Errorf("memory: serve tcp: %w", err))
-	}
-	s.log.Info("dns server listening", "addr", s.addr)
-	select {
-	case <-ctx.Done():
-		return s.stop(tcpSrv, &wg, nil)
-	case err := <-errs:
-		return s.stop(tcpSrv, &wg, fmt.Errorf("memory: serve tcp: %w", err))
-	}
-}
+	s.log.Info("dns server listening", "addr", s.addr, "maxTCPConns", s.cfg.MaxTCPConns)
+	<-ctx.Done()
 
-func (s *Server) stop(tcpSrv *dns.Server, wg *sync.WaitGroup, err error) error {
-	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout.D())
-	defer cancel()
-	_ = tcpSrv.ShutdownContext(sctx)
+	close(stopTCP)
+	tcp.Close()
+	s.conns.closeIdle()
+	done := make(chan struct{})
+	go func() { connWG.Wait(); close(done) }()
+	t := time.NewTimer(s.cfg.ShutdownTimeout)
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	t.Stop()
+	s.conns.closeAll()
+	connWG.Wait()
 	close(s.stopUDP)
-	s.tcp.Close()
 	wg.Wait()
 	s.log.Info("dns server stopped")
-	return err
-}
-
-// acceptAll hands every query to the Provider, which judges malformed ones
-// itself (FORMERR, NOTIMP) the same way on every path.
-func acceptAll(dh dns.Header) dns.MsgAcceptAction {
-	if dh.Bits&(1<<15) != 0 {
-		return dns.MsgIgnore
-	}
-	return dns.MsgAccept
+	return nil
 }
 
 // udpWorkers is the number of UDP loops to run.

@@ -93,6 +93,7 @@ func (s *Server) udpLoop(bc batchConn) {
 		in[i].Buffers = [][]byte{inBuf[i*maxUDPSize : (i+1)*maxUDPSize]}
 		out[i].Buffers = [][]byte{nil}
 	}
+	var tally rcodeTally
 	for {
 		n, err := bc.ReadBatch(in, 0)
 		if err != nil {
@@ -103,16 +104,25 @@ func (s *Server) udpLoop(bc batchConn) {
 			continue
 		}
 		k := 0
+		var now time.Time
+		if s.rrl != nil {
+			now = time.Now()
+		}
 		for i := range n {
 			ua, ok := in[i].Addr.(*net.UDPAddr)
 			if !ok {
 				continue
 			}
 			src, _ := netip.AddrFromSlice(ua.IP)
-			reply := s.p.RespondUDP(in[i].Buffers[0][:in[i].N], outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src.Unmap())
-			if reply == nil {
+			src = src.Unmap()
+			reply := s.p.RespondUDP(in[i].Buffers[0][:in[i].N], outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src)
+			if s.rrl != nil {
+				reply = s.limitUDP(now, src, reply)
+			}
+			if len(reply) == 0 {
 				continue
 			}
+			tally.count(reply)
 			out[k].Buffers[0] = reply
 			out[k].Addr = ua
 			k++
@@ -128,5 +138,6 @@ func (s *Server) udpLoop(bc batchConn) {
 			}
 			off += max(m, 1)
 		}
+		s.stats.add(&tally)
 	}
 }

@@ -108,7 +108,8 @@ func (s *Server) serveUDPConn(conn *net.UDPConn, stop <-chan struct{}) {
 const yieldEvery = 64
 
 func (s *Server) rawLoop(r *rawUDP) {
-	co := udpCoalescer{delay: s.cfg.UDPCoalesce.D(), rate: s.cfg.UDPCoalesceRate}
+	co := udpCoalescer{delay: s.cfg.UDPCoalesce, rate: s.cfg.UDPCoalesceRate}
+	var tally rcodeTally
 	if co.delay > 0 {
 		setTimerSlack()
 	}
@@ -159,6 +160,10 @@ func (s *Server) rawLoop(r *rawUDP) {
 			continue // shut down
 		}
 		k := 0
+		var now time.Time
+		if s.rrl != nil {
+			now = time.Now()
+		}
 		for i := range int(n) {
 			src, ok := sockaddrAddr(names[i][:in[i].hdr.Namelen])
 			if !ok {
@@ -166,9 +171,13 @@ func (s *Server) rawLoop(r *rawUDP) {
 			}
 			q := inBuf[i*maxUDPSize : i*maxUDPSize+int(in[i].n)]
 			reply := s.p.RespondUDP(q, outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src)
+			if s.rrl != nil {
+				reply = s.limitUDP(now, src, reply)
+			}
 			if len(reply) == 0 {
 				continue
 			}
+			tally.count(reply)
 			keep[k] = reply
 			outIo[k].Base = &reply[0]
 			outIo[k].SetLen(len(reply))
@@ -192,6 +201,7 @@ func (s *Server) rawLoop(r *rawUDP) {
 		for i := range k {
 			keep[i] = nil
 		}
+		s.stats.add(&tally)
 		if d := co.after(int(n), time.Now()); d > 0 {
 			// A raw call: the runtime does not see this goroutine in a
 			// system call, so its monitor thread neither hands the P away

@@ -81,7 +81,7 @@ func main() {
 		cfg := memory.DefaultServerConfig()
 		cfg.Addr = *addr
 		if *coalesce >= 0 {
-			cfg.UDPCoalesce = memory.Duration(*coalesce)
+			cfg.UDPCoalesce = *coalesce
 		}
 		srv, nerr := memory.NewServer(p, cfg, nil)
 		if nerr != nil {
