@@ -247,7 +247,7 @@ func loopConnect(fd int, lt loopTarget) error {
 		ptr, size = unsafe.Pointer(&sa6), unsafe.Sizeof(sa6)
 	}
 	for {
-		_, _, e := syscall.RawSyscall(syscall.SYS_CONNECT, uintptr(fd), uintptr(ptr), size)
+		_, _, e := syscall.RawSyscall(sysConnect, uintptr(fd), uintptr(ptr), size)
 		switch e {
 		case 0:
 			return nil
@@ -599,7 +599,7 @@ func (lp *evLoop) dlDown(i0 int) bool {
 // hand-offs and the polling cost more than the probes.
 
 func rawSocket(family, typ, proto int) (int, error) {
-	fd, _, e := syscall.RawSyscall(syscall.SYS_SOCKET, uintptr(family), uintptr(typ), uintptr(proto))
+	fd, _, e := syscall.RawSyscall(sysSocket, uintptr(family), uintptr(typ), uintptr(proto))
 	if e != 0 {
 		return -1, e
 	}
@@ -608,20 +608,20 @@ func rawSocket(family, typ, proto int) (int, error) {
 
 func rawSetsockoptInt(fd, level, opt, v int) {
 	x := int32(v)
-	syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt), uintptr(unsafe.Pointer(&x)), 4, 0)
+	syscall.RawSyscall6(sysSetsockopt, uintptr(fd), uintptr(level), uintptr(opt), uintptr(unsafe.Pointer(&x)), 4, 0)
 }
 
 // rawSetLinger0 sets SO_LINGER to on, 0 s: close then resets the
 // connection.
 func rawSetLinger0(fd int) {
 	l := syscall.Linger{Onoff: 1, Linger: 0}
-	syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, uintptr(fd), syscall.SOL_SOCKET, syscall.SO_LINGER, uintptr(unsafe.Pointer(&l)), unsafe.Sizeof(l), 0)
+	syscall.RawSyscall6(sysSetsockopt, uintptr(fd), syscall.SOL_SOCKET, syscall.SO_LINGER, uintptr(unsafe.Pointer(&l)), unsafe.Sizeof(l), 0)
 }
 
 func rawSoError(fd int) syscall.Errno {
 	var v int32
 	l := uint32(4)
-	_, _, e := syscall.RawSyscall6(syscall.SYS_GETSOCKOPT, uintptr(fd), syscall.SOL_SOCKET, syscall.SO_ERROR, uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&l)), 0)
+	_, _, e := syscall.RawSyscall6(sysGetsockopt, uintptr(fd), syscall.SOL_SOCKET, syscall.SO_ERROR, uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&l)), 0)
 	if e != 0 {
 		return e
 	}
