@@ -62,7 +62,7 @@ import (
 
 // retryBackoff returns the back-off schedule between normal attempts.
 func (c Config) retryBackoff() backoff.Exponential {
-	return backoff.Exponential{Base: c.RetryBackoff.D(), Factor: c.RetryFactor, Jitter: c.RetryJitter}
+	return backoff.Exponential{Base: c.RetryBackoff, Factor: c.RetryFactor, Jitter: c.RetryJitter}
 }
 
 // attemptsSpan is the longest time from the first normal attempt to the

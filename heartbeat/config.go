@@ -2,6 +2,7 @@ package heartbeat
 
 import (
 	"fmt"
+	"github.com/gslbkit/gslb/internal/jsontime"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
@@ -30,7 +31,7 @@ type Config struct {
 	// Global is the global scope's timings (DefaultRules).
 	Global Rules `json:"global"`
 	// TTL is the beat record's TTL. Default 5 s; allowed 1 s – 1 h.
-	TTL Duration `json:"ttl"`
+	TTL time.Duration `json:"ttl"`
 	// MaxAttempts is how many write attempts a scope makes per reconcile
 	// interval, the first included, while the beat it is attempting is a
 	// normal beat. Default 3; allowed 1–10.
@@ -59,7 +60,7 @@ type Config struct {
 	// evenly over a 10 s interval, so a throttled provider gets time to
 	// recover between them (self-heal attempts are closer: see
 	// SelfHealAttempts). Allowed 0 (retry at once) – 1 min.
-	RetryBackoff Duration `json:"retryBackoff"`
+	RetryBackoff time.Duration `json:"retryBackoff"`
 	// RetryFactor multiplies each delay for the next attempt. Default 1
 	// (constant delays); allowed 1–4.
 	RetryFactor float64 `json:"retryFactor"`
@@ -76,10 +77,10 @@ func DefaultConfig() Config {
 	return Config{
 		Local:            DefaultRules(),
 		Global:           DefaultRules(),
-		TTL:              Duration(5 * time.Second),
+		TTL:              5 * time.Second,
 		MaxAttempts:      3,
 		SelfHealAttempts: 7,
-		RetryBackoff:     Duration(3 * time.Second),
+		RetryBackoff:     3 * time.Second,
 		RetryFactor:      1,
 		RetryJitter:      0.1,
 	}
@@ -99,8 +100,8 @@ func ReferenceConfig() Config {
 func FastConfig() Config {
 	c := DefaultConfig()
 	c.Local, c.Global = FastRules(), FastRules()
-	c.TTL = Duration(time.Second)
-	c.RetryBackoff = Duration(600 * time.Millisecond)
+	c.TTL = time.Second
+	c.RetryBackoff = 600 * time.Millisecond
 	return c
 }
 
@@ -125,19 +126,19 @@ func (c Config) Zone(s Scope) string {
 func (c Config) Validate() error {
 	n := Naming{Prefix: c.Prefix}
 	if err := n.CheckPrefix(); err != nil {
-		return fmt.Errorf("heartbeat: prefix: %w", err)
+		return fieldErr("prefix", c.Prefix, "1–40 letters, digits and hyphens, not starting with a hyphen", err)
 	}
 	if err := n.CheckCluster(c.Cluster); err != nil {
-		return fmt.Errorf("heartbeat: cluster: %w", err)
+		return fieldErr("cluster", c.Cluster, "a DNS label that fits a record name with the prefix", err)
 	}
 	if err := dnsname.CheckLabel(c.Region, false); err != nil {
-		return fmt.Errorf("heartbeat: region %q: want a DNS label of 1–63 letters, digits and hyphens: %w", c.Region, err)
+		return fieldErr("region", c.Region, "a DNS label of 1–63 letters, digits and hyphens", err)
 	}
 	if c.LocalZone == "" && c.GlobalZone == "" {
-		return fmt.Errorf("heartbeat: localZone and globalZone are both empty: set at least one")
+		return fieldErr("localZone", "", "a zone name in at least one of localZone and globalZone")
 	}
 	if c.LocalZone != "" && dnsname.Equal(c.LocalZone, c.GlobalZone) {
-		return fmt.Errorf("heartbeat: localZone %q equals globalZone: the scopes need distinct zones", c.LocalZone)
+		return fieldErr("localZone", c.LocalZone, "a zone other than globalZone (the scopes need distinct zones)")
 	}
 	for _, s := range []Scope{Local, Global} {
 		z := c.Zone(s)
@@ -145,37 +146,50 @@ func (c Config) Validate() error {
 			continue
 		}
 		if _, err := n.Name(c.Cluster, z); err != nil {
-			return fmt.Errorf("heartbeat: %sZone %q: %w", s, z, err)
+			return fieldErr(s.String()+"Zone", z, "a zone name that fits the beat record name", err)
 		}
 		r := c.Rules(s)
 		if err := r.validate(s.String() + "."); err != nil {
 			return err
 		}
-		if c.MaxAttempts >= 1 && c.MaxAttempts <= 10 && c.RetryBackoff >= 0 && c.RetryBackoff.D() <= time.Minute &&
+		if c.MaxAttempts >= 1 && c.MaxAttempts <= 10 && c.RetryBackoff >= 0 && c.RetryBackoff <= time.Minute &&
 			c.RetryFactor >= 1 && c.RetryFactor <= 4 {
-			if span := c.attemptsSpan(); span >= r.ReconcileInterval.D() {
-				return fmt.Errorf("heartbeat: retryBackoff %v: with maxAttempts %d and retryFactor %v the attempts span %v, allowed less than %s.reconcileInterval %v",
-					c.RetryBackoff, c.MaxAttempts, c.RetryFactor, span, s, r.ReconcileInterval)
+			if span := c.attemptsSpan(); span >= r.ReconcileInterval {
+				return fieldErr("retryBackoff", c.RetryBackoff, fmt.Sprintf("a value for which maxAttempts %d and retryFactor %v span less than %s.reconcileInterval %v (they span %v)",
+					c.MaxAttempts, c.RetryFactor, s, r.ReconcileInterval, span))
 			}
 		}
 	}
-	if c.TTL.D() < time.Second || c.TTL.D() > time.Hour {
-		return fmt.Errorf("heartbeat: ttl %v: allowed 1s – 1h", c.TTL)
+	if c.TTL < time.Second || c.TTL > time.Hour {
+		return fieldErr("ttl", c.TTL, "1s – 1h")
 	}
 	if c.MaxAttempts < 1 || c.MaxAttempts > 10 {
-		return fmt.Errorf("heartbeat: maxAttempts %d: allowed 1–10", c.MaxAttempts)
+		return fieldErr("maxAttempts", c.MaxAttempts, "1–10")
 	}
 	if c.SelfHealAttempts < c.MaxAttempts || c.SelfHealAttempts > 20 {
-		return fmt.Errorf("heartbeat: selfHealAttempts %d: allowed maxAttempts (%d) – 20", c.SelfHealAttempts, c.MaxAttempts)
+		return fieldErr("selfHealAttempts", c.SelfHealAttempts, fmt.Sprintf("maxAttempts (%d) – 20", c.MaxAttempts))
 	}
-	if c.RetryBackoff < 0 || c.RetryBackoff.D() > time.Minute {
-		return fmt.Errorf("heartbeat: retryBackoff %v: allowed 0 – 1m", c.RetryBackoff)
+	if c.RetryBackoff < 0 || c.RetryBackoff > time.Minute {
+		return fieldErr("retryBackoff", c.RetryBackoff, "0s – 1m")
 	}
 	if !(c.RetryFactor >= 1 && c.RetryFactor <= 4) {
-		return fmt.Errorf("heartbeat: retryFactor %v: allowed 1–4", c.RetryFactor)
+		return fieldErr("retryFactor", c.RetryFactor, "1–4")
 	}
 	if !(c.RetryJitter >= 0 && c.RetryJitter <= 1) {
-		return fmt.Errorf("heartbeat: retryJitter %v: allowed 0–1", c.RetryJitter)
+		return fieldErr("retryJitter", c.RetryJitter, "0–1")
 	}
 	return nil
+}
+
+// MarshalJSON writes Config with its durations as strings such as "10s".
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	return jsontime.Marshal(plain(c))
+}
+
+// UnmarshalJSON reads Config, its durations as strings such as "10s" or as
+// numbers of seconds. Unknown keys, and keys in the wrong case, are errors.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	type plain Config
+	return jsontime.Unmarshal(b, (*plain)(c))
 }

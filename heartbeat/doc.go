@@ -12,7 +12,9 @@
 // the beat, so keys rotate. ParseBeat and Keyring.Open never trust their
 // input. Rules are pure functions of a timestamp and now: a beat is fresh
 // while now − ts ≤ HealthyDuration + SkewTolerance, a beat stamped further
-// ahead than SelfHealInterval + SkewTolerance is rejected, and the Healer
+// ahead than SelfHealInterval + SkewTolerance is rejected (by the Reader
+// before it picks a cluster's newest beat, so a beat dated far ahead can
+// neither win nor hide a fresh beat beside it), and the Healer
 // turns the publisher's next beat into a self-heal beat (stamped now +
 // SelfHealInterval) as soon as its own read-back beat is older than
 // HealthyDuration − 2 × ReconcileInterval, so a write throttle never lets

@@ -125,7 +125,7 @@ type peer struct {
 func newPeer(t testing.TB, name string, store libdns.RecordGetter, readEvery, skew time.Duration, kr *Keyring) *peer {
 	t.Helper()
 	cfg := DefaultReaderConfig(Global, testGlobal)
-	cfg.Rules.ReconcileInterval = Duration(readEvery)
+	cfg.Rules.ReconcileInterval = readEvery
 	rec := &recorder{}
 	r, err := NewReader(cfg, store, ReaderOptions{Keyring: kr, Observer: rec, Now: skewed(skew)})
 	require.NoError(t, err)

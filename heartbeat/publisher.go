@@ -83,10 +83,10 @@ func NewPublisher(cfg Config, opts Options) (*Publisher, error) {
 		return nil, err
 	}
 	if cfg.LocalZone != "" && opts.Local == nil {
-		return nil, fmt.Errorf("heartbeat: Options.Local is nil while localZone %q is set", cfg.LocalZone)
+		return nil, fieldErr("Options.Local", "nil", fmt.Sprintf("a store, since localZone %q is set", cfg.LocalZone))
 	}
 	if cfg.GlobalZone != "" && opts.Global == nil {
-		return nil, fmt.Errorf("heartbeat: Options.Global is nil while globalZone %q is set", cfg.GlobalZone)
+		return nil, fieldErr("Options.Global", "nil", fmt.Sprintf("a store, since globalZone %q is set", cfg.GlobalZone))
 	}
 	label, err := Naming{Prefix: cfg.Prefix}.Label(cfg.Cluster)
 	if err != nil {
@@ -170,7 +170,7 @@ type scopePublisher struct {
 }
 
 func (sp *scopePublisher) run(ctx context.Context) {
-	t := time.NewTicker(sp.rules.ReconcileInterval.D())
+	t := time.NewTicker(sp.rules.ReconcileInterval)
 	defer t.Stop()
 	sp.first = true
 	for {
@@ -201,12 +201,12 @@ func (sp *scopePublisher) tick(ctx context.Context) {
 	if !v.Healthy {
 		return
 	}
-	pol := p.cfg.attempts(sp.rules.ReconcileInterval.D())
+	pol := p.cfg.attempts(sp.rules.ReconcileInterval)
 	var rnd backoff.Rand = randFunc(rand.Float64)
 	if p.opts.Rand != nil {
 		rnd = randFunc(p.opts.Rand)
 	}
-	deadline := start.Add(sp.rules.ReconcileInterval.D())
+	deadline := start.Add(sp.rules.ReconcileInterval)
 	var delay time.Duration // before the next attempt
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 && !sleep(ctx, delay) {
@@ -229,7 +229,7 @@ func (sp *scopePublisher) tick(ctx context.Context) {
 			p.emit(WriteFailed{At: now, Scope: sp.scope, Attempt: attempt, SelfHeal: plan.SelfHeal, Err: err})
 			return
 		}
-		rec := libdns.TXT{Name: sp.label(), TTL: p.cfg.TTL.D(), Text: string(sp.buf)}
+		rec := libdns.TXT{Name: sp.label(), TTL: p.cfg.TTL, Text: string(sp.buf)}
 		_, err = sp.store.SetRecords(ctx, sp.zone, []libdns.Record{rec})
 		if err == nil {
 			sp.healer.Written(plan.Time, plan.SelfHeal)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/jsontime"
 	"log/slog"
 	"slices"
 	"strings"
@@ -29,32 +30,32 @@ type ReaderConfig struct {
 	// ForgetAfter drops a cluster whose record has been missing this long
 	// (so a decommissioned region stops counting as failed over). Default
 	// 10 min; allowed Rules.HealthyDuration – 30 days.
-	ForgetAfter Duration `json:"forgetAfter"`
+	ForgetAfter time.Duration `json:"forgetAfter"`
 }
 
 // DefaultReaderConfig returns a config reading scope in zone with
 // DefaultRules and a 10-minute ForgetAfter.
 func DefaultReaderConfig(scope Scope, zone string) ReaderConfig {
-	return ReaderConfig{Scope: scope, Zone: zone, Rules: DefaultRules(), ForgetAfter: Duration(10 * time.Minute)}
+	return ReaderConfig{Scope: scope, Zone: zone, Rules: DefaultRules(), ForgetAfter: 10 * time.Minute}
 }
 
 // Validate reports the first field out of range, naming it, its value and
 // the allowed range.
 func (c ReaderConfig) Validate() error {
 	if !c.Scope.Valid() {
-		return fmt.Errorf("heartbeat: scope %d: allowed local or global", c.Scope)
+		return fieldErr("scope", c.Scope, "local or global")
 	}
 	if err := dnsname.Check(c.Zone); err != nil {
-		return fmt.Errorf("heartbeat: zone %q: %w", c.Zone, err)
+		return fieldErr("zone", c.Zone, "a DNS zone name", err)
 	}
 	if err := (Naming{Prefix: c.Prefix}).CheckPrefix(); err != nil {
-		return fmt.Errorf("heartbeat: prefix: %w", err)
+		return fieldErr("prefix", c.Prefix, "1–40 letters, digits and hyphens, not starting with a hyphen", err)
 	}
 	if err := c.Rules.validate("rules."); err != nil {
 		return err
 	}
-	if f := c.ForgetAfter.D(); f < c.Rules.HealthyDuration.D() || f > 30*24*time.Hour {
-		return fmt.Errorf("heartbeat: forgetAfter %v: allowed %v – 720h", c.ForgetAfter, c.Rules.HealthyDuration)
+	if f := c.ForgetAfter; f < c.Rules.HealthyDuration || f > 30*24*time.Hour {
+		return fieldErr("forgetAfter", c.ForgetAfter, fmt.Sprintf("rules.healthyDuration (%v) – 720h", c.Rules.HealthyDuration))
 	}
 	return nil
 }
@@ -104,7 +105,7 @@ func NewReader(cfg ReaderConfig, getter libdns.RecordGetter, opts ReaderOptions)
 		return nil, err
 	}
 	if getter == nil {
-		return nil, errors.New("heartbeat: reader needs a libdns.RecordGetter, got nil")
+		return nil, fieldErr("getter", "nil", "a libdns.RecordGetter")
 	}
 	r := &Reader{cfg: cfg, opts: opts, naming: Naming{Prefix: cfg.Prefix}, known: map[string]*clusterMemory{}}
 	r.getter = getter
@@ -123,7 +124,7 @@ func (r *Reader) Run(ctx context.Context) error {
 		return ErrRunning
 	}
 	defer r.busy.Store(false)
-	t := time.NewTicker(r.cfg.Rules.ReconcileInterval.D())
+	t := time.NewTicker(r.cfg.Rules.ReconcileInterval)
 	defer t.Stop()
 	for {
 		r.read(ctx, r.now())
@@ -176,7 +177,9 @@ func (r *Reader) read(ctx context.Context, now time.Time) Snapshot {
 	snap := Snapshot{Scope: r.cfg.Scope, At: now, Err: err, Clusters: r.judge(current, err == nil, now)}
 	snap.Regions = regions(snap.Clusters)
 	for _, st := range snap.Clusters {
-		if st.Reason == ReasonFuture && err == nil {
+		// A remembered beat that became future because the clock went
+		// back; beats read as future were rejected (and counted) in collect.
+		if cur := current[st.Cluster]; st.Reason == ReasonFuture && err == nil && cur != nil && cur.ok {
 			evs = append(evs, BeatRejected{At: now, Scope: r.cfg.Scope, Cluster: st.Cluster, Reason: ReasonFuture, Err: st.Err})
 		}
 	}
@@ -240,6 +243,22 @@ func (r *Reader) collect(ctx context.Context, recs []libdns.Record, now time.Tim
 			}
 			continue
 		}
+		// A beat stamped further ahead than any legitimate beat (a self-heal
+		// beat plus the skew tolerance) is rejected here, before the newest
+		// is chosen: otherwise it would win over the fresh beat beside it
+		// and then be judged future, hiding that fresh beat.
+		if f := r.cfg.Rules.Judge(b.Time, now); f.Reason == ReasonFuture {
+			ferr := fmt.Errorf("%w: stamped %v ahead, allowed %v", ErrFuture, -f.Age, r.cfg.Rules.SelfHealInterval+r.cfg.Rules.SkewTolerance)
+			evs = append(evs, BeatRejected{At: now, Scope: r.cfg.Scope, Cluster: c, Reason: ReasonFuture, Err: ferr})
+			if r.opts.Logger != nil {
+				r.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "heartbeat beat rejected",
+					slog.String("scope", r.cfg.Scope.String()), slog.String("cluster", c), slog.Any("err", ferr))
+			}
+			if !cur.ok && cur.err == nil {
+				cur.reason, cur.err = ReasonFuture, ferr
+			}
+			continue
+		}
 		if !cur.ok || b.Time.After(cur.beat.Time) {
 			*cur = seen{beat: b, ok: true}
 		}
@@ -269,7 +288,7 @@ func (r *Reader) remember(current map[string]*seen, now time.Time) {
 		if m.missingSince.IsZero() {
 			m.missingSince = now
 		}
-		if now.Sub(m.missingSince) > r.cfg.ForgetAfter.D() {
+		if now.Sub(m.missingSince) > r.cfg.ForgetAfter {
 			delete(r.known, c)
 		}
 	}
@@ -295,7 +314,7 @@ func (r *Reader) judge(current map[string]*seen, readOK bool, now time.Time) []C
 			st.Fresh, st.Reason, st.Age, st.StaleAt = f.Fresh, f.Reason, f.Age, f.StaleAt
 			st.SelfHealing = m.beat.SelfHeal
 			if f.Reason == ReasonFuture {
-				st.Err = fmt.Errorf("%w: stamped %v ahead, allowed %v", ErrFuture, -f.Age, r.cfg.Rules.SelfHealInterval.D()+r.cfg.Rules.SkewTolerance.D())
+				st.Err = fmt.Errorf("%w: stamped %v ahead, allowed %v", ErrFuture, -f.Age, r.cfg.Rules.SelfHealInterval+r.cfg.Rules.SkewTolerance)
 			}
 		default:
 			st.Reason = ReasonMissing
@@ -304,4 +323,17 @@ func (r *Reader) judge(current map[string]*seen, readOK bool, now time.Time) []C
 	}
 	slices.SortFunc(out, func(a, b ClusterStatus) int { return strings.Compare(a.Cluster, b.Cluster) })
 	return out
+}
+
+// MarshalJSON writes ReaderConfig with its durations as strings such as "10s".
+func (c ReaderConfig) MarshalJSON() ([]byte, error) {
+	type plain ReaderConfig
+	return jsontime.Marshal(plain(c))
+}
+
+// UnmarshalJSON reads ReaderConfig, its durations as strings such as "10s" or as
+// numbers of seconds. Unknown keys, and keys in the wrong case, are errors.
+func (c *ReaderConfig) UnmarshalJSON(b []byte) error {
+	type plain ReaderConfig
+	return jsontime.Unmarshal(b, (*plain)(c))
 }

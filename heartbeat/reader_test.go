@@ -100,6 +100,51 @@ func TestReaderJudges(t *testing.T) {
 	assert.Equal(t, ReadDone{At: now, Scope: Global, Fresh: 2, Stale: 8, Rejected: 6}, last)
 }
 
+// TestReaderFutureBeatCannotWin: a signed beat stamped a year ahead beside
+// a fresh one is rejected as "future" before the newest beat is chosen, so
+// it neither wins nor hides the fresh beat; a self-heal beat (stamped
+// SelfHealInterval ahead) beside an older beat still wins and counts.
+func TestReaderFutureBeatCannotWin(t *testing.T) {
+	zone := newZone(t, testGlobal)
+	kr := mustKeyring(t, testKey)
+	now := t0
+	seal := func(b Beat) libdns.Record {
+		text, err := kr.Seal(Global, b)
+		require.NoError(t, err)
+		return libdns.TXT{Name: "health-001-" + b.Cluster, TTL: time.Second, Text: text}
+	}
+	_, err := zone.SetRecords(context.Background(), testGlobal, []libdns.Record{
+		seal(Beat{Cluster: "eu-1", Region: "europe", Time: now.Add(-2 * time.Second)}),
+		seal(Beat{Cluster: "eu-1", Region: "europe", Time: now.AddDate(1, 0, 0)}),
+		seal(Beat{Cluster: "us-1", Region: "america", Time: now.Add(-20 * time.Second)}),
+		seal(Beat{Cluster: "us-1", Region: "america", Time: now.Add(3 * time.Minute), SelfHeal: true}),
+		seal(Beat{Cluster: "ap-1", Region: "asia", Time: now.AddDate(1, 0, 0)}),
+	})
+	require.NoError(t, err)
+
+	rec := &recorder{}
+	r, err := NewReader(DefaultReaderConfig(Global, testGlobal), zone, ReaderOptions{Keyring: kr, Observer: rec})
+	require.NoError(t, err)
+	snap, err := r.Read(context.Background(), now)
+	require.NoError(t, err)
+
+	eu, ok := snap.Cluster("eu-1")
+	require.True(t, ok)
+	assert.True(t, eu.Fresh, "the future beat hid the fresh one: %+v", eu)
+	assert.True(t, eu.Beat.Time.Equal(now.Add(-2*time.Second)), "newest legitimate beat: %v", eu.Beat.Time)
+	us, _ := snap.Cluster("us-1")
+	assert.True(t, us.Fresh)
+	assert.True(t, us.SelfHealing, "the self-heal beat is the newest legitimate beat")
+	ap, _ := snap.Cluster("ap-1")
+	assert.False(t, ap.Fresh)
+	assert.Equal(t, ReasonFuture, ap.Reason)
+	assert.ErrorIs(t, ap.Err, ErrFuture)
+	assert.Equal(t, 2, snap.Rejected, "both future beats are counted")
+	rejected, _ := counts(rec.all())
+	assert.Equal(t, map[Reason]int{ReasonFuture: 2}, rejected)
+	assert.True(t, snap.Healthy("europe"))
+}
+
 // TestReaderMemory: a cluster whose record vanishes is reported missing in
 // its region until ForgetAfter; events say what changed, in order.
 func TestReaderMemory(t *testing.T) {
@@ -178,7 +223,7 @@ func TestReaderConfigValidate(t *testing.T) {
 		{"zone", func(c *ReaderConfig) { c.Zone = "" }, "zone"},
 		{"prefix", func(c *ReaderConfig) { c.Prefix = "a.b" }, "prefix"},
 		{"rules", func(c *ReaderConfig) { c.Rules.SkewTolerance = -1 }, "rules.skewTolerance"},
-		{"forget", func(c *ReaderConfig) { c.ForgetAfter = Duration(time.Second) }, "forgetAfter"},
+		{"forget", func(c *ReaderConfig) { c.ForgetAfter = time.Second }, "forgetAfter"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

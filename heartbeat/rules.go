@@ -8,8 +8,6 @@ import (
 )
 
 // Duration is a time.Duration that reads and writes "3s" in JSON.
-type Duration = jsontime.Duration
-
 // Rules are the timings of one scope, shared by the publisher that writes
 // beats and the readers that judge them. All rules are pure functions of
 // a beat and the time given; none reads a clock.
@@ -18,20 +16,20 @@ type Duration = jsontime.Duration
 type Rules struct {
 	// ReconcileInterval is how often a publisher writes its beat and a
 	// reader reads the zone. Default 10 s; allowed 100 ms – 10 min.
-	ReconcileInterval Duration `json:"reconcileInterval"`
+	ReconcileInterval time.Duration `json:"reconcileInterval"`
 	// HealthyDuration is how long a beat stays fresh after its timestamp
 	// (the reference's localTXTRecordHealthyDurationSeconds /
 	// globalTXTRecordHealthyDurationSeconds). Default 30 s; allowed 1 s – 1 h,
 	// and more than SelfHealLeadIntervals × ReconcileInterval.
-	HealthyDuration Duration `json:"healthyDuration"`
+	HealthyDuration time.Duration `json:"healthyDuration"`
 	// SkewTolerance absorbs clock differences between clusters: a beat is
 	// fresh while now − timestamp ≤ HealthyDuration + SkewTolerance, and
 	// may be up to SelfHealInterval + SkewTolerance in the future. Default
 	// 5 s; allowed 0 – HealthyDuration.
-	SkewTolerance Duration `json:"skewTolerance"`
+	SkewTolerance time.Duration `json:"skewTolerance"`
 	// SelfHealInterval is how far in the future a self-heal beat is
 	// stamped. Default 3 min; allowed 1 s – 24 h.
-	SelfHealInterval Duration `json:"selfHealInterval"`
+	SelfHealInterval time.Duration `json:"selfHealInterval"`
 	// SelfHealLeadIntervals is how many reconcile intervals before its own
 	// beat could go stale a publisher starts self-healing: it self-heals once
 	// its read-back beat is older than HealthyDuration −
@@ -45,10 +43,10 @@ type Rules struct {
 // 5 s of skew tolerance, self-heal 3 min ahead, starting 2 intervals early.
 func DefaultRules() Rules {
 	return Rules{
-		ReconcileInterval:     Duration(10 * time.Second),
-		HealthyDuration:       Duration(30 * time.Second),
-		SkewTolerance:         Duration(5 * time.Second),
-		SelfHealInterval:      Duration(3 * time.Minute),
+		ReconcileInterval:     10 * time.Second,
+		HealthyDuration:       30 * time.Second,
+		SkewTolerance:         5 * time.Second,
+		SelfHealInterval:      3 * time.Minute,
 		SelfHealLeadIntervals: 2,
 	}
 }
@@ -67,10 +65,10 @@ func ReferenceRules() Rules {
 // reconcile every 2 s, fresh for 8 s, 1 s of skew, self-heal 1 min ahead.
 func FastRules() Rules {
 	r := DefaultRules()
-	r.ReconcileInterval = Duration(2 * time.Second)
-	r.HealthyDuration = Duration(8 * time.Second)
-	r.SkewTolerance = Duration(time.Second)
-	r.SelfHealInterval = Duration(time.Minute)
+	r.ReconcileInterval = 2 * time.Second
+	r.HealthyDuration = 8 * time.Second
+	r.SkewTolerance = time.Second
+	r.SelfHealInterval = time.Minute
 	return r
 }
 
@@ -79,28 +77,28 @@ func FastRules() Rules {
 func (r Rules) validate(prefix string) error {
 	in := func(name string, v, lo, hi time.Duration) error {
 		if v < lo || v > hi {
-			return fmt.Errorf("heartbeat: %s%s %v: allowed %v – %v", prefix, name, v, lo, hi)
+			return fieldErr(prefix+name, v, fmt.Sprintf("%v – %v", lo, hi))
 		}
 		return nil
 	}
-	if err := in("reconcileInterval", r.ReconcileInterval.D(), 100*time.Millisecond, 10*time.Minute); err != nil {
+	if err := in("reconcileInterval", r.ReconcileInterval, 100*time.Millisecond, 10*time.Minute); err != nil {
 		return err
 	}
-	if err := in("healthyDuration", r.HealthyDuration.D(), time.Second, time.Hour); err != nil {
+	if err := in("healthyDuration", r.HealthyDuration, time.Second, time.Hour); err != nil {
 		return err
 	}
-	if err := in("skewTolerance", r.SkewTolerance.D(), 0, r.HealthyDuration.D()); err != nil {
+	if err := in("skewTolerance", r.SkewTolerance, 0, r.HealthyDuration); err != nil {
 		return err
 	}
-	if err := in("selfHealInterval", r.SelfHealInterval.D(), time.Second, 24*time.Hour); err != nil {
+	if err := in("selfHealInterval", r.SelfHealInterval, time.Second, 24*time.Hour); err != nil {
 		return err
 	}
 	if r.SelfHealLeadIntervals < 0 || r.SelfHealLeadIntervals > 10 {
-		return fmt.Errorf("heartbeat: %sselfHealLeadIntervals %d: allowed 0–10", prefix, r.SelfHealLeadIntervals)
+		return fieldErr(prefix+"selfHealLeadIntervals", r.SelfHealLeadIntervals, "0–10")
 	}
 	if r.SelfHealThreshold() <= 0 {
-		return fmt.Errorf("heartbeat: %sselfHealLeadIntervals %d: with reconcileInterval %v the self-heal threshold healthyDuration − %d × reconcileInterval = %v must be positive; allowed 0–%d",
-			prefix, r.SelfHealLeadIntervals, r.ReconcileInterval, r.SelfHealLeadIntervals, r.SelfHealThreshold(), (r.HealthyDuration.D()-1)/r.ReconcileInterval.D())
+		return fieldErr(prefix+"selfHealLeadIntervals", r.SelfHealLeadIntervals, fmt.Sprintf("0–%d: the self-heal threshold healthyDuration − selfHealLeadIntervals × reconcileInterval (%v) must be positive",
+			(r.HealthyDuration-1)/r.ReconcileInterval, r.SelfHealThreshold()))
 	}
 	return nil
 }
@@ -113,13 +111,13 @@ func (r Rules) Validate() error { return r.validate("") }
 // publisher self-heals: HealthyDuration − SelfHealLeadIntervals ×
 // ReconcileInterval (10 s by default: 30 s − 2 × 10 s).
 func (r Rules) SelfHealThreshold() time.Duration {
-	return r.HealthyDuration.D() - time.Duration(r.SelfHealLeadIntervals)*r.ReconcileInterval.D()
+	return r.HealthyDuration - time.Duration(r.SelfHealLeadIntervals)*r.ReconcileInterval
 }
 
 // StaleAt returns the first instant at which a beat stamped ts is stale:
 // just after ts + HealthyDuration + SkewTolerance.
 func (r Rules) StaleAt(ts time.Time) time.Time {
-	return ts.Add(r.HealthyDuration.D() + r.SkewTolerance.D())
+	return ts.Add(r.HealthyDuration + r.SkewTolerance)
 }
 
 // DetectionBound returns the longest time from a dead publisher's last
@@ -131,9 +129,9 @@ func (r Rules) StaleAt(ts time.Time) time.Time {
 // later, one running d ahead d earlier (never before HealthyDuration when
 // d ≤ SkewTolerance).
 func (r Rules) DetectionBound(selfHeal bool, readInterval time.Duration) time.Duration {
-	d := r.HealthyDuration.D() + r.SkewTolerance.D() + readInterval
+	d := r.HealthyDuration + r.SkewTolerance + readInterval
 	if selfHeal {
-		d += r.SelfHealInterval.D()
+		d += r.SelfHealInterval
 	}
 	return d
 }
@@ -195,9 +193,9 @@ type Freshness struct {
 func (r Rules) Judge(ts, now time.Time) Freshness {
 	f := Freshness{Age: now.Sub(ts), StaleAt: r.StaleAt(ts)}
 	switch {
-	case -f.Age > r.SelfHealInterval.D()+r.SkewTolerance.D():
+	case -f.Age > r.SelfHealInterval+r.SkewTolerance:
 		f.Reason = ReasonFuture
-	case f.Age > r.HealthyDuration.D()+r.SkewTolerance.D():
+	case f.Age > r.HealthyDuration+r.SkewTolerance:
 		f.Reason = ReasonTooOld
 	default:
 		f.Fresh = true
@@ -215,5 +213,18 @@ func (r Rules) NeedsSelfHeal(ts, now time.Time) bool {
 // SelfHealTime is the timestamp of a self-heal beat written at now:
 // now + SelfHealInterval.
 func (r Rules) SelfHealTime(now time.Time) time.Time {
-	return now.Add(r.SelfHealInterval.D())
+	return now.Add(r.SelfHealInterval)
+}
+
+// MarshalJSON writes Rules with its durations as strings such as "10s".
+func (c Rules) MarshalJSON() ([]byte, error) {
+	type plain Rules
+	return jsontime.Marshal(plain(c))
+}
+
+// UnmarshalJSON reads Rules, its durations as strings such as "10s" or as
+// numbers of seconds. Unknown keys, and keys in the wrong case, are errors.
+func (c *Rules) UnmarshalJSON(b []byte) error {
+	type plain Rules
+	return jsontime.Unmarshal(b, (*plain)(c))
 }

@@ -67,9 +67,9 @@ func TestRulesValidate(t *testing.T) {
 		field  string
 	}{
 		{"zero interval", func(r *Rules) { r.ReconcileInterval = 0 }, "reconcileInterval"},
-		{"healthy too short", func(r *Rules) { r.HealthyDuration = Duration(time.Millisecond) }, "healthyDuration"},
+		{"healthy too short", func(r *Rules) { r.HealthyDuration = time.Millisecond }, "healthyDuration"},
 		{"negative skew", func(r *Rules) { r.SkewTolerance = -1 }, "skewTolerance"},
-		{"skew above healthy", func(r *Rules) { r.SkewTolerance = Duration(time.Minute) }, "skewTolerance"},
+		{"skew above healthy", func(r *Rules) { r.SkewTolerance = time.Minute }, "skewTolerance"},
 		{"no self-heal interval", func(r *Rules) { r.SelfHealInterval = 0 }, "selfHealInterval"},
 		{"lead too large", func(r *Rules) { r.SelfHealLeadIntervals = 3 }, "selfHealLeadIntervals"},
 		{"lead negative", func(r *Rules) { r.SelfHealLeadIntervals = -1 }, "selfHealLeadIntervals"},
@@ -137,11 +137,11 @@ func TestConfigSelfHealAttempts(t *testing.T) {
 		{"default", 3, 7, ""},
 		{"equal to maxAttempts", 3, 3, ""},
 		{"at most", 3, 20, ""},
-		{"zero", 3, 0, "heartbeat: selfHealAttempts 0: allowed maxAttempts (3) – 20"},
-		{"below maxAttempts", 3, 2, "heartbeat: selfHealAttempts 2: allowed maxAttempts (3) – 20"},
-		{"below a raised maxAttempts", 4, 3, "heartbeat: selfHealAttempts 3: allowed maxAttempts (4) – 20"},
-		{"negative", 3, -1, "heartbeat: selfHealAttempts -1: allowed maxAttempts (3) – 20"},
-		{"too many", 3, 21, "heartbeat: selfHealAttempts 21: allowed maxAttempts (3) – 20"},
+		{"zero", 3, 0, "heartbeat: invalid config: selfHealAttempts = 0; allowed: maxAttempts (3) – 20"},
+		{"below maxAttempts", 3, 2, "heartbeat: invalid config: selfHealAttempts = 2; allowed: maxAttempts (3) – 20"},
+		{"below a raised maxAttempts", 4, 3, "heartbeat: invalid config: selfHealAttempts = 3; allowed: maxAttempts (4) – 20"},
+		{"negative", 3, -1, "heartbeat: invalid config: selfHealAttempts = -1; allowed: maxAttempts (3) – 20"},
+		{"too many", 3, 21, "heartbeat: invalid config: selfHealAttempts = 21; allowed: maxAttempts (3) – 20"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -153,7 +153,10 @@ func TestConfigSelfHealAttempts(t *testing.T) {
 				assert.NoError(t, err)
 				return
 			}
-			require.Error(t, err)
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, "selfHealAttempts", fe.Field)
 			assert.Equal(t, c.wantErr, err.Error())
 		})
 	}
@@ -179,7 +182,7 @@ func TestAttemptPolicy(t *testing.T) {
 		{"default, no jitter drawn", DefaultConfig, 10 * time.Second, 0, 2700 * time.Millisecond, 1285714285},
 		{"default, longest", DefaultConfig, 10 * time.Second, 1, 3 * time.Second, 1428571428},
 		{"fast", FastConfig, 2 * time.Second, 1, 600 * time.Millisecond, 285714285},
-		{"back-off already short", func() Config { c := DefaultConfig(); c.RetryBackoff = Duration(time.Second); return c },
+		{"back-off already short", func() Config { c := DefaultConfig(); c.RetryBackoff = time.Second; return c },
 			10 * time.Second, 1, time.Second, time.Second},
 		{"no back-off", func() Config { c := DefaultConfig(); c.RetryBackoff = 0; return c }, 10 * time.Second, 1, 0, 0},
 	}
@@ -287,7 +290,7 @@ func TestHealerProperty(t *testing.T) {
 			if p.SelfHeal != wantHeal {
 				t.Fatalf("at %v own %v: self-heal %v, want %v", now.Sub(t0), own.Sub(t0), p.SelfHeal, wantHeal)
 			}
-			if (p.SelfHeal && !p.Time.Equal(now.Add(r.SelfHealInterval.D()))) || (!p.SelfHeal && !p.Time.Equal(now)) {
+			if (p.SelfHeal && !p.Time.Equal(now.Add(r.SelfHealInterval))) || (!p.SelfHeal && !p.Time.Equal(now)) {
 				t.Fatalf("plan %+v at %v", p, now)
 			}
 			if changed != (wantHeal && !recovering) {

@@ -341,7 +341,7 @@ func deathScenario(t *testing.T, c deathCase, readOffset time.Duration) {
 		t.Logf("%s (clock %+v from a's) saw a stale %v after its death (bound %v), %v after its last normal beat",
 			p.name, d, seen.Sub(died), bound, seen.Sub(lastNormal))
 		assert.LessOrEqual(t, seen.Sub(died), bound, "%s saw a stale %v after its death, bound %v", p.name, seen.Sub(died), bound)
-		assert.GreaterOrEqual(t, seen.Sub(lastNormal), rules.HealthyDuration.D(),
+		assert.GreaterOrEqual(t, seen.Sub(lastNormal), rules.HealthyDuration,
 			"%s saw a stale only %v after its last normal beat", p.name, seen.Sub(lastNormal))
 		// The region fails over once its only cluster is stale, while america is healthy.
 		assert.True(t, p.reader.Last().Healthy("america"))

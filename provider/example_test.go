@@ -19,7 +19,7 @@ func Example() {
 	faulty.Inject(providertest.Throttle)
 
 	rc := provider.DefaultRetryConfig()
-	rc.ThrottledDelay = provider.Duration(10 * time.Millisecond)
+	rc.ThrottledDelay = 10 * time.Millisecond
 	retry, _ := provider.NewRetry(rc)
 	limit, _ := provider.NewRateLimit(provider.DefaultRateLimitConfig())
 	meter := provider.NewMeter(nil)

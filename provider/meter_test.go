@@ -21,7 +21,7 @@ func (r *recorder) Observe(e provider.CallEvent) { r.events = append(r.events, e
 // time in a bubble), and hands each call to its observer in order.
 func TestMeter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, err := providertest.NewFaulty(&tiny{}, providertest.FaultConfig{Latency: providertest.Duration(50 * time.Millisecond)})
+		f, err := providertest.NewFaulty(&tiny{}, providertest.FaultConfig{Latency: 50 * time.Millisecond})
 		require.NoError(t, err)
 		obs := &recorder{}
 		m := provider.NewMeter(obs)

@@ -13,9 +13,6 @@ import (
 	"github.com/gslbkit/gslb/internal/jsontime"
 )
 
-// Duration reads and writes Go duration strings ("3s") in JSON.
-type Duration = jsontime.Duration
-
 // RetryConfig says when and how long to wait before trying a failed call
 // again. Only errors that answer Throttled() or Temporary() true (judged
 // through internal/errclass, so plain net timeouts and HTTP 429/5xx errors
@@ -26,14 +23,14 @@ type RetryConfig struct {
 	MaxAttempts int `json:"maxAttempts"`
 	// BaseDelay is the wait before the first retry of a transient error,
 	// in [1ms, 1m]. Default 200ms. It doubles per attempt.
-	BaseDelay Duration `json:"baseDelay"`
+	BaseDelay time.Duration `json:"baseDelay"`
 	// ThrottledDelay is the wait before the first retry of a throttled
 	// error, in [1ms, 5m]; providers that throttle want a longer pause.
 	// Default 1s. It doubles per attempt.
-	ThrottledDelay Duration `json:"throttledDelay"`
+	ThrottledDelay time.Duration `json:"throttledDelay"`
 	// MaxDelay caps every wait, including a provider's Retry-After hint,
 	// in [BaseDelay, 10m]. Default 10s.
-	MaxDelay Duration `json:"maxDelay"`
+	MaxDelay time.Duration `json:"maxDelay"`
 	// Jitter is the share of each wait that is randomised, in [0, 1]:
 	// 0.5 waits uniformly between half and all of the computed delay.
 	// Default 0.5.
@@ -52,9 +49,9 @@ type RetryConfig struct {
 func DefaultRetryConfig() RetryConfig {
 	return RetryConfig{
 		MaxAttempts:    4,
-		BaseDelay:      Duration(200 * time.Millisecond),
-		ThrottledDelay: Duration(time.Second),
-		MaxDelay:       Duration(10 * time.Second),
+		BaseDelay:      200 * time.Millisecond,
+		ThrottledDelay: time.Second,
+		MaxDelay:       10 * time.Second,
 		Jitter:         0.5,
 	}
 }
@@ -64,11 +61,11 @@ func (c RetryConfig) Validate() error {
 	switch {
 	case c.MaxAttempts < 1 || c.MaxAttempts > 20:
 		return fmt.Errorf("provider: retry maxAttempts %d: must be in [1, 20]", c.MaxAttempts)
-	case c.BaseDelay.D() < time.Millisecond || c.BaseDelay.D() > time.Minute:
+	case c.BaseDelay < time.Millisecond || c.BaseDelay > time.Minute:
 		return fmt.Errorf("provider: retry baseDelay %v: must be in [1ms, 1m]", c.BaseDelay)
-	case c.ThrottledDelay.D() < time.Millisecond || c.ThrottledDelay.D() > 5*time.Minute:
+	case c.ThrottledDelay < time.Millisecond || c.ThrottledDelay > 5*time.Minute:
 		return fmt.Errorf("provider: retry throttledDelay %v: must be in [1ms, 5m]", c.ThrottledDelay)
-	case c.MaxDelay.D() < c.BaseDelay.D() || c.MaxDelay.D() > 10*time.Minute:
+	case c.MaxDelay < c.BaseDelay || c.MaxDelay > 10*time.Minute:
 		return fmt.Errorf("provider: retry maxDelay %v: must be in [baseDelay (%v), 10m]", c.MaxDelay, c.BaseDelay)
 	case math.IsNaN(c.Jitter) || c.Jitter < 0 || c.Jitter > 1:
 		return fmt.Errorf("provider: retry jitter %v: must be in [0, 1]", c.Jitter)
@@ -81,15 +78,15 @@ func (c RetryConfig) Validate() error {
 // ThrottledDelay, at least hint (a provider's Retry-After), capped at
 // MaxDelay. It is the pure core of Retry.
 func (c RetryConfig) Delay(attempt int, cl errclass.Class, hint time.Duration) time.Duration {
-	base := c.BaseDelay.D()
+	base := c.BaseDelay
 	if cl == errclass.Throttled {
-		base = c.ThrottledDelay.D()
+		base = c.ThrottledDelay
 	}
-	d := backoff.Exponential{Base: base, Max: c.MaxDelay.D(), Factor: 2}.BaseDelay(attempt)
+	d := backoff.Exponential{Base: base, Max: c.MaxDelay, Factor: 2}.BaseDelay(attempt)
 	if hint > d {
 		d = hint
 	}
-	if max := c.MaxDelay.D(); d > max {
+	if max := c.MaxDelay; d > max {
 		d = max
 	}
 	return d
@@ -184,7 +181,7 @@ func (r *Retry) Intercept(ctx context.Context, c Call, next Invoker) (Result, er
 		}
 		d := backoff.Exponential{Base: r.cfg.Delay(attempt, cl, hint), Factor: 1, Jitter: r.cfg.Jitter}.Delay(0, randSource{})
 		if hint > 0 && d < hint {
-			d = min(hint, r.cfg.MaxDelay.D())
+			d = min(hint, r.cfg.MaxDelay)
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
 			return res, r.wrap(c, attempt+1, err)
@@ -221,4 +218,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// MarshalJSON writes RetryConfig with its durations as strings such as "10s".
+func (c RetryConfig) MarshalJSON() ([]byte, error) {
+	type plain RetryConfig
+	return jsontime.Marshal(plain(c))
+}
+
+// UnmarshalJSON reads RetryConfig, its durations as strings such as "10s" or as
+// numbers of seconds. Unknown keys, and keys in the wrong case, are errors.
+func (c *RetryConfig) UnmarshalJSON(b []byte) error {
+	type plain RetryConfig
+	return jsontime.Unmarshal(b, (*plain)(c))
 }

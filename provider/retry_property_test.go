@@ -24,7 +24,7 @@ func TestRetryProperties(t *testing.T) {
 		cfg := provider.DefaultRetryConfig()
 		cfg.MaxAttempts = rapid.IntRange(1, 6).Draw(rt, "attempts")
 		cfg.RetryAppendOnTransient = rapid.Bool().Draw(rt, "appendTransient")
-		cfg.BaseDelay, cfg.ThrottledDelay, cfg.MaxDelay = provider.Duration(time.Millisecond), provider.Duration(time.Millisecond), provider.Duration(time.Millisecond)
+		cfg.BaseDelay, cfg.ThrottledDelay, cfg.MaxDelay = time.Millisecond, time.Millisecond, time.Millisecond
 		r, err := provider.NewRetry(cfg)
 		if err != nil {
 			rt.Fatal(err)

@@ -30,8 +30,8 @@ func TestRetryValidate(t *testing.T) {
 		{"no retries", mod(func(c *provider.RetryConfig) { c.MaxAttempts = 1 }), ""},
 		{"zero attempts", mod(func(c *provider.RetryConfig) { c.MaxAttempts = 0 }), "maxAttempts 0: must be in [1, 20]"},
 		{"tiny base", mod(func(c *provider.RetryConfig) { c.BaseDelay = 0 }), "baseDelay 0s: must be in [1ms, 1m]"},
-		{"throttled", mod(func(c *provider.RetryConfig) { c.ThrottledDelay = provider.Duration(time.Hour) }), "throttledDelay 1h0m0s"},
-		{"max below base", mod(func(c *provider.RetryConfig) { c.MaxDelay = provider.Duration(time.Millisecond) }), "maxDelay 1ms: must be in [baseDelay (200ms), 10m]"},
+		{"throttled", mod(func(c *provider.RetryConfig) { c.ThrottledDelay = time.Hour }), "throttledDelay 1h0m0s"},
+		{"max below base", mod(func(c *provider.RetryConfig) { c.MaxDelay = time.Millisecond }), "maxDelay 1ms: must be in [baseDelay (200ms), 10m]"},
 		{"jitter", mod(func(c *provider.RetryConfig) { c.Jitter = 2 }), "jitter 2: must be in [0, 1]"},
 	}
 	for _, c := range cases {

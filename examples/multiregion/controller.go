@@ -55,9 +55,9 @@ type controller struct {
 // fresh for -healthy, one interval of clock skew tolerated.
 func (d *deployment) rules() heartbeat.Rules {
 	r := heartbeat.DefaultRules()
-	r.ReconcileInterval = heartbeat.Duration(d.opts.interval)
-	r.HealthyDuration = heartbeat.Duration(d.opts.healthy)
-	r.SkewTolerance = heartbeat.Duration(d.opts.interval)
+	r.ReconcileInterval = d.opts.interval
+	r.HealthyDuration = d.opts.healthy
+	r.SkewTolerance = d.opts.interval
 	return r
 }
 
@@ -80,8 +80,8 @@ func newController(d *deployment, cl *cluster, out *printer, met *metrics) (*con
 	hb.Cluster, hb.Region = cl.name, cl.region
 	hb.LocalZone, hb.GlobalZone = d.names.local, d.names.global
 	hb.Local, hb.Global = rules, rules
-	hb.TTL = heartbeat.Duration(d.opts.ttl)
-	hb.RetryBackoff = heartbeat.Duration(d.opts.interval / 4)
+	hb.TTL = d.opts.ttl
+	hb.RetryBackoff = d.opts.interval / 4
 	obs := met.observer(cl.name)
 	c.throttle = &throttleStore{view: c.view}
 	c.events = &publisherEvents{c: c, next: obs}

@@ -124,7 +124,7 @@ func TestClassification(t *testing.T) {
 		go func() { _ = srv.Serve(l) }()
 		defer srv.Close()
 		client := &http.Client{Transport: rewrite{target: mustURL("http://" + l.Addr().String()), base: http.DefaultTransport.(*http.Transport).Clone()}}
-		q, err := cloudflare.New(cloudflare.Config{APIToken: token, ZoneID: zoneID, Timeout: cloudflare.Duration(5 * time.Second), HTTPClient: client})
+		q, err := cloudflare.New(cloudflare.Config{APIToken: token, ZoneID: zoneID, Timeout: 5 * time.Second, HTTPClient: client})
 		require.NoError(t, err)
 		_, err = q.GetRecords(ctx, "example.test.")
 		assert.Equal(t, errclass.Transient, errclass.Of(err), "%v", err)
@@ -136,7 +136,7 @@ func TestClassification(t *testing.T) {
 		addr := l.Addr().String()
 		require.NoError(t, l.Close())
 		client := &http.Client{Transport: rewrite{target: mustURL("http://" + addr), base: http.DefaultTransport}}
-		q, err := cloudflare.New(cloudflare.Config{APIToken: token, ZoneID: zoneID, Timeout: cloudflare.Duration(5 * time.Second), HTTPClient: client})
+		q, err := cloudflare.New(cloudflare.Config{APIToken: token, ZoneID: zoneID, Timeout: 5 * time.Second, HTTPClient: client})
 		require.NoError(t, err)
 		_, err = q.GetRecords(ctx, "example.test.")
 		assert.Equal(t, errclass.Transient, errclass.Of(err), "%v", err)
@@ -149,7 +149,7 @@ func TestRetryThroughThrottling(t *testing.T) {
 	f := newFakeCloudflare(t, token, zoneID, "example.test")
 	p := newProvider(t, f, func(c *cloudflare.Config) { c.ZoneID = zoneID })
 	rc := provider.DefaultRetryConfig()
-	rc.BaseDelay, rc.ThrottledDelay, rc.MaxDelay = provider.Duration(time.Millisecond), provider.Duration(time.Millisecond), provider.Duration(5*time.Millisecond)
+	rc.BaseDelay, rc.ThrottledDelay, rc.MaxDelay = time.Millisecond, time.Millisecond, 5*time.Millisecond
 	retry, err := provider.NewRetry(rc)
 	require.NoError(t, err)
 	meter := provider.NewMeter(nil)

@@ -11,9 +11,6 @@ import (
 	libcloudflare "github.com/libdns/cloudflare"
 )
 
-// Duration reads and writes Go duration strings ("3s") in JSON.
-type Duration = jsontime.Duration
-
 // The environment variables FromEnv reads.
 const (
 	EnvAPIToken  = "CLOUDFLARE_API_TOKEN"
@@ -43,7 +40,7 @@ type Config struct {
 	ZoneID string `json:"zoneID"`
 	// Timeout bounds each HTTP request when the context has no earlier
 	// deadline, in [1s, 5m]. Default 30s.
-	Timeout Duration `json:"timeout"`
+	Timeout time.Duration `json:"timeout"`
 	// HTTPClient sends the requests; nil means an *http.Client with
 	// Timeout. Not part of the JSON form.
 	HTTPClient HTTPClient `json:"-"`
@@ -52,7 +49,7 @@ type Config struct {
 // DefaultConfig returns a 30 s timeout; the token is left for the caller
 // (or FromEnv) to fill.
 func DefaultConfig() Config {
-	return Config{Timeout: Duration(30 * time.Second)}
+	return Config{Timeout: 30 * time.Second}
 }
 
 // FromEnv returns a copy of c with empty APIToken, ZoneToken and ZoneID
@@ -87,7 +84,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("cloudflare: zoneID %q: want the zone's 32 hexadecimal digits", c.ZoneID)
 		}
 	}
-	if t := c.Timeout.D(); t < time.Second || t > 5*time.Minute {
+	if t := c.Timeout; t < time.Second || t > 5*time.Minute {
 		return fmt.Errorf("cloudflare: timeout %v: must be in [1s, 5m]", c.Timeout)
 	}
 	return nil
@@ -99,4 +96,17 @@ func (c Config) Validate() error {
 // records), and returns TXT text with its escapes; Provider does not.
 func (c Config) Libdns() *libcloudflare.Provider {
 	return &libcloudflare.Provider{APIToken: c.APIToken, ZoneToken: c.ZoneToken, HTTPClient: c.HTTPClient}
+}
+
+// MarshalJSON writes Config with its durations as strings such as "10s".
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	return jsontime.Marshal(plain(c))
+}
+
+// UnmarshalJSON reads Config, its durations as strings such as "10s" or as
+// numbers of seconds. Unknown keys, and keys in the wrong case, are errors.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	type plain Config
+	return jsontime.Unmarshal(b, (*plain)(c))
 }

@@ -30,7 +30,7 @@ func TestValidate(t *testing.T) {
 		{"no token", func(c *cloudflare.Config) { c.APIToken = "" }, "apiToken is empty"},
 		{"token with space", func(c *cloudflare.Config) { c.APIToken = "abc def" }, "white space"},
 		{"bad zone id", func(c *cloudflare.Config) { c.ZoneID = "zone-1" }, "zoneID \"zone-1\""},
-		{"timeout", func(c *cloudflare.Config) { c.Timeout = cloudflare.Duration(time.Hour) }, "timeout 1h0m0s: must be in [1s, 5m]"},
+		{"timeout", func(c *cloudflare.Config) { c.Timeout = time.Hour }, "timeout 1h0m0s: must be in [1s, 5m]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

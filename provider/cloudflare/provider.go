@@ -63,7 +63,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	c := cfg.HTTPClient
 	if c == nil {
-		c = &http.Client{Timeout: cfg.Timeout.D()}
+		c = &http.Client{Timeout: cfg.Timeout}
 	}
 	return &Provider{cfg: cfg, client: c, zones: map[string]string{}}, nil
 }

@@ -15,9 +15,6 @@ import (
 	"github.com/libdns/libdns"
 )
 
-// Duration reads and writes Go duration strings ("3s") in JSON.
-type Duration = jsontime.Duration
-
 // FaultKind is a kind of injected fault.
 type FaultKind int
 
@@ -106,9 +103,9 @@ type FaultConfig struct {
 	PartialRate float64 `json:"partialRate"`
 	// Latency is added before every call, in [0, 1h]; waiting is a timer
 	// that honours ctx, so it costs no real time in a synctest bubble.
-	Latency Duration `json:"latency"`
+	Latency time.Duration `json:"latency"`
 	// LatencyJitter adds up to this much more, uniformly drawn, in [0, 1h].
-	LatencyJitter Duration `json:"latencyJitter"`
+	LatencyJitter time.Duration `json:"latencyJitter"`
 	// Methods limits faults and latency to calls of these methods (e.g.
 	// only the writes); empty means every method. Calls of other methods
 	// pass untouched, draw nothing and leave queued faults queued.
@@ -131,10 +128,10 @@ func (c FaultConfig) Validate() error {
 	if sum > 1+1e-9 {
 		return fmt.Errorf("providertest: fault rates sum to %v: must be at most 1", sum)
 	}
-	if c.Latency < 0 || c.Latency.D() > time.Hour {
+	if c.Latency < 0 || c.Latency > time.Hour {
 		return fmt.Errorf("providertest: fault latency %v: must be in [0, 1h]", c.Latency)
 	}
-	if c.LatencyJitter < 0 || c.LatencyJitter.D() > time.Hour {
+	if c.LatencyJitter < 0 || c.LatencyJitter > time.Hour {
 		return fmt.Errorf("providertest: fault latencyJitter %v: must be in [0, 1h]", c.LatencyJitter)
 	}
 	for _, m := range c.Methods {
@@ -235,8 +232,8 @@ func (f *Faulty) draw(c provider.Call) Fault {
 			ft.Kind = Transient
 		}
 	}
-	ft.Delay = f.cfg.Latency.D()
-	if j := f.cfg.LatencyJitter.D(); j > 0 {
+	ft.Delay = f.cfg.Latency
+	if j := f.cfg.LatencyJitter; j > 0 {
 		ft.Delay += time.Duration(f.rng.Int64N(int64(j)))
 	}
 	if ft.Kind != NoFault || ft.Delay > 0 {
@@ -272,3 +269,16 @@ func (f *Faulty) Intercept(ctx context.Context, c provider.Call, next provider.I
 }
 
 var _ provider.Interceptor = (*Faulty)(nil)
+
+// MarshalJSON writes FaultConfig with its durations as strings such as "10s".
+func (c FaultConfig) MarshalJSON() ([]byte, error) {
+	type plain FaultConfig
+	return jsontime.Marshal(plain(c))
+}
+
+// UnmarshalJSON reads FaultConfig, its durations as strings such as "10s" or as
+// numbers of seconds. Unknown keys, and keys in the wrong case, are errors.
+func (c *FaultConfig) UnmarshalJSON(b []byte) error {
+	type plain FaultConfig
+	return jsontime.Unmarshal(b, (*plain)(c))
+}

@@ -141,7 +141,7 @@ func TestFaultyDeterministic(t *testing.T) {
 // cancelled context cuts it short.
 func TestFaultyLatency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, err := providertest.NewFaulty(&refProvider{}, providertest.FaultConfig{Latency: providertest.Duration(3 * time.Second)})
+		f, err := providertest.NewFaulty(&refProvider{}, providertest.FaultConfig{Latency: 3 * time.Second})
 		require.NoError(t, err)
 		start := time.Now()
 		_, err = f.GetRecords(t.Context(), "example.test.")

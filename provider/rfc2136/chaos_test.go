@@ -27,8 +27,8 @@ func TestChainOverBINDConverges(t *testing.T) {
 	f, err := providertest.NewFaulty(p, providertest.FaultConfig{Seed: 2026, ThrottleRate: 0.1, TransientRate: 0.1, PartialRate: 0.15})
 	require.NoError(t, err)
 	cfg := provider.ChainConfig{Retry: &provider.RetryConfig{
-		MaxAttempts: 10, BaseDelay: provider.Duration(time.Millisecond), ThrottledDelay: provider.Duration(time.Millisecond),
-		MaxDelay: provider.Duration(time.Millisecond), Jitter: 0,
+		MaxAttempts: 10, BaseDelay: time.Millisecond, ThrottledDelay: time.Millisecond,
+		MaxDelay: time.Millisecond, Jitter: 0,
 	}}
 	w, meter, err := provider.NewChain(f, cfg, nil)
 	require.NoError(t, err)

@@ -14,9 +14,6 @@ import (
 	librfc2136 "github.com/libdns/rfc2136"
 )
 
-// Duration reads and writes Go duration strings ("3s") in JSON.
-type Duration = jsontime.Duration
-
 // The environment variables FromEnv reads.
 const (
 	EnvServer  = "GSLB_RFC2136_SERVER"
@@ -47,13 +44,13 @@ type Config struct {
 	// Timeout bounds each exchange with the server (an update or a whole
 	// zone transfer) when the context has no earlier deadline, in
 	// [100ms, 5m]. Default 10s.
-	Timeout Duration `json:"timeout"`
+	Timeout time.Duration `json:"timeout"`
 }
 
 // DefaultConfig returns hmac-sha256 and a 10 s timeout; Server and the key
 // are left for the caller (or FromEnv) to fill.
 func DefaultConfig() Config {
-	return Config{KeyAlg: "hmac-sha256", Timeout: Duration(10 * time.Second)}
+	return Config{KeyAlg: "hmac-sha256", Timeout: 10 * time.Second}
 }
 
 // FromEnv returns a copy of c with empty Server, KeyName, KeyAlg and
@@ -103,7 +100,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("rfc2136: keyAlg %q: must be one of %s", c.KeyAlg, strings.Join(Algorithms, ", "))
 		}
 	}
-	if t := c.Timeout.D(); t < 100*time.Millisecond || t > 5*time.Minute {
+	if t := c.Timeout; t < 100*time.Millisecond || t > 5*time.Minute {
 		return fmt.Errorf("rfc2136: timeout %v: must be in [100ms, 5m]", c.Timeout)
 	}
 	return nil
@@ -133,4 +130,17 @@ func (c Config) Libdns() *librfc2136.Provider {
 		addr = c.Server
 	}
 	return &librfc2136.Provider{KeyName: c.KeyName, KeyAlg: c.KeyAlg, Key: c.Secret, Server: addr}
+}
+
+// MarshalJSON writes Config with its durations as strings such as "10s".
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	return jsontime.Marshal(plain(c))
+}
+
+// UnmarshalJSON reads Config, its durations as strings such as "10s" or as
+// numbers of seconds. Unknown keys, and keys in the wrong case, are errors.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	type plain Config
+	return jsontime.Unmarshal(b, (*plain)(c))
 }

@@ -28,7 +28,7 @@ func TestValidate(t *testing.T) {
 		{"secret not base64", func(c *rfc2136.Config) { c.Secret = "not base64!" }, "not valid base64"},
 		{"bad key name", func(c *rfc2136.Config) { c.KeyName = "bad key" }, "keyName"},
 		{"bad algorithm", func(c *rfc2136.Config) { c.KeyAlg = "md5" }, "keyAlg \"md5\": must be one of"},
-		{"timeout too short", func(c *rfc2136.Config) { c.Timeout = rfc2136.Duration(time.Millisecond) }, "timeout 1ms: must be in [100ms, 5m]"},
+		{"timeout too short", func(c *rfc2136.Config) { c.Timeout = time.Millisecond }, "timeout 1ms: must be in [100ms, 5m]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -69,7 +69,7 @@ func TestFromEnv(t *testing.T) {
 func TestConfigJSON(t *testing.T) {
 	var c rfc2136.Config
 	require.NoError(t, json.Unmarshal([]byte(`{"server":"127.0.0.1:53","keyName":"k","keyAlg":"hmac-sha256","secret":"c2VjcmV0","timeout":"3s"}`), &c))
-	assert.Equal(t, 3*time.Second, c.Timeout.D())
+	assert.Equal(t, 3*time.Second, c.Timeout)
 	require.NoError(t, c.Validate())
 	lp := c.Libdns()
 	assert.Equal(t, "127.0.0.1:53", lp.Server)

@@ -68,7 +68,7 @@ func New(cfg Config) (*Provider, error) {
 func (p *Provider) Config() Config { return p.cfg }
 
 func (p *Provider) client() *dns.Client {
-	return &dns.Client{Net: "tcp", TsigSecret: p.secrets, Timeout: p.cfg.Timeout.D()}
+	return &dns.Client{Net: "tcp", TsigSecret: p.secrets, Timeout: p.cfg.Timeout}
 }
 
 func (p *Provider) sign(m *dns.Msg) {
@@ -80,7 +80,7 @@ func (p *Provider) sign(m *dns.Msg) {
 // withTimeout applies the configured timeout when ctx has no earlier
 // deadline.
 func (p *Provider) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, p.cfg.Timeout.D())
+	return context.WithTimeout(ctx, p.cfg.Timeout)
 }
 
 // update sends one UPDATE message and checks the answer.

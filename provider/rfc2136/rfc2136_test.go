@@ -92,7 +92,7 @@ func TestClassificationBIND(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := rfc2136.DefaultConfig()
 			cfg.Server, cfg.KeyName, cfg.KeyAlg, cfg.Secret = s.Addr, s.KeyName, s.KeyAlg, s.Secret
-			cfg.Timeout = rfc2136.Duration(5 * time.Second)
+			cfg.Timeout = 5 * time.Second
 			c.mutate(&cfg)
 			p, err := rfc2136.New(cfg)
 			require.NoError(t, err)

@@ -23,7 +23,7 @@ func (p *Provider) transfer(ctx context.Context, zone string) ([]dns.RR, error) 
 	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
 	defer stop()
 
-	timeout := p.cfg.Timeout.D()
+	timeout := p.cfg.Timeout
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = max(time.Until(dl), time.Millisecond)
 	}

@@ -10,9 +10,6 @@ import (
 	libroute53 "github.com/libdns/route53"
 )
 
-// Duration reads and writes Go duration strings ("3s") in JSON.
-type Duration = jsontime.Duration
-
 // The environment variables FromEnv reads: the AWS SDK's usual ones, plus
 // GSLB_ROUTE53_HOSTED_ZONE_ID.
 const (
@@ -55,13 +52,13 @@ type Config struct {
 	// on its own servers (not DNS propagation), up to MaxWait.
 	WaitForSync bool `json:"waitForSync"`
 	// MaxWait bounds the wait for INSYNC, in [1s, 10m]. Default 1m.
-	MaxWait Duration `json:"maxWait"`
+	MaxWait time.Duration `json:"maxWait"`
 }
 
 // DefaultConfig returns one SDK attempt and a 1 minute INSYNC bound
 // (unused unless WaitForSync); credentials come from the SDK's chain.
 func DefaultConfig() Config {
-	return Config{MaxAttempts: 1, MaxWait: Duration(time.Minute)}
+	return Config{MaxAttempts: 1, MaxWait: time.Minute}
 }
 
 // FromEnv returns a copy of c with empty fields filled from AWS_REGION
@@ -111,7 +108,7 @@ func (c Config) Validate() error {
 	if c.MaxAttempts < 1 || c.MaxAttempts > 10 {
 		return fmt.Errorf("route53: maxAttempts %d: must be in [1, 10]", c.MaxAttempts)
 	}
-	if w := c.MaxWait.D(); w < time.Second || w > 10*time.Minute {
+	if w := c.MaxWait; w < time.Second || w > 10*time.Minute {
 		return fmt.Errorf("route53: maxWait %v: must be in [1s, 10m]", c.MaxWait)
 	}
 	if strings.ContainsAny(c.Region, " /") {
@@ -129,6 +126,19 @@ func (c Config) Libdns() *libroute53.Provider {
 		Region: c.Region, Profile: c.Profile,
 		AccessKeyId: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey, SessionToken: c.SessionToken,
 		HostedZoneID: c.HostedZoneID, MaxRetries: c.MaxAttempts,
-		WaitForRoute53Sync: c.WaitForSync, Route53MaxWait: c.MaxWait.D(),
+		WaitForRoute53Sync: c.WaitForSync, Route53MaxWait: c.MaxWait,
 	}
+}
+
+// MarshalJSON writes Config with its durations as strings such as "10s".
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	return jsontime.Marshal(plain(c))
+}
+
+// UnmarshalJSON reads Config, its durations as strings such as "10s" or as
+// numbers of seconds. Unknown keys, and keys in the wrong case, are errors.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	type plain Config
+	return jsontime.Unmarshal(b, (*plain)(c))
 }

@@ -251,7 +251,7 @@ func (p *Provider) apply(ctx context.Context, c *r53.Client, method, zone, id st
 	}
 	if p.cfg.WaitForSync && out.ChangeInfo != nil {
 		w := r53.NewResourceRecordSetsChangedWaiter(c)
-		if err := w.Wait(ctx, &r53.GetChangeInput{Id: out.ChangeInfo.Id}, p.cfg.MaxWait.D()); err != nil {
+		if err := w.Wait(ctx, &r53.GetChangeInput{Id: out.ChangeInfo.Id}, p.cfg.MaxWait); err != nil {
 			return Classify(method+" (waiting for INSYNC)", zone, err)
 		}
 	}

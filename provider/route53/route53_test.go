@@ -134,7 +134,7 @@ func TestRetryThroughThrottling(t *testing.T) {
 	f := newFakeRoute53(t, "Z0GSLBKIT", "example.test.")
 	p := newProvider(t, f, "Z0GSLBKIT")
 	rc := provider.DefaultRetryConfig()
-	rc.BaseDelay, rc.ThrottledDelay, rc.MaxDelay = provider.Duration(time.Millisecond), provider.Duration(time.Millisecond), provider.Duration(5*time.Millisecond)
+	rc.BaseDelay, rc.ThrottledDelay, rc.MaxDelay = time.Millisecond, time.Millisecond, 5*time.Millisecond
 	retry, err := provider.NewRetry(rc)
 	require.NoError(t, err)
 	meter := provider.NewMeter(nil)
