@@ -42,7 +42,7 @@ func ask(t *testing.T, server, name string, qtype uint16) ([]string, int) {
 func TestReconcilerAgainstBIND(t *testing.T) {
 	srv := testbind.Start(t, "example.test.")
 	p, err := rfc2136.New(rfc2136.Config{Server: srv.Addr, KeyName: srv.KeyName, KeyAlg: srv.KeyAlg, Secret: srv.Secret,
-		Timeout: Duration(10 * time.Second)})
+		Timeout: 10 * time.Second})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
 	defer cancel()

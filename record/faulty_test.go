@@ -52,7 +52,7 @@ func TestRunConvergesUnderFaults(t *testing.T) {
 		mem := newMemory(t, "a.test.", "b.test.")
 		fy, err := providertest.NewFaulty(mem, providertest.FaultConfig{
 			Seed: 7, ThrottleRate: 0.15, TransientRate: 0.15, PermanentRate: 0.05, PartialRate: 0.1,
-			Latency: Duration(50 * time.Millisecond), LatencyJitter: Duration(200 * time.Millisecond),
+			Latency: 50 * time.Millisecond, LatencyJitter: 200 * time.Millisecond,
 		})
 		require.NoError(t, err)
 		sw := &switchable{faulty: fy, clean: mem}
