@@ -18,7 +18,7 @@ type CallEvent struct {
 	// Latency is the time from entering the Meter to the call's return,
 	// read from the Meter's clock (virtual inside a synctest bubble).
 	Latency time.Duration
-	// Err is the call's error, nil on success; Class its errclass verdict
+	// Err is the call's error, nil on success; Class its verdict (ErrorClass.String)
 	// as a string: "none", "throttled", "transient" or "permanent".
 	Err   error
 	Class string
@@ -35,7 +35,7 @@ type Observer interface {
 type MethodStats struct {
 	Calls int64 `json:"calls"`
 	// Errors counts failed calls; Throttled, Transient and Permanent split
-	// them by errclass verdict.
+	// them by ErrorClass.
 	Errors    int64 `json:"errors"`
 	Throttled int64 `json:"throttled"`
 	Transient int64 `json:"transient"`

@@ -15,7 +15,7 @@ import (
 
 // RetryConfig says when and how long to wait before trying a failed call
 // again. Only errors that answer Throttled() or Temporary() true (judged
-// through internal/errclass, so plain net timeouts and HTTP 429/5xx errors
+// as Classify judges them, so plain net timeouts and HTTP 429/5xx errors
 // count too) are retried; everything else returns at once.
 type RetryConfig struct {
 	// MaxAttempts is the number of tries including the first, in [1, 20].

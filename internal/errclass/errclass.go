@@ -49,14 +49,19 @@ type statusCoder interface{ StatusCode() int }
 // httpStatuser is the shape some SDKs use (e.g. smithy-go's HTTPStatusCode).
 type httpStatuser interface{ HTTPStatusCode() int }
 
-// Of classifies err. The first behaviour found in the chain wins, in this
-// order: Throttled() true; Temporary() true; an HTTP status (429 → throttled,
+// Of classifies err. An error marked with Mark keeps the class it was
+// marked with (the outermost mark wins). Otherwise the first behaviour
+// found in the chain wins, in this order: Throttled() true; Temporary() true; an HTTP status (429 → throttled,
 // 5xx or 408 → transient); context.DeadlineExceeded, a net.Error timeout,
 // ECONNREFUSED / ECONNRESET / EPIPE → transient; context.Canceled and
 // everything else → permanent.
 func Of(err error) Class {
 	if err == nil {
 		return None
+	}
+	var marked *Error
+	if errors.As(err, &marked) && marked.Class != None {
+		return marked.Class
 	}
 	var th throttler
 	if errors.As(err, &th) && th.Throttled() {

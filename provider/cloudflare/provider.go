@@ -30,7 +30,7 @@ const autoTTL = 300 * time.Second
 //     deleted;
 //   - errors are *APIError (HTTP 429 or code 971 throttled, with the
 //     Retry-After wait; 5xx transient; other 4xx permanent) or transport
-//     errors marked by internal/errclass, all answering Throttled() and
+//     errors marked with a class (see provider.ErrorClass), all answering Throttled() and
 //     Temporary();
 //   - TXT text is written as quoted 255-byte strings with RFC 1035
 //     escapes and read back byte for byte.

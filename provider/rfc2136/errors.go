@@ -76,7 +76,7 @@ var tsigErrors = []error{dns.ErrSig, dns.ErrAuth, dns.ErrTime, dns.ErrSecret, dn
 // classify wraps err (from talking to the server) so it answers
 // Throttled() and Temporary(): TSIG failures are permanent, a cancelled
 // context is permanent, a deadline, timeouts and network errors are
-// transient (internal/errclass), a *ResponseError keeps its own verdict.
+// transient (see provider.ErrorClass), a *ResponseError keeps its own verdict.
 func classify(op, zone string, err error) error {
 	if err == nil {
 		return nil

@@ -14,7 +14,7 @@ type apiError interface {
 }
 
 // Route 53 error codes and how gslbkit treats them. Codes not listed fall
-// back to the HTTP status and the network error (internal/errclass).
+// back to the HTTP status and the network error (see provider.ErrorClass).
 var codeClass = map[string]errclass.Class{
 	// Slow down: the account's 5 requests per second, or a change still
 	// being applied to the same RRset.
@@ -54,7 +54,7 @@ func ErrorCode(err error) string {
 // Classify wraps err from method on zone so that it answers Throttled()
 // and Temporary(): by Route 53 error code first (Throttling and
 // PriorRequestNotComplete are throttled), then by HTTP status (429
-// throttled, 5xx transient), then as internal/errclass judges network
+// throttled, 5xx transient), then as provider.Classify judges network
 // errors and contexts. The original error stays reachable with errors.As
 // (e.g. *types.InvalidChangeBatch). nil stays nil.
 func Classify(method, zone string, err error) error {
