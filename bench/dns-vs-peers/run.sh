@@ -19,11 +19,16 @@
 # coredns server is skipped with a message.
 #
 # Prints one line per run: server, load, qps, average latency, lost
-# queries, server CPU busy %, server CPU microseconds per query.
+# queries, server CPU busy %, server CPU microseconds per query; then a
+# table with the median of the rounds (min–max) per server and load, and
+# the ratios of CPU per query to Knot's. A run whose figures cannot be
+# trusted aborts its row with a message instead of a figure: dnsperf
+# printed no count, rate or latency, completed nothing, or (at the fixed
+# rate) achieved less than 95 % or more than 105 % of FIXED_QPS.
 set -euo pipefail
 
 DURATION=${DURATION:-15}
-ROUNDS=${ROUNDS:-2}
+ROUNDS=${ROUNDS:-3}
 FIXED_QPS=${FIXED_QPS:-30000}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
@@ -43,6 +48,7 @@ fi
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+. "$repo/bench/lib/stats.sh"
 dir=$(mktemp -d /tmp/dns-vs-peers.XXXXXX)
 pids=()
 cleanup() {
@@ -150,22 +156,38 @@ dnsperf_probe() {
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-run_one() { # server pid load
-	local s=$1 pid=$2 load=$3 port out before after
+run_one() { # round server pid load: prints the run, appends it (or ABORT) to $dir/results
+	local round=$1 s=$2 pid=$3 load=$4 port out before after
 	port=$(port_of "$s")
 	local rate=()
 	[ "$load" = fixed ] && rate=(-Q "$FIXED_QPS")
 	before=$(cpu_ticks "$pid")
-	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 "${rate[@]}" 2>&1)
-	after=$(cpu_ticks "$pid")
-	local done lost qps lat
+	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 "${rate[@]}" 2>&1) || true
+	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
+	local done lost qps lat why=""
 	done=$(awk '/Queries completed:/ {print $3}' <<<"$out")
 	lost=$(awk '/Queries lost:/ {print $3}' <<<"$out")
 	qps=$(awk '/Queries per second:/ {print $4}' <<<"$out")
 	lat=$(awk '/Average Latency/ {print $4}' <<<"$out")
-	awk -v s="$s" -v l="$load" -v q="$qps" -v lat="$lat" -v lost="$lost" -v d="$done" -v t=$((after - before)) -v clk="$clk" -v dur="$DURATION" 'BEGIN {
+	if [ -z "$after" ]; then
+		why="the server exited during the run"
+	elif ! is_num "$done" || ! is_num "$qps" || ! is_num "$lat" || ! is_num "$lost"; then
+		why="dnsperf printed no count, rate or latency: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
+	elif [ "$done" -eq 0 ]; then
+		why="no query completed"
+	elif [ "$load" = fixed ] && ! in_range "$qps" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 0.95 * q}')" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 1.05 * q}')"; then
+		why="achieved $qps q/s, outside 95–105 % of $FIXED_QPS"
+	fi
+	if [ -n "$why" ]; then
+		echo "ABORT $round $s $load $why" >>"$dir/results"
+		printf '%-7s %-8s row aborted (round %d): %s\n' "$s" "$load" "$round" "$why"
+		return
+	fi
+	awk -v r="$round" -v s="$s" -v l="$load" -v q="$qps" -v lat="$lat" -v lost="$lost" -v d="$done" -v t=$((after - before)) -v clk="$clk" -v dur="$DURATION" -v res="$dir/results" 'BEGIN {
 		cpu = t / clk
-		printf "%-7s %-8s %9.0f qps  %7.1f us avg  %7s lost  %5.1f%% busy  %6.2f us CPU/query\n", s, l, q, lat * 1e6, lost, 100 * cpu / dur, (d > 0 ? cpu * 1e6 / d : 0)
+		per = cpu * 1e6 / d
+		printf "%-7s %-8s %9.0f qps  %7.1f us avg  %7s lost  %5.1f%% busy  %6.2f us CPU/query\n", s, l, q, lat * 1e6, lost, 100 * cpu / dur, per
+		printf "%d %s %s %.0f %.1f %.3f %s\n", r, s, l, q, lat * 1e6, per, lost >> res
 	}'
 }
 
@@ -174,11 +196,34 @@ for s in $SERVERS; do
 	start_server "$s"
 	pid_of[$s]=$started_pid
 done
-echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run"
+: >"$dir/results"
+header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds"
+echo "$header"
 for round in $(seq "$ROUNDS"); do
 	for load in saturate fixed; do
 		for s in $SERVERS; do
-			run_one "$s" "${pid_of[$s]}" "$load"
+			run_one "$round" "$s" "${pid_of[$s]}" "$load"
 		done
+	done
+done
+
+echo
+echo "$header"
+echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s; a row with an aborted round shows why"
+printf '%-13s %-8s %26s %24s %28s %22s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / Knot's"
+for load in saturate fixed; do
+	for s in $SERVERS; do
+		why=$(awk -v s="$s" -v l="$load" '$1 == "ABORT" && $3 == s && $4 == l { $1 = $3 = $4 = ""; sub(/^ +/, ""); gsub(/ +/, " "); print "round " $0; exit }' "$dir/results")
+		if [ -n "$why" ]; then
+			printf '%-13s %-8s ABORTED: %s\n' "$s" "$load" "$why"
+			continue
+		fi
+		col() { awk -v s="$s" -v l="$load" -v c="$1" '$2 == s && $3 == l { print $c }' "$dir/results" | mmm | fmt_mmm "$2"; }
+		ratio="-"
+		if [ "$s" != knot ] && [[ " $SERVERS " == *" knot "* ]] && ! grep -q "^ABORT [0-9]* knot $load " "$dir/results"; then
+			ratio=$(awk -v s="$s" -v l="$load" '$3 == l && ($2 == s || $2 == "knot") { v[$1, $2] = $6; r[$1] = 1 }
+				END { for (k in r) if (v[k, "knot"] > 0 && v[k, s] != "") print v[k, s] / v[k, "knot"] }' "$dir/results" | mmm | fmt_mmm %.2f)
+		fi
+		printf '%-13s %-8s %26s %24s %28s %22s\n' "$s" "$load" "$(col 4 %.0f)" "$(col 5 %.1f)" "$(col 6 %.2f)" "$ratio"
 	done
 done

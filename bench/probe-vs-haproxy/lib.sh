@@ -46,7 +46,7 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 wait_ready() { # FILE PID: wait for "ready" in FILE
   for _ in $(seq 1 600); do
-    grep -q ready "$1" 2>/dev/null && return 0
+    grep -qx ready "$1" 2>/dev/null && return 0
     kill -0 "$2" 2>/dev/null || { echo "process $2 died:" >&2; cat "$1" >&2; return 1; }
     sleep 0.1
   done
