@@ -95,5 +95,5 @@ func TestFieldError(t *testing.T) {
 	var fe *failover.FieldError
 	require.True(t, errors.As(err, &fe))
 	assert.Equal(t, "service", fe.Field)
-	assert.Equal(t, `failover: invalid config: service = ""; allowed: a DNS label: letters, digits and inner hyphens, 1–63 bytes`, err.Error())
+	assert.Equal(t, `failover: invalid config: service = ""; allowed: a DNS label (required: start from failover.DefaultTopologyConfig and set service and domain)`, err.Error())
 }

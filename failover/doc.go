@@ -110,5 +110,15 @@
 // resolver address using the caller's GeoMap. Every policy handles IPv4
 // and IPv6 alike.
 //
+// # Configuration
+//
+// TopologyConfig and RecordConfig start from DefaultTopologyConfig and
+// DefaultRecordConfig (or a preset such as RecordServiceConfig); a zero
+// field takes its default (the zero RecordConfig is the default, and a
+// TopologyConfig needs only Service and Domain). TTLs are time.Duration,
+// written "30s" in JSON. Every invalid value is a *FieldError naming the
+// field's path, its value and what is allowed, wrapping ErrInvalidConfig
+// (or ErrInvalidSnapshot for a bad Snapshot or Record).
+//
 // See Example_topology and Example_record.
 package failover

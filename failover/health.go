@@ -3,13 +3,7 @@ package failover
 import (
 	"errors"
 	"fmt"
-
-	"github.com/gslbkit/gslb/internal/jsontime"
 )
-
-// Duration is a time.Duration that reads and writes Go duration strings
-// ("30s") in JSON; configs in this package use it for TTLs.
-type Duration = jsontime.Duration
 
 // ErrInvalidConfig is wrapped by every configuration error this package returns.
 var ErrInvalidConfig = errors.New("failover: invalid config")
@@ -19,7 +13,8 @@ var ErrInvalidConfig = errors.New("failover: invalid config")
 var ErrInvalidSnapshot = errors.New("failover: invalid snapshot")
 
 // FieldError says which field of a config or snapshot is wrong, with its value
-// and what is allowed. It wraps ErrInvalidConfig or ErrInvalidSnapshot.
+// and what is allowed. It wraps ErrInvalidConfig or ErrInvalidSnapshot (in
+// package failovertest, its ErrInvalid).
 type FieldError struct {
 	// Field is the field's path, e.g. "ttl" or "clusters[2].region".
 	Field string
@@ -27,7 +22,8 @@ type FieldError struct {
 	Value string
 	// Allowed describes the allowed values or range.
 	Allowed string
-	// Err is the sentinel: ErrInvalidConfig or ErrInvalidSnapshot.
+	// Err is the sentinel: ErrInvalidConfig or ErrInvalidSnapshot
+	// (failovertest.ErrInvalid for that package's configs).
 	Err error
 }
 

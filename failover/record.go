@@ -65,11 +65,12 @@ func (r Record) Weights() map[netip.Addr]int {
 	return m
 }
 
-// RecordConfig configures a RecordPolicy. Fields are JSON-tagged;
-// DefaultRecordConfig gives the record service's defaults.
+// RecordConfig configures a RecordPolicy. Start from DefaultRecordConfig
+// or a preset; the zero RecordConfig is the default (a zero PoolLabel
+// means "pool"). Fields are JSON-tagged.
 type RecordConfig struct {
 	// PoolLabel is the label that places pool names under the zone:
-	// "<name>.<poolLabel>.<zone>". Default "pool".
+	// "<name>.<poolLabel>.<zone>". Default (and "") "pool".
 	PoolLabel string `json:"poolLabel"`
 	// Strategy chooses the published endpoints among the healthy ones.
 	// Default allHealthy.
@@ -107,8 +108,10 @@ func Route53RecordConfig() RecordConfig {
 	return c
 }
 
-// Validate reports the first invalid field; the error wraps ErrInvalidConfig.
+// Validate reports the first invalid field as a *FieldError wrapping
+// ErrInvalidConfig (a zero PoolLabel takes its default first).
 func (c RecordConfig) Validate() error {
+	c = c.withDefaults()
 	if err := dnsname.CheckLabel(c.PoolLabel, false); err != nil {
 		return configErr("poolLabel", c.PoolLabel, "a DNS label, e.g. pool")
 	}
@@ -119,6 +122,13 @@ func (c RecordConfig) Validate() error {
 		return configErr("allUnhealthy", uint8(c.AllUnhealthy), "keepLast, failOpen, failClosed, fallback")
 	}
 	return checkFallback(c.AllUnhealthy, c.FallbackTarget)
+}
+
+func (c RecordConfig) withDefaults() RecordConfig {
+	if c.PoolLabel == "" {
+		c.PoolLabel = DefaultRecordConfig().PoolLabel
+	}
+	return c
 }
 
 // RecordPolicy turns Records into desired states. It is immutable and safe
@@ -133,6 +143,7 @@ func NewRecordPolicy(cfg RecordConfig) (*RecordPolicy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	cfg.Strategy.Order = slices.Clone(cfg.Strategy.Order)
 	p := &RecordPolicy{cfg: cfg}
 	if cfg.AllUnhealthy == Fallback {

@@ -233,7 +233,7 @@ func TestRecordConfig(t *testing.T) {
 		mod   func(*failover.RecordConfig)
 	}{
 		{"default", "", func(*failover.RecordConfig) {}},
-		{"empty pool label", "poolLabel", func(c *failover.RecordConfig) { c.PoolLabel = "" }},
+		{"bad pool label", "poolLabel", func(c *failover.RecordConfig) { c.PoolLabel = "a.b" }},
 		{"bad strategy", "strategy.kind", func(c *failover.RecordConfig) { c.Strategy.Kind = 7 }},
 		{"duplicate order", "strategy.order[1]", func(c *failover.RecordConfig) { c.Strategy.Order = []string{"eu", "eu"} }},
 		{"empty order entry", "strategy.order[0]", func(c *failover.RecordConfig) { c.Strategy.Order = []string{""} }},

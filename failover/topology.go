@@ -1,10 +1,12 @@
 package failover
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/internal/jsontime"
 )
 
 // TopologyConfig describes one service's CNAME topology (the heartbeat
@@ -16,7 +18,9 @@ import (
 //	edge.local.example.com.    A/AAAA  (each region's private zone, that region's controllers)
 //	global-edge.global.example.com. A/AAAA (global zone, every controller)
 //
-// Fields are JSON-tagged; DefaultTopologyConfig gives the defaults.
+// Start from DefaultTopologyConfig and set Service and Domain; a zero
+// label, prefix or TTL takes its default. Fields are JSON-tagged; the TTL
+// is written "30s".
 type TopologyConfig struct {
 	// Service is the service's label, e.g. "edge-internal". Required: a
 	// DNS label (letters, digits, hyphens; 1–63 bytes).
@@ -39,9 +43,9 @@ type TopologyConfig struct {
 	// AppNames are the names users resolve (e.g. "httpbin.example.com");
 	// each is a CNAME to the global name. Optional.
 	AppNames []AppName `json:"appNames,omitempty"`
-	// TTL is every record's time to live. Default 30 s; allowed 1 s to 24 h,
-	// whole seconds.
-	TTL Duration `json:"ttl"`
+	// TTL is every record's time to live. Default (and 0) 30 s; allowed
+	// 1 s to 24 h, whole seconds.
+	TTL time.Duration `json:"ttl"`
 	// AllUnhealthy says what happens to an address set (a regional record
 	// or the failover record) with no served address. Default keepLast: the
 	// set is omitted and the reconciler holds the last one. failOpen
@@ -71,14 +75,57 @@ func DefaultTopologyConfig() TopologyConfig {
 		GlobalLabel:    "global",
 		LocalLabel:     "local",
 		FailoverPrefix: "global-",
-		TTL:            Duration(30 * time.Second),
+		TTL:            30 * time.Second,
 	}
 }
 
-// Validate reports the first invalid field, naming the field, its value and
-// the allowed range; the error wraps ErrInvalidConfig.
+// withDefaults fills the zero fields that take a default.
+func (c TopologyConfig) withDefaults() TopologyConfig {
+	d := DefaultTopologyConfig()
+	if c.GlobalLabel == "" {
+		c.GlobalLabel = d.GlobalLabel
+	}
+	if c.LocalLabel == "" {
+		c.LocalLabel = d.LocalLabel
+	}
+	if c.FailoverPrefix == "" {
+		c.FailoverPrefix = d.FailoverPrefix
+	}
+	if c.TTL == 0 {
+		c.TTL = d.TTL
+	}
+	return c
+}
+
+type plainTopology TopologyConfig
+
+type topologyJSON struct {
+	plainTopology
+	TTL jsontime.Duration `json:"ttl"`
+}
+
+// MarshalJSON writes the TTL as a string such as "30s".
+func (c TopologyConfig) MarshalJSON() ([]byte, error) {
+	return json.Marshal(topologyJSON{plainTopology(c), jsontime.Duration(c.TTL)})
+}
+
+// UnmarshalJSON reads the TTL as a string such as "30s" or a number of
+// seconds; absent fields keep their values.
+func (c *TopologyConfig) UnmarshalJSON(b []byte) error {
+	j := topologyJSON{plainTopology(*c), jsontime.Duration(c.TTL)}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = TopologyConfig(j.plainTopology)
+	c.TTL = j.TTL.D()
+	return nil
+}
+
+// Validate reports the first invalid field as a *FieldError naming the
+// field, its value and the allowed range (zero fields take their defaults
+// first); the error wraps ErrInvalidConfig.
 func (c TopologyConfig) Validate() error {
-	_, err := c.names()
+	_, err := c.withDefaults().names()
 	return err
 }
 
@@ -90,6 +137,9 @@ type topoNames struct {
 
 func (c TopologyConfig) names() (topoNames, error) {
 	var n topoNames
+	if c.Service == "" && c.Domain == "" {
+		return n, configErr("service", "", "a DNS label (required: start from failover.DefaultTopologyConfig and set service and domain)")
+	}
 	if err := dnsname.CheckLabel(c.Service, false); err != nil {
 		return n, configErr("service", c.Service, "a DNS label: letters, digits and inner hyphens, 1–63 bytes")
 	}
@@ -108,7 +158,7 @@ func (c TopologyConfig) names() (topoNames, error) {
 	if c.FailoverPrefix == "" || dnsname.CheckLabel(c.FailoverPrefix+c.Service, false) != nil {
 		return n, configErr("failoverPrefix", c.FailoverPrefix, "a non-empty prefix that forms a DNS label with the service, e.g. global-")
 	}
-	ttl := c.TTL.D()
+	ttl := c.TTL
 	if ttl < time.Second || ttl > 24*time.Hour || ttl%time.Second != 0 {
 		return n, configErr("ttl", ttl, "whole seconds from 1s to 24h")
 	}
@@ -181,16 +231,17 @@ type Topology struct {
 	fallback string // fully qualified FallbackTarget
 }
 
-// NewTopology validates cfg and returns its policy. cfg is copied; the
-// caller's value is not modified. An invalid cfg gives an error wrapping
-// ErrInvalidConfig.
+// NewTopology validates cfg and returns its policy. cfg is copied, with
+// its zero fields defaulted; the caller's value is not modified. An invalid
+// cfg gives a *FieldError wrapping ErrInvalidConfig.
 func NewTopology(cfg TopologyConfig) (*Topology, error) {
+	cfg = cfg.withDefaults()
 	cfg.AppNames = append([]AppName(nil), cfg.AppNames...)
 	n, err := cfg.names()
 	if err != nil {
 		return nil, err
 	}
-	t := &Topology{cfg: cfg, names: n, ttl: cfg.TTL.D()}
+	t := &Topology{cfg: cfg, names: n, ttl: cfg.TTL}
 	if cfg.AllUnhealthy == Fallback {
 		t.fallback = dnsname.Fqdn(cfg.FallbackTarget)
 	}

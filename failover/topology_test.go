@@ -439,11 +439,11 @@ func TestTopologyConfigValidate(t *testing.T) {
 		{"missing domain", "domain", func(c *failover.TopologyConfig) { c.Domain = "" }},
 		{"bad global label", "globalLabel", func(c *failover.TopologyConfig) { c.GlobalLabel = "-x" }},
 		{"same labels", "localLabel", func(c *failover.TopologyConfig) { c.LocalLabel = "GLOBAL" }},
-		{"empty prefix", "failoverPrefix", func(c *failover.TopologyConfig) { c.FailoverPrefix = "" }},
+		{"bad prefix", "failoverPrefix", func(c *failover.TopologyConfig) { c.FailoverPrefix = "a.b" }},
 		{"dotted prefix", "failoverPrefix", func(c *failover.TopologyConfig) { c.FailoverPrefix = "a." }},
-		{"zero ttl", "ttl", func(c *failover.TopologyConfig) { c.TTL = 0 }},
-		{"fractional ttl", "ttl", func(c *failover.TopologyConfig) { c.TTL = failover.Duration(1500 * time.Millisecond) }},
-		{"huge ttl", "ttl", func(c *failover.TopologyConfig) { c.TTL = failover.Duration(25 * time.Hour) }},
+		{"negative ttl", "ttl", func(c *failover.TopologyConfig) { c.TTL = -time.Second }},
+		{"fractional ttl", "ttl", func(c *failover.TopologyConfig) { c.TTL = 1500 * time.Millisecond }},
+		{"huge ttl", "ttl", func(c *failover.TopologyConfig) { c.TTL = 25 * time.Hour }},
 		{"bad mode", "allUnhealthy", func(c *failover.TopologyConfig) { c.AllUnhealthy = 9 }},
 		{"fallback without target", "fallbackTarget", func(c *failover.TopologyConfig) { c.AllUnhealthy = failover.Fallback }},
 		{"target without fallback", "fallbackTarget", func(c *failover.TopologyConfig) { c.FallbackTarget = "x.example" }},
@@ -493,7 +493,7 @@ func TestTopologyConfigJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(in), &cfg))
 	require.NoError(t, cfg.Validate())
 	assert.Equal(t, failover.Fallback, cfg.AllUnhealthy)
-	assert.Equal(t, 15*time.Second, cfg.TTL.D())
+	assert.Equal(t, 15*time.Second, cfg.TTL)
 	out, err := json.Marshal(cfg)
 	require.NoError(t, err)
 	var back failover.TopologyConfig
@@ -533,4 +533,38 @@ func TestDecisionRegions(t *testing.T) {
 	assert.Equal(t, ips("192.0.2.1", "192.0.2.2", "2001:db8::1"), dec.Failover, "us stale and ap unknown (unpublished) are out")
 	assert.True(t, dec.FailingOver)
 	assert.Equal(t, fover, dec.GlobalTarget)
+}
+
+func TestZeroConfigsTakeDefaults(t *testing.T) {
+	tp, err := failover.NewTopology(failover.TopologyConfig{Service: "edge", Domain: "example.com"})
+	require.NoError(t, err)
+	want := failover.DefaultTopologyConfig()
+	want.Service, want.Domain = "edge", "example.com"
+	want.AppNames = []failover.AppName{}
+	got := tp.Config()
+	require.Equal(t, want.TTL, got.TTL)
+	require.Equal(t, "global-edge.global.example.com.", tp.FailoverName())
+
+	_, err = failover.NewTopology(failover.TopologyConfig{})
+	var fe *failover.FieldError
+	require.ErrorAs(t, err, &fe)
+	require.ErrorIs(t, err, failover.ErrInvalidConfig)
+	require.Contains(t, fe.Allowed, "DefaultTopologyConfig")
+
+	rp, err := failover.NewRecordPolicy(failover.RecordConfig{})
+	require.NoError(t, err)
+	name, err := rp.PoolName(failover.Record{Name: "api.example.com", Zone: "example.com", TTL: time.Minute})
+	require.NoError(t, err)
+	require.Equal(t, "api.pool.example.com.", name)
+}
+
+func TestTopologyConfigTTLJSON(t *testing.T) {
+	c := failover.DefaultTopologyConfig()
+	c.Service, c.Domain = "edge", "example.com"
+	b, err := json.Marshal(c)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"ttl":"30s"`)
+	var back failover.TopologyConfig
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, c, back)
 }

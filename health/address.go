@@ -2,12 +2,15 @@ package health
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/gslbkit/gslb/internal/jsontime"
 )
 
 // Resolver resolves a host name to addresses. *net.Resolver satisfies it.
@@ -16,33 +19,73 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// AddressConfig configures the external-address signal.
+// AddressConfig configures the external-address signal. Start from
+// DefaultAddressConfig; a zero field takes its default, except MaxStale,
+// whose 0 means "keep no answer once lookups fail". In JSON the durations
+// are strings such as "30s".
 type AddressConfig struct {
-	// Refresh is how often Run resolves the hostname, 100ms–1h. Default 30s.
-	Refresh Duration `json:"refresh"`
-	// Timeout bounds one lookup, 10ms–Refresh. Default 5s.
-	Timeout Duration `json:"timeout"`
+	// Refresh is how often Run resolves the hostname, 100ms–1h. Default
+	// (and 0) 30s.
+	Refresh time.Duration `json:"refresh"`
+	// Timeout bounds one lookup, 10ms–Refresh. Default (and 0) 5s.
+	Timeout time.Duration `json:"timeout"`
 	// MaxStale is how long the last good answer is kept while lookups fail
 	// with temporary errors (timeouts, SERVFAIL); a lookup that says the
 	// name does not exist, or has no address, ends it at once. 0–24h.
 	// Default 90s.
-	MaxStale Duration `json:"maxStale"`
+	MaxStale time.Duration `json:"maxStale"`
+}
+
+// withDefaults fills the zero fields that take a default.
+func (c AddressConfig) withDefaults() AddressConfig {
+	d := DefaultAddressConfig()
+	if c.Refresh == 0 {
+		c.Refresh = d.Refresh
+	}
+	if c.Timeout == 0 {
+		c.Timeout = min(d.Timeout, c.Refresh)
+	}
+	return c
+}
+
+// MarshalJSON writes the durations as strings such as "30s".
+func (c AddressConfig) MarshalJSON() ([]byte, error) {
+	return json.Marshal(addressJSON{jsontime.Duration(c.Refresh), jsontime.Duration(c.Timeout), jsontime.Duration(c.MaxStale)})
+}
+
+// UnmarshalJSON reads the durations as strings such as "30s" or numbers of
+// seconds; absent fields keep their values.
+func (c *AddressConfig) UnmarshalJSON(b []byte) error {
+	j := addressJSON{jsontime.Duration(c.Refresh), jsontime.Duration(c.Timeout), jsontime.Duration(c.MaxStale)}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	c.Refresh, c.Timeout, c.MaxStale = j.Refresh.D(), j.Timeout.D(), j.MaxStale.D()
+	return nil
+}
+
+type addressJSON struct {
+	Refresh  jsontime.Duration `json:"refresh"`
+	Timeout  jsontime.Duration `json:"timeout"`
+	MaxStale jsontime.Duration `json:"maxStale"`
 }
 
 // DefaultAddressConfig returns the defaults.
 func DefaultAddressConfig() AddressConfig {
-	return AddressConfig{Refresh: Duration(30 * time.Second), Timeout: Duration(5 * time.Second), MaxStale: Duration(90 * time.Second)}
+	return AddressConfig{Refresh: 30 * time.Second, Timeout: 5 * time.Second, MaxStale: 90 * time.Second}
 }
 
-// Validate reports the first field out of range.
+// Validate reports the first field out of range as a *FieldError (zero
+// fields take their defaults first).
 func (c AddressConfig) Validate() error {
+	c = c.withDefaults()
 	switch {
-	case c.Refresh.D() < 100*time.Millisecond || c.Refresh.D() > time.Hour:
-		return fmt.Errorf("%w: refresh %v, allowed 100ms–1h", ErrInvalidConfig, c.Refresh)
-	case c.Timeout.D() < 10*time.Millisecond || c.Timeout > c.Refresh:
-		return fmt.Errorf("%w: timeout %v, allowed 10ms–%v (refresh)", ErrInvalidConfig, c.Timeout, c.Refresh)
-	case c.MaxStale < 0 || c.MaxStale.D() > 24*time.Hour:
-		return fmt.Errorf("%w: maxStale %v, allowed 0–24h", ErrInvalidConfig, c.MaxStale)
+	case c.Refresh < 100*time.Millisecond || c.Refresh > time.Hour:
+		return fieldErr("refresh", c.Refresh, "100ms–1h")
+	case c.Timeout < 10*time.Millisecond || c.Timeout > c.Refresh:
+		return fieldErr("timeout", c.Timeout, fmt.Sprintf("10ms–%v (refresh)", c.Refresh))
+	case c.MaxStale < 0 || c.MaxStale > 24*time.Hour:
+		return fieldErr("maxStale", c.MaxStale, "0–24h")
 	}
 	return nil
 }
@@ -71,6 +114,7 @@ func NewExternalAddress(cfg AddressConfig, res Resolver) (*ExternalAddress, erro
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	if res == nil {
 		res = net.DefaultResolver
 	}
@@ -118,7 +162,7 @@ func (a *ExternalAddress) Check(now time.Time) Signal {
 	case a.hostname == "":
 		return Fail("no external address")
 	case len(a.answer) > 0:
-		if age := now.Sub(a.answered); a.lastErr != nil && age > a.cfg.MaxStale.D() {
+		if age := now.Sub(a.answered); a.lastErr != nil && age > a.cfg.MaxStale {
 			return Fail("hostname %s: last answer %s old, lookups failing: %v", a.hostname, age.Round(time.Second), a.lastErr)
 		}
 		return Signal{Healthy: true}
@@ -136,7 +180,7 @@ func (a *ExternalAddress) Resolve(ctx context.Context) error {
 	if host == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout.D())
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	defer cancel()
 	ips, err := a.res.LookupNetIP(ctx, "ip", host)
 	now := a.now()
@@ -195,6 +239,6 @@ func (a *ExternalAddress) Run(ctx context.Context) error {
 			}
 		}
 		_ = a.Resolve(ctx)
-		t.Reset(a.cfg.Refresh.D())
+		t.Reset(a.cfg.Refresh)
 	}
 }

@@ -108,7 +108,7 @@ func (d *Detector) Tick(now time.Time) int {
 // Run calls Tick every configured interval until ctx is done; it reads the
 // clock with time.Now and returns nil when ctx ends.
 func (d *Detector) Run(ctx context.Context) error {
-	t := time.NewTicker(d.core.Config().Interval.D())
+	t := time.NewTicker(d.core.Config().Interval)
 	defer t.Stop()
 	for {
 		select {

@@ -23,4 +23,15 @@
 //
 // Everything takes the current time as a parameter, so tests run in virtual
 // time. See the package examples.
+//
+// # Configuration
+//
+// Every config (OutlierConfig, AddressConfig, Panic) starts from its
+// Default… function or a named preset; change fields from there. A zero
+// field takes its default unless its zero already means something (a
+// consecutive-failure rule of 0 is off, a panic threshold of 0 disables
+// panic mode, MaxStale 0 keeps no stale answer), and durations are plain
+// time.Duration values, written "30s" in JSON. Every invalid value is
+// reported as a *FieldError naming the field's path, its value and what is
+// allowed; it wraps ErrInvalidConfig.
 package health

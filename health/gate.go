@@ -117,18 +117,17 @@ func NewGate(checks ...GateCheck) (*Gate, error) {
 	seen := map[string]bool{}
 	for i, c := range checks {
 		if c.Name == "" {
-			return nil, fmt.Errorf("%w: checks[%d].name empty, want a unique name", ErrInvalidConfig, i)
+			return nil, fieldErr(fmt.Sprintf("checks[%d].name", i), `""`, "a non-empty name, unique in the gate")
 		}
 		if seen[c.Name] {
-			return nil, fmt.Errorf("%w: checks[%d].name %q repeated, names must be unique", ErrInvalidConfig, i, c.Name)
+			return nil, fieldErr(fmt.Sprintf("checks[%d].name", i), fmt.Sprintf("%q", c.Name), "a name not used by another check")
 		}
 		seen[c.Name] = true
 		if c.Check == nil {
-			return nil, fmt.Errorf("%w: checks[%d] (%s).check is nil", ErrInvalidConfig, i, c.Name)
+			return nil, fieldErr(fmt.Sprintf("checks[%d].check", i), "nil", "a non-nil Check")
 		}
 		if c.RecoveryThreshold < 0 || c.RecoveryThreshold > probe.MaxThreshold {
-			return nil, fmt.Errorf("%w: checks[%d] (%s).recoveryThreshold %d, allowed 0–%d",
-				ErrInvalidConfig, i, c.Name, c.RecoveryThreshold, probe.MaxThreshold)
+			return nil, fieldErr(fmt.Sprintf("checks[%d].recoveryThreshold", i), c.RecoveryThreshold, fmt.Sprintf("0–%d", probe.MaxThreshold))
 		}
 		pol := probe.ProxySync()
 		n := max(c.RecoveryThreshold, 1)

@@ -135,6 +135,7 @@ func NewOutlier(cfg OutlierConfig) (*Outlier, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	return &Outlier{cfg: cfg, eps: map[string]*epState{}}, nil
 }
 
@@ -209,7 +210,7 @@ func (d *Outlier) eject(now time.Time, ep string, st *epState, why Reason) (Outl
 	if st.ejected || !d.canEject() {
 		return OutlierEvent{}, false
 	}
-	base := d.cfg.BaseEjectionTime.D()
+	base := d.cfg.BaseEjectionTime
 	maxT := d.cfg.MaxEjection()
 	if float64(base)*float64(st.mult) < float64(maxT)+float64(base) {
 		st.mult++
@@ -221,7 +222,7 @@ func (d *Outlier) eject(now time.Time, ep string, st *epState, why Reason) (Outl
 }
 
 func (d *Outlier) ejectionLength(st *epState) time.Duration {
-	base := d.cfg.BaseEjectionTime.D()
+	base := d.cfg.BaseEjectionTime
 	maxT := d.cfg.MaxEjection()
 	l := float64(base) * float64(st.mult)
 	if l > float64(maxT) {
@@ -304,7 +305,7 @@ func (d *Outlier) ActiveCheckPassed(now time.Time, ep string) (OutlierEvent, boo
 // again. Call it every Interval. Events come in endpoint-name order within
 // each step, so equal inputs give equal outputs.
 func (d *Outlier) Tick(now time.Time, dst []OutlierEvent) []OutlierEvent {
-	interval := d.cfg.Interval.D()
+	interval := d.cfg.Interval
 	for _, r := range d.rates {
 		st := r.st
 		if st.ejected {

@@ -9,12 +9,15 @@ import (
 	"github.com/gslbkit/gslb/internal/jsontime"
 )
 
-// Duration is a time.Duration that reads and writes "3s" in JSON.
-type Duration = jsontime.Duration
-
 // OutlierConfig configures passive health checking (outlier detection) the
 // way Envoy does. DefaultOutlierConfig gives Envoy's defaults;
-// EnvoyGatewayOutlierConfig gives Envoy Gateway's (interval 3 s).
+// EnvoyGatewayOutlierConfig gives Envoy Gateway's (interval 3 s). Start
+// from one of them and change fields. In a config built by hand, a zero
+// Interval, BaseEjectionTime, MinimumHosts or RequestVolume takes its
+// default; the other zero values keep their meaning (a consecutive-failure
+// rule of 0 is off, MaxEjectionTime 0 is max(300s, base), ...), so the zero
+// OutlierConfig is a detector that ejects nothing. In JSON the durations
+// are strings such as "30s".
 type OutlierConfig struct {
 	// Consecutive5xx ejects an endpoint after this many 5xx responses in a
 	// row. 0 disables the rule; else 1–1000. Default 5.
@@ -34,14 +37,14 @@ type OutlierConfig struct {
 	// Interval is how often Tick should run the analysis: returns,
 	// multiplier decay, success-rate and failure-percentage ejection.
 	// 1ms–1h. Default 10s (Envoy Gateway: 3s).
-	Interval Duration `json:"interval"`
+	Interval time.Duration `json:"interval"`
 	// BaseEjectionTime is the first ejection's length; the n-th consecutive
 	// ejection lasts n × base, capped at MaxEjectionTime. 1ms–24h.
 	// Default 30s.
-	BaseEjectionTime Duration `json:"baseEjectionTime"`
+	BaseEjectionTime time.Duration `json:"baseEjectionTime"`
 	// MaxEjectionTime caps an ejection. 0 means max(300s, BaseEjectionTime);
 	// else BaseEjectionTime–24h. Default 0.
-	MaxEjectionTime Duration `json:"maxEjectionTime"`
+	MaxEjectionTime time.Duration `json:"maxEjectionTime"`
 	// MaxEjectionPercent caps the share of endpoints ejected at once: an
 	// ejection happens only if 100 × (ejected + 1) / total ≤ this. 0–100.
 	// Default 10.
@@ -94,8 +97,8 @@ func DefaultOutlierConfig() OutlierConfig {
 		Consecutive5xx:                 5,
 		ConsecutiveGatewayErrors:       5,
 		ConsecutiveLocalOriginFailures: 5,
-		Interval:                       Duration(10 * time.Second),
-		BaseEjectionTime:               Duration(30 * time.Second),
+		Interval:                       10 * time.Second,
+		BaseEjectionTime:               30 * time.Second,
 		MaxEjectionPercent:             10,
 		SuccessRate:                    SuccessRateConfig{Enforce: true, MinimumHosts: 5, RequestVolume: 100, StdevFactor: 1.9},
 		FailurePercentage:              FailurePercentageConfig{Threshold: 85, MinimumHosts: 5, RequestVolume: 50},
@@ -107,23 +110,75 @@ func DefaultOutlierConfig() OutlierConfig {
 // an analysis interval of 3 s.
 func EnvoyGatewayOutlierConfig() OutlierConfig {
 	c := DefaultOutlierConfig()
-	c.Interval = Duration(3 * time.Second)
+	c.Interval = 3 * time.Second
 	return c
 }
 
 // MaxEjection returns the effective cap on an ejection's length.
 func (c OutlierConfig) MaxEjection() time.Duration {
+	c = c.withDefaults()
 	if c.MaxEjectionTime > 0 {
-		return c.MaxEjectionTime.D()
+		return c.MaxEjectionTime
 	}
-	return max(300*time.Second, c.BaseEjectionTime.D())
+	return max(300*time.Second, c.BaseEjectionTime)
 }
 
-// Validate reports the first field out of range, naming field, value and range.
-func (c OutlierConfig) Validate() error {
-	bad := func(field string, v any, allowed string) error {
-		return fmt.Errorf("%w: %s %v, allowed %s", ErrInvalidConfig, field, v, allowed)
+// withDefaults fills the zero fields that take a default.
+func (c OutlierConfig) withDefaults() OutlierConfig {
+	d := DefaultOutlierConfig()
+	if c.Interval == 0 {
+		c.Interval = d.Interval
 	}
+	if c.BaseEjectionTime == 0 {
+		c.BaseEjectionTime = d.BaseEjectionTime
+	}
+	if c.SuccessRate.MinimumHosts == 0 {
+		c.SuccessRate.MinimumHosts = d.SuccessRate.MinimumHosts
+	}
+	if c.SuccessRate.RequestVolume == 0 {
+		c.SuccessRate.RequestVolume = d.SuccessRate.RequestVolume
+	}
+	if c.FailurePercentage.MinimumHosts == 0 {
+		c.FailurePercentage.MinimumHosts = d.FailurePercentage.MinimumHosts
+	}
+	if c.FailurePercentage.RequestVolume == 0 {
+		c.FailurePercentage.RequestVolume = d.FailurePercentage.RequestVolume
+	}
+	return c
+}
+
+// outlierJSON is OutlierConfig's JSON form, with duration strings.
+type outlierJSON struct {
+	plainOutlier
+	Interval         jsontime.Duration `json:"interval"`
+	BaseEjectionTime jsontime.Duration `json:"baseEjectionTime"`
+	MaxEjectionTime  jsontime.Duration `json:"maxEjectionTime"`
+}
+
+type plainOutlier OutlierConfig
+
+// MarshalJSON writes the durations as strings such as "30s".
+func (c OutlierConfig) MarshalJSON() ([]byte, error) {
+	return json.Marshal(outlierJSON{plainOutlier(c), jsontime.Duration(c.Interval), jsontime.Duration(c.BaseEjectionTime), jsontime.Duration(c.MaxEjectionTime)})
+}
+
+// UnmarshalJSON reads the durations as strings such as "30s" or numbers of
+// seconds; absent fields keep their values.
+func (c *OutlierConfig) UnmarshalJSON(b []byte) error {
+	j := outlierJSON{plainOutlier(*c), jsontime.Duration(c.Interval), jsontime.Duration(c.BaseEjectionTime), jsontime.Duration(c.MaxEjectionTime)}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = OutlierConfig(j.plainOutlier)
+	c.Interval, c.BaseEjectionTime, c.MaxEjectionTime = j.Interval.D(), j.BaseEjectionTime.D(), j.MaxEjectionTime.D()
+	return nil
+}
+
+// Validate reports the first field out of range as a *FieldError naming
+// field, value and range (zero fields that take a default take it first).
+func (c OutlierConfig) Validate() error {
+	c = c.withDefaults()
+	bad := fieldErr
 	switch {
 	case c.Consecutive5xx < 0 || c.Consecutive5xx > 1000:
 		return bad("consecutive5xx", c.Consecutive5xx, "0 (off) to 1000")
@@ -131,11 +186,11 @@ func (c OutlierConfig) Validate() error {
 		return bad("consecutiveGatewayErrors", c.ConsecutiveGatewayErrors, "0 (off) to 1000")
 	case c.ConsecutiveLocalOriginFailures < 0 || c.ConsecutiveLocalOriginFailures > 1000:
 		return bad("consecutiveLocalOriginFailures", c.ConsecutiveLocalOriginFailures, "0 (off) to 1000")
-	case c.Interval.D() < time.Millisecond || c.Interval.D() > time.Hour:
+	case c.Interval < time.Millisecond || c.Interval > time.Hour:
 		return bad("interval", c.Interval, "1ms–1h")
-	case c.BaseEjectionTime.D() < time.Millisecond || c.BaseEjectionTime.D() > 24*time.Hour:
+	case c.BaseEjectionTime < time.Millisecond || c.BaseEjectionTime > 24*time.Hour:
 		return bad("baseEjectionTime", c.BaseEjectionTime, "1ms–24h")
-	case c.MaxEjectionTime != 0 && (c.MaxEjectionTime < c.BaseEjectionTime || c.MaxEjectionTime.D() > 24*time.Hour):
+	case c.MaxEjectionTime != 0 && (c.MaxEjectionTime < c.BaseEjectionTime || c.MaxEjectionTime > 24*time.Hour):
 		return bad("maxEjectionTime", c.MaxEjectionTime, fmt.Sprintf("0 (= max(300s, base)) or %v–24h", c.BaseEjectionTime))
 	case !(c.MaxEjectionPercent >= 0 && c.MaxEjectionPercent <= 100):
 		return bad("maxEjectionPercent", c.MaxEjectionPercent, "0–100")
@@ -158,14 +213,14 @@ func (c OutlierConfig) Validate() error {
 // envoyGatewayPassive is the shape of Envoy Gateway's
 // BackendTrafficPolicy healthCheck.passive block.
 type envoyGatewayPassive struct {
-	SplitExternalLocalOriginErrors *bool     `json:"splitExternalLocalOriginErrors"`
-	Interval                       *Duration `json:"interval"`
-	ConsecutiveLocalOriginFailures *int      `json:"consecutiveLocalOriginFailures"`
-	ConsecutiveGatewayErrors       *int      `json:"consecutiveGatewayErrors"`
-	Consecutive5XxErrors           *int      `json:"consecutive5XxErrors"`
-	BaseEjectionTime               *Duration `json:"baseEjectionTime"`
-	MaxEjectionPercent             *float64  `json:"maxEjectionPercent"`
-	AlwaysEjectOneEndpoint         *bool     `json:"alwaysEjectOneEndpoint"`
+	SplitExternalLocalOriginErrors *bool              `json:"splitExternalLocalOriginErrors"`
+	Interval                       *jsontime.Duration `json:"interval"`
+	ConsecutiveLocalOriginFailures *int               `json:"consecutiveLocalOriginFailures"`
+	ConsecutiveGatewayErrors       *int               `json:"consecutiveGatewayErrors"`
+	Consecutive5XxErrors           *int               `json:"consecutive5XxErrors"`
+	BaseEjectionTime               *jsontime.Duration `json:"baseEjectionTime"`
+	MaxEjectionPercent             *float64           `json:"maxEjectionPercent"`
+	AlwaysEjectOneEndpoint         *bool              `json:"alwaysEjectOneEndpoint"`
 }
 
 // DecodeEnvoyGatewayPassive decodes an Envoy Gateway healthCheck.passive
@@ -177,11 +232,14 @@ func DecodeEnvoyGatewayPassive(data []byte) (OutlierConfig, error) {
 	dec := json.NewDecoder(bytesReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return OutlierConfig{}, fmt.Errorf("%w: passive block: %v", ErrInvalidConfig, err)
+		return OutlierConfig{}, fieldErr("passive", err, "an Envoy Gateway healthCheck.passive block (JSON, known fields only)")
 	}
 	c := EnvoyGatewayOutlierConfig()
 	if in.Interval != nil {
-		c.Interval = *in.Interval
+		if in.Interval.D() <= 0 {
+			return OutlierConfig{}, fieldErr("interval", in.Interval.D(), "1ms–1h")
+		}
+		c.Interval = in.Interval.D()
 	}
 	if in.ConsecutiveLocalOriginFailures != nil {
 		c.ConsecutiveLocalOriginFailures = *in.ConsecutiveLocalOriginFailures
@@ -194,11 +252,14 @@ func DecodeEnvoyGatewayPassive(data []byte) (OutlierConfig, error) {
 		c.Consecutive5xx = *in.Consecutive5XxErrors
 	}
 	if in.BaseEjectionTime != nil {
-		c.BaseEjectionTime = *in.BaseEjectionTime
+		if in.BaseEjectionTime.D() <= 0 {
+			return OutlierConfig{}, fieldErr("baseEjectionTime", in.BaseEjectionTime.D(), "1ms–24h")
+		}
+		c.BaseEjectionTime = in.BaseEjectionTime.D()
 	}
 	if in.MaxEjectionPercent != nil {
 		if math.IsNaN(*in.MaxEjectionPercent) {
-			return OutlierConfig{}, fmt.Errorf("%w: maxEjectionPercent NaN, allowed 0–100", ErrInvalidConfig)
+			return OutlierConfig{}, fieldErr("maxEjectionPercent", "NaN", "0–100")
 		}
 		c.MaxEjectionPercent = *in.MaxEjectionPercent
 	}

@@ -22,9 +22,9 @@ func TestOutlierProperties(t *testing.T) {
 		cfg.ConsecutiveGatewayErrors = rapid.IntRange(1, 4).Draw(t, "cgw")
 		cfg.SuccessRate = SuccessRateConfig{Enforce: rapid.Bool().Draw(t, "sr"), MinimumHosts: 2, RequestVolume: 3, StdevFactor: 1}
 		cfg.FailurePercentage = FailurePercentageConfig{Enforce: rapid.Bool().Draw(t, "fp"), Threshold: 50, MinimumHosts: 2, RequestVolume: 3}
-		cfg.Interval = Duration(10 * time.Second)
-		cfg.BaseEjectionTime = Duration(time.Duration(rapid.IntRange(1, 60).Draw(t, "base")) * time.Second)
-		cfg.MaxEjectionTime = Duration(cfg.BaseEjectionTime.D() * time.Duration(rapid.IntRange(1, 5).Draw(t, "maxMul")))
+		cfg.Interval = time.Duration(10 * time.Second)
+		cfg.BaseEjectionTime = time.Duration(time.Duration(rapid.IntRange(1, 60).Draw(t, "base")) * time.Second)
+		cfg.MaxEjectionTime = time.Duration(cfg.BaseEjectionTime * time.Duration(rapid.IntRange(1, 5).Draw(t, "maxMul")))
 		d, err := NewOutlier(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -57,12 +57,12 @@ func TestOutlierProperties(t *testing.T) {
 		steps := rapid.IntRange(1, 300).Draw(t, "steps")
 		for s := 0; s < steps; s++ {
 			if rapid.IntRange(0, 9).Draw(t, "tick?") == 0 {
-				now = now.Add(cfg.Interval.D())
+				now = now.Add(cfg.Interval)
 				for _, ev := range d.Tick(now, nil) {
 					check(ev)
 				}
 				for ep, e := range ejected {
-					if now.Sub(e.at) > e.dur+cfg.Interval.D() {
+					if now.Sub(e.at) > e.dur+cfg.Interval {
 						t.Fatalf("%s ejected at %v for %v still out at %v", ep, e.at, e.dur, now)
 					}
 				}

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -102,9 +103,9 @@ func TestEnvoyOutlierRule2Cap(t *testing.T) {
 
 func TestEnvoyOutlierRule3And4MultiplierAndReturn(t *testing.T) {
 	d := newTestOutlier(t, 2, func(c *OutlierConfig) {
-		c.BaseEjectionTime = Duration(30 * time.Second)
-		c.MaxEjectionTime = Duration(100 * time.Second)
-		c.Interval = Duration(10 * time.Second)
+		c.BaseEjectionTime = time.Duration(30 * time.Second)
+		c.MaxEjectionTime = time.Duration(100 * time.Second)
+		c.Interval = time.Duration(10 * time.Second)
 	})
 	now := t0
 	wantFor := []time.Duration{30 * time.Second, 60 * time.Second, 90 * time.Second, 100 * time.Second, 100 * time.Second}
@@ -137,7 +138,7 @@ func TestEnvoyOutlierRule4ReturnResetsCounters(t *testing.T) {
 }
 
 func TestEnvoyOutlierRule5MultiplierDecay(t *testing.T) {
-	d := newTestOutlier(t, 2, func(c *OutlierConfig) { c.Interval = Duration(10 * time.Second) })
+	d := newTestOutlier(t, 2, func(c *OutlierConfig) { c.Interval = time.Duration(10 * time.Second) })
 	report(d, t0, "ep0", 500, 500, 500, 500, 500)
 	d.Tick(t0.Add(30*time.Second), nil) // returns, multiplier 1
 	require.Equal(t, 1, d.Multiplier("ep0"))
@@ -224,26 +225,26 @@ func TestOutlierDefaultsAreEnvoys(t *testing.T) {
 	require.Equal(t, 5, c.Consecutive5xx)
 	require.Equal(t, 5, c.ConsecutiveGatewayErrors)
 	require.False(t, c.EnforceGatewayErrors)
-	require.Equal(t, 10*time.Second, c.Interval.D())
-	require.Equal(t, 30*time.Second, c.BaseEjectionTime.D())
+	require.Equal(t, 10*time.Second, c.Interval)
+	require.Equal(t, 30*time.Second, c.BaseEjectionTime)
 	require.Equal(t, 300*time.Second, c.MaxEjection())
 	require.Equal(t, 10.0, c.MaxEjectionPercent)
 	require.True(t, c.SuccessRate.Enforce)
 	require.False(t, c.FailurePercentage.Enforce)
-	c.BaseEjectionTime = Duration(400 * time.Second)
+	c.BaseEjectionTime = time.Duration(400 * time.Second)
 	require.Equal(t, 400*time.Second, c.MaxEjection(), "max defaults to max(300s, base)")
-	require.Equal(t, 3*time.Second, EnvoyGatewayOutlierConfig().Interval.D())
+	require.Equal(t, 3*time.Second, EnvoyGatewayOutlierConfig().Interval)
 }
 
 func TestDecodeEnvoyGatewayPassive(t *testing.T) {
 	c, err := DecodeEnvoyGatewayPassive([]byte(`{"consecutive5XxErrors":5,"interval":"3s","baseEjectionTime":"30s","maxEjectionPercent":50,"alwaysEjectOneEndpoint":true}`))
 	require.NoError(t, err)
-	require.Equal(t, 3*time.Second, c.Interval.D())
+	require.Equal(t, 3*time.Second, c.Interval)
 	require.Equal(t, 50.0, c.MaxEjectionPercent)
 	require.True(t, c.AlwaysEjectOne)
 	c, err = DecodeEnvoyGatewayPassive([]byte(`{}`))
 	require.NoError(t, err)
-	require.Equal(t, 3*time.Second, c.Interval.D(), "Envoy Gateway's default interval")
+	require.Equal(t, 3*time.Second, c.Interval, "Envoy Gateway's default interval")
 	for _, bad := range []string{`{"maxEjectionPercent":101}`, `{"interval":"0s"}`, `{"bogus":1}`, `[]`, `{"consecutive5XxErrors":-1}`} {
 		_, err := DecodeEnvoyGatewayPassive([]byte(bad))
 		require.ErrorIs(t, err, ErrInvalidConfig, bad)
@@ -252,9 +253,9 @@ func TestDecodeEnvoyGatewayPassive(t *testing.T) {
 
 func TestOutlierConfigValidateNamesField(t *testing.T) {
 	c := DefaultOutlierConfig()
-	c.MaxEjectionTime = Duration(time.Second)
+	c.MaxEjectionTime = time.Duration(time.Second)
 	err := c.Validate()
-	require.ErrorContains(t, err, "maxEjectionTime 1s")
+	require.ErrorContains(t, err, "maxEjectionTime = 1s")
 	require.ErrorContains(t, err, "allowed")
 }
 
@@ -314,4 +315,41 @@ func TestOutlierTickEventsInNameOrder(t *testing.T) {
 		got = append(got, ev.Endpoint)
 	}
 	require.Equal(t, []string{"b", "m", "x"}, got)
+}
+
+func TestZeroConfigsTakeDefaults(t *testing.T) {
+	var oc OutlierConfig
+	require.NoError(t, oc.Validate())
+	d, err := NewOutlier(oc)
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Second, d.Config().Interval)
+	require.Equal(t, 30*time.Second, d.Config().BaseEjectionTime)
+	require.Equal(t, 0, d.Config().Consecutive5xx, "0 keeps its meaning: the rule is off")
+
+	var ac AddressConfig
+	require.NoError(t, ac.Validate())
+	_, err = NewExternalAddress(ac, nil)
+	require.NoError(t, err)
+
+	bad := DefaultOutlierConfig()
+	bad.SuccessRate.StdevFactor = 101
+	var fe *FieldError
+	require.ErrorAs(t, bad.Validate(), &fe)
+	require.Equal(t, "successRate.stdevFactor", fe.Field)
+	require.ErrorIs(t, bad.Validate(), ErrInvalidConfig)
+}
+
+func TestConfigJSONDurations(t *testing.T) {
+	c := DefaultOutlierConfig()
+	b, err := json.Marshal(c)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"interval":"10s"`)
+	var back OutlierConfig
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, c, back)
+	ac := DefaultAddressConfig()
+	require.NoError(t, json.Unmarshal([]byte(`{"refresh":"1m","maxStale":0}`), &ac))
+	require.Equal(t, time.Minute, ac.Refresh)
+	require.Equal(t, 5*time.Second, ac.Timeout)
+	require.Equal(t, time.Duration(0), ac.MaxStale)
 }

@@ -73,15 +73,15 @@ func (p Panic) Validate() error {
 	switch p.Mode {
 	case PanicEnvoy:
 		if !(p.Threshold >= 0 && p.Threshold <= 100) {
-			return fmt.Errorf("%w: threshold %v, allowed 0–100 (percent) for mode envoy", ErrInvalidConfig, p.Threshold)
+			return fieldErr("threshold", p.Threshold, "0–100 (percent) for mode envoy")
 		}
 	case PanicGdnsd:
 		if !(p.Threshold >= 0 && p.Threshold <= 1) {
-			return fmt.Errorf("%w: threshold %v, allowed 0–1 (fraction) for mode gdnsd", ErrInvalidConfig, p.Threshold)
+			return fieldErr("threshold", p.Threshold, "0–1 (fraction) for mode gdnsd")
 		}
 	case PanicAllUnhealthy, PanicFailClosed:
 	default:
-		return fmt.Errorf("%w: mode %d, allowed envoy, gdnsd, allUnhealthy, failClosed", ErrInvalidConfig, p.Mode)
+		return fieldErr("mode", uint8(p.Mode), "envoy, gdnsd, allUnhealthy, failClosed")
 	}
 	return nil
 }

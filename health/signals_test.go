@@ -141,8 +141,10 @@ func TestExternalAddressEmptyAnswerIsUnhealthy(t *testing.T) {
 
 func TestAddressConfigValidate(t *testing.T) {
 	c := DefaultAddressConfig()
-	c.Timeout = Duration(time.Hour)
-	require.ErrorContains(t, c.Validate(), "timeout 1h0m0s, allowed")
-	_, err := NewExternalAddress(AddressConfig{}, nil)
+	c.Timeout = time.Duration(time.Hour)
+	require.ErrorContains(t, c.Validate(), "timeout = 1h0m0s; allowed")
+	_, err := NewExternalAddress(AddressConfig{Refresh: time.Millisecond}, nil)
 	require.ErrorIs(t, err, ErrInvalidConfig)
+	_, err = NewExternalAddress(AddressConfig{}, nil)
+	require.NoError(t, err, "a zero config takes the defaults")
 }

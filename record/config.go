@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -8,17 +9,17 @@ import (
 	"github.com/gslbkit/gslb/internal/jsontime"
 )
 
-// Duration is a time.Duration that reads and writes "3s" in JSON.
-type Duration = jsontime.Duration
-
 // DefaultMarkerPrefix is the label under which owner markers live:
 // "_gslb-owner.www.example.com." marks "www.example.com.".
 const DefaultMarkerPrefix = "_gslb-owner"
 
 // Config tunes a Reconciler. Build one with DefaultConfig or a preset and
-// change fields; Validate reports the first bad field. The reconciler keeps
-// its own copy. The zero Config is invalid (it has no OwnerID and no
-// limits); New never fills in missing values.
+// change fields; Validate reports the first bad field as a *FieldError
+// (wrapping ErrInvalid). The reconciler keeps its own copy. A zero field
+// takes its default, except RetryJitter (0 means no jitter) and the
+// booleans; OwnerID has no default, so the zero Config is rejected with an
+// error that names DefaultConfig. In JSON the durations are strings such as
+// "60s".
 type Config struct {
 	// OwnerID identifies the deployment: every controller of one deployment
 	// uses the same id, since they compute and write the same records. It
@@ -31,7 +32,7 @@ type Config struct {
 	// ExternalDNS's registry names so the two never clash.
 	MarkerPrefix string `json:"markerPrefix"`
 	// MarkerTTL is the TTL of owner markers. Default 300s; 1s to 24h.
-	MarkerTTL Duration `json:"markerTTL"`
+	MarkerTTL time.Duration `json:"markerTTL"`
 	// AllowTypeSwitch lets a published name switch between CNAME and other
 	// types. Default false: the switch is refused (ErrTypeSwitch) and the
 	// published records stay. When true, the old type is deleted and the new
@@ -45,7 +46,7 @@ type Config struct {
 	// ResyncInterval is how often Run re-reads the zones and repairs drift on
 	// owned names, even when the desired state has not changed. Default
 	// 60s; 1s to 24h.
-	ResyncInterval Duration `json:"resyncInterval"`
+	ResyncInterval time.Duration `json:"resyncInterval"`
 	// WritesPerSecond caps provider write calls (SetRecords and
 	// DeleteRecords) per second. Default 5; greater than 0, at most 10000.
 	// Options.Limiter, when set, replaces this limit by a shared one.
@@ -55,9 +56,9 @@ type Config struct {
 	WriteBurst int `json:"writeBurst"`
 	// RetryBase is the first delay before retrying a throttled or transient
 	// failure; later delays double up to RetryMax. Default 1s; 10ms to 1h.
-	RetryBase Duration `json:"retryBase"`
+	RetryBase time.Duration `json:"retryBase"`
 	// RetryMax caps the retry delay. Default 2m; RetryBase to 24h.
-	RetryMax Duration `json:"retryMax"`
+	RetryMax time.Duration `json:"retryMax"`
 	// RetryJitter is the share of each retry delay that is random, 0 to 1
 	// (0.5: a delay d becomes uniform in [d/2, d]). Default 0.5.
 	RetryJitter float64 `json:"retryJitter"`
@@ -70,12 +71,12 @@ func DefaultConfig(ownerID string) Config {
 	return Config{
 		OwnerID:         ownerID,
 		MarkerPrefix:    DefaultMarkerPrefix,
-		MarkerTTL:       Duration(300 * time.Second),
-		ResyncInterval:  Duration(60 * time.Second),
+		MarkerTTL:       300 * time.Second,
+		ResyncInterval:  60 * time.Second,
 		WritesPerSecond: 5,
 		WriteBurst:      5,
-		RetryBase:       Duration(time.Second),
-		RetryMax:        Duration(2 * time.Minute),
+		RetryBase:       time.Second,
+		RetryMax:        2 * time.Minute,
 		RetryJitter:     0.5,
 	}
 }
@@ -87,7 +88,7 @@ func Route53Config(ownerID string) Config {
 	c := DefaultConfig(ownerID)
 	c.WritesPerSecond = 2
 	c.WriteBurst = 2
-	c.RetryBase = Duration(2 * time.Second)
+	c.RetryBase = 2 * time.Second
 	return c
 }
 
@@ -107,53 +108,112 @@ func LocalConfig(ownerID string) Config {
 	c := DefaultConfig(ownerID)
 	c.WritesPerSecond = 100
 	c.WriteBurst = 20
-	c.ResyncInterval = Duration(10 * time.Second)
-	c.RetryBase = Duration(100 * time.Millisecond)
-	c.RetryMax = Duration(10 * time.Second)
+	c.ResyncInterval = 10 * time.Second
+	c.RetryBase = 100 * time.Millisecond
+	c.RetryMax = 10 * time.Second
 	return c
 }
 
-// Validate reports the first invalid field, naming the field, its value and
-// the allowed range.
+// withDefaults fills the zero fields that take a default.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig(c.OwnerID)
+	if c.MarkerPrefix == "" {
+		c.MarkerPrefix = d.MarkerPrefix
+	}
+	if c.MarkerTTL == 0 {
+		c.MarkerTTL = d.MarkerTTL
+	}
+	if c.ResyncInterval == 0 {
+		c.ResyncInterval = d.ResyncInterval
+	}
+	if c.WritesPerSecond == 0 {
+		c.WritesPerSecond = d.WritesPerSecond
+	}
+	if c.WriteBurst == 0 {
+		c.WriteBurst = d.WriteBurst
+	}
+	if c.RetryBase == 0 {
+		c.RetryBase = d.RetryBase
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = max(d.RetryMax, c.RetryBase)
+	}
+	return c
+}
+
+// Validate reports the first invalid field as a *FieldError naming the
+// field, its value and the allowed range; zero fields take their defaults
+// first.
 func (c Config) Validate() error {
+	c = c.withDefaults()
 	if n := len(c.OwnerID); n == 0 || n > 255 {
-		return fmt.Errorf("record: Config.OwnerID %q has %d characters, allowed 1–255", c.OwnerID, n)
+		return &FieldError{Field: "ownerId", Value: fmt.Sprintf("%q", c.OwnerID), Allowed: "1–255 printable ASCII characters (required: start from record.DefaultConfig(ownerID))"}
 	}
 	for i := 0; i < len(c.OwnerID); i++ {
 		if ch := c.OwnerID[i]; ch <= ' ' || ch > '~' || ch == '"' || ch == '\\' {
-			return fmt.Errorf("record: Config.OwnerID %q has character %q, allowed printable ASCII without spaces, quotes or backslashes", c.OwnerID, ch)
+			return &FieldError{Field: "ownerId", Value: fmt.Sprintf("%q", c.OwnerID), Allowed: "printable ASCII without spaces, quotes or backslashes"}
 		}
 	}
 	if err := dnsname.CheckLabel(c.MarkerPrefix, true); err != nil {
-		return fmt.Errorf("record: Config.MarkerPrefix %q: want one label of letters, digits, hyphens and underscores: %w", c.MarkerPrefix, err)
+		return &FieldError{Field: "markerPrefix", Value: fmt.Sprintf("%q", c.MarkerPrefix), Allowed: "one label of letters, digits, hyphens and underscores"}
 	}
-	if err := between("MarkerTTL", c.MarkerTTL.D(), time.Second, 24*time.Hour); err != nil {
+	if err := between("markerTTL", c.MarkerTTL, time.Second, 24*time.Hour); err != nil {
 		return err
 	}
-	if err := between("ResyncInterval", c.ResyncInterval.D(), time.Second, 24*time.Hour); err != nil {
+	if err := between("resyncInterval", c.ResyncInterval, time.Second, 24*time.Hour); err != nil {
 		return err
 	}
 	if !(c.WritesPerSecond > 0 && c.WritesPerSecond <= 10000) {
-		return fmt.Errorf("record: Config.WritesPerSecond %v out of range, allowed greater than 0 up to 10000", c.WritesPerSecond)
+		return &FieldError{Field: "writesPerSecond", Value: fmt.Sprint(c.WritesPerSecond), Allowed: "greater than 0, up to 10000"}
 	}
 	if c.WriteBurst < 1 || c.WriteBurst > 10000 {
-		return fmt.Errorf("record: Config.WriteBurst %d out of range, allowed 1–10000", c.WriteBurst)
+		return &FieldError{Field: "writeBurst", Value: fmt.Sprint(c.WriteBurst), Allowed: "1–10000"}
 	}
-	if err := between("RetryBase", c.RetryBase.D(), 10*time.Millisecond, time.Hour); err != nil {
+	if err := between("retryBase", c.RetryBase, 10*time.Millisecond, time.Hour); err != nil {
 		return err
 	}
-	if err := between("RetryMax", c.RetryMax.D(), c.RetryBase.D(), 24*time.Hour); err != nil {
+	if err := between("retryMax", c.RetryMax, c.RetryBase, 24*time.Hour); err != nil {
 		return err
 	}
 	if !(c.RetryJitter >= 0 && c.RetryJitter <= 1) {
-		return fmt.Errorf("record: Config.RetryJitter %v out of range, allowed 0–1", c.RetryJitter)
+		return &FieldError{Field: "retryJitter", Value: fmt.Sprint(c.RetryJitter), Allowed: "0–1"}
 	}
 	return nil
 }
 
 func between(field string, v, lo, hi time.Duration) error {
 	if v < lo || v > hi {
-		return fmt.Errorf("record: Config.%s %v out of range, allowed %v–%v", field, v, lo, hi)
+		return &FieldError{Field: field, Value: v.String(), Allowed: fmt.Sprintf("%v–%v", lo, hi)}
 	}
+	return nil
+}
+
+// configJSON is Config's JSON form, with duration strings.
+type configJSON struct {
+	plainConfig
+	MarkerTTL      jsontime.Duration `json:"markerTTL"`
+	ResyncInterval jsontime.Duration `json:"resyncInterval"`
+	RetryBase      jsontime.Duration `json:"retryBase"`
+	RetryMax       jsontime.Duration `json:"retryMax"`
+}
+
+type plainConfig Config
+
+func (c Config) toJSON() configJSON {
+	return configJSON{plainConfig(c), jsontime.Duration(c.MarkerTTL), jsontime.Duration(c.ResyncInterval), jsontime.Duration(c.RetryBase), jsontime.Duration(c.RetryMax)}
+}
+
+// MarshalJSON writes the durations as strings such as "60s".
+func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.toJSON()) }
+
+// UnmarshalJSON reads the durations as strings such as "60s" or numbers of
+// seconds; absent fields keep their values.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	j := c.toJSON()
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = Config(j.plainConfig)
+	c.MarkerTTL, c.ResyncInterval, c.RetryBase, c.RetryMax = j.MarkerTTL.D(), j.ResyncInterval.D(), j.RetryBase.D(), j.RetryMax.D()
 	return nil
 }

@@ -23,5 +23,12 @@
 // it is applied. Run re-reads the zones periodically and repairs drift on
 // owned names; a rate limiter caps writes; a dry run prints the plan instead.
 //
+// Configuration follows one rule: start from DefaultConfig(ownerID) or a
+// preset (Route53Config, CloudflareConfig, LocalConfig) and change fields;
+// a zero field takes its default unless its zero means something (a
+// RetryJitter of 0 is no jitter); durations are time.Duration, written
+// "60s" in JSON; an invalid value is a *FieldError naming the field, the
+// value and what is allowed, wrapping ErrInvalid, as New returns it.
+//
 // See Example for a zone being published, held stale and withdrawn.
 package record

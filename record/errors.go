@@ -21,12 +21,32 @@ var (
 	// ErrTypeSwitch marks a refused switch between CNAME and other types on
 	// a published name (Config.AllowTypeSwitch is false).
 	ErrTypeSwitch = errors.New("record: type switch refused")
-	// ErrInvalid is wrapped by every validation error of a Desired state.
-	ErrInvalid = errors.New("record: invalid desired state")
+	// ErrInvalid is wrapped by every validation error: of a Config (a
+	// *FieldError, also returned by New) and of a Desired state.
+	ErrInvalid = errors.New("record: invalid")
 	// ErrMissingZone is returned by Plan when the current records of a zone
 	// named by the desired state were not given.
 	ErrMissingZone = errors.New("record: current records of zone missing")
 )
+
+// FieldError reports one invalid field of a Config: its path, its value
+// and what is allowed. It unwraps to ErrInvalid.
+type FieldError struct {
+	// Field is the field's path as in JSON, e.g. "retryMax".
+	Field string
+	// Value is the offending value, formatted for people.
+	Value string
+	// Allowed describes the allowed values or range.
+	Allowed string
+}
+
+// Error formats the field, the value and the allowed range.
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("record: invalid config: %s = %s; allowed: %s", e.Field, e.Value, e.Allowed)
+}
+
+// Unwrap returns ErrInvalid.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
 
 // EmptySetError reports a desired RRset without values. It unwraps to
 // ErrEmptySet.

@@ -58,9 +58,9 @@ func TestRunConvergesUnderFaults(t *testing.T) {
 		sw := &switchable{faulty: fy, clean: mem}
 		sw.on.Store(true)
 		cfg := LocalConfig("dep-1")
-		cfg.ResyncInterval = Duration(20 * time.Second)
-		cfg.RetryBase = Duration(200 * time.Millisecond)
-		cfg.RetryMax = Duration(5 * time.Second)
+		cfg.ResyncInterval = time.Duration(20 * time.Second)
+		cfg.RetryBase = time.Duration(200 * time.Millisecond)
+		cfg.RetryMax = time.Duration(5 * time.Second)
 		rec := &recorder{}
 		r, err := New(sw, cfg, Options{Observer: rec})
 		require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestRunConvergesUnderFaults(t *testing.T) {
 		assert.NotEmpty(t, eventsOf[RetryEvent](rec), "faults were injected and retried")
 		assert.NotEmpty(t, eventsOf[HeldStale](rec), "empty sets were held")
 		before := len(eventsOf[WriteEvent](rec))
-		time.Sleep(10 * cfg.ResyncInterval.D())
+		time.Sleep(10 * cfg.ResyncInterval)
 		synctest.Wait()
 		assert.Equal(t, before, len(eventsOf[WriteEvent](rec)), "steady state writes nothing")
 		cancel()

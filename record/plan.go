@@ -256,13 +256,15 @@ func (c Changes) String() string {
 // goroutines; the same inputs give the same plan. current must hold every
 // zone the desired state names (ErrMissingZone otherwise); other zones are
 // ignored. Plan uses cfg.OwnerID, MarkerPrefix, MarkerTTL and
-// AllowTypeSwitch; it validates desired (ErrInvalid) but not cfg.
+// AllowTypeSwitch (zero fields take their defaults); it validates desired
+// (ErrInvalid) but not cfg.
 //
 // Invariants: an RRset whose desired set is empty is never deleted or
 // emptied (it is Held); only Desired.Withdraw deletes; a name switches
 // between CNAME and other types only when cfg.AllowTypeSwitch is true; a
 // steady state plans nothing.
 func Plan(desired Desired, current []Zone, cfg Config) (Changes, error) {
+	cfg = cfg.withDefaults()
 	zones, err := desired.normalize(cfg.MarkerPrefix, true)
 	if err != nil {
 		return Changes{}, err
@@ -452,7 +454,7 @@ func (p *planner) name(name string, want []RRSet, out []Change) []Change {
 		mk = Key{Zone: zone, Name: markerName(p.cfg.MarkerPrefix, name), Type: "TXT"}
 	}
 	if claim {
-		marker := RRSet{Zone: zone, Name: mk.Name, Type: "TXT", TTL: p.cfg.MarkerTTL.D(), Values: []string{p.cfg.OwnerID}}
+		marker := RRSet{Zone: zone, Name: mk.Name, Type: "TXT", TTL: p.cfg.MarkerTTL, Values: []string{p.cfg.OwnerID}}
 		out = append(out, Change{Op: OpClaim, Key: mk, New: marker})
 	}
 	out = append(out, deletes...)

@@ -104,15 +104,17 @@ type Reconciler struct {
 	held  map[Key]time.Time // keys held stale -> since
 }
 
-// New returns a reconciler writing through p. It validates cfg and keeps a
-// copy; it starts nothing.
+// New returns a reconciler writing through p. It validates cfg (errors
+// match ErrInvalid) and keeps a copy with its zero fields defaulted; it
+// starts nothing.
 func New(p Provider, cfg Config, opts Options) (*Reconciler, error) {
 	if p == nil {
-		return nil, errors.New("record: New: provider is nil")
+		return nil, &FieldError{Field: "provider", Value: "nil", Allowed: "a libdns provider"}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	lim := opts.Limiter
 	if lim == nil {
 		lim = rate.NewLimiter(rate.Limit(cfg.WritesPerSecond), cfg.WriteBurst)

@@ -281,9 +281,17 @@ func TestReconcilerErrors(t *testing.T) {
 
 func TestNewAndConfig(t *testing.T) {
 	_, err := New(nil, DefaultConfig("x"), Options{})
-	require.Error(t, err)
+	require.ErrorIs(t, err, ErrInvalid)
 	_, err = New(newFake(), DefaultConfig(""), Options{})
-	require.ErrorContains(t, err, "OwnerID")
+	require.ErrorIs(t, err, ErrInvalid, "New's error matches ErrInvalid")
+	require.ErrorContains(t, err, "ownerId")
+	require.ErrorContains(t, err, "DefaultConfig", "the zero Config's error names DefaultConfig")
+	// A config with only an owner id takes the defaults (RetryJitter 0 stays: no jitter).
+	r0, err := New(newFake(), Config{OwnerID: "x"}, Options{})
+	require.NoError(t, err)
+	want := DefaultConfig("x")
+	want.RetryJitter = 0
+	assert.Equal(t, want, r0.Config())
 	for _, c := range []Config{DefaultConfig("a"), Route53Config("a"), CloudflareConfig("a"), LocalConfig("a")} {
 		require.NoError(t, c.Validate())
 		b, err := json.Marshal(c)
@@ -296,28 +304,30 @@ func TestNewAndConfig(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"ownerId":"eu","markerPrefix":"_gslb-owner","markerTTL":"5m",
 		"resyncInterval":"30s","writesPerSecond":2,"writeBurst":2,"retryBase":"1s","retryMax":"1m","retryJitter":0.5}`), &fromJSON))
 	require.NoError(t, fromJSON.Validate())
-	assert.Equal(t, 30*time.Second, fromJSON.ResyncInterval.D())
+	assert.Equal(t, 30*time.Second, fromJSON.ResyncInterval)
 	bad := []struct {
 		field string
 		mut   func(*Config)
 	}{
-		{"OwnerID", func(c *Config) { c.OwnerID = "has space" }},
-		{"MarkerPrefix", func(c *Config) { c.MarkerPrefix = "a.b" }},
-		{"MarkerTTL", func(c *Config) { c.MarkerTTL = 0 }},
-		{"ResyncInterval", func(c *Config) { c.ResyncInterval = Duration(48 * time.Hour) }},
-		{"WritesPerSecond", func(c *Config) { c.WritesPerSecond = 0 }},
-		{"WriteBurst", func(c *Config) { c.WriteBurst = 0 }},
-		{"RetryBase", func(c *Config) { c.RetryBase = 0 }},
-		{"RetryMax", func(c *Config) { c.RetryMax = Duration(time.Millisecond * 500) }},
-		{"RetryJitter", func(c *Config) { c.RetryJitter = 2 }},
+		{"ownerId", func(c *Config) { c.OwnerID = "has space" }},
+		{"markerPrefix", func(c *Config) { c.MarkerPrefix = "a.b" }},
+		{"markerTTL", func(c *Config) { c.MarkerTTL = -1 }},
+		{"resyncInterval", func(c *Config) { c.ResyncInterval = 48 * time.Hour }},
+		{"writesPerSecond", func(c *Config) { c.WritesPerSecond = -1 }},
+		{"writeBurst", func(c *Config) { c.WriteBurst = 10001 }},
+		{"retryBase", func(c *Config) { c.RetryBase = time.Millisecond }},
+		{"retryMax", func(c *Config) { c.RetryMax = time.Millisecond * 500 }},
+		{"retryJitter", func(c *Config) { c.RetryJitter = 2 }},
 	}
 	for _, b := range bad {
 		t.Run(b.field, func(t *testing.T) {
 			c := DefaultConfig("dep")
 			b.mut(&c)
 			err := c.Validate()
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), "Config."+b.field)
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, b.field, fe.Field)
+			require.ErrorIs(t, err, ErrInvalid)
 		})
 	}
 }

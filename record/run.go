@@ -24,19 +24,19 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		return ErrRunning
 	}
 	defer r.running.Store(false)
-	resync := time.NewTimer(r.cfg.ResyncInterval.D())
+	resync := time.NewTimer(r.cfg.ResyncInterval)
 	defer resync.Stop()
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
-	bo := backoff.Exponential{Base: r.cfg.RetryBase.D(), Max: r.cfg.RetryMax.D(), Factor: 2, Jitter: r.cfg.RetryJitter}
+	bo := backoff.Exponential{Base: r.cfg.RetryBase, Max: r.cfg.RetryMax, Factor: 2, Jitter: r.cfg.RetryJitter}
 	attempt := 0
 	for {
 		_, errs := r.reconcile(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
-		resync.Reset(r.cfg.ResyncInterval.D())
+		resync.Reset(r.cfg.ResyncInterval)
 		retry.Stop()
 		switch c := worst(errs); {
 		case c.Retryable():

@@ -41,9 +41,9 @@ func TestRunRetriesAndRepairs(t *testing.T) {
 			return fault{}
 		}
 		cfg := localConfig()
-		cfg.RetryBase = Duration(time.Second)
-		cfg.RetryMax = Duration(time.Minute)
-		cfg.ResyncInterval = Duration(30 * time.Second)
+		cfg.RetryBase = time.Duration(time.Second)
+		cfg.RetryMax = time.Duration(time.Minute)
+		cfg.ResyncInterval = time.Duration(30 * time.Second)
 		rec := &recorder{}
 		r, err := New(f, cfg, Options{Observer: rec})
 		require.NoError(t, err)
@@ -74,7 +74,7 @@ func TestRunRetriesAndRepairs(t *testing.T) {
 
 		// Drift on an owned name is repaired at the next resync.
 		f.put(testZone, libdns.RR{Name: "www", Type: "A", TTL: time.Minute, Data: "203.0.113.66"})
-		time.Sleep(cfg.ResyncInterval.D())
+		time.Sleep(cfg.ResyncInterval)
 		synctest.Wait()
 		assert.Equal(t, lines("_gslb-owner.www TXT 300 dep-1", "www A 60 192.0.2.1"), f.dump(testZone))
 
@@ -89,7 +89,7 @@ func TestRunRetriesAndRepairs(t *testing.T) {
 
 		// A steady state costs no writes, however long it lasts.
 		before = f.writeCount()
-		time.Sleep(10 * cfg.ResyncInterval.D())
+		time.Sleep(10 * cfg.ResyncInterval)
 		synctest.Wait()
 		assert.Equal(t, before, f.writeCount())
 
@@ -110,7 +110,7 @@ func TestRunPermanentErrorWaitsForResync(t *testing.T) {
 			return fault{}
 		}
 		cfg := localConfig()
-		cfg.ResyncInterval = Duration(time.Minute)
+		cfg.ResyncInterval = time.Duration(time.Minute)
 		rec := &recorder{}
 		r, err := New(f, cfg, Options{Observer: rec})
 		require.NoError(t, err)

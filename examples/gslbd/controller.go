@@ -166,7 +166,7 @@ func (c *controller) newRemote(p record.Provider) error {
 		rcfg = record.LocalConfig(c.cfg.OwnerID)
 	}
 	if pc.ResyncInterval != 0 {
-		rcfg.ResyncInterval = pc.ResyncInterval
+		rcfg.ResyncInterval = pc.ResyncInterval.D()
 	}
 	var err error
 	c.remote, err = record.New(p, rcfg, record.Options{

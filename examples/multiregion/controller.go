@@ -107,7 +107,7 @@ func newController(d *deployment, cl *cluster, out *printer, met *metrics) (*con
 	}
 
 	rc := record.LocalConfig(ownerID)
-	rc.ResyncInterval = record.Duration(max(time.Second, 4*d.opts.interval))
+	rc.ResyncInterval = max(time.Second, 4*d.opts.interval)
 	c.rec, err = record.New(c.view, rc, record.Options{Observer: record.ObserverFunc(c.recordEvent)})
 	if err != nil {
 		return nil, err

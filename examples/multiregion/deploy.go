@@ -101,7 +101,7 @@ func newDeployment(opts options) (*deployment, error) {
 	tc := failover.DefaultTopologyConfig()
 	tc.Service, tc.Domain = "edge", d.names.domain
 	tc.AppNames = []failover.AppName{{Name: d.names.app}}
-	tc.TTL = failover.Duration(opts.ttl)
+	tc.TTL = opts.ttl
 	topo, err := failover.NewTopology(tc)
 	if err != nil {
 		return nil, err

@@ -1,13 +1,16 @@
 package failovertest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/heartbeat"
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/internal/jsontime"
 	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/provider/providertest"
 )
@@ -16,8 +19,11 @@ import (
 // declarations or timeline.
 var ErrInvalid = errors.New("failovertest: invalid scenario")
 
-// Config sets the pieces every controller of a scenario runs with. Fields
-// are JSON-tagged; start from DefaultConfig and change what the test needs.
+// Config sets the pieces every controller of a scenario runs with. Start
+// from DefaultConfig (or FastConfig) and change what the test needs. A zero
+// field takes DefaultConfig's value (a zero Topology, Probe, Heartbeat or
+// Publisher the kit's default one; Seed 0 means 1), so the zero Config is
+// DefaultConfig. Fields are JSON-tagged; durations are written "10s".
 type Config struct {
 	// Topology is the CNAME topology the controllers publish (service,
 	// domain, app names, TTL, what happens when nothing is healthy).
@@ -44,12 +50,12 @@ type Config struct {
 	// published sets, decides and publishes. Default 0 means
 	// Heartbeat.ReconcileInterval; allowed 100 ms – 10 min. A controller
 	// also reconciles at once when one of its gateways changes state.
-	Reconcile Duration `json:"reconcile"`
+	Reconcile time.Duration `json:"reconcile"`
 	// WarmUp is how long the deployment runs before the timeline's time
 	// zero, so every beat is written and every name published when the
 	// first step runs. Default 0 means three reconcile intervals; allowed
 	// up to 1 h.
-	WarmUp Duration `json:"warmUp"`
+	WarmUp time.Duration `json:"warmUp"`
 	// Faults are random faults (throttling, transient and permanent
 	// errors, partial batches, latency) injected into every call a
 	// controller makes to a zone, through a providertest.Faulty per
@@ -58,15 +64,12 @@ type Config struct {
 	// value injects nothing.
 	Faults providertest.FaultConfig `json:"faults"`
 	// Seed seeds the probe and heartbeat jitter and the random faults, so
-	// runs repeat. Default 1.
+	// runs repeat. Default (and 0) 1.
 	Seed uint64 `json:"seed"`
 	// Trace logs (t.Logf) every change of what a controller asks to
 	// publish, with the virtual time. Default false.
 	Trace bool `json:"trace"`
 }
-
-// Duration is a time.Duration that reads and writes "3s" in JSON.
-type Duration = failover.Duration
 
 // DefaultConfig returns the configuration described field by field on
 // Config: the heartbeat controller's layout and default timings.
@@ -87,14 +90,68 @@ func FastConfig() Config {
 	c := DefaultConfig()
 	c.Heartbeat = heartbeat.FastRules()
 	c.Publisher = heartbeat.FastConfig()
-	c.Probe.Interval = Duration(2 * time.Second)
+	c.Probe.Interval = probe.Duration(2 * time.Second)
 	c.Probe.MaxBackoff = c.Probe.Interval
 	return c
 }
 
+// withDefaults fills the zero fields with DefaultConfig's.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Topology.Service == "" && c.Topology.Domain == "" && len(c.Topology.AppNames) == 0 {
+		c.Topology = d.Topology
+	}
+	if reflect.ValueOf(c.Probe).IsZero() {
+		c.Probe = d.Probe
+	}
+	if reflect.ValueOf(c.Heartbeat).IsZero() {
+		c.Heartbeat = d.Heartbeat
+	}
+	if reflect.ValueOf(c.Publisher).IsZero() {
+		c.Publisher = d.Publisher
+	}
+	if c.Seed == 0 {
+		c.Seed = d.Seed
+	}
+	return c
+}
+
+type plainConfig Config
+
+type configJSON struct {
+	plainConfig
+	Reconcile jsontime.Duration `json:"reconcile"`
+	WarmUp    jsontime.Duration `json:"warmUp"`
+}
+
+// MarshalJSON writes the durations as strings such as "10s".
+func (c Config) MarshalJSON() ([]byte, error) {
+	return json.Marshal(configJSON{plainConfig(c), jsontime.Duration(c.Reconcile), jsontime.Duration(c.WarmUp)})
+}
+
+// UnmarshalJSON reads the durations as strings such as "10s" or numbers of
+// seconds; absent fields keep their values.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	j := configJSON{plainConfig(*c), jsontime.Duration(c.Reconcile), jsontime.Duration(c.WarmUp)}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = Config(j.plainConfig)
+	c.Reconcile, c.WarmUp = j.Reconcile.D(), j.WarmUp.D()
+	return nil
+}
+
+func fieldErr(field string, value any, allowed string) error {
+	return &failover.FieldError{Field: field, Value: fmt.Sprint(value), Allowed: allowed, Err: ErrInvalid}
+}
+
 // Validate reports the first invalid field, naming it, its value and the
-// allowed range; the error wraps ErrInvalid.
+// allowed range (zero fields take DefaultConfig's values first); the error
+// wraps ErrInvalid. The kit's own fields are reported as a
+// *failover.FieldError whose Err is ErrInvalid; a nested config's error
+// (topology, probe, ...) is wrapped as it is, after the field's name.
 func (c Config) Validate() error {
+	c = c.withDefaults()
 	if err := c.Topology.Validate(); err != nil {
 		return fmt.Errorf("%w: topology: %w", ErrInvalid, err)
 	}
@@ -110,11 +167,11 @@ func (c Config) Validate() error {
 	if err := c.publisher("validate", "validate").Validate(); err != nil {
 		return fmt.Errorf("%w: publisher: %w", ErrInvalid, err)
 	}
-	if r := time.Duration(c.Reconcile); r != 0 && (r < 100*time.Millisecond || r > 10*time.Minute) {
-		return fmt.Errorf("%w: reconcile %v: allowed 0 (heartbeat interval) or 100ms–10m", ErrInvalid, r)
+	if r := c.Reconcile; r != 0 && (r < 100*time.Millisecond || r > 10*time.Minute) {
+		return fieldErr("reconcile", r, "0 (heartbeat interval) or 100ms–10m")
 	}
-	if w := time.Duration(c.WarmUp); w < 0 || w > time.Hour {
-		return fmt.Errorf("%w: warmUp %v: allowed 0 (three reconcile intervals) to 1h", ErrInvalid, w)
+	if w := c.WarmUp; w < 0 || w > time.Hour {
+		return fieldErr("warmUp", w, "0 (three reconcile intervals) to 1h")
 	}
 	return nil
 }
@@ -137,14 +194,14 @@ func (c Config) faulty() bool {
 // interval is the controllers' reconcile interval.
 func (c Config) interval() time.Duration {
 	if c.Reconcile != 0 {
-		return time.Duration(c.Reconcile)
+		return c.Reconcile
 	}
 	return time.Duration(c.Heartbeat.ReconcileInterval)
 }
 
 func (c Config) warmUp() time.Duration {
 	if c.WarmUp != 0 {
-		return time.Duration(c.WarmUp)
+		return c.WarmUp
 	}
 	return 3 * c.interval()
 }
@@ -168,6 +225,7 @@ func (c Config) localZone() string {
 // term (the kit's resolver asks the zones directly): the probe policy's
 // worst-case detection plus one reconcile interval of publish delay.
 func (c Config) GatewayBound() time.Duration {
+	c = c.withDefaults()
 	return probe.WorstCaseDetection(c.Probe) + c.interval()
 }
 
@@ -177,6 +235,7 @@ func (c Config) GatewayBound() time.Duration {
 // (HealthyDuration + SkewTolerance + interval) plus one reconcile interval
 // of publish delay.
 func (c Config) ControllerBound() time.Duration {
+	c = c.withDefaults()
 	return c.Heartbeat.DetectionBound(false, c.interval()) + c.interval()
 }
 
@@ -185,6 +244,7 @@ func (c Config) ControllerBound() time.Duration {
 // bound), the controllers stop writing beats, and peers see those beats
 // stale (the controller bound).
 func (c Config) RegionGatewaysBound() time.Duration {
+	c = c.withDefaults()
 	return probe.WorstCaseDetection(c.Probe) + c.ControllerBound()
 }
 
@@ -197,6 +257,7 @@ func (c Config) RegionGatewaysBound() time.Duration {
 // and publish within a third. A restarted controller beats at once and
 // reconciles at most one interval later, inside the same bound.
 func (c Config) RecoveryBound() time.Duration {
+	c = c.withDefaults()
 	gap := time.Duration(c.Probe.MaxBackoff)
 	if c.Probe.Schedule == probe.ScheduleEnvoy {
 		gap = time.Duration(c.Probe.UnhealthyInterval)

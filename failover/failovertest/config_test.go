@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/failover/failovertest"
 )
 
@@ -23,7 +24,7 @@ func TestConfigValidate(t *testing.T) {
 		{"no service", func(c *failovertest.Config) { c.Topology.Service = "" }, "topology"},
 		{"bad probe", func(c *failovertest.Config) { c.Probe.CriticalThreshold = 0 }, "probe"},
 		{"bad rules", func(c *failovertest.Config) { c.Heartbeat.HealthyDuration = 0 }, "heartbeat"},
-		{"reconcile too short", func(c *failovertest.Config) { c.Reconcile = failovertest.Duration(time.Millisecond) }, "reconcile 1ms"},
+		{"reconcile too short", func(c *failovertest.Config) { c.Reconcile = time.Millisecond }, "reconcile = 1ms"},
 		{"warm-up negative", func(c *failovertest.Config) { c.WarmUp = -1 }, "warmUp"},
 		{"bad faults", func(c *failovertest.Config) { c.Faults.ThrottleRate = 2 }, "faults"},
 	}
@@ -63,7 +64,7 @@ func TestBounds(t *testing.T) {
 	assert.Equal(t, 55*time.Second, c.ControllerBound())
 	assert.Equal(t, 76*time.Second, c.RegionGatewaysBound())
 	assert.Equal(t, 41*time.Second, c.RecoveryBound())
-	c.Reconcile = failovertest.Duration(5 * time.Second)
+	c.Reconcile = 5 * time.Second
 	assert.Equal(t, 26*time.Second, c.GatewayBound())
 	assert.Equal(t, 45*time.Second, c.ControllerBound())
 }
@@ -120,4 +121,19 @@ func TestNames(t *testing.T) {
 	assert.Len(t, s.RegionAddrs("us"), 4)
 	assert.Equal(t, "global", failovertest.Global.String())
 	assert.Equal(t, "local/eu", failovertest.Local("eu").String())
+}
+
+func TestZeroConfigIsDefault(t *testing.T) {
+	var zero failovertest.Config
+	require.NoError(t, zero.Validate())
+	assert.Equal(t, failovertest.DefaultConfig().GatewayBound(), zero.GatewayBound())
+	assert.Equal(t, failovertest.DefaultConfig(), failovertest.New(zero).Config())
+	c := failovertest.DefaultConfig()
+	c.WarmUp = 2 * time.Hour
+	var fe *failover.FieldError
+	require.ErrorAs(t, c.Validate(), &fe)
+	assert.Equal(t, "warmUp", fe.Field)
+	b, err := json.Marshal(failovertest.Config{Reconcile: 5 * time.Second})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"reconcile":"5s"`)
 }

@@ -49,9 +49,11 @@ type gatewayDecl struct {
 	addrs         []netip.Addr
 }
 
-// New returns an empty scenario running with cfg. An invalid cfg is
-// reported by Err (and fails Run). cfg is copied.
+// New returns an empty scenario running with cfg (its zero fields take
+// DefaultConfig's values). An invalid cfg is reported by Err (and fails
+// Run). cfg is copied.
 func New(cfg Config) *Scenario {
+	cfg = cfg.withDefaults()
 	s := &Scenario{cfg: cfg}
 	s.cfg.Topology.AppNames = slices.Clone(cfg.Topology.AppNames)
 	if err := cfg.Validate(); err != nil {
