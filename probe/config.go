@@ -220,6 +220,16 @@ func DecodeEnvoyGatewayActive(data []byte) (Check, error) {
 	if err := c.Policy.UnmarshalJSON(rest); err != nil {
 		return Check{}, fmt.Errorf("%w: %w", ErrCheckConfig, err)
 	}
+	// Envoy Gateway's thresholds are at least 1; here a 0 was given (the
+	// preset's are not 0), which Policy would read as "the default".
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"criticalThreshold", c.Policy.CriticalThreshold}, {"passingThreshold", c.Policy.PassingThreshold}} {
+		if f.v == 0 {
+			return Check{}, fmt.Errorf("%w: %w", ErrCheckConfig, fieldErr(ErrInvalidPolicy, f.name, 0, "1–65535 (Envoy Gateway's range)"))
+		}
+	}
 	if eg.Type == nil {
 		return Check{}, fmt.Errorf("%w: type: required, allowed %q, %q or %q", ErrCheckConfig, CheckHTTP, CheckTCP, CheckGRPC)
 	}
@@ -272,6 +282,9 @@ func (c *Check) decodeEGBlocks(eg machEGActive, port int) error {
 		var h machEGHTTP
 		if err := machStrict("http", eg.HTTP, &h); err != nil {
 			return err
+		}
+		if h.Path == nil {
+			return fmt.Errorf("%w: %w", ErrCheckConfig, fieldErr(ErrHTTPConfig, "http.path", "", "required by Envoy Gateway: a path of 1–1024 characters"))
 		}
 		cfg := DefaultHTTPConfig()
 		cfg.Path = ""

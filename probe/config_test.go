@@ -29,8 +29,8 @@ func TestDecodeEnvoyGatewayActive(t *testing.T) {
 		{"block values onto the Envoy preset", `{"type":"HTTP","interval":"10s","timeout":"2s","unhealthyThreshold":5,"healthyThreshold":2,"http":{"path":"/healthz"}}`,
 			func(t *testing.T, c Check) {
 				p := c.Policy
-				assert.Equal(t, 10*time.Second, p.Interval.D())
-				assert.Equal(t, 2*time.Second, p.Timeout.D())
+				assert.Equal(t, 10*time.Second, p.Interval)
+				assert.Equal(t, 2*time.Second, p.Timeout)
 				assert.Equal(t, 5, p.CriticalThreshold)
 				assert.Equal(t, 2, p.PassingThreshold)
 				assert.Equal(t, 1, p.WarningThreshold)
@@ -149,7 +149,8 @@ func TestCheckValidateAndNewProber(t *testing.T) {
 		{"http", Check{Type: CheckHTTP, Policy: Envoy(), HTTP: &h}, true},
 		{"tcp connect-only", Check{Type: CheckTCP, Policy: DefaultPolicy()}, true},
 		{"grpc default", Check{Type: CheckGRPC, Policy: DefaultPolicy()}, true},
-		{"bad policy", Check{Type: CheckTCP}, false},
+		{"zero policy is the default", Check{Type: CheckTCP}, true},
+		{"bad policy", Check{Type: CheckTCP, Policy: Policy{Interval: -1}}, false},
 		{"no type", Check{Policy: DefaultPolicy()}, false},
 		{"http without config", Check{Type: CheckHTTP, Policy: DefaultPolicy()}, false},
 		{"two blocks", Check{Type: CheckTCP, Policy: DefaultPolicy(), TCP: &TCPConfig{}, HTTP: &h}, false},

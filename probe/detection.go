@@ -13,7 +13,7 @@ import (
 //
 // The model, which the Monitor follows: a probe's Step.Next delay d runs
 // from the start of that probe to the start of the next one, the Monitor
-// adds at most J(d) = Policy.Jitter().Max(d) to it, a probe returns within
+// adds at most J(d) = Policy.MaxJitter(d) to it, a probe returns within
 // T = Timeout, and a result that arrives later than the next start is
 // followed by the next probe at once; so consecutive probes start
 // g(d) = max(d + J(d), T) apart at most. The worst case starts with the
@@ -37,15 +37,16 @@ func WorstCaseDetection(p Policy) time.Duration {
 	if p.Validate() != nil {
 		return 0
 	}
+	p = p.withDefaults()
 	c := int64(p.CriticalThreshold)
 	w := int64(p.WarningThreshold)
-	t := p.Timeout.D()
-	j := p.Jitter()
+	t := p.Timeout
+	j := p.jitter()
 	step := func(d time.Duration) time.Duration {
 		d = machFloor(d)
 		return max(d+j.Max(d), t)
 	}
-	i := step(p.Interval.D())
+	i := step(p.Interval)
 	var total machSat
 	total.add(1, t)
 	if p.Schedule == ScheduleEnvoy {
@@ -53,7 +54,7 @@ func WorstCaseDetection(p Policy) time.Duration {
 		total.add(c-1, step(machOr(p.UnhealthyEdgeInterval, p.Interval)))
 	} else {
 		total.add(w, i)
-		total.add(c-w, step(p.Interval.D()/2))
+		total.add(c-w, step(p.Interval/2))
 	}
 	return time.Duration(total)
 }

@@ -58,7 +58,7 @@ func machDetectWithMonitor(t *testing.T, p Policy, seed uint64) time.Duration {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		pr := &machDyingProber{passes: 3, timeout: p.Timeout.D()}
+		pr := &machDyingProber{passes: 3, timeout: p.Timeout}
 		var once sync.Once
 		obs := ObserverFunc(func(e Event) {
 			if !e.Served && e.Transition.Cause == CauseProbe && !pr.died().IsZero() {
@@ -83,7 +83,7 @@ func machDetectWithMonitor(t *testing.T, p Policy, seed uint64) time.Duration {
 // service no later than the bound, and exactly at it without jitter.
 func TestWorstCaseDetectionHoldsInMonitor(t *testing.T) {
 	edgy := Envoy()
-	edgy.UnhealthyEdgeInterval = Duration(500 * time.Millisecond)
+	edgy.UnhealthyEdgeInterval = 500 * time.Millisecond
 	warn2 := DefaultPolicy()
 	warn2.WarningThreshold, warn2.CriticalThreshold = 2, 4
 	for name, p := range map[string]Policy{
@@ -101,7 +101,7 @@ func TestWorstCaseDetectionHoldsInMonitor(t *testing.T) {
 			assert.Equal(t, bound, machDetectWithMonitor(t, p, 1), "no jitter: the bound is reached")
 
 			j := p
-			j.IntervalJitter = Duration(time.Second)
+			j.IntervalJitter = time.Second
 			j.IntervalJitterPercent = 20
 			jbound := WorstCaseDetection(j)
 			for seed := uint64(1); seed <= 5; seed++ {

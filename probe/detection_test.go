@@ -14,8 +14,8 @@ import (
 // late as the timeout, and returns when the target stopped being served.
 func machSimulateDeath(m *Machine, next time.Duration) time.Duration {
 	p := m.Policy()
-	j := p.Jitter()
-	t := p.Timeout.D()
+	j := p.jitter()
+	t := p.Timeout
 	start := time.Duration(0)
 	for i := 0; ; i++ {
 		start += max(next+j.Max(next), t) // prior result came at most t after its start
@@ -63,7 +63,7 @@ func machBruteDetection(p Policy, depth int) (worst time.Duration, any bool) {
 
 func TestWorstCaseDetectionFormula(t *testing.T) {
 	s := time.Second
-	jit := func(p Policy) Policy { p.IntervalJitter = Duration(s); p.IntervalJitterPercent = 10; return p }
+	jit := func(p Policy) Policy { p.IntervalJitter = s; p.IntervalJitterPercent = 10; return p }
 	cases := []struct {
 		name string
 		p    Policy
@@ -75,14 +75,15 @@ func TestWorstCaseDetectionFormula(t *testing.T) {
 		{"record service with jitter", jit(RecordService()), 26 * s},
 		// I=3s, e=3s, c=3, T=1s: 3 + 2·3 + 1.
 		{"envoy", Envoy(), 10 * s},
-		{"envoy with edge interval", func() Policy { p := Envoy(); p.UnhealthyEdgeInterval = Duration(s); return p }(), 6 * s},
+		{"envoy with edge interval", func() Policy { p := Envoy(); p.UnhealthyEdgeInterval = s; return p }(), 6 * s},
 		// The timeout dominates a short edge interval: 3 + 2·max(0.5, 1) + 1.
-		{"envoy timeout longer than edge", func() Policy { p := Envoy(); p.UnhealthyEdgeInterval = Duration(s / 2); return p }(), 6 * s},
+		{"envoy timeout longer than edge", func() Policy { p := Envoy(); p.UnhealthyEdgeInterval = s / 2; return p }(), 6 * s},
 		// Route 53, 30s, N=3, T=6s: 30 + 2·30 + 6.
 		{"route 53", Route53(3, false), 96 * s},
 		{"proxy sync", ProxySync(), 13 * s},
 		{"gdnsd", Gdnsd(GdnsdUpThresh, GdnsdOkThresh, GdnsdDownThresh), 105 * s},
-		{"invalid policy", Policy{}, 0},
+		{"zero policy is the default", Policy{}, WorstCaseDetection(DefaultPolicy())},
+		{"invalid policy", Policy{Interval: -1}, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,11 +94,11 @@ func TestWorstCaseDetectionFormula(t *testing.T) {
 
 func TestWorstCaseDetectionSaturates(t *testing.T) {
 	p := DefaultPolicy()
-	p.Interval = Duration(MaxInterval)
+	p.Interval = MaxInterval
 	p.Timeout = p.Interval
 	p.MaxBackoff = p.Interval
 	p.CriticalThreshold = MaxThreshold
-	p.IntervalJitter = Duration(MaxInterval)
+	p.IntervalJitter = MaxInterval
 	p.IntervalJitterPercent = 100
 	assert.Greater(t, WorstCaseDetection(p), time.Duration(0))
 }

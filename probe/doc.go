@@ -34,6 +34,23 @@
 // unexpected status, a body mismatch (checked first) or a gRPC reply other
 // than SERVING FailNow; a malformed reply Fails as a protocol error.
 //
+// # Configuration
+//
+// Every config type (Policy, MonitorConfig, HTTPConfig, TCPConfig,
+// TLSConfig, and those of the prober subpackages) follows one rule. Start
+// from its DefaultX() (or a preset) and change fields. A field left at
+// zero takes its default, so a zero config is the defaults, except where a
+// field's zero already means something, and then it keeps that meaning
+// (HTTPConfig.MatchWindow 0 searches the whole body, the jitters 0 add
+// none, Policy.UnhealthyInterval 0 means Interval); each field's comment
+// says which. Durations are plain time.Duration fields; in JSON the config
+// types read and write Go duration strings ("10s", "250ms") or numbers of
+// seconds. Validate reports the first bad value as a *FieldError naming the
+// field path (in JSON names), the value and what is allowed; it wraps the
+// config's sentinel (ErrInvalidPolicy, ErrMonitorConfig, ErrHTTPConfig,
+// ErrTCPConfig, ErrTLSConfig). Constructors validate the same way, never
+// change the caller's config and never replace a bad value.
+//
 // See the Machine example for a target moving through its states, the
 // NewHTTP and NewTCP examples for probers, and the Monitor example.
 package probe

@@ -78,7 +78,7 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 		window:   cfg.MatchWindow,
 	}
 	h.head = h.method == http.MethodHead
-	if h.segs, err = cfg.ExpectedResponse.decode("expectedResponse"); err != nil {
+	if h.segs, err = cfg.ExpectedResponse.decode(ErrHTTPConfig, "expectedResponse"); err != nil {
 		return nil, err
 	}
 	h.host = cfg.Hostname
@@ -109,7 +109,8 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 			return nil, err
 		}
 	}
-	h.req = httpBuildRequest(h.method, cfg.Path, h.host, cfg.Headers, body)
+	h.cfg.Path = cfg.path()
+	h.req = httpBuildRequest(h.method, h.cfg.Path, h.host, cfg.Headers, body)
 	if cfg.Engine == HTTPEngineNetHTTP {
 		h.ref = newHTTPRef(h, body)
 	} else if !h.useTLS && (len(h.segs) == 0 || h.window > 0 && h.window <= loopMaxWindow) {
@@ -197,7 +198,7 @@ func httpPassDetail(code int) string {
 // dialer is built on the stack for each probe rather than kept per target.
 func (h *HTTP) dial(ctx context.Context) (net.Conn, error) {
 	// One request per connection: keep-alive probes would only cost a setsockopt.
-	d := net.Dialer{Timeout: h.cfg.ConnectTimeout.D(), KeepAlive: -1}
+	d := net.Dialer{Timeout: h.cfg.ConnectTimeout, KeepAlive: -1}
 	return probeDial(ctx, &d, h.dialAddr)
 }
 

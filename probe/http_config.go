@@ -1,10 +1,12 @@
 package probe
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/jsontime"
@@ -36,22 +38,28 @@ const (
 	HTTPRoute53MatchWindow = 5120
 )
 
-// ErrHTTPConfig is wrapped by every HTTPConfig validation error.
+// ErrHTTPConfig is wrapped by every HTTPConfig validation error (a
+// *FieldError).
 var ErrHTTPConfig = errors.New("probe: http config")
 
 // HTTPConfig configures an HTTP or HTTPS prober. JSON names follow Envoy
 // Gateway's HTTP health checker where one exists (path, method, hostname,
 // requestBody, expectedStatuses, retriableStatuses, expectedResponse).
 //
-// Start from DefaultHTTPConfig (or a preset) when decoding JSON: the zero
-// value of MatchWindow means "whole body", not the default 1024 bytes.
+// Start from DefaultHTTPConfig (or a preset) and change fields. A field
+// left at zero takes its default (Method GET, Path "/", ExpectedStatuses
+// [200]), except MatchWindow, whose zero means "whole body", not the
+// default 1024 bytes, and the timeouts, whose zero means "the probe's
+// context only"; so the zero HTTPConfig is DefaultHTTPConfig with a
+// whole-body match window. Decode JSON onto DefaultHTTPConfig for the same
+// reason.
 type HTTPConfig struct {
 	// Method is the request method: GET (also when empty), HEAD, POST, PUT,
 	// DELETE, OPTIONS, TRACE or PATCH.
 	Method string `json:"method,omitempty"`
 	// Path is the request target, 1–1024 characters, starting with "/",
 	// made of URL characters (a query is allowed, "%" escapes must be valid).
-	// Required.
+	// Empty means "/".
 	Path string `json:"path"`
 	// Hostname is the Host header. Empty means the target's host and port
 	// (the port omitted when it is the scheme's default).
@@ -84,11 +92,11 @@ type HTTPConfig struct {
 	TLS *TLSConfig `json:"tls,omitempty"`
 	// ConnectTimeout bounds the TCP connect; 0 means only the probe's
 	// context bounds it. Route 53: 4s.
-	ConnectTimeout jsontime.Duration `json:"connectTimeout,omitempty"`
+	ConnectTimeout time.Duration `json:"connectTimeout,omitempty"`
 	// ResponseTimeout bounds everything after the connect (TLS handshake,
 	// request, response); 0 means only the probe's context bounds it.
 	// Route 53: 2s.
-	ResponseTimeout jsontime.Duration `json:"responseTimeout,omitempty"`
+	ResponseTimeout time.Duration `json:"responseTimeout,omitempty"`
 	// Engine selects the HTTP implementation: "lean" (default, also empty)
 	// or "nethttp" (the reference).
 	Engine HTTPEngine `json:"engine,omitempty"`
@@ -113,8 +121,8 @@ func Route53HTTP() HTTPConfig {
 	c := DefaultHTTPConfig()
 	c.ExpectedStatuses = Statuses{{Min: 200, Max: 399}}
 	c.MatchWindow = HTTPRoute53MatchWindow
-	c.ConnectTimeout = jsontime.Duration(4 * time.Second)
-	c.ResponseTimeout = jsontime.Duration(2 * time.Second)
+	c.ConnectTimeout = 4 * time.Second
+	c.ResponseTimeout = 2 * time.Second
 	return c
 }
 
@@ -129,6 +137,47 @@ func Route53HTTPS() HTTPConfig {
 var httpMethods = []string{
 	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
 	http.MethodDelete, http.MethodOptions, http.MethodTrace, http.MethodPatch,
+}
+
+// httpConfigFields is HTTPConfig without its methods, for the JSON codec.
+type httpConfigFields HTTPConfig
+
+// httpConfigWire is HTTPConfig's JSON shape: the durations, which shadow
+// the embedded fields of the same name, are Go duration strings.
+type httpConfigWire struct {
+	*httpConfigFields
+	ConnectTimeout  jsontime.Duration `json:"connectTimeout,omitempty"`
+	ResponseTimeout jsontime.Duration `json:"responseTimeout,omitempty"`
+}
+
+// MarshalJSON writes the config with its camelCase names, durations as Go
+// duration strings ("4s").
+func (c HTTPConfig) MarshalJSON() ([]byte, error) {
+	q := c
+	return json.Marshal(httpConfigWire{(*httpConfigFields)(&q), jsontime.Duration(q.ConnectTimeout), jsontime.Duration(q.ResponseTimeout)})
+}
+
+// UnmarshalJSON decodes an http block onto c: fields present replace c's,
+// absent ones keep their value (decode onto DefaultHTTPConfig). Durations
+// are Go duration strings or numbers of seconds. Unknown fields and
+// trailing data are errors; on error c is unchanged. It does not validate.
+func (c *HTTPConfig) UnmarshalJSON(data []byte) error {
+	q := *c
+	w := httpConfigWire{(*httpConfigFields)(&q), jsontime.Duration(q.ConnectTimeout), jsontime.Duration(q.ResponseTimeout)}
+	if err := machDecodeStrict(data, &w); err != nil {
+		return fmt.Errorf("%w: %w", ErrHTTPConfig, err)
+	}
+	q.ConnectTimeout, q.ResponseTimeout = w.ConnectTimeout.D(), w.ResponseTimeout.D()
+	*c = q
+	return nil
+}
+
+// path returns the effective path.
+func (c HTTPConfig) path() string {
+	if c.Path == "" {
+		return "/"
+	}
+	return c.Path
 }
 
 // method returns the effective method.
@@ -153,29 +202,31 @@ func (c HTTPConfig) ValidateEnvoyGateway() error {
 }
 
 func (c HTTPConfig) validate(envoyGateway bool) error {
+	bad := func(field string, v any, allowed string) error { return fieldErr(ErrHTTPConfig, field, v, allowed) }
 	m := c.method()
 	if !slices.Contains(httpMethods, m) {
-		return fmt.Errorf("%w: method %q: want one of %v", ErrHTTPConfig, c.Method, httpMethods)
+		return bad("method", c.Method, strings.Join(httpMethods, ", "))
 	}
-	if n := len(c.Path); n < 1 || n > HTTPMaxPath {
-		return fmt.Errorf("%w: path %q: length %d, want 1–%d characters", ErrHTTPConfig, c.Path, n, HTTPMaxPath)
+	p := c.path()
+	if n := len(p); n > HTTPMaxPath {
+		return bad("path", p, fmt.Sprintf("1–%d characters (got %d)", HTTPMaxPath, n))
 	}
-	if err := httpCheckPath(c.Path); err != nil {
-		return fmt.Errorf("%w: path %q: %w", ErrHTTPConfig, c.Path, err)
+	if err := httpCheckPath(p); err != nil {
+		return bad("path", p, "an origin-form URL path: "+err.Error())
 	}
 	if c.Hostname != "" {
 		if len(c.Hostname) > 255 {
-			return fmt.Errorf("%w: hostname %q: longer than 255 characters", ErrHTTPConfig, c.Hostname)
+			return bad("hostname", c.Hostname, "at most 255 characters")
 		}
 		for i := 0; i < len(c.Hostname); i++ {
 			if b := c.Hostname[i]; b <= ' ' || b >= 0x7f || b == '/' || b == '@' {
-				return fmt.Errorf("%w: hostname %q: character %q at %d, want a host name or host:port", ErrHTTPConfig, c.Hostname, b, i)
+				return bad("hostname", c.Hostname, fmt.Sprintf("a host name or host:port (character %q at %d)", b, i))
 			}
 		}
 	}
 	for k, v := range c.Headers {
 		if err := httpCheckHeader(k, v); err != nil {
-			return fmt.Errorf("%w: headers[%q]: %w", ErrHTTPConfig, k, err)
+			return bad(fmt.Sprintf("headers[%q]", k), v, err.Error())
 		}
 	}
 	if c.RequestBody != nil {
@@ -184,45 +235,42 @@ func (c HTTPConfig) validate(envoyGateway bool) error {
 			allowed = allowed[:2]
 		}
 		if !slices.Contains(allowed, m) {
-			return fmt.Errorf("%w: requestBody with method %s: a body is allowed only with %v", ErrHTTPConfig, m, allowed)
+			return bad("requestBody", c.RequestBody.String(), "only with method "+strings.Join(allowed, ", ")+" (method is "+m+")")
 		}
-		if err := c.RequestBody.Validate(); err != nil {
-			return fmt.Errorf("%w: requestBody: %w", ErrHTTPConfig, err)
+		if err := c.RequestBody.validate(ErrHTTPConfig, "requestBody"); err != nil {
+			return err
 		}
 	}
-	if err := c.ExpectedStatuses.validate("expectedStatuses"); err != nil {
-		return fmt.Errorf("%w: %w", ErrHTTPConfig, err)
+	if err := c.ExpectedStatuses.validate(ErrHTTPConfig, "expectedStatuses"); err != nil {
+		return err
 	}
-	if err := c.RetriableStatuses.validate("retriableStatuses"); err != nil {
-		return fmt.Errorf("%w: %w", ErrHTTPConfig, err)
+	if err := c.RetriableStatuses.validate(ErrHTTPConfig, "retriableStatuses"); err != nil {
+		return err
 	}
 	if len(c.ExpectedResponse) > 0 && m == http.MethodHead {
-		return fmt.Errorf("%w: expectedResponse with method HEAD: a HEAD response has no body to match", ErrHTTPConfig)
+		return bad("expectedResponse", c.ExpectedResponse.String(), "empty with method HEAD (a HEAD response has no body to match)")
 	}
-	if _, err := c.ExpectedResponse.decode("expectedResponse"); err != nil {
-		return fmt.Errorf("%w: %w", ErrHTTPConfig, err)
+	if _, err := c.ExpectedResponse.decode(ErrHTTPConfig, "expectedResponse"); err != nil {
+		return err
 	}
 	if c.MatchWindow < 0 || c.MatchWindow > HTTPMaxMatchWindow {
-		return fmt.Errorf("%w: matchWindow %d: want 0 (whole body) or 1–%d bytes", ErrHTTPConfig, c.MatchWindow, HTTPMaxMatchWindow)
+		return bad("matchWindow", c.MatchWindow, fmt.Sprintf("0 (whole body) or 1–%d bytes", HTTPMaxMatchWindow))
 	}
 	if c.Port < 0 || c.Port > 65535 {
-		return fmt.Errorf("%w: port %d: want 1–65535, or 0 for the target's port", ErrHTTPConfig, c.Port)
+		return bad("port", c.Port, "1–65535, or 0 for the target's port")
 	}
 	if c.ConnectTimeout < 0 {
-		return fmt.Errorf("%w: connectTimeout %s: must not be negative (0 = the probe's timeout)", ErrHTTPConfig, c.ConnectTimeout)
+		return bad("connectTimeout", c.ConnectTimeout, "≥ 0 (0 = the probe's timeout)")
 	}
 	if c.ResponseTimeout < 0 {
-		return fmt.Errorf("%w: responseTimeout %s: must not be negative (0 = the probe's timeout)", ErrHTTPConfig, c.ResponseTimeout)
+		return bad("responseTimeout", c.ResponseTimeout, "≥ 0 (0 = the probe's timeout)")
 	}
 	switch c.Engine {
 	case "", HTTPEngineLean, HTTPEngineNetHTTP:
 	default:
-		return fmt.Errorf("%w: engine %q: want %q or %q", ErrHTTPConfig, c.Engine, HTTPEngineLean, HTTPEngineNetHTTP)
+		return bad("engine", string(c.Engine), fmt.Sprintf("%q or %q", HTTPEngineLean, HTTPEngineNetHTTP))
 	}
-	if err := c.TLS.Validate(); err != nil {
-		return fmt.Errorf("%w: tls: %w", ErrHTTPConfig, err)
-	}
-	return nil
+	return fieldIn("tls", ErrHTTPConfig, c.TLS.Validate())
 }
 
 // httpCheckPath accepts an origin-form request target: "/" followed by URL

@@ -6,13 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gslbkit/gslb/internal/jsontime"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
-
-func jsonDur(d time.Duration) jsontime.Duration { return jsontime.Duration(d) }
 
 func TestHTTPConfigValidate(t *testing.T) {
 	body := TextPayload("x")
@@ -25,7 +22,8 @@ func TestHTTPConfigValidate(t *testing.T) {
 		{"empty method means GET", func(c *HTTPConfig) { c.Method = "" }, ""},
 		{"unknown method", func(c *HTTPConfig) { c.Method = "BREW" }, "method"},
 		{"lower-case method", func(c *HTTPConfig) { c.Method = "get" }, "method"},
-		{"path required", func(c *HTTPConfig) { c.Path = "" }, "path"},
+		{"empty path means /", func(c *HTTPConfig) { c.Path = "" }, ""},
+		{"path without slash", func(c *HTTPConfig) { c.Path = "x" }, "path"},
 		{"path too long", func(c *HTTPConfig) { c.Path = "/" + strings.Repeat("a", 1024) }, "path"},
 		{"path of 1024 characters", func(c *HTTPConfig) { c.Path = "/" + strings.Repeat("a", 1023) }, ""},
 		{"path must start with a slash", func(c *HTTPConfig) { c.Path = "healthz" }, "path"},
@@ -68,6 +66,9 @@ func TestHTTPConfigValidate(t *testing.T) {
 				return
 			}
 			require.ErrorIs(t, err, ErrHTTPConfig)
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Contains(t, fe.Field, tc.field)
 			assert.Contains(t, err.Error(), tc.field)
 			_, err = NewHTTP("127.0.0.1:80", c)
 			require.ErrorIs(t, err, ErrHTTPConfig, "NewHTTP validates")
@@ -103,7 +104,7 @@ func TestHTTPConfigJSON(t *testing.T) {
 	assert.Equal(t, Statuses{OneStatus(200), {300, 399}, {204, 206}}, c.ExpectedStatuses)
 	assert.Equal(t, Segments{HexPayload("6f6b")}, c.ExpectedResponse)
 	assert.Equal(t, 0, c.MatchWindow)
-	assert.Equal(t, 4*time.Second, c.ConnectTimeout.D())
+	assert.Equal(t, 4*time.Second, c.ConnectTimeout)
 	out, err := json.Marshal(c)
 	require.NoError(t, err)
 	var back HTTPConfig
@@ -124,8 +125,8 @@ func TestHTTPConfigJSON(t *testing.T) {
 func TestHTTPPresets(t *testing.T) {
 	r := Route53HTTP()
 	require.NoError(t, r.Validate())
-	assert.Equal(t, 4*time.Second, r.ConnectTimeout.D())
-	assert.Equal(t, 2*time.Second, r.ResponseTimeout.D())
+	assert.Equal(t, 4*time.Second, r.ConnectTimeout)
+	assert.Equal(t, 2*time.Second, r.ResponseTimeout)
 	assert.Equal(t, 5120, r.MatchWindow)
 	assert.True(t, r.ExpectedStatuses.Contains(302))
 	assert.False(t, r.ExpectedStatuses.Contains(404))

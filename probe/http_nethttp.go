@@ -46,7 +46,7 @@ func newHTTPRef(h *HTTP, body []byte) *httpRef {
 			if err != nil {
 				return nil, err
 			}
-			probeSetDeadline(ctx, c, h.cfg.ResponseTimeout.D())
+			probeSetDeadline(ctx, c, h.cfg.ResponseTimeout)
 			return c, nil
 		},
 	}

@@ -104,13 +104,14 @@ func (s Statuses) String() string {
 }
 
 // validate checks every range: 100 ≤ Min ≤ Max ≤ 599.
-func (s Statuses) validate(field string) error {
+func (s Statuses) validate(sentinel error, field string) error {
 	for i, r := range s {
+		f := fmt.Sprintf("%s[%d]", field, i)
 		if r.Min < 100 || r.Min > 599 || r.Max < 100 || r.Max > 599 {
-			return fmt.Errorf("probe: %s[%d] = %s: status codes must be within 100–599", field, i, r)
+			return fieldErr(sentinel, f, r, "status codes within 100–599")
 		}
 		if r.Min > r.Max {
-			return fmt.Errorf("probe: %s[%d] = %d-%d: the range's min must not exceed its max", field, i, r.Min, r.Max)
+			return fieldErr(sentinel, f, fmt.Sprintf("%d-%d", r.Min, r.Max), "a range whose min does not exceed its max")
 		}
 	}
 	return nil

@@ -286,7 +286,7 @@ func TestHTTPFailures(t *testing.T) {
 		}, nil, 300 * time.Millisecond, Fail, KindTimeout},
 		{"Envoy rule 6: the response timeout bounds the answer (Route 53 style)", func(t *testing.T) string {
 			return probersRawServer(t, nil, true, false).addr()
-		}, func(c *HTTPConfig) { c.ResponseTimeout = jsonDur(200 * time.Millisecond) }, time.Minute, Fail, KindTimeout},
+		}, func(c *HTTPConfig) { c.ResponseTimeout = 200 * time.Millisecond }, time.Minute, Fail, KindTimeout},
 		{"Envoy rule 6: an unexpected close counts toward the threshold", func(t *testing.T) string {
 			return probersRawServer(t, nil, false, true).addr()
 		}, nil, 5 * time.Second, Fail, KindReset},

@@ -189,7 +189,7 @@ func (lp *evLoop) start(j loopJob, now time.Time) {
 	p.end = j.start.Add(j.timeout)
 	p.deadline = p.end
 	if h := j.lt.http; h != nil {
-		p.deadline = loopDeadline(p.end, j.start, h.cfg.ConnectTimeout.D())
+		p.deadline = loopDeadline(p.end, j.start, h.cfg.ConnectTimeout)
 	}
 	family := syscall.AF_INET
 	if j.lt.addr.Addr().Is6() {
@@ -442,7 +442,7 @@ func (lp *evLoop) connected(s int32, now time.Time) {
 		return
 	}
 	p.phase = loopSending
-	p.deadline = loopDeadline(p.end, now, h.cfg.ResponseTimeout.D())
+	p.deadline = loopDeadline(p.end, now, h.cfg.ResponseTimeout)
 	lp.dlFix(p.hidx)
 	lp.send(s, now)
 }

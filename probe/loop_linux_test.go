@@ -185,7 +185,7 @@ func TestLoopHTTPMatchesGoroutinePath(t *testing.T) {
 	t.Run("response timeout", func(t *testing.T) {
 		srv := probersRawServer(t, nil, true, false)
 		c := cfg
-		c.ResponseTimeout = Duration(50 * time.Millisecond)
+		c.ResponseTimeout = 50 * time.Millisecond
 		h := probersHTTP(t, srv.addr(), c, HTTPEngineLean)
 		got := loopRun(t, h, time.Hour)
 		assert.Equal(t, KindTimeout, got.Kind, got.Detail)
@@ -337,14 +337,14 @@ func TestMonitorEventLoop(t *testing.T) {
 			m, err := NewMonitor(cfg, nil, nil)
 			require.NoError(t, err)
 			pol := DefaultPolicy()
-			pol.Interval = Duration(100 * time.Millisecond)
+			pol.Interval = 100 * time.Millisecond
 			pol.Timeout = pol.Interval
 			pol.InitialJitter = 0
 			add := func(id string, p Prober) {
 				t.Helper()
 				tp := pol
 				if id == "silent" { // its probe stays in flight
-					tp.Interval, tp.Timeout, tp.MaxBackoff = Duration(time.Hour), Duration(time.Hour), Duration(time.Hour)
+					tp.Interval, tp.Timeout, tp.MaxBackoff = time.Hour, time.Hour, time.Hour
 				}
 				require.NoError(t, m.Add(Target{ID: id, Prober: p, Policy: tp}))
 			}

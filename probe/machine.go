@@ -71,11 +71,13 @@ type Machine struct {
 }
 
 // NewMachine validates p and returns a machine in p.InitialState with no
-// result seen. The machine keeps its own copy of p.
+// result seen. The machine keeps its own copy of p, with the defaults of
+// its zero fields filled in.
 func NewMachine(p Policy) (*Machine, error) {
 	if err := machValidate(p); err != nil {
 		return nil, err
 	}
+	p = p.withDefaults()
 	// One allocation for the machine and its policy.
 	both := &struct {
 		m Machine

@@ -10,11 +10,11 @@ import (
 // machGenPolicy draws a random valid policy with small thresholds.
 func machGenPolicy(t *rapid.T) Policy {
 	p := DefaultPolicy()
-	ms := func(label string, lo, hi int) Duration {
-		return Duration(time.Duration(rapid.IntRange(lo, hi).Draw(t, label)) * time.Millisecond)
+	ms := func(label string, lo, hi int) time.Duration {
+		return (time.Duration(rapid.IntRange(lo, hi).Draw(t, label)) * time.Millisecond)
 	}
 	p.Interval = ms("interval", 1, 20000)
-	p.Timeout = Duration(time.Duration(rapid.IntRange(1, int(p.Interval.D()/time.Millisecond)).Draw(t, "timeoutMs")) * time.Millisecond)
+	p.Timeout = (time.Duration(rapid.IntRange(1, int(p.Interval/time.Millisecond)).Draw(t, "timeoutMs")) * time.Millisecond)
 	p.CriticalThreshold = rapid.IntRange(1, 6).Draw(t, "critical")
 	p.WarningThreshold = rapid.IntRange(1, p.CriticalThreshold).Draw(t, "warning")
 	p.PassingThreshold = rapid.IntRange(1, 5).Draw(t, "passing")
@@ -25,7 +25,7 @@ func machGenPolicy(t *rapid.T) Policy {
 	p.FailNowAsFailure = rapid.Bool().Draw(t, "failNowAsFailure")
 	p.Schedule = rapid.SampledFrom([]ScheduleKind{ScheduleRecordService, ScheduleEnvoy}).Draw(t, "schedule")
 	p.MaxBackoff = p.Interval + ms("extraBackoff", 0, 100000)
-	opt := func(label string) Duration {
+	opt := func(label string) time.Duration {
 		if rapid.Bool().Draw(t, label+"Set") {
 			return ms(label, 1, 20000)
 		}
@@ -78,17 +78,17 @@ func (r *machRef) state() State {
 func (r *machRef) served() bool { return r.up && !r.disabled }
 
 func (r *machRef) delay(passed bool) time.Duration {
-	or := func(d Duration) time.Duration {
+	or := func(d time.Duration) time.Duration {
 		if d == 0 {
-			return r.p.Interval.D()
+			return r.p.Interval
 		}
-		return d.D()
+		return d
 	}
 	var d time.Duration
 	if r.p.Schedule == ScheduleEnvoy {
 		switch {
 		case passed && r.up:
-			d = r.p.Interval.D()
+			d = r.p.Interval
 		case passed && r.state() == Recovery:
 			d = or(r.p.HealthyEdgeInterval)
 		case !passed && r.up:
@@ -99,15 +99,15 @@ func (r *machRef) delay(passed bool) time.Duration {
 	} else {
 		switch r.state() {
 		case Passing:
-			d = r.p.Interval.D()
+			d = r.p.Interval
 		case Warning, Recovery:
-			d = r.p.Interval.D() / 2
+			d = r.p.Interval / 2
 		default:
-			d = r.p.Interval.D()
-			for i := 1; i < r.downRun && d < r.p.MaxBackoff.D(); i++ {
+			d = r.p.Interval
+			for i := 1; i < r.downRun && d < r.p.MaxBackoff; i++ {
 				d *= 2
 			}
-			d = min(d, r.p.MaxBackoff.D())
+			d = min(d, r.p.MaxBackoff)
 		}
 	}
 	return max(d, time.Millisecond)

@@ -148,9 +148,9 @@ func TestMachineRecordServiceSchedule(t *testing.T) {
 
 func TestMachineScheduleFloor(t *testing.T) {
 	p := DefaultPolicy()
-	p.Interval = Duration(time.Millisecond)
-	p.Timeout = Duration(time.Millisecond)
-	p.MaxBackoff = Duration(time.Millisecond)
+	p.Interval = time.Millisecond
+	p.Timeout = time.Millisecond
+	p.MaxBackoff = time.Millisecond
 	m, err := NewMachine(p)
 	require.NoError(t, err)
 	st := m.Observe(machT0, machResult('F'))
@@ -224,11 +224,11 @@ func TestMachineDisabled(t *testing.T) {
 
 func TestNewMachineRejectsBadPolicy(t *testing.T) {
 	p := DefaultPolicy()
-	p.CriticalThreshold = 0
+	p.CriticalThreshold = -1
 	m, err := NewMachine(p)
 	require.Nil(t, m)
 	require.ErrorIs(t, err, ErrInvalidPolicy)
-	var pe *PolicyError
+	var pe *FieldError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "criticalThreshold", pe.Field)
 }

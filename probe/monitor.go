@@ -27,11 +27,19 @@ var (
 	ErrMonitorRunning = errors.New("probe: monitor already running")
 )
 
-// MonitorConfig configures a Monitor. Start from DefaultMonitorConfig.
+// ErrMonitorConfig is wrapped by every MonitorConfig (and Shard)
+// validation error, a *FieldError.
+var ErrMonitorConfig = errors.New("probe: monitor config")
+
+// MonitorConfig configures a Monitor. Start from DefaultMonitorConfig and
+// change fields. A field left at zero takes its default (Concurrency,
+// LatencyWindow, LatencySmoothing); the zero Seed draws a random seed and
+// the zero Shard owns every target, so the zero MonitorConfig is
+// DefaultMonitorConfig.
 type MonitorConfig struct {
 	// Concurrency is the number of probes that may run at once, in the
 	// event loop and on workers together: also the most workers Run keeps.
-	// 1 to 65536; default 256. Workers are started when a probe is due and
+	// 1 to 65536; default (also 0) 256. Workers are started when a probe is due and
 	// none is free, and exit after a few seconds without work, so an idle or
 	// lightly loaded Monitor keeps few goroutines. A target due while
 	// Concurrency probes run waits until one ends.
@@ -44,10 +52,10 @@ type MonitorConfig struct {
 	// when the Monitor is created.
 	Seed uint64 `json:"seed"`
 	// LatencyWindow is the number of most recent latencies kept per target
-	// for the P50/P95/P99 statistics, 1 to 4096; default 64.
+	// for the P50/P95/P99 statistics, 1 to 4096; default (also 0) 64.
 	LatencyWindow int `json:"latencyWindow"`
 	// LatencySmoothing is the weight of the newest latency in the smoothed
-	// (EWMA) latency, in (0, 1]; default 0.2.
+	// (EWMA) latency, in (0, 1]; default (also 0) 0.2.
 	LatencySmoothing float64 `json:"latencySmoothing"`
 	// NoEventLoop runs every probe on a worker goroutine. By default, on
 	// Linux, the scheduler goroutine itself runs plain HTTP checks (no TLS,
@@ -74,20 +82,37 @@ func DefaultMonitorConfig() MonitorConfig {
 	return MonitorConfig{Concurrency: 256, LatencyWindow: 64, LatencySmoothing: 0.2}
 }
 
-// Validate reports the first field outside its range, naming the field, the
-// value and the allowed range.
+// withDefaults fills the zero fields that take a default.
+func (c MonitorConfig) withDefaults() MonitorConfig {
+	d := DefaultMonitorConfig()
+	if c.Concurrency == 0 {
+		c.Concurrency = d.Concurrency
+	}
+	if c.LatencyWindow == 0 {
+		c.LatencyWindow = d.LatencyWindow
+	}
+	if c.LatencySmoothing == 0 {
+		c.LatencySmoothing = d.LatencySmoothing
+	}
+	return c
+}
+
+// Validate reports the first field outside its range as a *FieldError
+// naming the field, the value and the allowed range (it wraps
+// ErrMonitorConfig). Zero fields are valid: they take their defaults.
 func (c MonitorConfig) Validate() error {
+	c = c.withDefaults()
 	if c.Concurrency < 1 || c.Concurrency > MaxMonitorConcurrency {
-		return fmt.Errorf("probe: monitor concurrency %d out of range [1, %d]", c.Concurrency, MaxMonitorConcurrency)
+		return fieldErr(ErrMonitorConfig, "concurrency", c.Concurrency, fmt.Sprintf("1–%d, or 0 for the default", MaxMonitorConcurrency))
 	}
 	if err := c.Shard.Validate(); err != nil {
-		return fmt.Errorf("probe: monitor shard: %w", err)
+		return fieldIn("shard", ErrMonitorConfig, err)
 	}
 	if c.LatencyWindow < 1 || c.LatencyWindow > MaxLatencyWindow {
-		return fmt.Errorf("probe: monitor latencyWindow %d out of range [1, %d]", c.LatencyWindow, MaxLatencyWindow)
+		return fieldErr(ErrMonitorConfig, "latencyWindow", c.LatencyWindow, fmt.Sprintf("1–%d, or 0 for the default", MaxLatencyWindow))
 	}
 	if !(c.LatencySmoothing > 0 && c.LatencySmoothing <= 1) {
-		return fmt.Errorf("probe: monitor latencySmoothing %v out of range (0, 1]", c.LatencySmoothing)
+		return fieldErr(ErrMonitorConfig, "latencySmoothing", c.LatencySmoothing, "(0, 1], or 0 for the default")
 	}
 	return nil
 }
@@ -102,7 +127,7 @@ type Target struct {
 	// an Update the old and the new prober may run at once). Required.
 	Prober Prober
 	// Policy is the target's thresholds and schedule; it must pass
-	// Policy.Validate.
+	// Policy.Validate. Zero fields take their defaults (see Policy).
 	Policy Policy
 }
 
@@ -214,6 +239,7 @@ func NewMonitor(cfg MonitorConfig, obs Observer, logger *slog.Logger) (*Monitor,
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = rand.Uint64()
@@ -254,6 +280,7 @@ func (m *Monitor) Add(t Target) error {
 	if err := machValidate(t.Policy); err != nil {
 		return fmt.Errorf("probe: target %q: %w", t.ID, err)
 	}
+	t.Policy = t.Policy.withDefaults()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.targets[t.ID]; ok {
@@ -264,7 +291,7 @@ func (m *Monitor) Add(t Target) error {
 	mt.mach.init(m.internLocked(t.Policy))
 	mt.st = monNewStats(now, mt.mach.State(), m.cfg.LatencyWindow)
 	m.targets[t.ID] = mt
-	m.queueLocked(mt, now.Add(backoff.Uniform(mt.mach.p.InitialJitter.D(), m.rng)))
+	m.queueLocked(mt, now.Add(backoff.Uniform(mt.mach.p.InitialJitter, m.rng)))
 	return nil
 }
 
@@ -318,6 +345,7 @@ func (m *Monitor) Update(t Target) error {
 	if err := machValidate(t.Policy); err != nil {
 		return fmt.Errorf("probe: target %q: %w", t.ID, err)
 	}
+	t.Policy = t.Policy.withDefaults()
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -341,7 +369,7 @@ func (m *Monitor) Update(t Target) error {
 	}
 	cur.prober = t.Prober
 	m.heap.remove(cur)
-	m.queueLocked(cur, now.Add(backoff.Uniform(cur.mach.p.InitialJitter.D(), m.rng)))
+	m.queueLocked(cur, now.Add(backoff.Uniform(cur.mach.p.InitialJitter, m.rng)))
 	if emitted {
 		monSignal(m.evWake)
 	}

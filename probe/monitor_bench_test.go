@@ -32,9 +32,9 @@ func BenchmarkMonitorCycle(b *testing.B) {
 				b.Fatal(err)
 			}
 			pol := DefaultPolicy()
-			pol.Interval = Duration(time.Millisecond)
-			pol.Timeout = Duration(time.Millisecond)
-			pol.MaxBackoff = Duration(time.Millisecond)
+			pol.Interval = time.Millisecond
+			pol.Timeout = time.Millisecond
+			pol.MaxBackoff = time.Millisecond
 			for i := range 1000 {
 				if err := m.Add(Target{ID: fmt.Sprint("t", i), Prober: p, Policy: pol}); err != nil {
 					b.Fatal(err)

@@ -66,8 +66,8 @@ func TestMonitorConcurrentCallers(t *testing.T) {
 			})
 		}
 		pol := DefaultPolicy()
-		pol.Interval = Duration(2 * time.Second)
-		pol.Timeout = Duration(time.Second)
+		pol.Interval = 2 * time.Second
+		pol.Timeout = time.Second
 		pol.IntervalJitterPercent = 20
 
 		stop := monStart(t, m)
@@ -81,7 +81,7 @@ func TestMonitorConcurrentCallers(t *testing.T) {
 					case 0, 1:
 						p := pol
 						if r.IntN(2) == 0 {
-							p.Interval = Duration(3 * time.Second)
+							p.Interval = 3 * time.Second
 						}
 						mu.Lock() // hold so the new target's first probe cannot see the old mark
 						if err := m.Add(Target{ID: id, Prober: prober(id, r.IntN(4)), Policy: p}); err == nil {

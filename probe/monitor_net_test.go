@@ -56,11 +56,11 @@ func TestMonitorRealNetwork(t *testing.T) {
 	require.NoError(t, err)
 
 	pol := DefaultPolicy()
-	pol.Interval = Duration(200 * time.Millisecond)
-	pol.Timeout = Duration(200 * time.Millisecond)
-	pol.MaxBackoff = Duration(400 * time.Millisecond)
+	pol.Interval = 200 * time.Millisecond
+	pol.Timeout = 200 * time.Millisecond
+	pol.MaxBackoff = 400 * time.Millisecond
 	pol.CriticalThreshold = 2
-	pol.InitialJitter = Duration(200 * time.Millisecond)
+	pol.InitialJitter = 200 * time.Millisecond
 
 	var firstPass sync.WaitGroup
 	firstPass.Add(n)

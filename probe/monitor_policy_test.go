@@ -17,7 +17,7 @@ func TestMonitorSharesPolicies(t *testing.T) {
 	pass := ProberFunc(func(context.Context) Result { return Result{Status: Pass} })
 	pol := func(interval time.Duration) Policy {
 		p := DefaultPolicy()
-		p.Interval = Duration(interval)
+		p.Interval = interval
 		return p
 	}
 	m := monNew(t, nil, nil)

@@ -267,7 +267,7 @@ func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, mon
 				m.heap.pop()
 				t.cancel = monLoopRunning
 				m.inFlight++
-				m.loopJobs = append(m.loopJobs, loopJob{t: t, lt: lt, start: now, timeout: t.mach.p.Timeout.D(), gen: t.gen})
+				m.loopJobs = append(m.loopJobs, loopJob{t: t, lt: lt, start: now, timeout: t.mach.p.Timeout, gen: t.gen})
 				continue
 			}
 		}
@@ -280,7 +280,7 @@ func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, mon
 			break // workers told to retire have not exited yet; each wakes the scheduler when it does
 		}
 		m.heap.pop()
-		pctx, cancel := context.WithTimeout(base, t.mach.p.Timeout.D())
+		pctx, cancel := context.WithTimeout(base, t.mach.p.Timeout)
 		t.cancel = cancel
 		m.inFlight++
 		j := monJob{t: t, gen: t.gen, prober: t.prober, ctx: pctx, cancel: cancel, start: now}
@@ -402,7 +402,7 @@ func (m *Monitor) resultLocked(ctx context.Context, t *monTarget, gen uint32, st
 	step := t.mach.Observe(now, r)
 	t.st.record(now, r, m.cfg.LatencySmoothing)
 	sent = m.stepLocked(t, step)
-	d := max(t.mach.p.Jitter().Apply(step.Next, m.rng), monMinDelay)
+	d := max(t.mach.p.jitter().Apply(step.Next, m.rng), monMinDelay)
 	due := start.Add(d)
 	if due.Before(now) {
 		due = now

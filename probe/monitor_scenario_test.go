@@ -21,7 +21,7 @@ func monScenario(n int) []monScenarioTarget {
 	out := make([]monScenarioTarget, n)
 	for i := range out {
 		p := DefaultPolicy()
-		p.Interval = Duration(time.Duration(10+i%7) * time.Second)
+		p.Interval = time.Duration(10+i%7) * time.Second
 		p.PassingThreshold = 1 + i%3
 		script := monAlways(Pass)
 		switch {

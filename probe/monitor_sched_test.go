@@ -16,9 +16,9 @@ import (
 // first, so every interval of the schedule shows up.
 func monEnvoyEdges() Policy {
 	p := Envoy()
-	p.UnhealthyInterval = Duration(10 * time.Second)
-	p.UnhealthyEdgeInterval = Duration(time.Second)
-	p.HealthyEdgeInterval = Duration(2 * time.Second)
+	p.UnhealthyInterval = 10 * time.Second
+	p.UnhealthyEdgeInterval = time.Second
+	p.HealthyEdgeInterval = 2 * time.Second
 	p.PassingThreshold = 2
 	return p
 }
@@ -135,8 +135,8 @@ func TestMonitorExactSchedules(t *testing.T) {
 // their bounds, actually vary, and repeat exactly with the same seed.
 func TestMonitorJitter(t *testing.T) {
 	pol := DefaultPolicy()
-	pol.InitialJitter = Duration(5 * time.Second)
-	pol.IntervalJitter = Duration(time.Second)
+	pol.InitialJitter = 5 * time.Second
+	pol.IntervalJitter = time.Second
 	pol.IntervalJitterPercent = 10 // 1 s of 10 s
 	run := func(t *testing.T, seed uint64) map[string][]time.Duration {
 		out := map[string][]time.Duration{}
@@ -205,7 +205,7 @@ func TestMonitorChangesWhileRunning(t *testing.T) {
 
 		time.Sleep(7 * time.Second) // 32 s: C is in warning since 30 s
 		slower := pol
-		slower.Interval = Duration(20 * time.Second)
+		slower.Interval = 20 * time.Second
 		require.NoError(t, m.Update(Target{ID: "C", Prober: rec.prober("C", monAlways(Pass)), Policy: slower}))
 
 		time.Sleep(10 * time.Second) // 42 s
@@ -287,7 +287,7 @@ func TestMonitorEventsInOrder(t *testing.T) {
 		rec := monNewRec()
 		m := monNew(t, rec, func(c *MonitorConfig) { c.Concurrency = 16 })
 		pol := DefaultPolicy()
-		pol.IntervalJitter = Duration(3 * time.Second)
+		pol.IntervalJitter = 3 * time.Second
 		for i := range 200 {
 			id := fmt.Sprint("t", i)
 			from := time.Duration(i%13) * 7 * time.Second

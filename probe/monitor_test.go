@@ -130,11 +130,14 @@ func TestMonitorConfigValidate(t *testing.T) {
 		ok     bool
 	}{
 		{"default", func(*MonitorConfig) {}, true},
-		{"concurrency 0", func(c *MonitorConfig) { c.Concurrency = 0 }, false},
+		{"concurrency 0 takes the default", func(c *MonitorConfig) { c.Concurrency = 0 }, true},
+		{"concurrency negative", func(c *MonitorConfig) { c.Concurrency = -1 }, false},
 		{"concurrency too big", func(c *MonitorConfig) { c.Concurrency = MaxMonitorConcurrency + 1 }, false},
-		{"window 0", func(c *MonitorConfig) { c.LatencyWindow = 0 }, false},
+		{"window 0 takes the default", func(c *MonitorConfig) { c.LatencyWindow = 0 }, true},
+		{"window negative", func(c *MonitorConfig) { c.LatencyWindow = -1 }, false},
 		{"window too big", func(c *MonitorConfig) { c.LatencyWindow = MaxLatencyWindow + 1 }, false},
-		{"smoothing 0", func(c *MonitorConfig) { c.LatencySmoothing = 0 }, false},
+		{"smoothing 0 takes the default", func(c *MonitorConfig) { c.LatencySmoothing = 0 }, true},
+		{"smoothing negative", func(c *MonitorConfig) { c.LatencySmoothing = -0.1 }, false},
 		{"smoothing above 1", func(c *MonitorConfig) { c.LatencySmoothing = 1.5 }, false},
 		{"smoothing 1", func(c *MonitorConfig) { c.LatencySmoothing = 1 }, true},
 		{"shard index out of range", func(c *MonitorConfig) { c.Shard = Shard{Index: 3, Count: 3} }, false},
@@ -150,9 +153,11 @@ func TestMonitorConfigValidate(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.Error(t, err)
+			require.ErrorIs(t, err, ErrMonitorConfig)
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
 			_, err = NewMonitor(cfg, nil, nil)
-			require.Error(t, err)
+			require.ErrorIs(t, err, ErrMonitorConfig)
 		})
 	}
 }
@@ -170,7 +175,7 @@ func TestMonitorAddErrors(t *testing.T) {
 		}
 	}
 	bad := DefaultPolicy()
-	bad.CriticalThreshold = 0
+	bad.CriticalThreshold = -1
 	cases := []struct {
 		name string
 		t    Target
@@ -267,7 +272,7 @@ func TestMonitorStopCancelsRunningProbe(t *testing.T) {
 			return Result{Status: Fail, Kind: KindTimeout}
 		})
 		pol := DefaultPolicy()
-		pol.Timeout = Duration(pol.Interval)
+		pol.Timeout = pol.Interval
 		m := monNew(t, nil, nil)
 		require.NoError(t, m.Add(Target{ID: "x", Prober: p, Policy: pol}))
 		stop := monStart(t, m)

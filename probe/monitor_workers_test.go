@@ -24,8 +24,8 @@ func (m *Monitor) workerCounts() (alive, peak, idle int) {
 // at once is due at the same instants.
 func monBurstPolicy() Policy {
 	p := DefaultPolicy()
-	p.Interval = Duration(time.Second)
-	p.Timeout = Duration(time.Second)
+	p.Interval = time.Second
+	p.Timeout = time.Second
 	return p
 }
 

@@ -93,6 +93,20 @@ func (p Payload) Validate() error {
 	return err
 }
 
+// validate is Validate as a *FieldError for the config field named field,
+// wrapping sentinel.
+func (p Payload) validate(sentinel error, field string) error {
+	if _, err := p.Bytes(); err != nil {
+		return payloadFieldErr(sentinel, field, p, err)
+	}
+	return nil
+}
+
+func payloadFieldErr(sentinel error, field string, p Payload, err error) error {
+	return fieldErr(sentinel, field, p.String(), "a payload of at least one byte, "+
+		"its type's field only ("+strings.TrimPrefix(err.Error(), "probe: ")+")")
+}
+
 // String returns the payload in ParsePayload's form ("text:pong", "hex:706f").
 func (p Payload) String() string {
 	switch p.Type {
@@ -210,8 +224,18 @@ func (s *Segments) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// decode returns every segment's bytes; field names the config field for errors.
-func (s Segments) decode(field string) ([][]byte, error) {
+// String lists the segments in ParsePayload's form.
+func (s Segments) String() string {
+	parts := make([]string, len(s))
+	for i, p := range s {
+		parts[i] = p.String()
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// decode returns every segment's bytes; field names the config field for
+// errors, which are *FieldErrors wrapping sentinel.
+func (s Segments) decode(sentinel error, field string) ([][]byte, error) {
 	if len(s) == 0 {
 		return nil, nil
 	}
@@ -219,7 +243,7 @@ func (s Segments) decode(field string) ([][]byte, error) {
 	for i, p := range s {
 		b, err := p.Bytes()
 		if err != nil {
-			return nil, fmt.Errorf("%s[%d]: %w", field, i, err)
+			return nil, payloadFieldErr(sentinel, fmt.Sprintf("%s[%d]", field, i), p, err)
 		}
 		out[i] = b
 	}

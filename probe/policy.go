@@ -6,12 +6,7 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/internal/backoff"
-	"github.com/gslbkit/gslb/internal/jsontime"
 )
-
-// Duration is a time.Duration that reads and writes Go duration strings
-// ("3s", "250ms") in JSON; a JSON number is read as seconds.
-type Duration = jsontime.Duration
 
 // Limits that Validate enforces on every Policy.
 const (
@@ -24,72 +19,61 @@ const (
 	MaxThreshold = 65535
 )
 
-// ErrInvalidPolicy is wrapped by every error Policy.Validate returns.
+// ErrInvalidPolicy is wrapped by every error Policy.Validate returns (a
+// *FieldError).
 var ErrInvalidPolicy = errors.New("probe: invalid policy")
-
-// PolicyError says which policy field holds a bad value and what it may
-// hold. It wraps ErrInvalidPolicy.
-type PolicyError struct {
-	// Field is the JSON name of the field ("criticalThreshold").
-	Field string
-	// Value is the offending value, formatted.
-	Value string
-	// Allowed describes the allowed range ("1–65535", "≥ warningThreshold (3)").
-	Allowed string
-}
-
-// Error formats the field, the value and the allowed range.
-func (e *PolicyError) Error() string {
-	return fmt.Sprintf("probe: policy field %s = %s: allowed %s", e.Field, e.Value, e.Allowed)
-}
-
-// Unwrap returns ErrInvalidPolicy.
-func (e *PolicyError) Unwrap() error { return ErrInvalidPolicy }
 
 // Policy is the per-target health policy: the thresholds that move a
 // Machine between states and the schedule that spaces its probes.
 //
-// The zero value is not valid; start from DefaultPolicy or a named preset
-// (Envoy, RecordService, ProxySync, Consul, Route53, Gdnsd) and change
-// fields. A Policy is a plain value, safe to copy; Validate reports the first
-// bad field. JSON uses the camelCase names below; criticalThreshold may also
+// Start from DefaultPolicy or a named preset (Envoy, RecordService,
+// ProxySync, Consul, Route53, Gdnsd) and change fields. A field left at
+// zero takes its default (so the zero Policy is DefaultPolicy), except the
+// fields whose zero already means something: the envoy-schedule intervals
+// (0 = Interval), the jitters (0 = none) and the booleans. A Policy is a
+// plain value, safe to copy; Validate reports the first bad field. JSON uses the camelCase names below; criticalThreshold may also
 // be spelled unhealthyThreshold and passingThreshold healthyThreshold
 // (Envoy Gateway's names), but not both spellings of one knob at once.
 type Policy struct {
 	// Interval is the delay between probes of a passing target (the base
-	// of every schedule). Range MinInterval–MaxInterval. Default 10s.
-	Interval Duration `json:"interval"`
+	// of every schedule). Range MinInterval–MaxInterval. Default (also 0)
+	// 10s.
+	Interval time.Duration `json:"interval"`
 	// Timeout bounds each probe: the Monitor gives Probe a context with
-	// this deadline. Range (0, Interval]. Default 1s.
-	Timeout Duration `json:"timeout"`
+	// this deadline. Range (0, Interval]. Default (also 0) 1s, or Interval
+	// when that is shorter.
+	Timeout time.Duration `json:"timeout"`
 
 	// WarningThreshold is the number of consecutive failures that moves a
 	// passing target to warning (still served). Range 1–criticalThreshold;
 	// equal to criticalThreshold means the target never shows warning.
-	// Default 1.
+	// Default (also 0) 1.
 	WarningThreshold int `json:"warningThreshold"`
 	// CriticalThreshold is the number of consecutive failures that moves a
 	// passing or warning target to critical (not served). Range
-	// warningThreshold–MaxThreshold. Default 3. JSON alias unhealthyThreshold.
+	// warningThreshold–MaxThreshold. Default (also 0) 3. JSON alias
+	// unhealthyThreshold.
 	CriticalThreshold int `json:"criticalThreshold"`
 	// PassingThreshold is the number of consecutive successes that moves a
 	// critical target back to passing; with more than 1, the first success
 	// moves it to recovery (not served) until the count is reached. Range
-	// 1–MaxThreshold. Default 1. JSON alias healthyThreshold.
+	// 1–MaxThreshold. Default (also 0) 1. JSON alias healthyThreshold.
 	PassingThreshold int `json:"passingThreshold"`
 	// WarningExitThreshold is the number of consecutive successes that
 	// returns a warning target to passing (Consul's successBeforePassing).
-	// Range 1–MaxThreshold. Default 1.
+	// Range 1–MaxThreshold. Default (also 0) 1.
 	WarningExitThreshold int `json:"warningExitThreshold"`
 	// FailureResetThreshold is the number of consecutive successes after
 	// which the failure count is reset (gdnsd's ok_thresh). Until then
 	// failures keep accumulating across sparse successes. Range
-	// 1–MaxThreshold. Default 1 (every success resets the failure count).
+	// 1–MaxThreshold. Default (also 0) 1: every success resets the failure
+	// count.
 	FailureResetThreshold int `json:"failureResetThreshold"`
 
 	// InitialState is the state of a new target before its first result:
 	// Passing (optimistic, served) or Critical (nothing served until
-	// proven). JSON "passing" or "critical". Default Passing.
+	// proven). JSON "passing" or "critical". Default (also Unknown, the
+	// zero State) Passing.
 	InitialState State `json:"initialState"`
 	// FirstPassImmediate makes one success enough to pass while no result
 	// has been seen yet, whatever PassingThreshold says (Envoy's startup
@@ -106,28 +90,29 @@ type Policy struct {
 	Schedule ScheduleKind `json:"schedule"`
 	// MaxBackoff caps the record-service back-off of critical targets.
 	// Range Interval–MaxInterval for ScheduleRecordService; ignored (and
-	// may be 0) for ScheduleEnvoy. Default 300s.
-	MaxBackoff Duration `json:"maxBackoff,omitempty"`
+	// may be 0) for ScheduleEnvoy. Default (also 0 with the record-service
+	// schedule) 300s, or Interval when that is longer.
+	MaxBackoff time.Duration `json:"maxBackoff,omitempty"`
 	// UnhealthyInterval is the Envoy-schedule delay while the target is not
 	// served. 0 means Interval; else MinInterval–MaxInterval.
-	UnhealthyInterval Duration `json:"unhealthyInterval,omitempty"`
+	UnhealthyInterval time.Duration `json:"unhealthyInterval,omitempty"`
 	// UnhealthyEdgeInterval is the Envoy-schedule delay after a failure
 	// that left the target served (a change toward critical is pending).
 	// 0 means Interval; else MinInterval–MaxInterval.
-	UnhealthyEdgeInterval Duration `json:"unhealthyEdgeInterval,omitempty"`
+	UnhealthyEdgeInterval time.Duration `json:"unhealthyEdgeInterval,omitempty"`
 	// HealthyEdgeInterval is the Envoy-schedule delay after a success that
 	// left the target unserved in recovery (a change toward passing is
 	// pending). 0 means Interval; else MinInterval–MaxInterval.
-	HealthyEdgeInterval Duration `json:"healthyEdgeInterval,omitempty"`
+	HealthyEdgeInterval time.Duration `json:"healthyEdgeInterval,omitempty"`
 
 	// InitialJitter delays a new target's first probe by a uniform random
 	// amount in [0, InitialJitter); 0 probes at once. The Monitor applies
 	// it. Range 0–MaxInterval. Default 0.
-	InitialJitter Duration `json:"initialJitter,omitempty"`
+	InitialJitter time.Duration `json:"initialJitter,omitempty"`
 	// IntervalJitter adds a uniform random amount in [0, IntervalJitter)
 	// to every delay. The Monitor applies it. Range 0–MaxInterval.
 	// Default 0.
-	IntervalJitter Duration `json:"intervalJitter,omitempty"`
+	IntervalJitter time.Duration `json:"intervalJitter,omitempty"`
 	// IntervalJitterPercent adds a uniform random share in
 	// [0, delay × percent / 100) to every delay, on top of IntervalJitter.
 	// Range 0–100. Default 0.
@@ -140,8 +125,8 @@ type Policy struct {
 // record-service schedule with back-off capped at 300s, no jitter.
 func DefaultPolicy() Policy {
 	return Policy{
-		Interval:              Duration(10 * time.Second),
-		Timeout:               Duration(time.Second),
+		Interval:              10 * time.Second,
+		Timeout:               time.Second,
 		WarningThreshold:      1,
 		CriticalThreshold:     3,
 		PassingThreshold:      1,
@@ -149,25 +134,62 @@ func DefaultPolicy() Policy {
 		FailureResetThreshold: 1,
 		InitialState:          Passing,
 		Schedule:              ScheduleRecordService,
-		MaxBackoff:            Duration(300 * time.Second),
+		MaxBackoff:            300 * time.Second,
 	}
 }
 
-// Jitter returns the per-interval jitter the Monitor adds to every delay
-// the machine returns (IntervalJitter plus IntervalJitterPercent).
-func (p Policy) Jitter() backoff.Jitter {
-	return backoff.Jitter{Absolute: p.IntervalJitter.D(), Percent: p.IntervalJitterPercent}
+// withDefaults returns p with every zero field that takes a default set to
+// it (see Policy).
+func (p Policy) withDefaults() Policy {
+	d := DefaultPolicy()
+	if p.Interval == 0 {
+		p.Interval = d.Interval
+	}
+	if p.Timeout == 0 {
+		p.Timeout = min(d.Timeout, p.Interval)
+	}
+	for _, f := range []struct {
+		v *int
+		d int
+	}{
+		{&p.WarningThreshold, d.WarningThreshold},
+		{&p.CriticalThreshold, d.CriticalThreshold},
+		{&p.PassingThreshold, d.PassingThreshold},
+		{&p.WarningExitThreshold, d.WarningExitThreshold},
+		{&p.FailureResetThreshold, d.FailureResetThreshold},
+	} {
+		if *f.v == 0 {
+			*f.v = f.d
+		}
+	}
+	if p.InitialState == Unknown {
+		p.InitialState = d.InitialState
+	}
+	if p.MaxBackoff == 0 && p.Schedule == ScheduleRecordService {
+		p.MaxBackoff = max(d.MaxBackoff, p.Interval)
+	}
+	return p
+}
+
+// MaxJitter returns the most jitter the Monitor adds to a delay d the
+// machine returns: IntervalJitter plus d × IntervalJitterPercent / 100. The
+// jitter drawn is uniform in [0, MaxJitter(d)).
+func (p Policy) MaxJitter(d time.Duration) time.Duration { return p.jitter().Max(d) }
+
+// jitter is the per-interval jitter as the back-off helper's type.
+func (p Policy) jitter() backoff.Jitter {
+	return backoff.Jitter{Absolute: p.IntervalJitter, Percent: p.IntervalJitterPercent}
 }
 
 func machBad(field string, value any, allowed string) error {
-	return &PolicyError{Field: field, Value: fmt.Sprint(value), Allowed: allowed}
+	return fieldErr(ErrInvalidPolicy, field, value, allowed)
 }
 
-func machCheckDur(field string, d Duration, lo, hi time.Duration, zeroOK bool) error {
+func machCheckDur(field string, d time.Duration, lo, hi time.Duration, zeroOK bool) error {
 	if zeroOK && d == 0 {
 		return nil
 	}
-	if d.D() < lo || d.D() > hi {
+	if d < lo || d > hi {
 		r := fmt.Sprintf("%v–%v", lo, hi)
 		if zeroOK {
 			r = "0 or " + r
@@ -188,10 +210,12 @@ func machCheckInt(field string, v, lo, hi int, what string) error {
 }
 
 // Validate reports the first field whose value is out of range, as a
-// *PolicyError naming the field, the value and the allowed range (it wraps
-// ErrInvalidPolicy). It does not apply the record-service style limits;
-// see ValidateRecordService.
+// *FieldError naming the field, the value and the allowed range (it wraps
+// ErrInvalidPolicy). Zero fields that take a default are checked with
+// their default. It does not apply the record-service style limits; see
+// ValidateRecordService.
 func (p Policy) Validate() error {
+	p = p.withDefaults()
 	if err := machCheckDur("interval", p.Interval, MinInterval, MaxInterval, false); err != nil {
 		return err
 	}
@@ -219,11 +243,11 @@ func (p Policy) Validate() error {
 	}
 	switch p.Schedule {
 	case ScheduleRecordService:
-		if err := machCheckDur("maxBackoff", p.MaxBackoff, p.Interval.D(), MaxInterval, false); err != nil {
+		if err := machCheckDur("maxBackoff", p.MaxBackoff, p.Interval, MaxInterval, false); err != nil {
 			return err
 		}
 	case ScheduleEnvoy:
-		if p.MaxBackoff < 0 || p.MaxBackoff.D() > MaxInterval {
+		if p.MaxBackoff < 0 || p.MaxBackoff > MaxInterval {
 			return machBad("maxBackoff", p.MaxBackoff, fmt.Sprintf("0–%v (unused by the envoy schedule)", MaxInterval))
 		}
 	default:
@@ -231,7 +255,7 @@ func (p Policy) Validate() error {
 	}
 	for _, f := range []struct {
 		name string
-		d    Duration
+		d    time.Duration
 	}{
 		{"unhealthyInterval", p.UnhealthyInterval},
 		{"unhealthyEdgeInterval", p.UnhealthyEdgeInterval},
@@ -269,6 +293,7 @@ func (p Policy) ValidateRecordService() error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	p = p.withDefaults()
 	if err := machCheckDur("interval", p.Interval, RecordServiceMinInterval, RecordServiceMaxInterval, false); err != nil {
 		return err
 	}

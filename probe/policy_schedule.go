@@ -64,11 +64,11 @@ func machFloor(d time.Duration) time.Duration {
 	return d
 }
 
-func machOr(d Duration, def Duration) time.Duration {
+func machOr(d, def time.Duration) time.Duration {
 	if d == 0 {
-		return def.D()
+		return def
 	}
-	return d.D()
+	return d
 }
 
 // machDelay is the schedule: the base delay before the next probe for a
@@ -83,7 +83,7 @@ func (p *Policy) machDelay(s State, passed bool, critFails int) time.Duration {
 		case passed && s == Recovery:
 			d = machOr(p.HealthyEdgeInterval, p.Interval)
 		case passed && s.Served():
-			d = p.Interval.D()
+			d = p.Interval
 		case !passed && s.Served():
 			d = machOr(p.UnhealthyEdgeInterval, p.Interval)
 		default:
@@ -93,13 +93,13 @@ func (p *Policy) machDelay(s State, passed bool, critFails int) time.Duration {
 	}
 	switch s {
 	case Warning, Recovery:
-		return machFloor(p.Interval.D() / 2)
+		return machFloor(p.Interval / 2)
 	case Critical:
 		n := critFails - 1
 		if n < 0 {
 			n = 0
 		}
-		return machFloor(backoff.Doubling(p.Interval.D(), n, p.MaxBackoff.D()))
+		return machFloor(backoff.Doubling(p.Interval, n, p.MaxBackoff))
 	}
-	return machFloor(p.Interval.D())
+	return machFloor(p.Interval)
 }

@@ -21,29 +21,35 @@ func TestPolicyValidate(t *testing.T) {
 		range_ string
 	}{
 		{"default is valid", DefaultPolicy(), "", ""},
-		{"zero policy", Policy{}, "interval", "1ms–24h0m0s"},
-		{"interval below 1ms", machPolicy(func(p *Policy) { p.Interval = Duration(time.Microsecond) }), "interval", "1ms–24h0m0s"},
-		{"interval above 24h", machPolicy(func(p *Policy) { p.Interval = Duration(25 * time.Hour) }), "interval", "1ms–24h0m0s"},
-		{"timeout zero", machPolicy(func(p *Policy) { p.Timeout = 0 }), "timeout", "> 0 and ≤ interval (10s)"},
-		{"timeout above interval", machPolicy(func(p *Policy) { p.Timeout = Duration(11 * s) }), "timeout", "> 0 and ≤ interval (10s)"},
-		{"timeout equal to interval", machPolicy(func(p *Policy) { p.Timeout = Duration(10 * s) }), "", ""},
-		{"critical zero", machPolicy(func(p *Policy) { p.CriticalThreshold = 0 }), "criticalThreshold", "1–65535"},
+		{"zero policy is the default", Policy{}, "", ""},
+		{"interval negative", machPolicy(func(p *Policy) { p.Interval = -1 }), "interval", "1ms–24h0m0s"},
+		{"interval below 1ms", machPolicy(func(p *Policy) { p.Interval = time.Microsecond }), "interval", "1ms–24h0m0s"},
+		{"interval above 24h", machPolicy(func(p *Policy) { p.Interval = 25 * time.Hour }), "interval", "1ms–24h0m0s"},
+		{"timeout zero takes the default", machPolicy(func(p *Policy) { p.Timeout = 0 }), "", ""},
+		{"timeout negative", machPolicy(func(p *Policy) { p.Timeout = -1 }), "timeout", "> 0 and ≤ interval (10s)"},
+		{"timeout above interval", machPolicy(func(p *Policy) { p.Timeout = 11 * s }), "timeout", "> 0 and ≤ interval (10s)"},
+		{"timeout equal to interval", machPolicy(func(p *Policy) { p.Timeout = 10 * s }), "", ""},
+		{"critical zero takes the default", machPolicy(func(p *Policy) { p.CriticalThreshold = 0 }), "", ""},
+		{"critical negative", machPolicy(func(p *Policy) { p.CriticalThreshold = -1 }), "criticalThreshold", "1–65535"},
 		{"critical too large", machPolicy(func(p *Policy) { p.CriticalThreshold = MaxThreshold + 1 }), "criticalThreshold", "1–65535"},
-		{"warning zero", machPolicy(func(p *Policy) { p.WarningThreshold = 0 }), "warningThreshold", "1–criticalThreshold (3)"},
+		{"warning negative", machPolicy(func(p *Policy) { p.WarningThreshold = -1 }), "warningThreshold", "1–criticalThreshold (3)"},
+		{"warning above a defaulted critical", machPolicy(func(p *Policy) { p.WarningThreshold, p.CriticalThreshold = 5, 0 }), "warningThreshold", "1–criticalThreshold (3)"},
 		{"warning above critical", machPolicy(func(p *Policy) { p.WarningThreshold = 4 }), "warningThreshold", "1–criticalThreshold (3)"},
-		{"passing zero", machPolicy(func(p *Policy) { p.PassingThreshold = 0 }), "passingThreshold", "1–65535"},
+		{"passing negative", machPolicy(func(p *Policy) { p.PassingThreshold = -2 }), "passingThreshold", "1–65535"},
 		{"warning exit negative", machPolicy(func(p *Policy) { p.WarningExitThreshold = -1 }), "warningExitThreshold", "1–65535"},
-		{"failure reset zero", machPolicy(func(p *Policy) { p.FailureResetThreshold = 0 }), "failureResetThreshold", "1–65535"},
+		{"failure reset too large", machPolicy(func(p *Policy) { p.FailureResetThreshold = MaxThreshold + 1 }), "failureResetThreshold", "1–65535"},
 		{"initial warning", machPolicy(func(p *Policy) { p.InitialState = Warning }), "initialState", `"passing" or "critical"`},
-		{"initial unknown", machPolicy(func(p *Policy) { p.InitialState = Unknown }), "initialState", `"passing" or "critical"`},
+		{"initial unknown takes the default", machPolicy(func(p *Policy) { p.InitialState = Unknown }), "", ""},
+		{"initial out of range", machPolicy(func(p *Policy) { p.InitialState = 9 }), "initialState", `"passing" or "critical"`},
 		{"unknown schedule", machPolicy(func(p *Policy) { p.Schedule = 7 }), "schedule", `"record-service" or "envoy"`},
-		{"back-off below interval", machPolicy(func(p *Policy) { p.MaxBackoff = Duration(9 * s) }), "maxBackoff", "10s–24h0m0s"},
-		{"back-off zero for record service", machPolicy(func(p *Policy) { p.MaxBackoff = 0 }), "maxBackoff", "10s–24h0m0s"},
+		{"back-off below interval", machPolicy(func(p *Policy) { p.MaxBackoff = 9 * s }), "maxBackoff", "10s–24h0m0s"},
+		{"back-off zero for record service takes the default", machPolicy(func(p *Policy) { p.MaxBackoff = 0 }), "", ""},
+		{"back-off negative for record service", machPolicy(func(p *Policy) { p.MaxBackoff = -1 }), "maxBackoff", "10s–24h0m0s"},
 		{"back-off zero for envoy", envoy(func(p *Policy) { p.MaxBackoff = 0 }), "", ""},
 		{"back-off negative for envoy", envoy(func(p *Policy) { p.MaxBackoff = -1 }), "maxBackoff", "0–24h0m0s (unused by the envoy schedule)"},
 		{"unhealthy interval below 1ms", envoy(func(p *Policy) { p.UnhealthyInterval = 1 }), "unhealthyInterval", "0 or 1ms–24h0m0s"},
 		{"unhealthy edge negative", envoy(func(p *Policy) { p.UnhealthyEdgeInterval = -1 }), "unhealthyEdgeInterval", "0 or 1ms–24h0m0s"},
-		{"healthy edge too long", envoy(func(p *Policy) { p.HealthyEdgeInterval = Duration(25 * time.Hour) }), "healthyEdgeInterval", "0 or 1ms–24h0m0s"},
+		{"healthy edge too long", envoy(func(p *Policy) { p.HealthyEdgeInterval = 25 * time.Hour }), "healthyEdgeInterval", "0 or 1ms–24h0m0s"},
 		{"initial jitter negative", machPolicy(func(p *Policy) { p.InitialJitter = -1 }), "initialJitter", "0s–24h0m0s"},
 		{"interval jitter negative", machPolicy(func(p *Policy) { p.IntervalJitter = -1 }), "intervalJitter", "0s–24h0m0s"},
 		{"jitter percent above 100", machPolicy(func(p *Policy) { p.IntervalJitterPercent = 100.5 }), "intervalJitterPercent", "0–100"},
@@ -58,7 +64,7 @@ func TestPolicyValidate(t *testing.T) {
 				return
 			}
 			require.ErrorIs(t, err, ErrInvalidPolicy)
-			var pe *PolicyError
+			var pe *FieldError
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, c.field, pe.Field)
 			assert.Equal(t, c.range_, pe.Allowed)
@@ -70,9 +76,9 @@ func TestPolicyValidate(t *testing.T) {
 
 func TestPolicyJitter(t *testing.T) {
 	p := DefaultPolicy()
-	p.IntervalJitter = Duration(time.Second)
+	p.IntervalJitter = time.Second
 	p.IntervalJitterPercent = 10
-	j := p.Jitter()
+	j := p.jitter()
 	assert.Equal(t, time.Second, j.Absolute)
 	assert.Equal(t, 10.0, j.Percent)
 	assert.Equal(t, 2*time.Second, j.Max(10*time.Second))
@@ -83,8 +89,8 @@ func TestPolicyJSONRoundTrip(t *testing.T) {
 		"default": DefaultPolicy(), "envoy": Envoy(), "consul": Consul(2, 1, 3),
 		"gdnsd": Gdnsd(GdnsdUpThresh, GdnsdOkThresh, GdnsdDownThresh), "jitter": func() Policy {
 			p := Envoy()
-			p.InitialJitter, p.IntervalJitter, p.IntervalJitterPercent = Duration(time.Second), Duration(time.Millisecond), 12.5
-			p.UnhealthyEdgeInterval = Duration(time.Second)
+			p.InitialJitter, p.IntervalJitter, p.IntervalJitterPercent = time.Second, time.Millisecond, 12.5
+			p.UnhealthyEdgeInterval = time.Second
 			return p
 		}(),
 	} {
@@ -113,11 +119,11 @@ func TestDecodePolicy(t *testing.T) {
 	}{
 		{"record-service names", `{"interval":"30s","warningThreshold":2,"criticalThreshold":4,"passingThreshold":3}`,
 			func(t *testing.T, p Policy) {
-				assert.Equal(t, 30*time.Second, p.Interval.D())
+				assert.Equal(t, 30*time.Second, p.Interval)
 				assert.Equal(t, 2, p.WarningThreshold)
 				assert.Equal(t, 4, p.CriticalThreshold)
 				assert.Equal(t, 3, p.PassingThreshold)
-				assert.Equal(t, time.Second, p.Timeout.D(), "absent fields keep the default")
+				assert.Equal(t, time.Second, p.Timeout, "absent fields keep the default")
 			}, nil, ""},
 		{"Envoy Gateway names", `{"unhealthyThreshold":5,"healthyThreshold":2}`,
 			func(t *testing.T, p Policy) {
@@ -126,8 +132,8 @@ func TestDecodePolicy(t *testing.T) {
 			}, nil, ""},
 		{"seconds as numbers", `{"interval":20,"timeout":0.5}`,
 			func(t *testing.T, p Policy) {
-				assert.Equal(t, 20*time.Second, p.Interval.D())
-				assert.Equal(t, 500*time.Millisecond, p.Timeout.D())
+				assert.Equal(t, 20*time.Second, p.Interval)
+				assert.Equal(t, 500*time.Millisecond, p.Timeout)
 			}, nil, ""},
 		{"enums by name", `{"initialState":"critical","schedule":"envoy","firstPassImmediate":true,"failNowAsFailure":true}`,
 			func(t *testing.T, p Policy) {
@@ -144,7 +150,7 @@ func TestDecodePolicy(t *testing.T) {
 		{"bad state", `{"initialState":"sleepy"}`, nil, ErrPolicyJSON, "sleepy"},
 		{"bad schedule", `{"schedule":"cron"}`, nil, ErrPolicyJSON, "cron"},
 		{"not an object", `[1,2]`, nil, ErrPolicyJSON, ""},
-		{"out of range is a validation error", `{"unhealthyThreshold":0}`, nil, ErrInvalidPolicy, "criticalThreshold = 0"},
+		{"out of range is a validation error", `{"unhealthyThreshold":-1}`, nil, ErrInvalidPolicy, "criticalThreshold = -1"},
 		{"warning state is not an initial state", `{"initialState":"warning"}`, nil, ErrInvalidPolicy, "initialState"},
 	}
 	for _, c := range cases {
@@ -181,7 +187,7 @@ func TestDecodePolicyOntoPreset(t *testing.T) {
 	base := Envoy()
 	p, err := DecodePolicyOnto(base, []byte(`{"interval":"5s"}`))
 	require.NoError(t, err)
-	assert.Equal(t, 5*time.Second, p.Interval.D())
+	assert.Equal(t, 5*time.Second, p.Interval)
 	assert.Equal(t, Critical, p.InitialState, "the preset's other fields stay")
 	assert.Equal(t, Envoy(), base, "base is not modified")
 }

@@ -28,8 +28,8 @@ func RecordService() Policy { return DefaultPolicy() }
 // with every edge and unhealthy interval at its default (the interval).
 func Envoy() Policy {
 	p := DefaultPolicy()
-	p.Interval = Duration(3 * time.Second)
-	p.Timeout = Duration(time.Second)
+	p.Interval = 3 * time.Second
+	p.Timeout = time.Second
 	p.WarningThreshold = 1
 	p.CriticalThreshold = 3
 	p.PassingThreshold = 1
@@ -49,8 +49,8 @@ func Envoy() Policy {
 // back for three reconciles; after any failure the full 3 are needed.
 func ProxySync() Policy {
 	p := DefaultPolicy()
-	p.Interval = Duration(10 * time.Second)
-	p.Timeout = Duration(3 * time.Second)
+	p.Interval = 10 * time.Second
+	p.Timeout = 3 * time.Second
 	p.WarningThreshold = 1
 	p.CriticalThreshold = 1
 	p.PassingThreshold = 3
@@ -92,8 +92,8 @@ func Consul(successBeforePassing, failuresBeforeWarning, failuresBeforeCritical 
 		warn = crit
 	}
 	p := DefaultPolicy()
-	p.Interval = Duration(10 * time.Second)
-	p.Timeout = Duration(10 * time.Second)
+	p.Interval = 10 * time.Second
+	p.Timeout = 10 * time.Second
 	p.WarningThreshold = warn
 	p.CriticalThreshold = crit
 	p.PassingThreshold = one(successBeforePassing)
@@ -123,11 +123,11 @@ const (
 // failure.
 func Route53(failureThreshold int, fast bool) Policy {
 	p := DefaultPolicy()
-	p.Interval = Duration(Route53StandardInterval)
+	p.Interval = Route53StandardInterval
 	if fast {
-		p.Interval = Duration(Route53FastInterval)
+		p.Interval = Route53FastInterval
 	}
-	p.Timeout = Duration(6 * time.Second)
+	p.Timeout = 6 * time.Second
 	p.WarningThreshold = failureThreshold
 	p.CriticalThreshold = failureThreshold
 	p.PassingThreshold = failureThreshold
@@ -156,8 +156,8 @@ const (
 // through unchanged, so Validate rejects those below 1.
 func Gdnsd(upThresh, okThresh, downThresh int) Policy {
 	p := DefaultPolicy()
-	p.Interval = Duration(10 * time.Second)
-	p.Timeout = Duration(5 * time.Second)
+	p.Interval = 10 * time.Second
+	p.Timeout = 5 * time.Second
 	p.WarningThreshold = downThresh
 	p.CriticalThreshold = downThresh
 	p.PassingThreshold = upThresh

@@ -37,8 +37,8 @@ func TestPresetsValidate(t *testing.T) {
 func TestEnvoyPreset(t *testing.T) {
 	p := Envoy()
 	t.Run("Envoy Gateway defaults: interval 3s, timeout 1s, unhealthy 3, healthy 1", func(t *testing.T) {
-		assert.Equal(t, 3*time.Second, p.Interval.D())
-		assert.Equal(t, time.Second, p.Timeout.D())
+		assert.Equal(t, 3*time.Second, p.Interval)
+		assert.Equal(t, time.Second, p.Timeout)
 		assert.Equal(t, 3, p.CriticalThreshold)
 		assert.Equal(t, 1, p.PassingThreshold)
 		assert.Equal(t, 1, p.WarningThreshold)
@@ -75,9 +75,9 @@ func TestEnvoyPreset(t *testing.T) {
 	t.Run("Envoy rule 9: next interval by pending change", func(t *testing.T) {
 		q := p
 		q.PassingThreshold = 2
-		q.UnhealthyInterval = Duration(7 * time.Second)
-		q.UnhealthyEdgeInterval = Duration(time.Second)
-		q.HealthyEdgeInterval = Duration(2 * time.Second)
+		q.UnhealthyInterval = 7 * time.Second
+		q.UnhealthyEdgeInterval = time.Second
+		q.HealthyEdgeInterval = 2 * time.Second
 		m, err := NewMachine(q)
 		require.NoError(t, err)
 		s := time.Second
@@ -104,7 +104,7 @@ func TestEnvoyPreset(t *testing.T) {
 			assert.Equal(t, 3*time.Second, m.Observe(machT0, machResult(c)).Next)
 		}
 		q := p
-		q.Interval, q.Timeout = Duration(time.Millisecond), Duration(time.Millisecond)
+		q.Interval, q.Timeout = time.Millisecond, time.Millisecond
 		m, err = NewMachine(q)
 		require.NoError(t, err)
 		assert.Equal(t, time.Millisecond, m.Observe(machT0, machResult('F')).Next)
@@ -150,13 +150,13 @@ func TestRecordServicePreset(t *testing.T) {
 			{10 * time.Second, 3001 * time.Millisecond, "timeout"},
 		} {
 			q := p
-			q.Interval, q.Timeout, q.MaxBackoff = Duration(c.interval), Duration(c.timeout), Duration(max(c.interval, 300*time.Second))
+			q.Interval, q.Timeout, q.MaxBackoff = c.interval, c.timeout, max(c.interval, 300*time.Second)
 			err := q.ValidateRecordService()
 			if c.field == "" {
 				assert.NoError(t, err)
 				continue
 			}
-			var pe *PolicyError
+			var pe *FieldError
 			require.ErrorAs(t, err, &pe, "%v/%v", c.interval, c.timeout)
 			assert.Equal(t, c.field, pe.Field)
 		}
@@ -218,8 +218,8 @@ func TestConsulPreset(t *testing.T) {
 
 func TestRoute53Preset(t *testing.T) {
 	t.Run("Route 53: interval 10 or 30 seconds", func(t *testing.T) {
-		assert.Equal(t, 30*time.Second, Route53(3, false).Interval.D())
-		assert.Equal(t, 10*time.Second, Route53(3, true).Interval.D())
+		assert.Equal(t, 30*time.Second, Route53(3, false).Interval)
+		assert.Equal(t, 10*time.Second, Route53(3, true).Interval)
 	})
 	t.Run("Route 53: failureThreshold failures make a healthy endpoint unhealthy", func(t *testing.T) {
 		assert.Equal(t, "pppppc", machRun(t, Route53(3, false), "FFPFFF"))
@@ -233,8 +233,9 @@ func TestRoute53Preset(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, m.Served())
 	})
-	t.Run("Route 53: a threshold below 1 is rejected", func(t *testing.T) {
-		assert.ErrorIs(t, Route53(0, false).Validate(), ErrInvalidPolicy)
+	t.Run("Route 53: a negative threshold is rejected, 0 takes the default", func(t *testing.T) {
+		assert.ErrorIs(t, Route53(-1, false).Validate(), ErrInvalidPolicy)
+		assert.NoError(t, Route53(0, false).Validate())
 	})
 }
 

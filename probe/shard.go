@@ -23,14 +23,14 @@ type Shard struct {
 const MaxShards = 1 << 16
 
 // Validate reports a Count outside [0, MaxShards] or an Index outside
-// [0, Count).
+// [0, Count), as a *FieldError wrapping ErrMonitorConfig.
 func (s Shard) Validate() error {
 	if s.Count < 0 || s.Count > MaxShards {
-		return fmt.Errorf("probe: shard count %d out of range [0, %d]", s.Count, MaxShards)
+		return fieldErr(ErrMonitorConfig, "count", s.Count, fmt.Sprintf("0–%d", MaxShards))
 	}
 	n := max(s.Count, 1)
 	if s.Index < 0 || s.Index >= n {
-		return fmt.Errorf("probe: shard index %d out of range [0, %d)", s.Index, n)
+		return fieldErr(ErrMonitorConfig, "index", s.Index, fmt.Sprintf("0–%d (below count)", n-1))
 	}
 	return nil
 }

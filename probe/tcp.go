@@ -3,7 +3,6 @@ package probe
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -40,21 +39,22 @@ type TCPConfig struct {
 // DefaultTCPConfig returns a connect-only check.
 func DefaultTCPConfig() TCPConfig { return TCPConfig{} }
 
-// ErrTCPConfig is wrapped by every TCPConfig validation error.
+// ErrTCPConfig is wrapped by every TCPConfig validation error (a
+// *FieldError).
 var ErrTCPConfig = errors.New("probe: tcp config")
 
-// Validate checks the payloads and the port; errors name the field.
+// Validate checks the payloads and the port; errors are *FieldErrors.
 func (c TCPConfig) Validate() error {
 	if c.Send != nil {
-		if err := c.Send.Validate(); err != nil {
-			return fmt.Errorf("%w: send: %w", ErrTCPConfig, err)
+		if err := c.Send.validate(ErrTCPConfig, "send"); err != nil {
+			return err
 		}
 	}
-	if _, err := c.Receive.decode("receive"); err != nil {
-		return fmt.Errorf("%w: %w", ErrTCPConfig, err)
+	if _, err := c.Receive.decode(ErrTCPConfig, "receive"); err != nil {
+		return err
 	}
 	if c.Port < 0 || c.Port > 65535 {
-		return fmt.Errorf("%w: port %d: want 1–65535, or 0 for the target's port", ErrTCPConfig, c.Port)
+		return fieldErr(ErrTCPConfig, "port", c.Port, "1–65535, or 0 for the target's port")
 	}
 	return nil
 }
@@ -104,7 +104,7 @@ func NewTCP(addr string, cfg TCPConfig) (*TCP, error) {
 		}
 	}
 	t.cfg.Receive = append(Segments(nil), cfg.Receive...)
-	if t.segs, err = cfg.Receive.decode("receive"); err != nil {
+	if t.segs, err = cfg.Receive.decode(ErrTCPConfig, "receive"); err != nil {
 		return nil, err
 	}
 	if len(t.send) == 0 && len(t.segs) == 0 {

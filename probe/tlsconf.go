@@ -63,13 +63,19 @@ func (c *TLSConfig) Validate() error {
 		return nil
 	}
 	if (c.CertFile == "") != (c.KeyFile == "") {
-		return fmt.Errorf("%w: certFile %q and keyFile %q: set both or neither", ErrTLSConfig, c.CertFile, c.KeyFile)
+		if c.CertFile == "" {
+			return fieldErr(ErrTLSConfig, "keyFile", c.KeyFile, "set together with certFile")
+		}
+		return fieldErr(ErrTLSConfig, "certFile", c.CertFile, "set together with keyFile")
 	}
 	if (c.CertPEM == "") != (c.KeyPEM == "") {
-		return fmt.Errorf("%w: certPEM and keyPEM: set both or neither", ErrTLSConfig)
+		if c.CertPEM == "" {
+			return fieldErr(ErrTLSConfig, "keyPEM", "(set)", "set together with certPEM")
+		}
+		return fieldErr(ErrTLSConfig, "certPEM", "(set)", "set together with keyPEM")
 	}
 	if c.CertFile != "" && c.CertPEM != "" {
-		return fmt.Errorf("%w: certFile and certPEM: set one client certificate, not both", ErrTLSConfig)
+		return fieldErr(ErrTLSConfig, "certPEM", "(set)", "empty when certFile is set (one client certificate)")
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/internal/jsontime"
 	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/provider/cloudflare"
 	"github.com/gslbkit/gslb/provider/memory"
@@ -17,7 +18,7 @@ import (
 )
 
 // Duration reads and writes Go duration strings ("30s") in the config.
-type Duration = probe.Duration
+type Duration = jsontime.Duration
 
 // ErrConfig is wrapped by every error about a configuration.
 var ErrConfig = errors.New("gslbd: config")

@@ -47,7 +47,7 @@ func TestParseConfigDefaultsAndOverrides(t *testing.T) {
 	if db.check.Type != probe.CheckTCP || db.check.HTTP != nil || db.check.TCP.Port != 5432 {
 		t.Errorf("db check did not switch to TCP alone: %+v", db.check)
 	}
-	if db.check.Policy.CriticalThreshold != 5 || db.check.Policy.Interval.D() != 10*time.Second || db.check.Policy.WarningThreshold != 1 {
+	if db.check.Policy.CriticalThreshold != 5 || db.check.Policy.Interval != 10*time.Second || db.check.Policy.WarningThreshold != 1 {
 		t.Errorf("db policy not decoded onto the default probe's: %+v", db.check.Policy)
 	}
 	if cfg.OwnerID != "gslbd" || cfg.DNS.Addr != "127.0.0.1:5353" || cfg.HTTP.Addr != "127.0.0.1:8053" {

@@ -70,9 +70,9 @@ func TestEndToEndThroughBIND(t *testing.T) {
 		t.Error("metrics lack the provider's writes")
 	}
 	pol := probe.DefaultPolicy()
-	pol.Interval, pol.Timeout = probe.Duration(200*time.Millisecond), probe.Duration(200*time.Millisecond)
+	pol.Interval, pol.Timeout = 200*time.Millisecond, 200*time.Millisecond
 	pol.WarningThreshold, pol.CriticalThreshold, pol.PassingThreshold = 1, 2, 1
-	pol.MaxBackoff = probe.Duration(400 * time.Millisecond)
+	pol.MaxBackoff = 400 * time.Millisecond
 	detect := probe.WorstCaseDetection(pol)
 	t.Logf("BIND's answer dropped the killed backend after %v; SPEC bound %v + publish delay (worst-case detection; the reconciler writes on each change, re-reads every 1s; asked directly, no TTL term)",
 		gone.Round(time.Millisecond), detect)

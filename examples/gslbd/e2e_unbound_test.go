@@ -164,9 +164,9 @@ func TestEndToEndThroughUnbound(t *testing.T) {
 		t.Errorf("unbound answers %v after the failover, want the two live backends", got)
 	}
 	pol := probe.DefaultPolicy()
-	pol.Interval, pol.Timeout = probe.Duration(200*time.Millisecond), probe.Duration(200*time.Millisecond)
+	pol.Interval, pol.Timeout = 200*time.Millisecond, 200*time.Millisecond
 	pol.WarningThreshold, pol.CriticalThreshold, pol.PassingThreshold = 1, 2, 1
-	pol.MaxBackoff = probe.Duration(400 * time.Millisecond)
+	pol.MaxBackoff = 400 * time.Millisecond
 	detect := probe.WorstCaseDetection(pol)
 	t.Logf("gslbd's answer dropped the killed backend after %v; unbound's after %v; SPEC bound %v (worst-case detection %v + publish 0 + TTL %v; unbound keeps time in whole seconds, so a 1s TTL may live up to 2s in its cache)",
 		authGone.Round(time.Millisecond), resolverGone.Round(time.Millisecond), (detect + ttl).Round(time.Millisecond), detect, ttl)

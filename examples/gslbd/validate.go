@@ -208,11 +208,11 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 	return nil
 }
 
-// checkErr names the policy field when err is a *probe.PolicyError, else
-// the probe block.
+// checkErr names the policy field when err is a policy's *probe.FieldError,
+// else the probe block.
 func checkErr(field string, value any, allowed string, err error) error {
-	var pe *probe.PolicyError
-	if errors.As(err, &pe) {
+	var pe *probe.FieldError
+	if errors.As(err, &pe) && errors.Is(err, probe.ErrInvalidPolicy) {
 		return &ConfigError{Field: field + ".policy." + pe.Field, Value: pe.Value, Allowed: pe.Allowed}
 	}
 	return badErr(field, value, allowed, err)

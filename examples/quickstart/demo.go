@@ -90,12 +90,12 @@ func (d *demo) run(ctx context.Context) error {
 	// two passes to come back. New backends start critical and one pass
 	// proves them (nothing is served before it is checked).
 	pol := probe.DefaultPolicy()
-	pol.Interval = probe.Duration(d.opts.interval)
-	pol.Timeout = probe.Duration(d.opts.timeout)
+	pol.Interval = d.opts.interval
+	pol.Timeout = d.opts.timeout
 	pol.WarningThreshold = 1
 	pol.CriticalThreshold = 2
 	pol.PassingThreshold = 2
-	pol.MaxBackoff = probe.Duration(4 * d.opts.interval)
+	pol.MaxBackoff = 4 * d.opts.interval
 	pol.InitialState = probe.Critical
 	pol.FirstPassImmediate = true
 	if err := pol.Validate(); err != nil {

@@ -90,7 +90,7 @@ func FastConfig() Config {
 	c := DefaultConfig()
 	c.Heartbeat = heartbeat.FastRules()
 	c.Publisher = heartbeat.FastConfig()
-	c.Probe.Interval = probe.Duration(2 * time.Second)
+	c.Probe.Interval = 2 * time.Second
 	c.Probe.MaxBackoff = c.Probe.Interval
 	return c
 }
@@ -265,6 +265,6 @@ func (c Config) RecoveryBound() time.Duration {
 			gap = time.Duration(c.Probe.Interval)
 		}
 	}
-	gap += c.Probe.Jitter().Max(gap)
+	gap += c.Probe.MaxJitter(gap)
 	return time.Duration(c.Probe.PassingThreshold)*gap + time.Duration(c.Probe.Timeout) + 3*c.interval()
 }

@@ -22,7 +22,7 @@ func TestConfigValidate(t *testing.T) {
 		{"default", func(*failovertest.Config) {}, ""},
 		{"fast", func(c *failovertest.Config) { *c = failovertest.FastConfig() }, ""},
 		{"no service", func(c *failovertest.Config) { c.Topology.Service = "" }, "topology"},
-		{"bad probe", func(c *failovertest.Config) { c.Probe.CriticalThreshold = 0 }, "probe"},
+		{"bad probe", func(c *failovertest.Config) { c.Probe.CriticalThreshold = -1 }, "probe"},
 		{"bad rules", func(c *failovertest.Config) { c.Heartbeat.HealthyDuration = 0 }, "heartbeat"},
 		{"reconcile too short", func(c *failovertest.Config) { c.Reconcile = time.Millisecond }, "reconcile = 1ms"},
 		{"warm-up negative", func(c *failovertest.Config) { c.WarmUp = -1 }, "warmUp"},

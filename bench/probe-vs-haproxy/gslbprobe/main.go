@@ -54,10 +54,10 @@ func main() {
 		log.Fatal(err)
 	}
 	pol := probe.DefaultPolicy()
-	pol.Interval = probe.Duration(*interval)
-	pol.Timeout = probe.Duration(*timeout)
-	pol.MaxBackoff = probe.Duration(*interval)
-	pol.InitialJitter = probe.Duration(*interval) // spread the first probes over one interval, as HAProxy does
+	pol.Interval = *interval
+	pol.Timeout = *timeout
+	pol.MaxBackoff = *interval
+	pol.InitialJitter = *interval // spread the first probes over one interval, as HAProxy does
 	for i := range *n {
 		addr := "127.0.0.1:" + strconv.Itoa(*base+i)
 		var p probe.Prober
