@@ -21,7 +21,11 @@ import (
 // as returned, with the TTL it carries; records of another type are dropped.
 // The hook runs for the RRset that ends a query, including at the end of a
 // CNAME chain (the name passed is then the chain's last owner), and never for
-// ANY queries or for the SOA and NS records at the apex.
+// ANY queries, for the SOA and NS records at the apex, or for referrals. For
+// an answer synthesised from a wildcard (RFC 4592) name is the queried name
+// and rrs are the wildcard's records (named "*.…"); the hook registered for
+// the queried name is used, else the one for the wildcard's name, else the
+// zone's.
 type AnswerFunc func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record
 
 // hookTable is the immutable set of answer hooks.
@@ -72,6 +76,19 @@ func (p *Provider) setHook(key string, f AnswerFunc, zoneWide bool) {
 		return
 	}
 	p.hooks.Store(nt)
+}
+
+// hookForSynth returns the hook for an answer to name whose records are
+// owned by src (a wildcard when the answer is synthesised): a per-name hook
+// for name, else one for src, else the zone-wide one.
+func (h *hookTable) hookForSynth(name, src, z string) AnswerFunc {
+	if h != nil && src != name {
+		if f, ok := h.byName[name]; ok {
+			return f
+		}
+		name = src
+	}
+	return h.hookFor(name, z)
 }
 
 // hookFor returns the hook for owner name (lower case, fully qualified) in

@@ -54,7 +54,7 @@ type fastQuery struct {
 // additional record or one OPT of version 0 without options. It writes the
 // cache key into key and returns its length; ok is false for any other
 // shape.
-func parseFast(q []byte, key *[300]byte) (fq fastQuery, n int, ok bool) {
+func parseFast(q []byte, key *[300]byte, maxSize int) (fq fastQuery, n int, ok bool) {
 	if len(q) < 17 || q[2]&0xF8 != 0 || // QR, opcode
 		q[4] != 0 || q[5] != 1 || q[6] != 0 || q[7] != 0 || q[8] != 0 || q[9] != 0 || q[10] != 0 || q[11] > 1 {
 		return fq, 0, false
@@ -121,7 +121,7 @@ func parseFast(q []byte, key *[300]byte) (fq fastQuery, n int, ok bool) {
 		o += 4 + olen
 	}
 	size := int(q[off+3])<<8 | int(q[off+4])
-	fq.limit = min(max(size, 512), maxUDPSize)
+	fq.limit = min(max(size, 512), maxSize)
 	key[n] = 1 | q[off+7]&0x80 // EDNS, DO bit
 	return fq, n + 1, true
 }
@@ -132,7 +132,7 @@ func parseFast(q []byte, key *[300]byte) (fq fastQuery, n int, ok bool) {
 // It is what the Server's UDP loop calls.
 func (p *Provider) RespondUDP(query, buf []byte, src netip.Addr) []byte {
 	var key [300]byte
-	fq, n, ok := parseFast(query, &key)
+	fq, n, ok := parseFast(query, &key, p.maxUDPSize())
 	c := p.cache()
 	if ok {
 		c.mu.RLock()

@@ -11,9 +11,12 @@ import (
 const (
 	// maxChain bounds how many CNAMEs one answer follows.
 	maxChain = 16
-	// advertisedUDPSize is the EDNS buffer size the zone advertises.
-	advertisedUDPSize = 1232
-	// maxUDPSize caps the client's advertised buffer size.
+	// DefaultMaxUDPSize is the default of Config.MaxUDPSize, the largest
+	// UDP reply: 1232 bytes, DNS Flag Day 2020's size, which fits the IPv6
+	// minimum MTU without fragments.
+	DefaultMaxUDPSize = 1232
+	// maxUDPSize is the largest Config.MaxUDPSize, the size of the UDP
+	// loops' buffers.
 	maxUDPSize = 4096
 )
 
@@ -48,18 +51,31 @@ func (p *Provider) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 //     a question count other than one or more than one OPT record, and
 //     BADVERS for EDNS versions other than 0;
 //   - serves SOA and NS at the apex and every stored type; follows CNAME
-//     chains inside the zone (at most 16 links, loops stopped); answers ANY
-//     with every RRset at the name;
+//     chains inside the zone (at most 16 links, loops stopped); synthesises
+//     answers from wildcards (RFC 4592: "*.x" answers names below x that do
+//     not exist, unless an existing name or empty non-terminal is closer);
+//     answers a name at or below a delegation point (NS records below the
+//     apex) with a referral: AA clear, the NS records in the authority
+//     section and their in-zone addresses (glue) in the additional section,
+//     except DS at the delegation point itself, which the parent side
+//     answers;
+//   - answers ANY over UDP with one RRset (RFC 8482; every RRset over TCP,
+//     or over UDP too with Config.FullANYOverUDP);
+//   - adds the in-zone addresses of NS, MX and SRV targets to the
+//     additional section (off with Config.NoAdditional);
 //   - tells NXDOMAIN from NODATA (empty non-terminals are NODATA), with the
 //     SOA in the authority section at TTL min(SOA TTL, minimum);
 //   - echoes the question exactly as asked (resolvers randomise its case);
 //     record names are lower case (on the wire, RespondWire and the server
 //     compress them against the question, as most servers do);
-//   - echoes an OPT record when the query had one (advertising 1232 bytes,
-//     copying the DO bit, echoing EDNS Client Subnet with scope 0, or with the
-//     source prefix length when an answer hook ran), and over UDP truncates
-//     to the client's buffer size (512 without EDNS, at most 4096) by sending
-//     no records with TC set, so the client retries over TCP.
+//   - carries an OPT record whenever the query had one, errors included (RFC
+//     6891 section 6.1.1): advertising Config.MaxUDPSize (default 1232),
+//     copying the DO bit, echoing EDNS Client Subnet with scope 0, or with
+//     the source prefix length when an answer hook ran; over UDP the reply
+//     is capped at min(the client's size, Config.MaxUDPSize) (512 without
+//     EDNS): when it does not fit, the in-zone addresses in the additional
+//     section go first, and if it still does not fit it carries no records
+//     and TC is set, so the client retries over TCP.
 func (p *Provider) Respond(req *dns.Msg, src netip.Addr, tcp bool) *dns.Msg {
 	m, asked, _ := p.respond(p.view(), req, src, tcp)
 	if m != nil && len(m.Question) == 1 {
@@ -86,15 +102,9 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool) (m *d
 		q.Name = strings.ToLower(q.Name)
 		m.Question = []dns.Question{q}
 	}
-	if req.Opcode != dns.OpcodeQuery {
-		m.Rcode = dns.RcodeNotImplemented
-		return m, asked, false
-	}
-	m.RecursionDesired = req.RecursionDesired
-	m.CheckingDisabled = req.CheckingDisabled
 
-	// EDNS.
-	var opt *dns.OPT
+	// EDNS: an OPT in the reply to any query that had one (RFC 6891 6.1.1).
+	var opt, ro *dns.OPT
 	optCount := 0
 	for _, rr := range req.Extra {
 		if o, ok := rr.(*dns.OPT); ok {
@@ -102,21 +112,32 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool) (m *d
 			opt = o
 		}
 	}
-	if len(req.Question) != 1 || optCount > 1 || (opt != nil && opt.Hdr.Name != ".") {
-		m.Rcode = dns.RcodeFormatError
-		return m, asked, false
-	}
-	var ecs *dns.EDNS0_SUBNET
 	if opt != nil {
-		ro := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
-		ro.SetUDPSize(advertisedUDPSize)
+		ro = &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
+		ro.SetUDPSize(uint16(p.maxUDPSize()))
 		if opt.Do() {
 			ro.SetDo()
 		}
-		m.Extra = append(m.Extra, ro)
+	}
+	finish := func(rcode int) (*dns.Msg, string, bool) {
+		m.Rcode = rcode // BADVERS goes into the OPT's extended rcode
+		if ro != nil {
+			m.Extra = append(m.Extra, ro)
+		}
+		return m, asked, false
+	}
+	if req.Opcode != dns.OpcodeQuery {
+		return finish(dns.RcodeNotImplemented)
+	}
+	m.RecursionDesired = req.RecursionDesired
+	m.CheckingDisabled = req.CheckingDisabled
+	if len(req.Question) != 1 || optCount > 1 || (opt != nil && opt.Hdr.Name != ".") {
+		return finish(dns.RcodeFormatError)
+	}
+	var ecs *dns.EDNS0_SUBNET
+	if opt != nil {
 		if opt.Version() != 0 {
-			m.Rcode = dns.RcodeBadVers // packed into the OPT's extended rcode
-			return m, asked, false
+			return finish(dns.RcodeBadVers)
 		}
 		for _, o := range opt.Option {
 			if s, ok := o.(*dns.EDNS0_SUBNET); ok && ecs == nil {
@@ -125,8 +146,7 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool) (m *d
 		}
 		if ecs != nil {
 			if !validECS(ecs) {
-				m.Rcode = dns.RcodeFormatError
-				return m, asked, false
+				return finish(dns.RcodeFormatError)
 			}
 			ro.Option = append(ro.Option, &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: ecs.Family,
 				SourceNetmask: ecs.SourceNetmask, SourceScope: 0, Address: ecs.Address})
@@ -135,48 +155,58 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool) (m *d
 
 	q := m.Question[0]
 	if q.Qclass != dns.ClassINET {
-		m.Rcode = dns.RcodeRefused
-		return m, asked, false
+		return finish(dns.RcodeRefused)
 	}
 	switch q.Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:
-		m.Rcode = dns.RcodeRefused
-		return m, asked, false
-	case dns.TypeOPT:
-		m.Rcode = dns.RcodeFormatError
-		return m, asked, false
+		if q.Qtype == dns.TypeAXFR && !tcp {
+			return finish(dns.RcodeNotImplemented) // no AXFR over UDP, as Knot
+		}
+		return finish(dns.RcodeRefused)
 	}
 	z := v.st.closest(q.Name)
 	if z == nil {
-		m.Rcode = dns.RcodeRefused
-		return m, asked, false
+		if ro != nil { // Extended DNS Error 20, as Knot sends (RFC 8914)
+			ro.Option = append(ro.Option, &dns.EDNS0_EDE{InfoCode: dns.ExtendedErrorCodeNotAuthoritative})
+		}
+		return finish(dns.RcodeRefused)
 	}
 	m.Authoritative = true
-	hooked, consulted := v.answer(m, z, q, clientPrefix(ecs, src))
+	o := answerOpts{minimalANY: !tcp && !p.cfg.FullANYOverUDP, additional: !p.cfg.NoAdditional}
+	hooked, consulted := v.answer(m, z, q, clientPrefix(ecs, src), o)
 	if hooked && ecs != nil {
-		for _, o := range m.Extra[len(m.Extra)-1].(*dns.OPT).Option {
-			if s, ok := o.(*dns.EDNS0_SUBNET); ok {
-				s.SourceScope = s.SourceNetmask
-			}
-		}
+		ro.Option[0].(*dns.EDNS0_SUBNET).SourceScope = ecs.SourceNetmask
+	}
+	if ro != nil {
+		m.Extra = append(m.Extra, ro)
 	}
 	m.Compress = true // before Len, which then counts compressed bytes
+	trimmed := false
 	if !tcp {
 		limit := dns.MinMsgSize
 		if opt != nil {
-			limit = min(max(int(opt.UDPSize()), dns.MinMsgSize), maxUDPSize)
+			limit = min(max(int(opt.UDPSize()), dns.MinMsgSize), p.maxUDPSize())
 		}
 		if m.Len() > limit {
-			m.Truncated = true
-			m.Answer, m.Ns = nil, nil
-			if opt != nil {
-				m.Extra = m.Extra[len(m.Extra)-1:]
-			} else {
-				m.Extra = nil
+			referral := len(m.Answer) == 0 && len(m.Ns) > 0 && m.Ns[0].Header().Rrtype == dns.TypeNS
+			if !referral && len(m.Extra) > 0 && m.Extra[0] != dns.RR(ro) {
+				// Additional addresses are optional (RFC 2181 section 9);
+				// glue in a referral is not (RFC 9471).
+				m.Extra, trimmed = m.Extra[:0], true
+				if ro != nil {
+					m.Extra = append(m.Extra, ro)
+				}
+			}
+			if m.Len() > limit {
+				m.Truncated = true
+				m.Answer, m.Ns, m.Extra = nil, nil, nil
+				if ro != nil {
+					m.Extra = []dns.RR{ro}
+				}
 			}
 		}
 	}
-	return m, asked, !consulted && ecs == nil && !tcp && !m.Truncated
+	return m, asked, !consulted && ecs == nil && !tcp && !m.Truncated && !trimmed
 }
 
 // pack packs a reply built by respond and writes the question name as the
@@ -256,8 +286,11 @@ func (s *state) closest(name string) *zone {
 
 // RespondWire answers one query in wire format, as a UDP or TCP server loop
 // hands it over: it returns the packed reply, or nil when the message
-// deserves none (shorter than a DNS header, or a response). A message that
-// does not parse gets FORMERR with the query's ID and opcode and no question.
+// deserves none (shorter than a DNS header, or a response). A malformed
+// message (a name or record cut short, section counts naming records that
+// are not there, bytes after the last record, records that do not decode)
+// gets FORMERR with the query's ID and opcode, its question when that is
+// whole, and an OPT record when the query carried one.
 // It is the general path; the server's UDP fast path produces the same bytes.
 func (p *Provider) RespondWire(query []byte, src netip.Addr, tcp bool) []byte {
 	out, _ := p.respondWire(p.view(), query, src, tcp)
@@ -276,18 +309,10 @@ func (p *Provider) respondWire(v view, query []byte, src netip.Addr, tcp bool) (
 	if len(query) < 12 || query[2]&0x80 != 0 {
 		return nil, false
 	}
+	qEnd, opt, ok := scanQuery(query)
 	req := new(dns.Msg)
-	if err := req.Unpack(query); err != nil {
-		m := new(dns.Msg)
-		m.Id = uint16(query[0])<<8 | uint16(query[1])
-		m.Response = true
-		m.Opcode = int(query[2]>>3) & 0xF
-		m.Rcode = dns.RcodeFormatError
-		out, err := m.Pack()
-		if err != nil {
-			return nil, false
-		}
-		return out, false
+	if !ok || req.Unpack(query) != nil {
+		return p.formErr(query, qEnd, opt), false
 	}
 	m, asked, cacheable := p.respond(v, req, src, tcp)
 	if m == nil {

@@ -2,35 +2,69 @@ package memory
 
 import (
 	"net/netip"
+	"strings"
 
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
 
+// answerOpts are the choices answer takes from the Provider's configuration
+// and the query's transport.
+type answerOpts struct {
+	minimalANY bool // answer ANY with one RRset (RFC 8482 section 4.1)
+	additional bool // add the in-zone addresses of NS, MX and SRV targets
+}
+
 // answer fills m's answer, authority and additional sections for question q
-// (its name in lower case) from zone z. It reports whether an answer hook
-// chose the answer (hooked) and whether one was consulted at all.
-func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix) (hooked, consulted bool) {
+// (its name in lower case) from zone z, as RFC 1034 section 4.3.2 describes
+// with RFC 4592's wildcards: a name at or below a delegation point gets a
+// referral (AA clear unless a CNAME led there), a name that does not exist
+// is synthesised from the wildcard at its closest encloser when there is
+// one, CNAMEs are followed inside the zone. It reports whether an answer
+// hook chose the answer (hooked) and whether one was consulted at all.
+func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o answerOpts) (hooked, consulted bool) {
 	name := q.Name
-	visited := map[string]bool{}
-	for range maxChain + 1 {
-		visited[name] = true
-		n := z.nodes[name]
-		if n == nil && name != z.name {
-			if !z.ents[name] {
-				m.Rcode = dns.RcodeNameError
+	var visited [maxChain + 1]string
+	for i := range maxChain + 1 {
+		visited[i] = name
+		// RFC 1034 4.3.2 step 3b; DS at the cut belongs to the parent side
+		// (RFC 4035 section 3.1.4.1).
+		if cut := z.cutFor(name); cut != "" && !(cut == name && q.Qtype == dns.TypeDS) {
+			if i == 0 {
+				m.Authoritative = false
 			}
-			m.Ns = append(m.Ns, z.negativeSOA())
+			z.referral(m, cut)
 			return hooked, consulted
 		}
+		n, src := z.nodes[name], name // src owns the data: the wildcard when synthesised
+		if n == nil && name != z.name {
+			if z.ents[name] {
+				m.Ns = append(m.Ns, z.negativeSOA())
+				return hooked, consulted
+			}
+			w := z.wildcardFor(name)
+			if w == "" {
+				m.Rcode = dns.RcodeNameError
+				m.Ns = append(m.Ns, z.negativeSOA())
+				return hooked, consulted
+			}
+			n, src = z.nodes[w], w
+		}
 		if q.Qtype == dns.TypeANY {
-			if name == z.name {
+			start := len(m.Answer)
+			if name == z.name && (!o.minimalANY || n == nil) {
 				m.Answer = append(m.Answer, z.soaRR())
 			}
 			if n != nil {
 				for _, r := range n.sorted() {
-					m.Answer = append(m.Answer, r.wire)
+					if o.minimalANY && len(m.Answer) > start && r.wire.Header().Rrtype != m.Answer[len(m.Answer)-1].Header().Rrtype {
+						break
+					}
+					m.Answer = append(m.Answer, at(r, name))
 				}
+			}
+			if o.additional {
+				z.additional(m, m.Answer[start:])
 			}
 			return hooked, consulted
 		}
@@ -44,17 +78,18 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix) (
 		}
 		if len(set) > 0 {
 			recs := set
-			if f := v.hooks.hookFor(name, z.name); f != nil && !(name == z.name && q.Qtype == dns.TypeNS) {
+			if f := v.hooks.hookForSynth(name, src, z.name); f != nil && !(name == z.name && q.Qtype == dns.TypeNS) {
 				consulted = true
 				if chosen := runHook(f, client, name, q.Qtype, set); chosen != nil {
 					recs, hooked = chosen, true
 				}
 			}
+			start := len(m.Answer)
 			for _, r := range recs {
-				m.Answer = append(m.Answer, r.wire)
+				m.Answer = append(m.Answer, at(r, name))
 			}
-			if q.Qtype == dns.TypeNS {
-				z.glue(m, recs)
+			if o.additional {
+				z.additional(m, m.Answer[start:])
 			}
 			return hooked, consulted
 		}
@@ -63,18 +98,92 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix) (
 			cn = n.sets[dns.TypeCNAME]
 		}
 		if len(cn) == 0 {
-			// NODATA.
+			// NODATA, also at a wildcard (RFC 4592 section 3.3.1).
 			m.Ns = append(m.Ns, z.negativeSOA())
 			return hooked, consulted
 		}
-		m.Answer = append(m.Answer, cn[0].wire)
+		m.Answer = append(m.Answer, at(cn[0], name))
 		target := cn[0].rr.Data
-		if visited[target] || !dns.IsSubDomain(z.name, target) {
+		for _, seen := range visited[:i+1] {
+			if seen == target {
+				return hooked, consulted
+			}
+		}
+		if !dns.IsSubDomain(z.name, target) {
 			return hooked, consulted
 		}
 		name = target
 	}
 	return hooked, consulted
+}
+
+// at returns r's wire form owned by name: r itself, or for a record
+// synthesised from a wildcard a copy with the owner replaced.
+func at(r rec, name string) dns.RR {
+	if r.wire.Header().Name == name {
+		return r.wire
+	}
+	c := dns.Copy(r.wire)
+	c.Header().Name = name
+	return c
+}
+
+// cutFor returns the highest delegation point at or above name (below the
+// apex), or "".
+func (z *zone) cutFor(name string) string {
+	if z.cuts == nil {
+		return ""
+	}
+	cut := ""
+	for n := name; n != z.name; {
+		if z.cuts[n] {
+			cut = n
+		}
+		i := strings.IndexByte(n, '.')
+		if i < 0 || i == len(n)-1 {
+			break
+		}
+		n = n[i+1:]
+	}
+	return cut
+}
+
+// wildcardFor returns the wildcard that synthesises the answer for name, a
+// name that does not exist in the zone: "*." and name's closest encloser
+// (RFC 4592 section 3.3.1), when that is an owner name; else "". Existing
+// names and empty non-terminals between block it.
+func (z *zone) wildcardFor(name string) string {
+	if !z.wild {
+		return ""
+	}
+	ce := name
+	for ce != z.name {
+		i := strings.IndexByte(ce, '.')
+		if i < 0 || i == len(ce)-1 {
+			return ""
+		}
+		ce = ce[i+1:]
+		if z.nodes[ce] != nil || z.ents[ce] {
+			break
+		}
+	}
+	w := "*." + ce
+	if z.nodes[w] == nil {
+		return ""
+	}
+	return w
+}
+
+// referral adds the delegation at cut: its NS records in the authority
+// section and their addresses held in the zone (glue) in the additional
+// section (RFC 1034 section 4.3.2 step 3b).
+func (z *zone) referral(m *dns.Msg, cut string) {
+	ns := z.nodes[cut].sets[dns.TypeNS]
+	start := len(m.Ns)
+	for _, r := range ns {
+		m.Ns = append(m.Ns, r.wire)
+	}
+	z.addresses(m, m.Ns[start:])
 }
 
 // negativeSOA is the SOA for the authority section of NXDOMAIN and NODATA
@@ -85,18 +194,49 @@ func (z *zone) negativeSOA() dns.RR {
 	return s
 }
 
-// glue adds the in-zone addresses of the name servers in ns.
-func (z *zone) glue(m *dns.Msg, ns []rec) {
-	for _, r := range ns {
-		t := r.rr.Data
+// additional adds the in-zone addresses of the NS, MX and SRV targets among
+// rrs (RFC 1035 section 3.3, RFC 2782), glue below a delegation point
+// included, as Knot does.
+func (z *zone) additional(m *dns.Msg, rrs []dns.RR) {
+	for _, rr := range rrs {
+		switch rr.Header().Rrtype {
+		case dns.TypeNS, dns.TypeMX, dns.TypeSRV:
+			z.addresses(m, rrs)
+			return
+		}
+	}
+}
+
+// addresses adds the A and AAAA records of the NS, MX and SRV targets among
+// rrs that lie in the zone, each once.
+func (z *zone) addresses(m *dns.Msg, rrs []dns.RR) {
+	for _, rr := range rrs {
+		var t string
+		switch r := rr.(type) {
+		case *dns.NS:
+			t = r.Ns
+		case *dns.MX:
+			t = r.Mx
+		case *dns.SRV:
+			t = r.Target
+		default:
+			continue
+		}
 		if !dns.IsSubDomain(z.name, t) {
 			continue
 		}
-		if n := z.nodes[t]; n != nil {
-			for _, a := range n.sets[dns.TypeA] {
-				m.Extra = append(m.Extra, a.wire)
-			}
-			for _, a := range n.sets[dns.TypeAAAA] {
+		n := z.nodes[t]
+		if n == nil {
+			continue
+		}
+		for _, typ := range [2]uint16{dns.TypeA, dns.TypeAAAA} {
+		next:
+			for _, a := range n.sets[typ] {
+				for _, e := range m.Extra {
+					if e == a.wire {
+						continue next
+					}
+				}
 				m.Extra = append(m.Extra, a.wire)
 			}
 		}

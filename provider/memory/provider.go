@@ -18,6 +18,28 @@ type Config struct {
 	// changed), 1 to 1048576. Default 4096. A replica further behind than
 	// the journal reaches gets a full snapshot instead.
 	JournalSize int `json:"journalSize"`
+	// MaxUDPSize caps the size of UDP replies, in bytes: a reply goes out
+	// whole if it fits min(the client's EDNS buffer size, MaxUDPSize), else
+	// with TC set (512 bytes for a client without EDNS). It is also the size
+	// the OPT record of replies advertises. 512 to 4096; 0 means
+	// DefaultMaxUDPSize (1232).
+	MaxUDPSize int `json:"maxUDPSize,omitempty"`
+	// FullANYOverUDP answers ANY over UDP with every RRset at the name. By
+	// default (false) ANY over UDP gets one RRset, as RFC 8482 section 4.1
+	// allows (over TCP it always gets every RRset).
+	FullANYOverUDP bool `json:"fullAnyOverUDP,omitempty"`
+	// NoAdditional leaves out the in-zone A and AAAA records of NS, MX and
+	// SRV targets that replies otherwise carry in the additional section.
+	// Glue in referrals is always sent.
+	NoAdditional bool `json:"noAdditional,omitempty"`
+}
+
+// maxUDPSize is Config.MaxUDPSize with the default applied.
+func (p *Provider) maxUDPSize() int {
+	if p.cfg.MaxUDPSize == 0 {
+		return DefaultMaxUDPSize
+	}
+	return p.cfg.MaxUDPSize
 }
 
 // DefaultConfig returns the configuration the zero Provider uses.
@@ -27,6 +49,9 @@ func DefaultConfig() Config { return Config{JournalSize: 4096} }
 func (c Config) Validate() error {
 	if c.JournalSize < 1 || c.JournalSize > 1<<20 {
 		return fmt.Errorf("memory: journalSize %d is out of range (allowed 1 to 1048576)", c.JournalSize)
+	}
+	if c.MaxUDPSize != 0 && (c.MaxUDPSize < 512 || c.MaxUDPSize > maxUDPSize) {
+		return fmt.Errorf("memory: maxUDPSize %d is out of range (allowed 512 to %d, or 0 for %d)", c.MaxUDPSize, maxUDPSize, DefaultMaxUDPSize)
 	}
 	return nil
 }

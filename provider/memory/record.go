@@ -14,8 +14,9 @@ import (
 // SupportedTypes lists the record types the zone stores and serves, in the
 // order GetRecords reports them within one name. SOA is not among them: the
 // zone owns its SOA (see SOA and Provider.SOA) and refuses writes to it.
-// NS records below the apex are stored and served as plain data; the zone
-// does not delegate.
+// NS records below the apex delegate: the name holding them is a
+// delegation point, and queries at or below it get referrals (see
+// Provider.Respond).
 var SupportedTypes = []string{"NS", "CNAME", "A", "AAAA", "TXT", "MX", "SRV", "CAA", "HTTPS", "SVCB", "PTR"}
 
 var typeCodes = map[string]uint16{

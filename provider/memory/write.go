@@ -56,6 +56,9 @@ func (t *txn) put(name string, typ uint16, rs []rec) {
 		t.z.nodes[name] = n
 	}
 	t.touched[setKey{name, typ}] = true
+	if typ == dns.TypeNS {
+		t.names = true // delegation points are derived like the names
+	}
 }
 
 // check enforces the CNAME rules at every touched name.

@@ -119,6 +119,8 @@ type zone struct {
 	soa   SOA
 	nodes map[string]*node // owner (fqdn, lower case) → records
 	ents  map[string]bool  // empty non-terminals: names with no records but with descendants
+	cuts  map[string]bool  // delegation points: names below the apex holding NS records
+	wild  bool             // some owner name starts with the "*" label
 }
 
 // node holds the records at one owner name, grouped by type.
@@ -152,10 +154,22 @@ func (z *zone) soaRR() *dns.SOA {
 	}
 }
 
-// rebuildENTs recomputes the empty non-terminals below the apex.
+// rebuildENTs recomputes what is derived from the set of owner names: the
+// empty non-terminals below the apex, the delegation points and whether the
+// zone holds wildcards.
 func (z *zone) rebuildENTs() {
 	ents := make(map[string]bool)
-	for name := range z.nodes {
+	z.cuts, z.wild = nil, false
+	for name, nd := range z.nodes {
+		if strings.HasPrefix(name, "*.") {
+			z.wild = true
+		}
+		if name != z.name && len(nd.sets[dns.TypeNS]) > 0 {
+			if z.cuts == nil {
+				z.cuts = make(map[string]bool)
+			}
+			z.cuts[name] = true
+		}
 		for n := name; n != z.name; {
 			i := strings.IndexByte(n, '.')
 			if i < 0 || i == len(n)-1 {
