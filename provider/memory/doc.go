@@ -21,5 +21,20 @@
 // changes since a version, notify; a shared secret), so a DNS node can
 // serve a copy that keeps answering while its source is away.
 //
+// Answers follow RFC 1034 and RFC 4592 as Knot DNS does (a differential test
+// against knotd is part of the tests): wildcards, delegations at NS records
+// below the apex (referrals with glue), in-zone addresses for NS, MX and SRV
+// targets, ANY as one RRset over UDP (RFC 8482), UDP replies capped at
+// Config.MaxUDPSize (1232 bytes by default) with TC, and FORMERR, with an
+// OPT when the query had one, for malformed queries.
+//
+// TXT records keep their character-strings. libdns.TXT.Text is one text,
+// stored as 255-byte strings (as the rfc2136 adapter writes it); to write
+// several strings, pass a libdns.RR of type TXT whose Data is zone-file
+// presentation form, e.g. libdns.RR{Name: "t", Type: "TXT", Data:
+// `"first" "second"`} (quoted strings, \" \\ and \DDD escapes; Data that does
+// not begin with a double quote is plain text). GetRecords returns such a
+// record in the same form, so writing back what was read changes nothing.
+//
 // See Example and ExampleProvider_RespondWire.
 package memory

@@ -26,9 +26,19 @@ type ZoneRecord struct {
 	Type string `json:"type"`
 	// TTL is in seconds.
 	TTL uint32 `json:"ttl"`
-	// Data is the record data in libdns form (unescaped, as libdns.RR.Data).
+	// Data is the record data in libdns form (unescaped, as libdns.RR.Data);
+	// for a TXT record, its text (the strings joined).
 	Data string `json:"data"`
+	// Strings are a TXT record's character-strings, unescaped, when they
+	// are not its text cut into 255-byte strings (format 2; a reader of
+	// format 1 sees the joined text in Data).
+	Strings []string `json:"strings,omitempty"`
 }
+
+// ReplicationFormat is the version of the snapshot and changes format this
+// package writes (Snapshot.Format, ChangesResponse.Format) and the newest it
+// reads. 2 added ZoneRecord.Strings; 0 (absent) and 1 are the first format.
+const ReplicationFormat = 2
 
 // Change is one entry of the Provider's journal. Every call that changes the
 // Provider gets the next Version; its entries all carry that version, and a

@@ -279,7 +279,7 @@ func runHook(f AnswerFunc, client netip.Prefix, name string, qtype uint16, set [
 		if err != nil {
 			continue
 		}
-		data, wire, err := canonical(name, typ, qtype, ttl, rr.Data)
+		data, wire, err := canonicalRecord(o, name, typ, qtype, ttl, rr.Data)
 		if err != nil {
 			continue
 		}

@@ -41,6 +41,11 @@ type rec struct {
 // CNAME, TXT, NS, MX, SRV, CAA, ServiceBinding), or the RR itself for types
 // libdns does not parse.
 func (r rec) typed() libdns.Record {
+	if t, ok := r.wire.(*dns.TXT); ok {
+		if _, plain := txtData(txtStrings(t)); !plain {
+			return r.rr // several strings: presentation form, see txt.go
+		}
+	}
 	t, err := r.rr.Parse()
 	if err != nil {
 		return r.rr
@@ -122,7 +127,7 @@ func makeRec(zone string, in libdns.Record) (string, rec, error) {
 	if err != nil {
 		return "", rec{}, recErr(zone, fqdn, typ, err)
 	}
-	data, wire, err := canonical(fqdn, typ, code, ttl, r.Data)
+	data, wire, err := canonicalRecord(in, fqdn, typ, code, ttl, r.Data)
 	if err != nil {
 		return "", rec{}, recErr(zone, fqdn, typ, err)
 	}
@@ -134,8 +139,26 @@ func makeRec(zone string, in libdns.Record) (string, rec, error) {
 	return fqdn, out, nil
 }
 
+// canonicalRecord is canonical for a record given as in: TXT data is read as
+// txt.go describes.
+func canonicalRecord(in libdns.Record, fqdn, typ string, code uint16, ttl uint32, data string) (string, dns.RR, error) {
+	if code != dns.TypeTXT {
+		return canonical(fqdn, typ, code, ttl, data)
+	}
+	ss, err := txtInput(in, data)
+	if err != nil {
+		return "", nil, err
+	}
+	if n := len(strings.Join(ss, "")); n > 4000 {
+		return "", nil, fmt.Errorf("%w: TXT data is %d bytes (allowed at most 4000)", ErrInvalidRecord, n)
+	}
+	d, _ := txtData(ss)
+	return d, &dns.TXT{Hdr: dns.RR_Header{Name: fqdn, Rrtype: code, Class: dns.ClassINET, Ttl: ttl}, Txt: txtWire(ss)}, nil
+}
+
 // canonical parses data of type typ and returns its canonical presentation
-// (the libdns Data the zone reports) and its wire form.
+// (the libdns Data the zone reports) and its wire form; TXT data is plain
+// text.
 func canonical(fqdn, typ string, code uint16, ttl uint32, data string) (string, dns.RR, error) {
 	hdr := dns.RR_Header{Name: fqdn, Rrtype: code, Class: dns.ClassINET, Ttl: ttl}
 	switch code {
@@ -174,7 +197,7 @@ func canonical(fqdn, typ string, code uint16, ttl uint32, data string) (string, 
 		if len(data) > 4000 {
 			return "", nil, fmt.Errorf("%w: TXT data is %d bytes (allowed at most 4000)", ErrInvalidRecord, len(data))
 		}
-		return data, &dns.TXT{Hdr: hdr, Txt: txtChunks(data)}, nil
+		return data, &dns.TXT{Hdr: hdr, Txt: txtWire(splitTXT(data))}, nil
 	default:
 		rr, err := dns.NewRR(fmt.Sprintf("%s %d IN %s %s", fqdn, ttl, typ, data))
 		if err != nil || rr == nil {
@@ -182,21 +205,6 @@ func canonical(fqdn, typ string, code uint16, ttl uint32, data string) (string, 
 		}
 		return strings.TrimPrefix(rr.String(), rr.Header().String()), rr, nil
 	}
-}
-
-// txtChunks splits raw text into character-strings of at most 255 bytes,
-// escaped for miekg/dns (which reads backslash escapes when packing).
-func txtChunks(s string) []string {
-	if s == "" {
-		return []string{""}
-	}
-	var out []string
-	for len(s) > 0 {
-		n := min(len(s), 255)
-		out = append(out, strings.ReplaceAll(s[:n], `\`, `\\`))
-		s = s[n:]
-	}
-	return out
 }
 
 // pattern is a DeleteRecords input: empty type, zero TTL and empty data
@@ -235,7 +243,7 @@ func makePattern(zone string, in libdns.Record) (pattern, bool) {
 	if r.Data != "" {
 		p.data = r.Data
 		if p.typ != "" {
-			d, _, err := canonical(fqdn, p.typ, typeCodes[p.typ], 0, r.Data)
+			d, _, err := canonicalRecord(in, fqdn, p.typ, typeCodes[p.typ], 0, r.Data)
 			if err != nil {
 				return pattern{}, false
 			}

@@ -365,6 +365,9 @@ func ParseSnapshot(data []byte) (Snapshot, error) {
 	if s.Zones == nil {
 		return Snapshot{}, errors.New("memory: parsing snapshot: no zones field")
 	}
+	if s.Format > ReplicationFormat {
+		return Snapshot{}, fmt.Errorf("memory: parsing snapshot: format %d is newer than this reader's %d", s.Format, ReplicationFormat)
+	}
 	return s, nil
 }
 
@@ -375,6 +378,9 @@ func ParseChanges(data []byte) (ChangesResponse, error) {
 	var c ChangesResponse
 	if err := json.Unmarshal(data, &c); err != nil {
 		return ChangesResponse{}, fmt.Errorf("memory: parsing changes: %w", err)
+	}
+	if c.Format > ReplicationFormat {
+		return ChangesResponse{}, fmt.Errorf("memory: parsing changes: format %d is newer than this reader's %d", c.Format, ReplicationFormat)
 	}
 	if c.Full {
 		if c.Snapshot == nil || c.Snapshot.Zones == nil {

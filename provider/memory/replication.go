@@ -51,6 +51,8 @@ type RegionFilter func(region, zone string, r ZoneRecord) bool
 // back that far, a whole snapshot (Full true). Version is the source's
 // version the response brings the replica to.
 type ChangesResponse struct {
+	// Format is the format version (ReplicationFormat when written here).
+	Format   int       `json:"format,omitempty"`
 	Version  uint64    `json:"version"`
 	Full     bool      `json:"full"`
 	Changes  []Change  `json:"changes,omitempty"`
@@ -168,10 +170,10 @@ func (h *Handler) changes(region string, since uint64) ChangesResponse {
 	s := h.source.load()
 	if since > s.version || since < s.floor {
 		snap := h.filterSnapshot(region, s.snapshot())
-		return ChangesResponse{Version: s.version, Full: true, Snapshot: &snap}
+		return ChangesResponse{Format: ReplicationFormat, Version: s.version, Full: true, Snapshot: &snap}
 	}
 	ch, _ := s.changes(since)
-	out := ChangesResponse{Version: s.version, Changes: make([]Change, 0, len(ch))}
+	out := ChangesResponse{Format: ReplicationFormat, Version: s.version, Changes: make([]Change, 0, len(ch))}
 	for _, c := range ch {
 		if region != "" && c.Kind == ChangeRRSet {
 			recs := make([]ZoneRecord, 0, len(c.Records))

@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/libdns/libdns"
@@ -12,6 +13,8 @@ import (
 // Snapshot is a whole copy of a Provider's zones at one version, in the form
 // replication sends over the wire (JSON).
 type Snapshot struct {
+	// Format is the format version (ReplicationFormat when written here).
+	Format int `json:"format,omitempty"`
 	// Version is the Provider's version the copy was taken at.
 	Version uint64 `json:"version"`
 	// Zones are sorted by name.
@@ -34,7 +37,7 @@ func (p *Provider) Snapshot() Snapshot {
 }
 
 func (s *state) snapshot() Snapshot {
-	out := Snapshot{Version: s.version, Zones: []ZoneSnapshot{}}
+	out := Snapshot{Format: ReplicationFormat, Version: s.version, Zones: []ZoneSnapshot{}}
 	for _, name := range sortedZoneNames(s.zones) {
 		z := s.zones[name]
 		zs := ZoneSnapshot{Name: z.name, SOA: z.soa, Records: []ZoneRecord{}}
@@ -47,11 +50,25 @@ func (s *state) snapshot() Snapshot {
 }
 
 func zoneRecord(r rec) ZoneRecord {
-	return ZoneRecord{Name: r.rr.Name, Type: r.rr.Type, TTL: r.wire.Header().Ttl, Data: r.rr.Data}
+	zr := ZoneRecord{Name: r.rr.Name, Type: r.rr.Type, TTL: r.wire.Header().Ttl, Data: r.rr.Data}
+	if t, ok := r.wire.(*dns.TXT); ok {
+		ss := txtStrings(t)
+		if _, plain := txtData(ss); !plain {
+			zr.Data, zr.Strings = strings.Join(ss, ""), ss
+		}
+	}
+	return zr
 }
 
-func (r ZoneRecord) libdns() libdns.RR {
-	return libdns.RR{Name: r.Name, Type: r.Type, TTL: time.Duration(r.TTL) * time.Second, Data: r.Data}
+func (r ZoneRecord) libdns() libdns.Record {
+	ttl := time.Duration(r.TTL) * time.Second
+	if strings.EqualFold(r.Type, "TXT") {
+		if r.Strings != nil {
+			return libdns.RR{Name: r.Name, Type: r.Type, TTL: ttl, Data: txtPresentation(r.Strings)}
+		}
+		return libdns.TXT{Name: r.Name, TTL: ttl, Text: r.Data}
+	}
+	return libdns.RR{Name: r.Name, Type: r.Type, TTL: ttl, Data: r.Data}
 }
 
 func sortedZoneNames(m map[string]*zone) []string {

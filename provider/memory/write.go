@@ -140,7 +140,7 @@ func (z *zone) get(name string, typ uint16) []rec {
 func rrsetChange(z *zone, name string, typ uint16) Change {
 	c := Change{Kind: ChangeRRSet, Zone: z.name, Serial: z.soa.Serial, Name: relName(name, z.name), Type: dns.TypeToString[typ]}
 	for _, r := range z.get(name, typ) {
-		c.Records = append(c.Records, ZoneRecord{Name: r.rr.Name, Type: r.rr.Type, TTL: r.wire.Header().Ttl, Data: r.rr.Data})
+		c.Records = append(c.Records, zoneRecord(r))
 	}
 	return c
 }

@@ -1,0 +1,173 @@
+package memory
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+)
+
+// TXT records and their character-strings.
+//
+// libdns documents TXT.Text as one string. The zone keeps a TXT record's
+// character-strings (RFC 1035 section 3.3.14) exactly, in two forms:
+//
+//   - libdns.TXT{Text: t} is the text t in 255-byte strings (one empty
+//     string for ""), the way the rfc2136 adapter writes a long text.
+//   - libdns.RR{Type: "TXT", Data: d} with d beginning with a double quote is
+//     zone-file presentation form: quoted strings separated by spaces, with
+//     \" \\ and \DDD escapes, e.g. `"first" "second"`. A string longer than
+//     255 bytes is cut into 255-byte strings. Data not beginning with a
+//     double quote is plain text, as with libdns.TXT (so write text that
+//     itself begins with a double quote as a libdns.TXT).
+//
+// GetRecords and answer hooks return a TXT whose strings are its text cut
+// into 255-byte strings as a libdns.TXT, any other as a libdns.RR in
+// canonical presentation form (each string quoted, one space between), so
+// a record read back and written again is the same record.
+
+// maxTXTString is the longest character-string (RFC 1035 section 3.3).
+const maxTXTString = 255
+
+// splitTXT cuts raw text into strings of at most 255 bytes; "" is one
+// empty string.
+func splitTXT(s string) []string {
+	if s == "" {
+		return []string{""}
+	}
+	out := make([]string, 0, (len(s)+maxTXTString-1)/maxTXTString)
+	for len(s) > 0 {
+		n := min(len(s), maxTXTString)
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
+}
+
+// txtInput returns the character-strings (raw bytes) of a TXT record given
+// to the zone: in is the record as passed (libdns.TXT means plain text),
+// data its RR().Data.
+func txtInput(in libdns.Record, data string) ([]string, error) {
+	switch in.(type) {
+	case libdns.TXT, *libdns.TXT:
+		return splitTXT(data), nil
+	}
+	if !strings.HasPrefix(data, `"`) {
+		return splitTXT(data), nil
+	}
+	rr, err := dns.NewRR(". 0 IN TXT " + data)
+	t, ok := rr.(*dns.TXT)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("%w: TXT data %q is not zone-file presentation form (quoted strings): %v", ErrInvalidRecord, data, err)
+	}
+	var out []string
+	for _, s := range t.Txt {
+		out = append(out, splitTXT(unescapeTXT(s))...)
+	}
+	return out, nil
+}
+
+// txtData is the libdns Data the zone reports for strings ss: the text when
+// ss is the text cut into 255-byte strings, else the presentation form.
+func txtData(ss []string) (data string, plain bool) {
+	joined := strings.Join(ss, "")
+	if slices.Equal(ss, splitTXT(joined)) {
+		return joined, true
+	}
+	return txtPresentation(ss), false
+}
+
+// txtPresentation writes ss in zone-file presentation form.
+func txtPresentation(ss []string) string {
+	var b strings.Builder
+	for i, s := range ss {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteByte('"')
+		b.WriteString(escapeTXT(s))
+		b.WriteByte('"')
+	}
+	return b.String()
+}
+
+// txtWire returns ss escaped for miekg/dns, which reads backslash escapes
+// when packing.
+func txtWire(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = escapeTXT(s)
+	}
+	return out
+}
+
+// txtStrings returns the raw character-strings of a wire TXT record.
+func txtStrings(t *dns.TXT) []string {
+	out := make([]string, len(t.Txt))
+	for i, s := range t.Txt {
+		out[i] = unescapeTXT(s)
+	}
+	return out
+}
+
+// escapeTXT escapes s as miekg/dns and zone files do: a backslash before
+// '"' and '\', \DDD for bytes outside printable ASCII.
+func escapeTXT(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' || c < ' ' || c > '~' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < ' ' || c > '~':
+			b.WriteByte('\\')
+			b.WriteByte('0' + c/100)
+			b.WriteByte('0' + c/10%10)
+			b.WriteByte('0' + c%10)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// unescapeTXT reverses escapeTXT: \DDD is that byte, a backslash before
+// any other byte is that byte, a trailing lone backslash is kept.
+func unescapeTXT(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		if i+3 < len(s) && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) {
+			if v := int(s[i+1]-'0')*100 + int(s[i+2]-'0')*10 + int(s[i+3]-'0'); v <= 255 {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i+1])
+		i++
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
