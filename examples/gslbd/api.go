@@ -18,6 +18,9 @@ import (
 
 // The controller's HTTP API:
 //
+//	GET  /                                             the status page (HTML)
+//	GET  /api/status                                   the status page's data
+//	GET  /api/openapi.yaml                             this API, described in OpenAPI 3
 //	GET  /api/records                                  every record, its addresses, states and statistics
 //	GET  /api/records/{name}                           one record
 //	POST /api/records/{name}/addresses/{ip}/drain      force the address critical (not permanent)
@@ -31,6 +34,9 @@ import (
 //	GET  /healthz                                      liveness
 func (c *controller) handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", c.statusPage)
+	mux.HandleFunc("GET /api/status", c.statusPage)
+	mux.HandleFunc("GET /api/openapi.yaml", serveOpenAPI)
 	mux.HandleFunc("GET /api/records", c.listRecords)
 	mux.HandleFunc("GET /api/records/{name}", c.getRecord)
 	mux.HandleFunc("POST /api/records/{name}/addresses/{ip}/{action}", c.authorized(c.addressAction))
@@ -66,37 +72,36 @@ type apiError struct {
 	Error string `json:"error"`
 }
 
-// recordView is a record as the API shows it.
-type recordView struct {
-	Name      string        `json:"name"`
-	TTL       Duration      `json:"ttl"`
-	Failover  string        `json:"failover,omitempty"`
-	Disabled  bool          `json:"disabled"`
-	Answer    []string      `json:"answer"`
-	Addresses []addressView `json:"addresses"`
-}
-
-// addressView is one address with its state and statistics.
-type addressView struct {
-	IP      string             `json:"ip"`
-	Regions []string           `json:"regions,omitempty"`
-	Weight  int                `json:"weight,omitempty"`
-	State   probe.State        `json:"state"`
-	Served  bool               `json:"served"`
-	Stats   *probe.TargetStats `json:"stats,omitempty"`
+// notifyView is the answer to POST /api/notify: 200 when every node took
+// the notify, 502 with each node's result when any did not.
+type notifyView struct {
+	Nodes   int            `json:"nodes"`
+	Failed  int            `json:"failed"`
+	Results []notifyResult `json:"results"`
 }
 
 func (c *controller) view(ctx context.Context, rs *recState) recordView {
 	c.mu.Lock()
-	v := recordView{Name: rs.spec.Name, TTL: rs.spec.TTL, Failover: rs.spec.Failover, Disabled: rs.disabled}
+	v := recordView{Name: rs.spec.Name, TTL: rs.spec.TTL.String(), Failover: rs.spec.Failover, Disabled: rs.disabled, Addresses: []addressView{}}
+	ids := make([]string, 0, len(rs.addrs))
 	for _, a := range rs.addrs {
-		v.Addresses = append(v.Addresses, addressView{IP: a.ip.String(), Regions: a.spec.Regions, Weight: a.spec.Weight, State: a.state, Served: a.state.Served()})
+		v.Addresses = append(v.Addresses, addressView{IP: a.ip.String(), ProbeAddr: probeAddr(a.spec, a.ip), Regions: a.spec.Regions,
+			Weight: a.spec.Weight, State: a.state.String(), Served: a.state.Served()})
+		ids = append(ids, a.id)
 	}
 	c.mu.Unlock()
+	if rs.disabled {
+		v.DisabledSince = c.st.disabledSince(rs.spec.Name)
+	}
 	for i := range v.Addresses {
-		ip, _ := netip.ParseAddr(v.Addresses[i].IP)
-		if st, ok := c.mon.Stats(targetID(rs.spec.Name, ip)); ok {
-			v.Addresses[i].Stats = &st
+		a := &v.Addresses[i]
+		a.Intent = c.st.intent(ids[i])
+		if st, ok := c.mon.Stats(ids[i]); ok {
+			a.fillStats(st)
+		}
+		// A drain holds while it keeps the address out of answers.
+		if a.Served {
+			a.Intent.Drained = false
 		}
 	}
 	v.Answer = c.answer(ctx, rs.spec.Name)
@@ -176,6 +181,7 @@ func (c *controller) addressAction(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, code, apiError{err.Error()})
 		return
 	}
+	c.st.action(targetID(rs.spec.Name, ip.Unmap()), r.PathValue("action"), clientOf(r), time.Now().UTC())
 	c.log.Info("override", "record", rs.spec.Name, "address", ip.String(), "to", to.String())
 	writeJSON(w, http.StatusOK, c.view(r.Context(), rs))
 }
@@ -197,6 +203,7 @@ func (c *controller) recordAction(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	rs.disabled = disable
 	c.mu.Unlock()
+	c.st.recordDisabled(rs.spec.Name, disable, time.Now().UTC())
 	c.log.Info("record", "record", rs.spec.Name, "disabled", disable)
 	c.publish()
 	writeJSON(w, http.StatusOK, c.view(r.Context(), rs))
@@ -205,8 +212,18 @@ func (c *controller) recordAction(w http.ResponseWriter, r *http.Request) {
 func (c *controller) notifyNow(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	failed := c.notifyAll(ctx)
-	writeJSON(w, http.StatusOK, map[string]int{"nodes": len(c.cfg.Replication.Notify), "failed": failed})
+	res := c.notifyAll(ctx)
+	failed := 0
+	for _, r := range res {
+		if !r.OK {
+			failed++
+		}
+	}
+	code := http.StatusOK
+	if failed > 0 {
+		code = http.StatusBadGateway // a partial failure is not a success
+	}
+	writeJSON(w, code, notifyView{Nodes: len(res), Failed: failed, Results: res})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

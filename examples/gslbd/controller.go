@@ -47,6 +47,7 @@ type controller struct {
 	client *http.Client
 	// notified is the zone version the nodes were last told about.
 	notified uint64
+	st       *statusTracker // what the status page shows
 
 	mu      sync.Mutex
 	records []*recState
@@ -76,7 +77,7 @@ func targetID(rec string, ip netip.Addr) string { return rec + "/" + ip.String()
 // newController builds a controller from a validated config; it starts
 // nothing.
 func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*controller, error) {
-	c := &controller{cfg: cfg, log: log, met: met, client: d.client, byName: map[string]*recState{}, byID: map[string]*addrState{}}
+	c := &controller{cfg: cfg, log: log, met: met, client: d.client, st: newStatusTracker(), byName: map[string]*recState{}, byID: map[string]*addrState{}}
 	if c.client == nil {
 		c.client = http.DefaultClient
 	}
@@ -254,6 +255,7 @@ func (c *controller) observe(e probe.Event) {
 		return
 	}
 	c.met.transition(e.Transition)
+	c.st.transition(rs.spec.Name, as.ip.String(), e.Transition)
 	c.met.setState(rs.spec.Name, as.ip.String(), e.Transition.To)
 	c.log.Info("address state", "record", rs.spec.Name, "address", as.ip.String(),
 		"from", e.Transition.From.String(), "to", e.Transition.To.String(),
@@ -350,26 +352,38 @@ func (c *controller) notifyLoop(ctx context.Context) error {
 	}
 }
 
-// notifyAll posts a notify to every node, returning how many failed.
-func (c *controller) notifyAll(ctx context.Context) int {
-	failed := 0
+// notifyResult is the outcome of a notify to one node.
+type notifyResult struct {
+	URL string `json:"url"`
+	// OK says the node accepted the notify; Error why not.
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+}
+
+// notifyAll posts a notify to every node and returns each one's result.
+func (c *controller) notifyAll(ctx context.Context) []notifyResult {
+	out := make([]notifyResult, 0, len(c.cfg.Replication.Notify))
 	for _, u := range c.cfg.Replication.Notify {
 		nctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		err := memory.SendNotify(nctx, c.client, u, c.cfg.Replication.auth())
 		cancel()
+		c.st.notifyResult(u, time.Now().UTC(), err)
+		r := notifyResult{URL: u, OK: err == nil}
 		if err != nil {
-			failed++
+			r.Error = err.Error()
 			if ctx.Err() == nil {
 				c.log.Warn("notify node", "url", u, "err", err)
 			}
 		}
+		out = append(out, r)
 	}
-	return failed
+	return out
 }
 
 // logReconcile logs a reconciler's notable events.
 func (c *controller) logReconcile(target string) func(record.Event) {
 	return func(e record.Event) {
+		c.st.reconcileEvent(target, e)
 		switch e := e.(type) {
 		case record.WriteEvent:
 			if e.Err != nil {

@@ -41,8 +41,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	check := fs.Bool("check", false, "validate the config, print a summary and exit")
 	nodeMode := fs.Bool("node", false, "run as a DNS node following a controller (never probes)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
+	version := fs.Bool("version", false, "print the version (module version, VCS revision) and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *version {
+		fmt.Fprintln(stdout, "gslbd", buildVersion())
+		return nil
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {

@@ -50,6 +50,9 @@ func (n *node) Run(ctx context.Context) error { return n.replica.Run(ctx) }
 func (n *node) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /replication/notify", n.notify)
+	mux.HandleFunc("GET /{$}", n.statusPage)
+	mux.HandleFunc("GET /api/status", n.statusPage)
+	mux.HandleFunc("GET /api/openapi.yaml", serveOpenAPI)
 	mux.Handle("GET /metrics", n.met.handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		st := n.replica.Status()

@@ -62,7 +62,7 @@ func TestRunServesFailsOverAndObeysTheAPI(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &views); err != nil {
 		t.Fatalf("records JSON: %v\n%s", err, body)
 	}
-	if len(views) != 1 || len(views[0].Addresses) != 3 || views[0].Addresses[0].Stats == nil || views[0].Addresses[0].Stats.Probes == 0 {
+	if len(views) != 1 || len(views[0].Addresses) != 3 || views[0].Addresses[0].Probes == 0 || views[0].Addresses[0].ProbeAddr == "" {
 		t.Fatalf("records view lacks addresses or statistics:\n%s", body)
 	}
 
