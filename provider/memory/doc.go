@@ -36,5 +36,12 @@
 // not begin with a double quote is plain text). GetRecords returns such a
 // record in the same form, so writing back what was read changes nothing.
 //
+// Standard secondaries (BIND, Knot, NSD, ...) can follow the zones too:
+// Transfer (ServerConfig.Transfer) serves AXFR and IXFR over TCP to clients
+// allowed by TSIG key and/or source prefix, IXFR from the journal (each
+// entry keeps the RRset before and after the change), and sends NOTIFY on
+// every serial change, with retries. Secondaries serve the stored records
+// only: answer hooks do not travel.
+//
 // See Example and ExampleProvider_RespondWire.
 package memory

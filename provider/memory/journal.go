@@ -8,8 +8,8 @@ import (
 type ChangeKind string
 
 const (
-	// ChangeRRSet: the RRset (Zone, Name, Type) now holds exactly Records;
-	// no records means the RRset was removed.
+	// ChangeRRSet: the RRset (Zone, Name, Type) now holds exactly Records
+	// (no records means the RRset was removed); it held Old before.
 	ChangeRRSet ChangeKind = "rrset"
 	// ChangeAddZone: the zone Zone was created with the SOA in SOA (its apex
 	// records follow as ChangeRRSet entries of the same version).
@@ -54,6 +54,12 @@ type Change struct {
 	Type string `json:"type,omitempty"`
 	// Records is the whole RRset after the change.
 	Records []ZoneRecord `json:"records,omitempty"`
+	// Old is the whole RRset before the change (empty when the RRset is
+	// new). Old and Records together say what the change deleted and what
+	// it added, which is what an incremental zone transfer (IXFR, RFC 1995)
+	// sends. The replication Handler does not send it (replicas replace
+	// whole RRsets), so the replication format is unchanged.
+	Old []ZoneRecord `json:"old,omitempty"`
 	// SOA is the new zone's SOA in a ChangeAddZone entry.
 	SOA *SOA `json:"soa,omitempty"`
 }

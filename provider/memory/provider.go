@@ -197,7 +197,7 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 	soa := z.soa
 	entries := []Change{
 		{Kind: ChangeAddZone, Zone: key, Serial: soa.Serial, SOA: &soa},
-		rrsetChange(z, key, dns.TypeNS),
+		rrsetChange(nil, z, key, dns.TypeNS),
 	}
 	p.publish(old, zones, entries)
 	return nil

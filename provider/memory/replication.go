@@ -175,6 +175,7 @@ func (h *Handler) changes(region string, since uint64) ChangesResponse {
 	ch, _ := s.changes(since)
 	out := ChangesResponse{Format: ReplicationFormat, Version: s.version, Changes: make([]Change, 0, len(ch))}
 	for _, c := range ch {
+		c.Old = nil // replicas replace whole RRsets; Old is for zone transfers
 		if region != "" && c.Kind == ChangeRRSet {
 			recs := make([]ZoneRecord, 0, len(c.Records))
 			for _, r := range c.Records {

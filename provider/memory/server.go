@@ -67,6 +67,10 @@ type ServerConfig struct {
 	// RRL limits the rate of UDP responses per client netblock (see
 	// RRLConfig). Off unless RRL.Rate is set.
 	RRL RRLConfig `json:"rrl"`
+	// Transfer serves the zones to secondaries by AXFR and IXFR and sends
+	// them NOTIFY (see TransferConfig). Off unless it allows someone or
+	// names a secondary.
+	Transfer TransferConfig `json:"transfer"`
 }
 
 // DefaultServerConfig returns 127.0.0.1:5353, TCP idle timeout 10s, a TCP
@@ -131,7 +135,7 @@ func (c ServerConfig) Validate() error {
 	if err := c.RRL.Validate(); err != nil {
 		return err
 	}
-	return nil
+	return c.Transfer.Validate()
 }
 
 // MarshalJSON writes the durations as strings such as "10s".
@@ -203,6 +207,7 @@ type Server struct {
 	cfg ServerConfig
 	log *slog.Logger
 	rrl *RateLimiter // nil: off
+	xfr *Transfer    // nil: off
 
 	mu   sync.Mutex
 	addr string
@@ -235,7 +240,26 @@ func NewServer(p *Provider, cfg ServerConfig, log *slog.Logger) (*Server, error)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{p: p, cfg: cfg, log: log, rrl: rrl, conns: newConnTable(cfg.MaxTCPConns, cfg.MaxTCPConnsPerSource)}, nil
+	s := &Server{p: p, cfg: cfg, log: log, rrl: rrl, conns: newConnTable(cfg.MaxTCPConns, cfg.MaxTCPConnsPerSource)}
+	if cfg.Transfer.Enabled() {
+		if s.xfr, err = NewTransfer(p, cfg.Transfer, log); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Transfer returns the server's zone transfer side (its Stats), or nil
+// when ServerConfig.Transfer is off.
+func (s *Server) Transfer() *Transfer { return s.xfr }
+
+// respondUDP answers one UDP query: through the Transfer when transfers
+// are on (it hands plain queries to the fast path), else the fast path.
+func (s *Server) respondUDP(q, buf []byte, src netip.Addr) []byte {
+	if s.xfr != nil {
+		return s.xfr.RespondUDP(q, buf, src)
+	}
+	return s.p.RespondUDP(q, buf, src)
 }
 
 // Listen binds the UDP socket and the TCP listener on cfg.Addr. With port 0
@@ -303,6 +327,11 @@ func (s *Server) Run(ctx context.Context) error {
 	var wg, connWG sync.WaitGroup
 	wg.Go(func() { s.serveTCP(tcp, stopTCP, &connWG) })
 	wg.Go(func() { s.serveUDPConn(udp.(*net.UDPConn), s.stopUDP) })
+	xctx, xcancel := context.WithCancel(ctx)
+	defer xcancel()
+	if s.xfr != nil {
+		wg.Go(func() { _ = s.xfr.Run(xctx) })
+	}
 	s.log.Info("dns server listening", "addr", s.addr, "maxTCPConns", s.cfg.MaxTCPConns)
 	<-ctx.Done()
 
@@ -320,6 +349,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.conns.closeAll()
 	connWG.Wait()
 	close(s.stopUDP)
+	xcancel()
 	wg.Wait()
 	s.log.Info("dns server stopped")
 	return nil

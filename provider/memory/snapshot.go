@@ -253,7 +253,7 @@ func (p *Provider) Apply(changes []Change) error {
 			return int(a.typ) - int(b.typ)
 		})
 		for _, k := range keys {
-			entries = append(entries, rrsetChange(t.z, k.name, k.typ))
+			entries = append(entries, rrsetChange(old.zones[key], t.z, k.name, k.typ))
 		}
 		zones[key] = t.z
 	}

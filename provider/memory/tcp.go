@@ -243,7 +243,19 @@ func (s *Server) serveConn(tc *tcpConn) {
 				return
 			}
 		}
-		reply := s.p.RespondWire(buf, tc.src, true)
+		var reply []byte
+		if s.xfr != nil {
+			handled, err := s.xfr.serveTCP(tc.c, buf, tc.src, func() { tc.pin.Store(true) })
+			tc.pin.Store(false)
+			if err != nil {
+				return
+			}
+			if !handled {
+				reply = s.p.RespondWire(buf, tc.src, true)
+			}
+		} else {
+			reply = s.p.RespondWire(buf, tc.src, true)
+		}
 		if reply != nil {
 			s.stats.countTCP(reply)
 			out = append(out[:0], byte(len(reply)>>8), byte(len(reply)))

@@ -115,7 +115,7 @@ func (s *Server) udpLoop(bc batchConn) {
 			}
 			src, _ := netip.AddrFromSlice(ua.IP)
 			src = src.Unmap()
-			reply := s.p.RespondUDP(in[i].Buffers[0][:in[i].N], outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src)
+			reply := s.respondUDP(in[i].Buffers[0][:in[i].N], outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src)
 			if s.rrl != nil {
 				reply = s.limitUDP(now, src, reply)
 			}

@@ -170,7 +170,7 @@ func (s *Server) rawLoop(r *rawUDP) {
 				continue
 			}
 			q := inBuf[i*maxUDPSize : i*maxUDPSize+int(in[i].n)]
-			reply := s.p.RespondUDP(q, outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src)
+			reply := s.respondUDP(q, outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src)
 			if s.rrl != nil {
 				reply = s.limitUDP(now, src, reply)
 			}

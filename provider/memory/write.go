@@ -116,15 +116,12 @@ func (t *txn) commit(old *zone) []Change {
 		}
 		return int(a.typ) - int(b.typ)
 	})
-	t.z.soa.Serial++
-	if t.z.soa.Serial == 0 {
-		t.z.soa.Serial = 1
-	}
+	t.z.soa.Serial = nextSerial(t.z.soa.Serial)
 	if t.names {
 		t.z.rebuildENTs()
 	}
 	for _, k := range keys {
-		entries = append(entries, rrsetChange(t.z, k.name, k.typ))
+		entries = append(entries, rrsetChange(old, t.z, k.name, k.typ))
 	}
 	return entries
 }
@@ -136,11 +133,17 @@ func (z *zone) get(name string, typ uint16) []rec {
 	return nil
 }
 
-// rrsetChange describes the RRset (name, typ) of z as a journal entry.
-func rrsetChange(z *zone, name string, typ uint16) Change {
+// rrsetChange describes the RRset (name, typ) of z as a journal entry; old
+// (nil for a new zone) is the zone before the change.
+func rrsetChange(old, z *zone, name string, typ uint16) Change {
 	c := Change{Kind: ChangeRRSet, Zone: z.name, Serial: z.soa.Serial, Name: relName(name, z.name), Type: dns.TypeToString[typ]}
 	for _, r := range z.get(name, typ) {
 		c.Records = append(c.Records, zoneRecord(r))
+	}
+	if old != nil {
+		for _, r := range old.get(name, typ) {
+			c.Old = append(c.Old, zoneRecord(r))
+		}
 	}
 	return c
 }

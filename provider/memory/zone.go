@@ -41,7 +41,13 @@ type ZoneConfig struct {
 	// Mbox is the SOA's RNAME, relative to the zone unless it ends with a
 	// dot. Default "hostmaster".
 	Mbox string `json:"mbox"`
-	// Serial is the initial SOA serial, 1 to 4294967295. Default 1.
+	// Serial is the initial SOA serial, 1 to 4294967295. Default 1. A
+	// program that serves the zone to secondaries (see Transfer) and
+	// rebuilds it at every start must start past the last serial it served
+	// (RFC 1982: see SerialGreater), or the secondaries, holding a serial
+	// they take as newer, keep their old copy: persist the serial (read it
+	// with Provider.SOA after each change, or Wait) and start at the next
+	// one, or derive it from the clock.
 	Serial uint32 `json:"serial"`
 	// TTL is the TTL of the SOA and apex NS records, 0s to 68 years, in whole
 	// seconds. Default 60s.
