@@ -21,7 +21,7 @@ func BenchmarkTopologyDecide(b *testing.B) {
 	s := w.snapshot(w.clusters[0])
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := w.topo.Decide(s); err != nil {
+		if _, err := w.topo.Decide(time.Time{}, s); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -40,7 +40,7 @@ func BenchmarkTopologyDecideCentral(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := w.topo.Decide(s); err != nil {
+		if _, err := w.topo.Decide(time.Time{}, s); err != nil {
 			b.Fatal(err)
 		}
 	}

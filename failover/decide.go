@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"net/netip"
 	"slices"
+	"time"
 )
 
 // HoldReason says why a policy left a name out of its desired state.
@@ -56,8 +57,9 @@ type RegionStatus struct {
 	Regional []netip.Addr
 }
 
-// Decision is a Topology's full answer for one Snapshot: the desired state
-// and why it looks that way.
+// Decision is a Policy's full answer for one input: the desired state and
+// why it looks that way. Topology fills every field; RecordPolicy and
+// users' policies fill Desired and, where they mean something, the others.
 type Decision struct {
 	// Desired is what the reconcilers should publish and withdraw.
 	Desired Desired
@@ -80,7 +82,7 @@ type Decision struct {
 
 // Desired returns the desired state for s; see Decide.
 func (t *Topology) Desired(s Snapshot) (Desired, error) {
-	d, err := t.Decide(s)
+	d, err := t.Decide(time.Time{}, s)
 	return d.Desired, err
 }
 
@@ -103,8 +105,10 @@ func (t *Topology) Desired(s Snapshot) (Desired, error) {
 // An address set with no served address follows AllUnhealthy; a family (A
 // or AAAA) without addresses while the other has some is withdrawn. No set
 // in the result is empty. The same Snapshot always gives the same Decision.
-// An invalid snapshot gives an error wrapping ErrInvalidSnapshot.
-func (t *Topology) Decide(s Snapshot) (Decision, error) {
+// An invalid snapshot gives an error wrapping ErrInvalidSnapshot. The
+// topology does not depend on time: now is not read (it is there so that
+// Topology is a Policy[Snapshot]).
+func (t *Topology) Decide(_ time.Time, s Snapshot) (Decision, error) {
 	ix, err := indexSnapshot(&s, t.names.regional)
 	if err != nil {
 		return Decision{}, err

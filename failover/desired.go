@@ -140,6 +140,31 @@ func (d Desired) WrittenBy(region string) Desired {
 	return out
 }
 
+// Records returns the records d publishes in view, by zone: the form the
+// record package reads (record.Source, record.FromSource), in d's order.
+func (d Desired) Records(view string) map[string][]libdns.Record {
+	out := map[string][]libdns.Record{}
+	for _, s := range d.Sets {
+		if s.View == view {
+			out[s.Zone] = append(out[s.Zone], s.Records...)
+		}
+	}
+	return out
+}
+
+// Withdrawals returns what d withdraws in view, by zone, as libdns.RR
+// values with the name relative to the zone and the type ("" for every
+// type): the form the record package reads (record.Source).
+func (d Desired) Withdrawals(view string) map[string][]libdns.RR {
+	out := map[string][]libdns.RR{}
+	for _, w := range d.Withdraws {
+		if w.View == view {
+			out[w.Zone] = append(out[w.Zone], libdns.RR{Name: w.RelativeName(), Type: w.Type})
+		}
+	}
+	return out
+}
+
 // Lookup returns the set at name and typ in view ("" for the shared
 // instance). name is compared case-insensitively, with or without its
 // trailing dot.
@@ -248,6 +273,22 @@ func addrOut(d *Desired, zone, view, name string, addrs []netip.Addr, ttl time.D
 		}
 		d.Sets = append(d.Sets, RRSet{Zone: zone, View: view, Name: name, Type: fam.typ, TTL: ttl, Records: fam.recs, Writers: w})
 	}
+}
+
+// AddrSets returns the A and AAAA sets of addrs at name, for a user's
+// policy: records sorted, duplicates dropped, a family without addresses
+// withdrawn (so a name that loses its last IPv6 address stops answering
+// AAAA), every set written by w. With no address it returns the zero
+// Desired: the name is left out, and the reconciler keeps what it last
+// published (keep last). name is fully qualified, inside zone; view is ""
+// for the shared instance of zone or a region's private copy.
+func AddrSets(zone, view, name string, addrs []netip.Addr, ttl time.Duration, w WriterScope) Desired {
+	var d Desired
+	if a := normAddrs(addrs); len(a) > 0 {
+		addrOut(&d, dnsname.Fqdn(zone), view, dnsname.Fqdn(name), a, ttl, w)
+		d.sort()
+	}
+	return d
 }
 
 // normAddrs returns a sorted, duplicate-free copy of addrs with IPv4-mapped

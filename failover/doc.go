@@ -110,6 +110,18 @@
 // resolver address using the caller's GeoMap. Every policy handles IPv4
 // and IPv6 alike.
 //
+// # Policies are values
+//
+// Policy[In] is the interface every decision satisfies: Decide(now, in)
+// returns a Decision. Topology is a Policy[Snapshot], RecordPolicy a
+// Policy[Record], and a user's own rule is a PolicyFunc; the test kit
+// failover/failovertest runs any Policy[Snapshot] in its scenarios.
+// AddrSets builds the address sets a user's policy publishes, and a
+// Strategy may carry a user's SelectFunc instead of a built-in kind. A
+// Desired is handed to the record package as it is: it satisfies
+// record.Source through its Records and Withdrawals methods (plain libdns
+// values per view and zone), so no glue is needed between the two.
+//
 // # Configuration
 //
 // TopologyConfig and RecordConfig start from DefaultTopologyConfig and

@@ -41,7 +41,7 @@ func Example_topology() {
 		},
 		Failover: failover.Published{Read: true, Addrs: []netip.Addr{ip("192.0.2.1"), ip("198.51.100.1")}},
 	}
-	dec, err := topo.Decide(snap)
+	dec, err := topo.Decide(time.Time{}, snap)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/libdns/libdns"
 	"pgregory.net/rapid"
@@ -108,7 +109,7 @@ func TestTopologyProperties(t *testing.T) {
 			}
 		})
 		s := genSnapshot(t)
-		dec, err := tp.Decide(s)
+		dec, err := tp.Decide(time.Time{}, s)
 		if err != nil {
 			t.Fatalf("decide: %v", err)
 		}

@@ -254,6 +254,14 @@ func (p *RecordPolicy) Provider(r Record) (Desired, error) {
 	return d, nil
 }
 
+// Decide returns r's Provider output as a Decision (only Desired is set),
+// so a RecordPolicy is a Policy[Record]; now is not read. For the embedded
+// zone's output, wrap Embedded in a PolicyFunc.
+func (p *RecordPolicy) Decide(_ time.Time, r Record) (Decision, error) {
+	d, err := p.Provider(r)
+	return Decision{Desired: d}, err
+}
+
 // Embedded returns r's desired state for the embedded zone, which swaps
 // whole snapshots and so may switch a name between A/AAAA and CNAME (the
 // caller must allow type switches in its reconciler): Name holds the

@@ -93,20 +93,35 @@ func (k *StrategyKind) UnmarshalText(b []byte) error {
 	return configErr("strategy.kind", s, "allHealthy, priority, weighted")
 }
 
-// Strategy chooses the published endpoints among the healthy ones. The
-// zero value is AllHealthy.
+// SelectFunc is a user's strategy: given the served endpoints of a record
+// (passing or warning, in the record's order; never empty), it returns
+// the ones to publish. It must be pure and safe for concurrent use and
+// must not modify served. Endpoints it returns that are not among served
+// are dropped, and an empty result means "none chosen" (the record's
+// AllUnhealthy rule then decides), so a SelectFunc can neither publish an
+// unhealthy address nor an empty set.
+type SelectFunc func(served []Endpoint) []Endpoint
+
+// Strategy chooses the published endpoints among the healthy ones: one of
+// the built-in kinds, or a user's SelectFunc. The zero value is AllHealthy.
 type Strategy struct {
 	// Kind is the strategy.
 	Kind StrategyKind `json:"kind"`
 	// Order lists regions, primary first, for Priority. Names must be
 	// distinct and non-empty; ignored by other kinds.
 	Order []string `json:"order,omitempty"`
+	// Func, when set, is the strategy instead of Kind (which must then be
+	// AllHealthy, the zero value). Not read from or written to JSON.
+	Func SelectFunc `json:"-"`
 }
 
 // Validate reports an undefined kind or a bad region order.
 func (s Strategy) Validate() error {
 	if int(s.Kind) >= len(strategyNames) {
 		return configErr("strategy.kind", uint8(s.Kind), "allHealthy, priority, weighted")
+	}
+	if s.Func != nil && s.Kind != AllHealthy {
+		return configErr("strategy.kind", s.Kind, "allHealthy (the zero value) when strategy.func is set")
 	}
 	for i, r := range s.Order {
 		if r == "" || slices.Index(s.Order, r) != i {
@@ -117,14 +132,23 @@ func (s Strategy) Validate() error {
 }
 
 // Select returns the endpoints s publishes from eps, in eps's order: a
-// subset of the served endpoints, empty only when none is served. eps is
-// not modified.
+// subset of the served endpoints, empty when none is served (or a Func
+// chose none). eps is not modified.
 func (s Strategy) Select(eps []Endpoint) []Endpoint {
 	var served []Endpoint
 	for _, e := range eps {
 		if e.Health.Served() {
 			served = append(served, e)
 		}
+	}
+	if s.Func != nil {
+		if len(served) == 0 {
+			return nil
+		}
+		chosen := s.Func(slices.Clone(served))
+		return slices.DeleteFunc(served, func(e Endpoint) bool {
+			return !slices.ContainsFunc(chosen, func(c Endpoint) bool { return c.IP.Unmap() == e.IP.Unmap() })
+		})
 	}
 	switch s.Kind {
 	case Priority:

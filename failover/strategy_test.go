@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/libdns/libdns"
 	"github.com/stretchr/testify/assert"
@@ -145,4 +146,34 @@ func TestAnswerFuncsConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func TestStrategyFunc(t *testing.T) {
+	eps := []failover.Endpoint{
+		{IP: netip.MustParseAddr("192.0.2.1"), Health: failover.Passing},
+		{IP: netip.MustParseAddr("192.0.2.2"), Health: failover.Critical},
+		{IP: netip.MustParseAddr("192.0.2.3"), Health: failover.Warning},
+	}
+	// The user's function may only pick among served endpoints: it asks
+	// for a critical one and an unknown address too, which are dropped.
+	s := failover.Strategy{Func: func(served []failover.Endpoint) []failover.Endpoint {
+		return []failover.Endpoint{served[len(served)-1], eps[1], {IP: netip.MustParseAddr("198.51.100.9")}}
+	}}
+	require.NoError(t, s.Validate())
+	got := s.Select(eps)
+	require.Len(t, got, 1)
+	require.Equal(t, "192.0.2.3", got[0].IP.String())
+
+	bad := failover.Strategy{Kind: failover.Priority, Func: s.Func}
+	require.ErrorIs(t, bad.Validate(), failover.ErrInvalidConfig)
+
+	cfg := failover.DefaultRecordConfig()
+	cfg.Strategy = s
+	p, err := failover.NewRecordPolicy(cfg)
+	require.NoError(t, err)
+	dec, err := p.Decide(time.Time{}, failover.Record{Name: "api.example.com", Zone: "example.com", TTL: time.Minute, Endpoints: eps})
+	require.NoError(t, err)
+	pool, ok := dec.Desired.Lookup("", "api.pool.example.com", "A")
+	require.True(t, ok)
+	require.Equal(t, []string{"192.0.2.3"}, pool.Values())
 }

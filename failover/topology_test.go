@@ -323,7 +323,7 @@ func TestTopologyRules(t *testing.T) {
 			if tc.snap != nil {
 				tc.snap(&s)
 			}
-			dec, err := tp.Decide(s)
+			dec, err := tp.Decide(time.Time{}, s)
 			require.NoError(t, err)
 			d := dec.Desired
 			assert.Equal(t, tc.want.euA, addrsOf(t, d, "eu", regional, "A"), "eu A")
@@ -417,7 +417,7 @@ func TestTopologySnapshotErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := twoRegions()
 			tc.mod(&s)
-			_, err := tp.Decide(s)
+			_, err := tp.Decide(time.Time{}, s)
 			require.ErrorIs(t, err, failover.ErrInvalidSnapshot)
 			var fe *failover.FieldError
 			require.True(t, errors.As(err, &fe))
@@ -524,7 +524,7 @@ func TestDecisionRegions(t *testing.T) {
 	s.Clusters[1].Global = failover.Stale
 	s.Regions = append(s.Regions, failover.Region{Name: "ap", Zone: "local.example.com"})
 	s.Clusters = append(s.Clusters, failover.Cluster{Name: "ap-1", Region: "ap", Gateways: []failover.Gateway{gw("e", failover.HealthUnknown, "203.0.113.1")}})
-	dec, err := topo(t).Decide(s)
+	dec, err := topo(t).Decide(time.Time{}, s)
 	require.NoError(t, err)
 	require.Len(t, dec.Regions, 3)
 	assert.Equal(t, failover.RegionStatus{Name: "eu", State: failover.RegionAlive, Regional: ips("192.0.2.1", "192.0.2.2", "2001:db8::1")}, dec.Regions[0])

@@ -183,13 +183,15 @@ func (c *controller) tick(ctx context.Context, now time.Time) {
 	}
 
 	// 3. The policy's decision; this controller writes its share.
-	dec, err := c.d.topo.Decide(snap)
+	dec, err := c.d.topo.Decide(time.Now(), snap)
 	if err != nil {
 		c.out.event(c.cl.name, "policy: "+err.Error())
 		return
 	}
 	c.noteRegions(dec)
-	if err := c.rec.Set(toRecord(dec.Desired.WrittenBy(c.cl.region))); err != nil {
+	// The region's provider holds the global zone and the region's private
+	// copy of the local zone: both views, read as they are (record.Source).
+	if err := c.rec.Set(record.FromSource(dec.Desired.WrittenBy(c.cl.region), "", c.cl.region)); err != nil {
 		c.out.event(c.cl.name, "reconciler: "+err.Error())
 	}
 }
@@ -281,17 +283,4 @@ func (c *controller) recordEvent(e record.Event) {
 	if ev, ok := e.(record.ErrorEvent); ok {
 		c.out.event(c.cl.name, fmt.Sprintf("write failed (%s): %v", ev.Class(), ev.Err))
 	}
-}
-
-// toRecord converts the policy's output into the reconciler's input; the
-// two packages meet only through libdns types.
-func toRecord(fd failover.Desired) record.Desired {
-	var rd record.Desired
-	for _, s := range fd.Sets {
-		rd.Sets = append(rd.Sets, record.Group(s.Zone, s.Records)...)
-	}
-	for _, w := range fd.Withdraws {
-		rd.Withdraw = append(rd.Withdraw, record.Key{Zone: w.Zone, Name: w.Name, Type: w.Type})
-	}
-	return rd
 }

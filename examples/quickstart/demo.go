@@ -122,7 +122,7 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	for _, b := range d.backends {
-		d.health[b.Name] = failover.Health(pol.InitialState)
+		d.health[b.Name] = healthOf(pol.InitialState)
 		p, err := probe.NewHTTP(b.Addr, probe.HTTPConfig{Path: "/healthz", MatchWindow: 1024})
 		if err != nil {
 			return err
@@ -166,7 +166,7 @@ func (d *demo) run(ctx context.Context) error {
 // observe receives the monitor's transitions, in order, from one goroutine.
 func (d *demo) observe(e probe.Event) {
 	d.mu.Lock()
-	d.health[e.Target] = failover.Health(e.Transition.To)
+	d.health[e.Target] = healthOf(e.Transition.To)
 	desired, err := d.desired()
 	d.mu.Unlock()
 	detail := e.Transition.Result.Detail
@@ -194,20 +194,23 @@ func (d *demo) desired() (record.Desired, error) {
 	if err != nil {
 		return record.Desired{}, err
 	}
-	return toRecord(fd), nil
+	// The reconciler reads the policy's output as it is (record.Source).
+	return record.FromSource(fd), nil
 }
 
-// toRecord converts a failover policy's output into the reconciler's input;
-// the two packages meet only through libdns types.
-func toRecord(fd failover.Desired) record.Desired {
-	var rd record.Desired
-	for _, s := range fd.Sets {
-		rd.Sets = append(rd.Sets, record.Group(s.Zone, s.Records)...)
+// healthOf is a probe state in the failover package's terms.
+func healthOf(s probe.State) failover.Health {
+	switch s {
+	case probe.Passing:
+		return failover.Passing
+	case probe.Warning:
+		return failover.Warning
+	case probe.Critical:
+		return failover.Critical
+	case probe.Recovery:
+		return failover.Recovery
 	}
-	for _, w := range fd.Withdraws {
-		rd.Withdraw = append(rd.Withdraw, record.Key{Zone: w.Zone, Name: w.Name, Type: w.Type})
-	}
-	return rd
+	return failover.HealthUnknown
 }
 
 // watch asks the DNS server for the app's A records every 50 ms, as a

@@ -212,7 +212,7 @@ func (c *controller) loop(ctx context.Context) {
 // reconcile reads, decides and publishes once.
 func (c *controller) reconcile(ctx context.Context) {
 	snap := c.snapshot(ctx)
-	dec, err := c.w.s.topo.Decide(snap)
+	dec, err := c.w.s.decider().Decide(c.now(), snap)
 	if err != nil {
 		c.t.Errorf("controller %s: decide: %v", c.name, err)
 		return
@@ -227,7 +227,9 @@ func (c *controller) reconcile(ctx context.Context) {
 			c.t.Logf("%v %s writes:\n%s", c.w.now(), c.name, out)
 		}
 	}
-	local, global := split(mine)
+	// The region's private copy of the local zone holds the sets of its
+	// view; the global zone the shared ones.
+	local, global := record.FromSource(mine, c.region), record.FromSource(mine)
 	// Errors (throttling, an unreadable zone) leave the desired state
 	// pending; the next reconcile retries, as a controller's loop does.
 	if len(local.Sets)+len(local.Withdraw) > 0 {
@@ -291,7 +293,7 @@ func (c *controller) snapshot(ctx context.Context) failover.Snapshot {
 			}
 			h := failover.HealthUnknown
 			if k.name == c.name {
-				h = failover.Health(health[g.name])
+				h = healthOf(health[g.name])
 			}
 			fc.Gateways = append(fc.Gateways, failover.Gateway{Name: g.name, Addrs: g.addrs, Health: h})
 		}
@@ -334,28 +336,25 @@ func (c *controller) published(ctx context.Context, st *store, zone, name string
 	return p
 }
 
-// split turns the policy's desired state into the record package's, one
-// per zone this controller writes: its region's private copy of the local
-// zone (sets in its own view) and the global zone (the shared instance).
-func split(d failover.Desired) (local, global record.Desired) {
-	for _, s := range d.Sets {
-		rs := record.RRSet{Zone: s.Zone, Name: s.RelativeName(), Type: s.Type, TTL: s.TTL, Values: s.Values()}
-		if s.View != "" {
-			local.Sets = append(local.Sets, rs)
-		} else {
-			global.Sets = append(global.Sets, rs)
-		}
-	}
-	for _, x := range d.Withdraws {
-		k := record.Key{Zone: x.Zone, Name: x.RelativeName(), Type: x.Type}
-		if x.View != "" {
-			local.Withdraw = append(local.Withdraw, k)
-		} else {
-			global.Withdraw = append(global.Withdraw, k)
-		}
-	}
-	return local, global
-}
-
 // String names the controller in messages.
 func (c *controller) String() string { return fmt.Sprintf("controller %s (%s)", c.name, c.region) }
+
+// healthOf is a probe state in the failover package's terms.
+func healthOf(s probe.State) failover.Health {
+	switch s {
+	case probe.Passing:
+		return failover.Passing
+	case probe.Warning:
+		return failover.Warning
+	case probe.Critical:
+		return failover.Critical
+	case probe.Recovery:
+		return failover.Recovery
+	}
+	return failover.HealthUnknown
+}
+
+// sameName reports whether rel, relative to zone, is name.
+func sameName(rel, zone, name string) bool {
+	return dnsname.Equal(libdns.AbsoluteName(rel, zone), name)
+}

@@ -47,7 +47,14 @@
 //		s.Run(t)
 //	}
 //
-// Run needs a *testing.T (synctest.Test does), so the package's Example
-// shows a scenario's declared topology and timeline (Scenario.String)
-// rather than a run; the package's tests are the runs.
+// The controllers run the configured Topology, or any
+// failover.Policy[failover.Snapshot] given to Scenario.Policy: a user's own
+// policy is tested the same way, against the same faults.
+//
+// Run needs a *testing.T (synctest.Test does). Scenario.Replay plays the
+// gateway part of a timeline (gateways down and up, expectations) in a
+// simpler simulated world without one — a single controller observing
+// every gateway through pure probe machines, publishing at once — so an
+// Example can run a scenario: Example_spillOver defines a spill-over
+// policy and replays region a's gateways dying one by one.
 package failovertest

@@ -23,6 +23,7 @@ import (
 type Scenario struct {
 	cfg      Config
 	topo     *failover.Topology
+	policy   failover.Policy[failover.Snapshot] // nil: topo
 	regions  []string
 	clusters []clusterDecl
 	gateways []gatewayDecl
@@ -67,6 +68,30 @@ func New(cfg Config) *Scenario {
 	}
 	s.topo = tp
 	return s
+}
+
+// Policy makes every controller decide with p instead of the configured
+// Topology: each reconcile hands p the controller's Snapshot (built as the
+// failover package documents it) and the controller's clock, and
+// publishes the part of the Decision's Desired its region writes
+// (Desired.WrittenBy). The topology's names (AppName, GlobalName, ...) are
+// still what the scenario calls them, and what the snapshot's Published
+// fields read back; p may publish any names in the scenario's zones (the
+// global zone and the regions' private local zone). A nil p is an error.
+func (s *Scenario) Policy(p failover.Policy[failover.Snapshot]) *Scenario {
+	if p == nil {
+		return s.fail("policy: nil")
+	}
+	s.policy = p
+	return s
+}
+
+// decider returns the policy the controllers run.
+func (s *Scenario) decider() failover.Policy[failover.Snapshot] {
+	if s.policy != nil {
+		return s.policy
+	}
+	return s.topo
 }
 
 // Err returns the first declaration error, or nil.

@@ -41,6 +41,21 @@ type step struct {
 	at   time.Duration
 	what string
 	do   func(t *testing.T, w *World)
+	// replay says how Replay plays the step; nil: it cannot.
+	replay *replayStep
+}
+
+// replayStep is what Replay needs of a step: gateways going down or up, or
+// an expectation (bound < 0: Expect, exactly now).
+type replayStep struct {
+	gateways []string
+	up       bool
+	expect   bool
+	bound    time.Duration
+	region   string
+	name     string
+	want     []netip.Addr
+	where    string
 }
 
 // Moment is one instant of a scenario's timeline, d after time zero (the
@@ -61,7 +76,11 @@ func (s *Scenario) At(d time.Duration) Moment {
 }
 
 func (m Moment) add(what string, do func(t *testing.T, w *World)) Moment {
-	m.s.steps = append(m.s.steps, step{at: m.at, what: what, do: do})
+	return m.addReplay(what, do, nil)
+}
+
+func (m Moment) addReplay(what string, do func(t *testing.T, w *World), rs *replayStep) Moment {
+	m.s.steps = append(m.s.steps, step{at: m.at, what: what, do: do, replay: rs})
 	return m
 }
 
@@ -117,11 +136,11 @@ func (m Moment) GatewayDown(gateways ...string) Moment {
 	if !m.gateways(gateways) {
 		return m
 	}
-	return m.add("gateway down "+strings.Join(gateways, " "), func(_ *testing.T, w *World) {
+	return m.addReplay("gateway down "+strings.Join(gateways, " "), func(_ *testing.T, w *World) {
 		for _, g := range gateways {
 			w.setGateway(g, false)
 		}
-	})
+	}, &replayStep{gateways: gateways})
 }
 
 // GatewayUp makes the named gateways pass every probe from now on.
@@ -129,11 +148,11 @@ func (m Moment) GatewayUp(gateways ...string) Moment {
 	if !m.gateways(gateways) {
 		return m
 	}
-	return m.add("gateway up "+strings.Join(gateways, " "), func(_ *testing.T, w *World) {
+	return m.addReplay("gateway up "+strings.Join(gateways, " "), func(_ *testing.T, w *World) {
 		for _, g := range gateways {
 			w.setGateway(g, true)
 		}
-	})
+	}, &replayStep{gateways: gateways, up: true})
 }
 
 // ControllerDown stops the named clusters' controllers (every goroutine:
@@ -294,12 +313,12 @@ func (m Moment) Expect(region, name string, addrs ...string) Moment {
 		return m
 	}
 	where := caller()
-	return m.add(fmt.Sprintf("expect %s in %s: %v", name, region, addrs), func(t *testing.T, w *World) {
+	return m.addReplay(fmt.Sprintf("expect %s in %s: %v", name, region, addrs), func(t *testing.T, w *World) {
 		t.Helper()
 		if got := w.Resolve(region, name); !slices.Equal(got, want) {
 			t.Errorf("%s: at %v: %s in %s: got %v, want %v (chain %v)", where, m.at, name, region, got, want, w.Chain(region, name))
 		}
-	})
+	}, &replayStep{expect: true, bound: -1, region: region, name: name, want: want, where: where})
 }
 
 // ExpectWithin asserts that, starting now, a resolver in region gets
@@ -319,14 +338,14 @@ func (m Moment) ExpectWithin(bound time.Duration, region, name string, addrs ...
 	label := fmt.Sprintf("%s in %s from %v", name, region, m.at)
 	where := caller()
 	var wt *watch
-	m.add(fmt.Sprintf("expect %s in %s within %v: %v", name, region, bound, addrs), func(_ *testing.T, w *World) {
+	m.addReplay(fmt.Sprintf("expect %s in %s within %v: %v", name, region, bound, addrs), func(_ *testing.T, w *World) {
 		wt = w.watch(label, region, name, want)
-	})
+	}, &replayStep{expect: true, bound: bound, region: region, name: name, want: want, where: where})
 	end := Moment{s: m.s, at: m.at + bound}
-	end.add(fmt.Sprintf("deadline of %s", label), func(t *testing.T, w *World) {
+	end.addReplay(fmt.Sprintf("deadline of %s", label), func(t *testing.T, w *World) {
 		t.Helper()
 		w.checkWatch(t, where, wt, bound)
-	})
+	}, &replayStep{}) // Replay checks its own deadlines
 	return m
 }
 
