@@ -141,17 +141,21 @@ func TestRelaxedStyleAllowsShortIntervals(t *testing.T) {
 }
 
 func TestNodeConfig(t *testing.T) {
-	cfg, _ := ParseConfig([]byte("replication: {secret: 0123456789abcdef}\nnode: {url: http://ctl:8053/replication, region: eu}\n"))
+	cfg, _ := ParseConfig([]byte("zone: example.test.\nreplication: {secret: 0123456789abcdef}\nnode: {url: http://ctl:8053/replication, region: eu}\n"))
 	if err := cfg.ValidateNode(); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Node.Auth.Secret != "0123456789abcdef" || cfg.Node.DegradedAfter != 2 {
+	if cfg.Node.Auth.Secret != "0123456789abcdef" || cfg.Node.DegradedAfter != 2 || len(cfg.Node.Zones) != 1 || cfg.Node.Zones[0] != "example.test." {
 		t.Errorf("node config: %+v", cfg.Node)
 	}
 	cfg, _ = ParseConfig([]byte("node: {url: http://ctl:8053/replication}\n"))
 	var ce *ConfigError
 	if err := cfg.ValidateNode(); !errors.As(err, &ce) || ce.Field != "replication.secret" {
 		t.Fatalf("node without secret: %v", err)
+	}
+	cfg, _ = ParseConfig([]byte("replication: {secret: 0123456789abcdef}\nnode: {url: http://ctl:8053/replication}\n"))
+	if err := cfg.ValidateNode(); !errors.As(err, &ce) || ce.Field != "node.zones" {
+		t.Fatalf("node without a zone: %v", err)
 	}
 }
 

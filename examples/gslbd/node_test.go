@@ -113,7 +113,7 @@ func newCluster(t *testing.T, sync time.Duration, notify bool) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Node.Interval = Duration(sync)
+	cfg.Node.Interval = sync
 	if notify {
 		cfg.Replication.Notify = []string{"http://node-0/replication", "http://node-1/replication"}
 	}

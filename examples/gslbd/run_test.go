@@ -98,7 +98,8 @@ func TestRunNodeFollowsController(t *testing.T) {
 	const secret = "0123456789abcdef0123"
 	ctl := startDaemon(t, controllerYAML("replication: {secret: "+secret+"}",
 		fmt.Sprintf("  - name: www.example.test.\n    ttl: 1s\n    addresses:\n      - {ip: 192.0.2.7, probeAddr: %q}\n      - {ip: 192.0.2.8, probeAddr: %q}\n", b.addr(), b2.addr())))
-	nodeCfg := fmt.Sprintf(`dns: {addr: "127.0.0.1:0"}
+	nodeCfg := fmt.Sprintf(`zone: example.test.
+dns: {addr: "127.0.0.1:0"}
 http: {addr: "127.0.0.1:0"}
 replication: {secret: %s}
 node: {url: "http://%s/replication", interval: 200ms}

@@ -250,6 +250,12 @@ func (c *Config) ValidateNode() error {
 	if c.Node.Auth.Secret == "" {
 		return bad("replication.secret", "", "the shared secret (16–1024 bytes) in node mode")
 	}
+	if len(c.Node.Zones) == 0 && c.Zone != "" {
+		c.Node.Zones = []string{c.Zone} // a node follows the zone it serves
+	}
+	if len(c.Node.Zones) == 0 {
+		return bad("node.zones", "", "the zones the node follows (default: [zone])")
+	}
 	if err := c.Node.Validate(); err != nil {
 		return badErr("node", c.Node.URL, "a valid replica config", err)
 	}

@@ -43,5 +43,29 @@
 // every serial change, with retries. Secondaries serve the stored records
 // only: answer hooks do not travel.
 //
+// A Replica trusts only the zones it is configured with: a snapshot or
+// change set that is empty, lacks one of them, brings another or the root is
+// refused and the copy kept (RejectError). Bodies are read up to a limit
+// and decoded record by record. Every Provider's history has an epoch
+// (Provider.Epoch) that replication carries, so a replica never applies a
+// restarted source's journal onto a copy of the old history: it takes a
+// full snapshot instead. Given a directory, a Replica keeps its last good
+// copy there (replaced atomically, with a format version and a checksum)
+// and answers from it after a restart, degraded until a sync succeeds.
+//
+// # Configuration
+//
+// Every config type (Config, ZoneConfig, ServerConfig, RRLConfig,
+// HandlerConfig, ReplicaConfig) has a DefaultX function; start from it and
+// change fields. A field left at zero takes its default, except where zero
+// means something, as each field's comment says (ServerConfig.UDPCoalesce 0
+// turns the pause off, RRLConfig.Rate 0 turns limiting off, ZoneConfig.TTL
+// and Minimum 0 are zero seconds). Required fields without a default (a
+// replica's URL, Zones and secret) are the only ones a zero config lacks.
+// Durations are time.Duration and read and write strings such as "10s" in
+// JSON. Validate reports the first bad field as a *FieldError naming the
+// field, the value and what is allowed, wrapping ErrInvalidConfig
+// (ErrInvalidZone for a ZoneConfig).
+//
 // See Example and ExampleProvider_RespondWire.
 package memory

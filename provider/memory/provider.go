@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,7 +14,9 @@ import (
 	"github.com/miekg/dns"
 )
 
-// Config tunes a Provider.
+// Config tunes a Provider. Start from DefaultConfig and change fields; a
+// field left at zero takes its default, so New(Config{}) is the same as
+// new(Provider) and New(DefaultConfig()).
 type Config struct {
 	// JournalSize bounds the change journal, in entries (one per RRset
 	// changed), 1 to 1048576. Default 4096. A replica further behind than
@@ -45,13 +49,14 @@ func (p *Provider) maxUDPSize() int {
 // DefaultConfig returns the configuration the zero Provider uses.
 func DefaultConfig() Config { return Config{JournalSize: 4096} }
 
-// Validate reports a field that is out of range.
+// Validate reports a field that is out of range as a *FieldError wrapping
+// ErrInvalidConfig. Zero fields are valid: they take their defaults.
 func (c Config) Validate() error {
-	if c.JournalSize < 1 || c.JournalSize > 1<<20 {
-		return fmt.Errorf("memory: journalSize %d is out of range (allowed 1 to 1048576)", c.JournalSize)
+	if c.JournalSize != 0 && (c.JournalSize < 1 || c.JournalSize > 1<<20) {
+		return configErr("journalSize", c.JournalSize, "1 to 1048576 (0: the default 4096)")
 	}
 	if c.MaxUDPSize != 0 && (c.MaxUDPSize < 512 || c.MaxUDPSize > maxUDPSize) {
-		return fmt.Errorf("memory: maxUDPSize %d is out of range (allowed 512 to %d, or 0 for %d)", c.MaxUDPSize, maxUDPSize, DefaultMaxUDPSize)
+		return configErr("maxUDPSize", c.MaxUDPSize, fmt.Sprintf("512 to %d (0: the default %d)", maxUDPSize, DefaultMaxUDPSize))
 	}
 	return nil
 }
@@ -91,6 +96,7 @@ type Provider struct {
 // state is one immutable version of everything a Provider holds.
 type state struct {
 	version uint64
+	epoch   string // the history's id, see Provider.Epoch
 	zones   map[string]*zone
 	journal []Change
 	floor   uint64        // the journal holds every change with version > floor
@@ -118,7 +124,7 @@ func (p *Provider) load() *state {
 	if s := p.cur.Load(); s != nil {
 		return s
 	}
-	p.cur.CompareAndSwap(nil, &state{zones: map[string]*zone{}, next: make(chan struct{})})
+	p.cur.CompareAndSwap(nil, &state{epoch: newEpoch(), zones: map[string]*zone{}, next: make(chan struct{})})
 	return p.cur.Load()
 }
 
@@ -132,7 +138,7 @@ func (p *Provider) journalSize() int {
 // publish installs a new state built from old with zones and the journal
 // entries of one change, and wakes every Wait. Callers hold p.mu.
 func (p *Provider) publish(old *state, zones map[string]*zone, entries []Change) {
-	ns := &state{version: old.version + 1, zones: zones, next: make(chan struct{})}
+	ns := &state{version: old.version + 1, epoch: old.epoch, zones: zones, next: make(chan struct{})}
 	for i := range entries {
 		entries[i].Version = ns.version
 	}
@@ -163,6 +169,7 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	cfg = cfg.withDefaults()
 	ttl := secs(cfg.TTL)
 	z := &zone{
 		name: key,
@@ -175,7 +182,7 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 	}
 	apex := &node{sets: map[uint16][]rec{}}
 	for _, ns := range cfg.NS {
-		_, r, err := makeRec(key, libdns.NS{Name: "@", TTL: cfg.TTL.D(), Target: qualify(ns, key)})
+		_, r, err := makeRec(key, libdns.NS{Name: "@", TTL: cfg.TTL, Target: qualify(ns, key)})
 		if err != nil {
 			return err
 		}
@@ -282,4 +289,19 @@ func (p *Provider) GetRecords(ctx context.Context, zoneName string) ([]libdns.Re
 		out[i] = r.typed()
 	}
 	return out, nil
+}
+
+// Epoch returns the id of the Provider's history: a random string chosen
+// when the history starts (the first use of a new Provider), kept by every
+// change and by Restore, and replaced only by Resume. Replication carries it,
+// so a replica never applies one history's journal onto a copy of another's
+// (a restarted source starts a new epoch; its replicas take a full snapshot).
+// Save it with the zones (Snapshot includes it) to continue the history
+// after a restart with Resume. It never blocks.
+func (p *Provider) Epoch() string { return p.load().epoch }
+
+func newEpoch() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
 }

@@ -286,11 +286,11 @@ func TestZones(t *testing.T) {
 	assert.Equal(t, []string{"example.test."}, p.Zones())
 
 	bad := memory.DefaultZoneConfig()
-	bad.Serial = 0
+	bad.TTL = -time.Second
 	require.ErrorIs(t, p.AddZoneWith("z.test", bad), memory.ErrInvalidZone)
 	require.ErrorIs(t, p.AddZone(""), memory.ErrInvalidZone)
-	_, err = memory.New(memory.Config{JournalSize: 0})
-	require.Error(t, err)
+	_, err = memory.New(memory.Config{JournalSize: -1})
+	require.ErrorIs(t, err, memory.ErrInvalidConfig)
 }
 
 func TestSerialAndVersion(t *testing.T) {

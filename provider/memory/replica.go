@@ -8,64 +8,169 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+
 	"net/http"
 	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gslbkit/gslb/internal/jsontime"
+	"github.com/miekg/dns"
 )
 
-// maxBody caps a replication response body.
-const maxBody = 64 << 20
-
-// ReplicaConfig configures a Replica.
+// ReplicaConfig configures a Replica. Start from DefaultReplicaConfig and
+// set URL, Zones and Auth.Secret; the other fields left at zero take their
+// defaults. Dir is optional: without it nothing is kept on disk. In JSON the
+// durations read and write strings such as "10s" (a number is read as
+// seconds).
 type ReplicaConfig struct {
 	// URL is the base URL of the source's replication Handler (http or
 	// https), e.g. "http://primary:8053/replication". Required.
 	URL string `json:"url"`
+	// Zones are the zones the replica follows, 1 to 1024 fully qualified
+	// names, none the root. Required. A snapshot or change set from the
+	// source that lacks one of them, brings another, or leaves none is
+	// refused (the last good copy stays; see RejectError).
+	Zones []string `json:"zones"`
 	// Region, when set, asks the source for its region-filtered view.
 	Region string `json:"region"`
+	// Dir, when set, is a directory where the replica keeps its last good
+	// copy (one file, replaced atomically after every sync that changed
+	// it), and from which NewReplica loads it, so a replica restarted while
+	// its source is away still answers. It is created (mode 0700) if
+	// missing. One Replica per directory.
+	Dir string `json:"dir,omitempty"`
 	// Interval is the time between syncs, 100ms to 1h. Default 10s. A
 	// notify starts a sync at once and restarts the interval.
-	Interval Duration `json:"interval"`
-	// Timeout bounds one sync's HTTP request, 10ms to 1m. Default 5s.
-	Timeout Duration `json:"timeout"`
+	Interval time.Duration `json:"interval"`
+	// Timeout bounds one sync, 10ms to 10m: the HTTP request, reading the
+	// body and building the copy. Default 5s; a large zone needs more
+	// (building takes about 1s per 100,000 records).
+	Timeout time.Duration `json:"timeout"`
 	// DegradedAfter is how many consecutive failed syncs make the replica
 	// degraded, 1 to 100. Default 2.
 	DegradedAfter int `json:"degradedAfter"`
+	// MaxBody is the largest response body (and file in Dir) the replica
+	// reads, in bytes, 1 KiB to 1 GiB. Default 64 MiB. Reading stops at the
+	// limit; a body announced larger is not read at all.
+	MaxBody int64 `json:"maxBody"`
 	// Auth carries the shared secret and its header.
 	Auth HandlerConfig `json:"auth"`
 }
 
+// DefaultMaxBody is ReplicaConfig.MaxBody's default, 64 MiB.
+const DefaultMaxBody = 64 << 20
+
 // DefaultReplicaConfig returns interval 10s, timeout 5s, degraded after 2
-// missed syncs, the default secret header; URL and secret are left empty
-// for the caller.
+// missed syncs, bodies up to 64 MiB, the default secret header; URL, Zones
+// and secret are left empty for the caller, and no Dir.
 func DefaultReplicaConfig() ReplicaConfig {
 	return ReplicaConfig{
-		Interval:      Duration(10 * time.Second),
-		Timeout:       Duration(5 * time.Second),
+		Interval:      10 * time.Second,
+		Timeout:       5 * time.Second,
 		DegradedAfter: 2,
+		MaxBody:       DefaultMaxBody,
 		Auth:          DefaultHandlerConfig(),
 	}
 }
 
-// Validate reports the first field out of range.
+func (c ReplicaConfig) withDefaults() ReplicaConfig {
+	d := DefaultReplicaConfig()
+	if c.Interval == 0 {
+		c.Interval = d.Interval
+	}
+	if c.Timeout == 0 {
+		c.Timeout = d.Timeout
+	}
+	if c.DegradedAfter == 0 {
+		c.DegradedAfter = d.DegradedAfter
+	}
+	if c.MaxBody == 0 {
+		c.MaxBody = d.MaxBody
+	}
+	if c.Auth.Header == "" {
+		c.Auth.Header = DefaultSecretHeader
+	}
+	return c
+}
+
+// Validate reports the first field out of range as a *FieldError wrapping
+// ErrInvalidConfig. Zero fields that take a default are valid.
 func (c ReplicaConfig) Validate() error {
+	c = c.withDefaults()
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("memory: replica url %q is not an http(s) URL", c.URL)
+		return configErr("url", c.URL, "an http or https URL such as http://primary:8053/replication")
 	}
-	if d := c.Interval.D(); d < 100*time.Millisecond || d > time.Hour {
-		return fmt.Errorf("memory: replica interval %v is out of range (allowed 100ms to 1h)", d)
+	if n := len(c.Zones); n < 1 || n > 1024 {
+		return configErr("zones", fmt.Sprintf("%d zones", n), "1 to 1024 zone names")
 	}
-	if d := c.Timeout.D(); d < 10*time.Millisecond || d > time.Minute {
-		return fmt.Errorf("memory: replica timeout %v is out of range (allowed 10ms to 1m)", d)
+	seen := map[string]bool{}
+	for i, z := range c.Zones {
+		key := zoneKey(z)
+		if _, ok := dns.IsDomainName(key); !ok || strings.TrimSpace(z) == "" || len(key) > 254 || key == "." {
+			return configErr(fmt.Sprintf("zones[%d]", i), z, "a domain name other than the root")
+		}
+		if seen[key] {
+			return configErr(fmt.Sprintf("zones[%d]", i), z, "each zone once")
+		}
+		seen[key] = true
+	}
+	if d := c.Interval; d < 100*time.Millisecond || d > time.Hour {
+		return configErr("interval", d, "100ms to 1h")
+	}
+	if d := c.Timeout; d < 10*time.Millisecond || d > 10*time.Minute {
+		return configErr("timeout", d, "10ms to 10m")
 	}
 	if c.DegradedAfter < 1 || c.DegradedAfter > 100 {
-		return fmt.Errorf("memory: replica degradedAfter %d is out of range (allowed 1 to 100)", c.DegradedAfter)
+		return configErr("degradedAfter", c.DegradedAfter, "1 to 100")
 	}
-	return c.Auth.Validate()
+	if c.MaxBody < 1<<10 || c.MaxBody > 1<<30 {
+		return configErr("maxBody", c.MaxBody, "1024 to 1073741824 bytes")
+	}
+	if err := c.Auth.Validate(); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			f := *fe
+			f.Field = "auth." + f.Field
+			return &f
+		}
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON writes the durations as strings such as "10s".
+func (c ReplicaConfig) MarshalJSON() ([]byte, error) {
+	type plain ReplicaConfig
+	return json.Marshal(struct {
+		plain
+		Interval jsontime.Duration `json:"interval"`
+		Timeout  jsontime.Duration `json:"timeout"`
+	}{plain(c), jsontime.Duration(c.Interval), jsontime.Duration(c.Timeout)})
+}
+
+// UnmarshalJSON reads the durations as strings such as "10s" or as numbers
+// of seconds; fields absent from the JSON keep their values, and unknown
+// fields are errors.
+func (c *ReplicaConfig) UnmarshalJSON(b []byte) error {
+	type plain ReplicaConfig
+	aux := struct {
+		*plain
+		Interval jsontime.Duration `json:"interval"`
+		Timeout  jsontime.Duration `json:"timeout"`
+	}{(*plain)(c), jsontime.Duration(c.Interval), jsontime.Duration(c.Timeout)}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields() // a mistyped key in a config is an error
+	if err := dec.Decode(&aux); err != nil {
+		return err
+	}
+	c.Interval, c.Timeout = time.Duration(aux.Interval), time.Duration(aux.Timeout)
+	return nil
 }
 
 // ReplicaEventKind says what happened to a Replica.
@@ -103,8 +208,10 @@ func (k ReplicaEventKind) String() string {
 type ReplicaEvent struct {
 	Kind ReplicaEventKind
 	Time time.Time
-	// Version is the source version the local copy holds after the event.
+	// Version and Epoch are the source's version and epoch the local copy
+	// holds after the event.
 	Version uint64
+	Epoch   string
 	// Full says a sync took a whole snapshot; Changes counts the journal
 	// entries a sync applied.
 	Full    bool
@@ -122,31 +229,115 @@ type ReplicaObserver interface {
 
 // ReplicaStatus is a Replica's state at one moment.
 type ReplicaStatus struct {
-	// Synced says the local copy holds at least one good copy of the source.
+	// Synced says the local copy holds at least one good copy of the source
+	// (fetched, or loaded from Dir).
 	Synced bool
-	// Version is the source version of the local copy.
+	// Version and Epoch are the source's version and epoch of the local copy.
 	Version uint64
+	Epoch   string
 	// LastSync is when the last sync succeeded (zero before the first).
 	LastSync time.Time
 	// Missed counts consecutive failed syncs.
 	Missed int
-	// Degraded is Missed >= DegradedAfter.
+	// Degraded is Missed >= DegradedAfter, or FromDisk.
 	Degraded bool
+	// FromDisk says the local copy was loaded from Dir at start and no sync
+	// has succeeded since: the replica answers, but from a copy of unknown
+	// age (Saved says when it was written).
+	FromDisk bool
 	// LastErr is the last sync's error, nil after a success.
 	LastErr error
+	// Rejected counts the snapshots and change sets refused since the start
+	// (see RejectError); LastRejected is the last refusal, kept after later
+	// successes (nil if none). The local copy was kept each time.
+	Rejected     uint64
+	LastRejected error
+	// Saved is when the copy in Dir was last written (or, at start, when
+	// the loaded copy had been written); SaveErr is the last write's error,
+	// nil after a success. LoadErr says why the file found in Dir at start
+	// was not used (corrupt, another format, other zones), nil if it was
+	// used or there was none.
+	Saved   time.Time
+	SaveErr error
+	LoadErr error
+}
+
+// ErrRejected is wrapped by every RejectError.
+var ErrRejected = errors.New("memory: replica refused the source's data")
+
+// Reasons a Replica refuses a snapshot or change set (RejectError.Reason).
+const (
+	// RejectEmpty: the snapshot holds no zone, or the changes would leave none.
+	RejectEmpty = "empty"
+	// RejectMissingZone: a configured zone is missing or would be removed.
+	RejectMissingZone = "missing-zone"
+	// RejectOtherZone: a zone that is not configured appears.
+	RejectOtherZone = "other-zone"
+	// RejectRoot: the root zone appears.
+	RejectRoot = "root-zone"
+	// RejectTooLarge: the body is larger than MaxBody.
+	RejectTooLarge = "too-large"
+	// RejectInvalid: the data does not parse or its records do not validate.
+	RejectInvalid = "invalid"
+)
+
+// RejectError is a snapshot or change set the Replica refused; its local
+// copy stayed as it was. Reason is one of the Reject constants (usable as a
+// metric label), Zone the zone concerned if any.
+type RejectError struct {
+	Reason string
+	Zone   string
+	Err    error // the detail, may be nil
+}
+
+// Error implements error.
+func (e *RejectError) Error() string {
+	msg := "memory: replica refused the source's data: " + e.Reason
+	if e.Zone != "" {
+		msg += " " + e.Zone
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns ErrRejected and the detail.
+func (e *RejectError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrRejected}
+	}
+	return []error{ErrRejected, e.Err}
 }
 
 // Replica follows a source's replication Handler into a local Provider:
 // a full snapshot first, then the journal's changes since its version on
 // every interval and at once on Notify (a full snapshot again when the
-// source's journal no longer reaches back). While the source is unreachable
-// the local Provider keeps its last good copy and goes on answering; after
-// DegradedAfter failed syncs in a row the replica reports itself degraded
-// (Status, ReplicaDegraded) until a sync succeeds. The local Provider's
-// zones are replaced by the source's: write to it only through the Replica.
+// source's journal no longer reaches back, or when the source's epoch is not
+// the copy's: changes of another history are never applied). While the
+// source is unreachable the local Provider keeps its last good copy and goes
+// on answering; after DegradedAfter failed syncs in a row the replica
+// reports itself degraded (Status, ReplicaDegraded) until a sync succeeds.
+// The local Provider's zones are replaced by the source's: write to it only
+// through the Replica.
+//
+// It trusts only the zones it was configured with (ReplicaConfig.Zones): a
+// snapshot or change set that is empty, lacks one of them, brings another or
+// the root is refused with a *RejectError and the copy kept. Bodies are
+// read up to MaxBody and decoded record by record; building the copy is
+// bounded by Timeout.
+//
+// With Dir set, the copy is saved there after every sync that changed it
+// (written to a temporary file, synced, renamed over the old one, and the
+// directory synced; the file carries a format version and a SHA-256
+// checksum), and NewReplica loads it: the replica answers from it at once,
+// degraded (Status.FromDisk) until a sync succeeds. A corrupt file, one of
+// another format, or one for other zones or another region is ignored and
+// logged (Status.LoadErr); the replica then starts empty.
 type Replica struct {
 	local  *Provider
 	cfg    ReplicaConfig
+	zones  map[string]bool // cfg.Zones, normalised
 	client *http.Client
 	obs    ReplicaObserver
 	log    *slog.Logger
@@ -157,25 +348,39 @@ type Replica struct {
 }
 
 // NewReplica returns a Replica that fills local, or cfg's validation error.
-// client nil means http.DefaultClient; obs and log may be nil. It starts
-// nothing.
+// client nil means http.DefaultClient; obs and log may be nil. With
+// cfg.Dir set it creates the directory if needed (an error if it cannot)
+// and loads the copy saved there into local; a file it cannot use is
+// logged, not an error. It starts nothing.
 func NewReplica(local *Provider, cfg ReplicaConfig, client *http.Client, obs ReplicaObserver, log *slog.Logger) (*Replica, error) {
 	if local == nil {
 		return nil, errors.New("memory: NewReplica needs a local Provider")
 	}
-	if cfg.Auth.Header == "" {
-		cfg.Auth.Header = DefaultSecretHeader
-	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
+	cfg.Zones = slices.Clone(cfg.Zones)
+	zones := map[string]bool{}
+	for i, z := range cfg.Zones {
+		cfg.Zones[i] = zoneKey(z)
+		zones[cfg.Zones[i]] = true
+	}
+	slices.Sort(cfg.Zones)
 	if client == nil {
 		client = http.DefaultClient
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Replica{local: local, cfg: cfg, client: client, obs: obs, log: log, kick: make(chan struct{}, 1)}, nil
+	r := &Replica{local: local, cfg: cfg, zones: zones, client: client, obs: obs, log: log, kick: make(chan struct{}, 1)}
+	if cfg.Dir != "" {
+		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+			return nil, fmt.Errorf("memory: replica dir: %w", err)
+		}
+		r.loadFromDisk()
+	}
+	return r, nil
 }
 
 // Notify asks a running Replica to sync at once. It never blocks; notifies
@@ -194,7 +399,8 @@ func (r *Replica) Status() ReplicaStatus {
 	return r.st
 }
 
-// Degraded reports whether the last DegradedAfter syncs (or more) failed.
+// Degraded reports whether the last DegradedAfter syncs (or more) failed,
+// or the replica serves a copy loaded from disk that no sync has confirmed.
 func (r *Replica) Degraded() bool { return r.Status().Degraded }
 
 // Run syncs at once, then every Interval and on every Notify, until ctx
@@ -216,17 +422,17 @@ func (r *Replica) Run(ctx context.Context) error {
 			}
 		}
 		r.syncOnce(ctx)
-		timer.Reset(r.cfg.Interval.D())
+		timer.Reset(r.cfg.Interval)
 	}
 }
 
 // syncOnce runs one sync and reports its events.
 func (r *Replica) syncOnce(ctx context.Context) {
 	r.mu.Lock()
-	synced, version := r.st.Synced, r.st.Version
+	synced, version, epoch := r.st.Synced, r.st.Version, r.st.Epoch
 	r.mu.Unlock()
 
-	ev, err := r.pull(ctx, synced, version)
+	ev, err := r.pull(ctx, synced, version, epoch)
 	if err != nil && ctx.Err() != nil {
 		return // shutting down: not a missed sync
 	}
@@ -236,17 +442,24 @@ func (r *Replica) syncOnce(ctx context.Context) {
 	if err != nil {
 		r.st.Missed++
 		r.st.LastErr = err
+		if errors.Is(err, ErrRejected) {
+			r.st.Rejected++
+			r.st.LastRejected = err
+		}
 		events = append(events, ReplicaEvent{Kind: ReplicaSyncFailed, Time: now, Version: r.st.Version, Missed: r.st.Missed, Err: err})
-		if r.st.Missed == r.cfg.DegradedAfter {
-			r.st.Degraded = true
+		if r.st.Missed == r.cfg.DegradedAfter && !r.st.Degraded {
 			events = append(events, ReplicaEvent{Kind: ReplicaDegraded, Time: now, Version: r.st.Version, Missed: r.st.Missed, Err: err})
+		}
+		if r.st.Missed >= r.cfg.DegradedAfter {
+			r.st.Degraded = true
 		}
 		if errors.Is(err, errResync) {
 			r.st.Synced = false
 		}
 	} else {
 		wasDegraded := r.st.Degraded
-		r.st = ReplicaStatus{Synced: true, Version: ev.Version, LastSync: now}
+		r.st.Synced, r.st.Version, r.st.Epoch, r.st.LastSync = true, ev.Version, ev.Epoch, now
+		r.st.Missed, r.st.Degraded, r.st.FromDisk, r.st.LastErr = 0, false, false, nil
 		ev.Kind, ev.Time = ReplicaSynced, now
 		events = append(events, ev)
 		if wasDegraded {
@@ -254,6 +467,9 @@ func (r *Replica) syncOnce(ctx context.Context) {
 		}
 	}
 	r.mu.Unlock()
+	if err == nil && r.cfg.Dir != "" && (ev.Full || ev.Changes > 0) {
+		r.save(ev.Version, ev.Epoch) // before the event: a synced replica's copy is on disk
+	}
 	for _, e := range events {
 		if e.Kind == ReplicaSyncFailed || e.Kind == ReplicaDegraded {
 			r.log.Warn("replica sync failed", "kind", e.Kind.String(), "missed", e.Missed, "err", e.Err)
@@ -268,74 +484,191 @@ func (r *Replica) syncOnce(ctx context.Context) {
 var errResync = errors.New("memory: replica needs a full snapshot")
 
 // pull fetches and applies one sync.
-func (r *Replica) pull(ctx context.Context, synced bool, version uint64) (ReplicaEvent, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout.D())
+func (r *Replica) pull(ctx context.Context, synced bool, version uint64, epoch string) (ReplicaEvent, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	q := url.Values{}
 	if r.cfg.Region != "" {
 		q.Set("region", r.cfg.Region)
 	}
 	if !synced {
-		body, err := r.get(ctx, "snapshot", q)
-		if err != nil {
-			return ReplicaEvent{}, err
-		}
-		snap, err := ParseSnapshot(body)
-		if err != nil {
-			return ReplicaEvent{}, err
-		}
-		if err := r.local.Restore(snap); err != nil {
-			return ReplicaEvent{}, fmt.Errorf("memory: replica: applying snapshot: %w", err)
-		}
-		return ReplicaEvent{Version: snap.Version, Full: true}, nil
+		return r.full(ctx, q)
 	}
 	q.Set("since", strconv.FormatUint(version, 10))
-	body, err := r.get(ctx, "changes", q)
-	if err != nil {
-		return ReplicaEvent{}, err
-	}
-	resp, err := ParseChanges(body)
+	q.Set("epoch", epoch)
+	var resp ChangesResponse
+	err := r.get(ctx, "changes", q, func(body io.Reader) error {
+		var err error
+		resp, err = readChanges(body)
+		return err
+	})
 	if err != nil {
 		return ReplicaEvent{}, err
 	}
 	if resp.Full {
-		if err := r.local.Restore(*resp.Snapshot); err != nil {
-			return ReplicaEvent{}, fmt.Errorf("memory: replica: applying snapshot: %w", err)
+		if err := r.restore(ctx, *resp.Snapshot); err != nil {
+			return ReplicaEvent{}, err
 		}
-		return ReplicaEvent{Version: resp.Version, Full: true}, nil
+		return ReplicaEvent{Version: resp.Version, Full: true, Epoch: resp.Epoch}, nil
+	}
+	switch {
+	case resp.Epoch != epoch:
+		// Another history (a restarted source that did not read the
+		// epoch parameter): its versions say nothing about this copy.
+		r.log.Info("replica: the source's epoch changed; taking a full snapshot", "had", epoch, "source", resp.Epoch)
+		return r.full(ctx, q)
+	case resp.Version < version, resp.Version > version && len(resp.Changes) == 0:
+		r.log.Info("replica: the source's version does not follow the copy's; taking a full snapshot", "had", version, "source", resp.Version)
+		return r.full(ctx, q)
+	}
+	if err := r.checkChanges(resp.Changes); err != nil {
+		return ReplicaEvent{}, err
 	}
 	if err := r.local.Apply(resp.Changes); err != nil {
-		return ReplicaEvent{}, fmt.Errorf("%w: applying changes: %w", errResync, err)
+		return ReplicaEvent{}, fmt.Errorf("%w: %w", errResync, &RejectError{Reason: RejectInvalid, Err: fmt.Errorf("applying changes: %w", err)})
 	}
-	return ReplicaEvent{Version: resp.Version, Changes: len(resp.Changes)}, nil
+	return ReplicaEvent{Version: resp.Version, Changes: len(resp.Changes), Epoch: epoch}, nil
 }
 
-func (r *Replica) get(ctx context.Context, endpoint string, q url.Values) ([]byte, error) {
+// full fetches and applies a whole snapshot.
+func (r *Replica) full(ctx context.Context, q url.Values) (ReplicaEvent, error) {
+	q.Del("since")
+	q.Del("epoch")
+	var snap Snapshot
+	err := r.get(ctx, "snapshot", q, func(body io.Reader) error {
+		var err error
+		snap, err = readSnapshot(body)
+		return err
+	})
+	if err != nil {
+		return ReplicaEvent{}, err
+	}
+	if err := r.restore(ctx, snap); err != nil {
+		return ReplicaEvent{}, err
+	}
+	return ReplicaEvent{Version: snap.Version, Full: true, Epoch: snap.Epoch}, nil
+}
+
+// restore checks snap against the configured zones and replaces the local
+// copy with it.
+func (r *Replica) restore(ctx context.Context, snap Snapshot) error {
+	if err := r.checkSnapshot(snap); err != nil {
+		return err
+	}
+	if err := r.local.restoreCtx(ctx, snap); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("memory: replica: building the copy: %w", err)
+		}
+		return &RejectError{Reason: RejectInvalid, Err: err}
+	}
+	return nil
+}
+
+// checkSnapshot refuses a snapshot whose zones are not exactly the
+// configured ones.
+func (r *Replica) checkSnapshot(s Snapshot) error {
+	if len(s.Zones) == 0 {
+		return &RejectError{Reason: RejectEmpty, Err: errors.New("the snapshot holds no zone")}
+	}
+	have := make(map[string]bool, len(s.Zones))
+	for _, z := range s.Zones {
+		key := zoneKey(z.Name)
+		if err := r.checkZoneName(key); err != nil {
+			return err
+		}
+		have[key] = true
+	}
+	for _, z := range r.cfg.Zones {
+		if !have[z] {
+			return &RejectError{Reason: RejectMissingZone, Zone: z, Err: errors.New("the snapshot lacks a configured zone")}
+		}
+	}
+	return nil
+}
+
+func (r *Replica) checkZoneName(key string) error {
+	if key == "." {
+		return &RejectError{Reason: RejectRoot, Zone: key, Err: errors.New("the root zone is never followed")}
+	}
+	if !r.zones[key] {
+		return &RejectError{Reason: RejectOtherZone, Zone: key, Err: errors.New("not a configured zone")}
+	}
+	return nil
+}
+
+// checkChanges refuses a change set that touches a zone not configured or
+// would leave a configured zone out. The local copy holds exactly the
+// configured zones (every snapshot applied was checked).
+func (r *Replica) checkChanges(changes []Change) error {
+	present := make(map[string]bool, len(r.zones))
+	for z := range r.zones {
+		present[z] = true
+	}
+	for _, c := range changes {
+		key := zoneKey(c.Zone)
+		if err := r.checkZoneName(key); err != nil {
+			return err
+		}
+		switch c.Kind {
+		case ChangeAddZone:
+			present[key] = true
+		case ChangeRemoveZone:
+			present[key] = false
+		}
+	}
+	var left int
+	for _, z := range r.cfg.Zones {
+		if present[z] {
+			left++
+		}
+	}
+	for _, z := range r.cfg.Zones {
+		if !present[z] {
+			if left == 0 {
+				return &RejectError{Reason: RejectEmpty, Zone: z, Err: errors.New("the changes remove every zone")}
+			}
+			return &RejectError{Reason: RejectMissingZone, Zone: z, Err: errors.New("the changes remove a configured zone")}
+		}
+	}
+	return nil
+}
+
+// get fetches endpoint and hands its body, limited to MaxBody, to decode.
+func (r *Replica) get(ctx context.Context, endpoint string, q url.Values, decode func(io.Reader) error) error {
 	u := strings.TrimSuffix(r.cfg.URL, "/") + "/" + endpoint
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, fmt.Errorf("memory: replica: %w", err)
+		return fmt.Errorf("memory: replica: %w", err)
 	}
 	req.Header.Set(r.cfg.Auth.Header, r.cfg.Auth.Secret)
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("memory: replica: GET %s: %w", endpoint, err)
+		return fmt.Errorf("memory: replica: GET %s: %w", endpoint, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("memory: replica: GET %s: reading body: %w", endpoint, err)
-	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, &StatusError{Endpoint: endpoint, Code: resp.StatusCode, Body: string(bytes.TrimSpace(body[:min(len(body), 200)]))}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		return &StatusError{Endpoint: endpoint, Code: resp.StatusCode, Body: string(bytes.TrimSpace(b))}
 	}
-	if len(body) > maxBody {
-		return nil, fmt.Errorf("memory: replica: GET %s: body larger than %d bytes", endpoint, maxBody)
+	if resp.ContentLength > r.cfg.MaxBody {
+		return &RejectError{Reason: RejectTooLarge, Err: fmt.Errorf("GET %s: %w: announced %d bytes, limit %d", endpoint, ErrTooLarge, resp.ContentLength, r.cfg.MaxBody)}
 	}
-	return body, nil
+	body := &limitReader{r: resp.Body, n: r.cfg.MaxBody, limit: r.cfg.MaxBody}
+	err = decode(body)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrTooLarge):
+		return &RejectError{Reason: RejectTooLarge, Err: fmt.Errorf("GET %s: %w", endpoint, err)}
+	case body.err != nil:
+		// The connection failed (or ctx ended) while reading.
+		return fmt.Errorf("memory: replica: GET %s: reading body: %w", endpoint, body.err)
+	default:
+		return &RejectError{Reason: RejectInvalid, Err: fmt.Errorf("GET %s: %w", endpoint, err)}
+	}
 }
 
 // StatusError is a replication request answered with a status other than
@@ -354,49 +687,6 @@ func (e *StatusError) Error() string {
 
 // StatusCode returns the HTTP status.
 func (e *StatusError) StatusCode() int { return e.Code }
-
-// ParseSnapshot decodes a Snapshot from JSON (a GET snapshot body). It
-// checks the shape only; Provider.Restore validates the records.
-func ParseSnapshot(data []byte) (Snapshot, error) {
-	var s Snapshot
-	if err := json.Unmarshal(data, &s); err != nil {
-		return Snapshot{}, fmt.Errorf("memory: parsing snapshot: %w", err)
-	}
-	if s.Zones == nil {
-		return Snapshot{}, errors.New("memory: parsing snapshot: no zones field")
-	}
-	if s.Format > ReplicationFormat {
-		return Snapshot{}, fmt.Errorf("memory: parsing snapshot: format %d is newer than this reader's %d", s.Format, ReplicationFormat)
-	}
-	return s, nil
-}
-
-// ParseChanges decodes a ChangesResponse from JSON (a GET changes body). A
-// full response must carry a snapshot; entries must be in version order and
-// not beyond the response's version.
-func ParseChanges(data []byte) (ChangesResponse, error) {
-	var c ChangesResponse
-	if err := json.Unmarshal(data, &c); err != nil {
-		return ChangesResponse{}, fmt.Errorf("memory: parsing changes: %w", err)
-	}
-	if c.Format > ReplicationFormat {
-		return ChangesResponse{}, fmt.Errorf("memory: parsing changes: format %d is newer than this reader's %d", c.Format, ReplicationFormat)
-	}
-	if c.Full {
-		if c.Snapshot == nil || c.Snapshot.Zones == nil {
-			return ChangesResponse{}, errors.New("memory: parsing changes: full response without a snapshot")
-		}
-		return c, nil
-	}
-	var last uint64
-	for i, ch := range c.Changes {
-		if ch.Version < last || ch.Version > c.Version {
-			return ChangesResponse{}, fmt.Errorf("memory: parsing changes: entry %d has version %d out of order (response version %d)", i, ch.Version, c.Version)
-		}
-		last = ch.Version
-	}
-	return c, nil
-}
 
 // SendNotify posts a notify to the replication Handler at baseURL (a
 // replica's notify endpoint), so that replica syncs at once. client nil

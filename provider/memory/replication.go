@@ -25,16 +25,23 @@ type HandlerConfig struct {
 }
 
 // DefaultHandlerConfig returns the default header and no secret (which
-// Validate refuses: the caller supplies one).
+// Validate refuses: the caller supplies one). A zero Header takes the
+// default.
 func DefaultHandlerConfig() HandlerConfig { return HandlerConfig{Header: DefaultSecretHeader} }
 
-// Validate reports the first field out of range.
+// Validate reports the first field out of range as a *FieldError wrapping
+// ErrInvalidConfig (the secret's value is never included). A secret with
+// white space at either end is refused: HTTP strips it from the header, so
+// it could never match.
 func (c HandlerConfig) Validate() error {
 	if n := len(c.Secret); n < 16 || n > 1024 {
-		return fmt.Errorf("memory: replication secret is %d bytes (allowed 16 to 1024)", n)
+		return configErr("secret", fmt.Sprintf("%d bytes", n), "16 to 1024 bytes")
 	}
-	if c.Header == "" || strings.ContainsAny(c.Header, " \t\r\n:") {
-		return fmt.Errorf("memory: replication header %q is not a valid header name", c.Header)
+	if strings.TrimSpace(c.Secret) != c.Secret {
+		return configErr("secret", "white space at the start or end", "no leading or trailing white space (HTTP strips it)")
+	}
+	if c.Header != "" && strings.ContainsAny(c.Header, " \t\r\n:") {
+		return configErr("header", c.Header, "an HTTP header name (default "+DefaultSecretHeader+")")
 	}
 	return nil
 }
@@ -52,8 +59,11 @@ type RegionFilter func(region, zone string, r ZoneRecord) bool
 // version the response brings the replica to.
 type ChangesResponse struct {
 	// Format is the format version (ReplicationFormat when written here).
-	Format   int       `json:"format,omitempty"`
-	Version  uint64    `json:"version"`
+	Format  int    `json:"format,omitempty"`
+	Version uint64 `json:"version"`
+	// Epoch is the source's epoch (see Provider.Epoch). A replica applies
+	// Changes only onto a copy of the same epoch.
+	Epoch    string    `json:"epoch,omitempty"`
 	Full     bool      `json:"full"`
 	Changes  []Change  `json:"changes,omitempty"`
 	Snapshot *Snapshot `json:"snapshot,omitempty"`
@@ -63,7 +73,7 @@ type ChangesResponse struct {
 // serves
 //
 //	GET  <base>/snapshot[?region=R]            a Snapshot (JSON)
-//	GET  <base>/changes?since=V[&region=R]     a ChangesResponse (JSON)
+//	GET  <base>/changes?since=V[&epoch=E][&region=R]  a ChangesResponse (JSON)
 //	POST <base>/notify                         204; calls the notify function
 //
 // Every request must carry the shared secret in the configured header
@@ -72,6 +82,8 @@ type ChangesResponse struct {
 // endpoint); one without a notify function answers 404 to notify. With
 // ?region= and a RegionFilter, records the filter rejects are left out (an
 // RRset left empty reads as removed); ?region= without a filter is 400.
+// With ?epoch= other than the source's epoch, changes answers a full
+// snapshot: the replica's version belongs to another history.
 // It is safe for concurrent use and never blocks the source's writers.
 type Handler struct {
 	source *Provider
@@ -137,7 +149,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("since %q is not a version (a decimal integer 0 to 2^64-1)", r.URL.Query().Get("since")), http.StatusBadRequest)
 			return
 		}
-		writeJSON(w, h.changes(region, since))
+		writeJSON(w, h.changes(region, since, r.URL.Query().Get("epoch")))
 	default:
 		http.NotFound(w, r)
 	}
@@ -166,14 +178,14 @@ func (h *Handler) region(w http.ResponseWriter, r *http.Request) (string, bool) 
 }
 
 // changes answers GET changes from one consistent state of the source.
-func (h *Handler) changes(region string, since uint64) ChangesResponse {
+func (h *Handler) changes(region string, since uint64, epoch string) ChangesResponse {
 	s := h.source.load()
-	if since > s.version || since < s.floor {
+	if since > s.version || since < s.floor || (epoch != "" && epoch != s.epoch) {
 		snap := h.filterSnapshot(region, s.snapshot())
-		return ChangesResponse{Format: ReplicationFormat, Version: s.version, Full: true, Snapshot: &snap}
+		return ChangesResponse{Format: ReplicationFormat, Version: s.version, Epoch: s.epoch, Full: true, Snapshot: &snap}
 	}
 	ch, _ := s.changes(since)
-	out := ChangesResponse{Format: ReplicationFormat, Version: s.version, Changes: make([]Change, 0, len(ch))}
+	out := ChangesResponse{Format: ReplicationFormat, Version: s.version, Epoch: s.epoch, Changes: make([]Change, 0, len(ch))}
 	for _, c := range ch {
 		c.Old = nil // replicas replace whole RRsets; Old is for zone transfers
 		if region != "" && c.Kind == ChangeRRSet {

@@ -91,6 +91,7 @@ func newRig(t *testing.T, journal int, filter memory.RegionFilter, region string
 	tr := &handlerTransport{h: h}
 	cfg := memory.DefaultReplicaConfig()
 	cfg.URL = "http://source.invalid/replication"
+	cfg.Zones = []string{zone}
 	cfg.Auth = auth()
 	cfg.Region = region
 	local := new(memory.Provider)
@@ -225,6 +226,7 @@ func TestReplicaWrongSecret(t *testing.T) {
 		require.NoError(t, err)
 		cfg := memory.DefaultReplicaConfig()
 		cfg.URL = "http://source.invalid/"
+		cfg.Zones = []string{zone}
 		cfg.Auth.Secret = "a-different-secret-value"
 		ev := &eventLog{}
 		rep, err := memory.NewReplica(new(memory.Provider), cfg, &http.Client{Transport: &handlerTransport{h: h}}, ev, nil)
@@ -291,8 +293,9 @@ func TestReplicaRealSocket(t *testing.T) {
 
 	cfg := memory.DefaultReplicaConfig()
 	cfg.URL = srcSrv.URL
+	cfg.Zones = []string{zone}
 	cfg.Auth = auth()
-	cfg.Interval = memory.Duration(time.Hour) // only notifies move it
+	cfg.Interval = time.Hour // only notifies move it
 	local := new(memory.Provider)
 	synced := make(chan memory.ReplicaEvent, 16)
 	rep, err := memory.NewReplica(local, cfg, srcSrv.Client(), observerFunc(func(e memory.ReplicaEvent) { synced <- e }), nil)

@@ -407,5 +407,5 @@ func (l *RateLimiter) hash(src netip.Addr, class RRLClass, name []byte) uint64 {
 }
 
 func rrlInvalid(field string, value any, allowed string) error {
-	return fmt.Errorf("memory: %s = %v; allowed: %s", field, value, allowed)
+	return configErr(field, value, allowed)
 }

@@ -167,7 +167,7 @@ func (c *ServerConfig) UnmarshalJSON(b []byte) error {
 }
 
 func serverInvalid(field string, value any, allowed string) error {
-	return fmt.Errorf("memory: server %s = %v; allowed: %s", field, value, allowed)
+	return configErr(field, value, allowed)
 }
 
 // Server serves a Provider's zones over UDP and TCP. UDP is answered by a

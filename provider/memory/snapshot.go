@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,6 +18,9 @@ type Snapshot struct {
 	Format int `json:"format,omitempty"`
 	// Version is the Provider's version the copy was taken at.
 	Version uint64 `json:"version"`
+	// Epoch is the Provider's epoch (see Provider.Epoch): versions of one
+	// epoch are one history.
+	Epoch string `json:"epoch,omitempty"`
 	// Zones are sorted by name.
 	Zones []ZoneSnapshot `json:"zones"`
 }
@@ -37,7 +41,7 @@ func (p *Provider) Snapshot() Snapshot {
 }
 
 func (s *state) snapshot() Snapshot {
-	out := Snapshot{Format: ReplicationFormat, Version: s.version, Zones: []ZoneSnapshot{}}
+	out := Snapshot{Format: ReplicationFormat, Version: s.version, Epoch: s.epoch, Zones: []ZoneSnapshot{}}
 	for _, name := range sortedZoneNames(s.zones) {
 		z := s.zones[name]
 		zs := ZoneSnapshot{Name: z.name, SOA: z.soa, Records: []ZoneRecord{}}
@@ -81,7 +85,7 @@ func sortedZoneNames(m map[string]*zone) []string {
 }
 
 // buildZone validates a zone snapshot and builds the zone.
-func buildZone(zs ZoneSnapshot) (*zone, error) {
+func buildZone(ctx context.Context, zs ZoneSnapshot) (*zone, error) {
 	key := zoneKey(zs.Name)
 	if _, ok := dns.IsDomainName(key); !ok || zs.Name == "" || len(key) > 254 {
 		return nil, fmt.Errorf("%w: zone name %q is not a valid domain name", ErrInvalidZone, zs.Name)
@@ -92,7 +96,12 @@ func buildZone(zs ZoneSnapshot) (*zone, error) {
 	z := &zone{name: key, soa: zs.SOA, nodes: map[string]*node{}}
 	z.soa.NS, z.soa.Mbox = zoneKey(zs.SOA.NS), zoneKey(zs.SOA.Mbox)
 	t := &txn{z: z, touched: map[setKey]bool{}}
-	for _, zr := range zs.Records {
+	for i, zr := range zs.Records {
+		if i%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("zone %s: building stopped after %d records: %w", key, i, err)
+			}
+		}
 		name, r, err := makeRec(key, zr.libdns())
 		if err != nil {
 			return nil, err
@@ -139,25 +148,72 @@ func containsData(set []rec, r rec) bool {
 
 // Restore replaces every zone the Provider holds by the zones of s (zones
 // absent from s are removed), atomically: on error nothing changes. The
-// Provider's version moves to one past its current version (s.Version is
-// the source's and is not adopted), and its journal restarts there, so a
-// replica of this Provider needs a full snapshot afterwards.
+// Provider's version moves to one past its current version (s.Version and
+// s.Epoch are the source's and are not adopted), and its journal restarts
+// there, so a replica of this Provider needs a full snapshot afterwards.
 func (p *Provider) Restore(s Snapshot) error {
-	zones := make(map[string]*zone, len(s.Zones))
-	for _, zs := range s.Zones {
-		z, err := buildZone(zs)
-		if err != nil {
-			return err
-		}
-		if _, dup := zones[z.name]; dup {
-			return fmt.Errorf("%w: zone %s appears twice", ErrInvalidZone, z.name)
-		}
-		zones[z.name] = z
+	return p.restoreCtx(context.Background(), s)
+}
+
+// Resume replaces every zone like Restore, and also adopts s's Version and
+// Epoch as the Provider's own, with an empty journal: replicas that hold
+// s.Epoch at s.Version go on with the changes made after it, without a full
+// snapshot. It is how a controller restarted from a copy of its zones it
+// saved itself (Snapshot) continues its history. It refuses an s with no
+// Epoch, and an s whose Version is below the Provider's own.
+//
+// Resume only from the last version that any replica may have fetched: if
+// versions after s.Version were served under s.Epoch before the copy was
+// lost, replicas holding them would take the new changes of those versions
+// as the old ones. When in doubt use Restore, which keeps the Provider's own
+// epoch (a fresh Provider's is new), so replicas take a full snapshot.
+func (p *Provider) Resume(s Snapshot) error {
+	if s.Epoch == "" {
+		return fmt.Errorf("%w: Resume needs a snapshot with an epoch", ErrInvalidZone)
+	}
+	zones, err := buildZones(context.Background(), s)
+	if err != nil {
+		return err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
-	ns := &state{version: old.version + 1, zones: zones, floor: old.version + 1, next: make(chan struct{})}
+	if s.Version < old.version {
+		return fmt.Errorf("%w: Resume at version %d, below the Provider's %d", ErrInvalidZone, s.Version, old.version)
+	}
+	ns := &state{version: s.Version, epoch: s.Epoch, zones: zones, floor: s.Version, next: make(chan struct{})}
+	p.cur.Store(ns)
+	close(old.next)
+	return nil
+}
+
+// buildZones validates and builds every zone of s, checking ctx between
+// records so that a caller can bound the time it takes.
+func buildZones(ctx context.Context, s Snapshot) (map[string]*zone, error) {
+	zones := make(map[string]*zone, len(s.Zones))
+	for _, zs := range s.Zones {
+		z, err := buildZone(ctx, zs)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := zones[z.name]; dup {
+			return nil, fmt.Errorf("%w: zone %s appears twice", ErrInvalidZone, z.name)
+		}
+		zones[z.name] = z
+	}
+	return zones, nil
+}
+
+// restoreCtx is Restore with a context that bounds building the zones.
+func (p *Provider) restoreCtx(ctx context.Context, s Snapshot) error {
+	zones, err := buildZones(ctx, s)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.load()
+	ns := &state{version: old.version + 1, epoch: old.epoch, zones: zones, floor: old.version + 1, next: make(chan struct{})}
 	p.cur.Store(ns)
 	close(old.next)
 	return nil
@@ -187,7 +243,7 @@ func (p *Provider) Apply(changes []Change) error {
 			if c.SOA == nil {
 				return fmt.Errorf("%w: change %d adds zone %s without an SOA", ErrInvalidZone, i, key)
 			}
-			z, err := buildZone(ZoneSnapshot{Name: key, SOA: *c.SOA})
+			z, err := buildZone(context.Background(), ZoneSnapshot{Name: key, SOA: *c.SOA})
 			if err != nil {
 				return err
 			}

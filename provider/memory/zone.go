@@ -1,17 +1,12 @@
 package memory
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/gslbkit/gslb/internal/jsontime"
 	"github.com/miekg/dns"
 )
-
-// Duration is a time.Duration that reads and writes "3s" in JSON.
-type Duration = jsontime.Duration
 
 // SOA is a zone's start-of-authority record. Times are in seconds, as on the
 // wire. The zone bumps Serial by one on every call that changes it (RFC 1982
@@ -33,77 +28,6 @@ type SOA struct {
 	TTL uint32 `json:"ttl"`
 }
 
-// ZoneConfig describes a new zone's SOA and apex NS records.
-type ZoneConfig struct {
-	// NS names the apex name servers; each is relative to the zone unless it
-	// ends with a dot. The first one is the SOA's MNAME. Default ["ns1"].
-	NS []string `json:"ns"`
-	// Mbox is the SOA's RNAME, relative to the zone unless it ends with a
-	// dot. Default "hostmaster".
-	Mbox string `json:"mbox"`
-	// Serial is the initial SOA serial, 1 to 4294967295. Default 1. A
-	// program that serves the zone to secondaries (see Transfer) and
-	// rebuilds it at every start must start past the last serial it served
-	// (RFC 1982: see SerialGreater), or the secondaries, holding a serial
-	// they take as newer, keep their old copy: persist the serial (read it
-	// with Provider.SOA after each change, or Wait) and start at the next
-	// one, or derive it from the clock.
-	Serial uint32 `json:"serial"`
-	// TTL is the TTL of the SOA and apex NS records, 0s to 68 years, in whole
-	// seconds. Default 60s.
-	TTL Duration `json:"ttl"`
-	// Refresh, Retry and Expire are the SOA timers. Defaults 60s, 60s, 600s.
-	Refresh Duration `json:"refresh"`
-	Retry   Duration `json:"retry"`
-	Expire  Duration `json:"expire"`
-	// Minimum is the negative-caching TTL (RFC 2308): NXDOMAIN and NODATA
-	// answers carry the SOA with TTL min(TTL, Minimum). Default 30s.
-	Minimum Duration `json:"minimum"`
-}
-
-// DefaultZoneConfig returns the configuration AddZone uses: one name server
-// "ns1.<zone>", mailbox "hostmaster.<zone>", serial 1, TTL 60s, refresh 60s,
-// retry 60s, expire 600s, negative TTL 30s (short, as GSLB answers change).
-func DefaultZoneConfig() ZoneConfig {
-	return ZoneConfig{
-		NS:      []string{"ns1"},
-		Mbox:    "hostmaster",
-		Serial:  1,
-		TTL:     Duration(60 * time.Second),
-		Refresh: Duration(60 * time.Second),
-		Retry:   Duration(60 * time.Second),
-		Expire:  Duration(600 * time.Second),
-		Minimum: Duration(30 * time.Second),
-	}
-}
-
-// Validate reports the first field that is out of range.
-func (c ZoneConfig) Validate() error {
-	if len(c.NS) == 0 {
-		return fmt.Errorf("%w: ns is empty (need at least one name server)", ErrInvalidZone)
-	}
-	for i, ns := range c.NS {
-		if _, err := ownerName(".", qualify(ns, "example.")); err != nil {
-			return fmt.Errorf("%w: ns[%d] %q is not a valid domain name", ErrInvalidZone, i, ns)
-		}
-	}
-	if _, err := ownerName(".", qualify(c.Mbox, "example.")); err != nil || c.Mbox == "" {
-		return fmt.Errorf("%w: mbox %q is not a valid domain name", ErrInvalidZone, c.Mbox)
-	}
-	if c.Serial == 0 {
-		return fmt.Errorf("%w: serial 0 is out of range (allowed 1 to 4294967295)", ErrInvalidZone)
-	}
-	for _, f := range []struct {
-		name string
-		d    Duration
-	}{{"ttl", c.TTL}, {"refresh", c.Refresh}, {"retry", c.Retry}, {"expire", c.Expire}, {"minimum", c.Minimum}} {
-		if _, err := ttlSeconds(f.d.D()); err != nil {
-			return fmt.Errorf("%w: %s %v is out of range (allowed 0s to %ds)", ErrInvalidZone, f.name, f.d.D(), maxTTL)
-		}
-	}
-	return nil
-}
-
 // qualify returns name relative to zone unless it ends with a dot, lower case.
 func qualify(name, zone string) string {
 	name = strings.ToLower(strings.TrimSpace(name))
@@ -116,7 +40,7 @@ func qualify(name, zone string) string {
 	return name + "." + zone
 }
 
-func secs(d Duration) uint32 { s, _ := ttlSeconds(d.D()); return s }
+func secs(d time.Duration) uint32 { s, _ := ttlSeconds(d); return s }
 
 // zone is one immutable version of a zone. Writers build a new zone that
 // shares unchanged nodes with the old one.

@@ -120,11 +120,11 @@ func load(path string) (*memory.Provider, error) {
 		name := libdns.RelativeName(strings.ToLower(h.Name), zoneName)
 		switch v := rr.(type) {
 		case *dns.SOA:
-			cfg.Mbox, cfg.Serial, cfg.TTL = v.Mbox, v.Serial, memory.Duration(ttl)
-			cfg.Refresh = memory.Duration(time.Duration(v.Refresh) * time.Second)
-			cfg.Retry = memory.Duration(time.Duration(v.Retry) * time.Second)
-			cfg.Expire = memory.Duration(time.Duration(v.Expire) * time.Second)
-			cfg.Minimum = memory.Duration(time.Duration(v.Minttl) * time.Second)
+			cfg.Mbox, cfg.Serial, cfg.TTL = v.Mbox, v.Serial, ttl
+			cfg.Refresh = time.Duration(v.Refresh) * time.Second
+			cfg.Retry = time.Duration(v.Retry) * time.Second
+			cfg.Expire = time.Duration(v.Expire) * time.Second
+			cfg.Minimum = time.Duration(v.Minttl) * time.Second
 		case *dns.NS:
 			cfg.NS = append(cfg.NS, v.Ns)
 		case *dns.A:

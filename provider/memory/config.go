@@ -1,0 +1,139 @@
+package memory
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/jsontime"
+)
+
+// ZoneConfig describes a new zone's SOA and apex NS records. Start from
+// DefaultZoneConfig and change fields. NS, Mbox, Serial, Refresh, Retry and
+// Expire left at zero take their defaults; a TTL or Minimum of zero means
+// zero seconds (RFC 1035 and RFC 2308 give 0 a meaning: do not cache). In
+// JSON the durations read and write strings such as "60s" (a number is read
+// as seconds).
+type ZoneConfig struct {
+	// NS names the apex name servers; each is relative to the zone unless it
+	// ends with a dot. The first one is the SOA's MNAME. Default ["ns1"].
+	NS []string `json:"ns"`
+	// Mbox is the SOA's RNAME, relative to the zone unless it ends with a
+	// dot. Default "hostmaster".
+	Mbox string `json:"mbox"`
+	// Serial is the initial SOA serial, 1 to 4294967295. Default 1. A
+	// program that serves the zone to secondaries (see Transfer) and
+	// rebuilds it at every start must start past the last serial it served
+	// (RFC 1982: see SerialGreater), or the secondaries, holding a serial
+	// they take as newer, keep their old copy: persist the serial (read it
+	// with Provider.SOA after each change, or Wait) and start at the next
+	// one, or derive it from the clock.
+	Serial uint32 `json:"serial"`
+	// TTL is the TTL of the SOA and apex NS records, 0s to 68 years, in whole
+	// seconds. DefaultZoneConfig has 60s.
+	TTL time.Duration `json:"ttl"`
+	// Refresh, Retry and Expire are the SOA timers, 0s to 68 years.
+	// Defaults 60s, 60s, 600s.
+	Refresh time.Duration `json:"refresh"`
+	Retry   time.Duration `json:"retry"`
+	Expire  time.Duration `json:"expire"`
+	// Minimum is the negative-caching TTL (RFC 2308): NXDOMAIN and NODATA
+	// answers carry the SOA with TTL min(TTL, Minimum). DefaultZoneConfig
+	// has 30s.
+	Minimum time.Duration `json:"minimum"`
+}
+
+// DefaultZoneConfig returns the configuration AddZone uses: one name server
+// "ns1.<zone>", mailbox "hostmaster.<zone>", serial 1, TTL 60s, refresh 60s,
+// retry 60s, expire 600s, negative TTL 30s (short, as GSLB answers change).
+func DefaultZoneConfig() ZoneConfig {
+	return ZoneConfig{
+		NS:      []string{"ns1"},
+		Mbox:    "hostmaster",
+		Serial:  1,
+		TTL:     60 * time.Second,
+		Refresh: 60 * time.Second,
+		Retry:   60 * time.Second,
+		Expire:  600 * time.Second,
+		Minimum: 30 * time.Second,
+	}
+}
+
+func (c ZoneConfig) withDefaults() ZoneConfig {
+	d := DefaultZoneConfig()
+	if len(c.NS) == 0 {
+		c.NS = d.NS
+	}
+	if c.Mbox == "" {
+		c.Mbox = d.Mbox
+	}
+	if c.Serial == 0 {
+		c.Serial = d.Serial
+	}
+	if c.Refresh == 0 {
+		c.Refresh = d.Refresh
+	}
+	if c.Retry == 0 {
+		c.Retry = d.Retry
+	}
+	if c.Expire == 0 {
+		c.Expire = d.Expire
+	}
+	return c
+}
+
+// Validate reports the first field that is out of range as a *FieldError
+// wrapping ErrInvalidZone. Zero fields that take a default are valid.
+func (c ZoneConfig) Validate() error {
+	c = c.withDefaults()
+	for i, ns := range c.NS {
+		if _, err := ownerName(".", qualify(ns, "example.")); err != nil {
+			return zoneConfigErr(fmt.Sprintf("ns[%d]", i), ns, "a domain name, relative to the zone unless it ends with a dot")
+		}
+	}
+	if _, err := ownerName(".", qualify(c.Mbox, "example.")); err != nil {
+		return zoneConfigErr("mbox", c.Mbox, "a domain name, relative to the zone unless it ends with a dot")
+	}
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"ttl", c.TTL}, {"refresh", c.Refresh}, {"retry", c.Retry}, {"expire", c.Expire}, {"minimum", c.Minimum}} {
+		if _, err := ttlSeconds(f.d); err != nil {
+			return zoneConfigErr(f.name, f.d, fmt.Sprintf("0s to %ds in whole seconds", maxTTL))
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the durations as strings such as "60s".
+func (c ZoneConfig) MarshalJSON() ([]byte, error) {
+	type plain ZoneConfig
+	return json.Marshal(struct {
+		plain
+		TTL     jsontime.Duration `json:"ttl"`
+		Refresh jsontime.Duration `json:"refresh"`
+		Retry   jsontime.Duration `json:"retry"`
+		Expire  jsontime.Duration `json:"expire"`
+		Minimum jsontime.Duration `json:"minimum"`
+	}{plain(c), jsontime.Duration(c.TTL), jsontime.Duration(c.Refresh), jsontime.Duration(c.Retry), jsontime.Duration(c.Expire), jsontime.Duration(c.Minimum)})
+}
+
+// UnmarshalJSON reads the durations as strings such as "60s" or as numbers
+// of seconds; fields absent from the JSON keep their values.
+func (c *ZoneConfig) UnmarshalJSON(b []byte) error {
+	type plain ZoneConfig
+	aux := struct {
+		*plain
+		TTL     jsontime.Duration `json:"ttl"`
+		Refresh jsontime.Duration `json:"refresh"`
+		Retry   jsontime.Duration `json:"retry"`
+		Expire  jsontime.Duration `json:"expire"`
+		Minimum jsontime.Duration `json:"minimum"`
+	}{(*plain)(c), jsontime.Duration(c.TTL), jsontime.Duration(c.Refresh), jsontime.Duration(c.Retry), jsontime.Duration(c.Expire), jsontime.Duration(c.Minimum)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	c.TTL, c.Refresh, c.Retry = time.Duration(aux.TTL), time.Duration(aux.Refresh), time.Duration(aux.Retry)
+	c.Expire, c.Minimum = time.Duration(aux.Expire), time.Duration(aux.Minimum)
+	return nil
+}
