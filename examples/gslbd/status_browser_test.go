@@ -189,7 +189,8 @@ func TestStatusPageInBrowser(t *testing.T) {
 	t.Logf("screenshot of the controller's status page at 360 px: %s", shot)
 
 	// The node's page: its source, last sync and health.
-	node := startDaemon(t, fmt.Sprintf(`dns: {addr: "127.0.0.1:0"}
+	node := startDaemon(t, fmt.Sprintf(`zone: example.test.
+dns: {addr: "127.0.0.1:0"}
 http: {addr: "127.0.0.1:0"}
 replication: {secret: %s}
 node: {url: "http://%s/replication", interval: 200ms}
