@@ -11,6 +11,7 @@ import (
 
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/internal/jsontime"
+	"github.com/gslbkit/gslb/internal/zoneops"
 )
 
 // Key identifies one RRset: a zone, a name relative to it and a type.
@@ -108,12 +109,17 @@ func (s RRSet) Key() Key { return Key{Zone: s.Zone, Name: s.Name, Type: s.Type} 
 
 // Records returns the set as libdns records of the package's typed structs
 // (libdns.Address, libdns.CNAME, libdns.TXT, ...), falling back to
-// libdns.RR for data libdns cannot parse. Each call returns a new slice.
+// libdns.RR for data libdns cannot parse. A TXT value in zone-file
+// presentation form (beginning with a double quote, several strings such as
+// `"first" "second"`) stays a libdns.RR, the form providers read as
+// several strings. Each call returns a new slice.
 func (s RRSet) Records() []libdns.Record {
 	out := make([]libdns.Record, 0, len(s.Values))
 	for _, v := range s.Values {
 		rr := libdns.RR{Name: s.Name, TTL: s.TTL, Type: s.Type, Data: v}
-		if rec, err := rr.Parse(); err == nil {
+		if strings.EqualFold(s.Type, "TXT") && zoneops.IsTXTStrings(v) {
+			out = append(out, rr)
+		} else if rec, err := rr.Parse(); err == nil {
 			out = append(out, rec)
 		} else {
 			out = append(out, rr)
@@ -195,6 +201,8 @@ func canonValue(typ, v string) string {
 			}
 			return v
 		}
+	case "TXT":
+		return zoneops.CanonicalTXT(v)
 	case "CNAME", "NS", "PTR", "DNAME":
 		if t := strings.TrimSpace(v); t != "" {
 			if t == v && plainName(t[:len(t)-1]) && t[len(t)-1] == '.' {

@@ -2,9 +2,9 @@ package memory
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/gslbkit/gslb/internal/zoneops"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
@@ -28,23 +28,8 @@ import (
 // canonical presentation form (each string quoted, one space between), so
 // a record read back and written again is the same record.
 
-// maxTXTString is the longest character-string (RFC 1035 section 3.3).
-const maxTXTString = 255
-
-// splitTXT cuts raw text into strings of at most 255 bytes; "" is one
-// empty string.
-func splitTXT(s string) []string {
-	if s == "" {
-		return []string{""}
-	}
-	out := make([]string, 0, (len(s)+maxTXTString-1)/maxTXTString)
-	for len(s) > 0 {
-		n := min(len(s), maxTXTString)
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	return out
-}
+// splitTXT cuts raw text into strings of at most 255 bytes.
+func splitTXT(s string) []string { return zoneops.SplitTXT(s) }
 
 // txtInput returns the character-strings (raw bytes) of a TXT record given
 // to the zone: in is the record as passed (libdns.TXT means plain text),
@@ -54,44 +39,22 @@ func txtInput(in libdns.Record, data string) ([]string, error) {
 	case libdns.TXT, *libdns.TXT:
 		return splitTXT(data), nil
 	}
-	if !strings.HasPrefix(data, `"`) {
+	if !zoneops.IsTXTStrings(data) {
 		return splitTXT(data), nil
 	}
-	rr, err := dns.NewRR(". 0 IN TXT " + data)
-	t, ok := rr.(*dns.TXT)
-	if err != nil || !ok {
-		return nil, fmt.Errorf("%w: TXT data %q is not zone-file presentation form (quoted strings): %v", ErrInvalidRecord, data, err)
+	ss, ok := zoneops.ParseTXTStrings(data)
+	if !ok {
+		return nil, fmt.Errorf("%w: TXT data %q is not zone-file presentation form (quoted strings separated by spaces)", ErrInvalidRecord, data)
 	}
-	var out []string
-	for _, s := range t.Txt {
-		out = append(out, splitTXT(unescapeTXT(s))...)
-	}
-	return out, nil
+	return ss, nil
 }
 
 // txtData is the libdns Data the zone reports for strings ss: the text when
 // ss is the text cut into 255-byte strings, else the presentation form.
-func txtData(ss []string) (data string, plain bool) {
-	joined := strings.Join(ss, "")
-	if slices.Equal(ss, splitTXT(joined)) {
-		return joined, true
-	}
-	return txtPresentation(ss), false
-}
+func txtData(ss []string) (data string, plain bool) { return zoneops.TXTData(ss) }
 
 // txtPresentation writes ss in zone-file presentation form.
-func txtPresentation(ss []string) string {
-	var b strings.Builder
-	for i, s := range ss {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteByte('"')
-		b.WriteString(escapeTXT(s))
-		b.WriteByte('"')
-	}
-	return b.String()
-}
+func txtPresentation(ss []string) string { return zoneops.FormatTXTStrings(ss) }
 
 // txtWire returns ss escaped for miekg/dns, which reads backslash escapes
 // when packing.

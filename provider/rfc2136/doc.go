@@ -11,5 +11,12 @@
 // failures permanent) and TXT text comes back byte for byte. It passes
 // provider/providertest's suite against a real BIND started by the tests;
 // BIND ignores a CNAME beside other data, which the suite's capabilities
-// record. See Example for configuration.
+// record.
+//
+// TXT records keep their character-strings: a libdns.TXT is one text,
+// written as 255-byte strings and read back whole; a TXT with several
+// strings is a libdns.RR whose Data is zone-file presentation form
+// (`"first" "second"`, beginning with a double quote), written so and read
+// back so (GetRecords returns it as a libdns.RR, in canonical form: each
+// string quoted, one space between). See Example for configuration.
 package rfc2136

@@ -25,7 +25,8 @@ import (
 //     transient, REFUSED/NOTAUTH/NOTZONE and the rest permanent; TSIG
 //     failures permanent; timeouts and network errors transient);
 //   - return TXT text byte for byte (the upstream module returns the
-//     wire's escapes, e.g. \" for a quote);
+//     wire's escapes, e.g. \" for a quote) and keep a TXT's strings (see
+//     the package doc);
 //   - honour context cancellation during I/O, not only deadlines;
 //   - delete with the libdns wildcards and return only what was deleted
 //     (DeleteRecords reads the zone first).
@@ -116,7 +117,8 @@ func ctxOr(ctx context.Context, err error) error {
 }
 
 // toRR converts a libdns record to a miekg/dns RR in zone. TXT text is
-// split into 255-byte strings and escaped; A and AAAA are built from the
+// split into 255-byte strings and escaped (a libdns.RR whose TXT data
+// begins with a double quote is presentation form, several strings); A and AAAA are built from the
 // parsed address; other types are parsed from zone-file syntax.
 func toRR(r libdns.Record, zone string) (dns.RR, error) {
 	rr := r.RR()
@@ -129,7 +131,11 @@ func toRR(r libdns.Record, zone string) (dns.RR, error) {
 	switch typ {
 	case "TXT":
 		hdr.Rrtype = dns.TypeTXT
-		return &dns.TXT{Hdr: hdr, Txt: txtStrings(rr.Data)}, nil
+		ss, err := txtInput(r, rr.Data)
+		if err != nil {
+			return nil, fmt.Errorf("record %s TXT: %w", rr.Name, err)
+		}
+		return &dns.TXT{Hdr: hdr, Txt: ss}, nil
 	case "A", "AAAA":
 		ip := net.ParseIP(strings.TrimSpace(rr.Data))
 		if ip == nil || (typ == "A") != (ip.To4() != nil) {
@@ -174,7 +180,15 @@ func fromRR(rr dns.RR, zone string) libdns.Record {
 	out := libdns.RR{Name: name, TTL: time.Duration(hdr.Ttl) * time.Second, Type: dns.TypeToString[hdr.Rrtype]}
 	switch v := rr.(type) {
 	case *dns.TXT:
-		out.Data = joinTXT(v.Txt)
+		ss := make([]string, len(v.Txt))
+		for i, s := range v.Txt {
+			ss[i] = unescapeTXT(s)
+		}
+		data, plain := zoneops.TXTData(ss)
+		out.Data = data
+		if !plain {
+			return out // several strings: presentation form, a libdns.RR
+		}
 	case *dns.RFC3597:
 		out.Type = fmt.Sprintf("TYPE%d", hdr.Rrtype)
 		out.Data = v.String()[len(v.Header().String()):]

@@ -1,8 +1,34 @@
 package rfc2136
 
 import (
+	"fmt"
 	"strings"
+
+	"github.com/gslbkit/gslb/internal/zoneops"
+	"github.com/libdns/libdns"
 )
+
+// txtInput returns the wire strings of a TXT record written as r with data
+// r.RR().Data: a libdns.TXT, or data not beginning with a double quote, is
+// one text cut into 255-byte strings; other data is zone-file presentation
+// form, several strings.
+func txtInput(r libdns.Record, data string) ([]string, error) {
+	switch r.(type) {
+	case libdns.TXT, *libdns.TXT:
+		return txtStrings(data), nil
+	}
+	if !zoneops.IsTXTStrings(data) {
+		return txtStrings(data), nil
+	}
+	ss, ok := zoneops.ParseTXTStrings(data)
+	if !ok {
+		return nil, fmt.Errorf("TXT data %q is not zone-file presentation form (quoted strings separated by spaces)", data)
+	}
+	for i, s := range ss {
+		ss[i] = escapeTXT(s)
+	}
+	return ss, nil
+}
 
 // maxTXTString is the longest character-string a TXT record holds on the
 // wire (RFC 1035 section 3.3).

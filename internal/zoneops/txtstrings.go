@@ -1,0 +1,139 @@
+package zoneops
+
+import (
+	"slices"
+	"strings"
+)
+
+// TXT records with several character-strings. libdns documents TXT.Text as
+// one text; gslbkit carries a TXT whose strings are not that text cut into
+// 255-byte pieces as a libdns.RR whose Data is zone-file presentation form
+// (FormatTXTStrings), which always begins with a double quote.
+
+// SplitTXT cuts text into strings of at most 255 bytes; "" is one empty
+// string.
+func SplitTXT(text string) []string {
+	if text == "" {
+		return []string{""}
+	}
+	out := make([]string, 0, (len(text)+MaxTXTString-1)/MaxTXTString)
+	for len(text) > 0 {
+		n := min(len(text), MaxTXTString)
+		out = append(out, text[:n])
+		text = text[n:]
+	}
+	return out
+}
+
+// IsTXTStrings reports whether TXT data given in a libdns.RR is
+// presentation form (it begins with a double quote) rather than plain text.
+func IsTXTStrings(data string) bool { return strings.HasPrefix(data, `"`) }
+
+// ParseTXTStrings reads zone-file presentation form (RFC 1035 section 5.1):
+// character-strings separated by spaces or tabs, each quoted or a run of
+// non-blank bytes, with \DDD (decimal) and \X escapes. A string longer than
+// 255 bytes is cut into 255-byte strings. ok is false for an unterminated
+// quote or no string at all.
+func ParseTXTStrings(s string) (out []string, ok bool) {
+	for i := 0; i < len(s); {
+		if s[i] == ' ' || s[i] == '\t' {
+			i++
+			continue
+		}
+		var b strings.Builder
+		quoted := s[i] == '"'
+		if quoted {
+			i++
+		}
+		closed := !quoted
+		for i < len(s) {
+			c := s[i]
+			if quoted && c == '"' {
+				i++
+				closed = true
+				break
+			}
+			if !quoted && (c == ' ' || c == '\t') {
+				break
+			}
+			if c == '\\' && i+1 < len(s) {
+				if i+3 < len(s) && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) {
+					if v := int(s[i+1]-'0')*100 + int(s[i+2]-'0')*10 + int(s[i+3]-'0'); v <= 255 {
+						b.WriteByte(byte(v))
+						i += 4
+						continue
+					}
+				}
+				b.WriteByte(s[i+1])
+				i += 2
+				continue
+			}
+			b.WriteByte(c)
+			i++
+		}
+		if !closed {
+			return nil, false
+		}
+		if quoted && i < len(s) && s[i] != ' ' && s[i] != '\t' {
+			return nil, false // "a"b: a quote must end a string
+		}
+		out = append(out, SplitTXT(b.String())...)
+	}
+	return out, len(out) > 0
+}
+
+// FormatTXTStrings writes strings in presentation form: each quoted, '"'
+// and '\' escaped by a backslash, bytes outside printable ASCII as \DDD,
+// one space between.
+func FormatTXTStrings(ss []string) string {
+	var b strings.Builder
+	for i, s := range ss {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteByte('"')
+		for j := 0; j < len(s); j++ {
+			c := s[j]
+			switch {
+			case c == '"' || c == '\\':
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			case c < ' ' || c > '~':
+				b.WriteByte('\\')
+				b.WriteByte('0' + c/100)
+				b.WriteByte('0' + c/10%10)
+				b.WriteByte('0' + c%10)
+			default:
+				b.WriteByte(c)
+			}
+		}
+		b.WriteByte('"')
+	}
+	return b.String()
+}
+
+// TXTData is the libdns form of a TXT record with strings ss: its text
+// (plain true) when ss is that text cut by SplitTXT, else
+// FormatTXTStrings(ss).
+func TXTData(ss []string) (data string, plain bool) {
+	joined := strings.Join(ss, "")
+	if slices.Equal(ss, SplitTXT(joined)) {
+		return joined, true
+	}
+	return FormatTXTStrings(ss), false
+}
+
+// CanonicalTXT returns TXT data as the zone reports it back: presentation
+// form is parsed and written again (or, when its strings are one text cut
+// at 255 bytes, that text); plain text is returned as is.
+func CanonicalTXT(data string) string {
+	if !IsTXTStrings(data) {
+		return data
+	}
+	ss, ok := ParseTXTStrings(data)
+	if !ok {
+		return data
+	}
+	d, _ := TXTData(ss)
+	return d
+}
