@@ -1,7 +1,9 @@
 // Package probe asks targets "are you up?" and remembers the answers.
 //
-// It has four layers. A Prober (HTTP, HTTPS, TCP, gRPC health, DNS) asks
-// one target one question within a context deadline and returns a Result:
+// It has four layers. A Prober (HTTP, HTTPS and TCP here; the gRPC health
+// and DNS probers in the subpackages probe/grpcprobe and probe/dnsprobe,
+// so that importing probe costs neither gRPC nor a DNS library) asks one
+// target one question within a context deadline and returns a Result:
 // Pass, Fail (counts toward a threshold) or FailNow (the target answered,
 // wrongly: it goes critical at once), with the latency and a detail for
 // logs. A Machine turns a target's stream of results into a State —
@@ -11,11 +13,11 @@
 // transition, if any, and the base delay to the next probe, so every rule
 // is tested without a clock. Presets give the Policy of each peer gslbkit
 // learns from, with that peer's rules: RecordService (the default), Envoy,
-// ProxySync, Consul, Route53 and Gdnsd; configs decode from JSON in the
+// ProxySync, Consul, Route53 and Gdnsd; policies decode from JSON in the
 // record service's vocabulary (warningThreshold, criticalThreshold,
 // passingThreshold) or Envoy Gateway's (unhealthyThreshold,
-// healthyThreshold, and whole healthCheck.active blocks through
-// DecodeEnvoyGatewayActive). Finally a Monitor runs the machines of many
+// healthyThreshold; whole healthCheck.active blocks, prober included,
+// decode through probe/probecheck, which wires every prober type). Finally a Monitor runs the machines of many
 // targets: one scheduler goroutine, which on Linux also runs the plain HTTP
 // and TCP connect-only checks in an epoll event loop (a probe in flight is a
 // small record, not a goroutine), a bounded pool of workers for the other

@@ -4,13 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gslbkit/gslb/internal/hostport"
 	"time"
 )
 
@@ -66,7 +67,7 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 	if cfg.TLS != nil {
 		defPort = "443"
 	}
-	host, port, err := probeSplitAddr(addr, defPort, cfg.Port)
+	host, port, err := hostport.Split(addr, defPort, cfg.Port)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 				sni = hh
 			}
 		}
-		if h.tls, err = cfg.TLS.build(sni, nil); err != nil {
+		if h.tls, err = cfg.TLS.ClientConfig(sni); err != nil {
 			return nil, err
 		}
 	}
@@ -223,15 +224,19 @@ func httpFailed(stage string, err error) Result {
 // network, TLS nor end-of-stream errors are protocol errors: a reply the
 // client could not parse.
 func httpErrKind(err error) Kind {
-	if k := probeErrKind(err); k != KindOther {
+	if k := KindOf(err); k != KindOther {
 		return k
 	}
 	return KindProtocol
 }
 
-// probeErrKind classifies a network error: timeout, refused, reset (also
-// an early end of stream), TLS, other dial errors as network, else KindOther.
-func probeErrKind(err error) Kind {
+// KindOf classifies a dial or I/O error the way the built-in probers do:
+// KindTimeout (a deadline, the context's included), KindTLS, KindRefused,
+// KindReset (also an early end of stream), KindNetwork (other dial and
+// resolution errors), KindNone for nil, else KindOther. Probers outside
+// this package (probe/grpcprobe, probe/dnsprobe, a user's) use it to
+// classify their transport errors like the HTTP and TCP probers.
+func KindOf(err error) Kind {
 	var (
 		ne  net.Error
 		rh  tls.RecordHeaderError
@@ -257,39 +262,6 @@ func probeErrKind(err error) Kind {
 		return KindNetwork
 	}
 	return KindOther
-}
-
-// probeSplitAddr splits addr into host and port, applying the default and
-// the override ports (defPort "" means a port is required). It accepts "host:port", "host", "[v6]:port", "[v6]"
-// and bare IPv6 addresses.
-func probeSplitAddr(addr, defPort string, override int) (host, port string, err error) {
-	if h, p, e := net.SplitHostPort(addr); e == nil {
-		host, port = h, p
-	} else if a, e := netip.ParseAddr(addr); e == nil {
-		host, port = a.String(), defPort
-	} else if strings.HasPrefix(addr, "[") && strings.HasSuffix(addr, "]") {
-		host, port = addr[1:len(addr)-1], defPort
-	} else if !strings.Contains(addr, ":") {
-		host, port = addr, defPort
-	} else {
-		return "", "", fmt.Errorf("probe: address %q: want host:port, host, [v6]:port or an IP address", addr)
-	}
-	if host == "" {
-		return "", "", fmt.Errorf("probe: address %q: empty host", addr)
-	}
-	if strings.ContainsAny(host, " /\r\n\t@") {
-		return "", "", fmt.Errorf("probe: address %q: bad character in host %q", addr, host)
-	}
-	if override != 0 {
-		return host, strconv.Itoa(override), nil
-	}
-	if port == "" {
-		return "", "", fmt.Errorf("probe: address %q: a port is required (or set port)", addr)
-	}
-	if n, e := strconv.Atoi(port); e != nil || n < 1 || n > 65535 {
-		return "", "", fmt.Errorf("probe: address %q: port %q, want 1–65535", addr, port)
-	}
-	return host, port, nil
 }
 
 // httpCopyConfig copies cfg deeply enough that the caller's later edits

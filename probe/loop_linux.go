@@ -354,7 +354,7 @@ func (lp *evLoop) timedOut(p *loopProbe) Result {
 // connectFailed is the verdict on a connect that failed with err.
 func (lp *evLoop) connectFailed(p *loopProbe, err error) Result {
 	e := lp.opError(p, "dial", err)
-	return Result{Status: Fail, Kind: probeErrKind(e), Detail: "connect: " + e.Error()}
+	return Result{Status: Fail, Kind: KindOf(e), Detail: "connect: " + e.Error()}
 }
 
 // opError wraps err as package net would report it.

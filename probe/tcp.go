@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gslbkit/gslb/internal/hostport"
 )
 
 // TCPConfig configures a TCP prober. JSON names follow Envoy Gateway's TCP
@@ -90,7 +92,7 @@ func NewTCP(addr string, cfg TCPConfig) (*TCP, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	host, port, err := probeSplitAddr(addr, "", cfg.Port)
+	host, port, err := hostport.Split(addr, "", cfg.Port)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +141,7 @@ func (t *TCP) probe(ctx context.Context) Result {
 	}
 	conn, err := probeDial(ctx, &d, t.addr)
 	if err != nil {
-		return Result{Status: Fail, Kind: probeErrKind(err), Detail: "connect: " + err.Error()}
+		return Result{Status: Fail, Kind: KindOf(err), Detail: "connect: " + err.Error()}
 	}
 	if connectOnly {
 		tcpAbort(conn)
@@ -181,7 +183,7 @@ func (t *TCP) probe(ctx context.Context) Result {
 
 // tcpErrKind classifies an error after the connect.
 func tcpErrKind(err error) Kind {
-	if k := probeErrKind(err); k != KindOther && k != KindNetwork {
+	if k := KindOf(err); k != KindOther && k != KindNetwork {
 		return k
 	}
 	return KindReset

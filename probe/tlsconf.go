@@ -80,9 +80,12 @@ func (c *TLSConfig) Validate() error {
 	return nil
 }
 
-// build returns the *tls.Config the prober uses; serverName is the default
-// SNI when c.ServerName is empty. It reads the files named in c.
-func (c *TLSConfig) build(serverName string, nextProtos []string) (*tls.Config, error) {
+// ClientConfig validates c and returns the *tls.Config a prober dials with:
+// TLS 1.2 or later, serverName as the SNI and verified name unless
+// c.ServerName is set, nextProtos as the ALPN list, the CAs and client
+// certificates of c. It reads the files named in c, so call it once, in a
+// prober's constructor (probe/grpcprobe does). Errors wrap ErrTLSConfig.
+func (c *TLSConfig) ClientConfig(serverName string, nextProtos ...string) (*tls.Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

@@ -126,7 +126,7 @@ func TestTLSConfigBuild(t *testing.T) {
 
 	t.Run("files are read", func(t *testing.T) {
 		c := &TLSConfig{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
-		tc, err := c.build("example.test", nil)
+		tc, err := c.ClientConfig("example.test")
 		require.NoError(t, err)
 		require.NotNil(t, tc.RootCAs)
 		require.Len(t, tc.Certificates, 1)
@@ -134,23 +134,23 @@ func TestTLSConfigBuild(t *testing.T) {
 	})
 	t.Run("server name overrides the default", func(t *testing.T) {
 		c := &TLSConfig{ServerName: "sni.test", CAPEM: string(ca.PEM)}
-		tc, err := c.build("example.test", nil)
+		tc, err := c.ClientConfig("example.test")
 		require.NoError(t, err)
 		require.Equal(t, "sni.test", tc.ServerName)
 	})
 	t.Run("missing CA file", func(t *testing.T) {
 		c := &TLSConfig{CAFile: filepath.Join(dir, "nope.pem")}
-		_, err := c.build("x", nil)
+		_, err := c.ClientConfig("x")
 		require.ErrorIs(t, err, ErrTLSConfig)
 	})
 	t.Run("CA PEM without certificates", func(t *testing.T) {
 		c := &TLSConfig{CAPEM: "not pem"}
-		_, err := c.build("x", nil)
+		_, err := c.ClientConfig("x")
 		require.ErrorIs(t, err, ErrTLSConfig)
 	})
 	t.Run("bad key pair", func(t *testing.T) {
 		c := &TLSConfig{CertPEM: string(certPEM), KeyPEM: "junk"}
-		_, err := c.build("x", nil)
+		_, err := c.ClientConfig("x")
 		require.ErrorIs(t, err, ErrTLSConfig)
 	})
 }

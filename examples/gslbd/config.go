@@ -11,6 +11,7 @@ import (
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/internal/jsontime"
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/probe/probecheck"
 	"github.com/gslbkit/gslb/provider/cloudflare"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/provider/rfc2136"
@@ -218,7 +219,7 @@ type RecordSpec struct {
 	// Addresses are the record's addresses. At least one; each IP once.
 	Addresses []AddressSpec `json:"addresses"`
 
-	check probe.Check // resolved by Validate
+	check probecheck.Check // resolved by Validate
 }
 
 // AddressSpec is one address of a record.

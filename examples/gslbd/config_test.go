@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/probe/probecheck"
 )
 
 const goodYAML = `zone: gslb.example.test.
@@ -41,10 +42,10 @@ func TestParseConfigDefaultsAndOverrides(t *testing.T) {
 	if app.Name != "app.gslb.example.test." || app.Failover != "app.backup.example.net." || app.TTL.D() != 30*time.Second {
 		t.Errorf("app record not normalised: %+v", app)
 	}
-	if app.check.Type != probe.CheckHTTP || app.check.HTTP.Path != "/healthz" || app.check.HTTP.MatchWindow != probe.HTTPDefaultMatchWindow {
+	if app.check.Type != probecheck.CheckHTTP || app.check.HTTP.Path != "/healthz" || app.check.HTTP.MatchWindow != probe.HTTPDefaultMatchWindow {
 		t.Errorf("app check: %+v", app.check)
 	}
-	if db.check.Type != probe.CheckTCP || db.check.HTTP != nil || db.check.TCP.Port != 5432 {
+	if db.check.Type != probecheck.CheckTCP || db.check.HTTP != nil || db.check.TCP.Port != 5432 {
 		t.Errorf("db check did not switch to TCP alone: %+v", db.check)
 	}
 	if db.check.Policy.CriticalThreshold != 5 || db.check.Policy.Interval != 10*time.Second || db.check.Policy.WarningThreshold != 1 {

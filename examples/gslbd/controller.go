@@ -11,6 +11,7 @@ import (
 
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/probe/probecheck"
 	"github.com/gslbkit/gslb/provider/cloudflare"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/provider/rfc2136"
@@ -22,7 +23,7 @@ import (
 // the provider and the HTTP client for in-memory ones.
 type deps struct {
 	// prober builds the prober of one address; nil means the check's own.
-	prober func(c probe.Check, addr string) (probe.Prober, error)
+	prober func(c probecheck.Check, addr string) (probe.Prober, error)
 	// provider replaces the configured external provider; nil: built from
 	// the config.
 	provider record.Provider
@@ -117,7 +118,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	}
 	newProber := d.prober
 	if newProber == nil {
-		newProber = func(ch probe.Check, addr string) (probe.Prober, error) { return ch.NewProber(addr) }
+		newProber = func(ch probecheck.Check, addr string) (probe.Prober, error) { return ch.NewProber(addr) }
 	}
 	for _, spec := range cfg.Records {
 		rs := &recState{spec: spec, disabled: spec.Disabled}

@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/probe/probecheck"
 	"github.com/gslbkit/gslb/provider/memory"
 )
 
@@ -50,7 +51,7 @@ func (p *inProcess) setDown(host string, down bool) {
 // fakeProbers are in-memory probers whose answer a test switches per address.
 type fakeProbers struct{ failing sync.Map } // addr → bool
 
-func (f *fakeProbers) prober(_ probe.Check, addr string) (probe.Prober, error) {
+func (f *fakeProbers) prober(_ probecheck.Check, addr string) (probe.Prober, error) {
 	return probe.ProberFunc(func(context.Context) probe.Result {
 		if v, ok := f.failing.Load(addr); ok && v.(bool) {
 			return probe.Result{Status: probe.FailNow, Kind: probe.KindStatus, Code: 503, Detail: "status 503"}

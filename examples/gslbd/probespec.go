@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/probe/grpcprobe"
+	"github.com/gslbkit/gslb/probe/probecheck"
 )
 
 // ProbeSpec is a health check in the probe package's vocabulary:
@@ -17,19 +19,19 @@ import (
 //	policy: {interval, timeout, warningThreshold, criticalThreshold, passingThreshold, ...}
 //	http:   {path, method, hostname, expectedStatuses, port, ...}   (probe.HTTPConfig)
 //	tcp:    {send, receive, port}                                   (probe.TCPConfig)
-//	grpc:   {service, authority, port}                              (probe.GRPCConfig)
+//	grpc:   {service, authority, port}                              (grpcprobe.Config)
 //
 // Decoding is onto the current value: fields present replace, absent ones
 // stay, so a record's probe block overrides only what it names.
 type ProbeSpec struct {
-	probe.Check
+	probecheck.Check
 }
 
 // DefaultProbe returns an HTTP GET / expecting 200 under the record
 // service's policy.
 func DefaultProbe() ProbeSpec {
 	h := probe.DefaultHTTPConfig()
-	return ProbeSpec{probe.Check{Type: probe.CheckHTTP, Policy: probe.RecordService(), HTTP: &h}}
+	return ProbeSpec{probecheck.Check{Type: probecheck.CheckHTTP, Policy: probe.RecordService(), HTTP: &h}}
 }
 
 // UnmarshalJSON decodes a probe block onto s; unknown fields are errors.
@@ -46,7 +48,7 @@ func (s *ProbeSpec) UnmarshalJSON(data []byte) error {
 			if err := json.Unmarshal(v, &t); err != nil {
 				return fmt.Errorf("probe.type: %w", err)
 			}
-			out.Type = probe.CheckType(strings.ToUpper(t))
+			out.Type = probecheck.CheckType(strings.ToUpper(t))
 		case "policy":
 			if err := out.Policy.UnmarshalJSON(v); err != nil {
 				return fmt.Errorf("probe.policy: %w", err)
@@ -70,7 +72,7 @@ func (s *ProbeSpec) UnmarshalJSON(data []byte) error {
 			}
 			out.TCP = &t
 		case "grpc":
-			g := probe.DefaultGRPCConfig()
+			g := grpcprobe.DefaultConfig()
 			if out.GRPC != nil {
 				g = *out.GRPC
 			}
@@ -109,18 +111,18 @@ func (s ProbeSpec) clone() ProbeSpec {
 
 // resolved returns the check with only its type's block kept (a block for
 // another type, inherited from the default, is dropped).
-func (s ProbeSpec) resolved() probe.Check {
+func (s ProbeSpec) resolved() probecheck.Check {
 	c := s.clone().Check
 	switch c.Type {
-	case probe.CheckHTTP:
+	case probecheck.CheckHTTP:
 		c.TCP, c.GRPC = nil, nil
 		if c.HTTP == nil {
 			h := probe.DefaultHTTPConfig()
 			c.HTTP = &h
 		}
-	case probe.CheckTCP:
+	case probecheck.CheckTCP:
 		c.HTTP, c.GRPC = nil, nil
-	case probe.CheckGRPC:
+	case probecheck.CheckGRPC:
 		c.HTTP, c.TCP = nil, nil
 	}
 	return c

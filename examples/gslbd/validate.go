@@ -213,7 +213,7 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 func checkErr(field string, value any, allowed string, err error) error {
 	var pe *probe.FieldError
 	if errors.As(err, &pe) && errors.Is(err, probe.ErrInvalidPolicy) {
-		return &ConfigError{Field: field + ".policy." + pe.Field, Value: pe.Value, Allowed: pe.Allowed}
+		return &ConfigError{Field: field + ".policy." + strings.TrimPrefix(pe.Field, "policy."), Value: pe.Value, Allowed: pe.Allowed}
 	}
 	return badErr(field, value, allowed, err)
 }

@@ -1,17 +1,32 @@
-package probe
+// Package probecheck wires a complete health check — prober type, prober
+// config and Policy — from one config block, for programs that read checks
+// from files: Check names the prober (HTTP, TCP or gRPC) and holds its
+// config and Policy, Check.NewProber builds the prober, and
+// DecodeEnvoyGatewayActive reads an Envoy Gateway healthCheck.active block.
+//
+// It imports probe/grpcprobe and so gRPC; a program that builds its
+// probers itself (probe.NewHTTP, probe.NewTCP) need not import it, and
+// package probe never does. Configs follow probe's rule: start from the
+// defaults, a zero field takes its default, invalid values are
+// *probe.FieldErrors. See the DecodeEnvoyGatewayActive example.
+package probecheck
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+
+	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/probe/grpcprobe"
 )
 
 // CheckType selects the prober of a Check, in Envoy Gateway's words.
 type CheckType string
 
 const (
-	// CheckHTTP probes with HTTP (HTTPS when HTTPConfig.TLS is set).
+	// CheckHTTP probes with HTTP (HTTPS when probe.HTTPConfig.TLS is set).
 	CheckHTTP CheckType = "HTTP"
 	// CheckTCP probes with a TCP connect, optionally sending and receiving.
 	CheckTCP CheckType = "TCP"
@@ -21,8 +36,8 @@ const (
 
 // ErrCheckConfig is wrapped by every error Check.Validate and
 // DecodeEnvoyGatewayActive return for a bad check (bad policy values wrap
-// ErrInvalidPolicy as well, bad policy JSON ErrPolicyJSON).
-var ErrCheckConfig = errors.New("probe: check config")
+// probe.ErrInvalidPolicy as well, bad policy JSON probe.ErrPolicyJSON).
+var ErrCheckConfig = errors.New("probecheck: check config")
 
 // Check is one complete health check: the prober and its config, and the
 // Policy that turns its results into states. Exactly the config block of
@@ -33,13 +48,13 @@ type Check struct {
 	// Type selects the prober.
 	Type CheckType `json:"type"`
 	// Policy holds the thresholds and the schedule.
-	Policy Policy `json:"policy"`
+	Policy probe.Policy `json:"policy"`
 	// HTTP configures the HTTP prober when Type is CheckHTTP.
-	HTTP *HTTPConfig `json:"http,omitempty"`
+	HTTP *probe.HTTPConfig `json:"http,omitempty"`
 	// TCP configures the TCP prober when Type is CheckTCP.
-	TCP *TCPConfig `json:"tcp,omitempty"`
+	TCP *probe.TCPConfig `json:"tcp,omitempty"`
 	// GRPC configures the gRPC health prober when Type is CheckGRPC.
-	GRPC *GRPCConfig `json:"grpc,omitempty"`
+	GRPC *grpcprobe.Config `json:"grpc,omitempty"`
 }
 
 // Validate checks the type, that only the type's config block is set,
@@ -52,23 +67,23 @@ func (c Check) Validate() error {
 	switch c.Type {
 	case CheckHTTP:
 		if err := c.HTTP.Validate(); err != nil {
-			return fmt.Errorf("%w: http: %w", ErrCheckConfig, err)
+			return nested("http", err)
 		}
 	case CheckTCP:
 		if c.TCP != nil {
 			if err := c.TCP.Validate(); err != nil {
-				return fmt.Errorf("%w: tcp: %w", ErrCheckConfig, err)
+				return nested("tcp", err)
 			}
 		}
 	case CheckGRPC:
 		if c.GRPC != nil {
 			if err := c.GRPC.Validate(); err != nil {
-				return fmt.Errorf("%w: grpc: %w", ErrCheckConfig, err)
+				return nested("grpc", err)
 			}
 		}
 	}
 	if err := c.Policy.Validate(); err != nil {
-		return fmt.Errorf("%w: policy: %w", ErrCheckConfig, err)
+		return nested("policy", err)
 	}
 	return nil
 }
@@ -80,21 +95,36 @@ func (c Check) validateShape() error {
 		t    CheckType
 		set  bool
 	}{{"http", CheckHTTP, c.HTTP != nil}, {"tcp", CheckTCP, c.TCP != nil}, {"grpc", CheckGRPC, c.GRPC != nil}}
-	known := false
+	if machBlock(c.Type) == "none" {
+		return bad("type", fmt.Sprintf("%q", c.Type), fmt.Sprintf("%q, %q or %q", CheckHTTP, CheckTCP, CheckGRPC))
+	}
 	for _, b := range blocks {
-		if b.t == c.Type {
-			known = true
-		} else if b.set {
-			return fmt.Errorf("%w: %s given with type %q: only the %q block may be set", ErrCheckConfig, b.name, c.Type, machBlock(c.Type))
+		if b.t != c.Type && b.set {
+			return bad(b.name, "(set)", fmt.Sprintf("only the %q block, with type %q", machBlock(c.Type), c.Type))
 		}
 	}
-	if !known {
-		return fmt.Errorf("%w: type %q: allowed %q, %q or %q", ErrCheckConfig, c.Type, CheckHTTP, CheckTCP, CheckGRPC)
-	}
 	if c.Type == CheckHTTP && c.HTTP == nil {
-		return fmt.Errorf("%w: type %q needs the http block (http.path is required)", ErrCheckConfig, c.Type)
+		return bad("http", "(missing)", fmt.Sprintf("an http block with type %q", c.Type))
 	}
 	return nil
+}
+
+// bad is a *probe.FieldError of a Check, wrapping ErrCheckConfig.
+func bad(field, value, allowed string) error {
+	return &probe.FieldError{Field: field, Value: value, Allowed: allowed, Err: ErrCheckConfig}
+}
+
+// nested puts the block's name in front of the field path of a
+// *probe.FieldError from the block's Validate; the result wraps both
+// ErrCheckConfig and the block's own sentinel.
+func nested(block string, err error) error {
+	var fe *probe.FieldError
+	if errors.As(err, &fe) {
+		c := *fe
+		c.Field = block + "." + c.Field
+		err = &c
+	}
+	return fmt.Errorf("%w: %w", ErrCheckConfig, err)
 }
 
 func machBlock(t CheckType) string {
@@ -110,31 +140,31 @@ func machBlock(t CheckType) string {
 }
 
 // NewProber validates c and builds its prober for the target at addr
-// ("host:port" or an IP; see NewHTTP, NewTCP and NewGRPC for defaults).
-func (c Check) NewProber(addr string) (Prober, error) {
+// ("host:port" or an IP; see probe.NewHTTP, probe.NewTCP and grpcprobe.New for defaults).
+func (c Check) NewProber(addr string) (probe.Prober, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	switch c.Type {
 	case CheckHTTP:
-		return NewHTTP(addr, *c.HTTP)
+		return probe.NewHTTP(addr, *c.HTTP)
 	case CheckTCP:
-		cfg := DefaultTCPConfig()
+		cfg := probe.DefaultTCPConfig()
 		if c.TCP != nil {
 			cfg = *c.TCP
 		}
-		return NewTCP(addr, cfg)
+		return probe.NewTCP(addr, cfg)
 	default:
-		cfg := DefaultGRPCConfig()
+		cfg := grpcprobe.DefaultConfig()
 		if c.GRPC != nil {
 			cfg = *c.GRPC
 		}
-		return NewGRPC(addr, cfg)
+		return grpcprobe.New(addr, cfg)
 	}
 }
 
 // machEGActive is the prober part of an Envoy Gateway healthCheck.active
-// block; everything else in the block is Policy.
+// block; everything else in the block is probe.Policy.
 type machEGActive struct {
 	Type      *CheckType      `json:"type"`
 	HTTP      json.RawMessage `json:"http"`
@@ -146,18 +176,18 @@ type machEGActive struct {
 // machEGHTTP is Envoy Gateway's http block: only its field names are
 // accepted.
 type machEGHTTP struct {
-	Path              *string   `json:"path"`
-	Hostname          *string   `json:"hostname"`
-	Method            *string   `json:"method"`
-	ExpectedStatuses  *Statuses `json:"expectedStatuses"`
-	RetriableStatuses *Statuses `json:"retriableStatuses"`
-	ExpectedResponse  *Segments `json:"expectedResponse"`
-	RequestBody       *Payload  `json:"requestBody"`
+	Path              *string         `json:"path"`
+	Hostname          *string         `json:"hostname"`
+	Method            *string         `json:"method"`
+	ExpectedStatuses  *probe.Statuses `json:"expectedStatuses"`
+	RetriableStatuses *probe.Statuses `json:"retriableStatuses"`
+	ExpectedResponse  *probe.Segments `json:"expectedResponse"`
+	RequestBody       *probe.Payload  `json:"requestBody"`
 }
 
 type machEGTCP struct {
-	Send    *Payload  `json:"send"`
-	Receive *Segments `json:"receive"`
+	Send    *probe.Payload  `json:"send"`
+	Receive *probe.Segments `json:"receive"`
 }
 
 type machEGGRPC struct {
@@ -173,6 +203,20 @@ func machNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
+// machDecodeStrict decodes one JSON value from data into v, refusing
+// unknown fields and trailing data.
+func machDecodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the object")
+	}
+	return nil
+}
+
 // machStrict decodes a sub-block strictly, naming it in errors.
 func machStrict(block string, raw json.RawMessage, v any) error {
 	if err := machDecodeStrict(raw, v); err != nil {
@@ -182,7 +226,7 @@ func machStrict(block string, raw json.RawMessage, v any) error {
 }
 
 // DecodeEnvoyGatewayActive decodes an Envoy Gateway healthCheck.active
-// block (JSON; convert YAML first) into a Check on the Envoy preset:
+// block (JSON; convert YAML first) into a Check on the probe.Envoy preset:
 // warningThreshold 1, the Envoy schedule, start unhealthy, first pass
 // immediate, with the block's interval, timeout, unhealthyThreshold and
 // healthyThreshold. Its prober part follows Envoy Gateway: type (HTTP, TCP
@@ -216,22 +260,22 @@ func DecodeEnvoyGatewayActive(data []byte) (Check, error) {
 	if err != nil {
 		return Check{}, fmt.Errorf("%w: healthCheck.active: %w", ErrCheckConfig, err)
 	}
-	c := Check{Policy: Envoy()}
+	c := Check{Policy: probe.Envoy()}
 	if err := c.Policy.UnmarshalJSON(rest); err != nil {
 		return Check{}, fmt.Errorf("%w: %w", ErrCheckConfig, err)
 	}
 	// Envoy Gateway's thresholds are at least 1; here a 0 was given (the
-	// preset's are not 0), which Policy would read as "the default".
+	// preset's are not 0), which a Policy would read as "the default".
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{"criticalThreshold", c.Policy.CriticalThreshold}, {"passingThreshold", c.Policy.PassingThreshold}} {
 		if f.v == 0 {
-			return Check{}, fmt.Errorf("%w: %w", ErrCheckConfig, fieldErr(ErrInvalidPolicy, f.name, 0, "1–65535 (Envoy Gateway's range)"))
+			return Check{}, nested("policy", &probe.FieldError{Field: f.name, Value: "0", Allowed: "1–65535 (Envoy Gateway's range)", Err: probe.ErrInvalidPolicy})
 		}
 	}
 	if eg.Type == nil {
-		return Check{}, fmt.Errorf("%w: type: required, allowed %q, %q or %q", ErrCheckConfig, CheckHTTP, CheckTCP, CheckGRPC)
+		return Check{}, bad("type", "(missing)", fmt.Sprintf("required: %q, %q or %q", CheckHTTP, CheckTCP, CheckGRPC))
 	}
 	c.Type = *eg.Type
 	port, err := machEGPort(eg.Overrides)
@@ -245,11 +289,11 @@ func DecodeEnvoyGatewayActive(data []byte) (Check, error) {
 		return Check{}, err
 	}
 	if c.Type == CheckTCP && c.TCP == nil {
-		return Check{}, fmt.Errorf("%w: type %q needs the tcp block (Envoy Gateway requires it)", ErrCheckConfig, c.Type)
+		return Check{}, bad("tcp", "(missing)", fmt.Sprintf("a tcp block with type %q (Envoy Gateway requires it)", c.Type))
 	}
 	if c.HTTP != nil {
 		if err := c.HTTP.ValidateEnvoyGateway(); err != nil {
-			return Check{}, fmt.Errorf("%w: http: %w", ErrCheckConfig, err)
+			return Check{}, nested("http", err)
 		}
 	}
 	if err := c.Validate(); err != nil {
@@ -270,7 +314,7 @@ func machEGPort(raw json.RawMessage) (int, error) {
 		return 0, nil
 	}
 	if *o.Port < 1 || *o.Port > 65535 {
-		return 0, fmt.Errorf("%w: overrides.port = %d: allowed 1–65535", ErrCheckConfig, *o.Port)
+		return 0, bad("overrides.port", fmt.Sprint(*o.Port), "1–65535")
 	}
 	return *o.Port, nil
 }
@@ -284,9 +328,9 @@ func (c *Check) decodeEGBlocks(eg machEGActive, port int) error {
 			return err
 		}
 		if h.Path == nil {
-			return fmt.Errorf("%w: %w", ErrCheckConfig, fieldErr(ErrHTTPConfig, "http.path", "", "required by Envoy Gateway: a path of 1–1024 characters"))
+			return nested("http", &probe.FieldError{Field: "path", Value: `""`, Allowed: "required by Envoy Gateway: a path of 1–1024 characters", Err: probe.ErrHTTPConfig})
 		}
-		cfg := DefaultHTTPConfig()
+		cfg := probe.DefaultHTTPConfig()
 		cfg.Path = ""
 		machSet(&cfg.Path, h.Path)
 		machSet(&cfg.Hostname, h.Hostname)
@@ -303,7 +347,7 @@ func (c *Check) decodeEGBlocks(eg machEGActive, port int) error {
 		if err := machStrict("tcp", eg.TCP, &t); err != nil {
 			return err
 		}
-		cfg := DefaultTCPConfig()
+		cfg := probe.DefaultTCPConfig()
 		cfg.Send = t.Send
 		machSet(&cfg.Receive, t.Receive)
 		cfg.Port = port
@@ -316,7 +360,7 @@ func (c *Check) decodeEGBlocks(eg machEGActive, port int) error {
 				return err
 			}
 		}
-		cfg := DefaultGRPCConfig()
+		cfg := grpcprobe.DefaultConfig()
 		machSet(&cfg.Service, g.Service)
 		cfg.Port = port
 		c.GRPC = &cfg

@@ -1,4 +1,4 @@
-package probe
+package dnsprobe
 
 import (
 	"net"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/probe"
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,24 +90,24 @@ func TestDNSProbe(t *testing.T) {
 	cases := []struct {
 		name string
 		addr string
-		cfg  DNSConfig
-		want Status
-		kind Kind
+		cfg  Config
+		want probe.Status
+		kind probe.Kind
 		code int
 	}{
-		{"NOERROR passes", udp, DefaultDNSConfig("up.example"), Pass, KindNone, dns.RcodeSuccess},
-		{"expected answer present", udp, DNSConfig{Name: "up.example", Answers: []string{"192.0.2.2"}}, Pass, KindNone, 0},
-		{"every expected answer must be present", udp, DNSConfig{Name: "up.example", Answers: []string{"192.0.2.1", "192.0.2.9"}}, FailNow, KindBody, 0},
-		{"CNAME answer compares without case or final dot", udp, DNSConfig{Name: "alias.example", Type: "cname", Answers: []string{"up.example"}}, Pass, KindNone, 0},
-		{"wrong rcode fails at once", udp, DefaultDNSConfig("missing.example"), FailNow, KindStatus, dns.RcodeNameError},
-		{"expected NXDOMAIN passes", udp, DNSConfig{Name: "missing.example", Rcode: "NXDOMAIN"}, Pass, KindNone, dns.RcodeNameError},
-		{"retriable rcode counts toward the threshold", udp, DNSConfig{Name: "broken.example", RetriableRcodes: []string{"SERVFAIL"}}, Fail, KindStatus, dns.RcodeServerFailure},
-		{"SERVFAIL not retriable fails at once", udp, DNSConfig{Name: "broken.example"}, FailNow, KindStatus, dns.RcodeServerFailure},
-		{"over TCP", tcp, DNSConfig{Name: "up.example", Network: "tcp", Answers: []string{"192.0.2.1"}}, Pass, KindNone, 0},
+		{"NOERROR passes", udp, DefaultConfig("up.example"), probe.Pass, probe.KindNone, dns.RcodeSuccess},
+		{"expected answer present", udp, Config{Name: "up.example", Answers: []string{"192.0.2.2"}}, probe.Pass, probe.KindNone, 0},
+		{"every expected answer must be present", udp, Config{Name: "up.example", Answers: []string{"192.0.2.1", "192.0.2.9"}}, probe.FailNow, probe.KindBody, 0},
+		{"CNAME answer compares without case or final dot", udp, Config{Name: "alias.example", Type: "cname", Answers: []string{"up.example"}}, probe.Pass, probe.KindNone, 0},
+		{"wrong rcode fails at once", udp, DefaultConfig("missing.example"), probe.FailNow, probe.KindStatus, dns.RcodeNameError},
+		{"expected NXDOMAIN passes", udp, Config{Name: "missing.example", Rcode: "NXDOMAIN"}, probe.Pass, probe.KindNone, dns.RcodeNameError},
+		{"retriable rcode counts toward the threshold", udp, Config{Name: "broken.example", RetriableRcodes: []string{"SERVFAIL"}}, probe.Fail, probe.KindStatus, dns.RcodeServerFailure},
+		{"SERVFAIL not retriable fails at once", udp, Config{Name: "broken.example"}, probe.FailNow, probe.KindStatus, dns.RcodeServerFailure},
+		{"over TCP", tcp, Config{Name: "up.example", Network: "tcp", Answers: []string{"192.0.2.1"}}, probe.Pass, probe.KindNone, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := NewDNS(tc.addr, tc.cfg)
+			d, err := New(tc.addr, tc.cfg)
 			require.NoError(t, err)
 			r := d.Probe(probersCtx(t, 10*time.Second))
 			assert.Equal(t, tc.want, r.Status, r.Detail)
@@ -140,10 +141,10 @@ func TestDNSTruncatedRetriesOverTCP(t *testing.T) {
 	go func() { defer close(done); _ = udpSrv.ActivateAndServe() }()
 	<-started
 	t.Cleanup(func() { _ = udpSrv.Shutdown(); <-done })
-	d, err := NewDNS(addr, DNSConfig{Name: "big.example", Answers: []string{"198.51.100.99"}})
+	d, err := New(addr, Config{Name: "big.example", Answers: []string{"198.51.100.99"}})
 	require.NoError(t, err)
 	r := d.Probe(probersCtx(t, 10*time.Second))
-	assert.Equal(t, Pass, r.Status, r.Detail)
+	assert.Equal(t, probe.Pass, r.Status, r.Detail)
 }
 
 func TestDNSFailures(t *testing.T) {
@@ -151,11 +152,11 @@ func TestDNSFailures(t *testing.T) {
 		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = pc.Close() })
-		d, err := NewDNS(pc.LocalAddr().String(), DefaultDNSConfig("up.example"))
+		d, err := New(pc.LocalAddr().String(), DefaultConfig("up.example"))
 		require.NoError(t, err)
 		r := d.Probe(probersCtx(t, 300*time.Millisecond))
-		assert.Equal(t, Fail, r.Status, r.Detail)
-		assert.Equal(t, KindTimeout, r.Kind, r.Detail)
+		assert.Equal(t, probe.Fail, r.Status, r.Detail)
+		assert.Equal(t, probe.KindTimeout, r.Kind, r.Detail)
 	})
 	t.Run("garbage reply is a protocol error", func(t *testing.T) {
 		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -171,39 +172,39 @@ func TestDNSFailures(t *testing.T) {
 			_, _ = pc.WriteTo([]byte{buf[0], buf[1], 0x81}, from)
 		}()
 		t.Cleanup(func() { _ = pc.Close(); <-done })
-		d, err := NewDNS(pc.LocalAddr().String(), DefaultDNSConfig("up.example"))
+		d, err := New(pc.LocalAddr().String(), DefaultConfig("up.example"))
 		require.NoError(t, err)
 		r := d.Probe(probersCtx(t, 2*time.Second))
-		assert.Equal(t, Fail, r.Status, r.Detail)
-		assert.Contains(t, []Kind{KindProtocol, KindTimeout}, r.Kind, r.Detail)
+		assert.Equal(t, probe.Fail, r.Status, r.Detail)
+		assert.Contains(t, []probe.Kind{probe.KindProtocol, probe.KindTimeout}, r.Kind, r.Detail)
 	})
 	t.Run("TCP refused", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		addr := ln.Addr().String()
 		require.NoError(t, ln.Close())
-		d, err := NewDNS(addr, DNSConfig{Name: "up.example", Network: "tcp"})
+		d, err := New(addr, Config{Name: "up.example", Network: "tcp"})
 		require.NoError(t, err)
 		r := d.Probe(probersCtx(t, 5*time.Second))
-		assert.Equal(t, Fail, r.Status, r.Detail)
-		assert.Equal(t, KindRefused, r.Kind, r.Detail)
+		assert.Equal(t, probe.Fail, r.Status, r.Detail)
+		assert.Equal(t, probe.KindRefused, r.Kind, r.Detail)
 	})
 }
 
 func TestDNSConfigValidate(t *testing.T) {
 	cases := []struct {
 		name  string
-		cfg   DNSConfig
+		cfg   Config
 		field string
 	}{
-		{"default", DefaultDNSConfig("a.example"), ""},
-		{"name required", DNSConfig{}, "name"},
-		{"bad type", DNSConfig{Name: "a", Type: "BOGUS"}, "type"},
-		{"bad rcode", DNSConfig{Name: "a", Rcode: "MAYBE"}, "rcode"},
-		{"bad retriable rcode", DNSConfig{Name: "a", RetriableRcodes: []string{"X"}}, "retriableRcodes[0]"},
-		{"bad network", DNSConfig{Name: "a", Network: "sctp"}, "network"},
-		{"empty answer", DNSConfig{Name: "a", Answers: []string{" "}}, "answers[0]"},
-		{"bad port", DNSConfig{Name: "a", Port: 70000}, "port"},
+		{"default", DefaultConfig("a.example"), ""},
+		{"name required", Config{}, "name"},
+		{"bad type", Config{Name: "a", Type: "BOGUS"}, "type"},
+		{"bad rcode", Config{Name: "a", Rcode: "MAYBE"}, "rcode"},
+		{"bad retriable rcode", Config{Name: "a", RetriableRcodes: []string{"X"}}, "retriableRcodes[0]"},
+		{"bad network", Config{Name: "a", Network: "sctp"}, "network"},
+		{"empty answer", Config{Name: "a", Answers: []string{" "}}, "answers[0]"},
+		{"bad port", Config{Name: "a", Port: 70000}, "port"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,11 +213,11 @@ func TestDNSConfigValidate(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, ErrDNSConfig)
+			require.ErrorIs(t, err, ErrConfig)
 			assert.Contains(t, err.Error(), tc.field)
 		})
 	}
-	d, err := NewDNS("127.0.0.1", DefaultDNSConfig("a.example"))
+	d, err := New("127.0.0.1", DefaultConfig("a.example"))
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1:53", d.Addr())
 }

@@ -1,4 +1,4 @@
-package probe
+package grpcprobe
 
 import (
 	"context"
@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/hostport"
+	"github.com/gslbkit/gslb/probe"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -16,11 +19,11 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// GRPCConfig configures a gRPC health prober (grpc.health.v1.Health/Check).
+// Config configures a gRPC health prober (grpc.health.v1.Health/Check).
 // JSON names follow Envoy Gateway's gRPC health checker (service) and
 // overrides.port. The zero value checks the server's overall health over
 // plain text.
-type GRPCConfig struct {
+type Config struct {
 	// Service is the service name sent in the request; empty asks about
 	// the server as a whole.
 	Service string `json:"service,omitempty"`
@@ -28,70 +31,78 @@ type GRPCConfig struct {
 	// name); empty means the target's host:port.
 	Authority string `json:"authority,omitempty"`
 	// TLS, when not nil, makes the prober use TLS with these options.
-	TLS *TLSConfig `json:"tls,omitempty"`
+	TLS *probe.TLSConfig `json:"tls,omitempty"`
 	// Port, when not 0, replaces the target's port; 1–65535.
 	Port int `json:"port,omitempty"`
 }
 
-// DefaultGRPCConfig returns a check of the server's overall health.
-func DefaultGRPCConfig() GRPCConfig { return GRPCConfig{} }
+// DefaultConfig returns a check of the server's overall health.
+func DefaultConfig() Config { return Config{} }
 
-// ErrGRPCConfig is wrapped by every GRPCConfig validation error.
-var ErrGRPCConfig = errors.New("probe: grpc config")
+// ErrConfig is wrapped by every Config validation error.
+var ErrConfig = errors.New("grpcprobe: config")
 
-// Validate checks the fields; errors name the field, value and range.
-func (c GRPCConfig) Validate() error {
+// Validate checks the fields; an error is a *probe.FieldError naming the
+// field, the value and what is allowed, wrapping ErrConfig.
+func (c Config) Validate() error {
 	if c.Port < 0 || c.Port > 65535 {
-		return fmt.Errorf("%w: port %d: want 1–65535, or 0 for the target's port", ErrGRPCConfig, c.Port)
+		return &probe.FieldError{Field: "port", Value: strconv.Itoa(c.Port), Allowed: "1–65535, or 0 for the target's port", Err: ErrConfig}
 	}
 	for i := 0; i < len(c.Authority); i++ {
 		if b := c.Authority[i]; b <= ' ' || b >= 0x7f || b == '/' {
-			return fmt.Errorf("%w: authority %q: character %q at %d, want host or host:port", ErrGRPCConfig, c.Authority, b, i)
+			return &probe.FieldError{Field: "authority", Value: strconv.Quote(c.Authority),
+				Allowed: fmt.Sprintf("host or host:port (character %q at %d)", b, i), Err: ErrConfig}
 		}
 	}
 	if err := c.TLS.Validate(); err != nil {
-		return fmt.Errorf("%w: tls: %w", ErrGRPCConfig, err)
+		var fe *probe.FieldError
+		if errors.As(err, &fe) {
+			c := *fe
+			c.Field, c.Err = "tls."+c.Field, ErrConfig
+			return &c
+		}
+		return fmt.Errorf("%w: tls: %w", ErrConfig, err)
 	}
 	return nil
 }
 
-// GRPC probes a server with the standard gRPC health-checking protocol,
+// Prober probes a server with the standard gRPC health-checking protocol,
 // through google.golang.org/grpc's generated health client. Each probe
 // opens its own connection and closes it before returning (simple and
 // leak-free; a shared connection would hide reconnect failures behind
 // grpc-go's back-off). Classification follows Envoy's rule 5:
 //
-//   - SERVING → Pass (Code 1);
-//   - any other reply — NOT_SERVING, UNKNOWN, SERVICE_UNKNOWN — → FailNow
-//     (KindStatus, Code the serving status);
+//   - SERVING → probe.Pass (Code 1);
+//   - any other reply — NOT_SERVING, UNKNOWN, SERVICE_UNKNOWN — → probe.FailNow
+//     (probe.KindStatus, Code the serving status);
 //   - an RPC that ends with a status other than OK — Unimplemented (no
 //     health service), NotFound (unknown service), Internal (a malformed
-//     reply), … — → FailNow (KindStatus), except:
+//     reply), … — → probe.FailNow (probe.KindStatus), except:
 //   - Unavailable, which grpc-go also uses for connection failures and
-//     resets, and DeadlineExceeded → Fail (it counts toward the threshold).
+//     resets, and DeadlineExceeded → probe.Fail (it counts toward the threshold).
 //
 // Probe is safe for concurrent use.
-type GRPC struct {
-	cfg    GRPCConfig
+type Prober struct {
+	cfg    Config
 	addr   string
 	tls    *tls.Config // nil = plain text
 	dialer net.Dialer
 }
 
-var _ Prober = (*GRPC)(nil)
+var _ probe.Prober = (*Prober)(nil)
 
-// NewGRPC returns a gRPC health prober for addr ("host:port", "[v6]:port";
+// New returns a gRPC health prober for addr ("host:port", "[v6]:port";
 // a port is required unless cfg.Port is set). cfg is validated and copied;
 // files named in cfg.TLS are read now.
-func NewGRPC(addr string, cfg GRPCConfig) (*GRPC, error) {
+func New(addr string, cfg Config) (*Prober, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	host, port, err := probeSplitAddr(addr, "", cfg.Port)
+	host, port, err := hostport.Split(addr, "", cfg.Port)
 	if err != nil {
 		return nil, err
 	}
-	g := &GRPC{cfg: cfg, addr: net.JoinHostPort(host, port)}
+	g := &Prober{cfg: cfg, addr: net.JoinHostPort(host, port)}
 	if cfg.TLS != nil {
 		t := *cfg.TLS
 		g.cfg.TLS = &t
@@ -102,7 +113,7 @@ func NewGRPC(addr string, cfg GRPCConfig) (*GRPC, error) {
 				sni = h
 			}
 		}
-		if g.tls, err = cfg.TLS.build(sni, []string{"h2"}); err != nil {
+		if g.tls, err = cfg.TLS.ClientConfig(sni, "h2"); err != nil {
 			return nil, err
 		}
 	}
@@ -110,20 +121,20 @@ func NewGRPC(addr string, cfg GRPCConfig) (*GRPC, error) {
 }
 
 // Addr returns the host:port the prober connects to.
-func (g *GRPC) Addr() string { return g.addr }
+func (g *Prober) Addr() string { return g.addr }
 
 // Probe performs one Health/Check call. ctx's deadline is the probe's timeout.
-func (g *GRPC) Probe(ctx context.Context) Result {
+func (g *Prober) Probe(ctx context.Context) probe.Result {
 	start := time.Now()
 	r := g.probe(ctx)
-	if r.Status != Pass && ctx.Err() == context.Canceled {
-		r.Status, r.Kind, r.Detail = Fail, KindOther, "canceled"
+	if r.Status != probe.Pass && ctx.Err() == context.Canceled {
+		r.Status, r.Kind, r.Detail = probe.Fail, probe.KindOther, "canceled"
 	}
 	r.Latency = time.Since(start)
 	return r
 }
 
-func (g *GRPC) probe(ctx context.Context) Result {
+func (g *Prober) probe(ctx context.Context) probe.Result {
 	// The prober dials and does the TLS handshake itself, so it knows why a
 	// transport failed; grpc-go sees a ready connection. The dial runs on a
 	// grpc-go goroutine, hence the lock.
@@ -139,7 +150,7 @@ func (g *GRPC) probe(ctx context.Context) Result {
 				_ = c.Close()
 			} else if tc.ConnectionState().NegotiatedProtocol != "h2" {
 				_ = c.Close()
-				err = fmt.Errorf("%w: server did not negotiate h2", ErrTLSConfig)
+				err = fmt.Errorf("%w: server did not negotiate h2", probe.ErrTLSConfig)
 			}
 			c = tc
 		}
@@ -160,7 +171,7 @@ func (g *GRPC) probe(ctx context.Context) Result {
 	}
 	conn, err := grpc.NewClient("passthrough:///"+g.addr, opts...)
 	if err != nil {
-		return Result{Status: Fail, Kind: KindOther, Detail: "grpc client: " + err.Error()}
+		return probe.Result{Status: probe.Fail, Kind: probe.KindOther, Detail: "grpc client: " + err.Error()}
 	}
 	defer conn.Close()
 	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: g.cfg.Service})
@@ -172,29 +183,29 @@ func (g *GRPC) probe(ctx context.Context) Result {
 	}
 	st := resp.GetStatus()
 	if st == healthpb.HealthCheckResponse_SERVING {
-		return Result{Status: Pass, Code: int(st), Detail: "SERVING"}
+		return probe.Result{Status: probe.Pass, Code: int(st), Detail: "SERVING"}
 	}
-	return Result{Status: FailNow, Kind: KindStatus, Code: int(st), Detail: "serving status " + st.String()}
+	return probe.Result{Status: probe.FailNow, Kind: probe.KindStatus, Code: int(st), Detail: "serving status " + st.String()}
 }
 
 // grpcClassify turns a failed call into a result; dialErr is the last
 // connect error, if any, which says why the transport failed.
-func grpcClassify(err, dialErr error) Result {
+func grpcClassify(err, dialErr error) probe.Result {
 	s, _ := status.FromError(err)
 	switch s.Code() {
 	case codes.DeadlineExceeded:
-		return Result{Status: Fail, Kind: KindTimeout, Detail: "grpc: " + s.Message()}
+		return probe.Result{Status: probe.Fail, Kind: probe.KindTimeout, Detail: "grpc: " + s.Message()}
 	case codes.Unavailable:
-		kind := KindNetwork
+		kind := probe.KindNetwork
 		if dialErr != nil {
-			kind = probeErrKind(dialErr)
+			kind = probe.KindOf(dialErr)
 		}
-		if kind == KindOther || kind == KindNone {
-			kind = KindNetwork
+		if kind == probe.KindOther || kind == probe.KindNone {
+			kind = probe.KindNetwork
 		}
-		return Result{Status: Fail, Kind: kind, Detail: "grpc unavailable: " + s.Message()}
+		return probe.Result{Status: probe.Fail, Kind: kind, Detail: "grpc unavailable: " + s.Message()}
 	case codes.Canceled:
-		return Result{Status: Fail, Kind: KindOther, Detail: "grpc: " + s.Message()}
+		return probe.Result{Status: probe.Fail, Kind: probe.KindOther, Detail: "grpc: " + s.Message()}
 	}
-	return Result{Status: FailNow, Kind: KindStatus, Detail: "grpc status " + s.Code().String() + ": " + s.Message()}
+	return probe.Result{Status: probe.FailNow, Kind: probe.KindStatus, Detail: "grpc status " + s.Code().String() + ": " + s.Message()}
 }

@@ -1,4 +1,4 @@
-package probe
+package grpcprobe
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/probe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -60,18 +61,18 @@ func TestGRPCEnvoyRules(t *testing.T) {
 	cases := []struct {
 		name    string
 		service string
-		want    Status
-		kind    Kind
+		want    probe.Status
+		kind    probe.Kind
 		code    int
 	}{
-		{"SERVING passes", "up", Pass, KindNone, int(healthpb.HealthCheckResponse_SERVING)},
-		{"server as a whole (empty service) is SERVING by default", "", Pass, KindNone, int(healthpb.HealthCheckResponse_SERVING)},
-		{"Envoy rule 5: NOT_SERVING fails at once", "down", FailNow, KindStatus, int(healthpb.HealthCheckResponse_NOT_SERVING)},
-		{"Envoy rule 5: grpc-status not OK (unknown service) fails at once", "nope", FailNow, KindStatus, 0},
+		{"SERVING passes", "up", probe.Pass, probe.KindNone, int(healthpb.HealthCheckResponse_SERVING)},
+		{"server as a whole (empty service) is SERVING by default", "", probe.Pass, probe.KindNone, int(healthpb.HealthCheckResponse_SERVING)},
+		{"Envoy rule 5: NOT_SERVING fails at once", "down", probe.FailNow, probe.KindStatus, int(healthpb.HealthCheckResponse_NOT_SERVING)},
+		{"Envoy rule 5: grpc-status not OK (unknown service) fails at once", "nope", probe.FailNow, probe.KindStatus, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := NewGRPC(addr, GRPCConfig{Service: tc.service})
+			g, err := New(addr, Config{Service: tc.service})
 			require.NoError(t, err)
 			r := g.Probe(probersCtx(t, 10*time.Second))
 			assert.Equal(t, tc.want, r.Status, r.Detail)
@@ -80,44 +81,44 @@ func TestGRPCEnvoyRules(t *testing.T) {
 		})
 	}
 	t.Run("switching the serving status", func(t *testing.T) {
-		g, err := NewGRPC(addr, GRPCConfig{Service: "flip"})
+		g, err := New(addr, Config{Service: "flip"})
 		require.NoError(t, err)
 		hs.SetServingStatus("flip", healthpb.HealthCheckResponse_SERVING)
-		require.Equal(t, Pass, g.Probe(probersCtx(t, 10*time.Second)).Status)
+		require.Equal(t, probe.Pass, g.Probe(probersCtx(t, 10*time.Second)).Status)
 		hs.SetServingStatus("flip", healthpb.HealthCheckResponse_NOT_SERVING)
-		require.Equal(t, FailNow, g.Probe(probersCtx(t, 10*time.Second)).Status)
+		require.Equal(t, probe.FailNow, g.Probe(probersCtx(t, 10*time.Second)).Status)
 		hs.SetServingStatus("flip", healthpb.HealthCheckResponse_SERVING)
-		require.Equal(t, Pass, g.Probe(probersCtx(t, 10*time.Second)).Status)
+		require.Equal(t, probe.Pass, g.Probe(probersCtx(t, 10*time.Second)).Status)
 	})
 }
 
 func TestGRPCFailures(t *testing.T) {
 	t.Run("Envoy rule 5: UNIMPLEMENTED (no health service) fails at once", func(t *testing.T) {
 		addr, _, _ := probersGRPCServer(t, false, nil)
-		g, err := NewGRPC(addr, DefaultGRPCConfig())
+		g, err := New(addr, DefaultConfig())
 		require.NoError(t, err)
 		r := g.Probe(probersCtx(t, 10*time.Second))
-		assert.Equal(t, FailNow, r.Status, r.Detail)
-		assert.Equal(t, KindStatus, r.Kind)
+		assert.Equal(t, probe.FailNow, r.Status, r.Detail)
+		assert.Equal(t, probe.KindStatus, r.Kind)
 	})
 	t.Run("Envoy rule 6: connection refused counts toward the threshold", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		addr := ln.Addr().String()
 		require.NoError(t, ln.Close())
-		g, err := NewGRPC(addr, DefaultGRPCConfig())
+		g, err := New(addr, DefaultConfig())
 		require.NoError(t, err)
 		r := g.Probe(probersCtx(t, 10*time.Second))
-		assert.Equal(t, Fail, r.Status, r.Detail)
-		assert.Equal(t, KindRefused, r.Kind, r.Detail)
+		assert.Equal(t, probe.Fail, r.Status, r.Detail)
+		assert.Equal(t, probe.KindRefused, r.Kind, r.Detail)
 	})
 	t.Run("Envoy rule 6: a server that never answers times out", func(t *testing.T) {
 		addr := probersTCPServer(t, func(_ net.Conn, done <-chan struct{}) { <-done })
-		g, err := NewGRPC(addr, DefaultGRPCConfig())
+		g, err := New(addr, DefaultConfig())
 		require.NoError(t, err)
 		r := g.Probe(probersCtx(t, 300*time.Millisecond))
-		assert.Equal(t, Fail, r.Status, r.Detail)
-		assert.Equal(t, KindTimeout, r.Kind, r.Detail)
+		assert.Equal(t, probe.Fail, r.Status, r.Detail)
+		assert.Equal(t, probe.KindTimeout, r.Kind, r.Detail)
 	})
 }
 
@@ -127,32 +128,32 @@ func TestGRPCAuthorityAndTLS(t *testing.T) {
 	addr, hs, authority := probersGRPCServer(t, true, &tls.Config{Certificates: []tls.Certificate{cert}})
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	t.Run("TLS with the test CA and authority as SNI", func(t *testing.T) {
-		g, err := NewGRPC(addr, GRPCConfig{Authority: "grpc.test", TLS: &TLSConfig{CAPEM: string(ca.PEM)}})
+		g, err := New(addr, Config{Authority: "grpc.test", TLS: &probe.TLSConfig{CAPEM: string(ca.PEM)}})
 		require.NoError(t, err)
 		r := g.Probe(probersCtx(t, 10*time.Second))
-		require.Equal(t, Pass, r.Status, r.Detail)
+		require.Equal(t, probe.Pass, r.Status, r.Detail)
 		assert.Equal(t, "grpc.test", <-authority)
 	})
 	t.Run("untrusted certificate fails the handshake", func(t *testing.T) {
-		g, err := NewGRPC(addr, GRPCConfig{Authority: "grpc.test", TLS: &TLSConfig{}})
+		g, err := New(addr, Config{Authority: "grpc.test", TLS: &probe.TLSConfig{}})
 		require.NoError(t, err)
 		r := g.Probe(probersCtx(t, 10*time.Second))
-		assert.Equal(t, Fail, r.Status, r.Detail)
-		assert.Equal(t, KindTLS, r.Kind, r.Detail)
+		assert.Equal(t, probe.Fail, r.Status, r.Detail)
+		assert.Equal(t, probe.KindTLS, r.Kind, r.Detail)
 	})
 	t.Run("plain text against a TLS server fails", func(t *testing.T) {
-		g, err := NewGRPC(addr, DefaultGRPCConfig())
+		g, err := New(addr, DefaultConfig())
 		require.NoError(t, err)
 		r := g.Probe(probersCtx(t, 2*time.Second))
-		assert.NotEqual(t, Pass, r.Status, r.Detail)
+		assert.NotEqual(t, probe.Pass, r.Status, r.Detail)
 	})
 }
 
 func TestGRPCConfigValidate(t *testing.T) {
-	require.NoError(t, DefaultGRPCConfig().Validate())
-	require.ErrorIs(t, GRPCConfig{Port: -1}.Validate(), ErrGRPCConfig)
-	require.ErrorIs(t, GRPCConfig{Authority: "a b"}.Validate(), ErrGRPCConfig)
-	require.ErrorIs(t, GRPCConfig{TLS: &TLSConfig{KeyFile: "k"}}.Validate(), ErrGRPCConfig)
-	_, err := NewGRPC("127.0.0.1", DefaultGRPCConfig())
+	require.NoError(t, DefaultConfig().Validate())
+	require.ErrorIs(t, Config{Port: -1}.Validate(), ErrConfig)
+	require.ErrorIs(t, Config{Authority: "a b"}.Validate(), ErrConfig)
+	require.ErrorIs(t, Config{TLS: &probe.TLSConfig{KeyFile: "k"}}.Validate(), ErrConfig)
+	_, err := New("127.0.0.1", DefaultConfig())
 	require.Error(t, err, "a port is required")
 }

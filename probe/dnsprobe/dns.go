@@ -1,4 +1,4 @@
-package probe
+package dnsprobe
 
 import (
 	"context"
@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/hostport"
+	"github.com/gslbkit/gslb/probe"
 	"github.com/miekg/dns"
 )
 
-// DNSConfig configures a DNS prober: one query, an expected rcode and
+// Config configures a DNS prober: one query, an expected rcode and
 // optionally expected answer data. The zero value is invalid (Name is
-// required); start from DefaultDNSConfig.
-type DNSConfig struct {
+// required); start from DefaultConfig.
+type Config struct {
 	// Name is the name queried, absolute or not (a final dot is added).
 	Name string `json:"name"`
 	// Type is the query type by mnemonic ("A", "AAAA", "SOA", …); empty means A.
@@ -24,8 +27,8 @@ type DNSConfig struct {
 	// "NXDOMAIN", …); empty means NOERROR.
 	Rcode string `json:"rcode,omitempty"`
 	// RetriableRcodes are rcodes that count toward the failure threshold
-	// (Fail) instead of failing at once, e.g. "SERVFAIL" for a server whose
-	// upstream may be briefly away. Empty: every unexpected rcode is FailNow.
+	// (probe.Fail) instead of failing at once, e.g. "SERVFAIL" for a server whose
+	// upstream may be briefly away. Empty: every unexpected rcode is probe.FailNow.
 	RetriableRcodes []string `json:"retriableRcodes,omitempty"`
 	// Answers, when not empty, must each equal the data of some answer
 	// record of the queried type: "192.0.2.1" for A, "target.example." for
@@ -42,21 +45,22 @@ type DNSConfig struct {
 	Port int `json:"port,omitempty"`
 }
 
-// DefaultDNSConfig returns an A query for name expecting NOERROR.
-func DefaultDNSConfig(name string) DNSConfig {
-	return DNSConfig{Name: name, Type: "A", Rcode: "NOERROR", Network: "udp"}
+// DefaultConfig returns an A query for name expecting NOERROR.
+func DefaultConfig(name string) Config {
+	return Config{Name: name, Type: "A", Rcode: "NOERROR", Network: "udp"}
 }
 
-// ErrDNSConfig is wrapped by every DNSConfig validation error.
-var ErrDNSConfig = errors.New("probe: dns config")
+// ErrConfig is wrapped by every Config validation error.
+var ErrConfig = errors.New("dnsprobe: config")
 
-// Validate checks the fields; errors name the field, value and range.
-func (c DNSConfig) Validate() error {
+// Validate checks the fields; an error is a *probe.FieldError naming the
+// field, the value and what is allowed, wrapping ErrConfig.
+func (c Config) Validate() error {
 	if c.Name == "" {
-		return fmt.Errorf("%w: name: required", ErrDNSConfig)
+		return bad("name", "", "a domain name (required)")
 	}
 	if _, ok := dns.IsDomainName(c.Name); !ok {
-		return fmt.Errorf("%w: name %q: not a valid domain name", ErrDNSConfig, c.Name)
+		return bad("name", c.Name, "a valid domain name")
 	}
 	if _, err := dnsType(c.Type); err != nil {
 		return err
@@ -72,17 +76,22 @@ func (c DNSConfig) Validate() error {
 	switch c.Network {
 	case "", "udp", "tcp":
 	default:
-		return fmt.Errorf("%w: network %q: want \"udp\" or \"tcp\"", ErrDNSConfig, c.Network)
+		return bad("network", c.Network, `"udp" or "tcp"`)
 	}
 	for i, a := range c.Answers {
 		if strings.TrimSpace(a) == "" {
-			return fmt.Errorf("%w: answers[%d]: empty", ErrDNSConfig, i)
+			return bad(fmt.Sprintf("answers[%d]", i), a, "a record's data, not empty")
 		}
 	}
 	if c.Port < 0 || c.Port > 65535 {
-		return fmt.Errorf("%w: port %d: want 1–65535, or 0 for the target's port", ErrDNSConfig, c.Port)
+		return &probe.FieldError{Field: "port", Value: strconv.Itoa(c.Port), Allowed: "1–65535, or 0 for the target's port", Err: ErrConfig}
 	}
 	return nil
+}
+
+// bad is a *probe.FieldError for a string field.
+func bad(field, value, allowed string) error {
+	return &probe.FieldError{Field: field, Value: strconv.Quote(value), Allowed: allowed, Err: ErrConfig}
 }
 
 func dnsType(s string) (uint16, error) {
@@ -91,7 +100,7 @@ func dnsType(s string) (uint16, error) {
 	}
 	t, ok := dns.StringToType[strings.ToUpper(s)]
 	if !ok || t == dns.TypeNone {
-		return 0, fmt.Errorf("%w: type %q: not a known query type (A, AAAA, CNAME, MX, TXT, SOA, …)", ErrDNSConfig, s)
+		return 0, bad("type", s, "a query type (A, AAAA, CNAME, MX, TXT, SOA, …)")
 	}
 	return t, nil
 }
@@ -102,26 +111,26 @@ func dnsRcode(field, s string) (int, error) {
 	}
 	r, ok := dns.StringToRcode[strings.ToUpper(s)]
 	if !ok {
-		return 0, fmt.Errorf("%w: %s %q: not a known rcode (NOERROR, NXDOMAIN, SERVFAIL, REFUSED, …)", ErrDNSConfig, field, s)
+		return 0, bad(field, s, "an rcode (NOERROR, NXDOMAIN, SERVFAIL, REFUSED, …)")
 	}
 	return r, nil
 }
 
-// DNS probes a DNS server with one query. Classification:
+// Prober probes a DNS server with one query. Classification:
 //
-//   - no answer in time, or a network error → Fail;
-//   - a reply that cannot be parsed, or does not belong to the query → Fail
-//     (KindProtocol), as a malformed HTTP reply;
-//   - the expected rcode, with every expected answer present → Pass;
-//   - an rcode in RetriableRcodes → Fail (KindStatus);
-//   - any other rcode → FailNow (KindStatus, Code the rcode): the server
+//   - no answer in time, or a network error → probe.Fail;
+//   - a reply that cannot be parsed, or does not belong to the query → probe.Fail
+//     (probe.KindProtocol), as a malformed HTTP reply;
+//   - the expected rcode, with every expected answer present → probe.Pass;
+//   - an rcode in RetriableRcodes → probe.Fail (probe.KindStatus);
+//   - any other rcode → probe.FailNow (probe.KindStatus, Code the rcode): the server
 //     answered, wrongly, like an HTTP status neither expected nor retriable;
-//   - the expected rcode without the expected answer data → FailNow
-//     (KindBody), like a body mismatch.
+//   - the expected rcode without the expected answer data → probe.FailNow
+//     (probe.KindBody), like a body mismatch.
 //
 // Probe is safe for concurrent use; it runs on the caller's goroutine.
-type DNS struct {
-	cfg     DNSConfig
+type Prober struct {
+	cfg     Config
 	addr    string
 	qname   string
 	qtype   uint16
@@ -131,19 +140,19 @@ type DNS struct {
 	net     string
 }
 
-var _ Prober = (*DNS)(nil)
+var _ probe.Prober = (*Prober)(nil)
 
-// NewDNS returns a DNS prober for the server at addr ("host:port", "host"
+// New returns a DNS prober for the server at addr ("host:port", "host"
 // or an IP; port 53 by default). cfg is validated and copied.
-func NewDNS(addr string, cfg DNSConfig) (*DNS, error) {
+func New(addr string, cfg Config) (*Prober, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	host, port, err := probeSplitAddr(addr, "53", cfg.Port)
+	host, port, err := hostport.Split(addr, "53", cfg.Port)
 	if err != nil {
 		return nil, err
 	}
-	d := &DNS{cfg: cfg, addr: net.JoinHostPort(host, port), qname: dns.Fqdn(cfg.Name), net: cfg.Network}
+	d := &Prober{cfg: cfg, addr: net.JoinHostPort(host, port), qname: dns.Fqdn(cfg.Name), net: cfg.Network}
 	d.cfg.RetriableRcodes = slices.Clone(cfg.RetriableRcodes)
 	d.cfg.Answers = slices.Clone(cfg.Answers)
 	if d.net == "" {
@@ -162,21 +171,21 @@ func NewDNS(addr string, cfg DNSConfig) (*DNS, error) {
 }
 
 // Addr returns the host:port queried.
-func (d *DNS) Addr() string { return d.addr }
+func (d *Prober) Addr() string { return d.addr }
 
 // Probe sends the query and classifies the reply. ctx's deadline is the
 // probe's timeout.
-func (d *DNS) Probe(ctx context.Context) Result {
+func (d *Prober) Probe(ctx context.Context) probe.Result {
 	start := time.Now()
 	r := d.probe(ctx)
-	if r.Status != Pass && ctx.Err() == context.Canceled {
-		r.Status, r.Kind, r.Detail = Fail, KindOther, "canceled"
+	if r.Status != probe.Pass && ctx.Err() == context.Canceled {
+		r.Status, r.Kind, r.Detail = probe.Fail, probe.KindOther, "canceled"
 	}
 	r.Latency = time.Since(start)
 	return r
 }
 
-func (d *DNS) probe(ctx context.Context) Result {
+func (d *Prober) probe(ctx context.Context) probe.Result {
 	m := new(dns.Msg)
 	m.SetQuestion(d.qname, d.qtype)
 	m.RecursionDesired = d.cfg.RecursionDesired
@@ -185,29 +194,29 @@ func (d *DNS) probe(ctx context.Context) Result {
 		reply, err = d.exchange(ctx, m, "tcp")
 	}
 	if err != nil {
-		kind := probeErrKind(err)
-		if kind == KindOther {
-			kind = KindProtocol // a reply that does not parse or match the query
+		kind := probe.KindOf(err)
+		if kind == probe.KindOther {
+			kind = probe.KindProtocol // a reply that does not parse or match the query
 		}
-		return Result{Status: Fail, Kind: kind, Detail: "dns: " + err.Error()}
+		return probe.Result{Status: probe.Fail, Kind: kind, Detail: "dns: " + err.Error()}
 	}
 	rc := reply.Rcode
 	name := dns.RcodeToString[rc]
 	if rc != d.rcode {
 		if slices.Contains(d.retry, rc) {
-			return Result{Status: Fail, Kind: KindStatus, Code: rc, Detail: "retriable rcode " + name}
+			return probe.Result{Status: probe.Fail, Kind: probe.KindStatus, Code: rc, Detail: "retriable rcode " + name}
 		}
-		return Result{Status: FailNow, Kind: KindStatus, Code: rc, Detail: "unexpected rcode " + name}
+		return probe.Result{Status: probe.FailNow, Kind: probe.KindStatus, Code: rc, Detail: "unexpected rcode " + name}
 	}
 	for _, want := range d.answers {
 		if !d.hasAnswer(reply, want) {
-			return Result{Status: FailNow, Kind: KindBody, Code: rc, Detail: "answer " + want + " missing"}
+			return probe.Result{Status: probe.FailNow, Kind: probe.KindBody, Code: rc, Detail: "answer " + want + " missing"}
 		}
 	}
-	return Result{Status: Pass, Code: rc, Detail: name}
+	return probe.Result{Status: probe.Pass, Code: rc, Detail: name}
 }
 
-func (d *DNS) exchange(ctx context.Context, m *dns.Msg, network string) (*dns.Msg, error) {
+func (d *Prober) exchange(ctx context.Context, m *dns.Msg, network string) (*dns.Msg, error) {
 	c := &dns.Client{Net: network}
 	if dl, ok := ctx.Deadline(); ok {
 		c.Timeout = time.Until(dl)
@@ -221,7 +230,7 @@ func (d *DNS) exchange(ctx context.Context, m *dns.Msg, network string) (*dns.Ms
 	}
 	defer co.Close()
 	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { _ = co.SetDeadline(httpLongAgo) })
+		stop := context.AfterFunc(ctx, func() { _ = co.SetDeadline(time.Unix(1, 0)) })
 		defer stop()
 	}
 	reply, _, err := c.ExchangeWithConnContext(ctx, m, co)
@@ -229,7 +238,7 @@ func (d *DNS) exchange(ctx context.Context, m *dns.Msg, network string) (*dns.Ms
 }
 
 // hasAnswer reports whether an answer record of the queried type carries want.
-func (d *DNS) hasAnswer(reply *dns.Msg, want string) bool {
+func (d *Prober) hasAnswer(reply *dns.Msg, want string) bool {
 	for _, rr := range reply.Answer {
 		if rr.Header().Rrtype != d.qtype {
 			continue

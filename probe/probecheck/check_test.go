@@ -1,4 +1,4 @@
-package probe
+package probecheck
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/probe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,17 +17,17 @@ func TestDecodeEnvoyGatewayActive(t *testing.T) {
 		json  string
 		check func(*testing.T, Check)
 	}{
-		{"the documented HTTP block", `{"type":"HTTP","timeout":"1s","interval":"3s","unhealthyThreshold":3,"healthyThreshold":1,"http":{"path":"/"}}`,
+		{"the documented probe.HTTP block", `{"type":"HTTP","timeout":"1s","interval":"3s","unhealthyThreshold":3,"healthyThreshold":1,"http":{"path":"/"}}`,
 			func(t *testing.T, c Check) {
 				assert.Equal(t, CheckHTTP, c.Type)
-				assert.Equal(t, Envoy(), c.Policy, "the block's values are Envoy's defaults")
+				assert.Equal(t, probe.Envoy(), c.Policy, "the block's values are probe.Envoy's defaults")
 				require.NotNil(t, c.HTTP)
 				assert.Equal(t, "/", c.HTTP.Path)
-				assert.Equal(t, Statuses{OneStatus(200)}, c.HTTP.ExpectedStatuses)
+				assert.Equal(t, probe.Statuses{probe.OneStatus(200)}, c.HTTP.ExpectedStatuses)
 				assert.Nil(t, c.TCP)
 				assert.Nil(t, c.GRPC)
 			}},
-		{"block values onto the Envoy preset", `{"type":"HTTP","interval":"10s","timeout":"2s","unhealthyThreshold":5,"healthyThreshold":2,"http":{"path":"/healthz"}}`,
+		{"block values onto the probe.Envoy preset", `{"type":"HTTP","interval":"10s","timeout":"2s","unhealthyThreshold":5,"healthyThreshold":2,"http":{"path":"/healthz"}}`,
 			func(t *testing.T, c Check) {
 				p := c.Policy
 				assert.Equal(t, 10*time.Second, p.Interval)
@@ -34,8 +35,8 @@ func TestDecodeEnvoyGatewayActive(t *testing.T) {
 				assert.Equal(t, 5, p.CriticalThreshold)
 				assert.Equal(t, 2, p.PassingThreshold)
 				assert.Equal(t, 1, p.WarningThreshold)
-				assert.Equal(t, ScheduleEnvoy, p.Schedule)
-				assert.Equal(t, Critical, p.InitialState)
+				assert.Equal(t, probe.ScheduleEnvoy, p.Schedule)
+				assert.Equal(t, probe.Critical, p.InitialState)
 				assert.True(t, p.FirstPassImmediate)
 				assert.False(t, p.FailNowAsFailure)
 			}},
@@ -45,19 +46,19 @@ func TestDecodeEnvoyGatewayActive(t *testing.T) {
 				assert.Equal(t, "/hc", h.Path)
 				assert.Equal(t, "svc.local", h.Hostname)
 				assert.Equal(t, http.MethodPost, h.Method)
-				assert.Equal(t, Statuses{OneStatus(200), OneStatus(204)}, h.ExpectedStatuses)
-				assert.Equal(t, Statuses{OneStatus(503)}, h.RetriableStatuses)
-				assert.Equal(t, Segments{TextPayload("ok")}, h.ExpectedResponse)
+				assert.Equal(t, probe.Statuses{probe.OneStatus(200), probe.OneStatus(204)}, h.ExpectedStatuses)
+				assert.Equal(t, probe.Statuses{probe.OneStatus(503)}, h.RetriableStatuses)
+				assert.Equal(t, probe.Segments{probe.TextPayload("ok")}, h.ExpectedResponse)
 				require.NotNil(t, h.RequestBody)
-				assert.Equal(t, TextPayload("ping"), *h.RequestBody)
+				assert.Equal(t, probe.TextPayload("ping"), *h.RequestBody)
 				assert.Equal(t, 9090, h.Port)
-				assert.Equal(t, HTTPDefaultMatchWindow, h.MatchWindow)
+				assert.Equal(t, probe.HTTPDefaultMatchWindow, h.MatchWindow)
 			}},
 		{"tcp send and receive", `{"type":"TCP","tcp":{"send":{"type":"Text","text":"ping"},"receive":{"type":"Binary","binary":"cG9uZw=="}},"overrides":{"port":7}}`,
 			func(t *testing.T, c Check) {
 				require.NotNil(t, c.TCP)
-				assert.Equal(t, TextPayload("ping"), *c.TCP.Send)
-				assert.Equal(t, Segments{BinaryPayload([]byte("pong"))}, c.TCP.Receive)
+				assert.Equal(t, probe.TextPayload("ping"), *c.TCP.Send)
+				assert.Equal(t, probe.Segments{probe.BinaryPayload([]byte("pong"))}, c.TCP.Receive)
 				assert.Equal(t, 7, c.TCP.Port)
 			}},
 		{"tcp connect-only", `{"type":"TCP","tcp":{}}`,
@@ -106,30 +107,38 @@ func TestDecodeEnvoyGatewayActiveErrors(t *testing.T) {
 	}{
 		{"not an object", `[]`, nil, "healthCheck.active"},
 		{"null", `null`, nil, "want a JSON object"},
-		{"missing type", `{"http":{"path":"/"}}`, nil, "type: required"},
-		{"unknown type", `{"type":"UDP"}`, nil, `type "UDP"`},
-		{"lower-case type", `{"type":"http","http":{"path":"/"}}`, nil, `type "http"`},
-		{"http without its block", `{"type":"HTTP"}`, nil, "needs the http block"},
-		{"tcp without its block", `{"type":"TCP"}`, nil, "needs the tcp block"},
-		{"block of another type", `{"type":"HTTP","http":{"path":"/"},"tcp":{}}`, nil, "tcp given with type"},
-		{"missing path", `{"type":"HTTP","http":{}}`, ErrHTTPConfig, "path"},
+		{"missing type", `{"http":{"path":"/"}}`, nil, "type = (missing): allowed required"},
+		{"unknown type", `{"type":"UDP"}`, nil, `type = "UDP"`},
+		{"lower-case type", `{"type":"http","http":{"path":"/"}}`, nil, `type = "http"`},
+		{"http without its block", `{"type":"HTTP"}`, nil, "http = (missing)"},
+		{"tcp without its block", `{"type":"TCP"}`, nil, "tcp = (missing)"},
+		{"block of another type", `{"type":"HTTP","http":{"path":"/"},"tcp":{}}`, nil, "tcp = (set)"},
+		{"missing path", `{"type":"HTTP","http":{}}`, probe.ErrHTTPConfig, "path"},
 		{"unknown http field", `{"type":"HTTP","http":{"path":"/","headers":{"a":"b"}}}`, nil, "headers"},
-		{"unknown top-level field", `{"type":"HTTP","http":{"path":"/"},"healthyTreshold":2}`, ErrPolicyJSON, "healthyTreshold"},
+		{"unknown top-level field", `{"type":"HTTP","http":{"path":"/"},"healthyTreshold":2}`, probe.ErrPolicyJSON, "healthyTreshold"},
 		{"unknown overrides field", `{"type":"TCP","tcp":{},"overrides":{"host":"x"}}`, nil, "overrides"},
-		{"both names of one knob", `{"type":"TCP","tcp":{},"unhealthyThreshold":3,"criticalThreshold":3}`, ErrPolicyJSON, "same knob"},
+		{"both names of one knob", `{"type":"TCP","tcp":{},"unhealthyThreshold":3,"criticalThreshold":3}`, probe.ErrPolicyJSON, "same knob"},
 		{"port out of range", `{"type":"TCP","tcp":{},"overrides":{"port":70000}}`, nil, "overrides.port = 70000: allowed 1–65535"},
 		{"port zero", `{"type":"TCP","tcp":{},"overrides":{"port":0}}`, nil, "overrides.port = 0"},
-		{"status out of range", `{"type":"HTTP","http":{"path":"/","expectedStatuses":[99]}}`, ErrHTTPConfig, "expectedStatuses"},
-		{"body with PATCH is not Envoy Gateway's", `{"type":"HTTP","http":{"path":"/","method":"PATCH","requestBody":{"type":"Text","text":"x"}}}`, ErrHTTPConfig, "requestBody"},
-		{"zero unhealthy threshold", `{"type":"TCP","tcp":{},"unhealthyThreshold":0}`, ErrInvalidPolicy, "criticalThreshold = 0"},
-		{"timeout above interval", `{"type":"TCP","tcp":{},"interval":"1s","timeout":"2s"}`, ErrInvalidPolicy, "timeout = 2s"},
-		{"bad duration", `{"type":"TCP","tcp":{},"interval":"soon"}`, ErrPolicyJSON, "soon"},
+		{"status out of range", `{"type":"HTTP","http":{"path":"/","expectedStatuses":[99]}}`, probe.ErrHTTPConfig, "expectedStatuses"},
+		{"body with PATCH is not probe.Envoy Gateway's", `{"type":"HTTP","http":{"path":"/","method":"PATCH","requestBody":{"type":"Text","text":"x"}}}`, probe.ErrHTTPConfig, "requestBody"},
+		{"zero unhealthy threshold", `{"type":"TCP","tcp":{},"unhealthyThreshold":0}`, probe.ErrInvalidPolicy, "criticalThreshold = 0"},
+		{"timeout above interval", `{"type":"TCP","tcp":{},"interval":"1s","timeout":"2s"}`, probe.ErrInvalidPolicy, "timeout = 2s"},
+		{"bad duration", `{"type":"TCP","tcp":{},"interval":"soon"}`, probe.ErrPolicyJSON, "soon"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := DecodeEnvoyGatewayActive([]byte(c.json))
 			require.Error(t, err)
 			assert.ErrorIs(t, err, ErrCheckConfig)
+			switch c.name {
+			case "not an object", "null", "unknown http field", "unknown top-level field",
+				"unknown overrides field", "both names of one knob", "bad duration":
+				// malformed JSON, not a bad value
+			default:
+				var fe *probe.FieldError
+				assert.ErrorAs(t, err, &fe, "every bad value is a field error")
+			}
 			if c.is != nil {
 				assert.ErrorIs(t, err, c.is)
 			}
@@ -140,21 +149,21 @@ func TestDecodeEnvoyGatewayActiveErrors(t *testing.T) {
 }
 
 func TestCheckValidateAndNewProber(t *testing.T) {
-	h := DefaultHTTPConfig()
+	h := probe.DefaultHTTPConfig()
 	cases := []struct {
 		name string
 		c    Check
 		ok   bool
 	}{
-		{"http", Check{Type: CheckHTTP, Policy: Envoy(), HTTP: &h}, true},
-		{"tcp connect-only", Check{Type: CheckTCP, Policy: DefaultPolicy()}, true},
-		{"grpc default", Check{Type: CheckGRPC, Policy: DefaultPolicy()}, true},
+		{"http", Check{Type: CheckHTTP, Policy: probe.Envoy(), HTTP: &h}, true},
+		{"tcp connect-only", Check{Type: CheckTCP, Policy: probe.DefaultPolicy()}, true},
+		{"grpc default", Check{Type: CheckGRPC, Policy: probe.DefaultPolicy()}, true},
 		{"zero policy is the default", Check{Type: CheckTCP}, true},
-		{"bad policy", Check{Type: CheckTCP, Policy: Policy{Interval: -1}}, false},
-		{"no type", Check{Policy: DefaultPolicy()}, false},
-		{"http without config", Check{Type: CheckHTTP, Policy: DefaultPolicy()}, false},
-		{"two blocks", Check{Type: CheckTCP, Policy: DefaultPolicy(), TCP: &TCPConfig{}, HTTP: &h}, false},
-		{"bad tcp", Check{Type: CheckTCP, Policy: DefaultPolicy(), TCP: &TCPConfig{Port: -1}}, false},
+		{"bad policy", Check{Type: CheckTCP, Policy: probe.Policy{Interval: -1}}, false},
+		{"no type", Check{Policy: probe.DefaultPolicy()}, false},
+		{"http without config", Check{Type: CheckHTTP, Policy: probe.DefaultPolicy()}, false},
+		{"two blocks", Check{Type: CheckTCP, Policy: probe.DefaultPolicy(), TCP: &probe.TCPConfig{}, HTTP: &h}, false},
+		{"bad tcp", Check{Type: CheckTCP, Policy: probe.DefaultPolicy(), TCP: &probe.TCPConfig{Port: -1}}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -204,10 +213,10 @@ func FuzzDecodeEnvoyGatewayActive(f *testing.F) {
 		}
 		if c.HTTP != nil {
 			if verr := c.HTTP.ValidateEnvoyGateway(); verr != nil {
-				t.Fatalf("accepted an http block Envoy Gateway refuses: %v", verr)
+				t.Fatalf("accepted an http block probe.Envoy Gateway refuses: %v", verr)
 			}
 		}
-		if _, err := NewMachine(c.Policy); err != nil {
+		if _, err := probe.NewMachine(c.Policy); err != nil {
 			t.Fatalf("accepted a policy NewMachine refuses: %v", err)
 		}
 	})
