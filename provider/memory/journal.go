@@ -60,6 +60,11 @@ type Change struct {
 	// sends. The replication Handler does not send it (replicas replace
 	// whole RRsets), so the replication format is unchanged.
 	Old []ZoneRecord `json:"old,omitempty"`
+	// PrevSerial is the zone's serial before the change of a ChangeRRSet
+	// entry (0 for the apex records of a new zone): it chains a zone's
+	// entries from serial to serial for IXFR. Like Old, the replication
+	// Handler does not send it.
+	PrevSerial uint32 `json:"prevSerial,omitempty"`
 	// SOA is the new zone's SOA in a ChangeAddZone entry.
 	SOA *SOA `json:"soa,omitempty"`
 }

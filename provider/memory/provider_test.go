@@ -325,7 +325,7 @@ func TestJournal(t *testing.T) {
 	ch, ok := p.Changes(1)
 	require.True(t, ok)
 	require.Len(t, ch, 1)
-	assert.Equal(t, memory.Change{Version: 2, Kind: memory.ChangeRRSet, Zone: zone, Serial: 2, Name: "app", Type: "CNAME",
+	assert.Equal(t, memory.Change{Version: 2, Kind: memory.ChangeRRSet, Zone: zone, Serial: 2, PrevSerial: 1, Name: "app", Type: "CNAME",
 		Records: []memory.ZoneRecord{{Name: "app", Type: "CNAME", TTL: 30, Data: "x.example.test."}}}, ch[0])
 
 	_, err = p.SetRecords(ctx, zone, []libdns.Record{a("app", "192.0.2.1")}) // version 3: CNAME removed, A set

@@ -187,7 +187,7 @@ func (h *Handler) changes(region string, since uint64, epoch string) ChangesResp
 	ch, _ := s.changes(since)
 	out := ChangesResponse{Format: ReplicationFormat, Version: s.version, Epoch: s.epoch, Changes: make([]Change, 0, len(ch))}
 	for _, c := range ch {
-		c.Old = nil // replicas replace whole RRsets; Old is for zone transfers
+		c.Old, c.PrevSerial = nil, 0 // replicas replace whole RRsets; these are for zone transfers
 		if region != "" && c.Kind == ChangeRRSet {
 			recs := make([]ZoneRecord, 0, len(c.Records))
 			for _, r := range c.Records {

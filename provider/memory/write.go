@@ -144,6 +144,7 @@ func rrsetChange(old, z *zone, name string, typ uint16) Change {
 		for _, r := range old.get(name, typ) {
 			c.Old = append(c.Old, zoneRecord(r))
 		}
+		c.PrevSerial = old.soa.Serial
 	}
 	return c
 }

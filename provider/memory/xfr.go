@@ -90,53 +90,43 @@ func xfrRecords(s *state, z *zone, ixfr bool, client uint32) ([]dns.RR, xfrKind)
 // journalSince returns the journal entries of zone z after the change that
 // left it at serial client, one group per version, oldest first; false when
 // the journal does not reach back to that serial (or the zone was added or
-// removed since, or its serials in the journal do not run forward to the
-// zone's current one).
+// removed since, or its entries do not chain from serial to serial).
 func journalSince(s *state, z *zone, client uint32) ([][]Change, bool) {
 	j := s.journal
 	var groups [][]Change // newest first while collecting
-	for i := len(j); i > 0; {
+	want := z.soa.Serial  // the serial the next older group must have made
+	for i := len(j); i > 0 && want != client; {
 		v := j[i-1].Version
 		k := i
 		for k > 0 && j[k-1].Version == v {
 			k--
 		}
 		var g []Change
-		var serial uint32
-		added := false
+		other := false
 		for _, c := range j[k:i] {
 			if c.Zone != z.name {
 				continue
 			}
-			switch c.Kind {
-			case ChangeRRSet:
-				g = append(g, c)
-			case ChangeAddZone:
-				added = true
-			default:
-				return nil, false
+			if c.Kind != ChangeRRSet {
+				other = true
 			}
-			serial = c.Serial
+			g = append(g, c)
 		}
 		i = k
-		if len(g) == 0 && !added {
+		if len(g) == 0 {
 			continue
 		}
-		switch {
-		case len(groups) == 0:
-			// The newest change must be the one that made the current serial.
-			if added || serial != z.soa.Serial {
-				return nil, false
-			}
-		case serial == client:
-			slicesReverse(groups)
-			return groups, true
-		case added, !SerialGreater(serial, client), !SerialGreater(groups[len(groups)-1][0].Serial, serial):
+		if other || g[0].Serial != want || g[0].PrevSerial == 0 || !SerialGreater(g[0].Serial, g[0].PrevSerial) {
 			return nil, false
 		}
 		groups = append(groups, g)
+		want = g[0].PrevSerial
 	}
-	return nil, false
+	if want != client || len(groups) == 0 {
+		return nil, false
+	}
+	slicesReverse(groups)
+	return groups, true
 }
 
 func slicesReverse[T any](s []T) {

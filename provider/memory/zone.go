@@ -129,11 +129,22 @@ func typeOrder(t string) int {
 // sortedNames returns the zone's owner names, apex first, then in DNS
 // canonical order (RFC 4034 section 6.1).
 func (z *zone) sortedNames() []string {
-	names := make([]string, 0, len(z.nodes))
+	// Sort by a key computed once per name (the labels from the right,
+	// joined by NUL, which a stored name never holds raw), in the order
+	// canonicalCompare gives: splitting names in every comparison made a
+	// 10,000-name zone take half a second to list.
+	type keyed struct{ key, name string }
+	ks := make([]keyed, 0, len(z.nodes))
 	for n := range z.nodes {
-		names = append(names, n)
+		l := dns.SplitDomainName(n)
+		slices.Reverse(l)
+		ks = append(ks, keyed{strings.Join(l, "\x00"), n})
 	}
-	slices.SortFunc(names, func(a, b string) int { return canonicalCompare(a, b) })
+	slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = k.name
+	}
 	return names
 }
 
