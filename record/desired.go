@@ -118,6 +118,24 @@ func (d Desired) normalize(prefix string, share bool) (map[string]*zoneDesired, 
 		if err := checkSet(f, n, ipv4); err != nil {
 			return nil, err
 		}
+		for j, k := range n.Needs {
+			nf := subField{f, fmt.Sprintf("Needs[%d]", j)}
+			if dnsname.Check(k.Zone) != nil {
+				return nil, fmt.Errorf("%w: %s.Zone = %q: want a zone name", ErrInvalid, nf, k.Zone)
+			}
+			if err := checkRelative(k.Name, k.Zone); err != nil || strings.HasSuffix(k.Name, ".") {
+				return nil, fmt.Errorf("%w: %s.Name = %q: want a name relative to %s", ErrInvalid, nf, k.Name, k.Zone)
+			}
+			if k.Type != "" {
+				if err := checkType(f, fmt.Sprintf("Needs[%d].Type", j), k.Type); err != nil {
+					return nil, err
+				}
+			}
+			if k == n.Key() {
+				return nil, fmt.Errorf("%w: %s: a set cannot need itself", ErrInvalid, nf)
+			}
+			get(k.Zone) // the zone of a dependency is read too
+		}
 		if all == nil && !identicalSet(&n, &d.Sets[i]) {
 			all = make([]RRSet, len(d.Sets))
 			copy(all, d.Sets[:i])
@@ -232,7 +250,7 @@ func (d Desired) normalize(prefix string, share bool) (map[string]*zoneDesired, 
 // values (same array, length and capacity).
 func identicalSet(a, b *RRSet) bool {
 	if a.Zone != b.Zone || a.Name != b.Name || a.Type != b.Type || a.TTL != b.TTL ||
-		len(a.Values) != len(b.Values) || cap(a.Values) != cap(b.Values) {
+		len(a.Values) != len(b.Values) || cap(a.Values) != cap(b.Values) || !slices.Equal(a.Needs, b.Needs) {
 		return false
 	}
 	return len(a.Values) == 0 || &a.Values[0] == &b.Values[0]

@@ -23,6 +23,20 @@
 // it is applied. Run re-reads the zones periodically and repairs drift on
 // owned names; a rate limiter caps writes; a dry run prints the plan instead.
 //
+// Names that depend on each other are published together: a set may
+// declare the sets it needs (RRSet.Needs), and a CNAME needs the sets the
+// desired state publishes at its target in a desired zone (its pool). A
+// set is never published, nor changed, while something it needs cannot be
+// published — the need is owned by someone else, refused, or its write
+// failed (a partial batch included): what is published stays, the set is
+// reported as a Refusal matching ErrDependency (a RefusedEvent), and
+// Reconciler.Conflicts lists every refusal by name for a readiness check.
+// Within a zone, dependents are written in a call after their needs.
+//
+// A Desired can also be built from another package's decision without glue:
+// FromSource reads any Source, an interface of plain libdns values that
+// the failover package's Desired satisfies.
+//
 // Configuration follows one rule: start from DefaultConfig(ownerID) or a
 // preset (Route53Config, CloudflareConfig, LocalConfig) and change fields;
 // a zero field takes its default unless its zero means something (a

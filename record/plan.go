@@ -55,6 +55,9 @@ type Change struct {
 	// Switch is true for the deletion of the old type and the creation of
 	// the new one when a name switches between CNAME and other types.
 	Switch bool
+	// Needs are the RRsets a create or update depends on (RRSet.Needs and
+	// a CNAME's target in a desired zone); it is written after them.
+	Needs []Key
 
 	// oldRecs are the records exactly as read, so deletions match them.
 	oldRecs []libdns.Record
@@ -135,27 +138,44 @@ type Step struct {
 	Switch bool
 	// Claim is true for the step that writes owner markers.
 	Claim bool
+	// Dependents is true for the step that sets RRsets whose dependencies
+	// change in the same zone (see RRSet.Needs): it runs only after the
+	// step that writes them succeeded.
+	Dependents bool
 }
 
-// Steps returns the provider calls that apply z, at most four, in order:
+// Steps returns the provider calls that apply z, at most five, in order:
 // set the owner markers of newly claimed names (first, so a failure never
 // leaves records without their marker); delete RRsets (withdraws and the
-// old types of switches); set new and changed RRsets; delete the markers of
-// released names (last, so a failure never leaves records without their
-// marker). Usually only the third is needed: a steady change of values is
-// one call per zone. With atomic true (a Replacer), the deletions and sets
-// are merged into one StepReplace.
+// old types of switches); set new and changed RRsets; set the RRsets that
+// need one of those (a CNAME and its pool: the pool first, so a failure
+// never publishes a CNAME to nothing); delete the markers of released
+// names (last, so a failure never leaves records without their marker).
+// Usually only the third is needed: a steady change of values is one call
+// per zone. With atomic true (a Replacer), the deletions and the first
+// sets are merged into one StepReplace.
 func (z ZoneChanges) Steps(atomic bool) []Step {
-	var claim, set, release, del Step
+	var claim, set, dependents, release, del Step
 	claim = Step{Kind: StepSet, Claim: true}
 	set = Step{Kind: StepSet}
+	dependents = Step{Kind: StepSet, Dependents: true}
 	del = Step{Kind: StepDelete}
 	release = Step{Kind: StepDelete}
+	written := map[Name]bool{}
+	for _, c := range z.Changes {
+		if c.Op == OpCreate || c.Op == OpUpdate {
+			written[c.Key.Node()] = true
+		}
+	}
 	for _, c := range z.Changes {
 		switch c.Op {
 		case OpClaim:
 			claim.Set = append(claim.Set, c.New.Records()...)
 		case OpCreate, OpUpdate:
+			if slices.ContainsFunc(c.Needs, func(k Key) bool { return k.Zone == z.Zone && written[k.Node()] }) {
+				dependents.Set = append(dependents.Set, c.New.Records()...)
+				continue
+			}
 			set.Set = append(set.Set, c.New.Records()...)
 		case OpDelete:
 			del.Delete = append(del.Delete, c.deleted()...)
@@ -178,6 +198,9 @@ func (z ZoneChanges) Steps(atomic bool) []Step {
 			out = append(out, set)
 		}
 	}
+	if len(dependents.Set) > 0 {
+		out = append(out, dependents)
+	}
 	if len(release.Delete) > 0 {
 		out = append(out, release)
 	}
@@ -193,13 +216,15 @@ type Held struct {
 }
 
 // Refusal is a desired change the plan refuses. Err wraps ErrNotOwned,
-// ErrTypeSwitch or ErrEmptySet (for an empty set of a name that publishes
-// nothing yet); match it with errors.Is. Key.Type is empty when the whole
-// name is refused.
+// ErrTypeSwitch, ErrEmptySet (for an empty set of a name that publishes
+// nothing yet) or ErrDependency (a set held back because a set it needs
+// cannot be published); match it with errors.Is. Key.Type is empty when
+// the whole name is refused.
 type Refusal struct {
 	// Key is the refused RRset (Type empty: the whole name).
 	Key Key
-	// Err says why; it matches ErrNotOwned, ErrTypeSwitch or ErrEmptySet.
+	// Err says why; it matches ErrNotOwned, ErrTypeSwitch, ErrEmptySet or
+	// ErrDependency.
 	Err error
 }
 
@@ -315,6 +340,7 @@ func planZones(zones map[string]*zoneDesired, idx map[string]*zoneIndex, cfg Con
 			out.Zones = append(out.Zones, zc)
 		}
 	}
+	resolveDeps(&out, zones, idx)
 	return out
 }
 

@@ -102,6 +102,8 @@ type Reconciler struct {
 
 	recMu sync.Mutex        // one reconcile at a time; guards held
 	held  map[Key]time.Time // keys held stale -> since
+
+	conflicts []Refusal // of the last reconcile that planned; guarded by mu
 }
 
 // New returns a reconciler writing through p. It validates cfg (errors
@@ -244,6 +246,12 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 	for _, ref := range ch.Refused {
 		emit(RefusedEvent{At: now, Refusal: ref})
 	}
+	conflicts := slices.Clone(ch.Refused)
+	defer func() {
+		r.mu.Lock()
+		r.conflicts = conflicts
+		r.mu.Unlock()
+	}()
 	if r.cfg.DryRun {
 		r.printPlan(ch)
 		rep.Pending = r.finish(gen, errs, 0, emit)
@@ -252,10 +260,20 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 	if !ch.Empty() {
 		r.log.Info("record: applying plan", "zones", len(ch.Zones), "changes", ch.Len())
 	}
+	// failed holds the names whose writes failed this reconcile: sets in
+	// later zones that need them are held back (RRSet.Needs).
+	failed := map[Name]error{}
+	holdBack := func(c Change, needs Key, err error) {
+		ref := Refusal{Key: c.Key, Err: &DependencyError{Key: c.Key, Needs: needs, Err: err}}
+		conflicts = append(conflicts, ref)
+		emit(RefusedEvent{At: time.Now(), Refusal: ref})
+	}
 zones:
-	for _, zc := range ch.Zones {
+	for _, zc := range zoneOrder(ch.Zones) {
+		zc = dropFailedDeps(zc, failed, holdBack)
 		var window time.Time // when a switch's old type was deleted
-		for _, st := range zc.Steps(r.atomic != nil) {
+		steps := zc.Steps(r.atomic != nil)
+		for si, st := range steps {
 			if err := r.lim.Wait(ctx); err != nil {
 				fail(fmt.Errorf("record: waiting for the write limiter: %w", err))
 				break zones
@@ -272,6 +290,16 @@ zones:
 			}
 			if err != nil {
 				fail(err)
+				for _, c := range zc.Changes {
+					failed[c.Key.Node()] = err
+				}
+				if slices.ContainsFunc(steps[si+1:], func(s Step) bool { return s.Dependents }) {
+					for _, c := range zc.Changes {
+						if k, ok := zoneDependency(zc, c); ok {
+							holdBack(c, k, err)
+						}
+					}
+				}
 				if errclass.Of(err) == errclass.Throttled || ctx.Err() != nil {
 					break zones
 				}
@@ -283,6 +311,85 @@ zones:
 	}
 	rep.Pending = r.finish(gen, errs, rep.Writes, emit)
 	return rep, errs
+}
+
+// Conflicts returns what the last reconcile refused, by name: names held
+// by another owner or by records without a marker (ErrNotOwned), refused
+// type switches (ErrTypeSwitch), empty sets with nothing published
+// (ErrEmptySet), and sets held back because a set they need could not be
+// published or written (ErrDependency), so a caller can report them (a
+// /readyz endpoint, a status page). Zones the last reconcile could not
+// read are not covered. Empty before the first reconcile and when nothing
+// was refused. Safe for concurrent use.
+func (r *Reconciler) Conflicts() []Refusal {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.conflicts)
+}
+
+// zoneOrder returns the zones with the ones whose names other zones' sets
+// need first, so a failed write holds back its dependents in later zones.
+func zoneOrder(zs []ZoneChanges) []ZoneChanges {
+	needed := map[string]bool{}
+	for _, zc := range zs {
+		for _, c := range zc.Changes {
+			for _, k := range c.Needs {
+				if k.Zone != zc.Zone {
+					needed[k.Zone] = true
+				}
+			}
+		}
+	}
+	if len(needed) == 0 {
+		return zs
+	}
+	out := make([]ZoneChanges, 0, len(zs))
+	for _, first := range []bool{true, false} {
+		for _, zc := range zs {
+			if needed[zc.Zone] == first {
+				out = append(out, zc)
+			}
+		}
+	}
+	return out
+}
+
+// dropFailedDeps removes from zc the creates and updates that need a name
+// whose write failed, reporting each through hold.
+func dropFailedDeps(zc ZoneChanges, failed map[Name]error, hold func(Change, Key, error)) ZoneChanges {
+	if len(failed) == 0 {
+		return zc
+	}
+	var keep []Change
+	for _, c := range zc.Changes {
+		i := slices.IndexFunc(c.Needs, func(k Key) bool { _, bad := failed[k.Node()]; return bad })
+		if i >= 0 {
+			hold(c, c.Needs[i], failed[c.Needs[i].Node()])
+			continue
+		}
+		keep = append(keep, c)
+	}
+	zc.Changes = keep
+	return zc
+}
+
+// zoneDependency returns the first dependency of c that changes in the same
+// zone (c is then set by the Dependents step).
+func zoneDependency(zc ZoneChanges, c Change) (Key, bool) {
+	if c.Op != OpCreate && c.Op != OpUpdate {
+		return Key{}, false
+	}
+	for _, k := range c.Needs {
+		if k.Zone != zc.Zone {
+			continue
+		}
+		for _, o := range zc.Changes {
+			if (o.Op == OpCreate || o.Op == OpUpdate) && o.Key.Node() == k.Node() {
+				return k, true
+			}
+		}
+	}
+	return Key{}, false
 }
 
 // write makes one provider call.

@@ -77,6 +77,18 @@ type RRSet struct {
 	// Values are the records' data. An empty list asks for an empty set,
 	// which the reconciler refuses to publish (see ErrEmptySet).
 	Values []string `json:"values"`
+	// Needs lists the RRsets this set depends on, in zones of the same
+	// reconciler (a Type "" means any record at that name): the set is
+	// published, or changed, only while each of them is published or
+	// written first in the same reconcile. A CNAME also needs, without
+	// saying so, the sets the desired state publishes at its target when
+	// that target lies in one of the desired zones (a CNAME to its pool).
+	// When a dependency cannot be written — its name is owned by someone
+	// else, it is refused, its write fails, or it is neither desired nor
+	// published — the set keeps what is published (nothing, if it is new)
+	// and the conflict is reported as a Refusal whose error matches
+	// ErrDependency (a *DependencyError).
+	Needs []Key `json:"needs,omitempty"`
 }
 
 // rrsetJSON is RRSet's JSON form, with the TTL as a duration string.
@@ -86,11 +98,12 @@ type rrsetJSON struct {
 	Type   string            `json:"type"`
 	TTL    jsontime.Duration `json:"ttl"`
 	Values []string          `json:"values"`
+	Needs  []Key             `json:"needs,omitempty"`
 }
 
 // MarshalJSON writes the set with its TTL as a duration string ("30s").
 func (s RRSet) MarshalJSON() ([]byte, error) {
-	return json.Marshal(rrsetJSON{s.Zone, s.Name, s.Type, jsontime.Duration(s.TTL), s.Values})
+	return json.Marshal(rrsetJSON{s.Zone, s.Name, s.Type, jsontime.Duration(s.TTL), s.Values, s.Needs})
 }
 
 // UnmarshalJSON reads the set; the TTL may be a duration string ("30s") or
@@ -100,7 +113,7 @@ func (s *RRSet) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*s = RRSet{Zone: j.Zone, Name: j.Name, Type: j.Type, TTL: j.TTL.D(), Values: j.Values}
+	*s = RRSet{Zone: j.Zone, Name: j.Name, Type: j.Type, TTL: j.TTL.D(), Values: j.Values, Needs: j.Needs}
 	return nil
 }
 
@@ -152,7 +165,7 @@ func (s RRSet) normalizedChecked() (RRSet, bool) {
 		zone = dnsname.Fqdn(zone)
 	}
 	typ := strings.ToUpper(strings.TrimSpace(s.Type))
-	out := RRSet{Zone: zone, Name: relName(s.Name, zone), Type: typ, TTL: s.TTL.Truncate(time.Second)}
+	out := RRSet{Zone: zone, Name: relName(s.Name, zone), Type: typ, TTL: s.TTL.Truncate(time.Second), Needs: normNeeds(s.Needs)}
 	if typ == "A" && sortedIPv4(s.Values) {
 		out.Values = slices.Clip(s.Values) // shared with the caller, never written
 		return out, true
