@@ -164,8 +164,16 @@ type Monitor struct {
 	rng      *rand.Rand
 	inFlight int
 	running  bool
-	events   []Event
-	seq      uint64
+	events   []monEvent // queued for the deliverer, from evHead on
+	evHead   int
+	seq      uint64 // the Seq of the last event delivered
+
+	// The deliverer's state, for Remove (see deliver): the target whose
+	// event is being handed to the observer, the deliverer's goroutine,
+	// and the condition Remove waits on for that hand-over to end.
+	delivering *monTarget
+	deliverGo  uint64
+	delivered  sync.Cond
 
 	// The workers of the current Run (see dispatch and finish).
 	workers     int          // worker goroutines alive
@@ -247,7 +255,7 @@ func NewMonitor(cfg MonitorConfig, obs Observer, logger *slog.Logger) (*Monitor,
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Monitor{
+	m := &Monitor{
 		cfg:      cfg,
 		obs:      obs,
 		log:      logger,
@@ -256,7 +264,9 @@ func NewMonitor(cfg MonitorConfig, obs Observer, logger *slog.Logger) (*Monitor,
 		targets:  make(map[string]*monTarget),
 		policies: make(map[Policy]*monPolicy),
 		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-	}, nil
+	}
+	m.delivered.L = &m.mu
+	return m, nil
 }
 
 // Config returns the Monitor's configuration.
@@ -297,8 +307,19 @@ func (m *Monitor) Add(t Target) error {
 
 // Remove stops watching the target. When Remove returns no new probe of it
 // will start; a probe already running is cancelled (one in the event loop
-// runs to its end or deadline) and its result dropped.
-// Its statistics are discarded. Errors: ErrUnknownTarget.
+// runs to its end or deadline) and its result dropped. Its statistics are
+// discarded. Errors: ErrUnknownTarget.
+//
+// No event of the removed target reaches the observer after Remove
+// returns: events still queued are dropped (Seq stays gap-free, as events
+// are numbered when delivered), and when the observer is being handed one
+// of the target's events at that moment, Remove waits until that Observe
+// call returns. Called from inside the observer (which the Observer
+// contract allows), Remove does not wait: the event in hand is the last
+// the observer sees of the target. An observer that, while handling an
+// event of a target, blocks until another goroutine's Remove of that same
+// target returns, deadlocks. A target added again under the same ID is a
+// new target: the old one's events are not delivered for it.
 func (m *Monitor) Remove(id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -313,6 +334,11 @@ func (m *Monitor) Remove(id string) error {
 	if t.cancel != nil {
 		t.cancel()
 		t.cancel = nil
+	}
+	if m.delivering == t && monGoroutine() != m.deliverGo {
+		for m.delivering == t {
+			m.delivered.Wait()
+		}
 	}
 	return nil
 }
@@ -396,7 +422,7 @@ func (m *Monitor) carryStateLocked(now time.Time, t *monTarget, nm *Machine) boo
 		return false
 	}
 	t.st.enter(now, to)
-	return m.emitLocked(t.id, Transition{From: from, To: to, At: now, Cause: CauseOverride}, nm)
+	return m.emitLocked(t, Transition{From: from, To: to, At: now, Cause: CauseOverride}, nm)
 }
 
 // Override forces a target's state at once: Critical drains it, Passing
@@ -518,17 +544,25 @@ func (m *Monitor) stepLocked(t *monTarget, s Step) bool {
 		return false
 	}
 	t.st.enter(s.Transition.At, s.Transition.To)
-	return m.emitLocked(t.id, s.Transition, &t.mach)
+	return m.emitLocked(t, s.Transition, &t.mach)
 }
 
-// emitLocked queues an event for the observer; false when nobody listens.
-func (m *Monitor) emitLocked(id string, tr Transition, mach *Machine) bool {
+// emitLocked queues an event of t for the observer; false when nobody
+// listens. The deliverer numbers it (Seq) when it hands it over.
+func (m *Monitor) emitLocked(t *monTarget, tr Transition, mach *Machine) bool {
 	if m.obs == nil {
 		return false
 	}
-	m.seq++
-	m.events = append(m.events, Event{Seq: m.seq, Target: id, Transition: tr, Served: mach.Served(), Disabled: mach.Disabled()})
+	m.events = append(m.events, monEvent{t: t, ev: Event{Target: t.id, Transition: tr, Served: mach.Served(), Disabled: mach.Disabled()}})
 	return true
+}
+
+// monEvent is a queued event and the target it is about: the deliverer
+// drops the events of a target no longer in the Monitor (removed, or
+// removed and added again).
+type monEvent struct {
+	t  *monTarget
+	ev Event
 }
 
 func monCheckTarget(t Target) error {

@@ -1,5 +1,10 @@
 package probe
 
+import (
+	"bytes"
+	"runtime"
+)
+
 // Event reports one change of a target's state seen by a Monitor.
 type Event struct {
 	// Seq numbers the Monitor's events from 1 in delivery order, with no
@@ -33,3 +38,22 @@ type ObserverFunc func(Event)
 
 // Observe calls f(e).
 func (f ObserverFunc) Observe(e Event) { f(e) }
+
+// monGoroutine returns the ID of the calling goroutine, read from its
+// stack header ("goroutine 42 [running]:"). Remove uses it to tell a call
+// from inside the observer (the deliverer's goroutine) from any other; it
+// runs only when the target being removed has an event in the observer's
+// hands.
+func monGoroutine() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	var id uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
+}

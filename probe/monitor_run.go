@@ -424,26 +424,52 @@ func (m *Monitor) idleLocked(w *monWorker, now time.Time) bool {
 	return true
 }
 
-// deliver hands queued events to the observer, in order, outside the lock,
-// until stop is closed and the queue is empty.
+// deliver hands queued events to the observer, one at a time, in order,
+// outside the lock, until stop is closed and the queue is empty. An event
+// is handed over only if its target is still in the Monitor, checked under
+// the lock at the moment it is taken off the queue; while the observer
+// holds it, m.delivering names its target so that Remove can wait for the
+// hand-over to end (see Remove).
 func (m *Monitor) deliver(stop <-chan struct{}) {
-	var batch []Event
+	g := monGoroutine()
+	m.mu.Lock()
+	m.deliverGo = g
+	m.mu.Unlock()
 	for {
 		m.mu.Lock()
-		batch, m.events = m.events, batch[:0]
-		m.mu.Unlock()
-		for i := range batch {
-			m.obs.Observe(batch[i])
-			batch[i] = Event{}
+		if m.delivering != nil {
+			m.delivering = nil
+			m.delivered.Broadcast()
 		}
-		if len(batch) > 0 {
+		var ev Event
+		found := false
+		for m.evHead < len(m.events) && !found {
+			e := m.events[m.evHead]
+			m.events[m.evHead] = monEvent{}
+			m.evHead++
+			if m.targets[e.ev.Target] == e.t {
+				m.seq++
+				ev, found = e.ev, true
+				ev.Seq = m.seq
+				m.delivering = e.t
+			}
+		}
+		if m.evHead == len(m.events) {
+			m.events, m.evHead = m.events[:0], 0
+		}
+		m.mu.Unlock()
+		if found {
+			m.obs.Observe(ev)
 			continue
 		}
 		select {
 		case <-m.evWake:
 		case <-stop:
 			m.mu.Lock()
-			empty := len(m.events) == 0
+			empty := m.evHead == len(m.events)
+			if empty {
+				m.deliverGo = 0
+			}
 			m.mu.Unlock()
 			if empty {
 				return
