@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/internal/jsontime"
 	"github.com/gslbkit/gslb/probe"
@@ -22,7 +20,7 @@ import (
 type Duration = jsontime.Duration
 
 // ErrConfig is wrapped by every error about a configuration.
-var ErrConfig = errors.New("gslbd: config")
+var ErrConfig = errors.New("config")
 
 // ConfigError names a bad configuration field, its value and what is allowed.
 type ConfigError struct {
@@ -38,7 +36,7 @@ type ConfigError struct {
 
 // Error formats the field, the value and the allowed range.
 func (e *ConfigError) Error() string {
-	s := fmt.Sprintf("gslbd: config: %s: %s: allowed %s", e.Field, e.Value, e.Allowed)
+	s := fmt.Sprintf("config: %s: %s: allowed %s", e.Field, e.Value, e.Allowed)
 	if e.Err != nil {
 		s += " (" + e.Err.Error() + ")"
 	}
@@ -253,15 +251,17 @@ func DefaultConfig() Config {
 	}
 }
 
-// ParseConfig decodes YAML (or JSON) onto DefaultConfig. Unknown fields are
-// errors. It does not validate; call Validate or ValidateNode.
+// ParseConfig decodes YAML (or JSON) onto DefaultConfig. Keys match field
+// names exactly (case included); unknown and duplicate keys are errors; an
+// error is a *YAMLError naming the field's path and line. It does not
+// validate; call Validate or ValidateNode.
 func ParseConfig(data []byte) (Config, error) {
 	if len(data) > 4<<20 {
 		return Config{}, bad("config", fmt.Sprintf("%d bytes", len(data)), "at most 4 MiB")
 	}
 	cfg := DefaultConfig()
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
+	if err := decodeYAML(data, &cfg); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }

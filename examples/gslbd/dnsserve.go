@@ -38,7 +38,7 @@ func listenDNS(addr string, zone *memory.Provider, met *metrics, idle time.Durat
 	for try := 0; try < 10; try++ {
 		pc, err := net.ListenPacket("udp", addr)
 		if err != nil {
-			return nil, fmt.Errorf("dns: listen udp %s: %w", addr, err)
+			return nil, fmt.Errorf("dns: %w", err) // err says "listen udp <addr>: ..."
 		}
 		ln, err := net.Listen("tcp", pc.LocalAddr().String())
 		if err == nil {
@@ -51,7 +51,7 @@ func listenDNS(addr string, zone *memory.Provider, met *metrics, idle time.Durat
 			break
 		}
 	}
-	return nil, fmt.Errorf("dns: listen tcp %s: %w", addr, last)
+	return nil, fmt.Errorf("dns: %w", last)
 }
 
 // Addr is the host:port served.

@@ -140,7 +140,7 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 			dnsSrv.udp.Close()
 			dnsSrv.tcp.Close()
 		}
-		return fmt.Errorf("http: listen %s: %w", cfg.HTTP.Addr, err)
+		return fmt.Errorf("http: %w", err) // err says "listen tcp <addr>: ..."
 	}
 	dnsAddr := "-"
 	if dnsSrv != nil {

@@ -32,7 +32,9 @@ func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*
 	if n.zone, err = memory.New(memory.DefaultConfig()); err != nil {
 		return nil, err
 	}
-	n.replica, err = memory.NewReplica(n.zone, cfg.Node, client, met.replicaObserver(n.logEvent), log)
+	// The node logs the replica's events itself (logEvent), so the
+	// Replica gets no logger of its own: each failed sync is said once.
+	n.replica, err = memory.NewReplica(n.zone, cfg.Node, client, met.replicaObserver(n.logEvent), nil)
 	if err != nil {
 		return nil, err
 	}

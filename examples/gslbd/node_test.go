@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -334,4 +335,63 @@ func gaugeValue(t *testing.T, m *metrics) float64 {
 		t.Fatal(err)
 	}
 	return d.GetGauge().GetValue()
+}
+
+// lineCounter is a log destination that counts lines containing a text.
+type lineCounter struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lineCounter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, strings.Split(strings.TrimSpace(string(p)), "\n")...)
+	return len(p), nil
+}
+
+func (l *lineCounter) count(sub string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, s := range l.lines {
+		if strings.Contains(s, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestNodeLogsAFailedSyncOnce: with the controller unreachable, each failed
+// sync is one log line (the Replica and the node used to both log it).
+func TestNodeLogsAFailedSyncOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg, err := ParseConfig([]byte("zone: example.test.\nreplication: {secret: 0123456789abcdef0123}\nnode: {url: \"http://controller/replication\", interval: 1s, degradedAfter: 5}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.ValidateNode(); err != nil {
+			t.Fatal(err)
+		}
+		net := &inProcess{handlers: map[string]http.Handler{}, down: map[string]bool{"controller": true}}
+		logs := &lineCounter{}
+		n, err := newNode(cfg, &http.Client{Transport: net}, newMetrics(), slog.New(slog.NewJSONHandler(logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- n.Run(ctx) }()
+		time.Sleep(2500 * time.Millisecond) // virtual time: three syncs, all failing
+		synctest.Wait()
+		cancel()
+		<-done
+		missed := n.replica.Status().Missed
+		if missed < 2 {
+			t.Fatalf("only %d failed syncs", missed)
+		}
+		if got := logs.count("sync failed"); got != missed {
+			t.Fatalf("%d failed syncs logged in %d lines, want one each:\n%s", missed, got, strings.Join(logs.lines, "\n"))
+		}
+	})
 }

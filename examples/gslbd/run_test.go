@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -117,5 +121,33 @@ node: {url: "http://%s/replication", interval: 200ms}
 	waitFor(t, 60*time.Second, "node follows the failover", both("192.0.2.7"))
 	if code, body := get(t, node.http, "/healthz"); code != http.StatusOK {
 		t.Errorf("node healthz: %d %s", code, body)
+	}
+}
+
+// TestErrorsAreSaidOnce: a port in use and a bad config are reported with
+// one prefix each and the address once (they used to read "gslbd: gslbd:
+// config: ..." and "listen udp A: listen udp A: bind: ...").
+func TestErrorsAreSaidOnce(t *testing.T) {
+	d := startDaemon(t, controllerYAML("", "  - name: app.example.test.\n    addresses: [{ip: 192.0.2.1, probeAddr: \"127.0.0.1:1\"}]\n"))
+	for name, tc := range map[string]struct{ yaml, addr string }{
+		"dns port in use":  {strings.Replace(controllerYAML("", "  - name: app.example.test.\n    addresses: [{ip: 192.0.2.1, probeAddr: \"127.0.0.1:1\"}]\n"), `dns: {addr: "127.0.0.1:0"}`, `dns: {addr: "`+d.dns+`"}`, 1), d.dns},
+		"http port in use": {strings.Replace(controllerYAML("", "  - name: app.example.test.\n    addresses: [{ip: 192.0.2.1, probeAddr: \"127.0.0.1:1\"}]\n"), `http: {addr: "127.0.0.1:0"}`, `http: {addr: "`+d.http+`"}`, 1), d.http},
+		"bad ttl":          {"zone: example.test.\nrecords:\n  - name: app.example.test.\n    ttl: thirty\n", "records[0].ttl (line 4)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "gslbd.yaml")
+			if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := run(context.Background(), []string{"-config", path}, io.Discard, io.Discard)
+			if err == nil {
+				t.Fatal("run succeeded")
+			}
+			msg := "gslbd: " + err.Error() // as main prints it
+			if strings.Count(msg, tc.addr) != 1 || strings.Count(msg, "gslbd:") != 1 || strings.Count(msg, "config:") > 1 || strings.Count(msg, "listen") > 1 {
+				t.Fatalf("error says things more than once: %q", msg)
+			}
+			t.Logf("%s", msg)
+		})
 	}
 }
