@@ -27,6 +27,11 @@ func fastFixture(t testing.TB) *Provider {
 		add(libdns.TXT{Name: "big", TTL: 30 * time.Second, Text: strings.Repeat("x", 600)}),
 		add(libdns.Address{Name: "hooked", TTL: 30 * time.Second, IP: netip.MustParseAddr("192.0.2.3")}),
 		add(libdns.Address{Name: "a.b", TTL: 30 * time.Second, IP: netip.MustParseAddr("192.0.2.4")}),
+		add(libdns.Address{Name: "*.w", TTL: 30 * time.Second, IP: netip.MustParseAddr("192.0.2.5")}),
+		add(libdns.CNAME{Name: "*.wc", TTL: 30 * time.Second, Target: "www.example.test."}),
+		add(libdns.NS{Name: "sub", TTL: 30 * time.Second, Target: "ns.sub.example.test."}),
+		add(libdns.Address{Name: "ns.sub", TTL: 30 * time.Second, IP: netip.MustParseAddr("192.0.2.6")}),
+		add(libdns.MX{Name: "mx", TTL: 30 * time.Second, Preference: 10, Target: "www.example.test."}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +72,11 @@ func FuzzFastPath(f *testing.F) {
 	f.Add("b.example.test", uint16(1), uint16(1), byte(1), uint16(1232), true, uint64(3), []byte(nil))
 	f.Add("hooked.example.test", uint16(1), uint16(1), byte(1), uint16(1232), true, uint64(3), []byte(nil))
 	f.Add("example.net", uint16(1), uint16(1), byte(0), uint16(0), true, uint64(3), []byte(nil))
+	f.Add("x.y.W.example.test", uint16(1), uint16(1), byte(1), uint16(1232), true, uint64(3), []byte(nil))
+	f.Add("q.wc.example.test", uint16(1), uint16(1), byte(0), uint16(0), false, uint64(1), []byte(nil))
+	f.Add("host.sub.example.test", uint16(28), uint16(1), byte(1), uint16(512), true, uint64(7), []byte(nil))
+	f.Add("sub.example.test", uint16(43), uint16(1), byte(1), uint16(1232), false, uint64(0), []byte(nil))
+	f.Add("mx.example.test", uint16(15), uint16(1), byte(0x81), uint16(1232), true, uint64(9), []byte(nil))
 	f.Add("example.test", uint16(255), uint16(3), byte(0), uint16(0), true, uint64(3), []byte(nil))
 	f.Add("", uint16(0), uint16(0), byte(0), uint16(0), false, uint64(0), []byte{0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 1, 0, 0, 41, 2, 0, 0, 0, 0, 0, 0, 4, 0, 8, 0, 0})
 	f.Add("www.example.test", uint16(1), uint16(1), byte(0), uint16(0), false, uint64(0), []byte{0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 3, 'w', 'w', 'w', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1, 0, 0, 41, 4, 208, 0, 0, 0, 0, 0, 12, 0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8})
