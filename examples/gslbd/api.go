@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -23,15 +24,22 @@ import (
 //	GET  /api/openapi.yaml                             this API, described in OpenAPI 3
 //	GET  /api/records                                  every record, its addresses, states and statistics
 //	GET  /api/records/{name}                           one record
-//	POST /api/records/{name}/addresses/{ip}/drain      force the address critical (not permanent)
-//	POST /api/records/{name}/addresses/{ip}/undrain    force it passing (not permanent)
-//	POST /api/records/{name}/disable                   answer the failover FQDN (or nothing) until enabled
+//	POST /api/records/{name}/addresses/{ip}/drain      keep the address out of answers until undrained (probing goes on)
+//	POST /api/records/{name}/addresses/{ip}/undrain    serve it again when its probes say so
+//	POST /api/records/{name}/disable                   answer the failover FQDN until enabled
 //	POST /api/records/{name}/enable
 //	POST /api/notify                                   tell every configured node to sync now
 //	GET  /replication/snapshot[?region=R]              for nodes; shared-secret header
 //	GET  /replication/changes?since=V[&region=R]       for nodes; shared-secret header
 //	GET  /metrics                                      Prometheus
 //	GET  /healthz                                      liveness
+//
+// The four actions take an optional JSON body {"by": "who", "reason": "why",
+// "force": true, "expires": "2h"} (expires: drains only). A drain that would
+// leave the record no served address, and a disable of a record without a
+// failover name, are refused with 409 and the reason unless "force" is true.
+// Every response is the record as it is after the action; with a stateDir
+// the intent survives restarts.
 func (c *controller) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", c.statusPage)
@@ -83,25 +91,39 @@ type notifyView struct {
 func (c *controller) view(ctx context.Context, rs *recState) recordView {
 	c.mu.Lock()
 	v := recordView{Name: rs.spec.Name, TTL: rs.spec.TTL.String(), Failover: rs.spec.Failover, Disabled: rs.disabled, Addresses: []addressView{}}
+	if rs.disabled && rs.intent != nil && rs.intent.Disabled {
+		at := rs.intent.At
+		v.DisabledSince = &at
+	}
+	now := time.Now()
 	ids := make([]string, 0, len(rs.addrs))
 	for _, a := range rs.addrs {
-		v.Addresses = append(v.Addresses, addressView{IP: a.ip.String(), ProbeAddr: probeAddr(a.spec, a.ip), Regions: a.spec.Regions,
-			Weight: a.spec.Weight, State: a.state.String(), Served: a.state.Served()})
+		av := addressView{IP: a.ip.String(), ProbeAddr: probeAddr(a.spec, a.ip), Regions: a.spec.Regions,
+			Weight: a.spec.Weight, State: a.state.String(), Served: a.servedLocked(now) && !rs.disabled}
+		if a.drainedAt(now) {
+			d := a.drain
+			at := d.At
+			av.Intent = intentView{Drained: true, Action: "drain", At: &at, By: d.By, Reason: d.Reason, Forced: d.Forced}
+			if !d.Until.IsZero() {
+				until := d.Until
+				av.Intent.Until = &until
+			}
+		}
+		v.Addresses = append(v.Addresses, av)
 		ids = append(ids, a.id)
 	}
 	c.mu.Unlock()
-	if rs.disabled {
+	if v.DisabledSince == nil && rs.disabled {
 		v.DisabledSince = c.st.disabledSince(rs.spec.Name)
 	}
 	for i := range v.Addresses {
 		a := &v.Addresses[i]
-		a.Intent = c.st.intent(ids[i])
+		if !a.Intent.Drained {
+			a.Intent = c.st.intent(ids[i]) // the last action, an undrain say
+			a.Intent.Drained = false
+		}
 		if st, ok := c.mon.Stats(ids[i]); ok {
 			a.fillStats(st)
-		}
-		// A drain holds while it keeps the address out of answers.
-		if a.Served {
-			a.Intent.Drained = false
 		}
 	}
 	v.Answer = c.answer(ctx, rs.spec.Name)
@@ -153,6 +175,50 @@ func (c *controller) getRecord(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// readAction reads an action's optional JSON body (and ?force=true).
+func readAction(w http.ResponseWriter, r *http.Request) (actionRequest, bool) {
+	var req actionRequest
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{"reading the body: " + err.Error()})
+		return req, false
+	}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		dec := json.NewDecoder(strings.NewReader(string(body)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			writeJSON(w, http.StatusBadRequest, apiError{"body: " + err.Error() + ` (allowed: {"by": "...", "reason": "...", "force": true, "expires": "2h"})`})
+			return req, false
+		}
+	}
+	if r.URL.Query().Get("force") == "true" {
+		req.Force = true
+	}
+	if req.Expires < 0 {
+		writeJSON(w, http.StatusBadRequest, apiError{"expires: allowed a positive duration such as \"2h\""})
+		return req, false
+	}
+	if req.By == "" {
+		req.By = clientOf(r)
+	}
+	return req, true
+}
+
+// actionDone answers an action: the record after it, or why it was refused.
+func (c *controller) actionDone(w http.ResponseWriter, r *http.Request, rs *recState, err error) {
+	var ref *refusal
+	switch {
+	case errors.As(err, &ref):
+		writeJSON(w, http.StatusConflict, apiError{ref.why})
+	case errors.Is(err, probe.ErrUnknownTarget):
+		writeJSON(w, http.StatusNotFound, apiError{err.Error()})
+	case err != nil:
+		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+	default:
+		writeJSON(w, http.StatusOK, c.view(r.Context(), rs))
+	}
+}
+
 func (c *controller) addressAction(w http.ResponseWriter, r *http.Request) {
 	rs := c.lookup(w, r)
 	if rs == nil {
@@ -163,27 +229,30 @@ func (c *controller) addressAction(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, apiError{"bad address: " + err.Error()})
 		return
 	}
-	var to probe.State
+	var on bool
 	switch r.PathValue("action") {
 	case "drain":
-		to = probe.Critical
+		on = true
 	case "undrain":
-		to = probe.Passing
 	default:
 		writeJSON(w, http.StatusNotFound, apiError{"unknown action " + r.PathValue("action") + " (drain, undrain)"})
 		return
 	}
-	if err := c.mon.Override(targetID(rs.spec.Name, ip.Unmap()), to); err != nil {
-		code := http.StatusBadRequest
-		if errors.Is(err, probe.ErrUnknownTarget) {
-			code = http.StatusNotFound
-		}
-		writeJSON(w, code, apiError{err.Error()})
+	a := c.byID[targetID(rs.spec.Name, ip.Unmap())]
+	if a == nil {
+		writeJSON(w, http.StatusNotFound, apiError{"record " + rs.spec.Name + " has no address " + ip.String()})
 		return
 	}
-	c.st.action(targetID(rs.spec.Name, ip.Unmap()), r.PathValue("action"), clientOf(r), time.Now().UTC())
-	c.log.Info("override", "record", rs.spec.Name, "address", ip.String(), "to", to.String())
-	writeJSON(w, http.StatusOK, c.view(r.Context(), rs))
+	req, ok := readAction(w, r)
+	if !ok {
+		return
+	}
+	what, err := c.setDrain(rs, a, on, req, time.Now().UTC())
+	if err == nil {
+		c.st.action(a.id, r.PathValue("action"), req.By, time.Now().UTC())
+		c.log.Info("drain", "record", rs.spec.Name, "address", ip.String(), "drained", on, "by", req.By, "reason", req.Reason, "force", req.Force, "result", what)
+	}
+	c.actionDone(w, r, rs, err)
 }
 
 func (c *controller) recordAction(w http.ResponseWriter, r *http.Request) {
@@ -200,13 +269,16 @@ func (c *controller) recordAction(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, apiError{"unknown action " + r.PathValue("action") + " (enable, disable)"})
 		return
 	}
-	c.mu.Lock()
-	rs.disabled = disable
-	c.mu.Unlock()
-	c.st.recordDisabled(rs.spec.Name, disable, time.Now().UTC())
-	c.log.Info("record", "record", rs.spec.Name, "disabled", disable)
-	c.publish()
-	writeJSON(w, http.StatusOK, c.view(r.Context(), rs))
+	req, ok := readAction(w, r)
+	if !ok {
+		return
+	}
+	what, err := c.setDisabled(rs, disable, req, time.Now().UTC())
+	if err == nil {
+		c.st.recordDisabled(rs.spec.Name, disable, time.Now().UTC())
+		c.log.Info("record", "record", rs.spec.Name, "disabled", disable, "by", req.By, "reason", req.Reason, "force", req.Force, "result", what)
+	}
+	c.actionDone(w, r, rs, err)
 }
 
 func (c *controller) notifyNow(w http.ResponseWriter, r *http.Request) {

@@ -38,6 +38,7 @@ func newTestController(t *testing.T, yaml string) *controller {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.holding.Store(false) // no Run: the test publishes the initial state itself
 	c.publish()
 	if _, err := c.local.ReconcileOnce(context.Background()); err != nil {
 		t.Fatal(err)
@@ -74,7 +75,8 @@ func TestAPIStatusCodes(t *testing.T) {
 		{"unknown address", "POST", "/api/records/app.example.test/addresses/192.0.2.9/drain", auth, 404},
 		{"bad address", "POST", "/api/records/app.example.test/addresses/nope/drain", auth, 400},
 		{"unknown address action", "POST", "/api/records/app.example.test/addresses/192.0.2.1/explode", auth, 404},
-		{"disable", "POST", "/api/records/app.example.test/disable", auth, 200},
+		{"disable without a failover name", "POST", "/api/records/app.example.test/disable", auth, 409},
+		{"disable without a failover name, forced", "POST", "/api/records/app.example.test/disable?force=true", auth, 200},
 		{"enable", "POST", "/api/records/app.example.test/enable", auth, 200},
 		{"unknown record action", "POST", "/api/records/app.example.test/explode", auth, 404},
 		{"notify with no nodes", "POST", "/api/notify", auth, 200},

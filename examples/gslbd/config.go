@@ -109,6 +109,13 @@ type Config struct {
 	Records []RecordSpec `json:"records"`
 	// Node configures node mode (-node): the controller to follow.
 	Node NodeConfig `json:"node"`
+	// StateDir is the directory where the controller keeps its state file
+	// (operator intent, each address's last state, the last published zone
+	// and its serial), so that a restart changes no answer by accident; it
+	// is created (mode 0700) if missing. Empty: nothing is kept, and a
+	// restart forgets drains and disables and starts every address from its
+	// policy's initial state (gslbd logs a warning).
+	StateDir string `json:"stateDir,omitempty"`
 }
 
 // DNSConfig configures the embedded authoritative DNS server.

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gslbkit/gslb/failover"
@@ -49,6 +51,13 @@ type controller struct {
 	// notified is the zone version the nodes were last told about.
 	notified uint64
 	st       *statusTracker // what the status page shows
+	// restored: the embedded zone was restored from the state file.
+	restored bool
+	// holding: the first publication waits for every address's first
+	// result (see startupHold).
+	holding atomic.Bool
+	// saveReq asks saveLoop to write the state file; nil without StateDir.
+	saveReq chan struct{}
 
 	mu      sync.Mutex
 	records []*recState
@@ -60,6 +69,7 @@ type controller struct {
 type recState struct {
 	spec     RecordSpec
 	disabled bool
+	intent   *recordIntent // the last disable/enable through the API; nil: none
 	addrs    []*addrState
 }
 
@@ -71,6 +81,7 @@ type addrState struct {
 	id     string // the monitor's target ID
 	state  probe.State
 	health failover.Health
+	drain  *drainIntent // nil: not drained
 }
 
 func targetID(rec string, ip netip.Addr) string { return rec + "/" + ip.String() }
@@ -78,6 +89,9 @@ func targetID(rec string, ip netip.Addr) string { return rec + "/" + ip.String()
 // newController builds a controller from a validated config; it starts
 // nothing.
 func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*controller, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	c := &controller{cfg: cfg, log: log, met: met, client: d.client, st: newStatusTracker(), byName: map[string]*recState{}, byID: map[string]*addrState{}}
 	if c.client == nil {
 		c.client = http.DefaultClient
@@ -116,23 +130,66 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	if c.mon, err = probe.NewMonitor(cfg.Monitor, probe.ObserverFunc(c.observe), log); err != nil {
 		return nil, err
 	}
+	// What a restart must not forget (see intent.go).
+	var saved controllerState
+	haveState := false
+	if cfg.StateDir == "" {
+		log.Warn("no stateDir: a restart forgets drains and disables and starts every address from its policy's initial state")
+	} else {
+		if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("stateDir: %w", err)
+		}
+		c.saveReq = make(chan struct{}, 1)
+		st, ok, err := loadState(cfg.StateDir, cfg.Zone, cfg.OwnerID)
+		switch {
+		case err != nil:
+			log.Warn("state file ignored: starting without it", "dir", cfg.StateDir, "err", err)
+		case ok:
+			saved, haveState = st, true
+			if st.Published != nil {
+				if err := c.zone.Restore(*st.Published); err != nil {
+					log.Warn("saved zone not restored", "err", err)
+				} else {
+					c.restored = true
+				}
+			}
+			log.Info("state restored", "savedAt", st.SavedAt, "age", time.Since(st.SavedAt).Round(time.Millisecond).String(), "zoneRestored", c.restored)
+		}
+	}
+	c.holding.Store(true)
+	now := time.Now()
 	newProber := d.prober
 	if newProber == nil {
 		newProber = func(ch probecheck.Check, addr string) (probe.Prober, error) { return ch.NewProber(addr) }
 	}
 	for _, spec := range cfg.Records {
 		rs := &recState{spec: spec, disabled: spec.Disabled}
+		if in, ok := saved.Records[spec.Name]; ok {
+			rs.disabled, rs.intent = in.Disabled, &in
+		}
 		for _, a := range spec.Addresses {
 			ip, _ := netip.ParseAddr(a.IP)
 			ip = ip.Unmap()
-			as := &addrState{spec: a, rec: spec.Name, ip: ip, id: targetID(spec.Name, ip), state: spec.check.Policy.InitialState}
+			as := &addrState{spec: a, rec: spec.Name, ip: ip, id: targetID(spec.Name, ip)}
+			mem, known := saved.Addresses[as.id]
+			pol := spec.check.Policy
+			pol.InitialState = restoredInitial(mem, known, saved.SavedAt, now, spec.check.Policy, haveState)
+			as.state = pol.InitialState
 			as.health = failover.Health(as.state)
+			if known && mem.Drain != nil && (mem.Drain.Until.IsZero() || now.Before(mem.Drain.Until)) {
+				as.drain = mem.Drain
+			}
 			p, err := newProber(spec.check, probeAddr(a, ip))
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", spec.Name, ip, err)
 			}
-			if err := c.mon.Add(probe.Target{ID: as.id, Prober: met.counted(p), Policy: spec.check.Policy}); err != nil {
+			if err := c.mon.Add(probe.Target{ID: as.id, Prober: met.counted(p), Policy: pol}); err != nil {
 				return nil, err
+			}
+			if as.drain != nil {
+				if err := c.mon.SetDisabled(as.id, true); err != nil {
+					return nil, err
+				}
 			}
 			met.setState(spec.Name, ip.String(), as.state)
 			rs.addrs = append(rs.addrs, as)
@@ -225,6 +282,10 @@ func (c *controller) Run(ctx context.Context) error {
 		})
 	}
 	start("monitor", c.mon.Run)
+	start("startup hold", c.startupHold)
+	if c.saveReq != nil {
+		start("state file", c.saveLoop)
+	}
 	start("embedded reconciler", c.local.Run)
 	if c.remote != nil {
 		start("provider reconciler", c.remote.Run)
@@ -262,11 +323,15 @@ func (c *controller) observe(e probe.Event) {
 		"from", e.Transition.From.String(), "to", e.Transition.To.String(),
 		"cause", e.Transition.Cause.String(), "detail", e.Transition.Result.Detail, "served", e.Served)
 	c.publish()
+	c.requestSave()
 }
 
 // publish computes the desired state of every record and hands it to the
 // reconcilers (which never block).
 func (c *controller) publish() {
+	if c.holding.Load() {
+		return // startupHold publishes once every address has a result
+	}
 	c.mu.Lock()
 	var local, remote record.Desired
 	var errs []error
@@ -307,8 +372,9 @@ func (c *controller) publish() {
 // modelLocked is the policy's view of rs; c.mu is held.
 func (c *controller) modelLocked(rs *recState) failover.Record {
 	h := make(map[netip.Addr]failover.Health, len(rs.addrs))
+	now := time.Now()
 	for _, a := range rs.addrs {
-		h[a.ip] = a.health
+		h[a.ip] = a.healthLocked(now)
 	}
 	spec := rs.spec
 	spec.Disabled = rs.disabled

@@ -9,6 +9,12 @@
 // (snapshot, changes, notify) behind a shared secret; /metrics exports
 // Prometheus metrics; logs are JSON on stderr.
 //
+// Drains are maintenance: they hold until undrained (or an expiry), while
+// probing goes on. With stateDir set, the controller keeps operator intent,
+// address states and its last published zone in a state file, so a restart
+// (kill -9 included) serves the same answer and publishes nothing new before
+// its probes have spoken.
+//
 // With -node it is a DNS node instead: it never probes, follows a
 // controller's replication endpoints and answers from its copy of the zone,
 // which it keeps serving while the controller is away.

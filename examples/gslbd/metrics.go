@@ -27,6 +27,9 @@ type metrics struct {
 	queries      *prometheus.CounterVec
 	syncs        *prometheus.CounterVec
 	degraded     prometheus.Gauge
+
+	stateSaveErrors prometheus.Counter
+	startupHeld     prometheus.Gauge
 }
 
 // states are the values of the state label of gslbkit_address_state.
@@ -62,7 +65,14 @@ func newMetrics() *metrics {
 	m.degraded = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "gslbkit_replica_degraded", Help: "Node mode: 1 while the node has missed too many syncs and serves its last good copy.",
 	})
-	m.reg.MustRegister(m.probes, m.probeSeconds, m.addrState, m.transitions, m.heldStale, m.writes, m.queries, m.syncs, m.degraded)
+	m.stateSaveErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "gslbd_state_save_errors_total", Help: "Controller: failed writes of the state file (operator intent, address states, last zone).",
+	})
+	m.startupHeld = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gslbd_startup_hold", Help: "Controller: 1 while the first publication waits for every address's first probe result.",
+	})
+	m.reg.MustRegister(m.probes, m.probeSeconds, m.addrState, m.transitions, m.heldStale, m.writes, m.queries, m.syncs, m.degraded,
+		m.stateSaveErrors, m.startupHeld)
 	return m
 }
 

@@ -149,8 +149,9 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Errorf("recent transitions lack the change to critical:\n%s", tr)
 	}
 
-	// Drain through the API: the page says drained.
-	req, _ := http.NewRequest(http.MethodPost, "http://"+ctl.http+"/api/records/app.example.test/addresses/192.0.2.1/drain", strings.NewReader("{}"))
+	// Drain through the API: the page says drained. 192.0.2.1 is the last
+	// served address, so the drain needs force.
+	req, _ := http.NewRequest(http.MethodPost, "http://"+ctl.http+"/api/records/app.example.test/addresses/192.0.2.1/drain", strings.NewReader(`{"force": true}`))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -35,7 +35,8 @@ type addressView struct {
 	Regions   []string `json:"regions,omitempty"`
 	Weight    int      `json:"weight,omitempty"`
 	// State is "passing", "warning", "critical" or "recovery"; Served says
-	// whether the state puts the address in answers.
+	// whether the address is in answers: its state is served, it is not
+	// drained and its record is not disabled.
 	State  string `json:"state"`
 	Served bool   `json:"served"`
 	// Intent is what an operator asked for.
@@ -70,6 +71,11 @@ type intentView struct {
 	Action string     `json:"action,omitempty"`
 	At     *time.Time `json:"at,omitempty"`
 	By     string     `json:"by,omitempty"`
+	// Reason is the operator's note; Until ends the drain by itself;
+	// Forced says the drain took the record's last served address.
+	Reason string     `json:"reason,omitempty"`
+	Until  *time.Time `json:"until,omitempty"`
+	Forced bool       `json:"forced,omitempty"`
 }
 
 // resultView is one probe result.

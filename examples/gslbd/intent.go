@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/probe"
+)
+
+// Restarts and operator intent.
+//
+// A restart must not change the answer by accident. With Config.StateDir
+// set, the controller restores on start what it saved (see state.go):
+// drains and API disables, each address's last state, and the last
+// published zone, which it serves (same records, same SOA serial, so the
+// serial never goes back) until its own probes have spoken. Whatever the
+// state file, it publishes nothing new until every address has had its
+// first probe result or the startup bound passes (startupBound: two of the
+// longest probe intervals plus that check's timeout): a restart never
+// publishes "everything passing" before a probe has said so.
+//
+// A saved address state is trusted for stateTrustAge (three of its check's
+// intervals, at least 30 s) after the file was written: a trusted passing
+// or warning address starts passing, a trusted critical or recovery one
+// starts critical; an address whose saved state is older, or that the file
+// does not know while others are known, starts critical.
+
+// stateTrustAge is how long after a save an address's saved state is
+// trusted.
+func stateTrustAge(pol probe.Policy) time.Duration {
+	return max(3*time.Duration(pol.Interval), 30*time.Second)
+}
+
+// startupBound is the longest the controller holds its first publication
+// waiting for every address's first result.
+func startupBound(cfg Config) time.Duration {
+	var b time.Duration
+	for _, r := range cfg.Records {
+		pol := r.check.Policy
+		b = max(b, 2*time.Duration(pol.Interval)+time.Duration(pol.Timeout))
+	}
+	return max(b, time.Second)
+}
+
+// restoredInitial returns the initial state of an address given what the
+// state file says of it (ok false: nothing).
+func restoredInitial(m addressMemory, ok bool, savedAt, now time.Time, pol probe.Policy, haveFile bool) probe.State {
+	if !haveFile {
+		return pol.InitialState
+	}
+	if !ok || now.Sub(savedAt) > stateTrustAge(pol) {
+		return probe.Critical
+	}
+	var s probe.State
+	if err := s.UnmarshalText([]byte(m.State)); err != nil {
+		return probe.Critical
+	}
+	if s.Served() {
+		return probe.Passing
+	}
+	return probe.Critical
+}
+
+// drained reports whether a's drain holds at now (an expired one does not).
+func (a *addrState) drainedAt(now time.Time) bool {
+	return a.drain != nil && (a.drain.Until.IsZero() || now.Before(a.drain.Until))
+}
+
+// servedLocked reports whether a is in the answer's candidate set: its
+// probe state is served and it is not drained. c.mu is held.
+func (a *addrState) servedLocked(now time.Time) bool {
+	return a.state.Served() && !a.drainedAt(now)
+}
+
+// healthLocked is what the failover policy sees of a: a drained address is
+// critical whatever its probes say (they go on).
+func (a *addrState) healthLocked(now time.Time) failover.Health {
+	if a.drainedAt(now) {
+		return failover.Critical
+	}
+	return a.health
+}
+
+// actionRequest is the optional JSON body of a drain, undrain, disable or
+// enable request.
+type actionRequest struct {
+	// By names the operator (logged and kept with the intent).
+	By string `json:"by,omitempty"`
+	// Reason is free text kept with the intent.
+	Reason string `json:"reason,omitempty"`
+	// Force allows a drain that leaves the record no served address, or a
+	// disable of a record that has no failover name.
+	Force bool `json:"force,omitempty"`
+	// Expires ends a drain by itself after this long ("2h"); empty: until
+	// undrained.
+	Expires Duration `json:"expires,omitempty"`
+}
+
+// refusal is a request the controller will not carry out without force.
+type refusal struct{ why string }
+
+func (r *refusal) Error() string { return r.why }
+
+// setDrain drains (on) or undrains a. It refuses, unless req.Force, a drain
+// that leaves rs without a served address. It returns what happened in
+// words for the log and the response.
+func (c *controller) setDrain(rs *recState, a *addrState, on bool, req actionRequest, now time.Time) (string, error) {
+	c.mu.Lock()
+	if on {
+		others := 0
+		for _, o := range rs.addrs {
+			if o != a && o.servedLocked(now) {
+				others++
+			}
+		}
+		if others == 0 && !req.Force {
+			c.mu.Unlock()
+			return "", &refusal{fmt.Sprintf("draining %s would leave %s with no served address (under allUnhealthy %q the answer would %s); repeat with {\"force\": true} to drain it anyway",
+				a.ip, rs.spec.Name, c.cfg.Policy.AllUnhealthy.String(), allUnhealthyEffect(c.cfg.Policy.AllUnhealthy, rs.spec.Failover))}
+		}
+		d := &drainIntent{By: req.By, At: now, Reason: req.Reason, Forced: req.Force && others == 0}
+		if req.Expires > 0 {
+			d.Until = now.Add(time.Duration(req.Expires))
+		}
+		a.drain = d
+	} else {
+		a.drain = nil
+	}
+	c.mu.Unlock()
+	if err := c.mon.SetDisabled(a.id, on); err != nil {
+		return "", err
+	}
+	c.publish()
+	c.requestSave()
+	if on {
+		return "drained: out of every answer until undrained; probing goes on", nil
+	}
+	return "undrained: served again when its probe state is served", nil
+}
+
+// setDisabled disables or enables rs. It refuses, unless req.Force, to
+// disable a record that has no failover name (it would answer nothing).
+func (c *controller) setDisabled(rs *recState, on bool, req actionRequest, now time.Time) (string, error) {
+	if on && rs.spec.Failover == "" && !req.Force {
+		return "", &refusal{fmt.Sprintf("%s has no failover name: disabled, it would answer nothing (NODATA); repeat with {\"force\": true} to disable it anyway", rs.spec.Name)}
+	}
+	c.mu.Lock()
+	rs.disabled = on
+	rs.intent = &recordIntent{Disabled: on, By: req.By, At: now, Reason: req.Reason}
+	c.mu.Unlock()
+	c.publish()
+	c.requestSave()
+	if on {
+		if rs.spec.Failover != "" {
+			return "disabled: answers " + rs.spec.Failover + " until enabled", nil
+		}
+		return "disabled: answers nothing until enabled", nil
+	}
+	return "enabled", nil
+}
+
+// allUnhealthyEffect says in words what rs answers when none of its
+// addresses is served.
+func allUnhealthyEffect(m failover.AllUnhealthy, failoverName string) string {
+	if failoverName != "" {
+		return "be its failover name " + failoverName
+	}
+	switch m {
+	case failover.FailOpen:
+		return "list every address, drained ones too"
+	case failover.FailClosed:
+		return "be empty"
+	case failover.Fallback:
+		return "point at the fallback target"
+	}
+	return "keep its last set, this address included"
+}
+
+// expireDrains undrains the addresses whose drain expired by now.
+func (c *controller) expireDrains(now time.Time) {
+	type exp struct {
+		rs *recState
+		a  *addrState
+	}
+	var due []exp
+	c.mu.Lock()
+	for _, rs := range c.records {
+		for _, a := range rs.addrs {
+			if a.drain != nil && !a.drain.Until.IsZero() && !now.Before(a.drain.Until) {
+				due = append(due, exp{rs, a})
+			}
+		}
+	}
+	c.mu.Unlock()
+	for _, e := range due {
+		if _, err := c.setDrain(e.rs, e.a, false, actionRequest{By: "expiry"}, now); err == nil {
+			c.log.Info("drain expired", "record", e.rs.spec.Name, "address", e.a.ip.String())
+		}
+	}
+}
+
+// requestSave asks the save loop to write the state file soon.
+func (c *controller) requestSave() {
+	if c.saveReq == nil {
+		return
+	}
+	select {
+	case c.saveReq <- struct{}{}:
+	default:
+	}
+}
+
+// stateNow captures what the state file holds.
+func (c *controller) stateNow(now time.Time) controllerState {
+	st := controllerState{SavedAt: now, Zone: c.cfg.Zone, OwnerID: c.cfg.OwnerID,
+		Records: map[string]recordIntent{}, Addresses: map[string]addressMemory{}}
+	var ids []string
+	c.mu.Lock()
+	for _, rs := range c.records {
+		if rs.intent != nil {
+			st.Records[rs.spec.Name] = *rs.intent
+		}
+		for _, a := range rs.addrs {
+			st.Addresses[a.id] = addressMemory{State: a.state.String(), Drain: a.drain}
+			ids = append(ids, a.id)
+		}
+	}
+	c.mu.Unlock()
+	for _, id := range ids { // outside c.mu: the monitor has its own lock
+		if ts, ok := c.mon.Stats(id); ok {
+			m := st.Addresses[id]
+			m.Since = ts.Since
+			st.Addresses[id] = m
+		}
+	}
+	if !c.holding.Load() || c.restored {
+		s := c.zone.Snapshot()
+		st.Published = &s
+	}
+	return st
+}
+
+// saveLoop writes the state file when asked, every 10 s, and when ctx
+// ends; it also ends expired drains.
+func (c *controller) saveLoop(ctx context.Context) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	last := time.Now()
+	save := func() {
+		now := time.Now()
+		if err := saveState(c.cfg.StateDir, c.stateNow(now)); err != nil {
+			c.log.Error("state file not written", "dir", c.cfg.StateDir, "err", err)
+			c.met.stateSaveErrors.Inc()
+			return
+		}
+		last = now
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			save()
+			return nil
+		case <-c.saveReq:
+			save()
+		case now := <-tick.C:
+			c.expireDrains(now)
+			if now.Sub(last) >= 10*time.Second {
+				save()
+			}
+		}
+	}
+}
+
+// startupHold keeps the first publication back until every address has a
+// probe result or startupBound passes, then publishes.
+func (c *controller) startupHold(ctx context.Context) error {
+	if !c.holding.Load() {
+		return nil
+	}
+	start := time.Now()
+	bound := startupBound(c.cfg)
+	c.met.startupHeld.Set(1)
+	defer c.met.startupHeld.Set(0)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-tick.C:
+			waiting := 0
+			for id := range c.byID {
+				if st, ok := c.mon.Stats(id); !ok || st.Probes == 0 {
+					waiting++
+				}
+			}
+			if waiting > 0 && now.Sub(start) < bound {
+				continue
+			}
+			c.holding.Store(false)
+			if waiting > 0 {
+				c.log.Warn("publishing before every address was probed: startup bound passed", "bound", bound.String(), "unprobed", waiting)
+			} else {
+				c.log.Info("every address probed: publishing", "after", now.Sub(start).String())
+			}
+			c.publish()
+			c.requestSave()
+			return nil
+		}
+	}
+}

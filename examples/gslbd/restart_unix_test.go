@@ -1,0 +1,251 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// childEnv makes this test binary run gslbd (TestGslbdChild) with the
+// arguments in the variable, separated by newlines.
+const childEnv = "GSLBD_TEST_CHILD_ARGS"
+
+// TestGslbdChild is gslbd itself when the test binary is started by
+// startChild; otherwise it does nothing.
+func TestGslbdChild(t *testing.T) {
+	args := os.Getenv(childEnv)
+	if args == "" {
+		t.Skip("runs only as a child process of another test")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx, strings.Split(args, "\n"), os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "gslbd:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// child is gslbd in a process of its own, so a test can kill -9 it.
+type child struct {
+	cmd    *exec.Cmd
+	dns    string
+	http   string
+	stderr *syncBuffer
+	done   chan struct{}
+}
+
+// startChild starts gslbd on the config file at path and waits for it to
+// serve.
+func startChild(t *testing.T, path string, args ...string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGslbdChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(append([]string{"-config", path}, args...), "\n"))
+	c := &child{cmd: cmd, stderr: newSyncBuffer(), done: make(chan struct{})}
+	cmd.Stderr = c.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			select {
+			case first <- sc.Text():
+			default:
+			}
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(c.done) }()
+	t.Cleanup(func() { c.kill() })
+	select {
+	case line := <-first:
+		m := startedRE.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("unexpected first line %q\n%s", line, c.stderr.String())
+		}
+		c.dns, c.http = m[1], m[2]
+	case <-c.done:
+		t.Fatalf("gslbd exited before serving:\n%s", c.stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("hang guard: gslbd did not start\n%s", c.stderr.String())
+	}
+	return c
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (c *child) kill() {
+	_ = c.cmd.Process.Signal(syscall.SIGKILL)
+	<-c.done
+}
+
+// freeAddr returns a loopback host:port free for TCP and UDP right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	for range 20 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		if u, err := net.ListenPacket("udp", addr); err == nil {
+			u.Close()
+			return addr
+		}
+	}
+	t.Fatal("no free loopback port")
+	return ""
+}
+
+// sampler asks each server for name, again and again, and keeps every
+// distinct answer it saw with the first time it saw it.
+type sampler struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func sample(name string, servers ...func() string) *sampler {
+	s := &sampler{seen: map[string]time.Time{}, stop: make(chan struct{})}
+	for _, srv := range servers {
+		s.wg.Go(func() {
+			for {
+				select {
+				case <-s.stop:
+					return
+				default:
+				}
+				addr := srv()
+				if addr == "" {
+					continue
+				}
+				got, rcode := answer(addr, name)
+				if rcode == -1 {
+					continue // no reply (the server is down): not an answer
+				}
+				k := fmt.Sprintf("%s rcode %d: %s", addr, rcode, strings.Join(got, ","))
+				s.mu.Lock()
+				if _, ok := s.seen[k]; !ok {
+					s.seen[k] = time.Now()
+				}
+				s.mu.Unlock()
+			}
+		})
+	}
+	return s
+}
+
+func (s *sampler) done() map[string]time.Time {
+	close(s.stop)
+	s.wg.Wait()
+	return s.seen
+}
+
+// TestKill9RestartNeverServesADeadBackend: a controller whose backend
+// 192.0.2.2 is dead is killed with SIGKILL and restarted over the same
+// state directory, with a node following it, and with the fast-failing
+// test policy (warning threshold 1). Throughout, neither the controller nor
+// the node ever answers the dead backend: the restarted controller restores
+// its critical state and serves the zone it last published, and publishes
+// nothing before its own probes have spoken. A drain made before the kill
+// holds after it. (Before the state file, every address restarted passing
+// and the dead backend was served until probes failed again.)
+func TestKill9RestartNeverServesADeadBackend(t *testing.T) {
+	live, dead, drained := newBackend(t), newBackend(t), newBackend(t)
+	dead.down.Store(true)
+	ctlDNS, ctlHTTP := freeAddr(t), freeAddr(t)
+	dir := t.TempDir()
+	const secret = "0123456789abcdef0123"
+	y := strings.Replace(controllerYAML(fmt.Sprintf("stateDir: %s\nreplication: {secret: %s}", filepath.Join(dir, "state"), secret),
+		fmt.Sprintf("  - name: app.example.test.\n    ttl: 1s\n    addresses:\n      - {ip: 192.0.2.1, probeAddr: %q}\n      - {ip: 192.0.2.2, probeAddr: %q}\n      - {ip: 192.0.2.3, probeAddr: %q}\n",
+			live.addr(), dead.addr(), drained.addr())),
+		`dns: {addr: "127.0.0.1:0"}`+"\n"+`http: {addr: "127.0.0.1:0"}`, fmt.Sprintf("dns: {addr: %q}\nhttp: {addr: %q}", ctlDNS, ctlHTTP), 1)
+	path := filepath.Join(dir, "gslbd.yaml")
+	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	guard := 60 * time.Second
+	const name = "app.example.test."
+
+	ctl := startChild(t, path)
+	node := startDaemon(t, fmt.Sprintf("dns: {addr: \"127.0.0.1:0\"}\nhttp: {addr: \"127.0.0.1:0\"}\nreplication: {secret: %s}\nnode: {url: \"http://%s/replication\", interval: 100ms}\n", secret, ctlHTTP), "-node")
+	both := func(want ...string) func() bool {
+		return func() bool {
+			a, _ := answer(ctlDNS, name)
+			b, _ := answer(node.dns, name)
+			return slices.Equal(a, want) && slices.Equal(b, want)
+		}
+	}
+	waitFor(t, guard, "both answer the two live backends", both("192.0.2.1", "192.0.2.3"))
+	if code := post(t, ctlHTTP, "/api/records/app.example.test/addresses/192.0.2.3/drain"); code != 200 {
+		t.Fatalf("drain: %d", code)
+	}
+	waitFor(t, guard, "both answer without the drained backend", both("192.0.2.1"))
+	waitFor(t, guard, "the state file records the dead backend critical and the drain", func() bool {
+		st, ok, err := loadState(filepath.Join(dir, "state"), "example.test.", "test")
+		return err == nil && ok && st.Addresses[name+"/192.0.2.2"].State == "critical" && st.Addresses[name+"/192.0.2.3"].Drain != nil
+	})
+
+	var mu sync.Mutex
+	current := ctlDNS
+	s := sample(name, func() string { mu.Lock(); defer mu.Unlock(); return current }, func() string { return node.dns })
+	ctl.kill()
+	killed := time.Now()
+	ctl2 := startChild(t, path)
+	restarted := time.Now()
+	// Watch the restarted controller through several probe rounds of the
+	// dead backend.
+	waitFor(t, guard, "the restarted controller probed the dead backend three times", func() bool {
+		_, body := get(t, ctlHTTP, "/api/records/app.example.test")
+		return strings.Count(body, `"probes"`) > 0 && probesOf(body, "192.0.2.2") >= 3
+	})
+	seen := s.done()
+	t.Logf("killed at +0, restarted and serving after %v", restarted.Sub(killed))
+	for k, at := range seen {
+		t.Logf("answer seen %v after the kill: %s", at.Sub(killed).Round(time.Millisecond), k)
+		if strings.Contains(k, "192.0.2.2") || strings.Contains(k, "192.0.2.3") {
+			t.Errorf("a dead or drained backend was answered after the restart: %s", k)
+		}
+		if !strings.Contains(k, "rcode 0: 192.0.2.1") {
+			t.Errorf("an answer other than the live backend after the restart: %q", k)
+		}
+	}
+	if !strings.Contains(ctl2.stderr.String(), `"msg":"state restored"`) {
+		t.Errorf("the restarted controller did not restore its state:\n%s", ctl2.stderr.String())
+	}
+}
+
+// probesOf finds the probe count of ip in a record view's JSON (0 when
+// absent).
+func probesOf(body, ip string) int {
+	i := strings.Index(body, `"ip": "`+ip+`"`)
+	if i < 0 {
+		return 0
+	}
+	j := strings.Index(body[i:], `"probes": `)
+	if j < 0 {
+		return 0
+	}
+	var n int
+	fmt.Sscanf(body[i+j+len(`"probes": `):], "%d", &n)
+	return n
+}
