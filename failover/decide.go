@@ -55,6 +55,9 @@ type RegionStatus struct {
 	// Regional are the addresses of the region's regional record in this
 	// Decision (nil when held or withdrawn).
 	Regional []netip.Addr
+	// Panic reports that the region is below TopologyConfig.PanicThreshold:
+	// its regional record holds the other regions' failover addresses.
+	Panic bool
 }
 
 // Decision is a Policy's full answer for one input: the desired state and
@@ -118,6 +121,12 @@ func (t *Topology) Decide(_ time.Time, s Snapshot) (Decision, error) {
 	gz := t.names.globalZone
 	mode := t.cfg.AllUnhealthy
 
+	every := make([]int, len(ix.clusters))
+	for i := range every {
+		every[i] = i
+	}
+	fm := ix.members(every, globalScope, s.Failover, mode == FailOpen)
+
 	anyDead, allDead, anyUnknown := false, true, false
 	for _, r := range ix.regions {
 		st := ix.regionState(r.Name)
@@ -126,16 +135,19 @@ func (t *Topology) Decide(_ time.Time, s Snapshot) (Decision, error) {
 		anyUnknown = anyUnknown || st == RegionUnknown
 		rs := RegionStatus{Name: r.Name, State: st}
 		m := ix.members(ix.byRegion[r.Name], localScope, r.Regional, mode == FailOpen)
+		if th := t.cfg.PanicThreshold; th > 0 && !m.unread {
+			if total := ix.regionAddrs(r.Name); total > 0 && float64(100*len(m.in)/total) < th {
+				if others := ix.without(fm.in, r.Name); len(others) > 0 && !fm.unread {
+					rs.Panic = true
+					m.in = others
+				}
+			}
+		}
 		rs.Regional = t.addrSet(&dec, r.Zone, r.Name, t.names.regional, m, RegionWriters(r.Name))
 		dec.Regions = append(dec.Regions, rs)
 	}
 
-	every := make([]int, len(ix.clusters))
-	for i := range every {
-		every[i] = i
-	}
-	m := ix.members(every, globalScope, s.Failover, mode == FailOpen)
-	dec.Failover = t.addrSet(&dec, gz, "", t.names.failover, m, Everyone)
+	dec.Failover = t.addrSet(&dec, gz, "", t.names.failover, fm, Everyone)
 
 	switch {
 	case allDead && mode == Fallback:

@@ -30,6 +30,15 @@
 // target. A name that keeps IPv4 addresses but loses its last IPv6 one
 // has its AAAA set withdrawn (and vice versa): the name still answers.
 //
+// Keep last can hold a region's clients on its last survivors, or on dead
+// gateways until the region's beats go stale. TopologyConfig.PanicThreshold
+// applies Envoy's panic threshold to a region instead: below that share of
+// its addresses (strictly below, in whole percent) the region is treated as
+// failed, and its regional record holds the other regions' failover
+// addresses at once; a controller that also stops beating below the same
+// threshold makes every controller fail the region over (the
+// examples/multiregion program does both, at 50 %).
+//
 // # Split brain: who may remove what
 //
 // Controllers in different regions may stop reading each other's beats

@@ -254,3 +254,27 @@ func (ix *index) members(cis []int, fresh scope, pub Published, wantAll bool) me
 	}
 	return m
 }
+
+// regionAddrs counts the addresses of region's inventory.
+func (ix *index) regionAddrs(region string) int {
+	n := 0
+	for _, ci := range ix.byRegion[region] {
+		for _, g := range ix.clusters[ci].Gateways {
+			n += len(g.Addrs)
+		}
+	}
+	return n
+}
+
+// without returns the addresses of addrs that belong to no cluster of
+// region.
+func (ix *index) without(addrs []netip.Addr, region string) []netip.Addr {
+	var out []netip.Addr
+	for _, a := range addrs {
+		if ci, ok := ix.owner[a]; ok && ix.clusters[ci].Region == region {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}

@@ -57,6 +57,19 @@ type TopologyConfig struct {
 	// FallbackTarget is the CNAME target used by AllUnhealthy fallback;
 	// required then, and must be empty otherwise.
 	FallbackTarget string `json:"fallbackTarget,omitempty"`
+	// PanicThreshold is Envoy's panic threshold for a region's regional
+	// record, in percent, 0–100. When the addresses the regional record
+	// would hold are fewer than PanicThreshold percent of the region's
+	// addresses (strictly fewer; the percentage truncated to a whole
+	// number), the region is treated as failed: its regional record holds
+	// the failover record's addresses of the other regions instead, so its
+	// clients move on rather than crowd onto the last survivors (when no
+	// other region has any, the survivors stay). Pair it with a heartbeat
+	// verdict that stops beating below the same threshold, so every
+	// controller then fails the region over. Default 0: no panic mode (the
+	// region's record shrinks to its last address, then AllUnhealthy
+	// decides).
+	PanicThreshold float64 `json:"panicThreshold,omitempty"`
 }
 
 // AppName is a name users resolve, published as a CNAME to the global name.
@@ -167,6 +180,9 @@ func (c TopologyConfig) names() (topoNames, error) {
 	}
 	if err := checkFallback(c.AllUnhealthy, c.FallbackTarget); err != nil {
 		return n, err
+	}
+	if !(c.PanicThreshold >= 0 && c.PanicThreshold <= 100) {
+		return n, configErr("panicThreshold", c.PanicThreshold, "0 (off) to 100 percent")
 	}
 	n.regional = dnsname.Join(c.Service, dnsname.Join(c.LocalLabel, c.Domain))
 	n.global = dnsname.Join(c.Service, dnsname.Join(c.GlobalLabel, c.Domain))

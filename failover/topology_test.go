@@ -3,6 +3,7 @@ package failover_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/netip"
 	"slices"
 	"testing"
@@ -567,4 +568,43 @@ func TestTopologyConfigTTLJSON(t *testing.T) {
 	var back failover.TopologyConfig
 	require.NoError(t, json.Unmarshal(b, &back))
 	require.Equal(t, c, back)
+}
+
+// TestPanicThreshold: below the threshold a region's regional record
+// holds the other regions' failover addresses; at or above it, its own.
+func TestPanicThreshold(t *testing.T) {
+	cfg := failover.DefaultTopologyConfig()
+	cfg.Service, cfg.Domain, cfg.PanicThreshold = "edge", "example.com", 50
+	tp, err := failover.NewTopology(cfg)
+	require.NoError(t, err)
+	a := func(s string) netip.Addr { return netip.MustParseAddr(s) }
+	snap := func(up int) failover.Snapshot {
+		var gws []failover.Gateway
+		for i := range 4 {
+			h := failover.Critical
+			if i < up {
+				h = failover.Passing
+			}
+			gws = append(gws, failover.Gateway{Name: fmt.Sprint("us", i), Addrs: []netip.Addr{a(fmt.Sprintf("192.0.2.%d", i+1))}, Health: h})
+		}
+		return failover.Snapshot{
+			Regions: []failover.Region{{Name: "us", Zone: "local.example.com", Regional: failover.Published{Read: true}},
+				{Name: "eu", Zone: "local.example.com"}},
+			Clusters: []failover.Cluster{
+				{Name: "us-1", Region: "us", Local: failover.Fresh, Global: failover.Fresh, Gateways: gws},
+				{Name: "eu-1", Region: "eu", Global: failover.Fresh, Gateways: []failover.Gateway{{Name: "eu0", Addrs: []netip.Addr{a("198.51.100.1")}}}},
+			},
+			Failover: failover.Published{Read: true, Addrs: []netip.Addr{a("198.51.100.1")}},
+		}
+	}
+	dec, err := tp.Decide(time.Time{}, snap(2))
+	require.NoError(t, err)
+	assert.False(t, dec.Regions[0].Panic, "2 of 4 is 50 %: not below")
+	assert.Equal(t, []netip.Addr{a("192.0.2.1"), a("192.0.2.2")}, dec.Regions[0].Regional)
+	dec, err = tp.Decide(time.Time{}, snap(1))
+	require.NoError(t, err)
+	assert.True(t, dec.Regions[0].Panic)
+	assert.Equal(t, []netip.Addr{a("198.51.100.1")}, dec.Regions[0].Regional, "the region moves on")
+	cfg.PanicThreshold = 101
+	assert.ErrorIs(t, cfg.Validate(), failover.ErrInvalidConfig)
 }

@@ -154,7 +154,14 @@ func (c *controller) tick(ctx context.Context, now time.Time) {
 		}
 		own[i] = failover.Gateway{Name: g.name, Addrs: []netip.Addr{g.addr}, Health: h}
 	}
-	c.pub.SetVerdict(heartbeat.Verdict{Healthy: healthy > 0, Gateways: healthy})
+	// Below the panic threshold the cluster stops beating, so every
+	// controller fails its region over (the topology has already moved the
+	// region's own clients on).
+	beat := healthy > 0
+	if th := c.d.opts.panic; th > 0 && float64(100*healthy/len(own)) < th {
+		beat = false
+	}
+	c.pub.SetVerdict(heartbeat.Verdict{Healthy: beat, Gateways: healthy})
 
 	// 2. The beats, and the shared sets as published.
 	ls, lerr := c.local.Read(ctx, now)

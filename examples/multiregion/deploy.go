@@ -102,6 +102,7 @@ func newDeployment(opts options) (*deployment, error) {
 	tc.Service, tc.Domain = "edge", d.names.domain
 	tc.AppNames = []failover.AppName{{Name: d.names.app}}
 	tc.TTL = opts.ttl
+	tc.PanicThreshold = opts.panic
 	topo, err := failover.NewTopology(tc)
 	if err != nil {
 		return nil, err

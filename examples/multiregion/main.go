@@ -9,7 +9,12 @@
 // A scripted timeline fails one gateway, then a whole region, then heals
 // both, and prints how httpbin.<zone> resolves from each region at each step
 // (with -throttle, a last step throttles one controller's heartbeat writes
-// until it self-heals). Each region's view is served on 127.0.0.1 for dig
+// until it self-heals). A region whose served gateways fall below -panic
+// percent of its gateways (Envoy's panic threshold, default 50, strictly
+// below) is treated as failed: its regional record holds the other
+// regions' healthy gateways at once, and its controllers stop beating so
+// that every controller fails it over; its clients are neither crowded
+// onto the last survivors nor held on dead gateways. Each region's view is served on 127.0.0.1 for dig
 // while it runs. With -metrics it serves Prometheus metrics under the
 // gslbkit_ prefix. See README.md.
 //
@@ -56,6 +61,7 @@ type options struct {
 	pause    time.Duration
 	timeout  time.Duration
 	ttl      time.Duration
+	panic    float64
 	metrics  string
 	dnsPort  int
 	stay     bool
@@ -85,6 +91,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.pause, "pause", 2*time.Second, "how long each step's state is shown before the next step")
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "the whole timeline must finish within this (hang guard)")
 	fs.DurationVar(&o.ttl, "ttl", 5*time.Second, "TTL of the published records, 1s–1h")
+	fs.Float64Var(&o.panic, "panic", 50, "panic threshold in percent, 0–100: a region with fewer healthy gateways than this share is treated as failed (0: off, keep the last set)")
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at http://<addr>/metrics, e.g. 127.0.0.1:9090 (off when empty)")
 	fs.IntVar(&o.dnsPort, "dns-port", 0, "serve each region's view on 127.0.0.1 for dig: region i on this port + i; 0 picks free ports, -1 serves none")
 	fs.BoolVar(&o.throttle, "throttle", false, "add a last step: one controller's heartbeat writes are throttled until it self-heals (no failover)")
@@ -119,6 +126,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		return o, fmt.Errorf("-interval %v: allowed 100ms–10s", o.interval)
 	case o.healthy < time.Second || o.healthy <= 2*o.interval || o.healthy > time.Hour:
 		return o, fmt.Errorf("-healthy %v: allowed 1s–1h and more than 2 × -interval (%v)", o.healthy, 2*o.interval)
+	case !(o.panic >= 0 && o.panic <= 100):
+		return o, fmt.Errorf("-panic %v: allowed 0–100 (percent; 0 turns panic mode off)", o.panic)
 	case o.pause < 0 || o.pause > time.Minute:
 		return o, fmt.Errorf("-pause %v: allowed 0–1m", o.pause)
 	case o.dnsPort < -1 || o.dnsPort > 65535-maxRegions:

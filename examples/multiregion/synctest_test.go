@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -39,6 +41,15 @@ func TestMultiregionVirtualTime(t *testing.T) {
 		failedAt := at[1].Add(2 * time.Second)
 		assert.LessOrEqual(t, at[2].Sub(failedAt), 4625*time.Millisecond, s)
 		assert.Contains(t, s, "(bound 4.625s:", s)
+		// Panic threshold (50 %): once fewer than half of ap-south's
+		// gateways are healthy, its clients get the other regions' gateways
+		// from the regional record at once, before any controller sees the
+		// region dead, rather than the last (dead) survivors held until the
+		// beats go stale.
+		moved := regexp.MustCompile(`ap-south +httpbin → edge\.global → edge\.local  \(regional\) +10\.1\.1\.1 10\.1\.1\.2 10\.1\.2\.1 10\.2\.1\.1 10\.2\.1\.2 10\.2\.2\.1 10\.2\.2\.2`).FindStringIndex(s)
+		dead := strings.Index(s, "sees region ap-south dead")
+		require.NotNil(t, moved, "ap-south's clients move on through the regional record\n%s", s)
+		assert.Less(t, moved[0], dead, "before the region is seen dead\n%s", s)
 		assert.Less(t, time.Since(start), 60*time.Second, "the default run fits the minute")
 		// Throttled writes self-heal before any peer sees the beat stale:
 		// no answer changes anywhere.

@@ -140,7 +140,9 @@ func (l *lockedRand) Float64() float64 {
 }
 
 // verdict is the cluster's local verdict: healthy while a gateway is
-// served. The caller holds no lock.
+// served and, with a panic threshold, while at least that share of its
+// gateways is (so peers fail a panicking region over). The caller holds
+// no lock.
 func (c *controller) verdict() heartbeat.Verdict {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -150,7 +152,11 @@ func (c *controller) verdict() heartbeat.Verdict {
 			n++
 		}
 	}
-	return heartbeat.Verdict{Healthy: n > 0, Gateways: n}
+	healthy := n > 0
+	if th := c.w.s.cfg.Topology.PanicThreshold; th > 0 && len(c.health) > 0 && float64(100*n/len(c.health)) < th {
+		healthy = false
+	}
+	return heartbeat.Verdict{Healthy: healthy, Gateways: n}
 }
 
 // observeProbe records a gateway's new state, updates the beat verdict and
