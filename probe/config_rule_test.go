@@ -120,3 +120,10 @@ func TestDurationsJSON(t *testing.T) {
 	err = json.Unmarshal([]byte(`{"conectTimeout":"1s"}`), &got)
 	assert.ErrorIs(t, err, ErrHTTPConfig, "unknown fields are errors")
 }
+
+// TestPresetZeroArguments: a preset's 0 argument is the peer's default.
+func TestPresetZeroArguments(t *testing.T) {
+	assert.Equal(t, Gdnsd(20, 10, 10), Gdnsd(0, 0, 0))
+	assert.Equal(t, Route53(3, true), Route53(0, true))
+	assert.ErrorIs(t, Gdnsd(-1, 0, 0).Validate(), ErrInvalidPolicy)
+}

@@ -94,7 +94,7 @@ func TestWorstCaseDetectionHoldsInMonitor(t *testing.T) {
 		"proxy sync":                       ProxySync(),
 		"consul 2/3":                       Consul(2, 0, 3),
 		"route 53 fast":                    Route53(3, true),
-		"gdnsd":                            Gdnsd(GdnsdUpThresh, GdnsdOkThresh, GdnsdDownThresh),
+		"gdnsd":                            Gdnsd(gdnsdUpThresh, gdnsdOkThresh, gdnsdDownThresh),
 	} {
 		t.Run(name, func(t *testing.T) {
 			bound := WorstCaseDetection(p)

@@ -81,7 +81,7 @@ func TestWorstCaseDetectionFormula(t *testing.T) {
 		// Route 53, 30s, N=3, T=6s: 30 + 2·30 + 6.
 		{"route 53", Route53(3, false), 96 * s},
 		{"proxy sync", ProxySync(), 13 * s},
-		{"gdnsd", Gdnsd(GdnsdUpThresh, GdnsdOkThresh, GdnsdDownThresh), 105 * s},
+		{"gdnsd", Gdnsd(gdnsdUpThresh, gdnsdOkThresh, gdnsdDownThresh), 105 * s},
 		{"zero policy is the default", Policy{}, WorstCaseDetection(DefaultPolicy())},
 		{"invalid policy", Policy{Interval: -1}, 0},
 	}

@@ -33,7 +33,7 @@ func ExampleNewHTTP() {
 		cfg := probe.DefaultHTTPConfig()
 		cfg.Path = path
 		cfg.RetriableStatuses = probe.Statuses{probe.OneStatus(503)}
-		cfg.ExpectedResponse = probe.Segments{probe.TextPayload("ok")}
+		cfg.ExpectedResponse = probe.Segments{{Text: "ok"}}
 		h, err := probe.NewHTTP(srv.Listener.Addr().String(), cfg)
 		if err != nil {
 			fmt.Println(err)
@@ -72,8 +72,8 @@ func ExampleNewTCP() {
 		_, _ = io.Copy(io.Discard, c)
 	}()
 
-	send, _ := probe.ParsePayload("text:ping")
-	pong, _ := probe.ParsePayload("hex:706f6e67")
+	send := probe.Payload{Text: "ping"}
+	pong := probe.Payload{Type: probe.PayloadHex, Hex: "706f6e67"}
 	t, err := probe.NewTCP(ln.Addr().String(), probe.TCPConfig{Send: &send, Receive: probe.Segments{pong}})
 	if err != nil {
 		fmt.Println(err)

@@ -106,7 +106,7 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 	}
 	var body []byte
 	if cfg.RequestBody != nil {
-		if body, err = cfg.RequestBody.Bytes(); err != nil {
+		if body, err = cfg.RequestBody.decode(); err != nil {
 			return nil, err
 		}
 	}

@@ -44,7 +44,7 @@ func BenchmarkHTTPProbe(b *testing.B) {
 				cfg := DefaultHTTPConfig()
 				cfg.Engine = engine
 				if match {
-					cfg.ExpectedResponse = Segments{TextPayload("healthy")}
+					cfg.ExpectedResponse = Segments{textPayload("healthy")}
 				}
 				h, err := NewHTTP(addr, cfg)
 				if err != nil {

@@ -34,8 +34,8 @@ const (
 	HTTPMaxMatchWindow = 1 << 20
 	// HTTPDefaultMatchWindow is the default matchWindow (Envoy's 1024 bytes).
 	HTTPDefaultMatchWindow = 1024
-	// HTTPRoute53MatchWindow is Route 53's string-matching window.
-	HTTPRoute53MatchWindow = 5120
+	// httpRoute53MatchWindow is Route 53's string-matching window.
+	httpRoute53MatchWindow = 5120
 )
 
 // ErrHTTPConfig is wrapped by every HTTPConfig validation error (a
@@ -120,7 +120,7 @@ func DefaultHTTPConfig() HTTPConfig {
 func Route53HTTP() HTTPConfig {
 	c := DefaultHTTPConfig()
 	c.ExpectedStatuses = Statuses{{Min: 200, Max: 399}}
-	c.MatchWindow = HTTPRoute53MatchWindow
+	c.MatchWindow = httpRoute53MatchWindow
 	c.ConnectTimeout = 4 * time.Second
 	c.ResponseTimeout = 2 * time.Second
 	return c

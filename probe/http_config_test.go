@@ -12,7 +12,7 @@ import (
 )
 
 func TestHTTPConfigValidate(t *testing.T) {
-	body := TextPayload("x")
+	body := textPayload("x")
 	cases := []struct {
 		name  string
 		edit  func(*HTTPConfig)
@@ -45,9 +45,9 @@ func TestHTTPConfigValidate(t *testing.T) {
 		{"inverted range", func(c *HTTPConfig) { c.RetriableStatuses = Statuses{{Min: 504, Max: 500}} }, "retriableStatuses"},
 		{"expected response with HEAD", func(c *HTTPConfig) {
 			c.Method = "HEAD"
-			c.ExpectedResponse = Segments{TextPayload("x")}
+			c.ExpectedResponse = Segments{textPayload("x")}
 		}, "expectedResponse"},
-		{"bad hex segment", func(c *HTTPConfig) { c.ExpectedResponse = Segments{HexPayload("zz")} }, "expectedResponse"},
+		{"bad hex segment", func(c *HTTPConfig) { c.ExpectedResponse = Segments{hexPayload("zz")} }, "expectedResponse"},
 		{"negative window", func(c *HTTPConfig) { c.MatchWindow = -1 }, "matchWindow"},
 		{"huge window", func(c *HTTPConfig) { c.MatchWindow = HTTPMaxMatchWindow + 1 }, "matchWindow"},
 		{"port 65536", func(c *HTTPConfig) { c.Port = 65536 }, "port"},
@@ -77,7 +77,7 @@ func TestHTTPConfigValidate(t *testing.T) {
 }
 
 func TestHTTPConfigValidateEnvoyGateway(t *testing.T) {
-	body := TextPayload("x")
+	body := textPayload("x")
 	for _, m := range []string{"POST", "PUT"} {
 		c := DefaultHTTPConfig()
 		c.Method, c.RequestBody = m, &body
@@ -102,7 +102,7 @@ func TestHTTPConfigJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(in), &c))
 	require.NoError(t, c.Validate())
 	assert.Equal(t, Statuses{OneStatus(200), {300, 399}, {204, 206}}, c.ExpectedStatuses)
-	assert.Equal(t, Segments{HexPayload("6f6b")}, c.ExpectedResponse)
+	assert.Equal(t, Segments{hexPayload("6f6b")}, c.ExpectedResponse)
 	assert.Equal(t, 0, c.MatchWindow)
 	assert.Equal(t, 4*time.Second, c.ConnectTimeout)
 	out, err := json.Marshal(c)
@@ -212,7 +212,7 @@ func TestHTTPVerdictModel(t *testing.T) {
 		cfg.RetriableStatuses = rng("retriable")
 		withBody := rapid.Bool().Draw(t, "withBody")
 		if withBody {
-			cfg.ExpectedResponse = Segments{TextPayload("ok")}
+			cfg.ExpectedResponse = Segments{textPayload("ok")}
 		}
 		h, err := NewHTTP("127.0.0.1:80", cfg)
 		if err != nil {

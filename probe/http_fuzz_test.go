@@ -182,7 +182,7 @@ func probersCompareEngines(t *testing.T, srv *probersFuzzServer, resp []byte, se
 	cfg.RetriableStatuses = Statuses{{Min: 500, Max: 503}}
 	cfg.MatchWindow = int(window) * 4 // 0 = whole body
 	if seg != "" {
-		cfg.ExpectedResponse = Segments{TextPayload(seg)}
+		cfg.ExpectedResponse = Segments{textPayload(seg)}
 	} else if head {
 		cfg.Method = http.MethodHead
 	}

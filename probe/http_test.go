@@ -133,7 +133,7 @@ func TestHTTPEnvoyRules(t *testing.T) {
 	seg := func(s ...string) Segments {
 		var out Segments
 		for _, x := range s {
-			out = append(out, TextPayload(x))
+			out = append(out, textPayload(x))
 		}
 		return out
 	}
@@ -176,9 +176,9 @@ func TestHTTPEnvoyRules(t *testing.T) {
 		{"Envoy rule 8: window 0 searches the whole body", 200, strings.Repeat("x", 100000) + "ok",
 			func(c *HTTPConfig) { c.ExpectedResponse = seg("ok"); c.MatchWindow = 0 }, Pass, KindNone},
 		{"Route 53 window: 5120 bytes", 200, strings.Repeat("x", 5000) + "ok",
-			func(c *HTTPConfig) { c.ExpectedResponse = seg("ok"); c.MatchWindow = HTTPRoute53MatchWindow }, Pass, KindNone},
+			func(c *HTTPConfig) { c.ExpectedResponse = seg("ok"); c.MatchWindow = httpRoute53MatchWindow }, Pass, KindNone},
 		{"hex segment", 200, "pong",
-			func(c *HTTPConfig) { c.ExpectedResponse = Segments{HexPayload("706f6e67")} }, Pass, KindNone},
+			func(c *HTTPConfig) { c.ExpectedResponse = Segments{hexPayload("706f6e67")} }, Pass, KindNone},
 		{"redirects are not followed", 302, "",
 			nil, FailNow, KindStatus},
 		{"3xx accepted when listed", 302, "",
@@ -231,7 +231,7 @@ func TestHTTPRequest(t *testing.T) {
 			cfg.Path = "/health?deep=1&x=%2F"
 			cfg.Hostname = "svc.example"
 			cfg.Headers = map[string]string{"X-Probe": "yes"}
-			body := TextPayload("ping")
+			body := textPayload("ping")
 			cfg.RequestBody = &body
 			h := probersHTTP(t, probersAddr(srv), cfg, engine)
 			r := h.Probe(probersCtx(t, 10*time.Second))
@@ -292,25 +292,25 @@ func TestHTTPFailures(t *testing.T) {
 		}, nil, 5 * time.Second, Fail, KindReset},
 		{"truncated body counts toward the threshold", func(t *testing.T) string {
 			return probersRawServer(t, []byte("HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nshort"), false, false).addr()
-		}, func(c *HTTPConfig) { c.ExpectedResponse = Segments{TextPayload("ok")} }, 5 * time.Second, Fail, KindReset},
+		}, func(c *HTTPConfig) { c.ExpectedResponse = Segments{textPayload("ok")} }, 5 * time.Second, Fail, KindReset},
 		{"a malformed status line is a protocol error that counts toward the threshold", func(t *testing.T) string {
 			return probersRawServer(t, []byte("SSH-2.0-OpenSSH_9.6\r\n"), false, false).addr()
 		}, nil, 5 * time.Second, Fail, KindProtocol},
 		{"100 Continue is skipped", func(t *testing.T) string {
 			return probersRawServer(t, []byte("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"), false, false).addr()
-		}, func(c *HTTPConfig) { c.ExpectedResponse = Segments{TextPayload("ok")} }, 5 * time.Second, Pass, KindNone},
+		}, func(c *HTTPConfig) { c.ExpectedResponse = Segments{textPayload("ok")} }, 5 * time.Second, Pass, KindNone},
 		{"chunked body is decoded for matching", func(t *testing.T) string {
 			return probersRawServer(t, []byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhea\r\n4;x=y\r\nlthy\r\n0\r\n\r\n"), false, false).addr()
-		}, func(c *HTTPConfig) { c.ExpectedResponse = Segments{TextPayload("healthy")} }, 5 * time.Second, Pass, KindNone},
+		}, func(c *HTTPConfig) { c.ExpectedResponse = Segments{textPayload("healthy")} }, 5 * time.Second, Pass, KindNone},
 		{"body until close (HTTP/1.0)", func(t *testing.T) string {
 			return probersRawServer(t, []byte("HTTP/1.0 200 OK\r\n\r\nall good"), false, false).addr()
-		}, func(c *HTTPConfig) { c.ExpectedResponse = Segments{TextPayload("good")} }, 5 * time.Second, Pass, KindNone},
+		}, func(c *HTTPConfig) { c.ExpectedResponse = Segments{textPayload("good")} }, 5 * time.Second, Pass, KindNone},
 		{"headers beyond 64 KiB are a protocol error", func(t *testing.T) string {
 			return probersRawServer(t, []byte("HTTP/1.1 200 OK\r\nX: "+strings.Repeat("y", 100<<10)+"\r\n\r\n"), false, false).addr()
 		}, nil, 5 * time.Second, Fail, KindProtocol},
 		{"bad chunk encoding is a protocol error", func(t *testing.T) string {
 			return probersRawServer(t, []byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nxx\r\n0\r\n\r\n"), false, false).addr()
-		}, func(c *HTTPConfig) { c.ExpectedResponse = Segments{TextPayload("x")} }, 5 * time.Second, Fail, KindProtocol},
+		}, func(c *HTTPConfig) { c.ExpectedResponse = Segments{textPayload("x")} }, 5 * time.Second, Fail, KindProtocol},
 	}
 	for _, engine := range probersEngines {
 		for _, tc := range cases {
@@ -370,7 +370,7 @@ func TestHTTPS(t *testing.T) {
 		kind Kind
 	}{
 		{"verified with the test CA, SNI from the hostname", tls.NoClientCert,
-			TLSConfig{CAPEM: string(ca.PEM)}, Segments{TextPayload("secure probe.test")}, Pass, KindNone},
+			TLSConfig{CAPEM: string(ca.PEM)}, Segments{textPayload("secure probe.test")}, Pass, KindNone},
 		{"verified against the IP address", tls.NoClientCert,
 			TLSConfig{CAPEM: string(ca.PEM), ServerName: "127.0.0.1"}, nil, Pass, KindNone},
 		{"unknown CA fails the handshake", tls.NoClientCert, TLSConfig{}, nil, Fail, KindTLS},

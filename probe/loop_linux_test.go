@@ -141,7 +141,7 @@ func TestLoopHTTPMatchesGoroutinePath(t *testing.T) {
 	}
 	// The same replies judged by a body match (Route 53's window, and a
 	// small one).
-	for _, window := range []int{HTTPRoute53MatchWindow, 8} {
+	for _, window := range []int{httpRoute53MatchWindow, 8} {
 		bc := cfg
 		bc.ExpectedResponse, bc.MatchWindow = Segments{{Text: "ok"}, {Text: "until"}}, window
 		for i, reply := range append(replies,
@@ -397,7 +397,7 @@ func BenchmarkLoopProbe(b *testing.B) {
 	tc, err := NewTCP(tcpLn.Addr().String(), TCPConfig{})
 	require.NoError(b, err)
 	bcfg := DefaultHTTPConfig()
-	bcfg.ExpectedResponse = Segments{TextPayload("healthy")}
+	bcfg.ExpectedResponse = Segments{textPayload("healthy")}
 	hb, err := NewHTTP(httpAddr, bcfg)
 	require.NoError(b, err)
 	for _, c := range []struct {

@@ -25,7 +25,7 @@ func FuzzLoopVerdict(f *testing.F) {
 		cfg.ExpectedStatuses = Statuses{{Min: 200, Max: 299}}
 		cfg.RetriableStatuses = Statuses{{Min: 500, Max: 503}}
 		if seg != "" {
-			cfg.ExpectedResponse = Segments{TextPayload(seg)}
+			cfg.ExpectedResponse = Segments{textPayload(seg)}
 			cfg.MatchWindow = 1 + int(window)*4
 		} else if head {
 			cfg.Method = http.MethodHead

@@ -23,9 +23,9 @@ const (
 	PayloadBinary PayloadType = "Binary"
 )
 
-// ErrEmptyPayload is returned for a payload that holds no bytes: a segment
+// errEmptyPayload is returned for a payload that holds no bytes: a segment
 // that matches everything and a request that sends nothing are both mistakes.
-var ErrEmptyPayload = errors.New("probe: payload is empty")
+var errEmptyPayload = errors.New("probe: payload is empty")
 
 // Payload is a sequence of bytes to send (an HTTP request body, a TCP send)
 // or to look for (one segment of an expected response). Its JSON form is
@@ -45,19 +45,19 @@ type Payload struct {
 	Binary []byte `json:"binary,omitempty"`
 }
 
-// TextPayload returns a Text payload holding s.
-func TextPayload(s string) Payload { return Payload{Type: PayloadText, Text: s} }
+// textPayload returns a Text payload holding s.
+func textPayload(s string) Payload { return Payload{Type: PayloadText, Text: s} }
 
-// HexPayload returns a Hex payload holding the hex digits h.
-func HexPayload(h string) Payload { return Payload{Type: PayloadHex, Hex: h} }
+// hexPayload returns a Hex payload holding the hex digits h.
+func hexPayload(h string) Payload { return Payload{Type: PayloadHex, Hex: h} }
 
-// BinaryPayload returns a Binary payload holding a copy of b.
-func BinaryPayload(b []byte) Payload { return Payload{Type: PayloadBinary, Binary: bytes.Clone(b)} }
+// binaryPayload returns a Binary payload holding a copy of b.
+func binaryPayload(b []byte) Payload { return Payload{Type: PayloadBinary, Binary: bytes.Clone(b)} }
 
-// Bytes decodes the payload. It fails for an unknown type, bad hex digits, a
+// decode returns the payload's bytes. It fails for an unknown type, bad hex digits, a
 // field set that does not belong to the type, and an empty result
-// (ErrEmptyPayload).
-func (p Payload) Bytes() ([]byte, error) {
+// (errEmptyPayload).
+func (p Payload) decode() ([]byte, error) {
 	var b []byte
 	switch p.Type {
 	case PayloadText, "":
@@ -70,7 +70,7 @@ func (p Payload) Bytes() ([]byte, error) {
 			return nil, fmt.Errorf("probe: payload of type %q: only hex may be set", PayloadHex)
 		}
 		var err error
-		if b, err = ParseHex(p.Hex); err != nil {
+		if b, err = parseHex(p.Hex); err != nil {
 			return nil, err
 		}
 	case PayloadBinary:
@@ -82,21 +82,21 @@ func (p Payload) Bytes() ([]byte, error) {
 		return nil, fmt.Errorf("probe: payload type %q: want %q, %q or %q", p.Type, PayloadText, PayloadHex, PayloadBinary)
 	}
 	if len(b) == 0 {
-		return nil, ErrEmptyPayload
+		return nil, errEmptyPayload
 	}
 	return b, nil
 }
 
 // Validate reports whether the payload decodes to at least one byte.
 func (p Payload) Validate() error {
-	_, err := p.Bytes()
+	_, err := p.decode()
 	return err
 }
 
 // validate is Validate as a *FieldError for the config field named field,
 // wrapping sentinel.
 func (p Payload) validate(sentinel error, field string) error {
-	if _, err := p.Bytes(); err != nil {
+	if _, err := p.decode(); err != nil {
 		return payloadFieldErr(sentinel, field, p, err)
 	}
 	return nil
@@ -107,7 +107,8 @@ func payloadFieldErr(sentinel error, field string, p Payload, err error) error {
 		"its type's field only ("+strings.TrimPrefix(err.Error(), "probe: ")+")")
 }
 
-// String returns the payload in ParsePayload's form ("text:pong", "hex:706f").
+// String returns the payload in a short form ("text:pong", "hex:706f",
+// "base64:cG9uZw==").
 func (p Payload) String() string {
 	switch p.Type {
 	case PayloadHex:
@@ -118,8 +119,8 @@ func (p Payload) String() string {
 	return "text:" + p.Text
 }
 
-// HexError reports a bad hex string: the byte offset and what is wrong.
-type HexError struct {
+// hexError reports a bad hex string: the byte offset and what is wrong.
+type hexError struct {
 	// Offset is the position in the input of the offending character, or
 	// the input's length for an odd number of digits.
 	Offset int
@@ -128,16 +129,16 @@ type HexError struct {
 }
 
 // Error returns "probe: hex payload at offset N: reason".
-func (e *HexError) Error() string {
+func (e *hexError) Error() string {
 	return fmt.Sprintf("probe: hex payload at offset %d: %s", e.Offset, e.Reason)
 }
 
-// ParseHex decodes hex digits (either case) into bytes. ASCII white space
+// parseHex decodes hex digits (either case) into bytes. ASCII white space
 // (space, tab, CR, LF) anywhere is ignored, so "70 6f 6e 67" and
 // "706f6e67" are the same; anything else that is not a hex digit, or an odd
-// number of digits, is a *HexError. An input with no digits yields
-// ErrEmptyPayload.
-func ParseHex(s string) ([]byte, error) {
+// number of digits, is a *hexError. An input with no digits yields
+// errEmptyPayload.
+func parseHex(s string) ([]byte, error) {
 	out := make([]byte, 0, len(s)/2)
 	var hi byte
 	half := false
@@ -154,7 +155,7 @@ func ParseHex(s string) ([]byte, error) {
 		case 'A' <= c && c <= 'F':
 			v = c - 'A' + 10
 		default:
-			return nil, &HexError{Offset: i, Reason: fmt.Sprintf("invalid hex digit %q", c)}
+			return nil, &hexError{Offset: i, Reason: fmt.Sprintf("invalid hex digit %q", c)}
 		}
 		if half {
 			out = append(out, hi<<4|v)
@@ -164,23 +165,23 @@ func ParseHex(s string) ([]byte, error) {
 		half = !half
 	}
 	if half {
-		return nil, &HexError{Offset: len(s), Reason: "odd number of hex digits"}
+		return nil, &hexError{Offset: len(s), Reason: "odd number of hex digits"}
 	}
 	if len(out) == 0 {
-		return nil, ErrEmptyPayload
+		return nil, errEmptyPayload
 	}
 	return out, nil
 }
 
-// ParsePayload reads a payload from its short text form, for flags and
+// parsePayload reads a payload from its short text form, for flags and
 // command lines: "text:<text>", "hex:<hex digits>" or "base64:<base64>";
 // a string with none of these prefixes is text. The payload must decode to
 // at least one byte.
-func ParsePayload(spec string) (Payload, error) {
+func parsePayload(spec string) (Payload, error) {
 	var p Payload
 	switch {
 	case strings.HasPrefix(spec, "hex:"):
-		p = HexPayload(spec[len("hex:"):])
+		p = hexPayload(spec[len("hex:"):])
 	case strings.HasPrefix(spec, "base64:"):
 		b, err := base64.StdEncoding.DecodeString(spec[len("base64:"):])
 		if err != nil {
@@ -188,9 +189,9 @@ func ParsePayload(spec string) (Payload, error) {
 		}
 		p = Payload{Type: PayloadBinary, Binary: b}
 	case strings.HasPrefix(spec, "text:"):
-		p = TextPayload(spec[len("text:"):])
+		p = textPayload(spec[len("text:"):])
 	default:
-		p = TextPayload(spec)
+		p = textPayload(spec)
 	}
 	if err := p.Validate(); err != nil {
 		return Payload{}, err
@@ -224,7 +225,7 @@ func (s *Segments) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// String lists the segments in ParsePayload's form.
+// String lists the segments in Payload.String's form.
 func (s Segments) String() string {
 	parts := make([]string, len(s))
 	for i, p := range s {
@@ -241,7 +242,7 @@ func (s Segments) decode(sentinel error, field string) ([][]byte, error) {
 	}
 	out := make([][]byte, len(s))
 	for i, p := range s {
-		b, err := p.Bytes()
+		b, err := p.decode()
 		if err != nil {
 			return nil, payloadFieldErr(sentinel, fmt.Sprintf("%s[%d]", field, i), p, err)
 		}

@@ -31,7 +31,7 @@ func TestParseHex(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseHex(tc.in)
+			got, err := parseHex(tc.in)
 			if tc.err {
 				require.Error(t, err)
 				return
@@ -40,12 +40,12 @@ func TestParseHex(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
-	var he *HexError
-	_, err := ParseHex("70zz")
+	var he *hexError
+	_, err := parseHex("70zz")
 	require.ErrorAs(t, err, &he)
 	assert.Equal(t, 2, he.Offset)
-	_, err = ParseHex(" ")
-	require.ErrorIs(t, err, ErrEmptyPayload)
+	_, err = parseHex(" ")
+	require.ErrorIs(t, err, errEmptyPayload)
 }
 
 func TestParsePayload(t *testing.T) {
@@ -65,16 +65,16 @@ func TestParsePayload(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.spec, func(t *testing.T) {
-			p, err := ParsePayload(tc.spec)
+			p, err := parsePayload(tc.spec)
 			if tc.err {
 				require.Error(t, err)
 				return
 			}
 			require.NoError(t, err)
-			b, err := p.Bytes()
+			b, err := p.decode()
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, b)
-			back, err := ParsePayload(p.String())
+			back, err := parsePayload(p.String())
 			require.NoError(t, err)
 			assert.Equal(t, p, back)
 		})
@@ -87,10 +87,10 @@ func TestPayloadBytes(t *testing.T) {
 		p    Payload
 		err  bool
 	}{
-		{"text", TextPayload("a"), false},
+		{"text", textPayload("a"), false},
 		{"untyped text", Payload{Text: "a"}, false},
-		{"binary", BinaryPayload([]byte{0}), false},
-		{"hex", HexPayload("00"), false},
+		{"binary", binaryPayload([]byte{0}), false},
+		{"hex", hexPayload("00"), false},
 		{"unknown type", Payload{Type: "Base32", Text: "a"}, true},
 		{"text with hex set", Payload{Type: PayloadText, Text: "a", Hex: "00"}, true},
 		{"hex with text set", Payload{Type: PayloadHex, Text: "a", Hex: "00"}, true},
@@ -112,9 +112,9 @@ func TestPayloadBytes(t *testing.T) {
 func TestSegmentsJSON(t *testing.T) {
 	var s Segments
 	require.NoError(t, json.Unmarshal([]byte(`{"type":"Text","text":"pong"}`), &s))
-	assert.Equal(t, Segments{TextPayload("pong")}, s)
+	assert.Equal(t, Segments{textPayload("pong")}, s)
 	require.NoError(t, json.Unmarshal([]byte(`[{"type":"Binary","binary":"cG9uZw=="},{"type":"Hex","hex":"00"}]`), &s))
-	assert.Equal(t, Segments{{Type: PayloadBinary, Binary: []byte("pong")}, HexPayload("00")}, s)
+	assert.Equal(t, Segments{{Type: PayloadBinary, Binary: []byte("pong")}, hexPayload("00")}, s)
 	require.Error(t, json.Unmarshal([]byte(`"pong"`), &s))
 }
 
@@ -183,7 +183,7 @@ func FuzzParseHex(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		b, err := ParseHex(s)
+		b, err := parseHex(s)
 		if err != nil {
 			return
 		}
@@ -195,7 +195,7 @@ func FuzzParseHex(f *testing.F) {
 		}, s)
 		want, err := hex.DecodeString(clean)
 		if err != nil || !bytes.Equal(b, want) {
-			t.Fatalf("ParseHex(%q) = %x, encoding/hex says %x (%v)", s, b, want, err)
+			t.Fatalf("parseHex(%q) = %x, encoding/hex says %x (%v)", s, b, want, err)
 		}
 	})
 }
@@ -205,19 +205,19 @@ func FuzzParsePayload(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, err := ParsePayload(s)
+		p, err := parsePayload(s)
 		if err != nil {
 			return
 		}
-		b, err := p.Bytes()
+		b, err := p.decode()
 		if err != nil || len(b) == 0 {
-			t.Fatalf("ParsePayload(%q) accepted a payload that does not decode: %v", s, err)
+			t.Fatalf("parsePayload(%q) accepted a payload that does not decode: %v", s, err)
 		}
-		back, err := ParsePayload(p.String())
+		back, err := parsePayload(p.String())
 		if err != nil {
 			t.Fatalf("String form %q does not parse back: %v", p.String(), err)
 		}
-		b2, _ := back.Bytes()
+		b2, _ := back.decode()
 		if !bytes.Equal(b, b2) {
 			t.Fatalf("round trip changed the bytes: %x → %x", b, b2)
 		}

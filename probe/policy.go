@@ -280,10 +280,10 @@ func (p Policy) Validate() error {
 
 // Record-service style limits, enforced by ValidateRecordService.
 const (
-	RecordServiceMinInterval = 10 * time.Second
-	RecordServiceMaxInterval = 300 * time.Second
-	RecordServiceMinTimeout  = 100 * time.Millisecond
-	RecordServiceMaxTimeout  = 3 * time.Second
+	recordServiceMinInterval = 10 * time.Second
+	recordServiceMaxInterval = 300 * time.Second
+	recordServiceMinTimeout  = 100 * time.Millisecond
+	recordServiceMaxTimeout  = 3 * time.Second
 )
 
 // ValidateRecordService runs Validate and then the record service's own
@@ -294,8 +294,8 @@ func (p Policy) ValidateRecordService() error {
 		return err
 	}
 	p = p.withDefaults()
-	if err := machCheckDur("interval", p.Interval, RecordServiceMinInterval, RecordServiceMaxInterval, false); err != nil {
+	if err := machCheckDur("interval", p.Interval, recordServiceMinInterval, recordServiceMaxInterval, false); err != nil {
 		return err
 	}
-	return machCheckDur("timeout", p.Timeout, RecordServiceMinTimeout, RecordServiceMaxTimeout, false)
+	return machCheckDur("timeout", p.Timeout, recordServiceMinTimeout, recordServiceMaxTimeout, false)
 }

@@ -87,7 +87,7 @@ func TestPolicyJitter(t *testing.T) {
 func TestPolicyJSONRoundTrip(t *testing.T) {
 	for name, p := range map[string]Policy{
 		"default": DefaultPolicy(), "envoy": Envoy(), "consul": Consul(2, 1, 3),
-		"gdnsd": Gdnsd(GdnsdUpThresh, GdnsdOkThresh, GdnsdDownThresh), "jitter": func() Policy {
+		"gdnsd": Gdnsd(gdnsdUpThresh, gdnsdOkThresh, gdnsdDownThresh), "jitter": func() Policy {
 			p := Envoy()
 			p.InitialJitter, p.IntervalJitter, p.IntervalJitterPercent = time.Second, time.Millisecond, 12.5
 			p.UnhealthyEdgeInterval = time.Second

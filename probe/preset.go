@@ -107,14 +107,14 @@ func Consul(successBeforePassing, failuresBeforeWarning, failuresBeforeCritical 
 
 // Route 53 health check intervals.
 const (
-	Route53StandardInterval = 30 * time.Second
-	Route53FastInterval     = 10 * time.Second
+	route53StandardInterval = 30 * time.Second
+	route53FastInterval     = 10 * time.Second
 )
 
 // Route53 returns Route 53's health check policy: failureThreshold
 // consecutive failures make a healthy endpoint unhealthy and as many
 // consecutive successes make an unhealthy one healthy (symmetric; Route 53's
-// default is 3, its range 1–10, pass it explicitly). There is no served
+// default is 3, also taken for 0; its range is 1–10). There is no served
 // warning state (warning and critical thresholds are equal). The interval
 // is 30s, or 10s with fast (Route 53's two choices), at a fixed schedule;
 // the timeout is 6s (4s to connect plus 2s for the answer, which the HTTP
@@ -122,10 +122,13 @@ const (
 // results say otherwise, as Route 53 does; fail-now counts as an ordinary
 // failure.
 func Route53(failureThreshold int, fast bool) Policy {
+	if failureThreshold == 0 {
+		failureThreshold = 3
+	}
 	p := DefaultPolicy()
-	p.Interval = Route53StandardInterval
+	p.Interval = route53StandardInterval
 	if fast {
-		p.Interval = Route53FastInterval
+		p.Interval = route53FastInterval
 	}
 	p.Timeout = 6 * time.Second
 	p.WarningThreshold = failureThreshold
@@ -140,9 +143,9 @@ func Route53(failureThreshold int, fast bool) Policy {
 
 // gdnsd's default thresholds, for Gdnsd.
 const (
-	GdnsdUpThresh   = 20
-	GdnsdOkThresh   = 10
-	GdnsdDownThresh = 10
+	gdnsdUpThresh   = 20
+	gdnsdOkThresh   = 10
+	gdnsdDownThresh = 10
 )
 
 // Gdnsd returns gdnsd's monitoring policy: a target that is up goes down
@@ -150,11 +153,19 @@ const (
 // consecutive successes (failures accumulate across sparse successes); a
 // target that is down comes up after upThresh consecutive successes
 // (recovery in between); the first result applies at once. There is no
-// served warning state. gdnsd's defaults are GdnsdUpThresh, GdnsdOkThresh
-// and GdnsdDownThresh, with interval 10s and timeout 5s at a fixed
-// schedule; fail-now counts as an ordinary failure. Values are passed
-// through unchanged, so Validate rejects those below 1.
+// served warning state. A 0 argument takes gdnsd's default (up_thresh 20,
+// ok_thresh 10, down_thresh 10); the interval is 10s and the timeout 5s at
+// a fixed schedule; fail-now counts as an ordinary failure. Negative
+// values are passed through, so Validate rejects them.
 func Gdnsd(upThresh, okThresh, downThresh int) Policy {
+	for _, a := range []struct {
+		v *int
+		d int
+	}{{&upThresh, gdnsdUpThresh}, {&okThresh, gdnsdOkThresh}, {&downThresh, gdnsdDownThresh}} {
+		if *a.v == 0 {
+			*a.v = a.d
+		}
+	}
 	p := DefaultPolicy()
 	p.Interval = 10 * time.Second
 	p.Timeout = 5 * time.Second

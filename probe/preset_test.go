@@ -26,7 +26,7 @@ func TestPresetsValidate(t *testing.T) {
 	for name, p := range map[string]Policy{
 		"default": DefaultPolicy(), "record service": RecordService(), "envoy": Envoy(),
 		"proxy sync": ProxySync(), "consul": Consul(0, 0, 0), "route 53": Route53(3, false),
-		"route 53 fast": Route53(3, true), "gdnsd": Gdnsd(GdnsdUpThresh, GdnsdOkThresh, GdnsdDownThresh),
+		"route 53 fast": Route53(3, true), "gdnsd": Gdnsd(gdnsdUpThresh, gdnsdOkThresh, gdnsdDownThresh),
 	} {
 		assert.NoError(t, p.Validate(), name)
 	}
@@ -255,7 +255,7 @@ func TestGdnsdPreset(t *testing.T) {
 		assert.Equal(t, "crrcrrp", machRun(t, p, "FPPFPPP"))
 	})
 	t.Run("gdnsd: defaults up 20, ok 10, down 10", func(t *testing.T) {
-		q := Gdnsd(GdnsdUpThresh, GdnsdOkThresh, GdnsdDownThresh)
+		q := Gdnsd(gdnsdUpThresh, gdnsdOkThresh, gdnsdDownThresh)
 		assert.Equal(t, 20, q.PassingThreshold)
 		assert.Equal(t, 10, q.FailureResetThreshold)
 		assert.Equal(t, 10, q.CriticalThreshold)

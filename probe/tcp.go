@@ -101,7 +101,7 @@ func NewTCP(addr string, cfg TCPConfig) (*TCP, error) {
 		p := *cfg.Send
 		p.Binary = append([]byte(nil), p.Binary...)
 		t.cfg.Send = &p
-		if t.send, err = cfg.Send.Bytes(); err != nil {
+		if t.send, err = cfg.Send.decode(); err != nil {
 			return nil, err
 		}
 	}

@@ -59,7 +59,7 @@ func probersPong(reply string) func(net.Conn, <-chan struct{}) {
 }
 
 func TestTCPEnvoyRules(t *testing.T) {
-	ping := TextPayload("ping")
+	ping := textPayload("ping")
 	cases := []struct {
 		name    string
 		handle  func(net.Conn, <-chan struct{})
@@ -73,21 +73,21 @@ func TestTCPEnvoyRules(t *testing.T) {
 		{"send without receive passes once sent", func(c net.Conn, _ <-chan struct{}) { _, _ = io.ReadAll(c) },
 			TCPConfig{Send: &ping}, 5 * time.Second, Pass, KindNone},
 		{"send and receive the expected payload", probersPong("pong"),
-			TCPConfig{Send: &ping, Receive: Segments{TextPayload("pong")}}, 5 * time.Second, Pass, KindNone},
+			TCPConfig{Send: &ping, Receive: Segments{textPayload("pong")}}, 5 * time.Second, Pass, KindNone},
 		{"Envoy rule 8: receive segments in order, not contiguous", probersPong("p-o-n-g"),
-			TCPConfig{Send: &ping, Receive: Segments{TextPayload("p-"), HexPayload("6e")}}, 5 * time.Second, Pass, KindNone},
+			TCPConfig{Send: &ping, Receive: Segments{textPayload("p-"), hexPayload("6e")}}, 5 * time.Second, Pass, KindNone},
 		{"Envoy rule 7: a receive mismatch keeps reading until the timeout", probersPong("nope"),
-			TCPConfig{Send: &ping, Receive: Segments{TextPayload("pong")}}, 300 * time.Millisecond, Fail, KindTimeout},
+			TCPConfig{Send: &ping, Receive: Segments{textPayload("pong")}}, 300 * time.Millisecond, Fail, KindTimeout},
 		{"Envoy rule 6: an unexpected close counts toward the threshold", func(c net.Conn, _ <-chan struct{}) {
 			_, _ = c.Write([]byte("po"))
-		}, TCPConfig{Receive: Segments{TextPayload("pong")}}, 5 * time.Second, Fail, KindReset},
+		}, TCPConfig{Receive: Segments{textPayload("pong")}}, 5 * time.Second, Fail, KindReset},
 		{"Envoy rule 6: a silent server times out", func(_ net.Conn, done <-chan struct{}) { <-done },
-			TCPConfig{Receive: Segments{TextPayload("pong")}}, 300 * time.Millisecond, Fail, KindTimeout},
+			TCPConfig{Receive: Segments{textPayload("pong")}}, 300 * time.Millisecond, Fail, KindTimeout},
 		{"receive split across writes", func(c net.Conn, _ <-chan struct{}) {
 			for _, p := range []string{"po", "n", "g"} {
 				_, _ = c.Write([]byte(p))
 			}
-		}, TCPConfig{Receive: Segments{TextPayload("pong")}}, 5 * time.Second, Pass, KindNone},
+		}, TCPConfig{Receive: Segments{textPayload("pong")}}, 5 * time.Second, Pass, KindNone},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,7 +131,7 @@ func TestTCPConnectOnlyResets(t *testing.T) {
 
 func TestTCPCanceled(t *testing.T) {
 	addr := probersTCPServer(t, func(_ net.Conn, done <-chan struct{}) { <-done })
-	p, err := NewTCP(addr, TCPConfig{Receive: Segments{TextPayload("x")}})
+	p, err := NewTCP(addr, TCPConfig{Receive: Segments{textPayload("x")}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	res := make(chan Result)
@@ -174,7 +174,7 @@ func TestTCPConfig(t *testing.T) {
 	var c TCPConfig
 	require.NoError(t, jsonUnmarshal(`{"send":{"type":"Text","text":"ping"},"receive":{"type":"Hex","hex":"706f6e67"}}`, &c))
 	require.NoError(t, c.Validate())
-	assert.Equal(t, Segments{HexPayload("706f6e67")}, c.Receive)
+	assert.Equal(t, Segments{hexPayload("706f6e67")}, c.Receive)
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
@@ -189,13 +189,13 @@ func BenchmarkTCPProbe(b *testing.B) {
 			_, _ = io.Copy(io.Discard, c)
 		}
 	})
-	ping := TextPayload("ping")
+	ping := textPayload("ping")
 	for _, tc := range []struct {
 		name string
 		cfg  TCPConfig
 	}{
 		{"connect", TCPConfig{}},
-		{"send-receive", TCPConfig{Send: &ping, Receive: Segments{TextPayload("pong")}}},
+		{"send-receive", TCPConfig{Send: &ping, Receive: Segments{textPayload("pong")}}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			p, err := NewTCP(addr, tc.cfg)

@@ -48,17 +48,17 @@ func TestDecodeEnvoyGatewayActive(t *testing.T) {
 				assert.Equal(t, http.MethodPost, h.Method)
 				assert.Equal(t, probe.Statuses{probe.OneStatus(200), probe.OneStatus(204)}, h.ExpectedStatuses)
 				assert.Equal(t, probe.Statuses{probe.OneStatus(503)}, h.RetriableStatuses)
-				assert.Equal(t, probe.Segments{probe.TextPayload("ok")}, h.ExpectedResponse)
+				assert.Equal(t, probe.Segments{{Type: probe.PayloadText, Text: "ok"}}, h.ExpectedResponse)
 				require.NotNil(t, h.RequestBody)
-				assert.Equal(t, probe.TextPayload("ping"), *h.RequestBody)
+				assert.Equal(t, probe.Payload{Type: probe.PayloadText, Text: "ping"}, *h.RequestBody)
 				assert.Equal(t, 9090, h.Port)
 				assert.Equal(t, probe.HTTPDefaultMatchWindow, h.MatchWindow)
 			}},
 		{"tcp send and receive", `{"type":"TCP","tcp":{"send":{"type":"Text","text":"ping"},"receive":{"type":"Binary","binary":"cG9uZw=="}},"overrides":{"port":7}}`,
 			func(t *testing.T, c Check) {
 				require.NotNil(t, c.TCP)
-				assert.Equal(t, probe.TextPayload("ping"), *c.TCP.Send)
-				assert.Equal(t, probe.Segments{probe.BinaryPayload([]byte("pong"))}, c.TCP.Receive)
+				assert.Equal(t, probe.Payload{Type: probe.PayloadText, Text: "ping"}, *c.TCP.Send)
+				assert.Equal(t, probe.Segments{{Type: probe.PayloadBinary, Binary: []byte("pong")}}, c.TCP.Receive)
 				assert.Equal(t, 7, c.TCP.Port)
 			}},
 		{"tcp connect-only", `{"type":"TCP","tcp":{}}`,
