@@ -96,8 +96,13 @@ func buildZone(ctx context.Context, zs ZoneSnapshot) (*zone, error) {
 	z := &zone{name: key, soa: zs.SOA, nodes: map[string]*node{}}
 	z.soa.NS, z.soa.Mbox = zoneKey(zs.SOA.NS), zoneKey(zs.SOA.Mbox)
 	t := &txn{z: z, touched: map[setKey]bool{}}
+	// The records are gathered per RRset first and each RRset put once:
+	// putting after every record copied the set each time (quadratic in
+	// the size of an RRset).
+	sets := map[setKey]*setBuilder{}
+	var order []setKey
 	for i, zr := range zs.Records {
-		if i%4096 == 4095 {
+		if i%1024 == 1023 {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("zone %s: building stopped after %d records: %w", key, i, err)
 			}
@@ -106,12 +111,17 @@ func buildZone(ctx context.Context, zs ZoneSnapshot) (*zone, error) {
 		if err != nil {
 			return nil, err
 		}
-		code := r.wire.Header().Rrtype
-		set := t.get(name, code)
-		if containsData(set, r) {
-			continue
+		k := setKey{name, r.wire.Header().Rrtype}
+		b := sets[k]
+		if b == nil {
+			b = &setBuilder{}
+			sets[k] = b
+			order = append(order, k)
 		}
-		t.put(name, code, append(set[:len(set):len(set)], r))
+		b.add(r)
+	}
+	for _, k := range order {
+		t.put(k.name, k.typ, sets[k].recs)
 	}
 	if err := t.check(); err != nil {
 		return nil, err
@@ -135,6 +145,39 @@ func checkSOA(s SOA) error {
 		}
 	}
 	return nil
+}
+
+// setBuilder gathers an RRset's records in order, dropping duplicates (same
+// data) in constant time per record: a linear scan while the set is small,
+// a map beyond.
+type setBuilder struct {
+	recs []rec
+	seen map[string]bool
+}
+
+func (b *setBuilder) add(r rec) {
+	const small = 16
+	switch {
+	case b.seen != nil:
+		if b.seen[r.rr.Data] {
+			return
+		}
+		b.seen[r.rr.Data] = true
+	case len(b.recs) < small:
+		if containsData(b.recs, r) {
+			return
+		}
+	default:
+		b.seen = make(map[string]bool, 2*len(b.recs))
+		for _, o := range b.recs {
+			b.seen[o.rr.Data] = true
+		}
+		if b.seen[r.rr.Data] {
+			return
+		}
+		b.seen[r.rr.Data] = true
+	}
+	b.recs = append(b.recs, r)
 }
 
 func containsData(set []rec, r rec) bool {
@@ -273,18 +316,16 @@ func (p *Provider) Apply(changes []Change) error {
 			if !ok {
 				return recErr(key, name, c.Type, ErrUnsupportedType)
 			}
-			var set []rec
+			var set setBuilder
 			for _, zr := range c.Records {
 				zr.Name, zr.Type = c.Name, c.Type
 				_, r, err := makeRec(key, zr.libdns())
 				if err != nil {
 					return err
 				}
-				if !containsData(set, r) {
-					set = append(set, r)
-				}
+				set.add(r)
 			}
-			t.put(name, code, set)
+			t.put(name, code, set.recs)
 			t.z.soa.Serial = c.Serial
 			zones[key] = t.z
 		default:
