@@ -33,6 +33,10 @@ import (
 // and every failure that leaves the target served is followed by the
 // unhealthy edge interval. The result is a supremum: jitter is drawn from
 // [0, J(d)), so real runs come in strictly under it whenever jitter is on.
+//
+// The bound assumes every probe gives a verdict. A local failure (KindLocal)
+// gives none and delays the verdict by one probe interval, so the bound
+// does not hold while a Monitor is degraded (LocalStats.Degraded).
 func WorstCaseDetection(p Policy) time.Duration {
 	if p.Validate() != nil {
 		return 0

@@ -28,6 +28,28 @@
 // target's death to the machine no longer serving it, timeouts and jitter
 // included; failover bounds elsewhere in gslbkit are built on it.
 //
+// A local failure is not a verdict. An attempt that fails because of this
+// process or host, before anything reached the target, has Kind KindLocal:
+// no descriptor left (EMFILE, ENFILE), no kernel buffer or memory
+// (ENOBUFS, ENOMEM), no ephemeral port (EADDRNOTAVAIL, or EAGAIN from
+// connect), refused by the host's own firewall or security policy (EPERM,
+// EACCES), or started only after its deadline because the scheduler was
+// late. The Machine does not count it (no transition, no back-off step),
+// the Monitor probes the target again on its normal schedule and counts it
+// per target (TargetStats.LocalFailures) and Monitor-wide
+// (Monitor.LocalStats), on the event loop and on the workers alike. So a
+// process that runs out of descriptors — a flood of clients on a server
+// in the same process — does not fail every target over. ENETUNREACH and
+// EHOSTUNREACH mean either a route missing from this host's table or a
+// router's ICMP report that the target's network is unreachable; they are
+// local only in the first case, told apart by where the error came from
+// (connect itself, in the event loop) or by a route lookup (a UDP connect
+// to the target's address, which sends nothing, for probes on workers).
+// While local failures happened within the last DegradedWindow the Monitor
+// is degraded: LocalStats says so, with the share of local failures, and an
+// Observer that is also a DegradedObserver is told when it starts and ends.
+// WorstCaseDetection does not hold while the Monitor is degraded.
+//
 // HTTP checks take a lean HTTP/1.1 path over net.Conn by default (one
 // request, only the bytes needed for the verdict read, pooled buffers); the
 // net/http engine is kept as the reference, and a differential fuzz test

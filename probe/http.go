@@ -231,11 +231,14 @@ func httpErrKind(err error) Kind {
 }
 
 // KindOf classifies a dial or I/O error the way the built-in probers do:
+// KindLocal for a local failure (see KindLocal; an unreachable error is
+// local when this host has no route to the address the error names),
 // KindTimeout (a deadline, the context's included), KindTLS, KindRefused,
 // KindReset (also an early end of stream), KindNetwork (other dial and
 // resolution errors), KindNone for nil, else KindOther. Probers outside
 // this package (probe/grpcprobe, probe/dnsprobe, a user's) use it to
-// classify their transport errors like the HTTP and TCP probers.
+// classify their transport errors like the HTTP and TCP probers, so that
+// their local failures are not counted either.
 func KindOf(err error) Kind {
 	var (
 		ne  net.Error
@@ -248,6 +251,8 @@ func KindOf(err error) Kind {
 	switch {
 	case err == nil:
 		return KindNone
+	case probeLocalErrno(err), probeUnreachable(err) && probeNoRoute(err):
+		return KindLocal
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return KindTimeout
 	case errors.As(err, &rh), errors.As(err, &al), errors.As(err, &cv), errors.Is(err, ErrTLSConfig),

@@ -191,6 +191,11 @@ func (lp *evLoop) start(j loopJob, now time.Time) {
 	if h := j.lt.http; h != nil {
 		p.deadline = loopDeadline(p.end, j.start, h.cfg.ConnectTimeout)
 	}
+	if !now.Before(p.end) {
+		// Dispatched, but the loop reached it only after its deadline.
+		lp.finish(s, now, probeLate(now.Sub(p.end)))
+		return
+	}
 	family := syscall.AF_INET
 	if j.lt.addr.Addr().Is6() {
 		family = syscall.AF_INET6
@@ -206,7 +211,11 @@ func (lp *evLoop) start(j loopJob, now time.Time) {
 	}
 	err = loopConnect(fd, j.lt)
 	if err != nil && err != syscall.EINPROGRESS {
-		lp.finish(s, now, lp.connectFailed(p, os.NewSyscallError("connect", err)))
+		r := lp.connectFailed(p, os.NewSyscallError("connect", err))
+		if err == syscall.ENETUNREACH || err == syscall.EHOSTUNREACH {
+			r.Kind = KindLocal // connect itself failed: no route in this host's table
+		}
+		lp.finish(s, now, r)
 		return
 	}
 	ev := syscall.EpollEvent{
@@ -215,7 +224,9 @@ func (lp *evLoop) start(j loopJob, now time.Time) {
 		Pad:    int32(p.sgen),
 	}
 	if err := rawEpollAdd(lp.epfd, fd, &ev); err != nil {
-		lp.finish(s, now, lp.connectFailed(p, os.NewSyscallError("epoll_ctl", err)))
+		r := lp.connectFailed(p, os.NewSyscallError("epoll_ctl", err))
+		r.Kind = KindLocal // the loop's own epoll set is full or out of memory
+		lp.finish(s, now, r)
 		return
 	}
 	lp.dlPush(s)
@@ -351,10 +362,16 @@ func (lp *evLoop) timedOut(p *loopProbe) Result {
 	return lp.connectFailed(p, os.ErrDeadlineExceeded)
 }
 
-// connectFailed is the verdict on a connect that failed with err.
+// connectFailed is the verdict on a connect that failed with err. An
+// unreachable error is classified by the caller, which knows where it came
+// from, so no route lookup is made here.
 func (lp *evLoop) connectFailed(p *loopProbe, err error) Result {
 	e := lp.opError(p, "dial", err)
-	return Result{Status: Fail, Kind: KindOf(e), Detail: "connect: " + e.Error()}
+	k := KindNetwork
+	if !probeUnreachable(e) {
+		k = KindOf(e)
+	}
+	return Result{Status: Fail, Kind: k, Detail: "connect: " + e.Error()}
 }
 
 // opError wraps err as package net would report it.
@@ -420,7 +437,11 @@ func (lp *evLoop) handle(ev syscall.EpollEvent, now time.Time) {
 			return
 		}
 		if e := rawSoError(int(p.fd)); e != 0 {
-			lp.finish(s, now, lp.connectFailed(p, os.NewSyscallError("connect", e)))
+			r := lp.connectFailed(p, os.NewSyscallError("connect", e))
+			if e == syscall.ENETUNREACH || e == syscall.EHOSTUNREACH {
+				r.Kind = KindNetwork // reported after the SYN went out: the network's answer
+			}
+			lp.finish(s, now, r)
 			return
 		}
 		lp.connected(s, now)

@@ -56,6 +56,11 @@ type Step struct {
 //     Entering passing from critical or recovery resets the failure count.
 //   - With FirstPassImmediate, a success as the very first input (no
 //     result or override seen yet) moves the target to passing at once.
+//   - A local failure (Kind KindLocal, whatever its Status) is not
+//     counted: Observe leaves the machine as it was (state, counters,
+//     back-off, the first-input flag) and returns no change, with Next the
+//     delay of the last step, so the target is probed again on its
+//     normal schedule.
 type Machine struct {
 	// p is never modified once the machine is made, so machines (and their
 	// copies) may share it: a Monitor gives every target with the same
@@ -136,6 +141,9 @@ func machInc(n int32) int32 {
 // Observe feeds one probe result taken at now and returns the step. It is
 // pure, allocation-free and constant-time.
 func (m *Machine) Observe(now time.Time, r Result) Step {
+	if r.Kind == KindLocal {
+		return Step{Next: m.next}
+	}
 	from := m.state
 	first := !m.seen
 	m.seen = true

@@ -175,6 +175,9 @@ type Monitor struct {
 	deliverGo  uint64
 	delivered  sync.Cond
 
+	loc  monLocal         // local failures over the recent window
+	dobs DegradedObserver // obs, if it is one
+
 	// The workers of the current Run (see dispatch and finish).
 	workers     int          // worker goroutines alive
 	peakWorkers int          // the most alive at once, for tests
@@ -255,7 +258,10 @@ func NewMonitor(cfg MonitorConfig, obs Observer, logger *slog.Logger) (*Monitor,
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	dobs, _ := obs.(DegradedObserver)
 	m := &Monitor{
+		dobs:     dobs,
+		loc:      monNewLocal(time.Now(), DegradedWindow),
 		cfg:      cfg,
 		obs:      obs,
 		log:      logger,
@@ -561,8 +567,9 @@ func (m *Monitor) emitLocked(t *monTarget, tr Transition, mach *Machine) bool {
 // drops the events of a target no longer in the Monitor (removed, or
 // removed and added again).
 type monEvent struct {
-	t  *monTarget
-	ev Event
+	t   *monTarget
+	ev  Event
+	deg *DegradedEvent // instead of ev: a DegradedEvent, for the Monitor
 }
 
 func monCheckTarget(t Target) error {

@@ -137,9 +137,15 @@ func (m *Monitor) schedule(ctx context.Context, start func(*monWorker, monJob)) 
 		}
 		m.loopJobs = m.loopJobs[:0]
 		lp.expire(now)
-		m.finishLoop(ctx, lp.takeDone())
-		if ctx.Err() != nil {
-			return
+		if done := lp.takeDone(); len(done) > 0 {
+			// Probes that ended at once (no socket) or expired: their
+			// targets are queued again, so dispatch before waiting; wait
+			// and armed no longer account for them.
+			m.finishLoop(ctx, done)
+			if ctx.Err() != nil {
+				return
+			}
+			continue
 		}
 		until, has := lp.next()
 		if armed && (!has || now.Add(wait).Before(until)) {
@@ -325,10 +331,14 @@ func (m *Monitor) retireLocked(now time.Time) {
 func (m *Monitor) work(ctx context.Context, w *monWorker, j monJob) {
 	for {
 		var r Result
-		if errors.Is(j.ctx.Err(), context.Canceled) {
+		if err := j.ctx.Err(); errors.Is(err, context.Canceled) {
 			// Removed, updated or stopping since it was dispatched: do not
 			// start it; finish drops the result.
 			r = Result{Status: Fail, Kind: KindOther, Detail: "cancelled before it started"}
+		} else if err != nil {
+			// The worker ran it only after its deadline: not the target's doing.
+			dl, _ := j.ctx.Deadline()
+			r = probeLate(time.Since(dl))
 		} else {
 			r = m.probe(j)
 		}
@@ -402,6 +412,7 @@ func (m *Monitor) resultLocked(ctx context.Context, t *monTarget, gen uint32, st
 	step := t.mach.Observe(now, r)
 	t.st.record(now, r, m.cfg.LatencySmoothing)
 	sent = m.stepLocked(t, step)
+	sent = m.recordLocalLocked(now, r) || sent
 	d := max(t.mach.p.jitter().Apply(step.Next, m.rng), monMinDelay)
 	due := start.Add(d)
 	if due.Before(now) {
@@ -442,12 +453,15 @@ func (m *Monitor) deliver(stop <-chan struct{}) {
 			m.delivered.Broadcast()
 		}
 		var ev Event
+		var deg *DegradedEvent
 		found := false
 		for m.evHead < len(m.events) && !found {
 			e := m.events[m.evHead]
 			m.events[m.evHead] = monEvent{}
 			m.evHead++
-			if m.targets[e.ev.Target] == e.t {
+			if e.deg != nil {
+				deg, found = e.deg, true
+			} else if m.targets[e.ev.Target] == e.t {
 				m.seq++
 				ev, found = e.ev, true
 				ev.Seq = m.seq
@@ -458,6 +472,10 @@ func (m *Monitor) deliver(stop <-chan struct{}) {
 			m.events, m.evHead = m.events[:0], 0
 		}
 		m.mu.Unlock()
+		if deg != nil {
+			m.dobs.ObserveDegraded(*deg)
+			continue
+		}
 		if found {
 			m.obs.Observe(ev)
 			continue

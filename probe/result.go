@@ -13,7 +13,8 @@ const (
 	Pass Status = iota + 1
 	// Fail: the attempt failed in a way that counts toward the policy's
 	// failure thresholds (timeout, connection refused or reset, unexpected
-	// close, a retriable status).
+	// close, a retriable status), unless its Kind is KindLocal: a local
+	// failure is not counted.
 	Fail
 	// FailNow: the target answered, but wrongly (a status neither expected
 	// nor retriable, a body that does not match, a gRPC reply other than
@@ -58,13 +59,23 @@ const (
 	KindProtocol
 	// KindOther: anything else.
 	KindOther
+	// KindLocal: a local failure, which says nothing about the target: the
+	// attempt failed because of this process or host before anything
+	// reached the target (no descriptor, buffer, memory or ephemeral port
+	// left; the host's own firewall; no route to the target in this host's
+	// table; the scheduler so late the probe's deadline had passed before
+	// it started). Its Status is Fail, but a Machine does not count it: no
+	// transition, no back-off step, the state and counters unchanged, and
+	// the Monitor probes the target again on its normal schedule. The
+	// package doc lists the errors; KindOf classifies an error so.
+	KindLocal
 	numKinds
 )
 
 // NumKinds is the number of Kind values, for arrays indexed by Kind.
 const NumKinds = int(numKinds)
 
-var kindNames = [...]string{"none", "timeout", "refused", "reset", "network", "tls", "status", "body", "protocol", "other"}
+var kindNames = [...]string{"none", "timeout", "refused", "reset", "network", "tls", "status", "body", "protocol", "other", "local"}
 
 // String returns the kind's lower-case name ("timeout", "status", …).
 func (k Kind) String() string {

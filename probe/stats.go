@@ -32,17 +32,23 @@ type TargetStats struct {
 	// enabling or disabling counts too).
 	Transitions uint64 `json:"transitions"`
 
-	// Probes counts finished probes whose results reached the machine;
-	// Passes and Failures split them (Failures includes fail-now).
+	// Probes counts finished probes whose results the machine counted;
+	// Passes and Failures split them (Failures includes fail-now). Local
+	// failures are not among them.
 	Probes   uint64 `json:"probes"`
 	Passes   uint64 `json:"passes"`
 	Failures uint64 `json:"failures"`
 	// FailuresByKind counts failures by Kind (index KindNone stays 0 unless
-	// a prober fails without saying why).
+	// a prober fails without saying why; index KindLocal stays 0: see
+	// LocalFailures).
 	FailuresByKind [NumKinds]uint64 `json:"failuresByKind"`
+	// LocalFailures counts the target's local failures (KindLocal): probes
+	// that failed because of this process or host, which the machine did
+	// not count. Monitor.LocalStats counts them Monitor-wide.
+	LocalFailures uint64 `json:"localFailures"`
 
-	// LastResult is the most recent result and LastProbe when it arrived
-	// (zero before the first).
+	// LastResult is the most recent result, a local failure included, and
+	// LastProbe when it arrived (zero before the first).
 	LastResult Result    `json:"lastResult"`
 	LastProbe  time.Time `json:"lastProbe"`
 	// LastError is the Detail of the most recent failure (its Kind's name when
@@ -85,6 +91,7 @@ type monStats struct {
 
 	probes, passes uint64
 	byKind         [NumKinds]uint32 // saturating
+	local          uint32           // local failures, saturating
 
 	last        Result
 	lastAt      time.Time
@@ -119,6 +126,18 @@ func (s *monStats) enter(now time.Time, state State) {
 // record adds one result, which arrived at now, with weight alpha for the
 // moving average.
 func (s *monStats) record(now time.Time, r Result, alpha float64) {
+	if r.Kind == KindLocal {
+		// Not a verdict: no probe counted, no latency sample.
+		if s.local < math.MaxUint32 {
+			s.local++
+		}
+		s.last, s.lastAt = r, now
+		s.lastErr, s.lastErrAt = r.Detail, now
+		if s.lastErr == "" {
+			s.lastErr = r.Kind.String()
+		}
+		return
+	}
 	s.probes++
 	if r.Passed() {
 		s.passes++
@@ -190,6 +209,7 @@ func (s *monStats) fill(now time.Time, out *TargetStats) {
 	for k, n := range s.byKind {
 		out.FailuresByKind[k] = uint64(n)
 	}
+	out.LocalFailures = uint64(s.local)
 	out.LastResult, out.LastProbe = s.last, s.lastAt
 	out.LastError, out.LastErrorAt = s.lastErr, s.lastErrAt
 	if s.probes > 0 {

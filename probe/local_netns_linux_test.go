@@ -1,0 +1,100 @@
+//go:build linux
+
+package probe
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLocalUnreachableClassification runs TestLocalNoRouteChild in a new
+// network namespace (inside a new user namespace, so no privilege is
+// needed): a namespace with no route at all, where the host's own table
+// makes every address unreachable.
+func TestLocalUnreachableClassification(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // hang guard
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestLocalNoRouteChild$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "GSLBKIT_PROBE_NETNS_CHILD=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC)) {
+		if os.Getenv("GSLBKIT_REQUIRE_NETNS") != "" {
+			t.Fatalf("no user and network namespace: %v", err)
+		}
+		t.Skipf("no user and network namespace here (%v); set GSLBKIT_REQUIRE_NETNS to require them", err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		t.Log(l)
+	}
+	require.NoError(t, err, "child failed")
+	require.Contains(t, string(out), "--- PASS: TestLocalNoRouteChild", "the child ran")
+}
+
+// TestLocalNoRouteChild is the child of TestLocalUnreachableClassification.
+func TestLocalNoRouteChild(t *testing.T) {
+	if os.Getenv("GSLBKIT_PROBE_NETNS_CHILD") == "" {
+		t.Skip("run by TestLocalUnreachableClassification")
+	}
+	probers := func(addr string) map[string]Prober {
+		tc, err := NewTCP(addr, DefaultTCPConfig())
+		require.NoError(t, err)
+		h, err := NewHTTP(addr, DefaultHTTPConfig())
+		require.NoError(t, err)
+		return map[string]Prober{"tcp": tc, "http": h}
+	}
+	run := func(t *testing.T, p Prober, timeout time.Duration) (worker, loop Result) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return p.Probe(ctx), loopRun(t, p, timeout)
+	}
+
+	// No route at all (the namespace's loopback is down, its table empty):
+	// connect fails at once, nothing is sent.
+	_, err := net.Dial("udp", "192.0.2.1:80")
+	require.True(t, probeUnreachable(err), "a namespace without routes: %v", err)
+	for name, p := range probers("192.0.2.1:80") {
+		w, l := run(t, p, 5*time.Second)
+		assert.Equal(t, KindLocal, w.Kind, "no route, %s on a worker: %s", name, w.Detail)
+		assert.Equal(t, KindLocal, l.Kind, "no route, %s in the event loop: %s", name, l.Detail)
+		assert.Contains(t, w.Detail, "network is unreachable")
+		t.Logf("no route, %s: worker %q, loop %q", name, w.Detail, l.Detail)
+	}
+
+}
+
+// A probe the event loop reaches only after its deadline is a local
+// failure, not a timeout of the target.
+func TestLoopLateStartIsLocal(t *testing.T) {
+	tc, err := NewTCP("127.0.0.1:9", DefaultTCPConfig())
+	require.NoError(t, err)
+	lt, ok := loopTargetOf(tc)
+	require.True(t, ok)
+	lp, err := newEvLoop()
+	require.NoError(t, err)
+	defer lp.close()
+	now := time.Now()
+	lp.start(loopJob{t: &monTarget{id: "t"}, lt: lt, start: now.Add(-2 * time.Second), timeout: time.Second}, now)
+	d := lp.takeDone()
+	require.Len(t, d, 1)
+	assert.Equal(t, KindLocal, d[0].r.Kind, d[0].r.Detail)
+	assert.Contains(t, d[0].r.Detail, "after its deadline")
+	assert.Zero(t, lp.inFlight())
+}
