@@ -49,6 +49,10 @@ func FuzzPlan(f *testing.F) {
 		"@ SOA 60 ns1.example.com. h.example.com. 1 60 60 600 30\n@ NS 60 ns1.example.com.\n@ A 60 192.0.2.9\nx TXT 60 hi")
 	f.Add(`{"sets":[{"zone":"Example.COM.","name":"WWW.example.com.","type":"aaaa","ttl":1,"values":["2001:DB8::1","2001:db8::1"]}]}`,
 		"_gslb-owner.www TXT 300 other\n")
+	f.Add(`{"sets":[{"zone":"example.com.","name":"app","type":"CNAME","ttl":"30s","values":["app.pool.example.com."]},{"zone":"example.com.","name":"app.pool","type":"A","ttl":"30s","values":["192.0.2.1"]}]}`,
+		"app.pool A 60 203.0.113.66\n_gslb-owner.app TXT 300 dep-1\napp CNAME 30 backup.example.net.")
+	f.Add(`{"sets":[{"zone":"example.com.","name":"www","type":"A","ttl":"30s","values":["192.0.2.1"],"needs":[{"zone":"example.com.","name":"db"},{"zone":"other.test","name":"x","type":"AAAA"}]}]}`,
+		"db TXT 60 here")
 	f.Fuzz(func(t *testing.T, desiredJSON, zoneText string) {
 		var d Desired
 		if json.Unmarshal([]byte(desiredJSON), &d) != nil {

@@ -1,7 +1,8 @@
 package record
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/libdns/libdns"
@@ -45,12 +46,7 @@ func FromSource(src Source, views ...string) Desired {
 func fromView(src Source, view string, sets []RRSet, withdraw []Key) ([]RRSet, []Key) {
 	d := Desired{Sets: sets, Withdraw: withdraw}
 	recs := src.Records(view)
-	zones := make([]string, 0, len(recs))
-	for z := range recs {
-		zones = append(zones, z)
-	}
-	sort.Strings(zones)
-	for _, z := range zones {
+	for _, z := range slices.Sorted(maps.Keys(recs)) {
 		at := map[Key]int{}
 		for _, r := range recs[z] {
 			rr := r.RR()
@@ -65,12 +61,7 @@ func fromView(src Source, view string, sets []RRSet, withdraw []Key) ([]RRSet, [
 		}
 	}
 	wd := src.Withdrawals(view)
-	zones = zones[:0]
-	for z := range wd {
-		zones = append(zones, z)
-	}
-	sort.Strings(zones)
-	for _, z := range zones {
+	for _, z := range slices.Sorted(maps.Keys(wd)) {
 		for _, rr := range wd[z] {
 			d.Withdraw = append(d.Withdraw, Key{Zone: z, Name: rr.Name, Type: rr.Type})
 		}

@@ -221,7 +221,7 @@ func (c Config) localZone() string {
 	return dnsname.Join(c.Topology.LocalLabel, dnsname.Fqdn(c.Topology.Domain))
 }
 
-// GatewayBound is SPEC.md's failover time for one gateway, without a TTL
+// GatewayBound is the failover time for one gateway, without a TTL
 // term (the kit's resolver asks the zones directly): the probe policy's
 // worst-case detection plus one reconcile interval of publish delay.
 func (c Config) GatewayBound() time.Duration {
@@ -229,7 +229,7 @@ func (c Config) GatewayBound() time.Duration {
 	return probe.WorstCaseDetection(c.Probe) + c.interval()
 }
 
-// ControllerBound is SPEC.md's failover time for a cluster whose
+// ControllerBound is the failover time for a cluster whose
 // controller is gone (or a region lost whole): the heartbeat freshness
 // bound seen by a peer that reads every reconcile interval
 // (HealthyDuration + SkewTolerance + interval) plus one reconcile interval

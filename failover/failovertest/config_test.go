@@ -54,7 +54,7 @@ func TestConfigJSON(t *testing.T) {
 	assert.Equal(t, c, back)
 }
 
-// TestBounds pins the default bounds to SPEC.md's formula with the
+// TestBounds pins the default bounds to the failover-time formula with the
 // default policies: probe detection 21 s (10 s, then 5 s twice, plus the
 // 1 s timeout), freshness 30 s + 5 s skew + a 10 s read interval, and one
 // 10 s reconcile of publish delay.

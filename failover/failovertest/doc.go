@@ -28,10 +28,14 @@
 // builds a failover.Snapshot by the rules of that package's documentation
 // (a failed read is unknown, never stale; a partitioned region's clusters
 // are unknown; it observes only its own gateways), decides, and applies
-// the part its region writes. Config's bound methods state SPEC.md's
-// failover times for this wiring: GatewayBound (worst-case probe detection
-// plus one reconcile), ControllerBound (the heartbeat freshness bound plus
-// one reconcile), RegionGatewaysBound and RecoveryBound.
+// the part its region writes. Config's bound methods state the failover
+// times for this wiring — the time until a client stops getting a failed
+// gateway is at most the probe policy's worst-case detection
+// (probe.WorstCaseDetection, jitter and timeouts included), plus the publish
+// delay, plus the record's TTL through a caching resolver (none here: the
+// kit's resolver asks the zones directly): GatewayBound (worst-case probe
+// detection plus one reconcile), ControllerBound (the heartbeat freshness
+// bound plus one reconcile), RegionGatewaysBound and RecoveryBound.
 //
 // A typical test:
 //

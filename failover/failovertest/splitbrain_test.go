@@ -19,7 +19,7 @@ func sharedWrites(s *failovertest.Scenario, w *failovertest.World) map[string]in
 }
 
 // TestSplitBrain: eu and us cannot read each other's beats for five
-// minutes but every write still lands (SPEC.md section 6). Each region
+// minutes but every write still lands (the failover package's split-brain rules). Each region
 // keeps serving its own healthy gateways — a gateway failing in eu during
 // the partition leaves eu's answer — the shared names are not rewritten
 // back and forth (the only shared write is eu removing its own failed
