@@ -40,7 +40,9 @@ var ErrExpectation = errors.New("failovertest: expectation not met")
 //
 // Only GatewayDown, GatewayUp, Expect and ExpectWithin steps can be
 // replayed; a scenario with other steps (controllers, partitions, faults,
-// Do) gives an error wrapping ErrInvalid: use Run.
+// Do) gives an error wrapping ErrInvalid: use Run. Always conditions and
+// Until are Run's only; Replay ends at the last step or deadline. A
+// Scenario may be replayed any number of times, and run once as well.
 func (s *Scenario) Replay(out io.Writer) error {
 	if s.err != nil {
 		return s.err
