@@ -116,6 +116,11 @@ type Config struct {
 	// restart forgets drains and disables and starts every address from its
 	// policy's initial state (gslbd logs a warning).
 	StateDir string `json:"stateDir,omitempty"`
+	// Transfer lets standard secondaries (BIND, Knot, ...) follow the zone
+	// by AXFR and IXFR on the DNS port: allow (by TSIG key and/or source
+	// prefix), notify (the secondaries sent NOTIFY on every change), keys.
+	// Off by default. See memory.TransferConfig.
+	Transfer memory.TransferConfig `json:"transfer"`
 }
 
 // DNSConfig configures the embedded authoritative DNS server.
@@ -255,6 +260,7 @@ func DefaultConfig() Config {
 		Monitor:  probe.DefaultMonitorConfig(),
 		Probe:    DefaultProbe(),
 		Node:     memory.DefaultReplicaConfig(),
+		Transfer: memory.DefaultTransferConfig(),
 	}
 }
 

@@ -84,6 +84,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"bad style", goodYAML + "style: fast\n", "style"},
 		{"owner id with a backslash", goodYAML + "ownerId: a\\b\n", "ownerId"},
 		{"bad dns addr", goodYAML + "dns: {addr: nowhere}\n", "dns.addr"},
+		{"transfer rule with an unknown key", goodYAML + "transfer: {allow: [{key: nokey}]}\n", "transfer.allow[0].key"},
+		{"transfer without a DNS server", goodYAML + "dns: {addr: \"\"}\ntransfer: {allow: [{prefix: 192.0.2.0/24}]}\n", "dns.addr"},
 		{"bad probe type", strings.Replace(goodYAML, "  http: {path: /healthz}", "  type: ICMP", 1), "records[0].probe"},
 		{"tcp without port", strings.Replace(goodYAML, "  http: {path: /healthz}", "  type: TCP", 1), "records[0].addresses[0].probeAddr"},
 		{"failover equal to name", rec("    failover: app.gslb.example.test\n"), "records[0]"},

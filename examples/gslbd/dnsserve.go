@@ -22,6 +22,7 @@ import (
 // and RespondWire so that each reply passes through gslbkit_dns_queries_total.
 type dnsServer struct {
 	zone *memory.Provider
+	xfr  *memory.Transfer // nil: no zone transfer
 	met  *metrics
 	log  *slog.Logger
 	idle time.Duration
@@ -57,10 +58,40 @@ func listenDNS(addr string, zone *memory.Provider, met *metrics, idle time.Durat
 // Addr is the host:port served.
 func (s *dnsServer) Addr() string { return s.udp.LocalAddr().String() }
 
+// enableTransfer turns on zone transfer to standard secondaries (AXFR,
+// IXFR and NOTIFY on the DNS port) when cfg's transfer block allows or
+// notifies anyone. Secondaries get the stored records: the region-filtered
+// views of replication do not travel, which it logs when a record has
+// region tags.
+func (s *dnsServer) enableTransfer(cfg Config, log *slog.Logger) error {
+	if !cfg.Transfer.Enabled() {
+		return nil
+	}
+	x, err := memory.NewTransfer(s.zone, cfg.Transfer, log)
+	if err != nil {
+		return err
+	}
+	s.xfr = x
+	for _, r := range cfg.Records {
+		for _, a := range r.Addresses {
+			if len(a.Regions) > 0 {
+				log.Warn("transfer: records have region tags; secondaries serve every address to every client (region-filtered views are for gslbd nodes only)", "record", r.Name)
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
 // Run serves until ctx ends, then closes the sockets and waits for every
 // goroutine it started.
 func (s *dnsServer) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
+	if s.xfr != nil {
+		xctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		wg.Go(func() { _ = s.xfr.Run(xctx) })
+	}
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	for range workers {
 		wg.Go(s.serveUDP)
@@ -91,7 +122,12 @@ func (s *dnsServer) serveUDP() {
 			continue
 		}
 		ap := ua.AddrPort()
-		reply := s.zone.RespondUDP(buf[:n], out, ap.Addr().Unmap())
+		var reply []byte
+		if s.xfr != nil {
+			reply = s.xfr.RespondUDP(buf[:n], out, ap.Addr().Unmap())
+		} else {
+			reply = s.zone.RespondUDP(buf[:n], out, ap.Addr().Unmap())
+		}
 		if reply == nil {
 			continue
 		}
@@ -170,6 +206,15 @@ func (s *dnsServer) serveConn(conn net.Conn) {
 		n := int(binary.BigEndian.Uint16(hdr[:]))
 		if _, err := io.ReadFull(conn, buf[:n]); err != nil {
 			return
+		}
+		if s.xfr != nil {
+			handled, err := s.xfr.ServeTCP(conn, buf[:n], src)
+			if err != nil {
+				return
+			}
+			if handled {
+				continue
+			}
 		}
 		reply := s.zone.RespondWire(buf[:n], src, true)
 		if reply == nil {

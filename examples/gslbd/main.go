@@ -133,6 +133,11 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 		if err != nil {
 			return err
 		}
+		if err := dnsSrv.enableTransfer(cfg, log); err != nil {
+			dnsSrv.udp.Close()
+			dnsSrv.tcp.Close()
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/record"
 )
 
@@ -86,6 +87,16 @@ func (c *Config) validateListeners() error {
 	}
 	if _, _, err := net.SplitHostPort(c.HTTP.Addr); err != nil {
 		return badErr("http.addr", c.HTTP.Addr, "host:port", err)
+	}
+	if err := c.Transfer.Validate(); err != nil {
+		var fe *memory.FieldError
+		if errors.As(err, &fe) {
+			return &ConfigError{Field: "transfer." + fe.Field, Value: fe.Value, Allowed: fe.Allowed, Err: err}
+		}
+		return badErr("transfer", "", "a valid transfer block", err)
+	}
+	if c.Transfer.Enabled() && c.DNS.Addr == "" {
+		return bad("dns.addr", "", "host:port when transfer is on (secondaries transfer on the DNS port)")
 	}
 	return nil
 }

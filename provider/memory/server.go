@@ -135,7 +135,16 @@ func (c ServerConfig) Validate() error {
 	if err := c.RRL.Validate(); err != nil {
 		return err
 	}
-	return c.Transfer.Validate()
+	if err := c.Transfer.Validate(); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			f := *fe
+			f.Field = "transfer." + f.Field
+			return &f
+		}
+		return err
+	}
+	return nil
 }
 
 // MarshalJSON writes the durations as strings such as "10s".

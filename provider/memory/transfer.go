@@ -99,27 +99,30 @@ var tsigAlgorithms = map[string]string{
 	"hmac-sha224": dns.HmacSHA224, "hmac-sha1": dns.HmacSHA1, "hmac-md5": dns.HmacMD5,
 }
 
+// transferInvalid is the FieldError (wrapping ErrInvalidConfig) for a
+// TransferConfig field.
 func transferInvalid(field string, value any, allowed string) error {
-	return fmt.Errorf("memory: transfer %s = %v; allowed: %s", field, value, allowed)
+	return configErr(field, value, allowed)
 }
 
-// Validate reports the first field out of range. Zero fields are valid:
-// they take their defaults.
+// Validate reports the first field out of range, as a *FieldError whose
+// Field is the path within the TransferConfig ("allow[0].key"). Zero fields
+// are valid: they take their defaults.
 func (c TransferConfig) Validate() error {
 	c = c.withDefaults()
 	names := map[string]bool{}
 	for i, k := range c.Keys {
 		f := fmt.Sprintf("keys[%d]", i)
 		if _, ok := dns.IsDomainName(k.Name); !ok || strings.TrimSpace(k.Name) == "" {
-			return transferInvalid(f+".name", fmt.Sprintf("%q", k.Name), "a domain name such as xfr-key")
+			return transferInvalid(f+".name", k.Name, "a domain name such as xfr-key")
 		}
 		n := zoneKey(k.Name)
 		if names[n] {
-			return transferInvalid(f+".name", fmt.Sprintf("%q", k.Name), "a name not used by another key")
+			return transferInvalid(f+".name", k.Name, "a name not used by another key")
 		}
 		names[n] = true
 		if _, ok := tsigAlgorithms[strings.ToLower(strings.TrimSuffix(k.Algorithm, "."))]; !ok && k.Algorithm != "" {
-			return transferInvalid(f+".algorithm", fmt.Sprintf("%q", k.Algorithm), "hmac-sha256, hmac-sha384, hmac-sha512, hmac-sha224, hmac-sha1 or hmac-md5")
+			return transferInvalid(f+".algorithm", k.Algorithm, "hmac-sha256, hmac-sha384, hmac-sha512, hmac-sha224, hmac-sha1 or hmac-md5")
 		}
 		if b, err := base64.StdEncoding.DecodeString(k.Secret); err != nil || len(b) < 16 {
 			return transferInvalid(f+".secret", "(hidden)", "base64 of at least 16 bytes")
@@ -127,16 +130,16 @@ func (c TransferConfig) Validate() error {
 	}
 	for i, r := range c.Allow {
 		if r.Key != "" && !names[zoneKey(r.Key)] {
-			return transferInvalid(fmt.Sprintf("allow[%d].key", i), fmt.Sprintf("%q", r.Key), "the name of a key in keys")
+			return transferInvalid(fmt.Sprintf("allow[%d].key", i), r.Key, "the name of a key in keys")
 		}
 	}
 	for i, a := range c.Notify {
 		if _, err := netip.ParseAddrPort(a); err != nil {
-			return transferInvalid(fmt.Sprintf("notify[%d]", i), fmt.Sprintf("%q", a), "an IP:port such as 192.0.2.53:53")
+			return transferInvalid(fmt.Sprintf("notify[%d]", i), a, "an IP:port such as 192.0.2.53:53")
 		}
 	}
 	if c.NotifyKey != "" && !names[zoneKey(c.NotifyKey)] {
-		return transferInvalid("notifyKey", fmt.Sprintf("%q", c.NotifyKey), "the name of a key in keys")
+		return transferInvalid("notifyKey", c.NotifyKey, "the name of a key in keys")
 	}
 	if d := c.NotifyTimeout; d < 10*time.Millisecond || d > time.Minute {
 		return transferInvalid("notifyTimeout", d, "10ms to 1m")
@@ -146,7 +149,7 @@ func (c TransferConfig) Validate() error {
 	}
 	for i, z := range c.Zones {
 		if _, ok := dns.IsDomainName(zoneKey(z)); !ok || strings.TrimSpace(z) == "" {
-			return transferInvalid(fmt.Sprintf("zones[%d]", i), fmt.Sprintf("%q", z), "a zone name")
+			return transferInvalid(fmt.Sprintf("zones[%d]", i), z, "a zone name")
 		}
 	}
 	return nil
