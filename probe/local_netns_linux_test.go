@@ -5,9 +5,11 @@ package probe
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,7 +22,8 @@ import (
 // TestLocalUnreachableClassification runs TestLocalNoRouteChild in a new
 // network namespace (inside a new user namespace, so no privilege is
 // needed): a namespace with no route at all, where the host's own table
-// makes every address unreachable.
+// makes every address unreachable (local), and a route through a router
+// that answers "host unreachable" (the target's network's verdict).
 func TestLocalUnreachableClassification(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
@@ -78,6 +81,51 @@ func TestLocalNoRouteChild(t *testing.T) {
 		t.Logf("no route, %s: worker %q, loop %q", name, w.Detail, l.Detail)
 	}
 
+	// A route through a router (a second namespace, over a veth pair) that
+	// answers ICMP host unreachable: the SYN went out and the network said
+	// the target is unreachable, so it counts against the target.
+	var tools [3]string
+	for i, name := range []string{"ip", "unshare", "nsenter"} {
+		if tools[i], err = exec.LookPath(name); err != nil {
+			if os.Getenv("GSLBKIT_REQUIRE_NETNS") != "" {
+				t.Fatalf("%s not found: %v", name, err)
+			}
+			t.Logf("no %s command: the unreachable-target half is not run", name)
+			return
+		}
+	}
+	ipc, unshare, nsenter := tools[0], tools[1], tools[2]
+	router := exec.Command(unshare, "-n", "sh", "-c", "echo ready; exec sleep 120")
+	rout, err := router.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, router.Start())
+	defer func() {
+		_ = router.Process.Kill()
+		_ = router.Wait()
+	}()
+	line := make([]byte, 6)
+	_, err = io.ReadFull(rout, line) // the router is in its namespace
+	require.NoError(t, err)
+	pid := strconv.Itoa(router.Process.Pid)
+	sh := func(argv ...string) {
+		t.Helper()
+		out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		require.NoError(t, err, "%v: %s", argv, out)
+	}
+	sh(ipc, "link", "add", "v0", "type", "veth", "peer", "name", "v1", "netns", pid)
+	sh(ipc, "addr", "add", "10.9.0.1/24", "dev", "v0")
+	sh(ipc, "link", "set", "v0", "up")
+	sh(ipc, "route", "add", "10.10.0.0/24", "via", "10.9.0.2")
+	sh(nsenter, "-t", pid, "-n", "sh", "-c", "ip addr add 10.9.0.2/24 dev v1 && ip link set v1 up && "+
+		"echo 1 > /proc/sys/net/ipv4/ip_forward && echo 0 > /proc/sys/net/ipv4/icmp_ratelimit && "+
+		"ip route add unreachable 10.10.0.0/24")
+	for name, p := range probers("10.10.0.5:80") {
+		w, l := run(t, p, 10*time.Second)
+		assert.Equal(t, KindNetwork, w.Kind, "target unreachable, %s on a worker: %s", name, w.Detail)
+		assert.Equal(t, KindNetwork, l.Kind, "target unreachable, %s in the event loop: %s", name, l.Detail)
+		assert.Contains(t, w.Detail, "no route to host")
+		t.Logf("target unreachable, %s: worker %q, loop %q", name, w.Detail, l.Detail)
+	}
 }
 
 // A probe the event loop reaches only after its deadline is a local
