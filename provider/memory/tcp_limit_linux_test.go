@@ -193,6 +193,10 @@ func TestServerTCPFloodKeepsDescriptors(t *testing.T) {
 	assert.LessOrEqual(t, st.TCPOpen, 16)
 	assert.EqualValues(t, 0, st.AcceptErrors, "no descriptor ran out")
 	assert.GreaterOrEqual(t, st.TCPEvicted, uint64(200-16))
+	fds, err := os.ReadDir("/proc/" + strconv.Itoa(child.cmd.Process.Pid) + "/fd")
+	require.NoError(t, err)
+	t.Logf("server descriptors open: %d (limit %d)", len(fds), childNofile)
+	assert.LessOrEqual(t, len(fds), 16+24, "descriptors: the connection limit plus a small constant")
 }
 
 // TestServerAcceptBacksOff sets a connection limit above the descriptor
