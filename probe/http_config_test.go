@@ -248,3 +248,35 @@ func TestHTTPVerdictModel(t *testing.T) {
 		}
 	})
 }
+
+// FuzzHTTPConfigJSON: decoding an http block onto the defaults never
+// panics, and what decodes writes back and reads again to the same JSON.
+func FuzzHTTPConfigJSON(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"path":"/healthz","expectedStatuses":[200,"300-399"],"connectTimeout":"4s","responseTimeout":2}`,
+		`{"method":"POST","requestBody":{"type":"Hex","hex":"706f"},"expectedResponse":{"text":"ok"},"matchWindow":0}`,
+		`{"tls":{"serverName":"x","insecureSkipVerify":true},"headers":{"a":"b"},"engine":"nethttp"}`,
+		`{"connectTimeout":"soon"}`, `{"conectTimeout":"1s"}`, `null`, `{} {}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := DefaultHTTPConfig()
+		if err := json.Unmarshal(data, &c); err != nil {
+			return
+		}
+		_ = c.Validate()
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		var d HTTPConfig // onto the zero config: omitted fields are zero in c too
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("round trip of %s: %v", b, err)
+		}
+		b2, err := json.Marshal(d)
+		if err != nil || string(b2) != string(b) {
+			t.Fatalf("round trip changed %s into %s (%v)", b, b2, err)
+		}
+	})
+}
