@@ -77,9 +77,9 @@ func (c RetryConfig) Validate() error {
 // whose error has class cl, before jitter: exponential from BaseDelay or
 // ThrottledDelay, at least hint (a provider's Retry-After), capped at
 // MaxDelay. It is the pure core of Retry.
-func (c RetryConfig) Delay(attempt int, cl errclass.Class, hint time.Duration) time.Duration {
+func (c RetryConfig) Delay(attempt int, cl ErrorClass, hint time.Duration) time.Duration {
 	base := c.BaseDelay
-	if cl == errclass.Throttled {
+	if cl == Throttled {
 		base = c.ThrottledDelay
 	}
 	d := backoff.Exponential{Base: base, Max: c.MaxDelay, Factor: 2}.BaseDelay(attempt)
@@ -179,7 +179,7 @@ func (r *Retry) Intercept(ctx context.Context, c Call, next Invoker) (Result, er
 		if errors.As(err, &ra) {
 			hint = ra.RetryAfter()
 		}
-		d := backoff.Exponential{Base: r.cfg.Delay(attempt, cl, hint), Factor: 1, Jitter: r.cfg.Jitter}.Delay(0, randSource{})
+		d := backoff.Exponential{Base: r.cfg.Delay(attempt, Classify(err), hint), Factor: 1, Jitter: r.cfg.Jitter}.Delay(0, randSource{})
 		if hint > 0 && d < hint {
 			d = min(hint, r.cfg.MaxDelay)
 		}

@@ -51,16 +51,16 @@ func TestRetryDelay(t *testing.T) {
 	cases := []struct {
 		name    string
 		attempt int
-		class   errclass.Class
+		class   provider.ErrorClass
 		hint    time.Duration
 		want    time.Duration
 	}{
-		{"transient first", 0, errclass.Transient, 0, 200 * time.Millisecond},
-		{"transient third", 2, errclass.Transient, 0, 800 * time.Millisecond},
-		{"throttled first", 0, errclass.Throttled, 0, time.Second},
-		{"throttled capped", 10, errclass.Throttled, 0, 10 * time.Second},
-		{"hint wins", 0, errclass.Transient, 3 * time.Second, 3 * time.Second},
-		{"hint capped", 0, errclass.Throttled, time.Minute, 10 * time.Second},
+		{"transient first", 0, provider.Temporary, 0, 200 * time.Millisecond},
+		{"transient third", 2, provider.Temporary, 0, 800 * time.Millisecond},
+		{"throttled first", 0, provider.Throttled, 0, time.Second},
+		{"throttled capped", 10, provider.Throttled, 0, 10 * time.Second},
+		{"hint wins", 0, provider.Temporary, 3 * time.Second, 3 * time.Second},
+		{"hint capped", 0, provider.Throttled, time.Minute, 10 * time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, c.Delay(tc.attempt, tc.class, tc.hint)) })
