@@ -13,8 +13,10 @@
 // The Provider is a dns.Handler (ServeDNS, Respond, RespondWire); Server
 // serves it on UDP and TCP, answering UDP through a batched
 // recvmmsg/sendmmsg loop and a fast path that reuses packed replies until
-// the zone or its answer hooks change (RespondUDP; byte for byte the same
-// as the general path). AnswerFunc hooks, per name or per zone, choose the
+// the zone or its answer hooks change (RespondUDP, and RespondTCP for the
+// TCP loop; byte for byte the same as the general path, queries with EDNS
+// Client Subnet included: a reply no answer hook chose is echoed the option
+// at scope 0). AnswerFunc hooks, per name or per zone, choose the
 // answer per query from the client's subnet (EDNS Client Subnet, else the
 // source address), which is how failover's round-robin, weighted and geo
 // strategies act. Handler and Replica replicate zones over HTTP (snapshot,

@@ -5,19 +5,26 @@ import (
 	"sync"
 )
 
-// The UDP fast path. Answers in a GSLB zone change rarely, so the server
+// The fast path. Answers in a GSLB zone change rarely, so the server
 // keeps the packed replies the general path produced, keyed by what the
-// reply depends on — the question name in lower case, the type, and the
-// EDNS shape (none, or version 0 with no options but COOKIE and PADDING,
-// DO clear or set) — and
+// reply depends on — the question name in lower case, the type, the EDNS
+// shape (none, or version 0 with no options but COOKIE, PADDING and EDNS
+// Client Subnet, DO clear or set) and the transport (UDP or TCP) — and
 // answers the next query with the same key by copying those bytes and
 // patching the ID, the RD and CD bits and the question name as asked.
 // The cache belongs to one zone state and one set of answer hooks: any
 // change (a write, a hook registered) starts a new, empty cache, so stale
 // bytes are never served. Replies that depend on more than the key (an
-// answer hook consulted, EDNS Client Subnet, truncation, errors) are never
-// cached, and queries the fast parser does not recognise take the general
-// path. FuzzFastPath checks both paths give the same bytes.
+// answer hook consulted, truncation, errors) are never cached, and queries
+// the fast parser does not recognise take the general path.
+//
+// A reply that consulted no answer hook does not depend on the client, so a
+// query with EDNS Client Subnet gets the cached reply with the option
+// echoed at SCOPE PREFIX-LENGTH 0 (RFC 7871 section 7.2.1: the answer is
+// good for every client); the cache stores such replies without the option
+// and the fast path appends the query's option, which in the accepted form
+// (scope 0, address cut to the source prefix, bits beyond it zero) is
+// exactly the echo. FuzzFastPath checks both paths give the same bytes.
 
 // fastCacheMax bounds the entries of one cache (a flood of random names
 // cannot grow it further; those queries take the general path).
@@ -47,14 +54,17 @@ func (p *Provider) cache() *fastCache {
 type fastQuery struct {
 	nameEnd int // offset just past the question name
 	limit   int // the UDP size the reply must fit
+	ecs     int // offset of the EDNS Client Subnet option in the query, or 0
+	ecsLen  int // its length, code and length fields included
 }
 
 // parseFast recognises the common query shape: a QUERY with one question
 // in uncompressed form, no answer or authority records, and either no
-// additional record or one OPT of version 0 without options. It writes the
-// cache key into key and returns its length; ok is false for any other
-// shape.
-func parseFast(q []byte, key *[300]byte, maxSize int) (fq fastQuery, n int, ok bool) {
+// additional record or one OPT of version 0 with no options but COOKIE,
+// PADDING and one well-formed EDNS Client Subnet. It writes the cache key
+// into key and returns its length; ok is false for any other shape. tcp
+// selects the TCP entries (no size limit, every RRset for ANY).
+func parseFast(q []byte, key *[300]byte, maxSize int, tcp bool) (fq fastQuery, n int, ok bool) {
 	if len(q) < 17 || q[2]&0xF8 != 0 || // QR, opcode
 		q[4] != 0 || q[5] != 1 || q[6] != 0 || q[7] != 0 || q[8] != 0 || q[9] != 0 || q[10] != 0 || q[11] > 1 {
 		return fq, 0, false
@@ -92,17 +102,24 @@ func parseFast(q []byte, key *[300]byte, maxSize int) (fq fastQuery, n int, ok b
 	key[n], key[n+1], key[n+2], key[n+3] = q[off], q[off+1], q[off+2], q[off+3] // type, class
 	n += 4
 	off += 4
+	var tcpBit byte
+	if tcp {
+		tcpBit = 2
+	}
 	if q[11] == 0 {
 		if off != len(q) {
 			return fq, 0, false
 		}
-		key[n] = 0
+		key[n] = tcpBit
 		fq.limit = 512
+		if tcp {
+			fq.limit = 0xFFFF
+		}
 		return fq, n + 1, true
 	}
 	// OPT: root name, type 41, class = UDP size, TTL = ext-rcode, version,
 	// flags; options only of kinds the reply does not depend on (COOKIE,
-	// PADDING: the zone answers neither).
+	// PADDING: the zone answers neither), and at most one ECS, echoed.
 	if off+11 > len(q) || q[off] != 0 || q[off+1] != 0 || q[off+2] != 41 || q[off+5] != 0 || q[off+6] != 0 {
 		return fq, 0, false
 	}
@@ -115,15 +132,60 @@ func parseFast(q []byte, key *[300]byte, maxSize int) (fq fastQuery, n int, ok b
 			return fq, 0, false
 		}
 		code, olen := int(q[o])<<8|int(q[o+1]), int(q[o+2])<<8|int(q[o+3])
-		if (code != 10 && code != 12) || o+4+olen > len(q) {
+		if o+4+olen > len(q) {
+			return fq, 0, false
+		}
+		switch code {
+		case 10, 12:
+		case 8:
+			if fq.ecs != 0 || !echoableECS(q[o+4:o+4+olen]) {
+				return fq, 0, false
+			}
+			fq.ecs, fq.ecsLen = o, 4+olen
+		default:
 			return fq, 0, false
 		}
 		o += 4 + olen
 	}
 	size := int(q[off+3])<<8 | int(q[off+4])
 	fq.limit = min(max(size, 512), maxSize)
-	key[n] = 1 | q[off+7]&0x80 // EDNS, DO bit
+	if tcp {
+		fq.limit = 0xFFFF
+	}
+	key[n] = 1 | tcpBit | q[off+7]&0x80 // EDNS, transport, DO bit
 	return fq, n + 1, true
+}
+
+// echoableECS reports whether an EDNS Client Subnet option's data is in the
+// form the general path echoes unchanged: family 1 or 2, a source prefix
+// length the family allows, SCOPE PREFIX-LENGTH 0, exactly the address
+// bytes the prefix needs, and no bits set beyond the prefix (RFC 7871
+// section 6). Any other option takes the general path.
+func echoableECS(d []byte) bool {
+	if len(d) < 4 || d[0] != 0 || d[3] != 0 {
+		return false
+	}
+	src := int(d[2])
+	switch d[1] {
+	case 1:
+		if src > 32 {
+			return false
+		}
+	case 2:
+		if src > 128 {
+			return false
+		}
+	default:
+		return false
+	}
+	need := (src + 7) / 8
+	if len(d) != 4+need {
+		return false
+	}
+	if r := src % 8; r != 0 && d[4+need-1]&(0xFF>>r) != 0 {
+		return false
+	}
+	return true
 }
 
 // RespondUDP answers one UDP query like RespondWire(query, src, false),
@@ -131,35 +193,72 @@ func parseFast(q []byte, key *[300]byte, maxSize int) (fq fastQuery, n int, ok b
 // into buf when it fits (pass a buffer of 4096 bytes to avoid allocating).
 // It is what the Server's UDP loop calls.
 func (p *Provider) RespondUDP(query, buf []byte, src netip.Addr) []byte {
+	return p.respondFast(query, buf, src, false)
+}
+
+// RespondTCP answers one query received over TCP (the message without its
+// two-byte length) like RespondWire(query, src, true), byte for byte, but
+// from the fast cache when it can; the reply is written into buf when it
+// fits. It is what the Server's TCP loop calls for every message that is
+// not a zone transfer.
+func (p *Provider) RespondTCP(query, buf []byte, src netip.Addr) []byte {
+	return p.respondFast(query, buf, src, true)
+}
+
+// fastTCPMax is the largest TCP reply the cache keeps (larger ones, rare in
+// a GSLB zone, take the general path each time).
+const fastTCPMax = 4096
+
+func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte {
 	var key [300]byte
-	fq, n, ok := parseFast(query, &key, p.maxUDPSize())
+	fq, n, ok := parseFast(query, &key, p.maxUDPSize(), tcp)
 	c := p.cache()
 	if ok {
 		c.mu.RLock()
 		t := c.m[string(key[:n])]
 		c.mu.RUnlock()
-		if t != nil && len(t) <= fq.limit {
+		if t != nil && len(t)+fq.ecsLen <= fq.limit {
 			out := append(buf[:0], t...)
 			out[0], out[1] = query[0], query[1]
 			out[2] |= query[2] & 0x01 // RD
 			out[3] |= query[3] & 0x10 // CD
 			copy(out[12:fq.nameEnd], query[12:fq.nameEnd])
+			if fq.ecsLen > 0 {
+				// The OPT record ends the reply with no options: its RDLENGTH
+				// is the last two bytes; the echoed option follows them.
+				out[len(out)-2], out[len(out)-1] = byte(fq.ecsLen>>8), byte(fq.ecsLen)
+				out = append(out, query[fq.ecs:fq.ecs+fq.ecsLen]...)
+			}
 			return out
 		}
 	}
-	out, cacheable := p.respondWire(c.v, query, src, false)
-	if ok && cacheable && out != nil && len(out) >= fq.nameEnd {
-		t := make([]byte, len(out))
-		copy(t, out)
-		t[0], t[1] = 0, 0
-		t[2] &^= 0x01
-		t[3] &^= 0x10
-		copy(t[12:fq.nameEnd], key[:fq.nameEnd-12])
-		c.mu.Lock()
-		if len(c.m) < fastCacheMax {
-			c.m[string(key[:n])] = t
-		}
-		c.mu.Unlock()
+	out, cacheable := p.respondWire(c.v, query, src, tcp)
+	if !ok || !cacheable || out == nil || len(out) < fq.nameEnd || (tcp && len(out) > fastTCPMax) {
+		return out
 	}
+	k := len(out)
+	if fq.ecsLen > 0 {
+		// Store the reply without the echoed option (see above); a reply
+		// not of that shape is not stored.
+		k -= fq.ecsLen
+		if k < fq.nameEnd+11 || out[k-11] != 0 || out[k-10] != 0 || out[k-9] != 41 ||
+			int(out[k-2])<<8|int(out[k-1]) != fq.ecsLen {
+			return out
+		}
+	}
+	t := make([]byte, k)
+	copy(t, out)
+	t[0], t[1] = 0, 0
+	t[2] &^= 0x01
+	t[3] &^= 0x10
+	copy(t[12:fq.nameEnd], key[:fq.nameEnd-12])
+	if fq.ecsLen > 0 {
+		t[k-2], t[k-1] = 0, 0
+	}
+	c.mu.Lock()
+	if len(c.m) < fastCacheMax {
+		c.m[string(key[:n])] = t
+	}
+	c.mu.Unlock()
 	return out
 }

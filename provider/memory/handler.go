@@ -86,8 +86,9 @@ func (p *Provider) Respond(req *dns.Msg, src netip.Addr, tcp bool) *dns.Msg {
 
 // respond builds the reply with the question name in lower case; asked is
 // the name as the query spelled it. cacheable says the reply depends only on
-// the question, the zone and the EDNS shape (no answer hook consulted, no
-// client subnet), so the fast path may reuse its bytes.
+// the question, the zone, the EDNS shape and the transport (no answer hook
+// consulted, no truncation or trimming), so the fast path may reuse its
+// bytes (with an EDNS Client Subnet option, once the echoed option is cut).
 func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool) (m *dns.Msg, asked string, cacheable bool) {
 	if req == nil || req.Response {
 		return nil, "", false
@@ -206,7 +207,7 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool) (m *d
 			}
 		}
 	}
-	return m, asked, !consulted && ecs == nil && !tcp && !m.Truncated && !trimmed
+	return m, asked, !consulted && !m.Truncated && !trimmed
 }
 
 // pack packs a reply built by respond and writes the question name as the

@@ -36,6 +36,7 @@ type tcpConn struct {
 	busy atomic.Bool  // reading or answering a query: never evicted
 	pin  atomic.Bool  // carrying a zone transfer: never evicted
 	gone bool         // removed from the table (guarded by connTable.mu)
+	rbuf []byte       // reply buffer kept between queries (serveConn's goroutine only)
 }
 
 // connTable holds the open TCP connections: a bound on their number, an
@@ -251,10 +252,10 @@ func (s *Server) serveConn(tc *tcpConn) {
 				return
 			}
 			if !handled {
-				reply = s.p.RespondWire(buf, tc.src, true)
+				reply = s.respondTCP(tc, buf)
 			}
 		} else {
-			reply = s.p.RespondWire(buf, tc.src, true)
+			reply = s.respondTCP(tc, buf)
 		}
 		if reply != nil {
 			s.stats.countTCP(reply)
@@ -279,6 +280,19 @@ func (s *Server) serveConn(tc *tcpConn) {
 			return
 		}
 	}
+}
+
+// respondTCP answers one query of tc that is not a zone transfer, from the
+// fast path's TCP entries when it can (Provider.RespondTCP), reusing the
+// connection's reply buffer.
+func (s *Server) respondTCP(tc *tcpConn, query []byte) []byte {
+	r := s.p.RespondTCP(query, tc.rbuf[:0], tc.src)
+	if cap(r) <= tcpKeepBuf {
+		tc.rbuf = r[:0]
+	} else {
+		tc.rbuf = nil
+	}
+	return r
 }
 
 // serverCounters are the Server's running counts.
