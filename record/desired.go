@@ -70,7 +70,7 @@ func (d Desired) normalize(prefix string, share bool) (map[string]*zoneDesired, 
 		}
 		n := dnsname.Fqdn(z)
 		if err := dnsname.Check(n); err != nil {
-			return "", fmt.Errorf("%w: %s.Zone = %q: %v", ErrInvalid, f, z, err)
+			return "", invalid(subField{f, "Zone"}, z, "a zone name: "+err.Error())
 		}
 		fqdn[z] = n
 		return n, nil
@@ -121,10 +121,10 @@ func (d Desired) normalize(prefix string, share bool) (map[string]*zoneDesired, 
 		for j, k := range n.Needs {
 			nf := subField{f, fmt.Sprintf("Needs[%d]", j)}
 			if dnsname.Check(k.Zone) != nil {
-				return nil, fmt.Errorf("%w: %s.Zone = %q: want a zone name", ErrInvalid, nf, k.Zone)
+				return nil, invalid(path(nf.String()+".Zone"), k.Zone, "a zone name")
 			}
 			if err := checkRelative(k.Name, k.Zone); err != nil || strings.HasSuffix(k.Name, ".") {
-				return nil, fmt.Errorf("%w: %s.Name = %q: want a name relative to %s", ErrInvalid, nf, k.Name, k.Zone)
+				return nil, invalid(path(nf.String()+".Name"), k.Name, "a name relative to "+k.Zone)
 			}
 			if k.Type != "" {
 				if err := checkType(f, fmt.Sprintf("Needs[%d].Type", j), k.Type); err != nil {
@@ -132,7 +132,7 @@ func (d Desired) normalize(prefix string, share bool) (map[string]*zoneDesired, 
 				}
 			}
 			if k == n.Key() {
-				return nil, fmt.Errorf("%w: %s: a set cannot need itself", ErrInvalid, nf)
+				return nil, invalid(nf, k, "another RRset than the set itself")
 			}
 			get(k.Zone) // the zone of a dependency is read too
 		}
@@ -180,11 +180,10 @@ func (d Desired) normalize(prefix string, share bool) (map[string]*zoneDesired, 
 		if k > 0 {
 			prev := &order[k-1]
 			if prev.Key() == it.Key() {
-				return nil, fmt.Errorf("%w: %s (%s) repeats %s; give each RRset once", ErrInvalid, field{"Sets", orig(k)}, it.Key(), field{"Sets", orig(k - 1)})
+				return nil, invalid(field{"Sets", orig(k)}, it.Key(), fmt.Sprintf("each RRset once (it repeats %s)", field{"Sets", orig(k - 1)}))
 			}
 			if prev.Zone == it.Zone && prev.Name == it.Name && (prev.Type == "CNAME" || it.Type == "CNAME") {
-				return nil, fmt.Errorf("%w: %s: %s has a CNAME and other types; a CNAME must be alone at its name",
-					ErrInvalid, field{"Sets", orig(k)}, Name{it.Zone, it.Name})
+				return nil, invalid(field{"Sets", orig(k)}, Name{it.Zone, it.Name}, "a CNAME alone at its name (this name has a CNAME and other types)")
 			}
 		}
 		if k+1 == len(order) || order[k+1].Zone != it.Zone {
@@ -211,11 +210,11 @@ func (d Desired) normalize(prefix string, share bool) (map[string]*zoneDesired, 
 		zd := get(zone)
 		if lo, hi := zd.find(name); lo < hi {
 			if typ == "" {
-				return nil, fmt.Errorf("%w: %s withdraws all of %s, which Sets also publishes", ErrInvalid, f, Name{zone, name})
+				return nil, invalid(f, Name{zone, name}, "a name Sets does not publish (withdrawing every type)")
 			}
 			for _, s := range zd.sets[lo:hi] {
 				if s.Type == typ {
-					return nil, fmt.Errorf("%w: %s (%s) also appears in Sets; an RRset is either set or withdrawn", ErrInvalid, f, s.Key())
+					return nil, invalid(f, s.Key(), "an RRset not also in Sets (an RRset is either set or withdrawn)")
 				}
 			}
 		}
@@ -276,13 +275,13 @@ func (d Desired) Validate() error {
 
 func checkName(field field, prefix, zone, given, rel string) error {
 	if strings.HasSuffix(rel, ".") {
-		return fmt.Errorf("%w: %s.Name = %q is outside zone %s; give it relative to the zone (\"@\" for the apex)", ErrInvalid, field, given, zone)
+		return invalid(subField{field, "Name"}, given, "a name inside zone "+zone+", relative to it (\"@\" for the apex)")
 	}
 	if err := checkRelative(rel, zone); err != nil {
-		return fmt.Errorf("%w: %s.Name = %q: %v", ErrInvalid, field, given, err)
+		return invalid(subField{field, "Name"}, given, "a valid name: "+err.Error())
 	}
 	if isMarker(prefix, rel) {
-		return fmt.Errorf("%w: %s.Name = %q is an owner marker name (prefix %q); the reconciler writes those itself", ErrInvalid, field, given, prefix)
+		return invalid(subField{field, "Name"}, given, fmt.Sprintf("a name that is not an owner marker (prefix %q; the reconciler writes those itself)", prefix))
 	}
 	return nil
 }
@@ -290,16 +289,16 @@ func checkName(field field, prefix, zone, given, rel string) error {
 func checkType(f field, sub, typ string) error {
 	field := subField{f, sub}
 	if typ == "" || len(typ) > 10 {
-		return fmt.Errorf("%w: %s = %q: want a record type such as A, AAAA, CNAME or TXT", ErrInvalid, field, typ)
+		return invalid(field, typ, "a record type such as A, AAAA, CNAME or TXT")
 	}
 	for i := 0; i < len(typ); i++ {
 		c := typ[i]
 		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return fmt.Errorf("%w: %s = %q: want a record type such as A, AAAA, CNAME or TXT", ErrInvalid, field, typ)
+			return invalid(field, typ, "a record type such as A, AAAA, CNAME or TXT")
 		}
 	}
 	if typ == "SOA" {
-		return fmt.Errorf("%w: %s = %q: the SOA record belongs to the zone, not to the reconciler", ErrInvalid, field, typ)
+		return invalid(field, typ, "a type other than SOA (the SOA record belongs to the zone, not to the reconciler)")
 	}
 	return nil
 }
@@ -311,17 +310,17 @@ func checkSet(field field, s RRSet, ipv4 bool) error {
 		return err
 	}
 	if infrastructure(s.Name, s.Type) {
-		return fmt.Errorf("%w: %s.Type = %q at %s: that RRset belongs to the zone, not to the reconciler", ErrInvalid, field, s.Type, s.Key())
+		return invalid(subField{field, "Type"}, s.Type, fmt.Sprintf("an RRset the zone does not own (%s belongs to the zone, not to the reconciler)", s.Key()))
 	}
 	if s.TTL < 0 || s.TTL > maxTTL {
-		return fmt.Errorf("%w: %s.TTL = %v: allowed 0s to %v", ErrInvalid, field, s.TTL, maxTTL)
+		return invalid(subField{field, "TTL"}, s.TTL, fmt.Sprintf("0s to %v", maxTTL))
 	}
 	if s.Type == "CNAME" {
 		if s.Name == "@" {
-			return fmt.Errorf("%w: %s: a CNAME cannot sit at the zone apex %s", ErrInvalid, field, s.Zone)
+			return invalid(subField{field, "Name"}, "@", "a name below the zone apex "+s.Zone+" (a CNAME cannot sit at the apex)")
 		}
 		if len(s.Values) > 1 {
-			return fmt.Errorf("%w: %s.Values has %d targets: a CNAME has at most one", ErrInvalid, field, len(s.Values))
+			return invalid(subField{field, "Values"}, fmt.Sprintf("%d targets", len(s.Values)), "at most one target for a CNAME")
 		}
 	}
 	if ipv4 {
@@ -330,7 +329,7 @@ func checkSet(field field, s RRSet, ipv4 bool) error {
 	for j, v := range s.Values {
 		vf := valueField{field, j}
 		if v == "" {
-			return fmt.Errorf("%w: %s is empty", ErrInvalid, vf)
+			return invalid(vf, "", "a non-empty value")
 		}
 		switch s.Type {
 		case "A", "AAAA":
@@ -340,11 +339,11 @@ func checkSet(field field, s RRSet, ipv4 bool) error {
 				if s.Type == "AAAA" {
 					want = "an IPv6 address"
 				}
-				return fmt.Errorf("%w: %s = %q: want %s", ErrInvalid, vf, v, want)
+				return invalid(vf, v, want)
 			}
 		case "CNAME":
 			if err := dnsname.Check(v); err != nil {
-				return fmt.Errorf("%w: %s = %q: want a host name: %v", ErrInvalid, vf, v, err)
+				return invalid(vf, v, "a host name: "+err.Error())
 			}
 		}
 	}
@@ -392,3 +391,18 @@ type subField struct {
 
 // String returns e.g. "Withdraw[1].Type".
 func (f subField) String() string { return f.f.String() + "." + f.sub }
+
+// invalid returns the *FieldError of a desired state's element.
+func invalid(f fmt.Stringer, value any, allowed string) error {
+	v := fmt.Sprint(value)
+	if _, ok := value.(string); ok {
+		v = fmt.Sprintf("%q", value)
+	}
+	return &FieldError{Field: f.String(), Value: v, Allowed: allowed}
+}
+
+// path is a field path already formatted.
+type path string
+
+// String returns p.
+func (p path) String() string { return string(p) }

@@ -29,10 +29,11 @@ var (
 	ErrMissingZone = errors.New("record: current records of zone missing")
 )
 
-// FieldError reports one invalid field of a Config: its path, its value
-// and what is allowed. It unwraps to ErrInvalid.
+// FieldError reports one invalid field of a Config or of a Desired state:
+// its path, its value and what is allowed. It unwraps to ErrInvalid.
 type FieldError struct {
-	// Field is the field's path as in JSON, e.g. "retryMax".
+	// Field is the field's path: as in JSON for a Config ("retryMax"), as
+	// in Go for a Desired state ("Sets[3].Values[0]").
 	Field string
 	// Value is the offending value, formatted for people.
 	Value string
@@ -42,7 +43,7 @@ type FieldError struct {
 
 // Error formats the field, the value and the allowed range.
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("record: invalid config: %s = %s; allowed: %s", e.Field, e.Value, e.Allowed)
+	return fmt.Sprintf("record: invalid %s = %s; allowed: %s", e.Field, e.Value, e.Allowed)
 }
 
 // Unwrap returns ErrInvalid.

@@ -281,8 +281,8 @@ func TestDesiredValidate(t *testing.T) {
 		{"SOA", Desired{Sets: []RRSet{set("@", "SOA", 60, "x")}}, "Sets[0].Type"},
 		{"apex NS", Desired{Sets: []RRSet{set("@", "NS", 60, "ns.example.com.")}}, "belongs to the zone"},
 		{"duplicate", Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1"), set("WWW", "a", 60, "192.0.2.2")}}, "Sets[1]"},
-		{"duplicate, unsorted", Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1"), set("abc", "A", 60, "192.0.2.1"), set("WWW", "a", 60, "192.0.2.2")}}, "Sets[2] (www.example.com. A) repeats Sets[0]"},
-		{"CNAME beside A, unsorted", Desired{Sets: []RRSet{set("www", "CNAME", 60, "x.example.com."), set("abc", "A", 60, "192.0.2.1"), set("www", "A", 60, "192.0.2.1")}}, "Sets[0]: www.example.com. has a CNAME"},
+		{"duplicate, unsorted", Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1"), set("abc", "A", 60, "192.0.2.1"), set("WWW", "a", 60, "192.0.2.2")}}, "Sets[2] = www.example.com. A; allowed: each RRset once (it repeats Sets[0])"},
+		{"CNAME beside A, unsorted", Desired{Sets: []RRSet{set("www", "CNAME", 60, "x.example.com."), set("abc", "A", 60, "192.0.2.1"), set("www", "A", 60, "192.0.2.1")}}, "Sets[0] = www.example.com.; allowed: a CNAME alone"},
 		{"CNAME beside A", Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1"), set("www", "CNAME", 60, "x.example.com.")}}, "CNAME"},
 		{"withdraw and set", Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1")}, Withdraw: []Key{{Zone: testZone, Name: "www"}}}, "Withdraw[0]"},
 		{"withdraw same type", Desired{Sets: []RRSet{set("www", "A", 60, "192.0.2.1")}, Withdraw: []Key{{Zone: testZone, Name: "www", Type: "A"}}}, "Withdraw[0]"},
@@ -294,6 +294,8 @@ func TestDesiredValidate(t *testing.T) {
 			err := tc.d.Validate()
 			require.Error(t, err)
 			assert.ErrorIs(t, err, ErrInvalid)
+			var fe *FieldError
+			assert.ErrorAs(t, err, &fe, "a field error")
 			assert.Contains(t, err.Error(), tc.in)
 		})
 	}
