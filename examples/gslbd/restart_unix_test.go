@@ -187,7 +187,7 @@ func TestKill9RestartNeverServesADeadBackend(t *testing.T) {
 	const name = "app.example.test."
 
 	ctl := startChild(t, path)
-	node := startDaemon(t, fmt.Sprintf("dns: {addr: \"127.0.0.1:0\"}\nhttp: {addr: \"127.0.0.1:0\"}\nreplication: {secret: %s}\nnode: {url: \"http://%s/replication\", interval: 100ms}\n", secret, ctlHTTP), "-node")
+	node := startDaemon(t, fmt.Sprintf("zone: example.test.\ndns: {addr: \"127.0.0.1:0\"}\nhttp: {addr: \"127.0.0.1:0\"}\nreplication: {secret: %s}\nnode: {url: \"http://%s/replication\", interval: 100ms}\n", secret, ctlHTTP), "-node")
 	both := func(want ...string) func() bool {
 		return func() bool {
 			a, _ := answer(ctlDNS, name)

@@ -182,8 +182,9 @@ const (
 	ReplicaSynced ReplicaEventKind = iota + 1
 	// ReplicaSyncFailed: a sync failed (Err); the local copy is unchanged.
 	ReplicaSyncFailed
-	// ReplicaDegraded: DegradedAfter syncs in a row failed; the replica
-	// keeps serving its last good copy.
+	// ReplicaDegraded: DegradedAfter syncs in a row failed, or (with
+	// Missed 0, first thing in Run) the copy was loaded from Dir; the
+	// replica keeps serving its last good copy.
 	ReplicaDegraded
 	// ReplicaRecovered: a sync succeeded after the replica was degraded.
 	ReplicaRecovered
@@ -404,8 +405,13 @@ func (r *Replica) Status() ReplicaStatus {
 func (r *Replica) Degraded() bool { return r.Status().Degraded }
 
 // Run syncs at once, then every Interval and on every Notify, until ctx
-// ends; it then returns nil. It starts no other goroutine.
+// ends; it then returns nil. It starts no other goroutine. A replica that
+// loaded its copy from Dir reports ReplicaDegraded (Missed 0) first: it
+// answers from a copy no sync has confirmed yet.
 func (r *Replica) Run(ctx context.Context) error {
+	if st := r.Status(); st.FromDisk && r.obs != nil {
+		r.obs.Observe(ReplicaEvent{Kind: ReplicaDegraded, Time: time.Now(), Version: st.Version, Epoch: st.Epoch})
+	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
