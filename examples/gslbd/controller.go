@@ -175,7 +175,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			pol := spec.check.Policy
 			pol.InitialState = restoredInitial(mem, known, saved.SavedAt, now, spec.check.Policy, haveState)
 			as.state = pol.InitialState
-			as.health = failover.Health(as.state)
+			as.health = healthOf(as.state)
 			if known && mem.Drain != nil && (mem.Drain.Until.IsZero() || now.Before(mem.Drain.Until)) {
 				as.drain = mem.Drain
 			}
@@ -310,7 +310,7 @@ func (c *controller) observe(e probe.Event) {
 	if as != nil {
 		rs = c.byName[as.rec]
 		as.state = e.Transition.To
-		as.health = failover.Health(e.Transition.To)
+		as.health = healthOf(e.Transition.To)
 	}
 	c.mu.Unlock()
 	if as == nil {
@@ -470,3 +470,19 @@ func (c *controller) logReconcile(target string) func(record.Event) {
 
 // zoneServer is what the DNS server answers from.
 func (c *controller) zoneServer() zoneSource { return zoneSource{zone: c.zone, met: c.met} }
+
+// healthOf is what the failover policy is told of an address in probe
+// state s: the two enums name the same states.
+func healthOf(s probe.State) failover.Health {
+	switch s {
+	case probe.Passing:
+		return failover.Passing
+	case probe.Warning:
+		return failover.Warning
+	case probe.Critical:
+		return failover.Critical
+	case probe.Recovery:
+		return failover.Recovery
+	}
+	return failover.HealthUnknown
+}
