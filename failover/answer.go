@@ -57,7 +57,9 @@ func RoundRobin() AnswerFunc {
 // address of positive weight is among rrs, and then uniformly. Without an
 // address record: no opinion. src is the random source (seed it in tests,
 // e.g. rand.NewPCG(1, 2)); access is serialised with a mutex. nil means
-// the global generator of math/rand/v2. weights is copied.
+// the global generator of math/rand/v2. weights is copied. The answer is
+// a one-record subslice of rrs (no allocation per query): read it, do not
+// modify it.
 func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 	w := make(map[netip.Addr]int, len(weights))
 	for a, n := range weights {
@@ -78,6 +80,7 @@ func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 		defer mu.Unlock()
 		return rng.IntN(n)
 	}
+	// The answer is a one-record subslice of rrs: no allocation per query.
 	return func(_ netip.Prefix, _, _ string, rrs []libdns.Record) []libdns.Record {
 		total, addrs := 0, 0
 		for _, r := range rrs {
@@ -91,20 +94,20 @@ func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 		}
 		if total == 0 {
 			k := intN(addrs)
-			for _, r := range rrs {
+			for i, r := range rrs {
 				if _, ok := addrOf(r); ok {
 					if k == 0 {
-						return []libdns.Record{r}
+						return rrs[i : i+1 : i+1]
 					}
 					k--
 				}
 			}
 		}
 		k := intN(total)
-		for _, r := range rrs {
+		for i, r := range rrs {
 			if a, ok := addrOf(r); ok {
 				if k < w[a] {
-					return []libdns.Record{r}
+					return rrs[i : i+1 : i+1]
 				}
 				k -= w[a]
 			}
@@ -140,14 +143,18 @@ func Chain(fs ...AnswerFunc) AnswerFunc {
 // region that has any among rrs: the client's region by the locator, then
 // the regions in its preference list, in order. tags gives each address's
 // region tags (Record.Tags); an address matches a region when tagged with
-// it. A client the locator does not place, or no match: no opinion.
+// it. A client the locator does not place, or no match: no opinion. The
+// answer is a subslice of rrs when the region's records are adjacent, else
+// a slice remembered per region and rebuilt only when those records change
+// (no allocation per query): read it, do not modify it.
 func Geo(loc *Locator, tags map[netip.Addr][]string) AnswerFunc {
 	return geo(loc, tags, true)
 }
 
 // RegionFilter returns an AnswerFunc that answers only the addresses tagged
 // with the client's region (by the locator): the record service's
-// region-filtered view, per query. No match: no opinion.
+// region-filtered view, per query. No match: no opinion. Its answer is
+// shared as Geo's is.
 func RegionFilter(loc *Locator, tags map[netip.Addr][]string) AnswerFunc {
 	return geo(loc, tags, false)
 }
@@ -169,26 +176,120 @@ func geo(loc *Locator, tags map[netip.Addr][]string, prefs bool) AnswerFunc {
 		}
 		return false
 	}
+	// One remembered answer per region, built when the answer changes
+	// (health or configuration), not per query: see pick.
+	memo := make(map[string]*atomic.Pointer[[]libdns.Record])
+	for _, rs := range t {
+		for _, r := range rs {
+			if memo[r] == nil {
+				memo[r] = new(atomic.Pointer[[]libdns.Record])
+			}
+		}
+	}
 	return func(client netip.Prefix, _, _ string, rrs []libdns.Record) []libdns.Record {
 		region, ok := loc.Locate(client)
 		if !ok {
 			return nil
 		}
-		order := []string{region}
+		var one [1]string
+		one[0] = region
+		order := one[:]
 		if prefs {
-			order = loc.Preferences(region)
+			if p, ok := loc.prefs[region]; ok {
+				order = p
+			}
 		}
 		for _, reg := range order {
-			var out []libdns.Record
-			for _, r := range rrs {
-				if tagged(r, reg) {
-					out = append(out, r)
-				}
-			}
-			if len(out) > 0 {
+			if out := pickTagged(rrs, reg, tagged, memo[reg]); len(out) > 0 {
 				return out
 			}
 		}
 		return nil
 	}
+}
+
+// pickTagged returns the records of rrs tagged with region, in order,
+// without allocating when it can: a contiguous run is a subslice of rrs,
+// and otherwise the answer remembered in memo is reused while it holds the
+// same records (only a changed set of records builds a new slice).
+func pickTagged(rrs []libdns.Record, region string, tagged func(libdns.Record, string) bool, memo *atomic.Pointer[[]libdns.Record]) []libdns.Record {
+	first, last, n := -1, -1, 0
+	for i, r := range rrs {
+		if tagged(r, region) {
+			if first < 0 {
+				first = i
+			}
+			last = i
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if last-first+1 == n {
+		return rrs[first : last+1 : last+1]
+	}
+	if memo != nil {
+		if m := memo.Load(); m != nil && len(*m) == n && sameTagged(*m, rrs, region, tagged) {
+			return *m
+		}
+	}
+	out := make([]libdns.Record, 0, n)
+	for _, r := range rrs {
+		if tagged(r, region) {
+			out = append(out, r)
+		}
+	}
+	if memo != nil && comparableRecords(out) {
+		memo.Store(&out)
+	}
+	return out
+}
+
+// sameTagged reports whether m holds exactly the records of rrs tagged
+// with region, in order (m's records are comparable: see comparableRecords).
+func sameTagged(m, rrs []libdns.Record, region string, tagged func(libdns.Record, string) bool) bool {
+	k := 0
+	for _, r := range rrs {
+		if !tagged(r, region) {
+			continue
+		}
+		if k >= len(m) || !sameRecord(m[k], r) {
+			return false
+		}
+		k++
+	}
+	return k == len(m)
+}
+
+// comparableRecords reports whether every record can be compared by
+// sameRecord: an Address without ProviderData, or an RR (the zone hands its
+// address records to hooks as libdns.Address).
+func comparableRecords(rs []libdns.Record) bool {
+	for _, r := range rs {
+		switch r := r.(type) {
+		case libdns.Address:
+			if r.ProviderData != nil {
+				return false
+			}
+		case libdns.RR:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// sameRecord compares a remembered record m (see comparableRecords) with r
+// field by field.
+func sameRecord(m, r libdns.Record) bool {
+	switch m := m.(type) {
+	case libdns.Address:
+		a, ok := r.(libdns.Address)
+		return ok && a.ProviderData == nil && a.Name == m.Name && a.TTL == m.TTL && a.IP == m.IP
+	case libdns.RR:
+		rr, ok := r.(libdns.RR)
+		return ok && rr == m
+	}
+	return false
 }

@@ -1,0 +1,119 @@
+package failover_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/libdns/libdns"
+
+	"github.com/gslbkit/gslb/failover"
+)
+
+// dynamicFixture is the shape of the dynamic benchmark: a weighted name
+// with 4 addresses of weights 1/2/3/4, and a geo table of 1,024 prefixes
+// mapped to 3 regions of 2 addresses each, the addresses interleaved in the
+// zone's order (so an answer is not a contiguous run of the records).
+func dynamicFixture(t testing.TB) (weighted, geo failover.AnswerFunc, wrrs, grrs []libdns.Record, clients []netip.Prefix) {
+	weights := map[netip.Addr]int{}
+	for i := range 4 {
+		a := netip.AddrFrom4([4]byte{192, 0, 2, byte(1 + i)})
+		weights[a] = i + 1
+		wrrs = append(wrrs, libdns.Address{Name: "w", TTL: 30 * time.Second, IP: a})
+	}
+	weighted = failover.WeightedRandom(weights, rand.NewPCG(1, 2))
+	regions := []string{"us", "eu", "ap"}
+	g := failover.GeoMap{Prefixes: map[netip.Prefix]string{}, Preferences: map[string][]string{"us": {"eu"}, "eu": {"us"}, "ap": {"eu"}}}
+	for i := range 1024 {
+		p := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), 0}), 24)
+		g.Prefixes[p] = regions[i%3]
+		clients = append(clients, p)
+	}
+	loc, err := failover.NewLocator(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := map[netip.Addr][]string{}
+	for k := range 2 {
+		for r, reg := range regions {
+			a := netip.AddrFrom4([4]byte{198, 51, 100, byte(10*r + k + 1)})
+			tags[a] = []string{reg}
+			grrs = append(grrs, libdns.Address{Name: "g", TTL: 30 * time.Second, IP: a})
+		}
+	}
+	return weighted, failover.Geo(loc, tags), wrrs, grrs, clients
+}
+
+// TestAnswerFuncsAllocs: the built-in weighted and geo policies answer a
+// query without allocating (the tables are built with the function, and a
+// geo answer is rebuilt only when the records change).
+func TestAnswerFuncsAllocs(t *testing.T) {
+	weighted, geo, wrrs, grrs, clients := dynamicFixture(t)
+	chain := failover.Chain(geo, weighted)
+	i := 0
+	for name, f := range map[string]func(){
+		"weighted": func() { _ = weighted(clients[0], "w.example.", "A", wrrs) },
+		"geo":      func() { i++; _ = geo(clients[i%len(clients)], "g.example.", "A", grrs) },
+		"chain":    func() { i++; _ = chain(clients[i%len(clients)], "g.example.", "A", grrs) },
+	} {
+		f() // the first answer per region builds its table entry
+		f()
+		f()
+		if n := testing.AllocsPerRun(200, f); n != 0 {
+			t.Errorf("%s: %v allocations per query, want 0", name, n)
+		}
+	}
+	// The answers are still right: the client's region, and after a
+	// health change (one address gone) the remaining one.
+	want := func(rrs []libdns.Record, ips ...string) {
+		t.Helper()
+		var got []string
+		for _, r := range rrs {
+			got = append(got, r.(libdns.Address).IP.String())
+		}
+		if !slices.Equal(got, ips) {
+			t.Fatalf("answer %v, want %v", got, ips)
+		}
+	}
+	want(geo(clients[1], "g.example.", "A", grrs), "198.51.100.11", "198.51.100.12") // eu
+	want(geo(clients[1], "g.example.", "A", grrs[1:]), "198.51.100.11", "198.51.100.12")
+	down := slices.Delete(slices.Clone(grrs), 4, 5) // 198.51.100.12
+	want(geo(clients[1], "g.example.", "A", down), "198.51.100.11")
+	noEU := slices.DeleteFunc(slices.Clone(grrs), func(r libdns.Record) bool {
+		return r.(libdns.Address).IP.As4()[3]/10 == 1
+	})
+	want(geo(clients[1], "g.example.", "A", noEU), "198.51.100.1", "198.51.100.2") // eu's preference: us
+	want(geo(clients[1], "g.example.", "A", grrs), "198.51.100.11", "198.51.100.12")
+	counts := map[string]int{}
+	for range 10000 {
+		counts[fmt.Sprint(weighted(clients[0], "w.example.", "A", wrrs)[0].(libdns.Address).IP)]++
+	}
+	for k := range 4 {
+		n := counts[fmt.Sprintf("192.0.2.%d", k+1)]
+		if lo, hi := 1000*(k+1)-300, 1000*(k+1)+300; n < lo || n > hi {
+			t.Errorf("weight %d chosen %d times in 10000, want %d..%d", k+1, n, lo, hi)
+		}
+	}
+}
+
+// BenchmarkAnswerFuncs measures the weighted and geo policies per query.
+func BenchmarkAnswerFuncs(b *testing.B) {
+	weighted, geo, wrrs, grrs, clients := dynamicFixture(b)
+	b.Run("weighted", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = weighted(clients[0], "w.example.", "A", wrrs)
+		}
+	})
+	b.Run("geo", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			_ = geo(clients[i%len(clients)], "g.example.", "A", grrs)
+		}
+	})
+}
