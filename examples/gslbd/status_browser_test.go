@@ -119,10 +119,13 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Navigate("http://"+ctl.http+"/?refresh=250ms")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, guard, "page shows both addresses passing and served", func() bool {
+	// The first publication waits for every address's first probe result
+	// (the startup hold); the page then shows the embedded zone's health.
+	waitFor(t, guard, "page shows both addresses passing and served, and the embedded zone published", func() bool {
 		a, b := headText(t, ctx, "192.0.2.1"), headText(t, ctx, "192.0.2.2")
 		return strings.Contains(a, "passing") && strings.Contains(b, "passing") &&
-			strings.Contains(a, "served") && !strings.Contains(b, "not served")
+			strings.Contains(a, "served") && !strings.Contains(b, "not served") &&
+			strings.Contains(strings.Join(pageText(t, ctx, "body"), ""), "embedded")
 	})
 	// Everything the page promises is on it.
 	body := strings.Join(pageText(t, ctx, "body"), "")
