@@ -8,7 +8,7 @@ import (
 // WorstCaseDetection returns the longest time, under policy p, from "the
 // target dies" to "the machine stops serving it", probe timeouts and the
 // largest jitter included. Other packages state their failover bounds
-// through it (SPEC.md, "Failover time — one formula"). It returns 0 for a
+// through it (docs/semantics.md in the repository, "Failover time — one formula"). It returns 0 for a
 // policy that fails Validate, and saturates at the largest time.Duration.
 //
 // The model, which the Monitor follows: a probe's Step.Next delay d runs

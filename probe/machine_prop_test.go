@@ -43,7 +43,7 @@ func machGenPolicy(t *rapid.T) Policy {
 }
 
 // machRef is an independent reference model of the machine, written from
-// SPEC.md section 2 in other terms: "up" is the served side (passing or
+// docs/semantics.md (the state machine) in other terms: "up" is the served side (passing or
 // warning), "down" the other (critical or recovery, told apart by whether
 // a success has been seen since going down).
 type machRef struct {

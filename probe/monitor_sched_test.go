@@ -12,7 +12,7 @@ import (
 )
 
 // monEnvoyEdges is the Envoy preset with distinct unhealthy and edge
-// intervals (SEMANTICS.md, Envoy rule 9) and two passes needed after the
+// intervals (docs/semantics.md, Envoy rule 9) and two passes needed after the
 // first, so every interval of the schedule shows up.
 func monEnvoyEdges() Policy {
 	p := Envoy()

@@ -17,7 +17,7 @@ const (
 	// per consecutive failure seen in critical, capped at MaxBackoff; back
 	// to the state's delay as soon as a success is seen.
 	ScheduleRecordService ScheduleKind = iota
-	// ScheduleEnvoy is Envoy's schedule (SEMANTICS.md, Envoy rule 9):
+	// ScheduleEnvoy is Envoy's schedule (Envoy's unhealthy and edge intervals; docs/semantics.md, Envoy rule 9):
 	// after a success, HealthyEdgeInterval if the target is in recovery
 	// (a return to passing is pending), UnhealthyInterval if it is still
 	// critical, else Interval; after a failure, UnhealthyEdgeInterval if

@@ -4,7 +4,7 @@ import "time"
 
 // Every preset starts from DefaultPolicy and overrides the fields its peer
 // sets, so a field a preset does not mention has its default value. The
-// rules each preset follows are those of SEMANTICS.md; the tests in
+// rules each preset follows are its peer's, listed in docs/semantics.md; the tests in
 // preset_test.go name the rule they check.
 
 // RecordService returns the record service's policy, which is also

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Each test names the SEMANTICS.md (or SPEC.md) rule it checks. States
+// Each test names the rule of docs/semantics.md it checks. States
 // after each result are written p passing, w warning, c critical,
 // r recovery; served states are p and w.
 

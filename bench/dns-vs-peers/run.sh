@@ -59,7 +59,7 @@ cleanup() {
 trap cleanup EXIT
 
 for cmd in dnsperf taskset go; do
-	command -v "$cmd" >/dev/null || { echo "missing $cmd (apt-get install dnsperf; see RECIPES.md)" >&2; exit 1; }
+	command -v "$cmd" >/dev/null || { echo "missing $cmd (apt-get install dnsperf; see the README in this directory)" >&2; exit 1; }
 done
 
 (cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)

@@ -2,6 +2,9 @@ package main
 
 import (
 	"errors"
+	"net"
+	"net/netip"
+	"os"
 	"strings"
 	"testing"
 )
@@ -90,5 +93,34 @@ func TestYAMLBillionLaughsIsBounded(t *testing.T) {
 	_, err := ParseConfig([]byte(y))
 	if err == nil || !strings.Contains(err.Error(), "aliases expanded") {
 		t.Fatalf("nested aliases: %v", err)
+	}
+}
+
+// TestSampleConfigProbesOnlyLoopback: the sample config is valid and never
+// probes anything outside this machine.
+func TestSampleConfigProbesOnlyLoopback(t *testing.T) {
+	data, err := os.ReadFile("gslbd.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cfg.Records {
+		for _, a := range r.Addresses {
+			ip, _ := netip.ParseAddr(a.IP)
+			target := probeAddr(a, ip)
+			host, _, err := net.SplitHostPort(target)
+			if err != nil {
+				host = target
+			}
+			if h, err := netip.ParseAddr(host); err != nil || !h.IsLoopback() {
+				t.Errorf("%s %s probes %s, outside this machine", r.Name, a.IP, target)
+			}
+		}
 	}
 }
