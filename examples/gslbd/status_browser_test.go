@@ -127,7 +127,11 @@ func TestStatusPageInBrowser(t *testing.T) {
 			strings.Contains(a, "served") && !strings.Contains(b, "not served") &&
 			strings.Contains(strings.Join(pageText(t, ctx, "body"), ""), "embedded")
 	})
-	// Everything the page promises is on it.
+	// Everything the page promises is on it (the embedded zone's health
+	// once its first reconcile is done).
+	waitFor(t, guard, "page shows the embedded zone's health", func() bool {
+		return strings.Contains(strings.Join(pageText(t, ctx, ".box.provider"), ""), "embedded")
+	})
 	body := strings.Join(pageText(t, ctx, "body"), "")
 	for _, want := range []string{"app.example.test.", "TTL 5s", "P50", "P95", "P99", "time in state", "last result",
 		"Recent transitions", "Publishing", "embedded", "Replication nodes", "/metrics", "/api/records", "probed at", bs[0].addr()} {
