@@ -32,7 +32,8 @@ import (
 //	GET  /replication/snapshot[?region=R]              for nodes; shared-secret header
 //	GET  /replication/changes?since=V[&region=R]       for nodes; shared-secret header
 //	GET  /metrics                                      Prometheus
-//	GET  /healthz                                      liveness
+//	GET  /healthz                                      liveness: 200 while serving; the body lists problems
+//	GET  /readyz                                       readiness: 503 with the problems while any is present
 //
 // The four actions take an optional JSON body {"by": "who", "reason": "why",
 // "force": true, "expires": "2h"} (expires: drains only). A drain that would
@@ -55,7 +56,8 @@ func (c *controller) handler() http.Handler {
 	}
 	mux.Handle("GET /metrics", c.met.handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "mode": "controller", "version": c.zone.Version()})
+		ps := c.met.ready.evaluate(time.Now())
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "mode": "controller", "version": c.zone.Version(), "ready": len(ps) == 0, "problems": ps})
 	})
 	return mux
 }

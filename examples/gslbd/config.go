@@ -125,12 +125,21 @@ type Config struct {
 
 // DNSConfig configures the embedded authoritative DNS server.
 type DNSConfig struct {
-	// Addr is the UDP and TCP host:port to serve on; "" serves no DNS
+	// Addr is the UDP and TCP IP:port to serve on; "" serves no DNS
 	// (controller mode with a provider). Port 0 picks a free port.
 	// Default "127.0.0.1:5353".
 	Addr string `json:"addr"`
 	// TCPIdleTimeout closes idle TCP connections, 100ms–10m. Default 10s.
 	TCPIdleTimeout Duration `json:"tcpIdleTimeout"`
+	// MaxTCPConns bounds the TCP connections held at once, 0–1,000,000;
+	// a new connection at a full table replaces the one idle longest. 0
+	// (the default) derives it from the descriptor limit (a quarter, 16 to
+	// 1,024), leaving the rest to probes, HTTP and the provider. See
+	// memory.ServerConfig.
+	MaxTCPConns int `json:"maxTCPConns,omitempty"`
+	// MaxTCPConnsPerSource bounds the TCP connections of one client
+	// address, 0–1,000,000; 0 (the default) sets no such bound.
+	MaxTCPConnsPerSource int `json:"maxTCPConnsPerSource,omitempty"`
 }
 
 // HTTPConfig configures the HTTP listener.
@@ -141,6 +150,9 @@ type HTTPConfig struct {
 	// APIToken, when set, must be sent as "Authorization: Bearer <token>"
 	// on every API call that changes something (compared in constant time).
 	APIToken string `json:"apiToken,omitempty"`
+	// MaxConns bounds the HTTP connections held at once, 1–100,000; more
+	// wait in the kernel's accept queue until one closes. Default 256.
+	MaxConns int `json:"maxConns,omitempty"`
 }
 
 // ReplicationConfig configures the replication endpoints of a controller
@@ -254,7 +266,7 @@ func DefaultConfig() Config {
 		OwnerID:  "gslbd",
 		Style:    StyleRecordService,
 		DNS:      DNSConfig{Addr: "127.0.0.1:5353", TCPIdleTimeout: Duration(10 * time.Second)},
-		HTTP:     HTTPConfig{Addr: "127.0.0.1:8053"},
+		HTTP:     HTTPConfig{Addr: "127.0.0.1:8053", MaxConns: 256},
 		Provider: ProviderConfig{Type: "embedded"},
 		Policy:   failover.DefaultRecordConfig(),
 		Monitor:  probe.DefaultMonitorConfig(),

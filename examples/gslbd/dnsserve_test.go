@@ -17,7 +17,7 @@ import (
 
 // startZoneServer serves a zone holding app.example.test A 192.0.2.1 on a
 // free loopback port until the test ends.
-func startZoneServer(tb testing.TB) (*dnsServer, *metrics) {
+func startZoneServer(tb testing.TB) (*memory.Server, *metrics) {
 	tb.Helper()
 	z, err := memory.New(memory.DefaultConfig())
 	if err != nil {
@@ -32,10 +32,11 @@ func startZoneServer(tb testing.TB) (*dnsServer, *metrics) {
 		tb.Fatal(err)
 	}
 	met := newMetrics()
-	s, err := listenDNS("127.0.0.1:0", z, met, time.Second, slog.New(slog.DiscardHandler))
+	s, err := newDNSServer(Config{DNS: DNSConfig{Addr: "127.0.0.1:0", TCPIdleTimeout: Duration(time.Second)}}, z, slog.New(slog.DiscardHandler))
 	if err != nil {
 		tb.Fatal(err)
 	}
+	met.dns.serve(s)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = s.Run(ctx) })
@@ -89,7 +90,7 @@ func TestDNSServerUDPAndTCP(t *testing.T) {
 }
 
 // BenchmarkDNSQueryUDP measures one A query answered over loopback UDP by
-// gslbd's serving loop (client included).
+// gslbd's DNS server (client included).
 func BenchmarkDNSQueryUDP(b *testing.B) {
 	s, _ := startZoneServer(b)
 	conn, err := net.Dial("udp", s.Addr())

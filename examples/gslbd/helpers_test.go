@@ -21,7 +21,16 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// childMain, when set (by a platform's test file), runs first: it may turn
+// this process into a gslbd subprocess of a test and never return.
+var childMain func()
+
+func TestMain(m *testing.M) {
+	if childMain != nil {
+		childMain()
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers that signals
 // when the first line is complete.

@@ -126,26 +126,18 @@ type zoneSource struct {
 // server (waiting up to 5 s for requests in flight) and every goroutine.
 func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.Handler,
 	loop func(context.Context) error, stdout io.Writer, log *slog.Logger) error {
-	var dnsSrv *dnsServer
-	if cfg.DNS.Addr != "" {
-		var err error
-		dnsSrv, err = listenDNS(cfg.DNS.Addr, zs.zone, zs.met, cfg.DNS.TCPIdleTimeout.D(), log)
-		if err != nil {
-			return err
-		}
-		if err := dnsSrv.enableTransfer(cfg, log); err != nil {
-			dnsSrv.udp.Close()
-			dnsSrv.tcp.Close()
-			return err
-		}
-	}
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
-		if dnsSrv != nil {
-			dnsSrv.udp.Close()
-			dnsSrv.tcp.Close()
-		}
 		return fmt.Errorf("http: %w", err) // err says "listen tcp <addr>: ..."
+	}
+	var dnsSrv *memory.Server
+	if cfg.DNS.Addr != "" {
+		if dnsSrv, err = newDNSServer(cfg, zs.zone, log); err != nil {
+			ln.Close()
+			return fmt.Errorf("dns: %w", err)
+		}
+		zs.met.dns.serve(dnsSrv)
+		zs.met.ready.addDNSChecks(dnsSrv)
 	}
 	dnsAddr := "-"
 	if dnsSrv != nil {
@@ -156,7 +148,10 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	root := http.NewServeMux()
+	root.Handle("/", h)
+	root.Handle("GET /readyz", zs.met.ready.handler(mode))
+	hs := newHTTPServer(root)
 	var wg sync.WaitGroup
 	errc := make(chan error, 3)
 	fail := func(err error) {
@@ -166,7 +161,7 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 		}
 	}
 	wg.Go(func() {
-		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := hs.Serve(limitListener(ln, cfg.HTTP.MaxConns)); !errors.Is(err, http.ErrServerClosed) {
 			fail(err)
 		}
 	})
@@ -174,6 +169,7 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 		wg.Go(func() { fail(dnsSrv.Run(ctx)) })
 	}
 	wg.Go(func() { fail(loop(ctx)) })
+	wg.Go(func() { zs.met.ready.run(ctx, log) })
 	<-ctx.Done()
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	_ = hs.Shutdown(sctx)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,12 +26,13 @@ type metrics struct {
 	transitions  *prometheus.CounterVec
 	heldStale    prometheus.Gauge
 	writes       *prometheus.CounterVec
-	queries      *prometheus.CounterVec
+	dns          *dnsCollector
 	syncs        *prometheus.CounterVec
 	degraded     prometheus.Gauge
 
 	stateSaveErrors prometheus.Counter
 	startupHeld     prometheus.Gauge
+	ready           *readiness
 }
 
 // states are the values of the state label of gslbkit_address_state.
@@ -56,9 +59,7 @@ func newMetrics() *metrics {
 	m.writes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gslbkit_provider_writes_total", Help: "Write calls to the publishing provider, by result (ok, error).",
 	}, []string{"result"})
-	m.queries = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "gslbkit_dns_queries_total", Help: "DNS queries answered by the embedded server, by response code.",
-	}, []string{"rcode"})
+	m.dns = newDNSCollector()
 	m.syncs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gslbkit_replica_syncs_total", Help: "Node mode: syncs with the controller, by result (ok, error).",
 	}, []string{"result"})
@@ -71,8 +72,9 @@ func newMetrics() *metrics {
 	m.startupHeld = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "gslbd_startup_hold", Help: "Controller: 1 while the first publication waits for every address's first probe result.",
 	})
-	m.reg.MustRegister(m.probes, m.probeSeconds, m.addrState, m.transitions, m.heldStale, m.writes, m.queries, m.syncs, m.degraded,
+	m.reg.MustRegister(m.probes, m.probeSeconds, m.addrState, m.transitions, m.heldStale, m.writes, m.dns, m.syncs, m.degraded,
 		m.stateSaveErrors, m.startupHeld)
+	m.ready = newReadiness(m.reg)
 	return m
 }
 
@@ -107,18 +109,61 @@ func (m *metrics) transition(t probe.Transition) {
 	m.transitions.WithLabelValues(t.From.String(), t.To.String()).Inc()
 }
 
-// query counts one DNS reply by its response code, read from the packed
-// header (the extended bits of EDNS are not looked at).
-func (m *metrics) query(reply []byte) {
-	if len(reply) < 4 {
+// dnsCollector exports the embedded DNS server's own counters
+// (memory.Server.Stats) when a scrape asks: replies by response code and
+// the TCP connection table.
+type dnsCollector struct {
+	srv                                  atomic.Pointer[memory.Server]
+	queries, open, limit                 *prometheus.Desc
+	accepted, evicted, refused, accFails *prometheus.Desc
+}
+
+func newDNSCollector() *dnsCollector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	return &dnsCollector{
+		queries:  d("gslbkit_dns_queries_total", "DNS queries answered by the embedded server, by response code.", "rcode"),
+		open:     d("gslbkit_dns_tcp_connections", "TCP connections the embedded DNS server holds now."),
+		limit:    d("gslbkit_dns_tcp_connections_limit", "The most TCP connections the embedded DNS server holds (dns.maxTCPConns or its default)."),
+		accepted: d("gslbkit_dns_tcp_accepted_total", "TCP connections accepted by the embedded DNS server."),
+		evicted:  d("gslbkit_dns_tcp_evicted_total", "TCP connections closed, idle longest, to make room at a full table."),
+		refused:  d("gslbkit_dns_tcp_refused_total", "TCP connections closed at once: table full of busy connections, or the per-source limit."),
+		accFails: d("gslbkit_dns_tcp_accept_errors_total", "Failed TCP accepts (out of descriptors, for instance), each followed by a back-off."),
+	}
+}
+
+// serve makes the collector report srv.
+func (c *dnsCollector) serve(srv *memory.Server) { c.srv.Store(srv) }
+
+func (c *dnsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.queries, c.open, c.limit, c.accepted, c.evicted, c.refused, c.accFails} {
+		ch <- d
+	}
+}
+
+func (c *dnsCollector) Collect(ch chan<- prometheus.Metric) {
+	srv := c.srv.Load()
+	if srv == nil {
 		return
 	}
-	rc := int(reply[3] & 0x0f)
-	name, ok := dns.RcodeToString[rc]
-	if !ok {
-		name = "OTHER"
+	st := srv.Stats()
+	for rc, n := range st.Responses {
+		if n == 0 {
+			continue
+		}
+		name, ok := dns.RcodeToString[rc]
+		if !ok {
+			name = fmt.Sprint(rc)
+		}
+		ch <- prometheus.MustNewConstMetric(c.queries, prometheus.CounterValue, float64(n), name)
 	}
-	m.queries.WithLabelValues(name).Inc()
+	ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(st.TCPOpen))
+	ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, float64(st.TCPLimit))
+	ch <- prometheus.MustNewConstMetric(c.accepted, prometheus.CounterValue, float64(st.TCPAccepted))
+	ch <- prometheus.MustNewConstMetric(c.evicted, prometheus.CounterValue, float64(st.TCPEvicted))
+	ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(st.TCPRefused))
+	ch <- prometheus.MustNewConstMetric(c.accFails, prometheus.CounterValue, float64(st.AcceptErrors))
 }
 
 // reconcilerObserver turns a reconciler's events into metrics; count says

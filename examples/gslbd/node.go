@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gslbkit/gslb/provider/memory"
 )
@@ -14,7 +16,8 @@ import (
 // notify), which the embedded DNS server answers from. While the controller
 // is unreachable the node keeps serving its last good copy; after
 // node.degradedAfter missed syncs (default 2) it reports itself degraded on
-// /healthz and in gslbkit_replica_degraded.
+// /readyz, in the /healthz body and in gslbkit_replica_degraded (/healthz
+// itself stays 200: the node still answers).
 type node struct {
 	cfg     Config
 	log     *slog.Logger
@@ -41,14 +44,29 @@ func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*
 	if n.notify, err = memory.NewHandler(nil, cfg.Node.Auth, nil, n.replica.Notify); err != nil {
 		return nil, err
 	}
+	met.ready.add("replica_not_synced", func(time.Time) (bool, string) {
+		st := n.replica.Status()
+		if st.Synced {
+			return false, ""
+		}
+		return true, "no copy of the zone yet from " + cfg.Node.URL + " (answering REFUSED)" + lastErr(st.LastErr)
+	})
+	met.ready.add("replica_degraded", func(time.Time) (bool, string) {
+		st := n.replica.Status()
+		if !st.Synced || !st.Degraded {
+			return false, ""
+		}
+		return true, fmt.Sprintf("missed %d syncs with %s; serving the copy of version %d synced at %s",
+			st.Missed, cfg.Node.URL, st.Version, st.LastSync.UTC().Format(time.RFC3339)) + lastErr(st.LastErr)
+	})
 	return n, nil
 }
 
 // Run follows the controller until ctx ends.
 func (n *node) Run(ctx context.Context) error { return n.replica.Run(ctx) }
 
-// handler serves POST /replication/notify (shared secret), /healthz (503
-// while degraded or before the first sync) and /metrics.
+// handler serves POST /replication/notify (shared secret), /healthz (200
+// while serving; the body lists the problems /readyz reports) and /metrics.
 func (n *node) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /replication/notify", n.notify)
@@ -58,19 +76,13 @@ func (n *node) handler() http.Handler {
 	mux.Handle("GET /metrics", n.met.handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		st := n.replica.Status()
-		code := http.StatusOK
-		status := "ok"
-		switch {
-		case !st.Synced:
-			code, status = http.StatusServiceUnavailable, "not synced"
-		case st.Degraded:
-			code, status = http.StatusServiceUnavailable, "degraded"
-		}
-		body := map[string]any{"status": status, "mode": "node", "version": st.Version, "missed": st.Missed, "lastSync": st.LastSync}
+		ps := n.met.ready.evaluate(time.Now())
+		body := map[string]any{"status": "ok", "mode": "node", "ready": len(ps) == 0, "problems": ps,
+			"synced": st.Synced, "degraded": st.Degraded, "version": st.Version, "missed": st.Missed, "lastSync": st.LastSync}
 		if st.LastErr != nil {
 			body["lastError"] = st.LastErr.Error()
 		}
-		writeJSON(w, code, body)
+		writeJSON(w, http.StatusOK, body)
 	})
 	return mux
 }
@@ -92,3 +104,11 @@ func (n *node) logEvent(e memory.ReplicaEvent) {
 
 // zoneServer is what the DNS server answers from.
 func (n *node) zoneServer() zoneSource { return zoneSource{zone: n.zone, met: n.met} }
+
+// lastErr formats an error for a problem's detail ("" for nil).
+func lastErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "; last error: " + err.Error()
+}

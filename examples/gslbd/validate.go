@@ -78,15 +78,24 @@ func (c *Config) Validate() error {
 
 func (c *Config) validateListeners() error {
 	if c.DNS.Addr != "" {
-		if _, _, err := net.SplitHostPort(c.DNS.Addr); err != nil {
-			return badErr("dns.addr", c.DNS.Addr, "host:port, or empty for no DNS server", err)
+		if _, err := netip.ParseAddrPort(c.DNS.Addr); err != nil {
+			return badErr("dns.addr", c.DNS.Addr, "IP:port such as 127.0.0.1:53, or empty for no DNS server", err)
 		}
 	}
 	if d := c.DNS.TCPIdleTimeout.D(); d < 100*time.Millisecond || d > 10*time.Minute {
 		return bad("dns.tcpIdleTimeout", d, "100ms–10m")
 	}
+	if n := c.DNS.MaxTCPConns; n < 0 || n > 1_000_000 {
+		return bad("dns.maxTCPConns", n, "0 (derived from the descriptor limit) to 1000000")
+	}
+	if n := c.DNS.MaxTCPConnsPerSource; n < 0 || n > 1_000_000 {
+		return bad("dns.maxTCPConnsPerSource", n, "0 (no limit) to 1000000")
+	}
 	if _, _, err := net.SplitHostPort(c.HTTP.Addr); err != nil {
 		return badErr("http.addr", c.HTTP.Addr, "host:port", err)
+	}
+	if n := c.HTTP.MaxConns; n < 1 || n > 100_000 {
+		return bad("http.maxConns", n, "1–100000")
 	}
 	if err := c.Transfer.Validate(); err != nil {
 		var fe *memory.FieldError

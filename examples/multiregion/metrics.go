@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
 
 	"github.com/gslbkit/gslb/heartbeat"
 )
@@ -116,7 +117,14 @@ func (m *metrics) listen(addr string) (net.Listener, func(ctx context.Context) e
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second, // one route, answered at once: server-wide deadlines fit
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+	}
 	serve := func(ctx context.Context) error {
 		done := make(chan struct{})
 		go func() {
@@ -126,7 +134,7 @@ func (m *metrics) listen(addr string) (net.Listener, func(ctx context.Context) e
 			defer cancel()
 			_ = srv.Shutdown(sctx)
 		}()
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(netutil.LimitListener(ln, 64)); !errors.Is(err, http.ErrServerClosed) {
 			return err // the caller's context ends with it, and so does the goroutine
 		}
 		<-done

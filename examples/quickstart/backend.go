@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"golang.org/x/net/netutil"
 )
 
 // backend is one HTTP server on loopback that the demo can stop and start
@@ -51,13 +53,20 @@ func (b *backend) Start() error {
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprintf(w, "ok from %s\n", b.Name)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       5 * time.Second, // one tiny route: server-wide deadlines fit
+		WriteTimeout:      5 * time.Second,
+		IdleTimeout:       30 * time.Second,
+		MaxHeaderBytes:    8 << 10,
+	}
 	srv.SetKeepAlivesEnabled(false)
 	b.srv = srv
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(netutil.LimitListener(ln, 64)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			_ = err // the listener failed; the probes will say so
 		}
 	}()

@@ -34,9 +34,13 @@ type tcpConn struct {
 	src  netip.Addr
 	last atomic.Int64 // unix nanoseconds of the last query answered (or the accept)
 	busy atomic.Bool  // reading or answering a query: never evicted
-	pin  atomic.Bool  // carrying a zone transfer: never evicted
-	gone bool         // removed from the table (guarded by connTable.mu)
-	rbuf []byte       // reply buffer kept between queries (serveConn's goroutine only)
+	// fresh: accepted, but its goroutine has not started reading yet:
+	// never evicted, so that a burst of accepts cannot close a connection
+	// whose query is already waiting in its socket before it is read.
+	fresh atomic.Bool
+	pin   atomic.Bool // carrying a zone transfer: never evicted
+	gone  bool        // removed from the table (guarded by connTable.mu)
+	rbuf  []byte      // reply buffer kept between queries (serveConn's goroutine only)
 }
 
 // connTable holds the open TCP connections: a bound on their number, an
@@ -80,7 +84,7 @@ func (t *connTable) add(tc *tcpConn) admission {
 	if len(t.m) >= t.max {
 		var victim *tcpConn
 		for c := range t.m {
-			if c.busy.Load() || c.pin.Load() {
+			if c.busy.Load() || c.pin.Load() || c.fresh.Load() {
 				continue
 			}
 			if victim == nil || c.last.Load() < victim.last.Load() {
@@ -191,6 +195,7 @@ func (s *Server) serveTCP(ln net.Listener, stop <-chan struct{}, wg *sync.WaitGr
 			tc.src = ap.Addr().Unmap()
 		}
 		tc.last.Store(time.Now().UnixNano())
+		tc.fresh.Store(true)
 		switch s.conns.add(tc) {
 		case admitted:
 		case admittedEvicted:
@@ -222,6 +227,7 @@ func (s *Server) serveConn(tc *tcpConn) {
 		if err := tc.c.SetReadDeadline(time.Now().Add(idle)); err != nil {
 			return
 		}
+		tc.fresh.Store(false)
 		if _, err := io.ReadFull(tc.c, hdr[:]); err != nil {
 			return
 		}
@@ -334,7 +340,8 @@ type ServerStats struct {
 	// Responses counts the replies sent over UDP and TCP by response code
 	// (the header's four bits: 0 NOERROR, 1 FORMERR, 2 SERVFAIL, 3
 	// NXDOMAIN, 4 NOTIMP, 5 REFUSED, ...). Slipped replies count under their
-	// code; dropped ones do not count.
+	// code; dropped ones do not count. A reply is counted before it is
+	// sent, so a client that has its answer finds it counted.
 	Responses [16]uint64
 	// TCPOpen is the number of TCP connections open now, TCPLimit the most
 	// the server holds (MaxTCPConns, or the derived default).

@@ -127,6 +127,9 @@ func (s *Server) udpLoop(bc batchConn) {
 			out[k].Addr = ua
 			k++
 		}
+		// Counted before sending: a client that has its reply finds it
+		// in Stats.
+		s.stats.add(&tally)
 		for off := 0; off < k; {
 			m, err := bc.WriteBatch(out[off:k], 0)
 			if err != nil {
@@ -138,6 +141,5 @@ func (s *Server) udpLoop(bc batchConn) {
 			}
 			off += max(m, 1)
 		}
-		s.stats.add(&tally)
 	}
 }

@@ -185,6 +185,9 @@ func (s *Server) rawLoop(r *rawUDP) {
 			out[k].hdr.Namelen = in[i].hdr.Namelen
 			k++
 		}
+		// Counted before sending: a client that has its reply finds it
+		// in Stats.
+		s.stats.add(&tally)
 		for off := 0; off < k; {
 			m, _, errno := syscall.Syscall6(sysSendmmsg, uintptr(r.fd), uintptr(unsafe.Pointer(&out[off])), uintptr(k-off), 0, 0, 0)
 			if errno != 0 {
@@ -201,7 +204,6 @@ func (s *Server) rawLoop(r *rawUDP) {
 		for i := range k {
 			keep[i] = nil
 		}
-		s.stats.add(&tally)
 		if d := co.after(int(n), time.Now()); d > 0 {
 			// A raw call: the runtime does not see this goroutine in a
 			// system call, so its monitor thread neither hands the P away

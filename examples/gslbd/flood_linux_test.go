@@ -1,0 +1,343 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// A gslbd subprocess of a test is this test binary run twice: first with
+// GSLBD_E2E_NOFILE, it lowers its descriptor limit (soft and hard) and
+// execs itself; then, with GSLBD_E2E_ARGS, it is gslbd (main) until SIGTERM.
+func init() {
+	childMain = func() {
+		if n := os.Getenv("GSLBD_E2E_NOFILE"); n != "" {
+			v, err := strconv.ParseUint(n, 10, 64)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "GSLBD_E2E_NOFILE:", err)
+				os.Exit(2)
+			}
+			if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
+				fmt.Fprintln(os.Stderr, "setrlimit:", err)
+				os.Exit(2)
+			}
+			env := slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, "GSLBD_E2E_NOFILE=") })
+			err = syscall.Exec("/proc/self/exe", os.Args, env)
+			fmt.Fprintln(os.Stderr, "exec:", err)
+			os.Exit(2)
+		}
+		if a := os.Getenv("GSLBD_E2E_ARGS"); a != "" {
+			var args []string
+			if err := json.Unmarshal([]byte(a), &args); err != nil {
+				fmt.Fprintln(os.Stderr, "GSLBD_E2E_ARGS:", err)
+				os.Exit(2)
+			}
+			os.Args = append([]string{"gslbd"}, args...)
+			main()
+			os.Exit(0)
+		}
+	}
+}
+
+// subDaemon is gslbd running in a subprocess with a low descriptor limit.
+type subDaemon struct {
+	cmd       *exec.Cmd
+	dns, http string
+	stderr    *syncBuffer
+	exited    chan struct{}
+}
+
+var addrRE = regexp.MustCompile(`dns=(\S+) http=(\S+)`)
+
+// startSubDaemon runs gslbd on yaml in a subprocess whose RLIMIT_NOFILE is
+// nofile (soft and hard); it is stopped with SIGTERM when the test ends.
+func startSubDaemon(t *testing.T, yaml string, nofile int) *subDaemon {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "gslbd.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := json.Marshal([]string{"-config", path})
+	d := &subDaemon{stderr: newSyncBuffer(), exited: make(chan struct{})}
+	d.stderr.first = nil
+	d.cmd = exec.Command(os.Args[0], "-test.run=^$")
+	d.cmd.Env = append(os.Environ(), fmt.Sprintf("GSLBD_E2E_NOFILE=%d", nofile), "GSLBD_E2E_ARGS="+string(args))
+	d.cmd.Stderr = d.stderr
+	out, err := d.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			select {
+			case first <- sc.Text():
+			default:
+			}
+		}
+		_ = d.cmd.Wait()
+		close(d.exited)
+	}()
+	t.Cleanup(func() {
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-d.exited:
+		case <-time.After(30 * time.Second):
+			_ = d.cmd.Process.Kill()
+			<-d.exited
+			t.Error("hang guard: gslbd did not stop within 30s of SIGTERM")
+		}
+	})
+	select {
+	case line := <-first:
+		m := addrRE.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("unexpected first line %q\n%s", line, d.stderr.String())
+		}
+		d.dns, d.http = m[1], m[2]
+	case <-d.exited:
+		t.Fatalf("gslbd exited before serving:\n%s", d.stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("hang guard: gslbd did not start within 30s\n%s", d.stderr.String())
+	}
+	return d
+}
+
+// metricSum adds up every sample of the named metric on /metrics.
+func metricSum(t *testing.T, base, name string) float64 {
+	t.Helper()
+	_, body := get(t, base, "/metrics")
+	var sum float64
+	for _, l := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(l, name+"{") && !strings.HasPrefix(l, name+" ") {
+			continue
+		}
+		f := strings.Fields(l)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// tcpAnswer asks name's A records over a new TCP connection.
+func tcpAnswer(server, name string) ([]string, error) {
+	c := &dns.Client{Net: "tcp", Timeout: 5 * time.Second}
+	m := new(dns.Msg)
+	m.SetQuestion(name, dns.TypeA)
+	r, _, err := c.Exchange(m, server)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, rr := range r.Answer {
+		if a, ok := rr.(*dns.A); ok {
+			out = append(out, a.A.String())
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// flooder keeps n TCP connections open to addr, each sending a query
+// every 2 s so that no idle timeout closes it, as the attacker of issue 15
+// did, and reconnecting a second after the server closes it, until stop.
+type flooder struct {
+	addr   string
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	dialed int
+	once   sync.Once
+}
+
+func startFlood(addr string, n int) *flooder {
+	f := &flooder{addr: addr, stop: make(chan struct{}), conns: map[net.Conn]bool{}}
+	m := new(dns.Msg)
+	m.SetQuestion("app.example.test.", dns.TypeA)
+	q, _ := m.Pack()
+	msg := binary.BigEndian.AppendUint16(nil, uint16(len(q)))
+	msg = append(msg, q...)
+	// pause waits d or until stop (the attacker's pace, not a wait for an
+	// event); false when stopped.
+	pause := func(d time.Duration) bool {
+		select {
+		case <-f.stop:
+			return false
+		case <-time.After(d):
+			return true
+		}
+	}
+	for range n {
+		f.wg.Go(func() {
+			for {
+				c, err := net.Dial("tcp", addr)
+				if err == nil {
+					f.mu.Lock()
+					f.conns[c] = true
+					f.dialed++
+					f.mu.Unlock()
+					var hdr [2]byte
+					for {
+						if _, err := c.Write(msg); err != nil {
+							break
+						}
+						if _, err := io.ReadFull(c, hdr[:]); err != nil {
+							break
+						}
+						if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint16(hdr[:]))); err != nil {
+							break
+						}
+						if !pause(2 * time.Second) {
+							break
+						}
+					}
+					f.mu.Lock()
+					delete(f.conns, c)
+					f.mu.Unlock()
+					c.Close()
+				}
+				if !pause(time.Second) {
+					return
+				}
+			}
+		})
+	}
+	return f
+}
+
+func (f *flooder) close() int {
+	f.once.Do(func() { close(f.stop) })
+	f.mu.Lock()
+	for c := range f.conns {
+		c.Close()
+	}
+	f.mu.Unlock()
+	f.wg.Wait()
+	return f.dialed
+}
+
+// openFDs counts the descriptors of process pid.
+func openFDs(pid int) int {
+	es, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	return len(es)
+}
+
+// TestFloodNoFalseFailover runs gslbd with 256 descriptors (so its DNS
+// server holds at most 64 TCP connections) and floods its DNS port with
+// 356 connections that keep sending queries and reconnect when closed. While the flood lasts and
+// the probes go on (at least 40 more probes), no address changes state,
+// every answer over UDP and over a new TCP connection stays both
+// addresses, /readyz answers 503 naming dns_tcp_full, /healthz answers
+// 200, and gslbkit_problem says the same; after the flood /readyz is 200.
+func TestFloodNoFalseFailover(t *testing.T) {
+	const nofile = 256
+	bs := []*backend{newBackend(t), newBackend(t)}
+	recs := "  - name: app.example.test.\n    ttl: 1s\n    addresses:\n"
+	for i, b := range bs {
+		recs += fmt.Sprintf("      - {ip: 192.0.2.%d, probeAddr: %q}\n", i+1, b.addr())
+	}
+	y := strings.Replace(controllerYAML("", recs), `dns: {addr: "127.0.0.1:0"}`, `dns: {addr: "127.0.0.1:0", tcpIdleTimeout: 1m}`, 1)
+	// The backends share this process with the flood: under -race on a
+	// busy machine one of their answers can take longer than 200 ms. Three
+	// failures in a row make a transition, so a slow backend (which this
+	// test is not about) does not pass for a false failover.
+	y = strings.Replace(y, "warningThreshold: 1, criticalThreshold: 2", "warningThreshold: 3, criticalThreshold: 4", 1)
+	d := startSubDaemon(t, y, nofile)
+	guard := 60 * time.Second
+	want := []string{"192.0.2.1", "192.0.2.2"}
+	waitFor(t, guard, "both addresses answered", func() bool {
+		got, _ := answer(d.dns, "app.example.test.")
+		return slices.Equal(got, want)
+	})
+	waitFor(t, guard, "ready", func() bool { code, _ := get(t, d.http, "/readyz"); return code == 200 })
+	transitions := metricSum(t, d.http, "gslbkit_state_transitions_total")
+	probes := metricSum(t, d.http, "gslbkit_probes_total")
+	if lim := metricSum(t, d.http, "gslbkit_dns_tcp_connections_limit"); lim != nofile/4 {
+		t.Fatalf("TCP connection limit %v, want %d (a quarter of the descriptor limit)", lim, nofile/4)
+	}
+
+	const flood = nofile + 100
+	f := startFlood(d.dns, flood)
+	defer f.close()
+	waitFor(t, guard, "the flood evicts connections", func() bool {
+		return metricSum(t, d.http, "gslbkit_dns_tcp_evicted_total") >= flood-nofile/4
+	})
+	var worst time.Duration
+	maxFDs := 0
+	var readyBody string
+	for metricSum(t, d.http, "gslbkit_probes_total") < probes+40 {
+		start := time.Now()
+		got, rc := answer(d.dns, "app.example.test.")
+		if !slices.Equal(got, want) {
+			t.Fatalf("UDP answer during the flood: %v (rcode %d), want %v", got, rc, want)
+		}
+		tgot, err := tcpAnswer(d.dns, "app.example.test.")
+		if err != nil || !slices.Equal(tgot, want) {
+			t.Fatalf("TCP answer during the flood: %v, %v; want %v", tgot, err, want)
+		}
+		worst = max(worst, time.Since(start))
+		maxFDs = max(maxFDs, openFDs(d.cmd.Process.Pid))
+		code, body := get(t, d.http, "/readyz")
+		if code != 503 || !strings.Contains(body, "dns_tcp_full") {
+			t.Fatalf("/readyz during the flood: %d %s", code, body)
+		}
+		readyBody = body
+		if code, body := get(t, d.http, "/healthz"); code != 200 {
+			t.Fatalf("/healthz during the flood: %d %s", code, body)
+		}
+		if tr := metricSum(t, d.http, "gslbkit_state_transitions_total"); tr != transitions {
+			t.Fatalf("state transitions during the flood: %v before, %v now\n%s", transitions, tr, d.stderr.String())
+		}
+	}
+	_, m := get(t, d.http, "/metrics")
+	if !strings.Contains(m, `gslbkit_problem{problem="dns_tcp_full"} 1`) || !strings.Contains(m, "gslbkit_ready 0") {
+		t.Errorf("metrics do not show the full table:\n%s", m)
+	}
+	dialed := f.close()
+	t.Logf("flood: %d connections dialed; worst UDP+TCP answer %v; at most %d descriptors open of %d; /readyz said %s",
+		dialed, worst, maxFDs, nofile, readyBody)
+	waitFor(t, guard, "ready again after the flood", func() bool { code, _ := get(t, d.http, "/readyz"); return code == 200 })
+	if tr := metricSum(t, d.http, "gslbkit_state_transitions_total"); tr != transitions {
+		t.Errorf("state transitions: %v before the flood, %v after", transitions, tr)
+	}
+	if st := d.stderr.String(); strings.Contains(st, `"msg":"address state"`) && strings.Count(st, `"msg":"address state"`) > 0 {
+		// Transitions before the baseline would be counted in it; the
+		// metric comparison above is the assertion. Log them for the record.
+		t.Logf("address state lines:\n%s", grepLines(st, `"msg":"address state"`))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
