@@ -263,6 +263,9 @@ func (s *Server) serveConn(tc *tcpConn) {
 		} else {
 			reply = s.respondTCP(tc, buf)
 		}
+		// Stored before the reply goes out: a client that has its answer
+		// finds this connection's idle time ordered after its query.
+		tc.last.Store(time.Now().UnixNano())
 		if reply != nil {
 			s.stats.countTCP(reply)
 			out = append(out[:0], byte(len(reply)>>8), byte(len(reply)))
@@ -280,7 +283,6 @@ func (s *Server) serveConn(tc *tcpConn) {
 		if cap(out) > tcpKeepBuf {
 			out = nil
 		}
-		tc.last.Store(time.Now().UnixNano())
 		tc.busy.Store(false)
 		if s.conns.isClosed() {
 			return
