@@ -55,6 +55,7 @@ func (c *controller) handler() http.Handler {
 		mux.Handle("/replication/", c.repl)
 	}
 	mux.Handle("GET /metrics", c.met.handler())
+	mux.Handle("GET /readyz", c.met.ready.handler("controller"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		ps := c.met.ready.evaluate(time.Now())
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "mode": "controller", "version": c.zone.Version(), "ready": len(ps) == 0, "problems": ps})

@@ -14,6 +14,7 @@ import (
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/probe/probecheck"
+	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/provider/cloudflare"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/provider/rfc2136"
@@ -111,7 +112,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	lcfg.AllowTypeSwitch = true // the embedded zone swaps whole snapshots
 	embeddedOnly := cfg.Provider.Type == "" || cfg.Provider.Type == "embedded"
 	c.local, err = record.New(c.zone, lcfg, record.Options{
-		Observer: met.reconcilerObserver(embeddedOnly, c.logReconcile("embedded")),
+		Observer: met.reconcilerObserver("embedded", embeddedOnly, c.logReconcile("embedded")),
 	})
 	if err != nil {
 		return nil, err
@@ -204,34 +205,75 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 // newRemote builds the reconciler of the external provider.
 func (c *controller) newRemote(p record.Provider) error {
 	pc := c.cfg.Provider
-	rcfg := record.DefaultConfig(c.cfg.OwnerID)
+	rcfg := reconcilerPreset(pc.Type, c.cfg.OwnerID)
 	if p == nil {
 		var err error
-		switch pc.Type {
-		case "rfc2136":
-			rcfg = record.LocalConfig(c.cfg.OwnerID)
-			p, err = rfc2136.New(pc.RFC2136.FromEnv(nil))
-		case "route53":
-			rcfg = record.Route53Config(c.cfg.OwnerID)
-			p, err = route53.New(pc.Route53.FromEnv(nil))
-		case "cloudflare":
-			rcfg = record.CloudflareConfig(c.cfg.OwnerID)
-			p, err = cloudflare.New(pc.Cloudflare.FromEnv(nil))
-		}
-		if err != nil {
+		if p, err = buildProvider(pc); err != nil {
 			return err
 		}
-	} else if pc.Type == "rfc2136" {
-		rcfg = record.LocalConfig(c.cfg.OwnerID)
 	}
 	if pc.ResyncInterval != 0 {
 		rcfg.ResyncInterval = pc.ResyncInterval.D()
 	}
 	var err error
 	c.remote, err = record.New(p, rcfg, record.Options{
-		Observer: c.met.reconcilerObserver(true, c.logReconcile(pc.Type)),
+		Observer: c.met.reconcilerObserver(pc.Type, true, c.logReconcile(pc.Type)),
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	c.met.ready.add("provider_failing", func(time.Time) (bool, string) {
+		pv, ok := c.st.provider(pc.Type)
+		if !ok || pv.Health != "failing" {
+			return false, ""
+		}
+		return true, providerDetail(pc.Type, pv)
+	})
+	return nil
+}
+
+// reconcilerPreset is the reconciler config for the provider type.
+func reconcilerPreset(typ, owner string) record.Config {
+	switch typ {
+	case "rfc2136":
+		return record.LocalConfig(owner)
+	case "route53":
+		return record.Route53Config(owner)
+	case "cloudflare":
+		return record.CloudflareConfig(owner)
+	}
+	return record.DefaultConfig(owner)
+}
+
+// buildProvider builds the external provider of a validated config.
+func buildProvider(pc ProviderConfig) (record.Provider, error) {
+	switch pc.Type {
+	case "rfc2136":
+		return rfc2136.New(pc.RFC2136.FromEnv(nil))
+	case "route53":
+		return route53.New(pc.Route53.FromEnv(nil))
+	case "cloudflare":
+		return cloudflare.New(pc.Cloudflare.FromEnv(nil))
+	}
+	return nil, fmt.Errorf("provider.type %q: no external provider", pc.Type)
+}
+
+// checkOnline makes one read-only call to the configured provider (the
+// zone's records, which the reconciler reads too): it proves the
+// credentials work and the zone is reachable. It returns how many records
+// the zone holds.
+func checkOnline(ctx context.Context, cfg Config) (int, error) {
+	p, err := buildProvider(cfg.Provider)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	recs, err := p.GetRecords(ctx, cfg.Zone)
+	if err != nil {
+		return 0, fmt.Errorf("provider %s: reading zone %s failed (%s error): %w", cfg.Provider.Type, cfg.Zone, provider.Classify(err), err)
+	}
+	return len(recs), nil
 }
 
 // regionFilter keeps, in a region's snapshot, the addresses tagged with
@@ -485,4 +527,27 @@ func healthOf(s probe.State) failover.Health {
 		return failover.Recovery
 	}
 	return failover.HealthUnknown
+}
+
+// providerDetail says how a failing provider fails: class, since when,
+// the last error and when it was met.
+func providerDetail(name string, pv providerView) string {
+	d := fmt.Sprintf("provider %s failing (%s)", name, pv.ErrorClass)
+	if pv.FailingSince != nil {
+		d += " since " + pv.FailingSince.UTC().Format(time.RFC3339)
+	}
+	if pv.LastOK != nil {
+		d += ", last success " + pv.LastOK.UTC().Format(time.RFC3339)
+	} else {
+		d += ", no success yet"
+	}
+	d += "; the embedded zone keeps serving, the provider keeps its last records"
+	if pv.LastError != "" {
+		d += "; last error"
+		if pv.LastErrorAt != nil {
+			d += " at " + pv.LastErrorAt.UTC().Format(time.RFC3339)
+		}
+		d += ": " + pv.LastError
+	}
+	return d
 }

@@ -39,6 +39,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	path := fs.String("config", "gslbd.yaml", "path of the YAML config")
 	check := fs.Bool("check", false, "validate the config, print a summary and exit")
+	online := fs.Bool("online", false, "with -check: also read the provider's zone once (credentials, zone access)")
 	nodeMode := fs.Bool("node", false, "run as a DNS node following a controller (never probes)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	version := fs.Bool("version", false, "print the version (module version, VCS revision) and exit")
@@ -69,16 +70,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *online && !*check {
+		return errors.New("-online: goes with -check")
+	}
 	if *check {
 		if *nodeMode {
-			fmt.Fprintf(stdout, "config OK: node following %s, DNS on %s\n", cfg.Node.URL, cfg.DNS.Addr)
+			note := ""
+			if *online {
+				note = " (online: not checked; a node reaches only its controller)"
+			}
+			fmt.Fprintf(stdout, "config OK: node following %s, DNS on %s%s\n", cfg.Node.URL, cfg.DNS.Addr, note)
 		} else {
+			reach := ""
+			if *online {
+				if t := cfg.Provider.Type; t == "" || t == "embedded" {
+					reach = " (online: nothing to reach, the embedded zone only)"
+				} else {
+					n, err := checkOnline(ctx, cfg)
+					if err != nil {
+						return fmt.Errorf("-online: %w", err)
+					}
+					reach = fmt.Sprintf(" (online: zone read, %d records)", n)
+				}
+			}
 			n := 0
 			for _, r := range cfg.Records {
 				n += len(r.Addresses)
 			}
-			fmt.Fprintf(stdout, "config OK: zone %s, %d records, %d addresses, provider %s, style %s\n",
-				cfg.Zone, len(cfg.Records), n, providerName(cfg.Provider.Type), styleName(cfg.Style))
+			fmt.Fprintf(stdout, "config OK: zone %s, %d records, %d addresses, provider %s, style %s%s\n",
+				cfg.Zone, len(cfg.Records), n, providerName(cfg.Provider.Type), styleName(cfg.Style), reach)
 		}
 		return nil
 	}
@@ -148,10 +168,7 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	root := http.NewServeMux()
-	root.Handle("/", h)
-	root.Handle("GET /readyz", zs.met.ready.handler(mode))
-	hs := newHTTPServer(root)
+	hs := newHTTPServer(h)
 	var wg sync.WaitGroup
 	errc := make(chan error, 3)
 	fail := func(err error) {

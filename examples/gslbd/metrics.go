@@ -26,6 +26,9 @@ type metrics struct {
 	transitions  *prometheus.CounterVec
 	heldStale    prometheus.Gauge
 	writes       *prometheus.CounterVec
+	provErrors   *prometheus.CounterVec
+	provLastOK   *prometheus.GaugeVec
+	provFailing  *prometheus.GaugeVec
 	dns          *dnsCollector
 	syncs        *prometheus.CounterVec
 	degraded     prometheus.Gauge
@@ -60,6 +63,15 @@ func newMetrics() *metrics {
 		Name: "gslbkit_provider_writes_total", Help: "Write calls to the publishing provider, by result (ok, error).",
 	}, []string{"result"})
 	m.dns = newDNSCollector()
+	m.provErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gslbkit_provider_errors_total", Help: "Failed reads and writes of a publishing target (the provider, or embedded), by error class (throttled, transient, permanent).",
+	}, []string{"provider", "class"})
+	m.provLastOK = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gslbkit_provider_last_success_timestamp_seconds", Help: "Unix time of the last reconcile of a publishing target that left nothing pending.",
+	}, []string{"provider"})
+	m.provFailing = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gslbkit_provider_failing", Help: "1 while the last reconcile of a publishing target failed.",
+	}, []string{"provider"})
 	m.syncs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gslbkit_replica_syncs_total", Help: "Node mode: syncs with the controller, by result (ok, error).",
 	}, []string{"result"})
@@ -72,7 +84,7 @@ func newMetrics() *metrics {
 	m.startupHeld = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "gslbd_startup_hold", Help: "Controller: 1 while the first publication waits for every address's first probe result.",
 	})
-	m.reg.MustRegister(m.probes, m.probeSeconds, m.addrState, m.transitions, m.heldStale, m.writes, m.dns, m.syncs, m.degraded,
+	m.reg.MustRegister(m.probes, m.probeSeconds, m.addrState, m.transitions, m.heldStale, m.writes, m.provErrors, m.provLastOK, m.provFailing, m.dns, m.syncs, m.degraded,
 		m.stateSaveErrors, m.startupHeld)
 	m.ready = newReadiness(m.reg)
 	return m
@@ -166,11 +178,19 @@ func (c *dnsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.accFails, prometheus.CounterValue, float64(st.AcceptErrors))
 }
 
-// reconcilerObserver turns a reconciler's events into metrics; count says
-// whether its writes are the publishing provider's.
-func (m *metrics) reconcilerObserver(count bool, log func(record.Event)) record.Observer {
+// reconcilerObserver turns the events of the reconciler publishing to name
+// ("embedded" or the provider's type) into metrics; count says whether its
+// writes are the publishing provider's.
+func (m *metrics) reconcilerObserver(name string, count bool, log func(record.Event)) record.Observer {
+	m.provFailing.WithLabelValues(name).Set(0)
 	return record.ObserverFunc(func(e record.Event) {
 		switch e := e.(type) {
+		case record.ErrorEvent:
+			m.provErrors.WithLabelValues(name, e.Class()).Inc()
+			m.provFailing.WithLabelValues(name).Set(1)
+		case record.AppliedEvent:
+			m.provLastOK.WithLabelValues(name).Set(float64(e.At.UnixNano()) / 1e9)
+			m.provFailing.WithLabelValues(name).Set(0)
 		case record.WriteEvent:
 			if count {
 				res := "ok"

@@ -74,6 +74,7 @@ func (n *node) handler() http.Handler {
 	mux.HandleFunc("GET /api/status", n.statusPage)
 	mux.HandleFunc("GET /api/openapi.yaml", serveOpenAPI)
 	mux.Handle("GET /metrics", n.met.handler())
+	mux.Handle("GET /readyz", n.met.ready.handler("node"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		st := n.replica.Status()
 		ps := n.met.ready.evaluate(time.Now())

@@ -265,6 +265,8 @@ func TestOpenAPIDescribesRealResponses(t *testing.T) {
 		{"GET", ctlSrv.URL, "/api/openapi.yaml"},
 		{"GET", nodeSrv.URL, "/api/status"},
 		{"GET", nodeSrv.URL, "/"},
+		{"GET", ctlSrv.URL, "/readyz"},
+		{"GET", nodeSrv.URL, "/readyz"},
 	}
 	var notifyCode int
 	for _, r := range reqs {

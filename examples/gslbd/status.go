@@ -74,6 +74,8 @@ type statusView struct {
 	Node *replicaView `json:"node,omitempty"`
 	// Names is what a node's copy of the zone answers (node mode only).
 	Names []string `json:"names,omitempty"`
+	// Problems are what /readyz reports (empty: ready).
+	Problems []problem `json:"problems"`
 	// Refresh is how often the page reloads itself.
 	Refresh string `json:"-"`
 	// RefreshMs is Refresh in milliseconds, for the page's script, and
@@ -103,6 +105,8 @@ type providerView struct {
 	LastOK      *time.Time `json:"lastOK,omitempty"`
 	LastError   string     `json:"lastError,omitempty"`
 	LastErrorAt *time.Time `json:"lastErrorAt,omitempty"`
+	// FailingSince is the first error after the last success.
+	FailingSince *time.Time `json:"failingSince,omitempty"`
 	// ErrorClass is "throttled", "transient" or "permanent".
 	ErrorClass string `json:"errorClass,omitempty"`
 	// HeldStale counts names kept at their last answer (never empty).
@@ -205,13 +209,27 @@ func (s *statusTracker) reconcileEvent(target string, e record.Event) {
 	}
 	switch e := e.(type) {
 	case record.AppliedEvent:
-		p.Health, p.LastOK, p.ErrorClass = "ok", timePtr(e.At), ""
+		p.Health, p.LastOK, p.ErrorClass, p.FailingSince = "ok", timePtr(e.At), "", nil
 		p.HeldStale = 0
 	case record.ErrorEvent:
+		if p.Health != "failing" {
+			p.FailingSince = timePtr(e.At)
+		}
 		p.Health, p.LastError, p.LastErrorAt, p.ErrorClass = "failing", e.Err.Error(), timePtr(e.At), e.Class()
 	case record.HeldStale:
 		p.HeldStale++
 	}
+}
+
+// provider returns the health of the provider named target.
+func (s *statusTracker) provider(target string) (providerView, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.providers[target]
+	if p == nil {
+		return providerView{}, false
+	}
+	return *p, true
 }
 
 // notifyResult records the result of a notify to a node.
@@ -273,6 +291,7 @@ func (c *controller) status(ctx context.Context) statusView {
 	}
 	c.st.fill(&v)
 	v.Nodes = c.nodeStatus(ctx, v.ZoneVersion)
+	v.Problems = c.met.ready.evaluate(time.Now())
 	return v
 }
 
@@ -386,6 +405,7 @@ func (n *node) status(ctx context.Context) statusView {
 		}
 	}
 	slices.Sort(v.Names)
+	v.Problems = n.met.ready.evaluate(time.Now())
 	return v
 }
 
