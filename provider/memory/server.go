@@ -286,7 +286,7 @@ func (s *Server) Listen() error {
 	for range 10 {
 		u, err := net.ListenPacket("udp", s.cfg.Addr)
 		if err != nil {
-			return fmt.Errorf("memory: listen udp: %w", err)
+			return fmt.Errorf("memory: %w", err) // err says "listen udp <addr>: ..."
 		}
 		port := u.LocalAddr().(*net.UDPAddr).Port
 		t, err := net.Listen("tcp", netip.AddrPortFrom(ap.Addr(), uint16(port)).String())
@@ -306,7 +306,7 @@ func (s *Server) Listen() error {
 		s.udp, s.tcp, s.addr = u, t, u.LocalAddr().String()
 		return nil
 	}
-	return fmt.Errorf("memory: listen tcp: %w", lastErr)
+	return fmt.Errorf("memory: %w", lastErr) // err says "listen tcp <addr>: ..."
 }
 
 // Addr returns the address the server listens on (host:port), or "" before
