@@ -251,8 +251,8 @@ func openFDs(pid int) int {
 // server holds at most 64 TCP connections) and floods its DNS port with
 // 356 connections that keep sending queries and reconnect when closed. While the flood lasts and
 // the probes go on (at least 40 more probes), no address changes state,
-// every answer over UDP and over a new TCP connection stays both
-// addresses, /readyz answers 503 naming dns_tcp_full, /healthz answers
+// every answer over UDP and over a new TCP connection (retried up to
+// three times, as a resolver would) stays both addresses, /readyz answers 503 naming dns_tcp_full, /healthz answers
 // 200, and gslbkit_problem says the same; after the flood /readyz is 200.
 func TestFloodNoFalseFailover(t *testing.T) {
 	const nofile = 256
@@ -288,7 +288,7 @@ func TestFloodNoFalseFailover(t *testing.T) {
 		return metricSum(t, d.http, "gslbkit_dns_tcp_evicted_total") >= flood-nofile/4
 	})
 	var worst time.Duration
-	maxFDs := 0
+	maxFDs, tcpQueries, tcpRetries := 0, 0, 0
 	var readyBody string
 	for metricSum(t, d.http, "gslbkit_probes_total") < probes+40 {
 		start := time.Now()
@@ -296,9 +296,22 @@ func TestFloodNoFalseFailover(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("UDP answer during the flood: %v (rcode %d), want %v", got, rc, want)
 		}
-		tgot, err := tcpAnswer(d.dns, "app.example.test.")
+		// A fresh TCP connection competes with the flood's reconnections
+		// for a place in the table: in a burst of them it can be refused
+		// or evicted before its query is read. A resolver retries; so
+		// does this client, up to three times, and the retries are
+		// reported. The answer itself must never change.
+		var tgot []string
+		var err error
+		for range 3 {
+			tcpQueries++
+			if tgot, err = tcpAnswer(d.dns, "app.example.test."); err == nil {
+				break
+			}
+			tcpRetries++
+		}
 		if err != nil || !slices.Equal(tgot, want) {
-			t.Fatalf("TCP answer during the flood: %v, %v; want %v", tgot, err, want)
+			t.Fatalf("TCP answer during the flood (3 tries): %v, %v; want %v", tgot, err, want)
 		}
 		worst = max(worst, time.Since(start))
 		maxFDs = max(maxFDs, openFDs(d.cmd.Process.Pid))
@@ -319,8 +332,8 @@ func TestFloodNoFalseFailover(t *testing.T) {
 		t.Errorf("metrics do not show the full table:\n%s", m)
 	}
 	dialed := f.close()
-	t.Logf("flood: %d connections dialed; worst UDP+TCP answer %v; at most %d descriptors open of %d; /readyz said %s",
-		dialed, worst, maxFDs, nofile, readyBody)
+	t.Logf("flood: %d connections dialed; %d fresh TCP queries, %d of them cut by the flood and retried; worst UDP+TCP answer %v; at most %d descriptors open of %d; /readyz said %s",
+		dialed, tcpQueries, tcpRetries, worst, maxFDs, nofile, readyBody)
 	waitFor(t, guard, "ready again after the flood", func() bool { code, _ := get(t, d.http, "/readyz"); return code == 200 })
 	if tr := metricSum(t, d.http, "gslbkit_state_transitions_total"); tr != transitions {
 		t.Errorf("state transitions: %v before the flood, %v after", transitions, tr)
