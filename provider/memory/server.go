@@ -33,10 +33,10 @@ type ServerConfig struct {
 	// 1,000,000. When the table is full, a new connection takes the place of
 	// the connection that has been idle longest (RFC 7766 section 6.2.3 lets a
 	// server close idle connections under load); connections in the middle
-	// of a query or a zone transfer, and connections accepted but not yet
-	// read from (so a burst of accepts cannot close one whose query is
-	// already waiting), are never chosen, and when every one is, the new
-	// connection is closed at once. 0 (the default) derives the limit
+	// of a query or a zone transfer are never chosen, and when every one
+	// is, the new connection is closed at once; connections accepted but
+	// not yet read from are chosen only when no other is idle (so a burst
+	// of accepts does not close one whose query is already waiting). 0 (the default) derives the limit
 	// from the process's descriptor limit (RLIMIT_NOFILE): a quarter of it,
 	// at least 16 and at most 1,024, so that probes, the HTTP API and the
 	// provider keep most descriptors to themselves.

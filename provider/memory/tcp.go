@@ -35,8 +35,8 @@ type tcpConn struct {
 	last atomic.Int64 // unix nanoseconds of the last query answered (or the accept)
 	busy atomic.Bool  // reading or answering a query: never evicted
 	// fresh: accepted, but its goroutine has not started reading yet:
-	// never evicted, so that a burst of accepts cannot close a connection
-	// whose query is already waiting in its socket before it is read.
+	// evicted only when no connection already read from is idle, so that
+	// a burst of accepts does not close one whose query is waiting.
 	fresh atomic.Bool
 	pin   atomic.Bool // carrying a zone transfer: never evicted
 	gone  bool        // removed from the table (guarded by connTable.mu)
@@ -82,14 +82,27 @@ func (t *connTable) add(tc *tcpConn) admission {
 	}
 	res := admitted
 	if len(t.m) >= t.max {
-		var victim *tcpConn
+		// The idle longest among the connections already read from; a
+		// fresh one (accepted, not yet read) only when there is none, so
+		// that a burst of accepts does not close queries still unread
+		// while idle connections could go instead.
+		var victim, freshVictim *tcpConn
 		for c := range t.m {
-			if c.busy.Load() || c.pin.Load() || c.fresh.Load() {
+			if c.busy.Load() || c.pin.Load() {
+				continue
+			}
+			if c.fresh.Load() {
+				if freshVictim == nil || c.last.Load() < freshVictim.last.Load() {
+					freshVictim = c
+				}
 				continue
 			}
 			if victim == nil || c.last.Load() < victim.last.Load() {
 				victim = c
 			}
+		}
+		if victim == nil {
+			victim = freshVictim
 		}
 		if victim == nil {
 			return refusedFull

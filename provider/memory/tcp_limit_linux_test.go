@@ -192,9 +192,7 @@ func TestServerTCPFloodKeepsDescriptors(t *testing.T) {
 	assert.Equal(t, 16, st.TCPLimit, "a quarter of 64 descriptors")
 	assert.LessOrEqual(t, st.TCPOpen, 16)
 	assert.EqualValues(t, 0, st.AcceptErrors, "no descriptor ran out")
-	// Evicted, or refused while every held connection was accepted but not
-	// yet read from (a burst of accepts).
-	assert.GreaterOrEqual(t, st.TCPEvicted+st.TCPRefused, uint64(200-16))
+	assert.GreaterOrEqual(t, st.TCPEvicted, uint64(200-16))
 	fds, err := os.ReadDir("/proc/" + strconv.Itoa(child.cmd.Process.Pid) + "/fd")
 	require.NoError(t, err)
 	t.Logf("server descriptors open: %d (limit %d)", len(fds), childNofile)
