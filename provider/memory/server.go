@@ -205,6 +205,14 @@ func serverInvalid(field string, value any, allowed string) error {
 // the thousand takes at most MaxTCPConns descriptors and one core's worth
 // of nothing: probes and the rest of the program keep theirs.
 //
+// # Zone transfers
+//
+// With ServerConfig.Transfer on, the TCP loop streams AXFR and IXFR to the
+// clients it allows (such a connection is never evicted while it carries
+// a transfer), both loops answer TSIG-signed queries signed, and Run sends
+// NOTIFY to the secondaries (see Transfer). With it off, the UDP loops pay
+// one pointer check per query.
+//
 // Give the process at least two Ps (GOMAXPROCS ≥ 2), even on one core. A
 // UDP loop spends its idle time blocked in recvmmsg; with a single P the
 // runtime cannot leave one free, so its monitor thread takes the P from
@@ -263,15 +271,6 @@ func NewServer(p *Provider, cfg ServerConfig, log *slog.Logger) (*Server, error)
 // Transfer returns the server's zone transfer side (its Stats), or nil
 // when ServerConfig.Transfer is off.
 func (s *Server) Transfer() *Transfer { return s.xfr }
-
-// respondUDP answers one UDP query: through the Transfer when transfers
-// are on (it hands plain queries to the fast path), else the fast path.
-func (s *Server) respondUDP(q, buf []byte, src netip.Addr) []byte {
-	if s.xfr != nil {
-		return s.xfr.RespondUDP(q, buf, src)
-	}
-	return s.p.RespondUDP(q, buf, src)
-}
 
 // Listen binds the UDP socket and the TCP listener on cfg.Addr. With port 0
 // it picks a port free for both. Calling it again is a no-op.

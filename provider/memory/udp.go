@@ -115,7 +115,12 @@ func (s *Server) udpLoop(bc batchConn) {
 			}
 			src, _ := netip.AddrFromSlice(ua.IP)
 			src = src.Unmap()
-			reply := s.respondUDP(in[i].Buffers[0][:in[i].N], outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src)
+			var reply []byte
+			if out, q := outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], in[i].Buffers[0][:in[i].N]; s.xfr == nil {
+				reply = s.p.RespondUDP(q, out, src)
+			} else {
+				reply = s.xfr.RespondUDP(q, out, src) // transfers and TSIG, else the fast path
+			}
 			if s.rrl != nil {
 				reply = s.limitUDP(now, src, reply)
 			}

@@ -170,7 +170,12 @@ func (s *Server) rawLoop(r *rawUDP) {
 				continue
 			}
 			q := inBuf[i*maxUDPSize : i*maxUDPSize+int(in[i].n)]
-			reply := s.respondUDP(q, outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src)
+			var reply []byte
+			if out := outBuf[k*maxUDPSize : (k+1)*maxUDPSize : (k+1)*maxUDPSize]; s.xfr == nil {
+				reply = s.p.RespondUDP(q, out, src)
+			} else {
+				reply = s.xfr.RespondUDP(q, out, src) // transfers and TSIG, else the fast path
+			}
 			if s.rrl != nil {
 				reply = s.limitUDP(now, src, reply)
 			}
