@@ -61,12 +61,13 @@ func RoundRobin() AnswerFunc {
 // a one-record subslice of rrs (no allocation per query): read it, do not
 // modify it.
 func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
-	w := make(map[netip.Addr]int, len(weights))
+	wm := make(map[netip.Addr]int, len(weights))
 	for a, n := range weights {
 		if n > 0 {
-			w[a.Unmap()] = n
+			wm[a.Unmap()] = n
 		}
 	}
+	w := newAddrTable(wm)
 	var mu sync.Mutex
 	var rng *rand.Rand
 	if src != nil {
@@ -86,7 +87,7 @@ func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 		for _, r := range rrs {
 			if a, ok := addrOf(r); ok {
 				addrs++
-				total += w[a]
+				total += w.get(a)
 			}
 		}
 		if addrs == 0 {
@@ -106,10 +107,11 @@ func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 		k := intN(total)
 		for i, r := range rrs {
 			if a, ok := addrOf(r); ok {
-				if k < w[a] {
+				n := w.get(a)
+				if k < n {
 					return rrs[i : i+1 : i+1]
 				}
-				k -= w[a]
+				k -= n
 			}
 		}
 		return nil // unreachable: k < total
@@ -160,16 +162,17 @@ func RegionFilter(loc *Locator, tags map[netip.Addr][]string) AnswerFunc {
 }
 
 func geo(loc *Locator, tags map[netip.Addr][]string, prefs bool) AnswerFunc {
-	t := make(map[netip.Addr][]string, len(tags))
+	tm := make(map[netip.Addr][]string, len(tags))
 	for a, rs := range tags {
-		t[a.Unmap()] = append([]string(nil), rs...)
+		tm[a.Unmap()] = append([]string(nil), rs...)
 	}
+	t := newAddrTable(tm)
 	tagged := func(r libdns.Record, region string) bool {
 		a, ok := addrOf(r)
 		if !ok {
 			return false
 		}
-		for _, x := range t[a] {
+		for _, x := range t.get(a) {
 			if x == region {
 				return true
 			}
@@ -179,7 +182,7 @@ func geo(loc *Locator, tags map[netip.Addr][]string, prefs bool) AnswerFunc {
 	// One remembered answer per region, built when the answer changes
 	// (health or configuration), not per query: see pick.
 	memo := make(map[string]*atomic.Pointer[[]libdns.Record])
-	for _, rs := range t {
+	for _, rs := range tm {
 		for _, r := range rs {
 			if memo[r] == nil {
 				memo[r] = new(atomic.Pointer[[]libdns.Record])
@@ -213,26 +216,31 @@ func geo(loc *Locator, tags map[netip.Addr][]string, prefs bool) AnswerFunc {
 // and otherwise the answer remembered in memo is reused while it holds the
 // same records (only a changed set of records builds a new slice).
 func pickTagged(rrs []libdns.Record, region string, tagged func(libdns.Record, string) bool, memo *atomic.Pointer[[]libdns.Record]) []libdns.Record {
-	first, last, n := -1, -1, 0
-	for i, r := range rrs {
-		if tagged(r, region) {
-			if first < 0 {
-				first = i
-			}
-			last = i
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	if last-first+1 == n {
-		return rrs[first : last+1 : last+1]
-	}
+	var m []libdns.Record
 	if memo != nil {
-		if m := memo.Load(); m != nil && len(*m) == n && sameTagged(*m, rrs, region, tagged) {
-			return *m
+		if p := memo.Load(); p != nil {
+			m = *p
 		}
+	}
+	first, last, n, same := -1, -1, 0, m != nil
+	for i, r := range rrs {
+		if !tagged(r, region) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		last = i
+		same = same && n < len(m) && sameRecord(m[n], r)
+		n++
+	}
+	switch {
+	case n == 0:
+		return nil
+	case last-first+1 == n:
+		return rrs[first : last+1 : last+1]
+	case same && n == len(m):
+		return m
 	}
 	out := make([]libdns.Record, 0, n)
 	for _, r := range rrs {
@@ -246,20 +254,39 @@ func pickTagged(rrs []libdns.Record, region string, tagged func(libdns.Record, s
 	return out
 }
 
-// sameTagged reports whether m holds exactly the records of rrs tagged
-// with region, in order (m's records are comparable: see comparableRecords).
-func sameTagged(m, rrs []libdns.Record, region string, tagged func(libdns.Record, string) bool) bool {
-	k := 0
-	for _, r := range rrs {
-		if !tagged(r, region) {
-			continue
-		}
-		if k >= len(m) || !sameRecord(m[k], r) {
-			return false
-		}
-		k++
+// addrTable maps addresses to values: a short list searched in order when
+// small (cheaper than hashing an address), else a map.
+type addrTable[V any] struct {
+	keys []netip.Addr
+	vals []V
+	m    map[netip.Addr]V
+}
+
+const addrTableLinear = 16
+
+func newAddrTable[V any](m map[netip.Addr]V) addrTable[V] {
+	if len(m) > addrTableLinear {
+		return addrTable[V]{m: m}
 	}
-	return k == len(m)
+	var t addrTable[V]
+	for a, v := range m {
+		t.keys = append(t.keys, a)
+		t.vals = append(t.vals, v)
+	}
+	return t
+}
+
+func (t *addrTable[V]) get(a netip.Addr) V {
+	if t.m != nil {
+		return t.m[a]
+	}
+	for i, k := range t.keys {
+		if k == a {
+			return t.vals[i]
+		}
+	}
+	var zero V
+	return zero
 }
 
 // comparableRecords reports whether every record can be compared by
