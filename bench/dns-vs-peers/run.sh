@@ -5,11 +5,14 @@
 # zone (~100 names, 2-4 A records each, TTL 30, some CNAMEs),
 # 10,000 queries (~10 % NXDOMAIN) replayed by dnsperf. Each server is pinned
 # to core $SERVER_CPU and dnsperf to core $CLIENT_CPU; every server runs at
-# saturation and at a fixed rate, interleaved, $ROUNDS times. Server CPU is
+# saturation and at a fixed rate over UDP, and at saturation over TCP
+# (dnsperf -m tcp, one connection; load "tcp"), interleaved, $ROUNDS
+# times; LOADS picks the loads (default "saturate fixed tcp"). Server CPU is
 # read from /proc/PID/stat (utime+stime) before and after each run.
 #
 #   bench/dns-vs-peers/run.sh            # needs knotd, named, dnsperf, taskset, go (coredns optional)
 #   DURATION=5 ROUNDS=1 SERVERS="fast knot" bench/dns-vs-peers/run.sh
+#   LOADS=tcp SERVERS="fast knot" bench/dns-vs-peers/run.sh
 #   COREDNS=/path/to/coredns bench/dns-vs-peers/run.sh
 #   FAST_FLAGS="-udp-coalesce 80us" SERVERS="fast knot" bench/dns-vs-peers/run.sh
 #
@@ -33,6 +36,10 @@ FIXED_QPS=${FIXED_QPS:-30000}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
 BASEPORT=${BASEPORT:-15300}
+LOADS=${LOADS:-"saturate fixed tcp"}
+for l in $LOADS; do
+	case $l in saturate | fixed | tcp) ;; *) echo "unknown load $l (saturate fixed tcp)" >&2; exit 1 ;; esac
+done
 
 coredns_bin=${COREDNS:-}
 if [ -z "$coredns_bin" ]; then
@@ -161,6 +168,7 @@ run_one() { # round server pid load: prints the run, appends it (or ABORT) to $d
 	port=$(port_of "$s")
 	local rate=()
 	[ "$load" = fixed ] && rate=(-Q "$FIXED_QPS")
+	[ "$load" = tcp ] && rate=(-m tcp)
 	before=$(cpu_ticks "$pid")
 	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 "${rate[@]}" 2>&1) || true
 	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
@@ -168,7 +176,7 @@ run_one() { # round server pid load: prints the run, appends it (or ABORT) to $d
 	done=$(awk '/Queries completed:/ {print $3}' <<<"$out")
 	lost=$(awk '/Queries lost:/ {print $3}' <<<"$out")
 	qps=$(awk '/Queries per second:/ {print $4}' <<<"$out")
-	lat=$(awk '/Average Latency/ {print $4}' <<<"$out")
+	lat=$(awk '/Average Latency/ {print $4; exit}' <<<"$out") # the first: TCP adds the connections' own
 	if [ -z "$after" ]; then
 		why="the server exited during the run"
 	elif ! is_num "$done" || ! is_num "$qps" || ! is_num "$lat" || ! is_num "$lost"; then
@@ -191,6 +199,9 @@ run_one() { # round server pid load: prints the run, appends it (or ABORT) to $d
 	}'
 }
 
+# The miekg and batch modes serve UDP only: no tcp row for them.
+tcp_capable() { [ "$2" != tcp ] || { [ "$1" != miekg ] && [ "$1" != batch ]; }; }
+
 declare -A pid_of
 for s in $SERVERS; do
 	start_server "$s"
@@ -200,8 +211,9 @@ done
 header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds"
 echo "$header"
 for round in $(seq "$ROUNDS"); do
-	for load in saturate fixed; do
+	for load in $LOADS; do
 		for s in $SERVERS; do
+			tcp_capable "$s" "$load" || continue
 			run_one "$round" "$s" "${pid_of[$s]}" "$load"
 		done
 	done
@@ -209,10 +221,14 @@ done
 
 echo
 echo "$header"
-echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s; a row with an aborted round shows why"
+echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s over UDP, tcp = saturation over one TCP connection; a row with an aborted round shows why"
 printf '%-13s %-8s %26s %24s %28s %22s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / Knot's"
-for load in saturate fixed; do
+for load in $LOADS; do
 	for s in $SERVERS; do
+		if ! tcp_capable "$s" "$load"; then
+			printf '%-13s %-8s (serves UDP only)\n' "$s" "$load"
+			continue
+		fi
 		why=$(awk -v s="$s" -v l="$load" '$1 == "ABORT" && $3 == s && $4 == l { $1 = $3 = $4 = ""; sub(/^ +/, ""); gsub(/ +/, " "); print "round " $0; exit }' "$dir/results")
 		if [ -n "$why" ]; then
 			printf '%-13s %-8s ABORTED: %s\n' "$s" "$load" "$why"
