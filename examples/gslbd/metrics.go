@@ -8,6 +8,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gslbkit/gslb/probe"
@@ -86,6 +87,9 @@ func newMetrics() *metrics {
 	})
 	m.reg.MustRegister(m.probes, m.probeSeconds, m.addrState, m.transitions, m.heldStale, m.writes, m.provErrors, m.provLastOK, m.provFailing, m.dns, m.syncs, m.degraded,
 		m.stateSaveErrors, m.startupHeld)
+	// The runtime's and the process's own: memory, goroutines, open
+	// descriptors against their limit.
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.ready = newReadiness(m.reg)
 	return m
 }
