@@ -85,13 +85,16 @@ func runWith(ctx context.Context, args []string, stdout io.Writer, afterStep aft
 		<-gctx.Done()
 	}
 	cancel()
-	if err := g.Wait(); err != nil {
-		return err
-	}
+	werr := g.Wait()
 	if scriptErr != nil && ctx.Err() != nil {
 		return nil // interrupted
 	}
-	return scriptErr
+	// A loop stopped by the script's end or its -timeout reports only a
+	// context error; the script's own error says what did not happen.
+	if werr != nil && scriptErr != nil && (errors.Is(werr, context.Canceled) || errors.Is(werr, context.DeadlineExceeded)) {
+		werr = nil
+	}
+	return errors.Join(scriptErr, werr)
 }
 
 // step is one step of the timeline: what the script does, and a short name
@@ -197,6 +200,9 @@ func (d *deployment) script(ctx context.Context, out *printer) error {
 			select {
 			case <-ctx.Done():
 				t.Stop()
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return fmt.Errorf("-timeout %s ran out during the %s pause after step %d (%s); the timeline needs longer", d.opts.timeout, d.opts.pause, i, s.slug)
+				}
 				return ctx.Err()
 			case <-t.C:
 			}
