@@ -159,7 +159,9 @@ func (x *Transfer) verify(req *dns.Msg, query []byte) (*tsigKey, string, uint16)
 		x.stats.badTSIG.Add(1)
 		return nil, t.MAC, dns.RcodeBadKey
 	}
-	if err := dns.TsigVerify(query, k.secret, "", false); err != nil {
+	// TsigVerify writes the TSIG's original ID over the message's own, in
+	// place: give it a copy, as the caller's buffer is not ours to change.
+	if err := dns.TsigVerify(slices.Clone(query), k.secret, "", false); err != nil {
 		x.stats.badTSIG.Add(1)
 		if errors.Is(err, dns.ErrTime) {
 			return &k, t.MAC, dns.RcodeBadTime

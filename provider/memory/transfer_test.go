@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -372,4 +375,56 @@ func TestJournalKeepsOld(t *testing.T) {
 	require.Len(t, ch, 1)
 	assert.Equal(t, []memory.ZoneRecord{{Name: "a1", Type: "A", TTL: 30, Data: "10.0.0.1"}}, ch[0].Old)
 	assert.Equal(t, []memory.ZoneRecord{{Name: "a1", Type: "A", TTL: 30, Data: "192.0.2.1"}}, ch[0].Records)
+}
+
+// TestTransferWarnsAboutHooks: transferring a zone that has an answer hook
+// logs a warning (secondaries serve the stored records only), once for a
+// given set of hooks.
+func TestTransferWarnsAboutHooks(t *testing.T) {
+	p := xfrProvider(t, 3)
+	var logs syncBuffer
+	cfg := memory.DefaultTransferConfig()
+	cfg.Allow = []memory.TransferRule{{}}
+	x, err := memory.NewTransfer(p, cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, err)
+	m := new(dns.Msg)
+	m.SetAxfr(xfrZone)
+	q, err := m.Pack()
+	require.NoError(t, err)
+	src := netip.MustParseAddr("127.0.0.1")
+	_, err = x.ServeTCP(io.Discard, q, src)
+	require.NoError(t, err)
+	assert.NotContains(t, logs.String(), "answer hooks")
+
+	p.SetAnswerFunc("a1."+xfrZone, func(netip.Prefix, string, string, []libdns.Record) []libdns.Record { return nil })
+	for range 2 {
+		_, err = x.ServeTCP(io.Discard, q, src)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 1, strings.Count(logs.String(), "answer hooks"), logs.String())
+}
+
+// TestTransferLeavesQueryAlone: verifying a signed query whose header ID
+// differs from its TSIG's original ID (a forwarder may rewrite it) neither
+// changes the caller's bytes nor the reply's ID. (miekg/dns's TsigVerify
+// rewrites the ID in the buffer it is given; found by FuzzTransfer.)
+func TestTransferLeavesQueryAlone(t *testing.T) {
+	p := xfrProvider(t, 3)
+	x, err := memory.NewTransfer(p, xfrConfig(), nil)
+	require.NoError(t, err)
+	m := new(dns.Msg)
+	m.SetQuestion(xfrZone, dns.TypeSOA)
+	m.Id = 0x4156
+	m.SetTsig(xfrKeyName, dns.HmacSHA256, 300, time.Now().Unix())
+	b, _, err := dns.TsigGenerate(m, xfrSecret, "", false)
+	require.NoError(t, err)
+	b[0], b[1] = 0x99, 0x9f
+	orig := append([]byte(nil), b...)
+	for _, tcp := range []bool{false, true} {
+		out := x.RespondWire(b, netip.MustParseAddr("127.0.0.1"), tcp)
+		assert.Equal(t, orig, b, "the query's bytes changed")
+		r := new(dns.Msg)
+		require.NoError(t, r.Unpack(out))
+		assert.Equal(t, uint16(0x999f), r.Id)
+	}
 }
