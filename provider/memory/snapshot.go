@@ -96,11 +96,39 @@ func buildZone(ctx context.Context, zs ZoneSnapshot) (*zone, error) {
 	z := &zone{name: key, soa: zs.SOA, nodes: map[string]*node{}}
 	z.soa.NS, z.soa.Mbox = zoneKey(zs.SOA.NS), zoneKey(zs.SOA.Mbox)
 	t := &txn{z: z, touched: map[setKey]bool{}}
-	// The records are gathered per RRset first and each RRset put once:
-	// putting after every record copied the set each time (quadratic in
-	// the size of an RRset).
-	sets := map[setKey]*setBuilder{}
-	var order []setKey
+	// Records arrive grouped by RRset (GetRecords order): each run of one
+	// RRset is gathered and put once. Putting after every record copied the
+	// set each time (quadratic in the size of an RRset). An RRset whose
+	// records come in several runs is gathered in late and put at the end.
+	var (
+		run    setBuilder
+		runKey setKey
+		late   map[setKey]*setBuilder
+	)
+	flush := func() {
+		if len(run.recs) == 0 {
+			return
+		}
+		if existing := t.get(runKey.name, runKey.typ); len(existing) > 0 {
+			if late == nil {
+				late = map[setKey]*setBuilder{}
+			}
+			b := late[runKey]
+			if b == nil {
+				b = &setBuilder{}
+				for _, r := range existing {
+					b.add(r)
+				}
+				late[runKey] = b
+			}
+			for _, r := range run.recs {
+				b.add(r)
+			}
+		} else {
+			t.put(runKey.name, runKey.typ, run.recs)
+		}
+		run = setBuilder{}
+	}
 	for i, zr := range zs.Records {
 		if i%1024 == 1023 {
 			if err := ctx.Err(); err != nil {
@@ -111,17 +139,15 @@ func buildZone(ctx context.Context, zs ZoneSnapshot) (*zone, error) {
 		if err != nil {
 			return nil, err
 		}
-		k := setKey{name, r.wire.Header().Rrtype}
-		b := sets[k]
-		if b == nil {
-			b = &setBuilder{}
-			sets[k] = b
-			order = append(order, k)
+		if k := (setKey{name, r.wire.Header().Rrtype}); k != runKey {
+			flush()
+			runKey = k
 		}
-		b.add(r)
+		run.add(r)
 	}
-	for _, k := range order {
-		t.put(k.name, k.typ, sets[k].recs)
+	flush()
+	for k, b := range late {
+		t.put(k.name, k.typ, b.recs)
 	}
 	if err := t.check(); err != nil {
 		return nil, err

@@ -66,3 +66,35 @@ func TestBuildStopsWithContext(t *testing.T) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
 }
+
+// TestBuildInterleavedRRsets: records of RRsets that come in several runs
+// (not in GetRecords order) are gathered into one RRset each, in order,
+// without duplicates.
+func TestBuildInterleavedRRsets(t *testing.T) {
+	zs := ZoneSnapshot{Name: "example.test.", SOA: SOA{NS: "ns1.example.test.", Mbox: "h.example.test.", Serial: 1}}
+	for i := range 3000 {
+		name := []string{"a", "b"}[i%2]
+		zs.Records = append(zs.Records, ZoneRecord{Name: name, Type: "A", TTL: 30, Data: fmt.Sprintf("10.0.%d.%d", i>>8&255, i&255)})
+	}
+	zs.Records = append(zs.Records, zs.Records[0], zs.Records[1], ZoneRecord{Name: "a", Type: "TXT", TTL: 30, Data: "x"}, zs.Records[2])
+	z, err := buildZone(context.Background(), zs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.example.test.", "b.example.test."} {
+		set := z.nodes[name].sets[1]
+		if len(set) != 1500 {
+			t.Fatalf("%s: %d records, want 1500", name, len(set))
+		}
+		first := 0
+		if name == "b.example.test." {
+			first = 1
+		}
+		if set[0].rr.Data != fmt.Sprintf("10.0.0.%d", first) || set[1].rr.Data != fmt.Sprintf("10.0.0.%d", first+2) {
+			t.Fatalf("%s: order %s, %s", name, set[0].rr.Data, set[1].rr.Data)
+		}
+	}
+	if len(z.nodes["a.example.test."].sets[16]) != 1 {
+		t.Fatal("the TXT record is missing")
+	}
+}
