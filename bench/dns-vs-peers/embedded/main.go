@@ -3,7 +3,7 @@
 // zone and query files.
 //
 //	embedded -gen DIR                       write DIR/example.test.zone and DIR/queries.txt
-//	embedded -zonefile F -addr 127.0.0.1:5301 [-mode fast|batch|miekg]
+//	embedded -zonefile F -addr 127.0.0.1:5301 [-mode fast|batch|miekg] [-nets FILE]
 //
 // Modes: fast is memory.Server (batched recvmmsg/sendmmsg loop and the
 // packed-reply fast path); batch is the same loop answering every query
@@ -44,6 +44,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:5301", "UDP and TCP address")
 	mode := flag.String("mode", "fast", "fast, batch or miekg")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here while serving")
+	nets := flag.String("nets", "", "dynamic scenario: answer w and g with weighted and geo hooks, g's table from this file (\"prefix region\" lines)")
 	coalesce := flag.Duration("udp-coalesce", -1, "fast mode: ServerConfig.UDPCoalesce (0 turns the pause off; default: the config's default)")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -65,6 +66,11 @@ func main() {
 	p, err := load(*zoneFile)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *nets != "" {
+		if err := setupDynamic(p, *nets); err != nil {
+			log.Fatal(err)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# Dynamic answers: names answered per query, by weight and by client
+# subnet, from gslbkit's embedded zone with failover's answer hooks, gdnsd
+# 3.8 (weighted and geoip plugins) and PowerDNS Authoritative 4.7 (LUA
+# records, packet and query caches off so Lua runs), with Knot serving the
+# same names statically as the floor.
+#
+#   w.example.test: 4 addresses, weights 1/2/3/4, one answered per query
+#   g.example.test: 1,024 /24 prefixes (10.0.0.0/24 ... 10.3.255.0/24)
+#                   mapped to 3 regions of 2 addresses (prefix i -> i mod 3)
+#
+# dnsperf alternates the two names with one EDNS Client Subnet option per
+# run (-E; round r uses 10.(r*37 mod 1024 as a /24)), so the geo choice is
+# exercised through ECS; every server is pinned to core $SERVER_CPU and
+# dnsperf to $CLIENT_CPU, at saturation and at $FIXED_QPS, $ROUNDS times.
+#
+#   bench/dns-vs-peers/dynamic.sh     # apt-get install knot gdnsd pdns-server pdns-backend-bind dnsperf
+#   DURATION=2 ROUNDS=1 SERVERS="fast gdnsd" bench/dns-vs-peers/dynamic.sh
+#
+# Prints one line per run and the table of medians (min–max) with CPU per
+# query relative to gdnsd's. A run that cannot be trusted aborts its row
+# with the reason (as run.sh does).
+set -euo pipefail
+
+DURATION=${DURATION:-15}
+ROUNDS=${ROUNDS:-3}
+FIXED_QPS=${FIXED_QPS:-30000}
+SERVER_CPU=${SERVER_CPU:-1}
+CLIENT_CPU=${CLIENT_CPU:-0}
+BASEPORT=${BASEPORT:-15400}
+SERVERS=${SERVERS:-"knot gdnsd pdns fast"}
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+. "$repo/bench/lib/stats.sh"
+dir=$(mktemp -d /tmp/dns-dynamic.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+need() { command -v "$1" >/dev/null || { echo "missing $1 ($2)" >&2; exit 1; }; }
+need dnsperf "apt-get install dnsperf"
+need taskset util-linux
+need go golang
+for s in $SERVERS; do
+	case $s in
+	knot) need knotd "apt-get install knot" ;;
+	gdnsd) need gdnsd "apt-get install gdnsd" ;;
+	pdns) need pdns_server "apt-get install pdns-server pdns-backend-bind" ;;
+	fast) ;;
+	*) echo "unknown server $s (knot gdnsd pdns fast)" >&2; exit 1 ;;
+	esac
+done
+
+port_of() { case $1 in knot) echo $((BASEPORT + 1)) ;; gdnsd) echo $((BASEPORT + 2)) ;; pdns) echo $((BASEPORT + 3)) ;; fast) echo $((BASEPORT + 4)) ;; esac; }
+
+# The data: addresses (kept equal to embedded/dynamic.go), the prefix table.
+W=(192.0.2.1 192.0.2.2 192.0.2.3 192.0.2.4)
+REG=(us eu ap)
+declare -A RA=([us]="198.51.100.1 198.51.100.2" [eu]="198.51.100.11 198.51.100.12" [ap]="198.51.100.21 198.51.100.22")
+for i in $(seq 0 1023); do echo "10.$((i / 256)).$((i % 256)).0/24 ${REG[$((i % 3))]}"; done >"$dir/nets.txt"
+printf 'w.example.test A\ng.example.test A\n' >"$dir/queries.txt"
+soa='@ 30 IN SOA ns1.example.test. hostmaster.example.test. 1 7200 1800 259200 30
+@ 30 IN NS ns1.example.test.
+ns1 30 IN A 192.0.2.53'
+
+# Knot and the embedded zone: the static records (the hooks choose among them).
+{
+	echo "\$ORIGIN example.test."
+	echo "$soa"
+	for a in "${W[@]}"; do echo "w 30 IN A $a"; done
+	for r in "${REG[@]}"; do for a in ${RA[$r]}; do echo "g 30 IN A $a"; done; done
+} >"$dir/example.test.zone"
+
+# gdnsd: weighted (one address per answer) and geoip with a nets map.
+mkdir -p "$dir/gdnsd/zones" "$dir/gdnsd/run" "$dir/gdnsd/state"
+{
+	echo "options => { listen => [ 127.0.0.1:$(port_of gdnsd) ], run_dir => $dir/gdnsd/run, state_dir => $dir/gdnsd/state, udp_threads => 1, tcp_threads => 1 }"
+	echo "plugins => {"
+	echo "  weighted => { w => { a1 => [ ${W[0]}, 1 ], a2 => [ ${W[1]}, 2 ], a3 => [ ${W[2]}, 3 ], a4 => [ ${W[3]}, 4 ] } }"
+	echo "  geoip => { maps => { m => { datacenters => [ us, eu, ap ], nets => {"
+	awk '{ pref = ($2 == "us") ? "us, eu, ap" : ($2 == "eu") ? "eu, us, ap" : "ap, eu, us"; print "    " $1 " => [ " pref " ]" }' "$dir/nets.txt"
+	echo "  } } }"
+	printf '  resources => { g => { map => m, dcmap => {'
+	for r in "${REG[@]}"; do set -- ${RA[$r]}; printf ' %s => [ %s, %s ]' "$r" "$1" "$2"; done
+	echo ' } } } }'
+	echo "}"
+} >"$dir/gdnsd/config"
+printf '%s\nw 30 DYNA weighted!w\ng 30 DYNA geoip!g\n' "$soa" | sed 's/^@ 30 IN SOA/$TTL 30\n@ 30 IN SOA/' >"$dir/gdnsd/zones/example.test"
+
+# PowerDNS: bind backend, LUA records (pickwrandom; netmask() per region in
+# a Lua block), every cache off.
+mkdir -p "$dir/pdns"
+{
+	echo "\$ORIGIN example.test."
+	echo "$soa"
+	echo "w 30 IN LUA A \"pickwrandom({{1,'${W[0]}'},{2,'${W[1]}'},{3,'${W[2]}'},{4,'${W[3]}'}})\""
+	printf 'g 30 IN LUA A ";'
+	for r in "${REG[@]}"; do
+		set -- ${RA[$r]}
+		printf "if netmask({%s}) then return {'%s','%s'} end " "$(awk -v r="$r" '$2 == r { printf "%s'\''%s'\''", (n++ ? "," : ""), $1 }' "$dir/nets.txt")" "$1" "$2"
+	done
+	set -- ${RA[us]}
+	printf "return {'%s','%s'}\"\n" "$1" "$2"
+} >"$dir/pdns/example.test.zone"
+echo "zone \"example.test\" { type master; file \"$dir/pdns/example.test.zone\"; };" >"$dir/pdns/named.conf"
+cat >"$dir/pdns/pdns.conf" <<CONF
+launch=bind
+bind-config=$dir/pdns/named.conf
+local-address=127.0.0.1
+local-port=$(port_of pdns)
+enable-lua-records=yes
+edns-subnet-processing=yes
+cache-ttl=0
+query-cache-ttl=0
+negquery-cache-ttl=0
+zone-cache-refresh-interval=0
+daemon=no
+guardian=no
+disable-syslog=yes
+socket-dir=$dir/pdns
+receiver-threads=1
+distributor-threads=1
+loglevel=3
+CONF
+
+(cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)
+clk=$(getconf CLK_TCK)
+
+probe() { echo "w.example.test A" >"$dir/probe.txt"; dnsperf -s 127.0.0.1 -p "$1" -d "$dir/probe.txt" -n 1 -t 1 2>/dev/null | grep -q "Queries completed:.*1 "; }
+
+start_server() { # name -> started_pid
+	local s=$1 port
+	port=$(port_of "$s")
+	if probe "$port"; then echo "port $port already answers: stop that server first" >&2; exit 1; fi
+	case $s in
+	knot)
+		mkdir -p "$dir/knot"
+		cat >"$dir/knot/knot.conf" <<CONF
+server:
+    listen: 127.0.0.1@$port
+    rundir: $dir/knot
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+database:
+    storage: $dir/knot/db
+log:
+  - target: stderr
+    any: error
+zone:
+  - domain: example.test
+    file: $dir/example.test.zone
+CONF
+		taskset -c "$SERVER_CPU" knotd -c "$dir/knot/knot.conf" >"$dir/knot.log" 2>&1 &
+		;;
+	gdnsd) taskset -c "$SERVER_CPU" gdnsd -c "$dir/gdnsd" start >"$dir/gdnsd.log" 2>&1 & ;;
+	pdns) taskset -c "$SERVER_CPU" pdns_server --config-dir="$dir/pdns" >"$dir/pdns.log" 2>&1 & ;;
+	fast) taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -nets "$dir/nets.txt" -addr "127.0.0.1:$port" -mode fast >"$dir/fast.log" 2>&1 & ;;
+	esac
+	started_pid=$!
+	pids+=("$started_pid")
+	for _ in $(seq 100); do
+		if ! kill -0 "$started_pid" 2>/dev/null; then break; fi
+		if probe "$port"; then return; fi
+		sleep 0.1
+	done
+	echo "server $s did not start; log:" >&2
+	cat "$dir/$s.log" >&2 || true
+	exit 1
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+ecs_of() { # round -> dnsperf -E value: family 1, /24, scope 0, the prefix's 3 bytes
+	local i=$((($1 * 37) % 1024))
+	printf '8:00011800%02x%02x%02x' 10 $((i / 256)) $((i % 256))
+}
+
+run_one() { # round server pid load
+	local round=$1 s=$2 pid=$3 load=$4 port out before after
+	port=$(port_of "$s")
+	local rate=()
+	[ "$load" = fixed ] && rate=(-Q "$FIXED_QPS")
+	before=$(cpu_ticks "$pid")
+	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 -E "$(ecs_of "$round")" "${rate[@]}" 2>&1) || true
+	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
+	local done lost qps lat why=""
+	done=$(awk '/Queries completed:/ {print $3}' <<<"$out")
+	lost=$(awk '/Queries lost:/ {print $3}' <<<"$out")
+	qps=$(awk '/Queries per second:/ {print $4}' <<<"$out")
+	lat=$(awk '/Average Latency/ {print $4; exit}' <<<"$out")
+	if [ -z "$after" ]; then
+		why="the server exited during the run"
+	elif ! is_num "$done" || ! is_num "$qps" || ! is_num "$lat" || ! is_num "$lost"; then
+		why="dnsperf printed no count, rate or latency: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
+	elif [ "$done" -eq 0 ]; then
+		why="no query completed"
+	elif [ "$load" = fixed ] && ! in_range "$qps" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 0.95 * q}')" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 1.05 * q}')"; then
+		why="achieved $qps q/s, outside 95–105 % of $FIXED_QPS"
+	fi
+	if [ -n "$why" ]; then
+		echo "ABORT $round $s $load $why" >>"$dir/results"
+		printf '%-7s %-8s row aborted (round %d): %s\n' "$s" "$load" "$round" "$why"
+		return
+	fi
+	awk -v r="$round" -v s="$s" -v l="$load" -v q="$qps" -v lat="$lat" -v lost="$lost" -v d="$done" -v t=$((after - before)) -v clk="$clk" -v dur="$DURATION" -v res="$dir/results" 'BEGIN {
+		cpu = t / clk
+		per = cpu * 1e6 / d
+		printf "%-7s %-8s %9.0f qps  %7.1f us avg  %7s lost  %5.1f%% busy  %6.2f us CPU/query\n", s, l, q, lat * 1e6, lost, 100 * cpu / dur, per
+		printf "%d %s %s %.0f %.1f %.3f %s\n", r, s, l, q, lat * 1e6, per, lost >> res
+	}'
+}
+
+declare -A pid_of
+for s in $SERVERS; do
+	start_server "$s"
+	pid_of[$s]=$started_pid
+done
+# Every server answers the geo name by the subnet: a client of 10.0.1.0/24 (eu).
+for s in $SERVERS; do
+	[ "$s" = knot ] && continue
+	got=$(dig +short +subnet=10.0.1.0/24 -p "$(port_of "$s")" @127.0.0.1 g.example.test A 2>/dev/null | sort | tr '\n' ' ' || true)
+	[ "$got" = "198.51.100.11 198.51.100.12 " ] || { echo "$s answers g.example.test for 10.0.1.0/24 with '$got', want eu's two addresses" >&2; exit 1; }
+done
+: >"$dir/results"
+header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds, ECS on every query"
+echo "$header"
+for round in $(seq "$ROUNDS"); do
+	for load in saturate fixed; do
+		for s in $SERVERS; do run_one "$round" "$s" "${pid_of[$s]}" "$load"; done
+	done
+done
+
+echo
+echo "$header"
+echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s; a row with an aborted round shows why"
+printf '%-7s %-8s %26s %24s %28s %22s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / gdnsd's"
+for load in saturate fixed; do
+	for s in $SERVERS; do
+		why=$(awk -v s="$s" -v l="$load" '$1 == "ABORT" && $3 == s && $4 == l { $1 = $3 = $4 = ""; sub(/^ +/, ""); gsub(/ +/, " "); print "round " $0; exit }' "$dir/results")
+		if [ -n "$why" ]; then
+			printf '%-7s %-8s ABORTED: %s\n' "$s" "$load" "$why"
+			continue
+		fi
+		col() { awk -v s="$s" -v l="$load" -v c="$1" '$2 == s && $3 == l { print $c }' "$dir/results" | mmm | fmt_mmm "$2"; }
+		ratio="-"
+		if [ "$s" != gdnsd ] && [[ " $SERVERS " == *" gdnsd "* ]] && ! grep -q "^ABORT [0-9]* gdnsd $load " "$dir/results"; then
+			ratio=$(awk -v s="$s" -v l="$load" '$3 == l && ($2 == s || $2 == "gdnsd") { v[$1, $2] = $6; r[$1] = 1 }
+				END { for (k in r) if (v[k, "gdnsd"] > 0 && v[k, s] != "") print v[k, s] / v[k, "gdnsd"] }' "$dir/results" | mmm | fmt_mmm %.2f)
+		fi
+		printf '%-7s %-8s %26s %24s %28s %22s\n' "$s" "$load" "$(col 4 %.0f)" "$(col 5 %.1f)" "$(col 6 %.2f)" "$ratio"
+	done
+done
