@@ -2,12 +2,18 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"mime"
+	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,18 +49,24 @@ import (
 // the intent survives restarts.
 func (c *controller) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", c.statusPage)
-	mux.HandleFunc("GET /api/status", c.statusPage)
-	mux.HandleFunc("GET /api/openapi.yaml", serveOpenAPI)
-	mux.HandleFunc("GET /api/records", c.listRecords)
-	mux.HandleFunc("GET /api/records/{name}", c.getRecord)
-	mux.HandleFunc("POST /api/records/{name}/addresses/{ip}/{action}", c.authorized(c.addressAction))
-	mux.HandleFunc("POST /api/records/{name}/{action}", c.authorized(c.recordAction))
-	mux.HandleFunc("POST /api/notify", c.authorized(c.notifyNow))
+	read := func(h http.HandlerFunc) http.HandlerFunc { return h }
+	if c.cfg.HTTP.ProtectReads {
+		read = func(h http.HandlerFunc) http.HandlerFunc { return tokenOnly(c.cfg.HTTP.APIToken, h) }
+	}
+	mux.HandleFunc("GET /{$}", read(c.statusPage))
+	mux.HandleFunc("GET /api/status", read(c.statusPage))
+	mux.HandleFunc("GET /api/openapi.yaml", read(serveOpenAPI))
+	mux.HandleFunc("GET /api/records", read(c.listRecords))
+	mux.HandleFunc("GET /api/records/{name}", read(c.getRecord))
+	if !c.cfg.HTTP.DisableAPI {
+		mux.HandleFunc("POST /api/records/{name}/addresses/{ip}/{action}", c.authorized(c.addressAction))
+		mux.HandleFunc("POST /api/records/{name}/{action}", c.authorized(c.recordAction))
+		mux.HandleFunc("POST /api/notify", c.authorized(c.notifyNow))
+	}
 	if c.repl != nil {
 		mux.Handle("/replication/", c.repl)
 	}
-	mux.Handle("GET /metrics", c.met.handler())
+	mux.HandleFunc("GET /metrics", read(c.met.handler().ServeHTTP))
 	mux.Handle("GET /readyz", c.met.ready.handler("controller"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		ps := c.met.ready.evaluate(time.Now())
@@ -63,20 +75,77 @@ func (c *controller) handler() http.Handler {
 	return mux
 }
 
-// authorized checks the API token, when one is configured, in constant time.
+// authorized guards a request that changes something. With a token it
+// must carry "Authorization: Bearer <token>", compared in constant time
+// as SHA-256 digests (which reveals neither the token nor its length).
+// Without one the API is closed to everything but a local client: the
+// connection must have reached a loopback listener, with
+// "Content-Type: application/json" (a cross-site form cannot send it
+// without a preflight, which gslbd never answers), a Host naming the
+// listener (against DNS rebinding) and no foreign Origin.
 func (c *controller) authorized(h http.HandlerFunc) http.HandlerFunc {
 	tok := c.cfg.HTTP.APIToken
-	if tok == "" {
-		return h
+	if tok != "" {
+		return tokenOnly(tok, h)
 	}
-	want := []byte("Bearer " + tok)
 	return func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if code, why := localOnly(r); code != 0 {
+			writeJSON(w, code, apiError{why})
+			return
+		}
+		h(w, r)
+	}
+}
+
+// tokenOnly serves h only to requests that carry the bearer token.
+func tokenOnly(tok string, h http.HandlerFunc) http.HandlerFunc {
+	want := sha256.Sum256([]byte("Bearer " + tok))
+	return func(w http.ResponseWriter, r *http.Request) {
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			writeJSON(w, http.StatusUnauthorized, apiError{"missing or wrong API token"})
 			return
 		}
 		h(w, r)
 	}
+}
+
+// localOnly returns 0, or the status and reason to refuse a token-less
+// request that changes something.
+func localOnly(r *http.Request) (int, string) {
+	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	local, err := netip.ParseAddrPort(fmt.Sprint(la))
+	if la == nil || err != nil || !local.Addr().Unmap().IsLoopback() {
+		return http.StatusForbidden, "no API token is configured: changes are accepted only on a loopback listener"
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return http.StatusUnsupportedMediaType, "no API token is configured: send Content-Type: application/json"
+	}
+	if !namesListener(r.Host, local) {
+		return http.StatusForbidden, "no API token is configured: the Host header must name this listener (" + local.String() + ")"
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return http.StatusForbidden, "no API token is configured: requests from another origin are refused"
+		}
+	}
+	return 0, ""
+}
+
+// namesListener reports whether host (a Host header) names the loopback
+// listener at local: its address, localhost or another loopback address,
+// with its port.
+func namesListener(host string, local netip.AddrPort) bool {
+	h, p, err := net.SplitHostPort(host)
+	if err != nil || p != strconv.Itoa(int(local.Port())) {
+		return false
+	}
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.IsLoopback()
 }
 
 type apiError struct {

@@ -150,6 +150,18 @@ type HTTPConfig struct {
 	// APIToken, when set, must be sent as "Authorization: Bearer <token>"
 	// on every API call that changes something (compared in constant time).
 	APIToken string `json:"apiToken,omitempty"`
+	// Without APIToken the API is closed by default: requests that change
+	// something are accepted only on a loopback listener, with
+	// "Content-Type: application/json" (which a browser cannot send to
+	// another site without a preflight gslbd never answers) and a Host
+	// naming the listener; and a listener that is not loopback refuses to
+	// start unless DisableAPI is set. DisableAPI turns the state-changing
+	// API off (records, status, metrics and replication stay).
+	DisableAPI bool `json:"disableAPI,omitempty"`
+	// ProtectReads puts the reads (status page, /api/*, /metrics) behind
+	// APIToken too; it needs APIToken. /healthz, /readyz and /replication
+	// (shared secret) stay open.
+	ProtectReads bool `json:"protectReads,omitempty"`
 	// MaxConns bounds the HTTP connections held at once, 1–100,000; more
 	// wait in the kernel's accept queue until one closes. Default 256.
 	MaxConns int `json:"maxConns,omitempty"`

@@ -33,7 +33,13 @@ func (c *Config) Validate() error {
 	if err := c.validateListeners(); err != nil {
 		return err
 	}
+	if err := c.validateAPIAccess(); err != nil {
+		return err
+	}
 	if c.Replication.Secret != "" {
+		if strings.TrimSpace(c.Replication.Secret) != c.Replication.Secret {
+			return bad("replication.secret", "(hidden)", "no leading or trailing whitespace (HTTP strips it, so it could never match)")
+		}
 		if err := c.Replication.auth().Validate(); err != nil {
 			return badErr("replication.secret", "(hidden)", "16–1024 bytes", err)
 		}
@@ -270,6 +276,9 @@ func (c *Config) ValidateNode() error {
 	if c.Node.Auth.Secret == "" {
 		return bad("replication.secret", "", "the shared secret (16–1024 bytes) in node mode")
 	}
+	if strings.TrimSpace(c.Node.Auth.Secret) != c.Node.Auth.Secret {
+		return bad("replication.secret", "(hidden)", "no leading or trailing whitespace (HTTP strips it, so it could never match)")
+	}
 	if len(c.Node.Zones) == 0 && c.Zone != "" {
 		c.Node.Zones = []string{c.Zone} // a node follows the zone it serves
 	}
@@ -283,4 +292,34 @@ func (c *Config) ValidateNode() error {
 		return bad("dns.addr", "", "host:port in node mode (a node serves DNS)")
 	}
 	return c.validateListeners()
+}
+
+// validateAPIAccess checks the API's access settings: a token without
+// surrounding whitespace, reads protected only with a token, and no
+// token-less API on a listener that is not loopback.
+func (c *Config) validateAPIAccess() error {
+	h := c.HTTP
+	if strings.TrimSpace(h.APIToken) != h.APIToken {
+		return bad("http.apiToken", "(hidden)", "no leading or trailing whitespace (HTTP strips it, so it could never match)")
+	}
+	if h.ProtectReads && h.APIToken == "" {
+		return bad("http.protectReads", true, "false, or true with http.apiToken set")
+	}
+	if h.APIToken == "" && !h.DisableAPI && !loopbackAddr(h.Addr) {
+		return bad("http.apiToken", "", "a token when http.addr ("+h.Addr+") is not a loopback address, or http.disableAPI: true")
+	}
+	return nil
+}
+
+// loopbackAddr reports whether host:port names only loopback interfaces.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
