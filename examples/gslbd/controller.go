@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/probe/probecheck"
@@ -128,9 +130,10 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			return nil, err
 		}
 	}
-	if c.mon, err = probe.NewMonitor(cfg.Monitor, probe.ObserverFunc(c.observe), log); err != nil {
+	if c.mon, err = probe.NewMonitor(cfg.Monitor, monObserver{c}, log); err != nil {
 		return nil, err
 	}
+	c.watchLocalFailures()
 	// What a restart must not forget (see intent.go).
 	var saved controllerState
 	haveState := false
@@ -550,4 +553,48 @@ func providerDetail(name string, pv providerView) string {
 		d += ": " + pv.LastError
 	}
 	return d
+}
+
+// monObserver hands the Monitor's transitions to observe and logs when it
+// becomes degraded (probes failing because of this host: no verdicts).
+type monObserver struct{ c *controller }
+
+func (o monObserver) Observe(e probe.Event) { o.c.observe(e) }
+
+func (o monObserver) ObserveDegraded(e probe.DegradedEvent) {
+	if e.Local.Degraded {
+		o.c.log.Error("prober degraded: probes fail because of this host; no state changes from them",
+			"localFailures", e.Local.LocalFailures, "results", e.Local.Results, "lastError", e.Local.LastError)
+	} else {
+		o.c.log.Info("prober no longer degraded", "total", e.Local.Total)
+	}
+}
+
+// watchLocalFailures exports the Monitor's local failures (metrics) and
+// reports it degraded on /readyz.
+func (c *controller) watchLocalFailures() {
+	c.met.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gslbkit_prober_degraded", Help: "1 while probes fail because of this host (out of descriptors, ports, memory...): no verdicts, slower detection.",
+		}, func() float64 {
+			if c.mon.LocalStats().Degraded {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gslbkit_probe_local_failure_share", Help: "Share of the probe results of the recent window that failed because of this host.",
+		}, func() float64 { return c.mon.LocalStats().Share }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "gslbkit_probe_local_failures_total", Help: "Probes that failed because of this host, not their target (never counted as a verdict).",
+		}, func() float64 { return float64(c.mon.LocalStats().Total) }),
+	)
+	c.met.ready.add("prober_degraded", func(time.Time) (bool, string) {
+		ls := c.mon.LocalStats()
+		if !ls.Degraded {
+			return false, ""
+		}
+		return true, fmt.Sprintf("prober degraded: %d of %d probe results in the last %v failed because of this host, not the targets (%.0f%%); they change no state, so detection is slower than the policy says; last at %s: %s",
+			ls.LocalFailures, ls.Results, ls.Window, 100*ls.Share, ls.LastErrorAt.UTC().Format(time.RFC3339), ls.LastError)
+	})
 }

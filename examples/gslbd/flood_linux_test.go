@@ -354,3 +354,57 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestDescriptorsExhaustedNoFalseFailover lets a flood take every
+// descriptor of a gslbd limited to 128 (dns.maxTCPConns set far above
+// that): the probes then fail with "too many open files", which is this
+// host's failure, not the backends'. No address changes state; the prober
+// reports itself degraded (log, then /readyz, status and metrics once
+// descriptors are free again). Before, every address went critical.
+func TestDescriptorsExhaustedNoFalseFailover(t *testing.T) {
+	const nofile = 128
+	bs := []*backend{newBackend(t), newBackend(t)}
+	recs := "  - name: app.example.test.\n    ttl: 1s\n    addresses:\n"
+	for i, b := range bs {
+		recs += fmt.Sprintf("      - {ip: 192.0.2.%d, probeAddr: %q}\n", i+1, b.addr())
+	}
+	y := strings.Replace(controllerYAML("", recs), `dns: {addr: "127.0.0.1:0"}`, `dns: {addr: "127.0.0.1:0", tcpIdleTimeout: 1m, maxTCPConns: 10000}`, 1)
+	d := startSubDaemon(t, y, nofile)
+	guard := 60 * time.Second
+	want := []string{"192.0.2.1", "192.0.2.2"}
+	waitFor(t, guard, "both addresses answered", func() bool {
+		got, _ := answer(d.dns, "app.example.test.")
+		return slices.Equal(got, want)
+	})
+	transitions := metricSum(t, d.http, "gslbkit_state_transitions_total")
+	f := startFlood(d.dns, nofile+50)
+	waitFor(t, guard, "the prober reports itself degraded", func() bool {
+		return strings.Contains(d.stderr.String(), `"msg":"prober degraded`)
+	})
+	if got, _ := answer(d.dns, "app.example.test."); !slices.Equal(got, want) {
+		t.Errorf("UDP answer with descriptors exhausted: %v, want %v", got, want)
+	}
+	f.close()
+	var body string
+	waitFor(t, guard, "/readyz reports prober_degraded", func() bool {
+		var code int
+		code, body = get(t, d.http, "/readyz")
+		return code == 503 && strings.Contains(body, "prober_degraded")
+	})
+	t.Logf("/readyz: %s", body)
+	if !strings.Contains(body, "too many open files") {
+		t.Errorf("/readyz does not say why: %s", body)
+	}
+	if code, _ := get(t, d.http, "/healthz"); code != 200 {
+		t.Errorf("/healthz: %d", code)
+	}
+	if v := metricSum(t, d.http, "gslbkit_probe_local_failures_total"); v == 0 {
+		t.Error("no local failure counted")
+	}
+	if tr := metricSum(t, d.http, "gslbkit_state_transitions_total"); tr != transitions {
+		t.Errorf("state transitions: %v before the flood, %v after\n%s", transitions, tr, grepLines(d.stderr.String(), `"msg":"address state"`))
+	}
+	if got, _ := answer(d.dns, "app.example.test."); !slices.Equal(got, want) {
+		t.Errorf("answer after the flood: %v, want %v", got, want)
+	}
+}
