@@ -3,10 +3,14 @@ package main
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/libdns/libdns"
 )
 
 // send posts path to srv with the given headers (Host among them) and
@@ -146,5 +150,45 @@ func TestAPIAccessValidation(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "whitespace") {
 		t.Errorf("node with a padded secret: %v", err)
+	}
+}
+
+// TestRefusedNamesShowOnReadyz: a foreign record (no owner marker) at a
+// record's name makes the reconciler refuse to publish it; /readyz names
+// it (records_refused) while /healthz stays 200.
+func TestRefusedNamesShowOnReadyz(t *testing.T) {
+	cfg, err := ParseConfig([]byte(apiYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := newController(cfg, deps{prober: (&fakeProbers{}).prober}, newMetrics(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.zone.SetRecords(t.Context(), "example.test.", []libdns.Record{
+		libdns.RR{Name: "app", Type: "A", TTL: time.Minute, Data: "203.0.113.9"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c.holding.Store(false)
+	c.publish()
+	_, _ = c.local.ReconcileOnce(t.Context())
+	srv := httptest.NewServer(c.handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "records_refused") || !strings.Contains(string(b), "app") {
+		t.Fatalf("/readyz with a foreign record at app: %d %s", resp.StatusCode, b)
+	}
+	t.Logf("/readyz: %s", b)
+	if got := send(t, srv, "GET", "/healthz", nil); got != http.StatusOK {
+		t.Errorf("/healthz: %d", got)
 	}
 }

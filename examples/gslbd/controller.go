@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -134,6 +135,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 		return nil, err
 	}
 	c.watchLocalFailures()
+	c.met.ready.add("records_refused", c.refusedCheck)
 	// What a restart must not forget (see intent.go).
 	var saved controllerState
 	haveState := false
@@ -597,4 +599,31 @@ func (c *controller) watchLocalFailures() {
 		return true, fmt.Sprintf("prober degraded: %d of %d probe results in the last %v failed because of this host, not the targets (%.0f%%); they change no state, so detection is slower than the policy says; last at %s: %s",
 			ls.LocalFailures, ls.Results, ls.Window, 100*ls.Share, ls.LastErrorAt.UTC().Format(time.RFC3339), ls.LastError)
 	})
+}
+
+// refusedCheck reports the names the last reconcile of the embedded zone
+// or of the provider refused to publish: owned by someone else, a refused
+// type switch, an empty set with nothing published, or held back because
+// a name they need could not be published (the old answer stays).
+func (c *controller) refusedCheck(time.Time) (bool, string) {
+	var parts []string
+	n := 0
+	for _, t := range []struct {
+		name string
+		r    *record.Reconciler
+	}{{"embedded", c.local}, {c.cfg.Provider.Type, c.remote}} {
+		if t.r == nil {
+			continue
+		}
+		for _, ref := range t.r.Conflicts() {
+			n++
+			if len(parts) < 5 {
+				parts = append(parts, t.name+": "+ref.Key.String()+": "+ref.Err.Error())
+			}
+		}
+	}
+	if n == 0 {
+		return false, ""
+	}
+	return true, fmt.Sprintf("%d names not published as desired (the old answer stays): %s", n, strings.Join(parts, "; "))
 }
