@@ -504,6 +504,9 @@ func (c *controller) logReconcile(target string) func(record.Event) {
 				c.log.Warn("write", "target", target, "zone", e.Zone, "err", e.Err)
 			} else {
 				c.log.Debug("write", "target", target, "zone", e.Zone, "records", e.Records)
+				if target == "embedded" {
+					c.requestSave() // the state file's zone follows what was published
+				}
 			}
 		case record.HeldStale:
 			c.log.Warn("held stale", "target", target, "rrset", e.Key.String(), "since", e.Since)

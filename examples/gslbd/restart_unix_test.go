@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gslbkit/gslb/provider/memory"
 )
 
 // childEnv makes this test binary run gslbd (TestGslbdChild) with the
@@ -200,9 +202,13 @@ func TestKill9RestartNeverServesADeadBackend(t *testing.T) {
 		t.Fatalf("drain: %d", code)
 	}
 	waitFor(t, guard, "both answer without the drained backend", both("192.0.2.1"))
-	waitFor(t, guard, "the state file records the dead backend critical and the drain", func() bool {
+	waitFor(t, guard, "the state file records the dead backend critical, the drain, and the zone without either", func() bool {
 		st, ok, err := loadState(filepath.Join(dir, "state"), "example.test.", "test")
-		return err == nil && ok && st.Addresses[name+"/192.0.2.2"].State == "critical" && st.Addresses[name+"/192.0.2.3"].Drain != nil
+		if err != nil || !ok || st.Published == nil || st.Addresses[name+"/192.0.2.2"].State != "critical" || st.Addresses[name+"/192.0.2.3"].Drain == nil {
+			return false
+		}
+		p := new(memory.Provider)
+		return p.Restore(*st.Published) == nil && slices.Equal(zoneAnswer(p, name), []string{"192.0.2.1"})
 	})
 
 	var mu sync.Mutex
