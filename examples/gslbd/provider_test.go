@@ -37,8 +37,8 @@ func noAWSCredentials(t *testing.T) {
 }
 
 func route53YAML(t *testing.T, b *backend) string {
-	return strings.Replace(controllerYAML("provider: {type: route53, route53: {}}",
-		fmt.Sprintf("  - name: app.example.test.\n    addresses: [{ip: 192.0.2.1, probeAddr: %q}]\n", b.addr())), "", "", 0)
+	return controllerYAML("provider: {type: route53, route53: {}}",
+		fmt.Sprintf("  - name: app.example.test.\n    addresses: [{ip: 192.0.2.1, probeAddr: %q}]\n", b.addr()))
 }
 
 // TestCheckOnlineRoute53NoCredentials: -check alone validates offline and

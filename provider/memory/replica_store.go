@@ -126,7 +126,7 @@ func writeSavedCopy(w io.Writer, c savedCopy) error {
 	}
 	// The snapshot is written zone by zone and record by record, so saving
 	// a large copy needs no buffer of its size.
-	io.WriteString(out, string(head[:len(head)-1]))
+	out.Write(head[:len(head)-1])
 	fmt.Fprintf(out, `,"snapshot":{"format":%d,"version":%d,"epoch":%s,"zones":[`, c.Snapshot.Format, c.Snapshot.Version, jsonString(c.Snapshot.Epoch))
 	for i, z := range c.Snapshot.Zones {
 		if i > 0 {
