@@ -92,21 +92,7 @@ func FormatTXTStrings(ss []string) string {
 			b.WriteByte(' ')
 		}
 		b.WriteByte('"')
-		for j := 0; j < len(s); j++ {
-			c := s[j]
-			switch {
-			case c == '"' || c == '\\':
-				b.WriteByte('\\')
-				b.WriteByte(c)
-			case c < ' ' || c > '~':
-				b.WriteByte('\\')
-				b.WriteByte('0' + c/100)
-				b.WriteByte('0' + c/10%10)
-				b.WriteByte('0' + c%10)
-			default:
-				b.WriteByte(c)
-			}
-		}
+		b.WriteString(EscapeTXT(s))
 		b.WriteByte('"')
 	}
 	return b.String()
@@ -136,4 +122,65 @@ func CanonicalTXT(data string) string {
 	}
 	d, _ := TXTData(ss)
 	return d
+}
+
+// EscapeTXT escapes one character-string as zone files and miekg/dns write
+// it: a backslash before '"' and '\\', \DDD for bytes outside printable
+// ASCII. A string that needs no escaping is returned as it is.
+func EscapeTXT(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' || c < ' ' || c > '~' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < ' ' || c > '~':
+			b.WriteByte('\\')
+			b.WriteByte('0' + c/100)
+			b.WriteByte('0' + c/10%10)
+			b.WriteByte('0' + c%10)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// UnescapeTXT reverses EscapeTXT (and the escaping miekg/dns applies to
+// the TXT strings it unpacks): \DDD (three decimal digits, at most 255) is
+// that byte, a backslash before any other byte is that byte, and a
+// trailing lone backslash is kept.
+func UnescapeTXT(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		if i+3 < len(s) && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) {
+			if v := int(s[i+1]-'0')*100 + int(s[i+2]-'0')*10 + int(s[i+3]-'0'); v <= 255 {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i+1])
+		i++
+	}
+	return b.String()
 }

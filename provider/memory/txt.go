@@ -2,7 +2,6 @@ package memory
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/gslbkit/gslb/internal/zoneops"
 	"github.com/libdns/libdns"
@@ -61,7 +60,7 @@ func txtPresentation(ss []string) string { return zoneops.FormatTXTStrings(ss) }
 func txtWire(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = escapeTXT(s)
+		out[i] = zoneops.EscapeTXT(s)
 	}
 	return out
 }
@@ -70,67 +69,7 @@ func txtWire(ss []string) []string {
 func txtStrings(t *dns.TXT) []string {
 	out := make([]string, len(t.Txt))
 	for i, s := range t.Txt {
-		out[i] = unescapeTXT(s)
+		out[i] = zoneops.UnescapeTXT(s)
 	}
 	return out
 }
-
-// escapeTXT escapes s as miekg/dns and zone files do: a backslash before
-// '"' and '\', \DDD for bytes outside printable ASCII.
-func escapeTXT(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '"' || c == '\\' || c < ' ' || c > '~' {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < ' ' || c > '~':
-			b.WriteByte('\\')
-			b.WriteByte('0' + c/100)
-			b.WriteByte('0' + c/10%10)
-			b.WriteByte('0' + c%10)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// unescapeTXT reverses escapeTXT: \DDD is that byte, a backslash before
-// any other byte is that byte, a trailing lone backslash is kept.
-func unescapeTXT(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		if i+3 < len(s) && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) {
-			if v := int(s[i+1]-'0')*100 + int(s[i+2]-'0')*10 + int(s[i+3]-'0'); v <= 255 {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i+1])
-		i++
-	}
-	return b.String()
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }

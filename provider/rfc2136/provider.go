@@ -182,7 +182,7 @@ func fromRR(rr dns.RR, zone string) libdns.Record {
 	case *dns.TXT:
 		ss := make([]string, len(v.Txt))
 		for i, s := range v.Txt {
-			ss[i] = unescapeTXT(s)
+			ss[i] = zoneops.UnescapeTXT(s)
 		}
 		data, plain := zoneops.TXTData(ss)
 		out.Data = data

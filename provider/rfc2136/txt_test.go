@@ -1,6 +1,7 @@
 package rfc2136
 
 import (
+	"github.com/gslbkit/gslb/internal/zoneops"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestTXTRoundTrip(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ss := wire(t, text)
 			for _, s := range txtStrings(text) {
-				assert.LessOrEqual(t, len(unescapeTXT(s)), 255)
+				assert.LessOrEqual(t, len(zoneops.UnescapeTXT(s)), 255)
 			}
 			assert.Equal(t, text, joinTXT(ss))
 		})
@@ -52,7 +53,7 @@ func FuzzTXT(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		_ = unescapeTXT(text)
+		_ = zoneops.UnescapeTXT(text)
 		if len(text) > 4000 {
 			return
 		}
