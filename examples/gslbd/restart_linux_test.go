@@ -1,15 +1,10 @@
-//go:build unix
+//go:build linux
 
 package main
 
 import (
-	"bufio"
-	"context"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,81 +16,10 @@ import (
 	"github.com/gslbkit/gslb/provider/memory"
 )
 
-// childEnv makes this test binary run gslbd (TestGslbdChild) with the
-// arguments in the variable, separated by newlines.
-const childEnv = "GSLBD_TEST_CHILD_ARGS"
-
-// TestGslbdChild is gslbd itself when the test binary is started by
-// startChild; otherwise it does nothing.
-func TestGslbdChild(t *testing.T) {
-	args := os.Getenv(childEnv)
-	if args == "" {
-		t.Skip("runs only as a child process of another test")
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := run(ctx, strings.Split(args, "\n"), os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "gslbd:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-// child is gslbd in a process of its own, so a test can kill -9 it.
-type child struct {
-	cmd    *exec.Cmd
-	dns    string
-	http   string
-	stderr *syncBuffer
-	done   chan struct{}
-}
-
-// startChild starts gslbd on the config file at path and waits for it to
-// serve.
-func startChild(t *testing.T, path string, args ...string) *child {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestGslbdChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(append([]string{"-config", path}, args...), "\n"))
-	c := &child{cmd: cmd, stderr: newSyncBuffer(), done: make(chan struct{})}
-	cmd.Stderr = c.stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	first := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			select {
-			case first <- sc.Text():
-			default:
-			}
-		}
-	}()
-	go func() { _ = cmd.Wait(); close(c.done) }()
-	t.Cleanup(func() { c.kill() })
-	select {
-	case line := <-first:
-		m := startedRE.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("unexpected first line %q\n%s", line, c.stderr.String())
-		}
-		c.dns, c.http = m[1], m[2]
-	case <-c.done:
-		t.Fatalf("gslbd exited before serving:\n%s", c.stderr.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("hang guard: gslbd did not start\n%s", c.stderr.String())
-	}
-	return c
-}
-
-// kill sends SIGKILL and waits for the process to be gone.
-func (c *child) kill() {
-	_ = c.cmd.Process.Signal(syscall.SIGKILL)
-	<-c.done
+// kill9 sends SIGKILL to d and waits for the process to be gone.
+func (d *subDaemon) kill9() {
+	_ = d.cmd.Process.Signal(syscall.SIGKILL)
+	<-d.exited
 }
 
 // freeAddr returns a loopback host:port free for TCP and UDP right now.
@@ -181,14 +105,10 @@ func TestKill9RestartNeverServesADeadBackend(t *testing.T) {
 		fmt.Sprintf("  - name: app.example.test.\n    ttl: 1s\n    addresses:\n      - {ip: 192.0.2.1, probeAddr: %q}\n      - {ip: 192.0.2.2, probeAddr: %q}\n      - {ip: 192.0.2.3, probeAddr: %q}\n",
 			live.addr(), dead.addr(), drained.addr())),
 		`dns: {addr: "127.0.0.1:0"}`+"\n"+`http: {addr: "127.0.0.1:0"}`, fmt.Sprintf("dns: {addr: %q}\nhttp: {addr: %q}", ctlDNS, ctlHTTP), 1)
-	path := filepath.Join(dir, "gslbd.yaml")
-	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	guard := 60 * time.Second
 	const name = "app.example.test."
 
-	ctl := startChild(t, path)
+	ctl := startSubDaemon(t, y, 1024)
 	node := startDaemon(t, fmt.Sprintf("zone: example.test.\ndns: {addr: \"127.0.0.1:0\"}\nhttp: {addr: \"127.0.0.1:0\"}\nreplication: {secret: %s}\nnode: {url: \"http://%s/replication\", interval: 100ms}\n", secret, ctlHTTP), "-node")
 	both := func(want ...string) func() bool {
 		return func() bool {
@@ -214,9 +134,9 @@ func TestKill9RestartNeverServesADeadBackend(t *testing.T) {
 	var mu sync.Mutex
 	current := ctlDNS
 	s := sample(name, func() string { mu.Lock(); defer mu.Unlock(); return current }, func() string { return node.dns })
-	ctl.kill()
+	ctl.kill9()
 	killed := time.Now()
-	ctl2 := startChild(t, path)
+	ctl2 := startSubDaemon(t, y, 1024)
 	restarted := time.Now()
 	// Watch the restarted controller through several probe rounds of the
 	// dead backend.
