@@ -12,7 +12,10 @@ import (
 // owner name, lower case, fully qualified; qtype is "A", "AAAA", ...; rrs are the records
 // the zone holds at that name and type. It returns the records to answer with (a subset
 // or reordering); a nil or empty return means "no opinion": answer with rrs.
-// It must be safe for concurrent use and must not retain or modify rrs.
+// It must be safe for concurrent use and must not retain or modify rrs:
+// the fast path hands the same rrs slice to every query for a name until
+// the zone changes, so a hook that sorts or rotates rrs in place corrupts
+// other queries' answers (return a new slice or a subslice instead).
 //
 // The records in rrs are the libdns structs for their type (libdns.Address
 // for A and AAAA, libdns.TXT, ...), named relative to the zone as GetRecords

@@ -19,7 +19,10 @@
 // at scope 0). AnswerFunc hooks, per name or per zone, choose the
 // answer per query from the client's subnet (EDNS Client Subnet, else the
 // source address), which is how failover's round-robin, weighted and geo
-// strategies act. Handler and Replica replicate zones over HTTP (snapshot,
+// strategies act. Hooked A, AAAA and TXT answers take the fast path too:
+// it keeps every part of the reply but the choice, asks the hook and
+// assembles the records it chose, so a hook that allocates nothing
+// (failover.WeightedRandom, failover.Geo) answers with no allocation. Handler and Replica replicate zones over HTTP (snapshot,
 // changes since a version, notify; a shared secret), so a DNS node can
 // serve a copy that keeps answering while its source is away.
 //

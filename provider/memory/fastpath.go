@@ -34,7 +34,14 @@ const fastCacheMax = 16384
 type fastCache struct {
 	v  view
 	mu sync.RWMutex
-	m  map[string][]byte // key → reply with ID 0, RD and CD clear, question in lower case
+	m  map[string]fastEntry
+}
+
+// fastEntry is one key's entry: a packed reply, or for a question whose
+// answer a hook chooses, the parts of one (see fasthook.go).
+type fastEntry struct {
+	reply []byte       // ID 0, RD and CD clear, question in lower case
+	h     *hookedEntry // or this
 }
 
 // cache returns the fast cache for the current view, starting a new one
@@ -45,7 +52,7 @@ func (p *Provider) cache() *fastCache {
 	if c != nil && c.v == v {
 		return c
 	}
-	nc := &fastCache{v: v, m: make(map[string][]byte)}
+	nc := &fastCache{v: v, m: make(map[string]fastEntry)}
 	p.fc.CompareAndSwap(c, nc)
 	return nc
 }
@@ -215,9 +222,17 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 	c := p.cache()
 	if ok {
 		c.mu.RLock()
-		t := c.m[string(key[:n])]
+		e := c.m[string(key[:n])]
 		c.mu.RUnlock()
-		if t != nil && len(t)+fq.ecsLen <= fq.limit {
+		if e.h != nil {
+			out, got, ok := e.h.respond(query, buf, fq, src)
+			if ok {
+				return out
+			}
+			out, _ = p.respondWire(c.v, query, src, tcp, &got)
+			return out
+		}
+		if t := e.reply; t != nil && len(t)+fq.ecsLen <= fq.limit {
 			out := append(buf[:0], t...)
 			out[0], out[1] = query[0], query[1]
 			out[2] |= query[2] & 0x01 // RD
@@ -232,8 +247,19 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 			return out
 		}
 	}
-	out, cacheable := p.respondWire(c.v, query, src, tcp)
-	if !ok || !cacheable || out == nil || len(out) < fq.nameEnd || (tcp && len(out) > fastTCPMax) {
+	out, cacheable := p.respondWire(c.v, query, src, tcp, nil)
+	if !ok || out == nil || len(out) < fq.nameEnd || (tcp && len(out) > fastTCPMax) {
+		return out
+	}
+	if !cacheable {
+		// Perhaps a hooked answer the fast path can assemble next time.
+		if h := newHookedEntry(c.v, key[:n], fq.nameEnd-12, fq, out); h != nil {
+			c.mu.Lock()
+			if len(c.m) < fastCacheMax {
+				c.m[string(key[:n])] = fastEntry{h: h}
+			}
+			c.mu.Unlock()
+		}
 		return out
 	}
 	k := len(out)
@@ -257,7 +283,7 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 	}
 	c.mu.Lock()
 	if len(c.m) < fastCacheMax {
-		c.m[string(key[:n])] = t
+		c.m[string(key[:n])] = fastEntry{reply: t}
 	}
 	c.mu.Unlock()
 	return out

@@ -37,6 +37,7 @@ func fastFixture(t testing.TB) *Provider {
 		t.Fatal(err)
 	}
 	p.SetAnswerFunc("hooked.example.test.", func(netip.Prefix, string, string, []libdns.Record) []libdns.Record { return nil })
+	addHookZone(t, p)
 	return p
 }
 
@@ -110,6 +111,11 @@ func FuzzFastPath(f *testing.F) {
 	f.Add("nope.example.test", uint16(28), uint16(1), byte(1), uint16(100), true, uint64(3), []byte(nil))
 	f.Add("b.example.test", uint16(1), uint16(1), byte(1), uint16(1232), true, uint64(3), []byte(nil))
 	f.Add("hooked.example.test", uint16(1), uint16(1), byte(1), uint16(1232), true, uint64(3), []byte(nil))
+	f.Add("dyn.hooks.test", uint16(1), uint16(1), byte(3), uint16(1232), true, uint64(0x18000000006433c6), []byte(nil))
+	f.Add("DTXT.hooks.test", uint16(16), uint16(1), byte(0x87), uint16(512), false, uint64(0x38000000b80d0120), []byte(nil))
+	f.Add("x.wild.hooks.test", uint16(1), uint16(1), byte(1), uint16(512), false, uint64(5), []byte(nil))
+	f.Add("many.hooks.test", uint16(1), uint16(1), byte(0), uint16(0), false, uint64(0), []byte(nil))
+	f.Add("dyn.hooks.test", uint16(28), uint16(1), byte(3), uint16(1232), false, uint64(0x20000000006433c6), []byte(nil))
 	f.Add("example.net", uint16(1), uint16(1), byte(0), uint16(0), true, uint64(3), []byte(nil))
 	f.Add("x.y.W.example.test", uint16(1), uint16(1), byte(1), uint16(1232), true, uint64(3), []byte(nil))
 	f.Add("q.wc.example.test", uint16(1), uint16(1), byte(0), uint16(0), false, uint64(1), []byte(nil))

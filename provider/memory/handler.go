@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
 
@@ -32,7 +33,7 @@ func (p *Provider) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		}
 		tcp = a.Network() == "tcp"
 	}
-	m, asked, _ := p.respond(p.view(), r, src, tcp)
+	m, asked, _ := p.respond(p.view(), r, src, tcp, nil)
 	if m == nil {
 		return
 	}
@@ -77,7 +78,7 @@ func (p *Provider) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 //     section go first, and if it still does not fit it carries no records
 //     and TC is set, so the client retries over TCP.
 func (p *Provider) Respond(req *dns.Msg, src netip.Addr, tcp bool) *dns.Msg {
-	m, asked, _ := p.respond(p.view(), req, src, tcp)
+	m, asked, _ := p.respond(p.view(), req, src, tcp, nil)
 	if m != nil && len(m.Question) == 1 {
 		m.Question[0].Name = asked
 	}
@@ -89,7 +90,10 @@ func (p *Provider) Respond(req *dns.Msg, src netip.Addr, tcp bool) *dns.Msg {
 // the question, the zone, the EDNS shape and the transport (no answer hook
 // consulted, no truncation or trimming), so the fast path may reuse its
 // bytes (with an EDNS Client Subnet option, once the echoed option is cut).
-func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool) (m *dns.Msg, asked string, cacheable bool) {
+//
+// pre, when not nil, is the answer the first answer hook consulted gave
+// already (the fast path's, see fasthook.go): used instead of asking again.
+func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *[]libdns.Record) (m *dns.Msg, asked string, cacheable bool) {
 	if req == nil || req.Response {
 		return nil, "", false
 	}
@@ -173,7 +177,7 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool) (m *d
 		return finish(dns.RcodeRefused)
 	}
 	m.Authoritative = true
-	o := answerOpts{minimalANY: !tcp && !p.cfg.FullANYOverUDP, additional: !p.cfg.NoAdditional}
+	o := answerOpts{minimalANY: !tcp && !p.cfg.FullANYOverUDP, additional: !p.cfg.NoAdditional, pre: pre}
 	hooked, consulted := v.answer(m, z, q, clientPrefix(ecs, src), o)
 	if hooked && ecs != nil {
 		ro.Option[0].(*dns.EDNS0_SUBNET).SourceScope = ecs.SourceNetmask
@@ -294,7 +298,7 @@ func (s *state) closest(name string) *zone {
 // whole, and an OPT record when the query carried one.
 // It is the general path; the server's UDP fast path produces the same bytes.
 func (p *Provider) RespondWire(query []byte, src netip.Addr, tcp bool) []byte {
-	out, _ := p.respondWire(p.view(), query, src, tcp)
+	out, _ := p.respondWire(p.view(), query, src, tcp, nil)
 	return out
 }
 
@@ -306,7 +310,7 @@ type view struct {
 
 func (p *Provider) view() view { return view{st: p.load(), hooks: p.hooks.Load()} }
 
-func (p *Provider) respondWire(v view, query []byte, src netip.Addr, tcp bool) ([]byte, bool) {
+func (p *Provider) respondWire(v view, query []byte, src netip.Addr, tcp bool, pre *[]libdns.Record) ([]byte, bool) {
 	if len(query) < 12 || query[2]&0x80 != 0 {
 		return nil, false
 	}
@@ -315,7 +319,7 @@ func (p *Provider) respondWire(v view, query []byte, src netip.Addr, tcp bool) (
 	if !ok || req.Unpack(query) != nil {
 		return p.formErr(query, qEnd, opt), false
 	}
-	m, asked, cacheable := p.respond(v, req, src, tcp)
+	m, asked, cacheable := p.respond(v, req, src, tcp, pre)
 	if m == nil {
 		return nil, false
 	}

@@ -13,6 +13,9 @@ import (
 type answerOpts struct {
 	minimalANY bool // answer ANY with one RRset (RFC 8482 section 4.1)
 	additional bool // add the in-zone addresses of NS, MX and SRV targets
+	// pre, when set, is what the first answer hook consulted returned: the
+	// fast path asked it already and must not ask twice (see fasthook.go).
+	pre *[]libdns.Record
 }
 
 // answer fills m's answer, authority and additional sections for question q
@@ -80,7 +83,9 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 			recs := set
 			if f := v.hooks.hookForSynth(name, src, z.name); f != nil && !(name == z.name && q.Qtype == dns.TypeNS) {
 				consulted = true
-				if chosen := runHook(f, client, name, q.Qtype, set); chosen != nil {
+				chosen := runHook(f, client, name, q.Qtype, set, o.pre)
+				o.pre = nil
+				if chosen != nil {
 					recs, hooked = chosen, true
 				}
 			}
@@ -243,15 +248,26 @@ func (z *zone) addresses(m *dns.Msg, rrs []dns.RR) {
 	}
 }
 
-// runHook asks f to choose among set and maps its choice back to wire
-// records; nil means "no opinion".
-func runHook(f AnswerFunc, client netip.Prefix, name string, qtype uint16, set []rec) []rec {
+// hookInput returns set's records as answer hooks receive them.
+func hookInput(set []rec) []libdns.Record {
 	in := make([]libdns.Record, len(set))
 	for i, r := range set {
 		in[i] = r.hook
 	}
+	return in
+}
+
+// runHook asks f to choose among set, or takes pre when the fast path
+// asked already, and maps the choice back to wire records; nil means "no
+// opinion".
+func runHook(f AnswerFunc, client netip.Prefix, name string, qtype uint16, set []rec, pre *[]libdns.Record) []rec {
 	typ := dns.TypeToString[qtype]
-	out := f(client, name, typ, in)
+	var out []libdns.Record
+	if pre != nil {
+		out = *pre
+	} else {
+		out = f(client, name, typ, hookInput(set))
+	}
 	if len(out) == 0 {
 		return nil
 	}

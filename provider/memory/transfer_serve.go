@@ -114,7 +114,7 @@ func (x *Transfer) answer(req *dns.Msg, query []byte, src netip.Addr, tcp bool) 
 		m.Answer = []dns.RR{z.soaRR()}
 		return x.finish(m, key, reqMAC), key
 	}
-	m, asked, _ := x.p.respond(x.p.view(), req, src, tcp)
+	m, asked, _ := x.p.respond(x.p.view(), req, src, tcp, nil)
 	if m == nil {
 		return nil, key
 	}

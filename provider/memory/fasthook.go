@@ -1,0 +1,257 @@
+package memory
+
+import (
+	"net/netip"
+	"strings"
+
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+)
+
+// Answer hooks on the fast path. A name whose answer a hook chooses cannot
+// reuse one packed reply, but everything in it except the choice stays the
+// same until the zone or the hooks change: the header, the question, the OPT
+// record and each record the hook can choose, packed as an answer owned by
+// the question (its name compressed to a pointer to offset 12, as the
+// general path writes it). The fast path keeps those parts, keyed as the
+// cached replies are, and per query asks the hook, maps each record it
+// returns back to the zone's record by type and data (a subslice of the
+// records it was given is recognised by identity, with no comparison) and
+// concatenates the chosen parts; the EDNS Client Subnet option is echoed at
+// SCOPE PREFIX-LENGTH = SOURCE PREFIX-LENGTH when the hook had an opinion,
+// 0 when it had none, as the general path does. No allocation happens on
+// this path, so a hook that allocates nothing (failover.WeightedRandom,
+// failover.Geo) answers at the cost of its own decision.
+//
+// Only the plain case is kept: the queried name holds (or a wildcard
+// synthesises) records of the queried type A, AAAA or TXT directly (no
+// CNAME, no delegation, no additional section), with a per-name,
+// wildcard or zone-wide hook. A returned record the zone does not hold, or a
+// reply that would not fit, goes to the general path with the hook's answer
+// already in hand (the hook is never asked twice for one query).
+
+// hookedEntry is what the fast path keeps for one hooked question.
+type hookedEntry struct {
+	f     AnswerFunc
+	name  string          // the owner name handed to f (lower case, fully qualified)
+	typ   string          // "A", "AAAA" or "TXT"
+	in    []libdns.Record // the zone's records as handed to f (shared: hooks must not modify it)
+	addrs []netip.Addr    // for A and AAAA: in[i]'s address
+	data  []string        // for TXT: in[i]'s data
+	parts [][]byte        // in[i] packed as an answer record owned by the question
+	all   int             // the sum of len(parts)
+	head  []byte          // header (ID 0, RD and CD clear, ANCOUNT 0) and question in lower case
+	opt   []byte          // the OPT record with no options, or nil without EDNS
+}
+
+// newHookedEntry builds the entry for the question in key (lower case, wire
+// form: name, type, class) from reply, the general path's packed answer to
+// the query, when the question is of the plain kind above; nil otherwise.
+func newHookedEntry(v view, key []byte, nameLen int, fq fastQuery, reply []byte) *hookedEntry {
+	if v.hooks == nil || len(key) < nameLen+4 || key[nameLen+2] != 0 || key[nameLen+3] != 1 {
+		return nil // class IN only
+	}
+	qtype := uint16(key[nameLen])<<8 | uint16(key[nameLen+1])
+	if qtype != dns.TypeA && qtype != dns.TypeAAAA && qtype != dns.TypeTXT {
+		return nil
+	}
+	name, ok := wireName(key[:nameLen])
+	if !ok {
+		return nil
+	}
+	z := v.st.closest(name)
+	if z == nil || z.cutFor(name) != "" {
+		return nil
+	}
+	n, src := z.nodes[name], name
+	if n == nil {
+		if name == z.name || z.ents[name] {
+			return nil
+		}
+		w := z.wildcardFor(name)
+		if w == "" {
+			return nil
+		}
+		n, src = z.nodes[w], w
+	}
+	if n == nil {
+		return nil
+	}
+	set := n.sets[qtype]
+	f := v.hooks.hookForSynth(name, src, z.name)
+	if len(set) == 0 || f == nil {
+		return nil
+	}
+	// The reply's fixed parts: NOERROR with AA, no authority records, the
+	// OPT (if any) last.
+	qEnd := fq.nameEnd + 4
+	if len(reply) < qEnd || reply[3]&0x0F != 0 || reply[2]&0x06 != 0x04 ||
+		reply[8] != 0 || reply[9] != 0 || reply[10] != 0 || reply[11] > 1 {
+		return nil
+	}
+	h := &hookedEntry{f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(set)}
+	h.head = append([]byte(nil), reply[:qEnd]...)
+	h.head[0], h.head[1] = 0, 0
+	h.head[2] &^= 0x01
+	h.head[3] &^= 0x10
+	h.head[6], h.head[7] = 0, 0
+	copy(h.head[12:], key[:nameLen])
+	if reply[11] == 1 {
+		end := len(reply) - fq.ecsLen
+		if end < qEnd+11 || reply[end-11] != 0 || reply[end-10] != 0 || reply[end-9] != 41 ||
+			int(reply[end-2])<<8|int(reply[end-1]) != fq.ecsLen {
+			return nil
+		}
+		h.opt = append([]byte(nil), reply[end-11:end]...)
+		h.opt[9], h.opt[10] = 0, 0
+	}
+	var tmp [512]byte
+	for _, r := range set {
+		rr := dns.Copy(r.wire)
+		rr.Header().Name = "."
+		off, err := dns.PackRR(rr, tmp[:], 0, nil, false)
+		if err != nil || off < 1 {
+			return nil
+		}
+		part := make([]byte, 0, off+1)
+		part = append(part, 0xC0, 12)
+		part = append(part, tmp[1:off]...)
+		h.parts = append(h.parts, part)
+		h.all += len(part)
+		switch qtype {
+		case dns.TypeTXT:
+			h.data = append(h.data, r.rr.Data)
+		default:
+			a, err := netip.ParseAddr(r.rr.Data)
+			if err != nil {
+				return nil
+			}
+			h.addrs = append(h.addrs, a)
+		}
+	}
+	return h
+}
+
+// wireName turns a lower-case wire-form name into presentation form with
+// the escapes miekg/dns uses, so it matches the zone's keys.
+func wireName(b []byte) (string, bool) {
+	name, _, err := dns.UnpackDomainName(b, 0)
+	if err != nil {
+		return "", false
+	}
+	return strings.ToLower(name), true
+}
+
+// unheld marks a returned record the entry cannot map (the zone does not
+// hold it, or its kind is not one the fast path compares).
+const unheld = -2
+
+// index maps a record a hook returned to the position of the zone's
+// record it names: -1 for a record the general path drops (nil, or of
+// another type), unheld for one it must build.
+func (h *hookedEntry) index(r libdns.Record) int {
+	switch r := r.(type) {
+	case nil:
+		return -1
+	case libdns.Address:
+		if h.typ == "TXT" || r.IP.Is6() != (h.typ == "AAAA") {
+			return -1
+		}
+		for i, a := range h.addrs {
+			if a == r.IP {
+				return i
+			}
+		}
+	case libdns.TXT:
+		if h.typ != "TXT" {
+			return -1
+		}
+		for i, d := range h.data {
+			if d == r.Text {
+				return i
+			}
+		}
+	}
+	return unheld
+}
+
+// respond answers query from the entry into buf. When it cannot (a record
+// to build, a reply too large for the limit), ok is false and got is the
+// hook's answer, for the general path.
+func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (out []byte, got []libdns.Record, ok bool) {
+	got = h.f(fastClient(query, fq, src), h.name, h.typ, h.in)
+	out = append(buf[:0], h.head...)
+	count, scoped := 0, false
+	if len(got) > 0 {
+		base := -1
+		if len(got) <= len(h.in) {
+			for j := range len(h.in) - len(got) + 1 {
+				if &h.in[j] == &got[0] {
+					base = j
+					break
+				}
+			}
+		}
+		for k, r := range got {
+			j := base + k
+			if base < 0 {
+				if j = h.index(r); j == unheld {
+					return nil, got, false
+				}
+				if j < 0 {
+					continue
+				}
+			}
+			out = append(out, h.parts[j]...)
+			count++
+		}
+		scoped = count > 0
+	}
+	if count == 0 {
+		for _, p := range h.parts {
+			out = append(out, p...)
+		}
+		count = len(h.parts)
+	}
+	if count > 0xFFFF || len(out)+len(h.opt)+fq.ecsLen > fq.limit {
+		return nil, got, false
+	}
+	out[0], out[1] = query[0], query[1]
+	out[2] |= query[2] & 0x01 // RD
+	out[3] |= query[3] & 0x10 // CD
+	out[6], out[7] = byte(count>>8), byte(count)
+	copy(out[12:fq.nameEnd], query[12:fq.nameEnd])
+	if h.opt != nil {
+		out = append(out, h.opt...)
+		if fq.ecsLen > 0 {
+			out[len(out)-2], out[len(out)-1] = byte(fq.ecsLen>>8), byte(fq.ecsLen)
+			o := len(out)
+			out = append(out, query[fq.ecs:fq.ecs+fq.ecsLen]...)
+			if scoped {
+				out[o+7] = out[o+6] // SCOPE PREFIX-LENGTH = SOURCE PREFIX-LENGTH
+			}
+		}
+	}
+	return out, nil, true
+}
+
+// fastClient is the client prefix hooks see (clientPrefix's result), from
+// the query's EDNS Client Subnet option in the form parseFast accepted, else
+// from src.
+func fastClient(query []byte, fq fastQuery, src netip.Addr) netip.Prefix {
+	if fq.ecsLen > 0 {
+		d := query[fq.ecs+4 : fq.ecs+fq.ecsLen]
+		bits := int(d[2])
+		var a [16]byte
+		copy(a[:], d[4:])
+		if d[1] == 1 {
+			return netip.PrefixFrom(netip.AddrFrom4([4]byte(a[:4])), bits)
+		}
+		return netip.PrefixFrom(netip.AddrFrom16(a), bits)
+	}
+	if !src.IsValid() {
+		return netip.Prefix{}
+	}
+	src = src.Unmap()
+	return netip.PrefixFrom(src, src.BitLen())
+}
