@@ -260,3 +260,52 @@ func TestFastPathHookedNoAllocations(t *testing.T) {
 		t.Errorf("foreign record: hook asked %d times for 10 queries", got)
 	}
 }
+
+// BenchmarkFastPathHooked compares a static name with the weighted and geo
+// hooks of failover, over UDP with EDNS Client Subnet, on the fast path.
+func BenchmarkFastPathHooked(b *testing.B) {
+	p := new(Provider)
+	if err := p.AddZone("example.test."); err != nil {
+		b.Fatal(err)
+	}
+	var rs []libdns.Record
+	weights := map[netip.Addr]int{}
+	tags := map[netip.Addr][]string{}
+	for i := range 4 {
+		a := netip.AddrFrom4([4]byte{192, 0, 2, byte(1 + i)})
+		weights[a] = i + 1
+		rs = append(rs, libdns.Address{Name: "w", TTL: 30 * time.Second, IP: a},
+			libdns.Address{Name: "s", TTL: 30 * time.Second, IP: a})
+	}
+	geo := failover.GeoMap{Prefixes: map[netip.Prefix]string{}, Default: "us"}
+	for r, reg := range []string{"us", "eu", "ap"} {
+		for k := range 2 {
+			a := netip.AddrFrom4([4]byte{198, 51, 100, byte(10*r + k + 1)})
+			tags[a] = []string{reg}
+			rs = append(rs, libdns.Address{Name: "g", TTL: 30 * time.Second, IP: a})
+		}
+	}
+	for i := range 1024 {
+		geo.Prefixes[netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), 0}), 24)] = []string{"us", "eu", "ap"}[i%3]
+	}
+	if _, err := p.AppendRecords(context.Background(), "example.test.", rs); err != nil {
+		b.Fatal(err)
+	}
+	loc, err := failover.NewLocator(geo)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.SetAnswerFunc("w.example.test.", AnswerFunc(failover.WeightedRandom(weights, nil)))
+	p.SetAnswerFunc("g.example.test.", AnswerFunc(failover.Geo(loc, tags)))
+	buf := make([]byte, 4096)
+	src := netip.MustParseAddr("10.0.7.9")
+	for _, name := range []string{"s", "w", "g"} {
+		q := withECS(buildQuery(1, 1, 0, []string{name, "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232), 1, 24, []byte{10, 1, 2}, false)
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = p.RespondUDP(q, buf, src)
+			}
+		})
+	}
+}
