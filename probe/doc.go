@@ -58,6 +58,16 @@
 // unexpected status, a body mismatch (checked first) or a gRPC reply other
 // than SERVING FailNow; a malformed reply Fails as a protocol error.
 //
+// HTTPS (and gRPC over TLS) probes resume TLS sessions by default, as
+// HAProxy's checks do: each prober keeps the last session ticket of its
+// own target (one entry, never offered to another target) and the next
+// probe resumes with it when the server allows, which skips the server's
+// certificate and its verification. The certificate is then checked only
+// at full handshakes (a declined or expired ticket, at most every 7 days
+// with TLS 1.3); TLSConfig.DisableResumption makes every probe a full
+// handshake. A stored session costs about 1 KB per target plus the
+// server's certificates, shared between targets that present the same.
+//
 // # Configuration
 //
 // Every config type (Policy, MonitorConfig, HTTPConfig, TCPConfig,

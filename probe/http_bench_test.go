@@ -74,7 +74,7 @@ func BenchmarkHTTPSProbe(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			cfg := DefaultHTTPConfig()
 			cfg.Hostname = "probe.test"
-			cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM), ResumeSessions: resume}
+			cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM), DisableResumption: !resume}
 			h, err := NewHTTP(srv.Listener.Addr().String(), cfg)
 			if err != nil {
 				b.Fatal(err)

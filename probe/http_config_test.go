@@ -97,7 +97,7 @@ func TestHTTPConfigJSON(t *testing.T) {
 	in := `{"method":"POST","path":"/hc","hostname":"svc","requestBody":{"type":"Text","text":"ping"},
 		"expectedStatuses":[200,"300-399",{"min":204,"max":206}],"retriableStatuses":[503],
 		"expectedResponse":{"type":"Hex","hex":"6f6b"},"matchWindow":0,"port":8080,
-		"connectTimeout":"4s","responseTimeout":"2s","tls":{"serverName":"svc","insecureSkipVerify":true}}`
+		"connectTimeout":"4s","responseTimeout":"2s","tls":{"serverName":"svc","insecureSkipVerify":true,"disableResumption":true}}`
 	c := DefaultHTTPConfig()
 	require.NoError(t, json.Unmarshal([]byte(in), &c))
 	require.NoError(t, c.Validate())
@@ -105,6 +105,7 @@ func TestHTTPConfigJSON(t *testing.T) {
 	assert.Equal(t, Segments{hexPayload("6f6b")}, c.ExpectedResponse)
 	assert.Equal(t, 0, c.MatchWindow)
 	assert.Equal(t, 4*time.Second, c.ConnectTimeout)
+	assert.True(t, c.TLS.DisableResumption)
 	out, err := json.Marshal(c)
 	require.NoError(t, err)
 	var back HTTPConfig
@@ -119,6 +120,12 @@ func TestHTTPConfigJSON(t *testing.T) {
 	t.Run("bad status", func(t *testing.T) {
 		var c HTTPConfig
 		require.Error(t, json.Unmarshal([]byte(`{"expectedStatuses":["2xx"]}`), &c))
+	})
+	t.Run("resumption is the default and resumeSessions is gone", func(t *testing.T) {
+		c := DefaultHTTPConfig()
+		require.NoError(t, json.Unmarshal([]byte(`{"tls":{}}`), &c))
+		assert.False(t, c.TLS.DisableResumption)
+		require.ErrorContains(t, json.Unmarshal([]byte(`{"tls":{"resumeSessions":true}}`), &c), "resumeSessions")
 	})
 }
 
@@ -256,6 +263,7 @@ func FuzzHTTPConfigJSON(f *testing.F) {
 		`{}`, `{"path":"/healthz","expectedStatuses":[200,"300-399"],"connectTimeout":"4s","responseTimeout":2}`,
 		`{"method":"POST","requestBody":{"type":"Hex","hex":"706f"},"expectedResponse":{"text":"ok"},"matchWindow":0}`,
 		`{"tls":{"serverName":"x","insecureSkipVerify":true},"headers":{"a":"b"},"engine":"nethttp"}`,
+		`{"tls":{"disableResumption":true}}`,
 		`{"connectTimeout":"soon"}`, `{"conectTimeout":"1s"}`, `null`, `{} {}`,
 	} {
 		f.Add([]byte(s))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -415,28 +417,103 @@ func TestHTTPS(t *testing.T) {
 	})
 }
 
-func TestHTTPSResumeSessions(t *testing.T) {
+// probersTLSResumeServer is an HTTPS server for resumption tests: it
+// reports, per handshake, whether the handshake resumed, and counts the
+// session tickets clients offered it.
+type probersTLSResumeServer struct {
+	*httptest.Server
+	resumed chan bool
+	offered atomic.Int64
+}
+
+func probersNewTLSResumeServer(t *testing.T, cert tls.Certificate) *probersTLSResumeServer {
+	s := &probersTLSResumeServer{resumed: make(chan bool, 64)}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		s.resumed <- cs.DidResume
+		return nil
+	}
+	cfg.UnwrapSession = func(identity []byte, cs tls.ConnectionState) (*tls.SessionState, error) {
+		s.offered.Add(1)
+		return s.Server.TLS.DecryptTicket(identity, cs) // StartTLS serves a clone of cfg
+
+	}
+	s.TLS = cfg
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestHTTPSResumption: by default the second probe of a target resumes the
+// session of the first, on both engines; DisableResumption makes every
+// handshake a full one; and a prober never offers one target's ticket to
+// another, even one with the same server name.
+func TestHTTPSResumption(t *testing.T) {
 	ca := probersNewCA(t)
 	cert, _, _ := ca.issue(false, "probe.test")
-	for _, resume := range []bool{false, true} {
-		resumed := make(chan bool, 8)
-		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-		srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, VerifyConnection: func(cs tls.ConnectionState) error {
-			resumed <- cs.DidResume
-			return nil
-		}}
-		srv.StartTLS()
-		cfg := DefaultHTTPConfig()
-		cfg.Hostname = "probe.test"
-		cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM), ResumeSessions: resume}
-		h := probersHTTP(t, probersAddr(srv), cfg, HTTPEngineLean)
-		var got []bool
-		for i := 0; i < 2; i++ {
-			r := h.Probe(probersCtx(t, 10*time.Second))
-			require.Equal(t, Pass, r.Status, r.Detail)
-			got = append(got, <-resumed)
+	for _, engine := range probersEngines {
+		for _, disable := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/disableResumption=%v", engine, disable), func(t *testing.T) {
+				srv := probersNewTLSResumeServer(t, cert)
+				cfg := DefaultHTTPConfig()
+				cfg.Hostname = "probe.test"
+				cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM), DisableResumption: disable}
+				h := probersHTTP(t, probersAddr(srv.Server), cfg, engine)
+				var got []bool
+				for range 3 {
+					r := h.Probe(probersCtx(t, 30*time.Second))
+					require.Equal(t, Pass, r.Status, r.Detail)
+					got = append(got, <-srv.resumed)
+				}
+				assert.Equal(t, []bool{false, !disable, !disable}, got, "resumed handshakes")
+			})
 		}
-		srv.Close()
-		assert.Equal(t, []bool{false, resume}, got, "resumeSessions %v", resume)
 	}
+	t.Run("one target's ticket is not offered to another", func(t *testing.T) {
+		a, b := probersNewTLSResumeServer(t, cert), probersNewTLSResumeServer(t, cert)
+		// Both servers accept each other's tickets (one key), so an
+		// offered ticket would resume: the test sees any that leaks.
+		key := [32]byte{1}
+		a.TLS.SetSessionTicketKeys([][32]byte{key})
+		b.TLS.SetSessionTicketKeys([][32]byte{key})
+		cfg := DefaultHTTPConfig()
+		cfg.Hostname = "probe.test" // the same server name, so crypto/tls's cache key is the same
+		cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+		pa := probersHTTP(t, probersAddr(a.Server), cfg, HTTPEngineLean)
+		pb := probersHTTP(t, probersAddr(b.Server), cfg, HTTPEngineLean)
+		for _, step := range []struct {
+			p       *HTTP
+			srv     *probersTLSResumeServer
+			resumed bool
+		}{{pa, a, false}, {pa, a, true}, {pb, b, false}, {pb, b, true}} {
+			r := step.p.Probe(probersCtx(t, 30*time.Second))
+			require.Equal(t, Pass, r.Status, r.Detail)
+			require.Equal(t, step.resumed, <-step.srv.resumed)
+		}
+		assert.Equal(t, int64(1), a.offered.Load(), "tickets offered to a")
+		assert.Equal(t, int64(1), b.offered.Load(), "tickets offered to b: only its own, at its second probe")
+	})
+}
+
+func TestTLSSessionCacheOneEntry(t *testing.T) {
+	var c tlsSessionCache
+	s1, s2 := new(tls.ClientSessionState), new(tls.ClientSessionState)
+	_, ok := c.Get("a")
+	assert.False(t, ok, "empty")
+	c.Put("a", s1)
+	got, ok := c.Get("a")
+	assert.True(t, ok)
+	assert.Same(t, s1, got)
+	c.Put("b", s2) // replaces: one entry
+	_, ok = c.Get("a")
+	assert.False(t, ok, "a was replaced by b")
+	got, _ = c.Get("b")
+	assert.Same(t, s2, got)
+	c.Put("a", nil) // deleting another key leaves b
+	_, ok = c.Get("b")
+	assert.True(t, ok)
+	c.Put("b", nil)
+	_, ok = c.Get("b")
+	assert.False(t, ok, "deleted")
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 )
 
 // TLSConfig holds the TLS options of the HTTPS and gRPC probers. A nil
@@ -14,7 +15,8 @@ import (
 // Certificates and CAs can be given as files (read once, by the prober's
 // constructor), as PEM text, or programmatically through the fields with no
 // JSON form. The zero value verifies the server against the system roots,
-// with the SNI taken from the probe's host name.
+// with the SNI taken from the probe's host name, and resumes TLS sessions
+// (see DisableResumption).
 type TLSConfig struct {
 	// ServerName is the SNI sent and the name verified in the server's
 	// certificate. Empty means the prober's host name (the HTTP prober's
@@ -35,13 +37,22 @@ type TLSConfig struct {
 	// InsecureSkipVerify accepts any server certificate (Route 53's HTTPS
 	// checks do this). The handshake must still succeed.
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
-	// ResumeSessions keeps TLS session tickets between probes of one
-	// prober, so later probes resume instead of a full handshake (HAProxy
-	// does the same). It saves the certificate exchange and verification
-	// (with TLS 1.3 the key exchange still happens, so the CPU saved is
-	// modest); the server's certificate is then verified only when a full
-	// handshake happens. Off by default.
-	ResumeSessions bool `json:"resumeSessions,omitempty"`
+	// DisableResumption turns TLS session resumption off: every probe then
+	// makes a full handshake. By default a prober resumes: it keeps the
+	// last session ticket its target's server sent (in a cache of one
+	// entry, its own: a ticket from one target is never offered to
+	// another) and offers it at the next probe, as HAProxy does; servers
+	// that do not allow resumption are unaffected. A resumed handshake
+	// skips the server's certificate and its signature (with TLS 1.3 the
+	// key exchange still happens), so the server's certificate is only
+	// checked at full handshakes: when the server declines the ticket,
+	// when the ticket's lifetime ends (at most 7 days, RFC 8446), or when
+	// the certificate the session was verified with expires. Turn it off
+	// when every probe must see the certificate the server presents now.
+	// The cost is the stored session, about 1 KB per prober plus the
+	// server's certificates, which are shared by every session that holds
+	// the same ones.
+	DisableResumption bool `json:"disableResumption,omitempty"`
 
 	// RootCAs, when not nil, is copied at construction and the CAs above
 	// are added to the copy; it replaces the system roots. Programmatic use
@@ -83,8 +94,11 @@ func (c *TLSConfig) Validate() error {
 // ClientConfig validates c and returns the *tls.Config a prober dials with:
 // TLS 1.2 or later, serverName as the SNI and verified name unless
 // c.ServerName is set, nextProtos as the ALPN list, the CAs and client
-// certificates of c. It reads the files named in c, so call it once, in a
-// prober's constructor (probe/grpcprobe does). Errors wrap ErrTLSConfig.
+// certificates of c, and, unless c.DisableResumption, a session cache of
+// its own holding one session. It reads the files named in c, so call it
+// once per target, in a prober's constructor (probe/grpcprobe does), and
+// do not share the result between targets: its session cache is the
+// target's. Errors wrap ErrTLSConfig.
 func (c *TLSConfig) ClientConfig(serverName string, nextProtos ...string) (*tls.Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -126,8 +140,8 @@ func (c *TLSConfig) ClientConfig(serverName string, nextProtos ...string) (*tls.
 		}
 	}
 	tc.RootCAs = pool
-	if c.ResumeSessions {
-		tc.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	if !c.DisableResumption {
+		tc.ClientSessionCache = new(tlsSessionCache)
 	}
 	switch {
 	case c.CertFile != "":
@@ -145,4 +159,40 @@ func (c *TLSConfig) ClientConfig(serverName string, nextProtos ...string) (*tls.
 	}
 	tc.Certificates = append(tc.Certificates, c.Certificates...)
 	return tc, nil
+}
+
+// tlsSessionCache is the tls.ClientSessionCache of one prober: the last
+// session stored, for one key (crypto/tls's key is the server name, else
+// the address dialled). One entry is enough, since a prober talks to one
+// target, and keeps a prober's memory bounded; a TLS 1.3 server that sends
+// several tickets replaces the entry with each. crypto/tls deletes the
+// entry (Put with nil) when the session can no longer be used.
+type tlsSessionCache struct {
+	mu  sync.Mutex
+	key string
+	cs  *tls.ClientSessionState
+}
+
+// Get returns the session stored for key.
+func (c *tlsSessionCache) Get(key string) (*tls.ClientSessionState, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cs == nil || c.key != key {
+		return nil, false
+	}
+	return c.cs, true
+}
+
+// Put stores cs for key, replacing any other session; a nil cs deletes
+// key's session.
+func (c *tlsSessionCache) Put(key string, cs *tls.ClientSessionState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cs == nil {
+		if c.key == key {
+			c.key, c.cs = "", nil
+		}
+		return
+	}
+	c.key, c.cs = key, cs
 }
