@@ -7,7 +7,9 @@
 # to core $SERVER_CPU and dnsperf to core $CLIENT_CPU; every server runs at
 # saturation and at a fixed rate over UDP, and at saturation over TCP
 # (dnsperf -m tcp, one connection; load "tcp"), interleaved, $ROUNDS
-# times; LOADS picks the loads (default "saturate fixed tcp"). Server CPU is
+# times; LOADS picks the loads (default "saturate fixed tcp"; "sat-ecs" and
+# "fix-ecs" are saturate and fixed with an EDNS Client Subnet option on
+# every query, 10.1.2.0/24, to compare with the same loads without). Server CPU is
 # read from /proc/PID/stat (utime+stime) before and after each run.
 #
 #   bench/dns-vs-peers/run.sh            # needs knotd, named, dnsperf, taskset, go (coredns optional)
@@ -38,7 +40,7 @@ CLIENT_CPU=${CLIENT_CPU:-0}
 BASEPORT=${BASEPORT:-15300}
 LOADS=${LOADS:-"saturate fixed tcp"}
 for l in $LOADS; do
-	case $l in saturate | fixed | tcp) ;; *) echo "unknown load $l (saturate fixed tcp)" >&2; exit 1 ;; esac
+	case $l in saturate | fixed | tcp | sat-ecs | fix-ecs) ;; *) echo "unknown load $l (saturate fixed tcp sat-ecs fix-ecs)" >&2; exit 1 ;; esac
 done
 
 coredns_bin=${COREDNS:-}
@@ -167,8 +169,8 @@ run_one() { # round server pid load: prints the run, appends it (or ABORT) to $d
 	local round=$1 s=$2 pid=$3 load=$4 port out before after
 	port=$(port_of "$s")
 	local rate=()
-	[ "$load" = fixed ] && rate=(-Q "$FIXED_QPS")
-	[ "$load" = tcp ] && rate=(-m tcp)
+	case $load in fixed | fix-ecs) rate=(-Q "$FIXED_QPS") ;; tcp) rate=(-m tcp) ;; esac
+	case $load in *-ecs) rate+=(-E 8:0001180a0102) ;; esac # family 1, /24, scope 0, 10.1.2
 	before=$(cpu_ticks "$pid")
 	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 "${rate[@]}" 2>&1) || true
 	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
@@ -183,7 +185,7 @@ run_one() { # round server pid load: prints the run, appends it (or ABORT) to $d
 		why="dnsperf printed no count, rate or latency: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
 	elif [ "$done" -eq 0 ]; then
 		why="no query completed"
-	elif [ "$load" = fixed ] && ! in_range "$qps" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 0.95 * q}')" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 1.05 * q}')"; then
+	elif { [ "$load" = fixed ] || [ "$load" = fix-ecs ]; } && ! in_range "$qps" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 0.95 * q}')" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 1.05 * q}')"; then
 		why="achieved $qps q/s, outside 95–105 % of $FIXED_QPS"
 	fi
 	if [ -n "$why" ]; then
