@@ -227,81 +227,182 @@ func (s *Server) serveTCP(ln net.Listener, stop <-chan struct{}, wg *sync.WaitGr
 
 // serveConn answers the queries of one connection in order until the
 // client closes it, it idles for TCPIdleTimeout, or it is evicted.
+//
+// A waiting connection holds no read buffer: it blocks on the next
+// message's two-byte length. Once a message starts, it reads into a pooled
+// buffer as much as the client has sent, answers every whole message there
+// (queries pipelined back to back, RFC 7766 section 6.2.1.1), and writes
+// their replies with one write; a partial message left over is read on.
+// Deadlines are pushed forward at most every tcpDeadlineStep, so the idle
+// timeout is between TCPIdleTimeout - tcpDeadlineStep and TCPIdleTimeout
+// after the last query.
 func (s *Server) serveConn(tc *tcpConn) {
 	defer s.conns.remove(tc)
 	defer tc.c.Close()
 	idle := s.cfg.TCPIdleTimeout
+	step := min(tcpDeadlineStep, idle/8)
 	var (
-		hdr [2]byte
-		buf []byte
-		out []byte
+		hdr    [2]byte
+		buf    []byte // pooled while a message is in progress
+		pooled *[]byte
+		data   []byte // buf[:len]: bytes read, starting at a message boundary
+		out    []byte // replies waiting to be written, each with its length
+		rdl    time.Time
+		wdl    time.Time
 	)
-	for {
-		if err := tc.c.SetReadDeadline(time.Now().Add(idle)); err != nil {
-			return
+	release := func() {
+		if pooled != nil {
+			*pooled = buf[:0]
+			tcpBufPool.Put(pooled)
+			pooled = nil
 		}
-		tc.fresh.Store(false)
-		if _, err := io.ReadFull(tc.c, hdr[:]); err != nil {
-			return
-		}
-		tc.busy.Store(true)
-		n := int(binary.BigEndian.Uint16(hdr[:]))
-		if n < 12 {
-			return // not even a header: nothing to answer, nothing to resynchronise on
-		}
-		buf = buf[:0]
-		for len(buf) < n {
-			k := min(n-len(buf), tcpChunk)
-			if cap(buf)-len(buf) < k {
-				nb := make([]byte, len(buf), len(buf)+max(k, min(n, 2*cap(buf))-len(buf)))
-				copy(nb, buf)
-				buf = nb
-			}
-			m, err := io.ReadFull(tc.c, buf[len(buf):len(buf)+k])
-			buf = buf[:len(buf)+m]
-			if err != nil {
-				return
-			}
-		}
-		var reply []byte
-		if s.xfr != nil {
-			handled, err := s.xfr.serveTCP(tc.c, buf, tc.src, func() { tc.pin.Store(true) })
-			tc.pin.Store(false)
-			if err != nil {
-				return
-			}
-			if !handled {
-				reply = s.respondTCP(tc, buf)
-			}
-		} else {
-			reply = s.respondTCP(tc, buf)
-		}
-		// Stored before the reply goes out: a client that has its answer
-		// finds this connection's idle time ordered after its query.
-		tc.last.Store(time.Now().UnixNano())
-		if reply != nil {
-			s.stats.countTCP(reply)
-			out = append(out[:0], byte(len(reply)>>8), byte(len(reply)))
-			out = append(out, reply...)
-			if err := tc.c.SetWriteDeadline(time.Now().Add(idle)); err != nil {
-				return
-			}
-			if _, err := tc.c.Write(out); err != nil {
-				return
-			}
-		}
-		if cap(buf) > tcpKeepBuf {
-			buf = nil
-		}
+		buf, data = nil, nil
 		if cap(out) > tcpKeepBuf {
 			out = nil
 		}
-		tc.busy.Store(false)
-		if s.conns.isClosed() {
+	}
+	defer release()
+	arm := func(now time.Time, dl *time.Time, set func(time.Time) error) error {
+		if now.Add(idle).Sub(*dl) < step {
+			return nil
+		}
+		*dl = now.Add(idle)
+		return set(*dl)
+	}
+	flush := func(now time.Time) error {
+		if len(out) == 0 {
+			return nil
+		}
+		if err := arm(now, &wdl, tc.c.SetWriteDeadline); err != nil {
+			return err
+		}
+		_, err := tc.c.Write(out)
+		out = out[:0]
+		return err
+	}
+	for {
+		if len(data) == 0 {
+			release()
+			if err := arm(time.Now(), &rdl, tc.c.SetReadDeadline); err != nil {
+				return
+			}
+			tc.fresh.Store(false)
+			tc.busy.Store(false)
+			if s.conns.isClosed() {
+				return
+			}
+			if _, err := io.ReadFull(tc.c, hdr[:]); err != nil {
+				return
+			}
+			tc.busy.Store(true)
+			pooled = tcpBufPool.Get().(*[]byte)
+			buf = (*pooled)[:cap(*pooled)]
+			copy(buf, hdr[:])
+			data = buf[:2]
+		}
+		// Read until data holds a whole message.
+		n := 2 + int(binary.BigEndian.Uint16(data))
+		if n < 2+12 {
+			return // not even a header: nothing to answer, nothing to resynchronise on
+		}
+		for len(data) < n {
+			if cap(buf)-len(data) < min(n-len(data), tcpChunk) {
+				// A large message: grow with what arrives, as before.
+				nb := make([]byte, len(data), len(data)+max(min(n-len(data), tcpChunk), min(n, 2*cap(buf))-len(data)))
+				copy(nb, data)
+				if pooled != nil {
+					*pooled = buf[:0]
+					tcpBufPool.Put(pooled)
+					pooled = nil
+				}
+				buf = nb[:cap(nb)]
+				data = buf[:len(data)]
+			}
+			m, err := tc.c.Read(buf[len(data):cap(buf)])
+			data = buf[:len(data)+m]
+			if err != nil && len(data) < n {
+				return
+			}
+		}
+		// Answer every whole message read.
+		off := 0
+		for {
+			if len(data)-off < 2 {
+				break
+			}
+			n := 2 + int(binary.BigEndian.Uint16(data[off:]))
+			if n < 2+12 {
+				_ = flush(time.Now())
+				return
+			}
+			if len(data)-off < n {
+				break
+			}
+			q := data[off+2 : off+n]
+			off += n
+			var reply []byte
+			if s.xfr != nil {
+				if err := flush(time.Now()); err != nil {
+					return
+				}
+				handled, err := s.xfr.serveTCP(tc.c, q, tc.src, func() { tc.pin.Store(true) })
+				tc.pin.Store(false)
+				if err != nil {
+					return
+				}
+				if !handled {
+					reply = s.respondTCP(tc, q)
+				}
+			} else {
+				reply = s.respondTCP(tc, q)
+			}
+			// Stored before the reply goes out: a client that has its
+			// answer finds this connection's idle time ordered after its
+			// query.
+			tc.last.Store(time.Now().UnixNano())
+			if reply != nil {
+				s.stats.countTCP(reply)
+				out = append(out, byte(len(reply)>>8), byte(len(reply)))
+				out = append(out, reply...)
+				if len(out) >= tcpFlushAt {
+					if err := flush(time.Now()); err != nil {
+						return
+					}
+				}
+			}
+			if s.conns.isClosed() {
+				_ = flush(time.Now())
+				return
+			}
+		}
+		now := time.Now()
+		if err := flush(now); err != nil {
 			return
+		}
+		// Keep the partial message (if any) at the start of the buffer; the
+		// next message has until the idle timeout from now (not from each
+		// byte: a client trickling one message is not kept open by it).
+		rest := copy(buf, data[off:])
+		data = buf[:rest]
+		if rest > 0 {
+			if err := arm(now, &rdl, tc.c.SetReadDeadline); err != nil {
+				return
+			}
 		}
 	}
 }
+
+// tcpBufPool holds the read buffers of connections in the middle of a
+// message (a waiting connection holds none).
+var tcpBufPool = sync.Pool{New: func() any { b := make([]byte, 0, tcpChunk); return &b }}
+
+// tcpFlushAt is how many bytes of replies a connection gathers before it
+// writes them even though more queries are waiting.
+const tcpFlushAt = 16 << 10
+
+// tcpDeadlineStep bounds how often a connection pushes its read and write
+// deadlines forward (each is a timer update in the runtime).
+const tcpDeadlineStep = time.Second
 
 // respondTCP answers one query of tc that is not a zone transfer, from the
 // fast path's TCP entries when it can (Provider.RespondTCP), reusing the
