@@ -65,8 +65,10 @@
 // certificate and its verification. The certificate is then checked only
 // at full handshakes (a declined or expired ticket, at most every 7 days
 // with TLS 1.3); TLSConfig.DisableResumption makes every probe a full
-// handshake. A stored session costs about 1 KB per target plus the
-// server's certificates, shared between targets that present the same.
+// handshake. A stored session costs about 0.5 KB per target plus the
+// server's certificates (about 3.5 KB for an ECDSA leaf), shared between
+// targets that present the same one; targets configured with the same CAs
+// share one parsed CA pool.
 //
 // # Configuration
 //

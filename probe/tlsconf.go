@@ -1,12 +1,16 @@
 package probe
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
+	"weak"
 )
 
 // TLSConfig holds the TLS options of the HTTPS and gRPC probers. A nil
@@ -25,6 +29,7 @@ type TLSConfig struct {
 	ServerName string `json:"serverName,omitempty"`
 	// CAFile names a PEM file of CA certificates that replace the system
 	// roots. CAPEM holds the same as text; both may be set (their union).
+	// Probers given the same CAs share one parsed pool of them.
 	CAFile string `json:"caFile,omitempty"`
 	CAPEM  string `json:"caPEM,omitempty"`
 	// CertFile and KeyFile name the client certificate and its key (PEM),
@@ -49,9 +54,9 @@ type TLSConfig struct {
 	// when the ticket's lifetime ends (at most 7 days, RFC 8446), or when
 	// the certificate the session was verified with expires. Turn it off
 	// when every probe must see the certificate the server presents now.
-	// The cost is the stored session, about 1 KB per prober plus the
-	// server's certificates, which are shared by every session that holds
-	// the same ones.
+	// The cost is the stored session: about 0.5 KB per prober, plus the
+	// server's certificates as parsed (about 3.5 KB for an ECDSA leaf),
+	// which every session holding the same certificate shares.
 	DisableResumption bool `json:"disableResumption,omitempty"`
 
 	// RootCAs, when not nil, is copied at construction and the CAs above
@@ -98,7 +103,9 @@ func (c *TLSConfig) Validate() error {
 // its own holding one session. It reads the files named in c, so call it
 // once per target, in a prober's constructor (probe/grpcprobe does), and
 // do not share the result between targets: its session cache is the
-// target's. Errors wrap ErrTLSConfig.
+// target's. The RootCAs of the result may be shared with other configs
+// built from the same CAFile content and CAPEM: do not modify it. Errors
+// wrap ErrTLSConfig.
 func (c *TLSConfig) ClientConfig(serverName string, nextProtos ...string) (*tls.Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -112,30 +119,24 @@ func (c *TLSConfig) ClientConfig(serverName string, nextProtos ...string) (*tls.
 	if c.ServerName != "" {
 		tc.ServerName = c.ServerName
 	}
-	var pool *x509.CertPool
-	if c.RootCAs != nil {
-		pool = c.RootCAs.Clone()
-	}
-	addPEM := func(what string, pem []byte) error {
-		if pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("%w: %s: no PEM certificate found", ErrTLSConfig, what)
-		}
-		return nil
-	}
+	var file []byte
 	if c.CAFile != "" {
 		b, err := os.ReadFile(c.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("%w: caFile: %w", ErrTLSConfig, err)
 		}
-		if err := addPEM("caFile "+c.CAFile, b); err != nil {
+		file = b
+	}
+	var pool *x509.CertPool
+	switch {
+	case c.RootCAs != nil:
+		pool = c.RootCAs.Clone()
+		if err := c.appendCAs(pool, file); err != nil {
 			return nil, err
 		}
-	}
-	if c.CAPEM != "" {
-		if err := addPEM("caPEM", []byte(c.CAPEM)); err != nil {
+	case c.CAFile != "" || c.CAPEM != "":
+		var err error
+		if pool, err = c.sharedPool(file); err != nil {
 			return nil, err
 		}
 	}
@@ -160,6 +161,58 @@ func (c *TLSConfig) ClientConfig(serverName string, nextProtos ...string) (*tls.
 	tc.Certificates = append(tc.Certificates, c.Certificates...)
 	return tc, nil
 }
+
+// appendCAs adds the certificates of file (CAFile's content) and CAPEM to
+// pool.
+func (c *TLSConfig) appendCAs(pool *x509.CertPool, file []byte) error {
+	if c.CAFile != "" && !pool.AppendCertsFromPEM(file) {
+		return fmt.Errorf("%w: caFile %s: no PEM certificate found", ErrTLSConfig, c.CAFile)
+	}
+	if c.CAPEM != "" && !pool.AppendCertsFromPEM([]byte(c.CAPEM)) {
+		return fmt.Errorf("%w: caPEM: no PEM certificate found", ErrTLSConfig)
+	}
+	return nil
+}
+
+// sharedPool returns the pool of the CAs in file (CAFile's content) and
+// CAPEM, shared with every other config built from the same PEM text.
+func (c *TLSConfig) sharedPool(file []byte) (*x509.CertPool, error) {
+	h := sha256.New()
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(file)))
+	h.Write(n[:])
+	h.Write(file)
+	h.Write([]byte(c.CAPEM))
+	var key tlsPoolKey
+	h.Sum(key[:0])
+	if v, ok := tlsPools.Load(key); ok {
+		if pool := v.(weak.Pointer[x509.CertPool]).Value(); pool != nil {
+			return pool, nil
+		}
+	}
+	pool := x509.NewCertPool()
+	if err := c.appendCAs(pool, file); err != nil {
+		return nil, err
+	}
+	wp := weak.Make(pool)
+	tlsPools.Store(key, wp)
+	runtime.AddCleanup(pool, func(k tlsPoolKey) { tlsPools.CompareAndDelete(k, wp) }, key)
+	return pool, nil
+}
+
+// tlsPoolKey names the CAs of a pool built from PEM: a SHA-256 of the
+// CAFile content's length, that content and CAPEM.
+type tlsPoolKey [sha256.Size]byte
+
+// tlsPools holds the CA pools ClientConfig built from PEM, weakly: every
+// prober configured with the same CAs (the usual case, one CA file for all
+// targets) verifies against one pool, whose certificates are parsed once,
+// instead of holding its own copy of each (about 3.5 KB per prober for one
+// CA once a verification parsed it; a bundle of a hundred roots costs
+// hundreds of KB). A pool that no config uses any more is collected and its
+// entry removed. Two constructors racing on new CAs may each build a pool;
+// both are correct.
+var tlsPools sync.Map // tlsPoolKey → weak.Pointer[x509.CertPool]
 
 // tlsSessionCache is the tls.ClientSessionCache of one prober: the last
 // session stored, for one key (crypto/tls's key is the server name, else

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -137,6 +138,35 @@ func TestTLSConfigBuild(t *testing.T) {
 		tc, err := c.ClientConfig("example.test")
 		require.NoError(t, err)
 		require.Equal(t, "sni.test", tc.ServerName)
+	})
+	t.Run("the same CAs share one pool", func(t *testing.T) {
+		a, err := (&TLSConfig{CAFile: caFile}).ClientConfig("a.test")
+		require.NoError(t, err)
+		b, err := (&TLSConfig{CAPEM: string(ca.PEM)}).ClientConfig("b.test") // other field, other key
+		require.NoError(t, err)
+		a2, err := (&TLSConfig{CAFile: caFile, InsecureSkipVerify: true}).ClientConfig("c.test")
+		require.NoError(t, err)
+		b2, err := (&TLSConfig{CAPEM: string(ca.PEM)}).ClientConfig("d.test")
+		require.NoError(t, err)
+		assert.Same(t, a.RootCAs, a2.RootCAs)
+		assert.Same(t, b.RootCAs, b2.RootCAs)
+		assert.NotSame(t, a.RootCAs, b.RootCAs)
+		other := probersNewCA(t)
+		c, err := (&TLSConfig{CAPEM: string(other.PEM)}).ClientConfig("e.test")
+		require.NoError(t, err)
+		assert.NotSame(t, b.RootCAs, c.RootCAs)
+		assert.False(t, a.RootCAs.Equal(c.RootCAs))
+		// A caller's pool is copied, never shared.
+		d, err := (&TLSConfig{RootCAs: ca.Pool}).ClientConfig("f.test")
+		require.NoError(t, err)
+		assert.NotSame(t, ca.Pool, d.RootCAs)
+		assert.True(t, ca.Pool.Equal(d.RootCAs))
+		// A config gets a session cache of its own unless resumption is off.
+		assert.NotNil(t, a.ClientSessionCache)
+		assert.NotSame(t, a.ClientSessionCache, a2.ClientSessionCache)
+		off, err := (&TLSConfig{DisableResumption: true}).ClientConfig("g.test")
+		require.NoError(t, err)
+		assert.Nil(t, off.ClientSessionCache)
 	})
 	t.Run("missing CA file", func(t *testing.T) {
 		c := &TLSConfig{CAFile: filepath.Join(dir, "nope.pem")}
