@@ -41,6 +41,7 @@ type tcpConn struct {
 	pin   atomic.Bool // carrying a zone transfer: never evicted
 	gone  bool        // removed from the table (guarded by connTable.mu)
 	rbuf  []byte      // reply buffer kept between queries (serveConn's goroutine only)
+	st    tcpState    // serveConn's goroutine only
 }
 
 // connTable holds the open TCP connections: a bound on their number, an
@@ -237,118 +238,134 @@ func (s *Server) serveTCP(ln net.Listener, stop <-chan struct{}, wg *sync.WaitGr
 // timeout is between TCPIdleTimeout - tcpDeadlineStep and TCPIdleTimeout
 // after the last query.
 func (s *Server) serveConn(tc *tcpConn) {
-	defer s.conns.remove(tc)
-	defer tc.c.Close()
-	idle := s.cfg.TCPIdleTimeout
-	step := min(tcpDeadlineStep, idle/8)
-	var (
-		hdr    [2]byte
-		buf    []byte // pooled while a message is in progress
-		pooled *[]byte
-		data   []byte // buf[:len]: bytes read, starting at a message boundary
-		out    []byte // replies waiting to be written, each with its length
-		rdl    time.Time
-		wdl    time.Time
-	)
-	release := func() {
-		if pooled != nil {
-			*pooled = buf[:0]
-			tcpBufPool.Put(pooled)
-			pooled = nil
+	st := &tc.st // in the connection's heap object: a small frame here keeps the stack of a waiting connection at its first 2 KiB
+	st.idle = s.cfg.TCPIdleTimeout
+	st.step = min(tcpDeadlineStep, st.idle/8)
+	defer func() {
+		st.release()
+		tc.c.Close()
+		s.conns.remove(tc)
+	}()
+	// The waiting loop stays in this small frame; serveBurst's larger one
+	// is on the stack only while a client is sending.
+	var hdr [2]byte
+	for {
+		if err := st.arm(time.Now(), &st.rdl, tc.c.SetReadDeadline); err != nil {
+			return
 		}
-		buf, data = nil, nil
-		if cap(out) > tcpKeepBuf {
-			out = nil
+		tc.fresh.Store(false)
+		tc.busy.Store(false)
+		if s.conns.isClosed() {
+			return
+		}
+		if _, err := io.ReadFull(tc.c, hdr[:]); err != nil {
+			return
+		}
+		tc.busy.Store(true)
+		if !s.serveBurst(tc, st, hdr) {
+			return
 		}
 	}
-	defer release()
-	arm := func(now time.Time, dl *time.Time, set func(time.Time) error) error {
-		if now.Add(idle).Sub(*dl) < step {
-			return nil
-		}
-		*dl = now.Add(idle)
-		return set(*dl)
+}
+
+// tcpState is one connection's buffers and deadlines.
+type tcpState struct {
+	idle, step time.Duration
+	buf        []byte // pooled while a message is in progress
+	pooled     *[]byte
+	data       []byte // buf[:len]: bytes read, starting at a message boundary
+	out        []byte // replies waiting to be written, each with its length
+	rdl, wdl   time.Time
+}
+
+// release gives the read buffer back to the pool.
+func (st *tcpState) release() {
+	if st.pooled != nil {
+		*st.pooled = st.buf[:0]
+		tcpBufPool.Put(st.pooled)
+		st.pooled = nil
 	}
-	flush := func(now time.Time) error {
-		if len(out) == 0 {
-			return nil
-		}
-		if err := arm(now, &wdl, tc.c.SetWriteDeadline); err != nil {
-			return err
-		}
-		_, err := tc.c.Write(out)
-		out = out[:0]
+	st.buf, st.data = nil, nil
+	if cap(st.out) > tcpKeepBuf {
+		st.out = nil
+	}
+}
+
+// arm pushes the deadline *dl to now plus the idle timeout, unless that
+// moves it by less than the step.
+func (st *tcpState) arm(now time.Time, dl *time.Time, set func(time.Time) error) error {
+	if now.Add(st.idle).Sub(*dl) < st.step {
+		return nil
+	}
+	*dl = now.Add(st.idle)
+	return set(*dl)
+}
+
+// flush writes the replies gathered.
+func (st *tcpState) flush(c net.Conn, now time.Time) error {
+	if len(st.out) == 0 {
+		return nil
+	}
+	if err := st.arm(now, &st.wdl, c.SetWriteDeadline); err != nil {
 		return err
 	}
-	for {
-		if len(data) == 0 {
-			release()
-			if err := arm(time.Now(), &rdl, tc.c.SetReadDeadline); err != nil {
-				return
-			}
-			tc.fresh.Store(false)
-			tc.busy.Store(false)
-			if s.conns.isClosed() {
-				return
-			}
-			if _, err := io.ReadFull(tc.c, hdr[:]); err != nil {
-				return
-			}
-			tc.busy.Store(true)
-			pooled = tcpBufPool.Get().(*[]byte)
-			buf = (*pooled)[:cap(*pooled)]
-			copy(buf, hdr[:])
-			data = buf[:2]
-		}
+	_, err := c.Write(st.out)
+	st.out = st.out[:0]
+	return err
+}
+
+// serveBurst answers the message whose length is hdr and every message the
+// client sends right behind it, until no partial message is left; false
+// means the connection is done.
+func (s *Server) serveBurst(tc *tcpConn, st *tcpState, hdr [2]byte) bool {
+	defer st.release()
+	st.pooled = tcpBufPool.Get().(*[]byte)
+	st.buf = (*st.pooled)[:cap(*st.pooled)]
+	copy(st.buf, hdr[:])
+	st.data = st.buf[:2]
+	for len(st.data) > 0 {
 		// Read until data holds a whole message.
-		n := 2 + int(binary.BigEndian.Uint16(data))
+		n := 2 + int(binary.BigEndian.Uint16(st.data))
 		if n < 2+12 {
-			return // not even a header: nothing to answer, nothing to resynchronise on
+			return false // not even a header: nothing to answer, nothing to resynchronise on
 		}
-		for len(data) < n {
-			if cap(buf)-len(data) < min(n-len(data), tcpChunk) {
-				// A large message: grow with what arrives, as before.
-				nb := make([]byte, len(data), len(data)+max(min(n-len(data), tcpChunk), min(n, 2*cap(buf))-len(data)))
-				copy(nb, data)
-				if pooled != nil {
-					*pooled = buf[:0]
-					tcpBufPool.Put(pooled)
-					pooled = nil
-				}
-				buf = nb[:cap(nb)]
-				data = buf[:len(data)]
+		for len(st.data) < n {
+			if cap(st.buf)-len(st.data) < min(n-len(st.data), tcpChunk) {
+				// A large message: grow with what arrives.
+				nb := make([]byte, len(st.data), len(st.data)+max(min(n-len(st.data), tcpChunk), min(n, 2*cap(st.buf))-len(st.data)))
+				copy(nb, st.data)
+				st.release()
+				st.buf = nb[:cap(nb)]
+				st.data = st.buf[:len(nb)]
 			}
-			m, err := tc.c.Read(buf[len(data):cap(buf)])
-			data = buf[:len(data)+m]
-			if err != nil && len(data) < n {
-				return
+			m, err := tc.c.Read(st.buf[len(st.data):cap(st.buf)])
+			st.data = st.buf[:len(st.data)+m]
+			if err != nil && len(st.data) < n {
+				return false
 			}
 		}
 		// Answer every whole message read.
 		off := 0
-		for {
-			if len(data)-off < 2 {
-				break
-			}
-			n := 2 + int(binary.BigEndian.Uint16(data[off:]))
+		for len(st.data)-off >= 2 {
+			n := 2 + int(binary.BigEndian.Uint16(st.data[off:]))
 			if n < 2+12 {
-				_ = flush(time.Now())
-				return
+				_ = st.flush(tc.c, time.Now())
+				return false
 			}
-			if len(data)-off < n {
+			if len(st.data)-off < n {
 				break
 			}
-			q := data[off+2 : off+n]
+			q := st.data[off+2 : off+n]
 			off += n
 			var reply []byte
 			if s.xfr != nil {
-				if err := flush(time.Now()); err != nil {
-					return
+				if err := st.flush(tc.c, time.Now()); err != nil {
+					return false
 				}
 				handled, err := s.xfr.serveTCP(tc.c, q, tc.src, func() { tc.pin.Store(true) })
 				tc.pin.Store(false)
 				if err != nil {
-					return
+					return false
 				}
 				if !handled {
 					reply = s.respondTCP(tc, q)
@@ -362,34 +379,35 @@ func (s *Server) serveConn(tc *tcpConn) {
 			tc.last.Store(time.Now().UnixNano())
 			if reply != nil {
 				s.stats.countTCP(reply)
-				out = append(out, byte(len(reply)>>8), byte(len(reply)))
-				out = append(out, reply...)
-				if len(out) >= tcpFlushAt {
-					if err := flush(time.Now()); err != nil {
-						return
+				st.out = append(st.out, byte(len(reply)>>8), byte(len(reply)))
+				st.out = append(st.out, reply...)
+				if len(st.out) >= tcpFlushAt {
+					if err := st.flush(tc.c, time.Now()); err != nil {
+						return false
 					}
 				}
 			}
 			if s.conns.isClosed() {
-				_ = flush(time.Now())
-				return
+				_ = st.flush(tc.c, time.Now())
+				return false
 			}
 		}
 		now := time.Now()
-		if err := flush(now); err != nil {
-			return
+		if err := st.flush(tc.c, now); err != nil {
+			return false
 		}
-		// Keep the partial message (if any) at the start of the buffer; the
-		// next message has until the idle timeout from now (not from each
-		// byte: a client trickling one message is not kept open by it).
-		rest := copy(buf, data[off:])
-		data = buf[:rest]
+		// Keep the partial message (if any) at the start of the buffer; it
+		// has until the idle timeout from now (not from each byte: a client
+		// trickling one message is not kept open by it).
+		rest := copy(st.buf, st.data[off:])
+		st.data = st.buf[:rest]
 		if rest > 0 {
-			if err := arm(now, &rdl, tc.c.SetReadDeadline); err != nil {
-				return
+			if err := st.arm(now, &st.rdl, tc.c.SetReadDeadline); err != nil {
+				return false
 			}
 		}
 	}
+	return true
 }
 
 // tcpBufPool holds the read buffers of connections in the middle of a
