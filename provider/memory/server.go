@@ -27,7 +27,10 @@ type ServerConfig struct {
 	// TCPIdleTimeout closes a TCP connection that sends no query for this
 	// long, 100ms to 10m. Default 10s. It also bounds how long one query may
 	// take to arrive once its length has been read, and how long a reply may
-	// take to be written.
+	// take to be written. The deadlines move forward at most once per
+	// min(1s, TCPIdleTimeout/8), so a connection may close up to that much
+	// earlier. Queries sent back to back are read together and their
+	// replies written together, in order (RFC 7766 section 6.2.1.1).
 	TCPIdleTimeout time.Duration `json:"tcpIdleTimeout"`
 	// MaxTCPConns is how many TCP connections the server holds at once, 1 to
 	// 1,000,000. When the table is full, a new connection takes the place of
