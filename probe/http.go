@@ -290,6 +290,7 @@ func httpCopyConfig(c HTTPConfig) HTTPConfig {
 	if c.TLS != nil {
 		t := *c.TLS
 		t.Certificates = slices.Clone(t.Certificates)
+		t.Curves = slices.Clone(t.Curves)
 		c.TLS = &t
 	}
 	return c

@@ -263,7 +263,7 @@ func FuzzHTTPConfigJSON(f *testing.F) {
 		`{}`, `{"path":"/healthz","expectedStatuses":[200,"300-399"],"connectTimeout":"4s","responseTimeout":2}`,
 		`{"method":"POST","requestBody":{"type":"Hex","hex":"706f"},"expectedResponse":{"text":"ok"},"matchWindow":0}`,
 		`{"tls":{"serverName":"x","insecureSkipVerify":true},"headers":{"a":"b"},"engine":"nethttp"}`,
-		`{"tls":{"disableResumption":true}}`,
+		`{"tls":{"disableResumption":true,"curves":["X25519"]}}`,
 		`{"connectTimeout":"soon"}`, `{"conectTimeout":"1s"}`, `null`, `{} {}`,
 	} {
 		f.Add([]byte(s))

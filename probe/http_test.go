@@ -496,6 +496,36 @@ func TestHTTPSResumption(t *testing.T) {
 	})
 }
 
+// TestHTTPSCurves: the key exchange offered is the one Curves names; a
+// server that accepts none of them fails the handshake (KindTLS).
+func TestHTTPSCurves(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.issue(false, "probe.test")
+	curve := make(chan tls.CurveID, 4)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256},
+		VerifyConnection: func(cs tls.ConnectionState) error { curve <- cs.CurveID; return nil }}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		curves []string
+		want   tls.CurveID
+	}{{[]string{"X25519"}, tls.X25519}, {[]string{"P-256"}, tls.CurveP256}, {nil, tls.X25519}} {
+		cfg := DefaultHTTPConfig()
+		cfg.Hostname = "probe.test"
+		cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM), Curves: tc.curves, DisableResumption: true}
+		r := probersHTTP(t, probersAddr(srv), cfg, HTTPEngineLean).Probe(probersCtx(t, 30*time.Second))
+		require.Equal(t, Pass, r.Status, r.Detail)
+		assert.Equal(t, tc.want, <-curve, "curves %v", tc.curves)
+	}
+	cfg := DefaultHTTPConfig()
+	cfg.Hostname = "probe.test"
+	cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM), Curves: []string{"P-384"}}
+	r := probersHTTP(t, probersAddr(srv), cfg, HTTPEngineLean).Probe(probersCtx(t, 30*time.Second))
+	assert.Equal(t, Fail, r.Status, r.Detail)
+	assert.Equal(t, KindTLS, r.Kind, r.Detail)
+}
+
 func TestTLSSessionCacheOneEntry(t *testing.T) {
 	var c tlsSessionCache
 	s1, s2 := new(tls.ClientSessionState), new(tls.ClientSessionState)

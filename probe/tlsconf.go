@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"weak"
 )
@@ -58,6 +59,15 @@ type TLSConfig struct {
 	// server's certificates as parsed (about 3.5 KB for an ECDSA leaf),
 	// which every session holding the same certificate shares.
 	DisableResumption bool `json:"disableResumption,omitempty"`
+	// Curves, when not empty, are the key exchanges offered, in order of
+	// preference: "X25519", "P-256", "P-384", "P-521", and the hybrid
+	// post-quantum "X25519MLKEM768", "SecP256r1MLKEM768",
+	// "SecP384r1MLKEM1024" (names are matched without regard to case;
+	// "secp256r1" and "prime256v1" are P-256). Empty means Go's default,
+	// which offers X25519MLKEM768 and X25519 key shares in each handshake;
+	// ["X25519"] offers one classic key share, which costs less CPU per
+	// handshake, and is what OpenSSL 3.0 (HAProxy) offers by default.
+	Curves []string `json:"curves,omitempty"`
 
 	// RootCAs, when not nil, is copied at construction and the CAs above
 	// are added to the copy; it replaces the system roots. Programmatic use
@@ -93,7 +103,36 @@ func (c *TLSConfig) Validate() error {
 	if c.CertFile != "" && c.CertPEM != "" {
 		return fieldErr(ErrTLSConfig, "certPEM", "(set)", "empty when certFile is set (one client certificate)")
 	}
+	for i, name := range c.Curves {
+		if _, ok := tlsCurveByName(name); !ok {
+			return fieldErr(ErrTLSConfig, fmt.Sprintf("curves[%d]", i), name, tlsCurveNames)
+		}
+	}
 	return nil
+}
+
+// tlsCurveNames lists the names Curves accepts, for errors.
+const tlsCurveNames = "X25519, P-256, P-384, P-521, X25519MLKEM768, SecP256r1MLKEM768, SecP384r1MLKEM1024"
+
+// tlsCurveByName returns the key exchange a Curves entry names.
+func tlsCurveByName(name string) (tls.CurveID, bool) {
+	switch strings.ToLower(name) {
+	case "x25519":
+		return tls.X25519, true
+	case "p-256", "p256", "secp256r1", "prime256v1":
+		return tls.CurveP256, true
+	case "p-384", "p384", "secp384r1":
+		return tls.CurveP384, true
+	case "p-521", "p521", "secp521r1":
+		return tls.CurveP521, true
+	case "x25519mlkem768":
+		return tls.X25519MLKEM768, true
+	case "secp256r1mlkem768":
+		return tls.SecP256r1MLKEM768, true
+	case "secp384r1mlkem1024":
+		return tls.SecP384r1MLKEM1024, true
+	}
+	return 0, false
 }
 
 // ClientConfig validates c and returns the *tls.Config a prober dials with:
@@ -118,6 +157,10 @@ func (c *TLSConfig) ClientConfig(serverName string, nextProtos ...string) (*tls.
 	}
 	if c.ServerName != "" {
 		tc.ServerName = c.ServerName
+	}
+	for _, name := range c.Curves {
+		id, _ := tlsCurveByName(name) // Validate checked the names
+		tc.CurvePreferences = append(tc.CurvePreferences, id)
 	}
 	var file []byte
 	if c.CAFile != "" {

@@ -101,6 +101,8 @@ func TestTLSConfigValidate(t *testing.T) {
 		{"key PEM without cert", TLSConfig{KeyPEM: "x"}, false},
 		{"cert file and cert PEM", TLSConfig{CertFile: "c", KeyFile: "k", CertPEM: "c", KeyPEM: "k"}, false},
 		{"skip verify", TLSConfig{InsecureSkipVerify: true}, true},
+		{"curves by name, any case", TLSConfig{Curves: []string{"X25519", "p-256", "secp384r1", "X25519MLKEM768"}}, true},
+		{"unknown curve", TLSConfig{Curves: []string{"X25519", "X448"}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,6 +169,20 @@ func TestTLSConfigBuild(t *testing.T) {
 		off, err := (&TLSConfig{DisableResumption: true}).ClientConfig("g.test")
 		require.NoError(t, err)
 		assert.Nil(t, off.ClientSessionCache)
+	})
+	t.Run("curves", func(t *testing.T) {
+		tc, err := (&TLSConfig{Curves: []string{"x25519", "P-256", "prime256v1"}}).ClientConfig("x")
+		require.NoError(t, err)
+		assert.Equal(t, []tls.CurveID{tls.X25519, tls.CurveP256, tls.CurveP256}, tc.CurvePreferences)
+		tc, err = (&TLSConfig{}).ClientConfig("x")
+		require.NoError(t, err)
+		assert.Nil(t, tc.CurvePreferences, "Go's default")
+		_, err = (&TLSConfig{Curves: []string{"X25519", "X448"}}).ClientConfig("x")
+		var fe *FieldError
+		require.ErrorAs(t, err, &fe)
+		assert.Equal(t, "curves[1]", fe.Field)
+		assert.Equal(t, `"X448"`, fe.Value)
+		assert.Contains(t, fe.Allowed, "X25519MLKEM768")
 	})
 	t.Run("missing CA file", func(t *testing.T) {
 		c := &TLSConfig{CAFile: filepath.Join(dir, "nope.pem")}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -105,6 +106,7 @@ func New(addr string, cfg Config) (*Prober, error) {
 	g := &Prober{cfg: cfg, addr: net.JoinHostPort(host, port)}
 	if cfg.TLS != nil {
 		t := *cfg.TLS
+		t.Curves = slices.Clone(t.Curves)
 		g.cfg.TLS = &t
 		sni := host
 		if cfg.Authority != "" {
