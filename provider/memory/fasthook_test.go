@@ -156,36 +156,6 @@ func TestFastPathHooked(t *testing.T) {
 // TCP, with and without EDNS Client Subnet, and each query asks its hook
 // exactly once, also when the reply must take the general path.
 func TestFastPathHookedNoAllocations(t *testing.T) {
-	p := new(Provider)
-	if err := p.AddZone("example.test."); err != nil {
-		t.Fatal(err)
-	}
-	var rs []libdns.Record
-	weights := map[netip.Addr]int{}
-	for i := range 4 {
-		a := netip.AddrFrom4([4]byte{192, 0, 2, byte(1 + i)})
-		weights[a] = i + 1
-		rs = append(rs, libdns.Address{Name: "w", TTL: 30 * time.Second, IP: a})
-	}
-	geo := failover.GeoMap{Prefixes: map[netip.Prefix]string{}, Preferences: map[string][]string{"us": {"eu", "ap"}}, Default: "us"}
-	tags := map[netip.Addr][]string{}
-	for r, reg := range []string{"us", "eu", "ap"} {
-		for k := range 2 {
-			a := netip.AddrFrom4([4]byte{198, 51, 100, byte(10*r + k + 1)})
-			tags[a] = []string{reg}
-			rs = append(rs, libdns.Address{Name: "g", TTL: 30 * time.Second, IP: a})
-		}
-	}
-	for i := range 1024 {
-		geo.Prefixes[netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), 0}), 24)] = []string{"us", "eu", "ap"}[i%3]
-	}
-	if _, err := p.AppendRecords(context.Background(), "example.test.", rs); err != nil {
-		t.Fatal(err)
-	}
-	loc, err := failover.NewLocator(geo)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var calls atomic.Int64
 	count := func(f failover.AnswerFunc) AnswerFunc {
 		return func(c netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record {
@@ -193,8 +163,7 @@ func TestFastPathHookedNoAllocations(t *testing.T) {
 			return f(c, name, qtype, rrs)
 		}
 	}
-	p.SetAnswerFunc("w.example.test.", count(failover.WeightedRandom(weights, rand.NewPCG(1, 2))))
-	p.SetAnswerFunc("g.example.test.", count(failover.Geo(loc, tags)))
+	p := dynamicZone(t, count)
 	buf := make([]byte, 4096)
 	src := netip.MustParseAddr("10.0.7.9")
 	for _, name := range []string{"w", "g"} {
@@ -264,39 +233,7 @@ func TestFastPathHookedNoAllocations(t *testing.T) {
 // BenchmarkFastPathHooked compares a static name with the weighted and geo
 // hooks of failover, over UDP with EDNS Client Subnet, on the fast path.
 func BenchmarkFastPathHooked(b *testing.B) {
-	p := new(Provider)
-	if err := p.AddZone("example.test."); err != nil {
-		b.Fatal(err)
-	}
-	var rs []libdns.Record
-	weights := map[netip.Addr]int{}
-	tags := map[netip.Addr][]string{}
-	for i := range 4 {
-		a := netip.AddrFrom4([4]byte{192, 0, 2, byte(1 + i)})
-		weights[a] = i + 1
-		rs = append(rs, libdns.Address{Name: "w", TTL: 30 * time.Second, IP: a},
-			libdns.Address{Name: "s", TTL: 30 * time.Second, IP: a})
-	}
-	geo := failover.GeoMap{Prefixes: map[netip.Prefix]string{}, Default: "us"}
-	for r, reg := range []string{"us", "eu", "ap"} {
-		for k := range 2 {
-			a := netip.AddrFrom4([4]byte{198, 51, 100, byte(10*r + k + 1)})
-			tags[a] = []string{reg}
-			rs = append(rs, libdns.Address{Name: "g", TTL: 30 * time.Second, IP: a})
-		}
-	}
-	for i := range 1024 {
-		geo.Prefixes[netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), 0}), 24)] = []string{"us", "eu", "ap"}[i%3]
-	}
-	if _, err := p.AppendRecords(context.Background(), "example.test.", rs); err != nil {
-		b.Fatal(err)
-	}
-	loc, err := failover.NewLocator(geo)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p.SetAnswerFunc("w.example.test.", AnswerFunc(failover.WeightedRandom(weights, nil)))
-	p.SetAnswerFunc("g.example.test.", AnswerFunc(failover.Geo(loc, tags)))
+	p := dynamicZone(b, func(f failover.AnswerFunc) AnswerFunc { return AnswerFunc(f) })
 	buf := make([]byte, 4096)
 	src := netip.MustParseAddr("10.0.7.9")
 	for _, name := range []string{"s", "w", "g"} {
@@ -308,4 +245,46 @@ func BenchmarkFastPathHooked(b *testing.B) {
 			}
 		})
 	}
+}
+
+// dynamicZone holds example.test. with s (4 static addresses), w (the same
+// 4, failover.WeightedRandom with weights 1/2/3/4) and g (3 regions of 2
+// addresses, failover.Geo over 1,024 /24 prefixes 10.x.y.0/24, region
+// i mod 3 of us, eu, ap); wrap wraps each hook.
+func dynamicZone(tb testing.TB, wrap func(failover.AnswerFunc) AnswerFunc) *Provider {
+	tb.Helper()
+	p := new(Provider)
+	if err := p.AddZone("example.test."); err != nil {
+		tb.Fatal(err)
+	}
+	var rs []libdns.Record
+	weights := map[netip.Addr]int{}
+	for i := range 4 {
+		a := netip.AddrFrom4([4]byte{192, 0, 2, byte(1 + i)})
+		weights[a] = i + 1
+		rs = append(rs, libdns.Address{Name: "w", TTL: 30 * time.Second, IP: a},
+			libdns.Address{Name: "s", TTL: 30 * time.Second, IP: a})
+	}
+	geo := failover.GeoMap{Prefixes: map[netip.Prefix]string{}, Preferences: map[string][]string{"us": {"eu", "ap"}}, Default: "us"}
+	tags := map[netip.Addr][]string{}
+	for r, reg := range []string{"us", "eu", "ap"} {
+		for k := range 2 {
+			a := netip.AddrFrom4([4]byte{198, 51, 100, byte(10*r + k + 1)})
+			tags[a] = []string{reg}
+			rs = append(rs, libdns.Address{Name: "g", TTL: 30 * time.Second, IP: a})
+		}
+	}
+	for i := range 1024 {
+		geo.Prefixes[netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), 0}), 24)] = []string{"us", "eu", "ap"}[i%3]
+	}
+	if _, err := p.AppendRecords(context.Background(), "example.test.", rs); err != nil {
+		tb.Fatal(err)
+	}
+	loc, err := failover.NewLocator(geo)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p.SetAnswerFunc("w.example.test.", wrap(failover.WeightedRandom(weights, rand.NewPCG(1, 2))))
+	p.SetAnswerFunc("g.example.test.", wrap(failover.Geo(loc, tags)))
+	return p
 }
