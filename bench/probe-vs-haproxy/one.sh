@@ -15,6 +15,7 @@
 # "GOMEMLIMIT=48MiB"), BIN (a directory holding gslbprobe and target already
 # built; default: build them into a temporary directory), BASE=5000 and
 # CONTROL_PORT=4999 (other than run.sh's, so both can run at once), WARMUP=5.
+# MODE https serves TLS and has gslbprobe trust the target's CA.
 # Example: bench/probe-vs-haproxy/one.sh 10000 http 10 -workers 2000
 set -euo pipefail
 
@@ -41,11 +42,13 @@ if [ -z "$BIN" ]; then
   build_bins "$BIN"
 fi
 
-"${PIN_TARGET[@]}" "$BIN/target" -n "$n" -base "$BASE" -control "127.0.0.1:$CONTROL_PORT" >"$WORK/target.out" 2>&1 &
+tls=() ca=()
+[ "$mode" = https ] && tls=(-tls -ca "$WORK/ca.pem") ca=(-ca "$WORK/ca.pem")
+"${PIN_TARGET[@]}" "$BIN/target" -n "$n" -base "$BASE" -control "127.0.0.1:$CONTROL_PORT" "${tls[@]}" >"$WORK/target.out" 2>&1 &
 PIDS+=($!)
 wait_ready "$WORK/target.out" "${PIDS[0]}"
 "${PIN_CHECK[@]}" "${GP_ENV[@]}" "$BIN/gslbprobe" -n "$n" -base "$BASE" -mode "$mode" \
-  -interval 1s -timeout 1s "$@" >"$WORK/gslbprobe.out" 2>&1 &
+  -interval 1s -timeout 1s "${ca[@]}" "$@" >"$WORK/gslbprobe.out" 2>&1 &
 gp=$!
 PIDS+=("$gp")
 wait_ready "$WORK/gslbprobe.out" "$gp"

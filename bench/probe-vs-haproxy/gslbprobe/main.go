@@ -1,8 +1,10 @@
 // Command gslbprobe health-checks N loopback targets with probe.Monitor, the
 // gslbkit side of the probe-vs-haproxy benchmark: the same interval as
 // HAProxy's "check inter", a new connection per probe, HTTP ("GET /",
-// expecting 200) or TCP connect-only checks. It runs until SIGTERM or
-// SIGINT and prints a one-line summary of the Monitor's statistics on exit.
+// expecting 200), HTTPS (the same over TLS, verified against the CA file
+// -ca names, X25519 only by default, sessions resumed unless -no-resume)
+// or TCP connect-only checks. It runs until SIGTERM or SIGINT and prints a
+// one-line summary of the Monitor's statistics on exit.
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,7 +28,10 @@ import (
 func main() {
 	n := flag.Int("n", 1000, "number of targets")
 	base := flag.Int("base", 20000, "first port")
-	mode := flag.String("mode", "http", "http or tcp")
+	mode := flag.String("mode", "http", "http, https or tcp")
+	caFile := flag.String("ca", "", "https: the CA certificate file the targets' certificates are verified with (empty: no verification)")
+	curves := flag.String("curves", "X25519", "https: the key exchanges offered, comma-separated (TLSConfig.Curves; empty: Go's default)")
+	noResume := flag.Bool("no-resume", false, "https: a full TLS handshake at every probe (TLSConfig.DisableResumption)")
 	interval := flag.Duration("interval", time.Second, "probe interval")
 	timeout := flag.Duration("timeout", time.Second, "probe timeout")
 	workers := flag.Int("workers", 256, "Monitor concurrency")
@@ -64,10 +70,17 @@ func main() {
 		switch *mode {
 		case "http":
 			p, err = probe.NewHTTP(addr, probe.DefaultHTTPConfig())
+		case "https":
+			hc := probe.DefaultHTTPConfig()
+			hc.TLS = &probe.TLSConfig{CAFile: *caFile, InsecureSkipVerify: *caFile == "", DisableResumption: *noResume}
+			if *curves != "" {
+				hc.TLS.Curves = strings.Split(*curves, ",")
+			}
+			p, err = probe.NewHTTP(addr, hc)
 		case "tcp":
 			p, err = probe.NewTCP(addr, probe.TCPConfig{CompleteHandshake: *complete})
 		default:
-			log.Fatalf("mode %q: want http or tcp", *mode)
+			log.Fatalf("mode %q: want http, https or tcp", *mode)
 		}
 		if err != nil {
 			log.Fatal(err)
