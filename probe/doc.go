@@ -88,5 +88,6 @@
 // change the caller's config and never replace a bad value.
 //
 // See the Machine example for a target moving through its states, the
-// NewHTTP and NewTCP examples for probers, and the Monitor example.
+// NewHTTP and NewTCP examples for probers, the TLSConfig example for an
+// HTTPS check and its session resumption, and the Monitor example.
 package probe

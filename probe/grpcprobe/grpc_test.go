@@ -141,6 +141,23 @@ func TestGRPCAuthorityAndTLS(t *testing.T) {
 		assert.Equal(t, probe.Fail, r.Status, r.Detail)
 		assert.Equal(t, probe.KindTLS, r.Kind, r.Detail)
 	})
+	t.Run("the second probe resumes the TLS session, unless disableResumption", func(t *testing.T) {
+		resumed := make(chan bool, 8)
+		addr, hs, _ := probersGRPCServer(t, true, &tls.Config{Certificates: []tls.Certificate{cert},
+			VerifyConnection: func(cs tls.ConnectionState) error { resumed <- cs.DidResume; return nil }})
+		hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+		for _, disable := range []bool{false, true} {
+			g, err := New(addr, Config{Authority: "grpc.test", TLS: &probe.TLSConfig{CAPEM: string(ca.PEM), DisableResumption: disable}})
+			require.NoError(t, err)
+			var got []bool
+			for range 2 {
+				r := g.Probe(probersCtx(t, 10*time.Second))
+				require.Equal(t, probe.Pass, r.Status, r.Detail)
+				got = append(got, <-resumed)
+			}
+			assert.Equal(t, []bool{false, !disable}, got, "disableResumption %v", disable)
+		}
+	})
 	t.Run("plain text against a TLS server fails", func(t *testing.T) {
 		g, err := New(addr, DefaultConfig())
 		require.NoError(t, err)
