@@ -96,11 +96,11 @@ search() { # ENGINE: sets FOUND to "<largest N held> <smallest N short>" ("-" wh
     fi
     if [ "$rc" = 0 ]; then lo=$n; else hi=$n; fi
     if [ "$hi" = 0 ]; then
-      [ $((n * 2)) -gt "$NMAX" ] && { FOUND="$lo -"; return; }
-      n=$((n * 2))
+      [ "$n" -ge "$NMAX" ] && { FOUND="$lo -"; return; }
+      n=$((n * 2 > NMAX ? NMAX : n * 2))
     elif [ "$lo" = 0 ]; then
-      [ $((n / 2)) -lt "$NMIN" ] && { FOUND="- $hi"; return; }
-      n=$((n / 2))
+      [ "$n" -le "$NMIN" ] && { FOUND="- $hi"; return; }
+      n=$((n / 2 < NMIN ? NMIN : n / 2))
     else
       [ $((hi - lo)) -le "$RES" ] && { FOUND="$lo $hi"; return; }
       n=$(((lo + hi) / 2 / RES * RES))
