@@ -1,7 +1,6 @@
 package testbind
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -12,11 +11,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/testproc"
 	"github.com/miekg/dns"
 )
 
@@ -41,9 +39,8 @@ type Server struct {
 	// file and its journal.
 	Dir string
 
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  *lockedBuffer
+	proc *testproc.Process
+	log  *testproc.Buffer
 }
 
 // Log returns what named has written so far (it runs with -g, logging to
@@ -95,7 +92,7 @@ func start(t testing.TB, named, zone string) (*Server, error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := testproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -106,8 +103,7 @@ func start(t testing.TB, named, zone string) (*Server, error) {
 		KeyAlg:  "hmac-sha256",
 		Secret:  base64.StdEncoding.EncodeToString(secret),
 		Dir:     t.TempDir(),
-		done:    make(chan struct{}),
-		log:     &lockedBuffer{},
+		log:     &testproc.Buffer{},
 	}
 	if err := s.writeFiles(port); err != nil {
 		return nil, err
@@ -116,16 +112,12 @@ func start(t testing.TB, named, zone string) (*Server, error) {
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "root")
 	}
-	s.cmd = exec.Command(named, args...)
-	s.cmd.Dir = s.Dir
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
+	cmd := exec.Command(named, args...)
+	cmd.Dir = s.Dir
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	if s.proc, err = testproc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", named, err)
 	}
-	go func() {
-		_ = s.cmd.Wait()
-		close(s.done)
-	}()
 	if err := s.waitReady(); err != nil {
 		s.stop()
 		return nil, fmt.Errorf("%w; named log:\n%s", err, s.Log())
@@ -187,7 +179,7 @@ func (s *Server) waitReady() error {
 			return nil
 		}
 		select {
-		case <-s.done:
+		case <-s.proc.Done():
 			return errors.New("named exited before answering")
 		case <-deadline.C:
 			return fmt.Errorf("named did not answer the SOA of %s on %s within %v", s.Zone, s.Addr, startTimeout)
@@ -196,58 +188,5 @@ func (s *Server) waitReady() error {
 	}
 }
 
-// stop sends SIGTERM to named's PID, then SIGKILL if it has not exited
-// within 10 seconds, and waits for it.
-func (s *Server) stop() {
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-}
-
-// freePort returns a port that was free for both UDP and TCP on 127.0.0.1.
-func freePort() (int, error) {
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		_ = l.Close()
-		if err != nil {
-			continue
-		}
-		_ = u.Close()
-		return port, nil
-	}
-	return 0, errors.New("no port free for both TCP and UDP on 127.0.0.1")
-}
-
-// lockedBuffer collects named's output from its pipes goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write appends p under the lock.
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// String returns what was written so far.
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// stop stops named (SIGTERM, then SIGKILL after 10 seconds) and waits for it.
+func (s *Server) stop() { s.proc.Stop() }

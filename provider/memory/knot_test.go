@@ -8,12 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/testproc"
 	"github.com/miekg/dns"
 )
 
@@ -25,9 +23,8 @@ const knotRequireEnv = "GSLBKIT_REQUIRE_KNOT"
 type knotServer struct {
 	addr string
 	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  *syncBuffer
+	proc *testproc.Process
+	log  *testproc.Buffer
 }
 
 // findKnotd returns knotd's path, or "".
@@ -70,12 +67,12 @@ func startKnot(t *testing.T, zone, zoneText string) *knotServer {
 }
 
 func tryStartKnot(t *testing.T, knotd, zone, zoneText string) (*knotServer, error) {
-	port, err := freeUDPTCPPort()
+	port, err := testproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	dir := t.TempDir()
-	s := &knotServer{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, done: make(chan struct{}), log: &syncBuffer{}}
+	s := &knotServer{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, log: &testproc.Buffer{}}
 	conf := fmt.Sprintf(`server:
     listen: 127.0.0.1@%[1]d
     rundir: %[2]s
@@ -99,12 +96,11 @@ zone:
 	if err := os.WriteFile(filepath.Join(dir, "zone.db"), []byte(zoneText), 0o644); err != nil {
 		return nil, err
 	}
-	s.cmd = exec.Command(knotd, "-c", filepath.Join(dir, "knot.conf"))
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
+	cmd := exec.Command(knotd, "-c", filepath.Join(dir, "knot.conf"))
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	if s.proc, err = testproc.Start(cmd); err != nil {
 		return nil, err
 	}
-	go func() { _ = s.cmd.Wait(); close(s.done) }()
 	if err := s.waitReady(zone); err != nil {
 		s.stop()
 		return nil, fmt.Errorf("%w; knotd log:\n%s", err, s.log.String())
@@ -133,7 +129,7 @@ func (s *knotServer) waitReady(zone string) error {
 			return nil
 		}
 		select {
-		case <-s.done:
+		case <-s.proc.Done():
 			return errors.New("knotd exited before answering")
 		case <-deadline.C:
 			return fmt.Errorf("knotd did not answer the SOA of %s on %s within 30s", zone, s.addr)
@@ -142,20 +138,7 @@ func (s *knotServer) waitReady(zone string) error {
 	}
 }
 
-func (s *knotServer) stop() {
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-}
+func (s *knotServer) stop() { s.proc.Stop() }
 
 // exchange sends raw query bytes and returns the raw reply, or nil when
 // knotd sends none within the wait (it drops some malformed messages).
@@ -209,41 +192,4 @@ func readFull(c net.Conn, b []byte) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// freeUDPTCPPort returns a port that was free for both UDP and TCP.
-func freeUDPTCPPort() (int, error) {
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		_ = l.Close()
-		if err != nil {
-			continue
-		}
-		_ = u.Close()
-		return port, nil
-	}
-	return 0, errors.New("no port free for both TCP and UDP on 127.0.0.1")
-}
-
-// syncBuffer collects knotd's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/testbind"
+	"github.com/gslbkit/gslb/internal/testproc"
 	"github.com/miekg/dns"
 )
 
@@ -29,9 +29,8 @@ type secondary struct {
 	primary string // host:port
 	secret  string
 
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  *syncBuffer
+	proc *testproc.Process
+	log  *testproc.Buffer
 }
 
 // findSecondary returns the binary for kind, or skips (fails when the
@@ -60,11 +59,11 @@ func findSecondary(t *testing.T, kind string) string {
 func newSecondary(t *testing.T, kind, secret string) *secondary {
 	t.Helper()
 	bin := findSecondary(t, kind)
-	port, err := freeUDPTCPPort()
+	port, err := testproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &secondary{kind: kind, bin: bin, port: port, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: t.TempDir(), secret: secret, log: &syncBuffer{}}
+	s := &secondary{kind: kind, bin: bin, port: port, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: t.TempDir(), secret: secret, log: &testproc.Buffer{}}
 	t.Cleanup(func() {
 		s.stop()
 		if t.Failed() {
@@ -141,14 +140,13 @@ func (s *secondary) start(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.dir, "conf"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s.cmd = exec.Command(s.bin, args...)
-	s.cmd.Dir = s.dir
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
+	cmd := exec.Command(s.bin, args...)
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	var err error
+	if s.proc, err = testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	s.done = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(s.cmd, s.done)
 	c := &dns.Client{Net: "udp", Timeout: 200 * time.Millisecond}
 	m := new(dns.Msg)
 	m.SetQuestion(xfrZone, dns.TypeSOA)
@@ -161,7 +159,7 @@ func (s *secondary) start(t *testing.T) {
 			return
 		}
 		select {
-		case <-s.done:
+		case <-s.proc.Done():
 			t.Fatalf("%s exited before answering:\n%s", s.kind, s.log.String())
 		case <-guard.C:
 			t.Fatalf("%s did not answer on %s within 30s", s.kind, s.addr)
@@ -170,23 +168,7 @@ func (s *secondary) start(t *testing.T) {
 	}
 }
 
-func (s *secondary) stop() {
-	if s.cmd == nil {
-		return
-	}
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-}
+func (s *secondary) stop() { s.proc.Stop() }
 
 // serves reports the secondary's serial for the zone and the A records of
 // name (lower case), or an error while it does not serve the zone.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/testproc"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/libdns/libdns"
 	"github.com/stretchr/testify/require"
@@ -131,7 +132,7 @@ func TestSecondaryTransferTimes(t *testing.T) {
 				}
 				_, err = p.SetRecords(context.Background(), xfrZone, recs)
 				require.NoError(t, err)
-				logs := &syncBuffer{}
+				logs := &testproc.Buffer{}
 				cfg := memory.DefaultServerConfig()
 				cfg.Addr = "127.0.0.1:0"
 				cfg.Transfer = xfrConfig()
@@ -189,7 +190,7 @@ func runServer(t *testing.T, srv *memory.Server) {
 
 // lastTransfer returns the duration the primary logged for its last
 // transfer of kind.
-func lastTransfer(t *testing.T, logs *syncBuffer, kind string) time.Duration {
+func lastTransfer(t *testing.T, logs *testproc.Buffer, kind string) time.Duration {
 	t.Helper()
 	var d time.Duration
 	for _, l := range strings.Split(logs.String(), "\n") {

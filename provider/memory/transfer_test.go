@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/testproc"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -382,7 +383,7 @@ func TestJournalKeepsOld(t *testing.T) {
 // given set of hooks.
 func TestTransferWarnsAboutHooks(t *testing.T) {
 	p := xfrProvider(t, 3)
-	var logs syncBuffer
+	var logs testproc.Buffer
 	cfg := memory.DefaultTransferConfig()
 	cfg.Allow = []memory.TransferRule{{}}
 	x, err := memory.NewTransfer(p, cfg, slog.New(slog.NewTextHandler(&logs, nil)))
