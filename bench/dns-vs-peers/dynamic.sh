@@ -33,6 +33,7 @@ SERVERS=${SERVERS:-"knot gdnsd pdns fast"}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 . "$repo/bench/lib/stats.sh"
+. "$repo/bench/lib/dnsperf.sh"
 dir=$(mktemp -d /tmp/dns-dynamic.XXXXXX)
 pids=()
 cleanup() {
@@ -131,50 +132,23 @@ CONF
 (cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)
 clk=$(getconf CLK_TCK)
 
-probe() { echo "w.example.test A" >"$dir/probe.txt"; dnsperf -s 127.0.0.1 -p "$1" -d "$dir/probe.txt" -n 1 -t 1 2>/dev/null | grep -q "Queries completed:.*1 "; }
 
 start_server() { # name -> started_pid
 	local s=$1 port
 	port=$(port_of "$s")
-	if probe "$port"; then echo "port $port already answers: stop that server first" >&2; exit 1; fi
+	if dnsperf_probe "$port" w.example.test; then echo "port $port already answers: stop that server first" >&2; exit 1; fi
 	case $s in
 	knot)
 		mkdir -p "$dir/knot"
-		cat >"$dir/knot/knot.conf" <<CONF
-server:
-    listen: 127.0.0.1@$port
-    rundir: $dir/knot
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
-database:
-    storage: $dir/knot/db
-log:
-  - target: stderr
-    any: error
-zone:
-  - domain: example.test
-    file: $dir/example.test.zone
-CONF
+		write_knot_conf "$dir/knot/knot.conf" "$port" "$dir/example.test.zone"
 		taskset -c "$SERVER_CPU" knotd -c "$dir/knot/knot.conf" >"$dir/knot.log" 2>&1 &
 		;;
 	gdnsd) taskset -c "$SERVER_CPU" gdnsd -c "$dir/gdnsd" start >"$dir/gdnsd.log" 2>&1 & ;;
 	pdns) taskset -c "$SERVER_CPU" pdns_server --config-dir="$dir/pdns" >"$dir/pdns.log" 2>&1 & ;;
 	fast) taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -nets "$dir/nets.txt" -addr "127.0.0.1:$port" -mode fast >"$dir/fast.log" 2>&1 & ;;
 	esac
-	started_pid=$!
-	pids+=("$started_pid")
-	for _ in $(seq 100); do
-		if ! kill -0 "$started_pid" 2>/dev/null; then break; fi
-		if probe "$port"; then return; fi
-		sleep 0.1
-	done
-	echo "server $s did not start; log:" >&2
-	cat "$dir/$s.log" >&2 || true
-	exit 1
+	await_server "$s" "$port" w.example.test
 }
-
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 ecs_of() { # round -> dnsperf -E value: family 1, /24, scope 0, the prefix's 3 bytes
 	local i=$((($1 * 37) % 1024))
@@ -189,31 +163,9 @@ run_one() { # round server pid load
 	before=$(cpu_ticks "$pid")
 	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 -E "$(ecs_of "$round")" "${rate[@]}" 2>&1) || true
 	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
-	local done lost qps lat why=""
-	done=$(awk '/Queries completed:/ {print $3}' <<<"$out")
-	lost=$(awk '/Queries lost:/ {print $3}' <<<"$out")
-	qps=$(awk '/Queries per second:/ {print $4}' <<<"$out")
-	lat=$(awk '/Average Latency/ {print $4; exit}' <<<"$out")
-	if [ -z "$after" ]; then
-		why="the server exited during the run"
-	elif ! is_num "$done" || ! is_num "$qps" || ! is_num "$lat" || ! is_num "$lost"; then
-		why="dnsperf printed no count, rate or latency: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
-	elif [ "$done" -eq 0 ]; then
-		why="no query completed"
-	elif [ "$load" = fixed ] && ! in_range "$qps" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 0.95 * q}')" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 1.05 * q}')"; then
-		why="achieved $qps q/s, outside 95–105 % of $FIXED_QPS"
-	fi
-	if [ -n "$why" ]; then
-		echo "ABORT $round $s $load $why" >>"$dir/results"
-		printf '%-7s %-8s row aborted (round %d): %s\n' "$s" "$load" "$round" "$why"
-		return
-	fi
-	awk -v r="$round" -v s="$s" -v l="$load" -v q="$qps" -v lat="$lat" -v lost="$lost" -v d="$done" -v t=$((after - before)) -v clk="$clk" -v dur="$DURATION" -v res="$dir/results" 'BEGIN {
-		cpu = t / clk
-		per = cpu * 1e6 / d
-		printf "%-7s %-8s %9.0f qps  %7.1f us avg  %7s lost  %5.1f%% busy  %6.2f us CPU/query\n", s, l, q, lat * 1e6, lost, 100 * cpu / dur, per
-		printf "%d %s %s %.0f %.1f %.3f %s\n", r, s, l, q, lat * 1e6, per, lost >> res
-	}'
+	local fixed=0
+	[ "$load" = fixed ] && fixed=1
+	record_run "$round" "$s" "$load" "$fixed" "$out" "$before" "$after"
 }
 
 declare -A pid_of
@@ -239,20 +191,9 @@ done
 echo
 echo "$header"
 echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s; a row with an aborted round shows why"
-printf '%-7s %-8s %26s %24s %28s %22s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / gdnsd's"
+printf '%-13s %-8s %26s %24s %28s %22s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / gdnsd's"
 for load in saturate fixed; do
 	for s in $SERVERS; do
-		why=$(awk -v s="$s" -v l="$load" '$1 == "ABORT" && $3 == s && $4 == l { $1 = $3 = $4 = ""; sub(/^ +/, ""); gsub(/ +/, " "); print "round " $0; exit }' "$dir/results")
-		if [ -n "$why" ]; then
-			printf '%-7s %-8s ABORTED: %s\n' "$s" "$load" "$why"
-			continue
-		fi
-		col() { awk -v s="$s" -v l="$load" -v c="$1" '$2 == s && $3 == l { print $c }' "$dir/results" | mmm | fmt_mmm "$2"; }
-		ratio="-"
-		if [ "$s" != gdnsd ] && [[ " $SERVERS " == *" gdnsd "* ]] && ! grep -q "^ABORT [0-9]* gdnsd $load " "$dir/results"; then
-			ratio=$(awk -v s="$s" -v l="$load" '$3 == l && ($2 == s || $2 == "gdnsd") { v[$1, $2] = $6; r[$1] = 1 }
-				END { for (k in r) if (v[k, "gdnsd"] > 0 && v[k, s] != "") print v[k, s] / v[k, "gdnsd"] }' "$dir/results" | mmm | fmt_mmm %.2f)
-		fi
-		printf '%-7s %-8s %26s %24s %28s %22s\n' "$s" "$load" "$(col 4 %.0f)" "$(col 5 %.1f)" "$(col 6 %.2f)" "$ratio"
+		table_row "$s" "$load" gdnsd
 	done
 done

@@ -1,0 +1,109 @@
+# Shared by the DNS bench scripts (bench/dns-vs-peers/run.sh, dynamic.sh):
+# starting a server and waiting until it answers, one dnsperf run turned
+# into a recorded line or an ABORT, and the table of medians. Source it
+# after stats.sh, with $dir (the run's temporary directory), $pids (an
+# array the cleanup kills), $DURATION, $FIXED_QPS and $clk
+# (getconf CLK_TCK) set; it defines functions only.
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# dnsperf_probe PORT NAME: whether a server on 127.0.0.1:PORT answers one
+# A query for NAME.
+dnsperf_probe() {
+	echo "$2 A" >"$dir/probe.txt"
+	dnsperf -s 127.0.0.1 -p "$1" -d "$dir/probe.txt" -n 1 -t 1 2>/dev/null | grep -q "Queries completed:.*1 "
+}
+
+# write_knot_conf FILE PORT ZONEFILE: a Knot configuration serving
+# example.test from ZONEFILE on 127.0.0.1:PORT with one worker of each kind.
+write_knot_conf() {
+	local d
+	d=$(dirname "$1")
+	cat >"$1" <<CONF
+server:
+    listen: 127.0.0.1@$2
+    rundir: $d
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+database:
+    storage: $d/db
+log:
+  - target: stderr
+    any: error
+zone:
+  - domain: example.test
+    file: $3
+CONF
+}
+
+# await_server NAME PORT PROBE_NAME: after starting server NAME in the
+# background ($! its PID), records the PID in $pids and $started_pid and
+# waits (10 s at most) until it answers PROBE_NAME; exits with its log
+# ($dir/NAME.log) if it does not.
+await_server() {
+	started_pid=$!
+	pids+=("$started_pid")
+	for _ in $(seq 100); do
+		if ! kill -0 "$started_pid" 2>/dev/null; then break; fi
+		if dnsperf_probe "$2" "$3"; then return; fi
+		sleep 0.1
+	done
+	echo "server $1 did not start; log:" >&2
+	cat "$dir/$1.log" >&2 || true
+	exit 1
+}
+
+# record_run ROUND SERVER LOAD FIXED OUT BEFORE AFTER: checks dnsperf's
+# output OUT and the server's CPU ticks before and after (AFTER empty: the
+# server is gone), then prints the run and appends it to $dir/results, or
+# an ABORT line with the reason. FIXED is 1 when the run had a fixed rate
+# ($FIXED_QPS), which it must have achieved within 95–105 %.
+record_run() {
+	local round=$1 s=$2 load=$3 fixed=$4 out=$5 before=$6 after=$7
+	local done lost qps lat why=""
+	done=$(awk '/Queries completed:/ {print $3}' <<<"$out")
+	lost=$(awk '/Queries lost:/ {print $3}' <<<"$out")
+	qps=$(awk '/Queries per second:/ {print $4}' <<<"$out")
+	lat=$(awk '/Average Latency/ {print $4; exit}' <<<"$out") # the first: TCP adds the connections' own
+	if [ -z "$after" ]; then
+		why="the server exited during the run"
+	elif ! is_num "$done" || ! is_num "$qps" || ! is_num "$lat" || ! is_num "$lost"; then
+		why="dnsperf printed no count, rate or latency: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
+	elif [ "$done" -eq 0 ]; then
+		why="no query completed"
+	elif [ "$fixed" = 1 ] && ! in_range "$qps" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 0.95 * q}')" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 1.05 * q}')"; then
+		why="achieved $qps q/s, outside 95–105 % of $FIXED_QPS"
+	fi
+	if [ -n "$why" ]; then
+		echo "ABORT $round $s $load $why" >>"$dir/results"
+		printf '%-7s %-8s row aborted (round %d): %s\n' "$s" "$load" "$round" "$why"
+		return
+	fi
+	awk -v r="$round" -v s="$s" -v l="$load" -v q="$qps" -v lat="$lat" -v lost="$lost" -v d="$done" -v t=$((after - before)) -v clk="$clk" -v dur="$DURATION" -v res="$dir/results" 'BEGIN {
+		cpu = t / clk
+		per = cpu * 1e6 / d
+		printf "%-7s %-8s %9.0f qps  %7.1f us avg  %7s lost  %5.1f%% busy  %6.2f us CPU/query\n", s, l, q, lat * 1e6, lost, 100 * cpu / dur, per
+		printf "%d %s %s %.0f %.1f %.3f %s\n", r, s, l, q, lat * 1e6, per, lost >> res
+	}'
+}
+
+# table_row SERVER LOAD BASE: one row of the summary: the median (min–max)
+# of q/s, latency and CPU per query over the rounds in $dir/results, and
+# the CPU per query relative to server BASE's (per round, then
+# summarised; "-" for BASE itself or when BASE did not run or aborted),
+# or ABORTED with the first reason.
+table_row() {
+	local s=$1 load=$2 base=$3 why ratio="-"
+	why=$(awk -v s="$s" -v l="$load" '$1 == "ABORT" && $3 == s && $4 == l { $1 = $3 = $4 = ""; sub(/^ +/, ""); gsub(/ +/, " "); print "round " $0; exit }' "$dir/results")
+	if [ -n "$why" ]; then
+		printf '%-13s %-8s ABORTED: %s\n' "$s" "$load" "$why"
+		return
+	fi
+	col() { awk -v s="$s" -v l="$load" -v c="$1" '$2 == s && $3 == l { print $c }' "$dir/results" | mmm | fmt_mmm "$2"; }
+	if [ "$s" != "$base" ] && [[ " $SERVERS " == *" $base "* ]] && ! grep -q "^ABORT [0-9]* $base $load " "$dir/results"; then
+		ratio=$(awk -v s="$s" -v l="$load" -v b="$base" '$3 == l && ($2 == s || $2 == b) { v[$1, $2] = $6; r[$1] = 1 }
+			END { for (k in r) if (v[k, b] > 0 && v[k, s] != "") print v[k, s] / v[k, b] }' "$dir/results" | mmm | fmt_mmm %.2f)
+	fi
+	printf '%-13s %-8s %26s %24s %28s %22s\n' "$s" "$load" "$(col 4 %.0f)" "$(col 5 %.1f)" "$(col 6 %.2f)" "$ratio"
+}
