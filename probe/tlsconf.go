@@ -65,8 +65,11 @@ type TLSConfig struct {
 	// "SecP384r1MLKEM1024" (names are matched without regard to case;
 	// "secp256r1" and "prime256v1" are P-256). Empty means Go's default,
 	// which offers X25519MLKEM768 and X25519 key shares in each handshake;
-	// ["X25519"] offers one classic key share, which costs less CPU per
-	// handshake, and is what OpenSSL 3.0 (HAProxy) offers by default.
+	// ["X25519"] offers one classic key share, as OpenSSL 3.0 (HAProxy)
+	// does by default, and costs less CPU per handshake: making the
+	// ML-KEM-768 share took about as long as the whole X25519 exchange
+	// (110 µs against 120 µs on a small VM), and a server that picks the
+	// hybrid adds as much again.
 	Curves []string `json:"curves,omitempty"`
 
 	// RootCAs, when not nil, is copied at construction and the CAs above
@@ -82,8 +85,9 @@ type TLSConfig struct {
 var ErrTLSConfig = errors.New("probe: tls")
 
 // Validate checks the shape of c without reading files: a certificate
-// needs its key and a key its certificate, and a file and PEM text of the
-// same thing may not both be given.
+// needs its key and a key its certificate, a file and PEM text of the
+// same thing may not both be given, and Curves holds known names, each key
+// exchange once.
 func (c *TLSConfig) Validate() error {
 	if c == nil {
 		return nil
@@ -104,8 +108,14 @@ func (c *TLSConfig) Validate() error {
 		return fieldErr(ErrTLSConfig, "certPEM", "(set)", "empty when certFile is set (one client certificate)")
 	}
 	for i, name := range c.Curves {
-		if _, ok := tlsCurveByName(name); !ok {
+		id, ok := tlsCurveByName(name)
+		if !ok {
 			return fieldErr(ErrTLSConfig, fmt.Sprintf("curves[%d]", i), name, tlsCurveNames)
+		}
+		for j := range i {
+			if other, _ := tlsCurveByName(c.Curves[j]); other == id {
+				return fieldErr(ErrTLSConfig, fmt.Sprintf("curves[%d]", i), name, fmt.Sprintf("each key exchange once (curves[%d] is the same)", j))
+			}
 		}
 	}
 	return nil

@@ -103,6 +103,7 @@ func TestTLSConfigValidate(t *testing.T) {
 		{"skip verify", TLSConfig{InsecureSkipVerify: true}, true},
 		{"curves by name, any case", TLSConfig{Curves: []string{"X25519", "p-256", "secp384r1", "X25519MLKEM768"}}, true},
 		{"unknown curve", TLSConfig{Curves: []string{"X25519", "X448"}}, false},
+		{"a curve twice under two names", TLSConfig{Curves: []string{"P-256", "X25519", "prime256v1"}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -171,9 +172,9 @@ func TestTLSConfigBuild(t *testing.T) {
 		assert.Nil(t, off.ClientSessionCache)
 	})
 	t.Run("curves", func(t *testing.T) {
-		tc, err := (&TLSConfig{Curves: []string{"x25519", "P-256", "prime256v1"}}).ClientConfig("x")
+		tc, err := (&TLSConfig{Curves: []string{"x25519", "prime256v1", "SecP384r1"}}).ClientConfig("x")
 		require.NoError(t, err)
-		assert.Equal(t, []tls.CurveID{tls.X25519, tls.CurveP256, tls.CurveP256}, tc.CurvePreferences)
+		assert.Equal(t, []tls.CurveID{tls.X25519, tls.CurveP256, tls.CurveP384}, tc.CurvePreferences)
 		tc, err = (&TLSConfig{}).ClientConfig("x")
 		require.NoError(t, err)
 		assert.Nil(t, tc.CurvePreferences, "Go's default")

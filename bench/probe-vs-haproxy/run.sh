@@ -92,6 +92,7 @@ measure() { # ROUND ENGINE N MODE PID: one row of RESULTS, or an ABORT line
   local f=($out)
   if ! in_range "${f[3]}" 95 105; then
     abort_row "$round" "$engine" "$n" "$mode" "rate ${f[3]} % of the intended rate, outside 95–105 %"
+    echo "   (for the log only, not a result: $out)" >&2
   else
     echo "$round $engine $n $mode $out" | tee -a "$RESULTS" >&2
   fi
