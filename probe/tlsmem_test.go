@@ -134,3 +134,50 @@ func TestHTTPSMemoryPerTarget(t *testing.T) {
 		})
 	}
 }
+
+// TestMonitorHTTPSResumes runs HTTPS probers in a Monitor (their probes go
+// to the worker goroutines, never to the event loop) and checks that each
+// target's later handshakes resume its own session.
+func TestMonitorHTTPSResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real network")
+	}
+	const n, rounds = 4, 3
+	ca := probersNewCA(t)
+	cert, _, _ := ca.issue(false, "probe.test")
+	m, err := NewMonitor(DefaultMonitorConfig(), nil, nil)
+	require.NoError(t, err)
+	pol := DefaultPolicy()
+	pol.Interval = time.Second // a generous timeout: a probe cut short might not keep its ticket
+	pol.Timeout = time.Second
+	servers := make([]*probersTLSResumeServer, n)
+	for i := range servers {
+		servers[i] = probersNewTLSResumeServer(t, cert)
+		cfg := DefaultHTTPConfig()
+		cfg.Hostname = "probe.test"
+		cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+		h, err := NewHTTP(probersAddr(servers[i].Server), cfg)
+		require.NoError(t, err)
+		_, onLoop := loopTargetOf(h)
+		require.False(t, onLoop, "an HTTPS check runs on the workers")
+		require.NoError(t, m.Add(Target{ID: fmt.Sprint(i), Prober: h, Policy: pol}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	for i, s := range servers {
+		var got []bool
+		for range rounds {
+			select {
+			case r := <-s.resumed:
+				got = append(got, r)
+			case <-ctx.Done():
+				t.Fatalf("target %d: %d handshakes seen before the hang guard", i, len(got))
+			}
+		}
+		require.Equal(t, []bool{false, true, true}, got, "target %d: resumed handshakes", i)
+	}
+	cancel()
+	<-done
+}
