@@ -67,8 +67,8 @@
 // with TLS 1.3); TLSConfig.DisableResumption makes every probe a full
 // handshake. A stored session costs about 0.5 KB per target plus the
 // server's certificates (about 3.5 KB for an ECDSA leaf), shared between
-// targets that present the same one; targets configured with the same CAs
-// share one parsed CA pool.
+// targets that present the same one; targets configured with the same TLS
+// settings share one tls.Config and one parsed CA pool.
 //
 // # Configuration
 //

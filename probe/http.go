@@ -38,9 +38,9 @@ import (
 type HTTP struct {
 	cfg      HTTPConfig // a private copy
 	method   string
-	dialAddr string // host:port dialled
-	host     string // Host header
-	tls      *tls.Config
+	dialAddr string   // host:port dialled
+	host     string   // Host header
+	tls      *httpTLS // nil: plain HTTP
 	segs     [][]byte
 	window   int      // 0 = whole body
 	req      []byte   // the lean engine's request, written in one call
@@ -100,8 +100,16 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 				sni = hh
 			}
 		}
-		if h.tls, err = cfg.TLS.ClientConfig(sni); err != nil {
+		if cfg.TLS.ServerName != "" {
+			sni = cfg.TLS.ServerName
+		}
+		base, err := cfg.TLS.sharedBase()
+		if err != nil {
 			return nil, err
+		}
+		h.tls = &httpTLS{base: base, serverName: sni}
+		if !cfg.TLS.DisableResumption {
+			h.tls.sessions = new(tlsSessionCache)
 		}
 	}
 	var body []byte
@@ -118,6 +126,27 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 		h.loop = loopAddr(h.dialAddr)
 	}
 	return h, nil
+}
+
+// httpTLS is an HTTPS prober's TLS state: the configuration it shares with
+// other probers of the same TLS settings, and its own server name and
+// session cache, set on a copy of the shared configuration at each probe
+// (the copy is garbage at once; a tls.Config per target would be ~0.5 KB
+// of every target's memory).
+type httpTLS struct {
+	base       *tls.Config
+	serverName string
+	sessions   *tlsSessionCache // nil: resumption off
+}
+
+// config returns the configuration of one connection.
+func (t *httpTLS) config() *tls.Config {
+	c := t.base.Clone()
+	c.ServerName = t.serverName
+	if t.sessions != nil {
+		c.ClientSessionCache = t.sessions
+	}
+	return c
 }
 
 // Config returns a copy of the prober's configuration.

@@ -86,7 +86,7 @@ func (h *HTTP) probeLean(ctx context.Context) Result {
 	}
 	var c net.Conn = conn
 	if h.useTLS {
-		tc := tls.Client(conn, h.tls)
+		tc := tls.Client(conn, h.tls.config())
 		if err := tc.Handshake(); err != nil {
 			return httpFailed("tls handshake", err)
 		}

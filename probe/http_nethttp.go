@@ -51,7 +51,7 @@ func newHTTPRef(h *HTTP, body []byte) *httpRef {
 		},
 	}
 	if h.useTLS {
-		tr.TLSClientConfig = h.tls.Clone()
+		tr.TLSClientConfig = h.tls.config()
 	}
 	r.client = &http.Client{
 		Transport:     tr,

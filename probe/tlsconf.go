@@ -159,6 +159,45 @@ func (c *TLSConfig) ClientConfig(serverName string, nextProtos ...string) (*tls.
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	files, err := c.readFiles()
+	if err != nil {
+		return nil, err
+	}
+	tc, err := c.build(serverName, nextProtos, files)
+	if err != nil {
+		return nil, err
+	}
+	if !c.DisableResumption {
+		tc.ClientSessionCache = new(tlsSessionCache)
+	}
+	return tc, nil
+}
+
+// tlsFiles holds the contents of the files a TLSConfig names.
+type tlsFiles struct{ ca, cert, key []byte }
+
+// readFiles reads the files c names.
+func (c *TLSConfig) readFiles() (tlsFiles, error) {
+	var f tlsFiles
+	var err error
+	if c.CAFile != "" {
+		if f.ca, err = os.ReadFile(c.CAFile); err != nil {
+			return f, fmt.Errorf("%w: caFile: %w", ErrTLSConfig, err)
+		}
+	}
+	if c.CertFile != "" {
+		if f.cert, err = os.ReadFile(c.CertFile); err == nil {
+			f.key, err = os.ReadFile(c.KeyFile)
+		}
+		if err != nil {
+			return f, fmt.Errorf("%w: certFile/keyFile: %w", ErrTLSConfig, err)
+		}
+	}
+	return f, nil
+}
+
+// build is ClientConfig without the session cache, from the files' contents.
+func (c *TLSConfig) build(serverName string, nextProtos []string, files tlsFiles) (*tls.Config, error) {
 	tc := &tls.Config{
 		ServerName:         serverName,
 		InsecureSkipVerify: c.InsecureSkipVerify, //nolint:gosec // an explicit, documented option (Route 53 style)
@@ -172,34 +211,23 @@ func (c *TLSConfig) ClientConfig(serverName string, nextProtos ...string) (*tls.
 		id, _ := tlsCurveByName(name) // Validate checked the names
 		tc.CurvePreferences = append(tc.CurvePreferences, id)
 	}
-	var file []byte
-	if c.CAFile != "" {
-		b, err := os.ReadFile(c.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: caFile: %w", ErrTLSConfig, err)
-		}
-		file = b
-	}
 	var pool *x509.CertPool
 	switch {
 	case c.RootCAs != nil:
 		pool = c.RootCAs.Clone()
-		if err := c.appendCAs(pool, file); err != nil {
+		if err := c.appendCAs(pool, files.ca); err != nil {
 			return nil, err
 		}
 	case c.CAFile != "" || c.CAPEM != "":
 		var err error
-		if pool, err = c.sharedPool(file); err != nil {
+		if pool, err = c.sharedPool(files.ca); err != nil {
 			return nil, err
 		}
 	}
 	tc.RootCAs = pool
-	if !c.DisableResumption {
-		tc.ClientSessionCache = new(tlsSessionCache)
-	}
 	switch {
 	case c.CertFile != "":
-		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		cert, err := tls.X509KeyPair(files.cert, files.key)
 		if err != nil {
 			return nil, fmt.Errorf("%w: certFile/keyFile: %w", ErrTLSConfig, err)
 		}
@@ -213,6 +241,62 @@ func (c *TLSConfig) ClientConfig(serverName string, nextProtos ...string) (*tls.
 	}
 	tc.Certificates = append(tc.Certificates, c.Certificates...)
 	return tc, nil
+}
+
+// sharedBase validates c and returns the configuration the HTTP prober
+// clones for each probe (setting the server name and its own session
+// cache): ClientConfig's, without a server name or session cache, shared
+// with every other prober whose TLSConfig has the same settings and whose
+// files have the same contents, so that a prober keeps no tls.Config (nor a
+// parsed client certificate) of its own. Configs with programmatic RootCAs
+// or Certificates are not shared. The shared configs are held weakly, like
+// the CA pools.
+func (c *TLSConfig) sharedBase(nextProtos ...string) (*tls.Config, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	files, err := c.readFiles()
+	if err != nil {
+		return nil, err
+	}
+	if c.RootCAs != nil || len(c.Certificates) > 0 {
+		return c.build("", nextProtos, files)
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{files.ca, []byte(c.CAPEM), files.cert, files.key, []byte(c.CertPEM), []byte(c.KeyPEM),
+		[]byte(strings.Join(c.Curves, ",")), []byte(strings.Join(nextProtos, ",")), {boolByte(c.InsecureSkipVerify)}} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write(part)
+	}
+	var key tlsPoolKey
+	h.Sum(key[:0])
+	if v, ok := tlsBases.Load(key); ok {
+		if tc := v.(weak.Pointer[tls.Config]).Value(); tc != nil {
+			return tc, nil
+		}
+	}
+	tc, err := c.build("", nextProtos, files)
+	if err != nil {
+		return nil, err
+	}
+	tc.ServerName = "" // set per probe, as c.ServerName or the prober's host
+	wp := weak.Make(tc)
+	tlsBases.Store(key, wp)
+	runtime.AddCleanup(tc, func(k tlsPoolKey) { tlsBases.CompareAndDelete(k, wp) }, key)
+	return tc, nil
+}
+
+// tlsBases holds sharedBase's configs: tlsPoolKey (of the settings and
+// file contents) → weak.Pointer[tls.Config].
+var tlsBases sync.Map
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // appendCAs adds the certificates of file (CAFile's content) and CAPEM to

@@ -185,6 +185,57 @@ func TestTLSConfigBuild(t *testing.T) {
 		assert.Equal(t, `"X448"`, fe.Value)
 		assert.Contains(t, fe.Allowed, "X25519MLKEM768")
 	})
+	t.Run("HTTPS probers with the same settings share one base config", func(t *testing.T) {
+		newH := func(addr, host string, c TLSConfig) *HTTP {
+			cfg := DefaultHTTPConfig()
+			cfg.Hostname = host
+			cfg.TLS = &c
+			h, err := NewHTTP(addr, cfg)
+			require.NoError(t, err)
+			return h
+		}
+		files := TLSConfig{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}
+		a := newH("127.0.0.1:1", "a.test", files)
+		b := newH("127.0.0.1:2", "b.test", files)
+		assert.Same(t, a.tls.base, b.tls.base)
+		assert.NotSame(t, a.tls.sessions, b.tls.sessions, "each its own session cache")
+		cfgA, cfgB := a.tls.config(), b.tls.config()
+		assert.Equal(t, "a.test", cfgA.ServerName)
+		assert.Equal(t, "b.test", cfgB.ServerName)
+		assert.Same(t, a.tls.sessions, cfgA.ClientSessionCache)
+		assert.Len(t, cfgA.Certificates, 1)
+		assert.NotSame(t, cfgA, a.tls.config(), "a copy per connection")
+		// Other settings, other bases.
+		skip := files
+		skip.InsecureSkipVerify = true
+		assert.NotSame(t, a.tls.base, newH("127.0.0.1:3", "a.test", skip).tls.base)
+		x := files
+		x.Curves = []string{"X25519"}
+		assert.NotSame(t, a.tls.base, newH("127.0.0.1:3", "a.test", x).tls.base)
+		// The server name is per prober, not part of the base.
+		sn := files
+		sn.ServerName = "sni.test"
+		c := newH("127.0.0.1:4", "c.test", sn)
+		assert.Same(t, a.tls.base, c.tls.base)
+		assert.Equal(t, "sni.test", c.tls.config().ServerName)
+		// Resumption off: no session cache.
+		off := files
+		off.DisableResumption = true
+		d := newH("127.0.0.1:5", "d.test", off)
+		assert.Nil(t, d.tls.config().ClientSessionCache)
+		// A file whose contents changed gives another base.
+		_, certPEM2, keyPEM2 := ca.issue(true, "client2")
+		dir2 := t.TempDir()
+		cf2, kf2 := filepath.Join(dir2, "c.pem"), filepath.Join(dir2, "k.pem")
+		require.NoError(t, os.WriteFile(cf2, certPEM, 0o600))
+		require.NoError(t, os.WriteFile(kf2, keyPEM, 0o600))
+		e := newH("127.0.0.1:6", "e.test", TLSConfig{CAFile: caFile, CertFile: cf2, KeyFile: kf2})
+		assert.Same(t, a.tls.base, e.tls.base, "same contents under other names")
+		require.NoError(t, os.WriteFile(cf2, certPEM2, 0o600))
+		require.NoError(t, os.WriteFile(kf2, keyPEM2, 0o600))
+		f := newH("127.0.0.1:7", "f.test", TLSConfig{CAFile: caFile, CertFile: cf2, KeyFile: kf2})
+		assert.NotSame(t, a.tls.base, f.tls.base)
+	})
 	t.Run("missing CA file", func(t *testing.T) {
 		c := &TLSConfig{CAFile: filepath.Join(dir, "nope.pem")}
 		_, err := c.ClientConfig("x")
