@@ -98,7 +98,7 @@ measure() { # ROUND ENGINE N MODE PID: one row of RESULTS, or an ABORT line
   fi
 }
 
-echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds" | tee "$WORK/header" >&2
+echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds${GP_FLAGS:+; gslbprobe $GP_FLAGS}${CHECK_ENV:+; gslbprobe env $CHECK_ENV}" | tee "$WORK/header" >&2
 for round in $(seq "$ROUNDS"); do
   echo "=== round $round of $ROUNDS" >&2
   for n in $NS; do
