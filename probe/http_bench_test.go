@@ -61,7 +61,7 @@ func BenchmarkHTTPProbe(b *testing.B) {
 // resumption.
 func BenchmarkHTTPSProbe(b *testing.B) {
 	ca := probersNewCA(b)
-	cert, _, _ := ca.issue(false, "probe.test")
+	cert, _, _ := ca.Issue(false, "probe.test")
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	srv.StartTLS()

@@ -350,8 +350,8 @@ func TestHTTPCanceled(t *testing.T) {
 
 func TestHTTPS(t *testing.T) {
 	ca := probersNewCA(t)
-	serverCert, _, _ := ca.issue(false, "probe.test", "127.0.0.1")
-	clientCert, clientPEM, clientKey := ca.issue(true, "client")
+	serverCert, _, _ := ca.Issue(false, "probe.test", "127.0.0.1")
+	clientCert, clientPEM, clientKey := ca.Issue(true, "client")
 	newServer := func(t *testing.T, clientAuth tls.ClientAuthType) *httptest.Server {
 		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, "secure "+r.TLS.ServerName)
@@ -451,7 +451,7 @@ func probersNewTLSResumeServer(t *testing.T, cert tls.Certificate) *probersTLSRe
 // another, even one with the same server name.
 func TestHTTPSResumption(t *testing.T) {
 	ca := probersNewCA(t)
-	cert, _, _ := ca.issue(false, "probe.test")
+	cert, _, _ := ca.Issue(false, "probe.test")
 	for _, engine := range probersEngines {
 		for _, disable := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/disableResumption=%v", engine, disable), func(t *testing.T) {
@@ -500,7 +500,7 @@ func TestHTTPSResumption(t *testing.T) {
 // server that accepts none of them fails the handshake (KindTLS).
 func TestHTTPSCurves(t *testing.T) {
 	ca := probersNewCA(t)
-	cert, _, _ := ca.issue(false, "probe.test")
+	cert, _, _ := ca.Issue(false, "probe.test")
 	curve := make(chan tls.CurveID, 4)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256},

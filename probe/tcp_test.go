@@ -6,11 +6,11 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/probetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,32 +18,7 @@ import (
 // probersTCPServer runs handle for each connection on a loopback listener;
 // handle gets a channel closed at cleanup, for servers that hang.
 func probersTCPServer(t testing.TB, handle func(c net.Conn, done <-chan struct{})) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				handle(c, done)
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		close(done)
-		_ = ln.Close()
-		wg.Wait()
-	})
-	return ln.Addr().String()
+	return probetest.Serve(t, handle)
 }
 
 // probersEcho answers "pong" to "ping", else writes what is given.

@@ -1,94 +1,18 @@
 package probe
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
+	"github.com/gslbkit/gslb/internal/probetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// probersCA is a throw-away certificate authority for TLS tests.
-type probersCA struct {
-	cert    *x509.Certificate
-	key     *ecdsa.PrivateKey
-	PEM     []byte
-	Pool    *x509.CertPool
-	serial  int64
-	testing testing.TB
-}
-
-func probersNewCA(t testing.TB) *probersCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "gslbkit test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	ca := &probersCA{cert: cert, key: key, serial: 1, testing: t}
-	ca.PEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	ca.Pool = x509.NewCertPool()
-	ca.Pool.AddCert(cert)
-	return ca
-}
-
-// issue returns a leaf certificate for the names (DNS names or IPs), for
-// servers (client false) or clients, with its PEM forms.
-func (ca *probersCA) issue(client bool, names ...string) (tls.Certificate, []byte, []byte) {
-	t := ca.testing
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	ca.serial++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(ca.serial),
-		Subject:      pkix.Name{CommonName: "leaf"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	if client {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	}
-	for _, n := range names {
-		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	require.NoError(t, err)
-	kder, err := x509.MarshalECPrivateKey(key)
-	require.NoError(t, err)
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	require.NoError(t, err)
-	return pair, certPEM, keyPEM
-}
+// probersNewCA is a throw-away certificate authority for TLS tests.
+func probersNewCA(t testing.TB) *probetest.CA { return probetest.NewCA(t) }
 
 func TestTLSConfigValidate(t *testing.T) {
 	cases := []struct {
@@ -119,7 +43,7 @@ func TestTLSConfigValidate(t *testing.T) {
 
 func TestTLSConfigBuild(t *testing.T) {
 	ca := probersNewCA(t)
-	_, certPEM, keyPEM := ca.issue(true, "client")
+	_, certPEM, keyPEM := ca.Issue(true, "client")
 	dir := t.TempDir()
 	caFile := filepath.Join(dir, "ca.pem")
 	require.NoError(t, os.WriteFile(caFile, ca.PEM, 0o600))
@@ -224,7 +148,7 @@ func TestTLSConfigBuild(t *testing.T) {
 		d := newH("127.0.0.1:5", "d.test", off)
 		assert.Nil(t, d.tls.config().ClientSessionCache)
 		// A file whose contents changed gives another base.
-		_, certPEM2, keyPEM2 := ca.issue(true, "client2")
+		_, certPEM2, keyPEM2 := ca.Issue(true, "client2")
 		dir2 := t.TempDir()
 		cf2, kf2 := filepath.Join(dir2, "c.pem"), filepath.Join(dir2, "k.pem")
 		require.NoError(t, os.WriteFile(cf2, certPEM, 0o600))

@@ -78,11 +78,11 @@ func TestHTTPSMemoryPerTarget(t *testing.T) {
 		n = 100 // crypto is several times slower under the race detector
 	}
 	ca := probersNewCA(t)
-	shared, _, _ := ca.issue(false, "probe.test")
+	shared, _, _ := ca.Issue(false, "probe.test")
 	own := make(map[string]*tls.Certificate, n)
 	for i := range n {
 		name := fmt.Sprintf("t%d.probe.test", i)
-		c, _, _ := ca.issue(false, name)
+		c, _, _ := ca.Issue(false, name)
 		own[name] = &c
 	}
 	for _, tc := range []struct {
@@ -144,7 +144,7 @@ func TestMonitorHTTPSResumes(t *testing.T) {
 	}
 	const n, rounds = 4, 3
 	ca := probersNewCA(t)
-	cert, _, _ := ca.issue(false, "probe.test")
+	cert, _, _ := ca.Issue(false, "probe.test")
 	m, err := NewMonitor(DefaultMonitorConfig(), nil, nil)
 	require.NoError(t, err)
 	pol := DefaultPolicy()

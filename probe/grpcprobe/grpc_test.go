@@ -124,7 +124,7 @@ func TestGRPCFailures(t *testing.T) {
 
 func TestGRPCAuthorityAndTLS(t *testing.T) {
 	ca := probersNewCA(t)
-	cert, _, _ := ca.issue(false, "grpc.test")
+	cert, _, _ := ca.Issue(false, "grpc.test")
 	addr, hs, authority := probersGRPCServer(t, true, &tls.Config{Certificates: []tls.Certificate{cert}})
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	t.Run("TLS with the test CA and authority as SNI", func(t *testing.T) {
