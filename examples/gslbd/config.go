@@ -107,6 +107,13 @@ type Config struct {
 	Probe ProbeSpec `json:"probe"`
 	// Records are the names gslbd answers for.
 	Records []RecordSpec `json:"records"`
+	// Geo places clients in regions for the records whose answer is "geo"
+	// or "regionFilter": client prefixes (EDNS Client Subnet, else the
+	// query's source address) mapped to regions, the longest match
+	// winning; each region's preferences, nearest first; and the default
+	// region of clients no prefix matches. Regions are the addresses'
+	// region tags. Required with those kinds, refused without them.
+	Geo *failover.GeoMap `json:"geo,omitempty"`
 	// Node configures node mode (-node): the controller to follow.
 	Node NodeConfig `json:"node"`
 	// StateDir is the directory where the controller keeps its state file
@@ -252,6 +259,14 @@ type RecordSpec struct {
 	Probe json.RawMessage `json:"probe,omitempty"`
 	// Addresses are the record's addresses. At least one; each IP once.
 	Addresses []AddressSpec `json:"addresses"`
+	// Answer says how the published (healthy) addresses are answered per
+	// query: "all" (or "", the default: every one), "roundRobin",
+	// "weightedRandom" (one address, by weight), "geo" (the client's
+	// region's, else the nearest preferred region's, by the geo block) or
+	// "regionFilter" (the client's region's only). Per-query kinds need
+	// the embedded zone (provider.type embedded); nodes answer them too.
+	// See AnswerKind.
+	Answer AnswerKind `json:"answer,omitempty"`
 
 	check probecheck.Check // resolved by Validate
 }
@@ -260,9 +275,11 @@ type RecordSpec struct {
 type AddressSpec struct {
 	// IP is the address published (IPv4 or IPv6).
 	IP string `json:"ip"`
-	// Regions are its region tags (region-filtered snapshots, priority).
+	// Regions are its region tags (region-filtered snapshots, priority,
+	// answers "geo" and "regionFilter").
 	Regions []string `json:"regions,omitempty"`
-	// Weight for the weighted strategy, 0–65535.
+	// Weight for the weighted strategy and answer "weightedRandom",
+	// 0–65535.
 	Weight int `json:"weight,omitempty"`
 	// ProbeAddr, when set, is the host:port probed instead of IP (the
 	// check's port applies to IP otherwise).

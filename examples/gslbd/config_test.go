@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,7 +169,7 @@ func TestCheckFlag(t *testing.T) {
 	if err := run(context.Background(), []string{"-config", "gslbd.example.yaml", "-check"}, &out, &out); err != nil {
 		t.Fatalf("sample config: %v", err)
 	}
-	if !strings.Contains(out.String(), "config OK: zone gslb.example.test., 2 records, 5 addresses") {
+	if !strings.Contains(out.String(), "config OK: zone gslb.example.test., 4 records, 9 addresses") {
 		t.Errorf("summary: %q", out.String())
 	}
 	out = syncBuffer{}
@@ -197,6 +198,9 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("zone: a.\nrecords: [{name: b.a., addresses: [{ip: 1.2.3.4}], probe: {type: tcp, tcp: {port: 1}}}]\n"))
 	f.Add([]byte("provider: {type: route53, route53: {maxAttempts: 0}}\n"))
 	f.Add([]byte("{}"))
+	f.Add([]byte("zone: a.\nrecords: [{name: b.a., answer: geo, addresses: [{ip: 1.2.3.4, regions: [x]}, {ip: \"::1\", regions: [y]}]}]\n" +
+		"geo: {prefixes: {\"10.0.0.0/8\": x, \"fd00::/8\": y}, preferences: {x: [y]}, default: y}\nnode: {url: http://c/replication}\nreplication: {secret: 0123456789abcdef}\n"))
+	f.Add([]byte("zone: a.\nrecords: [{name: b.a., answer: weightedRandom, addresses: [{ip: 1.2.3.4, weight: 2}, {ip: 1.2.3.5}]}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ParseConfig(data)
 		if err != nil {
@@ -208,7 +212,12 @@ func FuzzParseConfig(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		_ = cfg.ValidateNode()
+		if err := cfg.ValidateNode(); err == nil {
+			// A valid node config must build a node (nothing is started).
+			if _, err := newNode(cfg, nil, newMetrics(), slog.New(slog.DiscardHandler)); err != nil {
+				t.Fatal(err)
+			}
+		}
 	})
 }
 

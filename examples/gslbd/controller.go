@@ -62,6 +62,8 @@ type controller struct {
 	holding atomic.Bool
 	// saveReq asks saveLoop to write the state file; nil without StateDir.
 	saveReq chan struct{}
+	// answers is each record's answer kind (hooks on zone); fixed.
+	answers map[string]AnswerKind
 
 	mu      sync.Mutex
 	records []*recState
@@ -108,6 +110,10 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 		return nil, err
 	}
 	c.notified = c.zone.Version()
+	// Per-query answers choose among the addresses the policy publishes.
+	if c.answers, err = installAnswers(c.zone, cfg); err != nil {
+		return nil, err
+	}
 	if c.policy, err = failover.NewRecordPolicy(cfg.Policy); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,12 @@ func newDNSServer(cfg Config, zone *memory.Provider, log *slog.Logger) (*memory.
 		sc.Transfer = cfg.Transfer
 		// Secondaries get the stored records: the region-filtered views of
 		// replication do not travel.
+		for _, r := range cfg.Records {
+			if r.Answer.perQuery() {
+				log.Warn("transfer: records are answered per query; secondaries serve every published address to every client (per-query answers are for the embedded server and gslbd nodes only)", "record", r.Name, "answer", string(r.Answer))
+				break
+			}
+		}
 	regions:
 		for _, r := range cfg.Records {
 			for _, a := range r.Addresses {

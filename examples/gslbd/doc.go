@@ -15,9 +15,23 @@
 // (kill -9 included) serves the same answer and publishes nothing new before
 // its probes have spoken.
 //
+// A record's answer kind makes the embedded server choose per query among
+// the healthy addresses the record publishes, from the client's subnet
+// (EDNS Client Subnet, else the source address): roundRobin,
+// weightedRandom (by the addresses' weights), geo and regionFilter (by the
+// config's geo block: client prefixes to regions, each region's
+// preferences, a default region). The choices are the embedded zone's
+// answer hooks (memory.Provider.SetAnswerFunc with failover.RoundRobin,
+// WeightedRandom, Geo and RegionFilter), so an address the policy did not
+// publish is never answered; an external provider cannot answer per query,
+// and such a config is refused.
+//
 // With -node it is a DNS node instead: it never probes, follows a
 // controller's replication endpoints and answers from its copy of the zone,
-// which it keeps serving while the controller is away.
+// which it keeps serving while the controller is away. Answer hooks do not
+// travel with replication: a node registers the same ones from its own
+// config's records and geo block (run it with the controller's file), and
+// answers per query exactly as the controller does.
 //
 //	go run ./examples/gslbd -config examples/gslbd/gslbd.example.yaml
 //	go run ./examples/gslbd -config examples/gslbd/gslbd.example.yaml -check

@@ -80,6 +80,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				note = " (online: not checked; a node reaches only its controller)"
 			}
 			fmt.Fprintf(stdout, "config OK: node following %s, DNS on %s%s\n", cfg.Node.URL, cfg.DNS.Addr, note)
+			for _, r := range cfg.Records {
+				if r.Answer.perQuery() {
+					fmt.Fprintf(stdout, "  %s: answer %s\n", r.Name, answerSummary(cfg, r))
+				}
+			}
 		} else {
 			reach := ""
 			if *online {
@@ -99,6 +104,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			fmt.Fprintf(stdout, "config OK: zone %s, %d records, %d addresses, provider %s, style %s%s\n",
 				cfg.Zone, len(cfg.Records), n, providerName(cfg.Provider.Type), styleName(cfg.Style), reach)
+			for _, r := range cfg.Records {
+				fmt.Fprintf(stdout, "  %s: answer %s\n", r.Name, answerSummary(cfg, r))
+			}
 		}
 		return nil
 	}

@@ -13,8 +13,11 @@ import (
 // node is gslbd's node mode: it never probes. A memory.Replica follows the
 // controller's replication endpoints into a local zone (a snapshot first,
 // then the changes since its version on every interval, at once on a
-// notify), which the embedded DNS server answers from. While the controller
-// is unreachable the node keeps serving its last good copy; after
+// notify), which the embedded DNS server answers from. Records its own
+// config lists with a per-query answer kind (and the geo block) get the
+// same answer hooks as on the controller, choosing among the replicated
+// addresses. While the controller is unreachable the node keeps serving
+// its last good copy; after
 // node.degradedAfter missed syncs (default 2) it reports itself degraded on
 // /readyz, in the /healthz body and in gslbkit_replica_degraded (/healthz
 // itself stays 200: the node still answers).
@@ -25,6 +28,9 @@ type node struct {
 	zone    *memory.Provider
 	replica *memory.Replica
 	notify  *memory.Handler
+	// answers is the answer kind of each name the node answers per query
+	// (its config's records with a per-query kind); fixed.
+	answers map[string]string
 }
 
 // newNode builds a node from a config that passed ValidateNode; client
@@ -34,6 +40,18 @@ func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*
 	var err error
 	if n.zone, err = memory.New(memory.DefaultConfig()); err != nil {
 		return nil, err
+	}
+	// Answer hooks do not travel with replication: the node registers
+	// those of the records its own config lists with a per-query kind.
+	kinds, err := installAnswers(n.zone, cfg)
+	if err != nil {
+		return nil, err
+	}
+	n.answers = map[string]string{}
+	for name, k := range kinds {
+		if k.perQuery() {
+			n.answers[name] = string(k)
+		}
 	}
 	// The node logs the replica's events itself (logEvent), so the
 	// Replica gets no logger of its own: each failed sync is said once.

@@ -228,7 +228,8 @@ func TestOpenAPIDescribesRealResponses(t *testing.T) {
 	ctlSrv := httptest.NewServer(c.handler())
 	defer ctlSrv.Close()
 
-	ncfg, err := ParseConfig([]byte(fmt.Sprintf("zone: example.test.\nreplication: {secret: %s}\nnode: {url: %q, interval: 100ms}\n", secret, ctlSrv.URL+"/replication")))
+	ncfg, err := ParseConfig([]byte(fmt.Sprintf("zone: example.test.\nreplication: {secret: %s}\nnode: {url: %q, interval: 100ms}\n"+
+		"records: [{name: app.example.test., answer: roundRobin, addresses: [{ip: 192.0.2.1}]}]\n", secret, ctlSrv.URL+"/replication")))
 	if err != nil {
 		t.Fatal(err)
 	}

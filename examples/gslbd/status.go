@@ -74,6 +74,9 @@ type statusView struct {
 	Node *replicaView `json:"node,omitempty"`
 	// Names is what a node's copy of the zone answers (node mode only).
 	Names []string `json:"names,omitempty"`
+	// Answers is the answer kind of each name a node answers per query,
+	// by name (node mode only; from the node's own config).
+	Answers map[string]string `json:"answers,omitempty"`
 	// Problems are what /readyz reports (empty: ready).
 	Problems []problem `json:"problems"`
 	// Refresh is how often the page reloads itself.
@@ -405,6 +408,9 @@ func (n *node) status(ctx context.Context) statusView {
 		}
 	}
 	slices.Sort(v.Names)
+	if len(n.answers) > 0 {
+		v.Answers = n.answers
+	}
 	v.Problems = n.met.ready.evaluate(time.Now())
 	return v
 }

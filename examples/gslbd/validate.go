@@ -79,7 +79,7 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return c.validateAnswers(c.Provider.Type)
 }
 
 func (c *Config) validateListeners() error {
@@ -201,6 +201,27 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 			return checkErr(f+".probe", r.check.Type, "interval 10s–300s and timeout 100ms–3s (style recordService)", err)
 		}
 	}
+	if err := checkAddresses(f, r); err != nil {
+		return err
+	}
+	for j, a := range r.Addresses {
+		af := fmt.Sprintf("%s.addresses[%d]", f, j)
+		ip, _ := netip.ParseAddr(a.IP)
+		ip = ip.Unmap()
+		if _, err := r.check.NewProber(probeAddr(a, ip)); err != nil {
+			return badErr(af+".probeAddr", probeAddr(a, ip), "an address the check can probe (host:port, or a check port)", err)
+		}
+	}
+	if _, err := pol.Embedded(r.model(c.Zone, nil)); err != nil {
+		return badErr(f, r.Name, "a record the failover policy accepts", err)
+	}
+	return nil
+}
+
+// checkAddresses checks a record's addresses (f is the record's path):
+// at least one, each a distinct IP, weights 0–65535, regions 1–63
+// characters.
+func checkAddresses(f string, r *RecordSpec) error {
 	if len(r.Addresses) == 0 {
 		return bad(f+".addresses", "[]", "at least one address")
 	}
@@ -224,12 +245,6 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 				return bad(fmt.Sprintf("%s.regions[%d]", af, k), reg, "1–63 characters")
 			}
 		}
-		if _, err := r.check.NewProber(probeAddr(a, ip)); err != nil {
-			return badErr(af+".probeAddr", probeAddr(a, ip), "an address the check can probe (host:port, or a check port)", err)
-		}
-	}
-	if _, err := pol.Embedded(r.model(c.Zone, nil)); err != nil {
-		return badErr(f, r.Name, "a record the failover policy accepts", err)
 	}
 	return nil
 }
@@ -265,7 +280,9 @@ func (r *RecordSpec) model(zone string, h map[netip.Addr]failover.Health) failov
 }
 
 // ValidateNode checks a node-mode configuration: the controller's URL and
-// the shared secret, the sync settings and the DNS listener.
+// the shared secret, the sync settings, the DNS listener, and the records
+// with a per-query answer kind with the geo block (a node registers their
+// answers itself; see installAnswers).
 func (c *Config) ValidateNode() error {
 	if c.Node.Auth.Secret == "" {
 		c.Node.Auth = c.Replication.auth()
@@ -291,7 +308,10 @@ func (c *Config) ValidateNode() error {
 	if c.DNS.Addr == "" {
 		return bad("dns.addr", "", "host:port in node mode (a node serves DNS)")
 	}
-	return c.validateListeners()
+	if err := c.validateListeners(); err != nil {
+		return err
+	}
+	return c.validateNodeAnswers()
 }
 
 // validateAPIAccess checks the API's access settings: a token without

@@ -24,8 +24,11 @@ type recordView struct {
 	DisabledSince *time.Time `json:"disabledSince,omitempty"`
 	// Answer is what the embedded zone holds at the name ("A 192.0.2.1",
 	// "CNAME failover.example.net.").
-	Answer    []string      `json:"answer"`
-	Addresses []addressView `json:"addresses"`
+	Answer []string `json:"answer"`
+	// AnswerKind is how the published addresses are answered per query:
+	// "all", "roundRobin", "weightedRandom", "geo" or "regionFilter".
+	AnswerKind string        `json:"answerKind"`
+	Addresses  []addressView `json:"addresses"`
 }
 
 // addressView is one address with its state and statistics.

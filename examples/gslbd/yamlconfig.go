@@ -312,7 +312,16 @@ func (c *yamlChecker) check(n *yaml.Node, t reflect.Type, path string) error {
 		if err != nil {
 			return err
 		}
+		keyText := reflect.PointerTo(t.Key()).Implements(textUnmarshaler)
 		for _, p := range ps {
+			if keyText {
+				// A key read by its type's UnmarshalText (a prefix, say):
+				// encoding/json would report it without path or line.
+				k := reflect.New(t.Key()).Interface().(encoding.TextUnmarshaler)
+				if err := k.UnmarshalText([]byte(p[0].Value)); err != nil {
+					return &YAMLError{Field: join(path, p[0].Value), Line: p[0].Line, Msg: fmt.Sprintf("key %q: %s", p[0].Value, cleanJSONErr(err))}
+				}
+			}
 			if err := c.check(p[1], t.Elem(), join(path, p[0].Value)); err != nil {
 				return err
 			}

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/provider/memory"
+)
+
+// Per-query answers. The failover policy publishes a record's served
+// addresses into the embedded zone; a record's answer kind then chooses,
+// for each query, which of those published addresses to answer, from the
+// client's subnet (EDNS Client Subnet, else the query's source address).
+// The choice is made by the zone's answer hook (memory.Provider's
+// SetAnswerFunc) with failover's answer functions, so it never answers an
+// address the policy did not publish: a dead or drained address is never
+// chosen. Hooks do not travel with replication or zone transfer: a node
+// registers its own from the records and geo block of its own config.
+
+// AnswerKind says how a record's published addresses are answered per query.
+type AnswerKind string
+
+const (
+	// AnswerAll (also "", the default) answers every published address.
+	AnswerAll AnswerKind = "all"
+	// AnswerRoundRobin answers every published address, rotated by one
+	// position per query (failover.RoundRobin).
+	AnswerRoundRobin AnswerKind = "roundRobin"
+	// AnswerWeightedRandom answers one published address, chosen at random
+	// in proportion to its weight (failover.WeightedRandom); an address of
+	// weight 0 only while no address of positive weight is published.
+	AnswerWeightedRandom AnswerKind = "weightedRandom"
+	// AnswerGeo answers the published addresses of the client's region by
+	// the geo block, else of the nearest region in its preferences that
+	// has any (failover.Geo).
+	AnswerGeo AnswerKind = "geo"
+	// AnswerRegionFilter answers only the published addresses of the
+	// client's region (failover.RegionFilter); none published there, or a
+	// client the geo block does not place: every published address.
+	AnswerRegionFilter AnswerKind = "regionFilter"
+)
+
+const answerKinds = `"all" (or ""), "roundRobin", "weightedRandom", "geo" or "regionFilter"`
+
+// kind is k with "" read as AnswerAll.
+func (k AnswerKind) kind() AnswerKind {
+	if k == "" {
+		return AnswerAll
+	}
+	return k
+}
+
+// usesGeo reports whether the kind places clients with the geo block.
+func (k AnswerKind) usesGeo() bool { return k == AnswerGeo || k == AnswerRegionFilter }
+
+// perQuery reports whether the kind registers an answer hook.
+func (k AnswerKind) perQuery() bool { return k.kind() != AnswerAll }
+
+// validateAnswers checks every record's answer kind, the addresses'
+// weights and regions it relies on, and the geo block; records' names and
+// addresses are already checked (in node mode, those of the records with
+// a per-query kind). providerType is the external provider's type, which
+// cannot answer per query ("" or "embedded": none).
+func (c *Config) validateAnswers(providerType string) error {
+	geoRegions := map[string]bool{} // regions of the addresses of geo records
+	geoUsed := false
+	for i := range c.Records {
+		r := &c.Records[i]
+		f := fmt.Sprintf("records[%d]", i)
+		k := r.Answer.kind()
+		switch k {
+		case AnswerAll, AnswerRoundRobin, AnswerWeightedRandom, AnswerGeo, AnswerRegionFilter:
+		default:
+			for _, known := range []AnswerKind{AnswerAll, AnswerRoundRobin, AnswerWeightedRandom, AnswerGeo, AnswerRegionFilter} {
+				if strings.EqualFold(string(k), string(known)) {
+					return bad(f+".answer", r.Answer, fmt.Sprintf("%s (kinds are case-sensitive: did you mean %q?)", answerKinds, known))
+				}
+			}
+			return bad(f+".answer", r.Answer, answerKinds)
+		}
+		if k.perQuery() && providerType != "" && providerType != "embedded" {
+			return bad(f+".answer", r.Answer, `"all" (or "") with provider.type `+providerType+
+				": the provider answers every published address to every client; per-query answers need provider.type embedded (the embedded zone and gslbd nodes answer them)")
+		}
+		switch {
+		case k == AnswerWeightedRandom:
+			if !slices.ContainsFunc(r.Addresses, func(a AddressSpec) bool { return a.Weight > 0 }) {
+				return bad(f+".addresses", "every weight 0", "at least one address of weight 1–65535 with answer weightedRandom (weight 0 is answered only while no address of positive weight is published; give every address weight 1 for a uniform choice)")
+			}
+		case k.usesGeo():
+			geoUsed = true
+			if c.Geo == nil {
+				return bad(f+".answer", r.Answer, "a top-level geo block (prefixes, preferences, default) with answer "+string(k)+`, or another kind: `+answerKinds)
+			}
+			for _, a := range r.Addresses {
+				for _, reg := range a.Regions {
+					geoRegions[reg] = true
+				}
+			}
+		}
+	}
+	if c.Geo == nil {
+		return nil
+	}
+	if !geoUsed {
+		return bad("geo", "a geo block", `only with a record whose answer is "geo" or "regionFilter" (no record uses it)`)
+	}
+	return c.validateGeo(geoRegions)
+}
+
+// validateGeo checks the geo block against the regions of the addresses
+// of the records that use it: every region it places clients in has
+// addresses or preferences, every preference names a region with
+// addresses, and every geo record has an address in a region it names.
+func (c *Config) validateGeo(addrRegions map[string]bool) error {
+	g := *c.Geo
+	if err := g.Validate(); err != nil {
+		if fe, ok := err.(*failover.FieldError); ok {
+			return &ConfigError{Field: "geo." + fe.Field, Value: fe.Value, Allowed: fe.Allowed, Err: fe.Err}
+		}
+		return badErr("geo", "", "a valid geo block", err)
+	}
+	if len(g.Prefixes) == 0 && g.Default == "" {
+		return bad("geo.prefixes", "{}", "at least one prefix, or a geo.default region: a geo block that places no client changes no answer")
+	}
+	have := sortedKeys(addrRegions)
+	placed := map[string]bool{} // regions clients are placed in
+	for _, r := range g.Prefixes {
+		placed[r] = true
+	}
+	if g.Default != "" {
+		placed[g.Default] = true
+	}
+	known := func(reg string) bool { return addrRegions[reg] || len(g.Preferences[reg]) > 0 }
+	allowed := "a region some address of a geo or regionFilter record is tagged with (" + strings.Join(have, ", ") + "), or one with a geo.preferences entry"
+	prefixes := make([]netip.Prefix, 0, len(g.Prefixes))
+	for p := range g.Prefixes {
+		prefixes = append(prefixes, p)
+	}
+	slices.SortFunc(prefixes, func(a, b netip.Prefix) int {
+		if c := a.Addr().Compare(b.Addr()); c != 0 {
+			return c
+		}
+		return a.Bits() - b.Bits()
+	})
+	for _, p := range prefixes {
+		if reg := g.Prefixes[p]; !known(reg) {
+			return bad(fmt.Sprintf("geo.prefixes[%s]", p), reg, allowed)
+		}
+	}
+	if g.Default != "" && !known(g.Default) {
+		return bad("geo.default", g.Default, allowed)
+	}
+	for _, k := range sortedKeys(g.Preferences) {
+		if !placed[k] {
+			return bad(fmt.Sprintf("geo.preferences[%s]", k), k, "a region geo.prefixes or geo.default places clients in ("+strings.Join(sortedKeys(placed), ", ")+")")
+		}
+		for j, reg := range g.Preferences[k] {
+			if !addrRegions[reg] {
+				return bad(fmt.Sprintf("geo.preferences[%s][%d]", k, j), reg, "a region some address of a geo or regionFilter record is tagged with ("+strings.Join(have, ", ")+")")
+			}
+		}
+	}
+	named := map[string]bool{} // regions an answer can come from
+	for reg := range placed {
+		named[reg] = true
+	}
+	for _, list := range g.Preferences {
+		for _, reg := range list {
+			named[reg] = true
+		}
+	}
+	for i, r := range c.Records {
+		if !r.Answer.kind().usesGeo() {
+			continue
+		}
+		if !slices.ContainsFunc(r.Addresses, func(a AddressSpec) bool {
+			return slices.ContainsFunc(a.Regions, func(reg string) bool { return named[reg] })
+		}) {
+			return bad(fmt.Sprintf("records[%d].addresses", i), "no address in a region of the geo block",
+				"at least one address tagged with a region geo places clients in or prefers ("+strings.Join(sortedKeys(named), ", ")+")")
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// validateNodeAnswers checks, in node mode, the records that have a
+// per-query answer kind: a node answers them as the controller would (see
+// installAnswers); their probes and the rest are the controller's
+// business and are not read. A record without one is ignored.
+func (c *Config) validateNodeAnswers() error {
+	seen := map[string]bool{}
+	for i := range c.Records {
+		r := &c.Records[i]
+		if !r.Answer.perQuery() {
+			continue
+		}
+		f := fmt.Sprintf("records[%d]", i)
+		if err := dnsname.Check(r.Name); err != nil || r.Name == "" {
+			return badErr(f+".name", r.Name, "a DNS name inside one of node.zones", err)
+		}
+		r.Name = dnsname.Fqdn(strings.ToLower(r.Name))
+		if !slices.ContainsFunc(c.Node.Zones, func(z string) bool {
+			z = dnsname.Fqdn(strings.ToLower(z))
+			return dnsname.InZone(r.Name, z) && r.Name != z
+		}) {
+			return bad(f+".name", r.Name, "a name below one of node.zones ("+strings.Join(c.Node.Zones, ", ")+")")
+		}
+		if seen[r.Name] {
+			return bad(f+".name", r.Name, "each name once")
+		}
+		seen[r.Name] = true
+		if err := checkAddresses(f, r); err != nil {
+			return err
+		}
+	}
+	return c.validateAnswers("")
+}
+
+// installAnswers registers, on zone, the answer hook of every record of
+// cfg (validated) with a per-query answer kind, and returns each record's
+// kind by name.
+func installAnswers(zone *memory.Provider, cfg Config) (map[string]AnswerKind, error) {
+	var loc *failover.Locator
+	if cfg.Geo != nil {
+		var err error
+		if loc, err = failover.NewLocator(*cfg.Geo); err != nil {
+			return nil, err
+		}
+	}
+	kinds := map[string]AnswerKind{}
+	for _, r := range cfg.Records {
+		k := r.Answer.kind()
+		kinds[r.Name] = k
+		m := r.model(cfg.Zone, nil)
+		var f failover.AnswerFunc
+		switch k {
+		case AnswerRoundRobin:
+			f = failover.RoundRobin()
+		case AnswerWeightedRandom:
+			f = failover.WeightedRandom(m.Weights(), nil)
+		case AnswerGeo:
+			f = failover.Geo(loc, m.Tags())
+		case AnswerRegionFilter:
+			f = failover.RegionFilter(loc, m.Tags())
+		default:
+			continue
+		}
+		zone.SetAnswerFunc(r.Name, memory.AnswerFunc(f))
+	}
+	return kinds, nil
+}
+
+// answerSummary says, for -check, how a record is answered per query, e.g.
+// "weightedRandom (weights 192.0.2.1=3, 192.0.2.2=1)" or "geo (regions
+// eu-west, us-east; 3 prefixes, default us-east)".
+func answerSummary(cfg Config, r RecordSpec) string {
+	k := r.Answer.kind()
+	var parts []string
+	switch k {
+	case AnswerAll:
+		return "all (every published address)"
+	case AnswerWeightedRandom:
+		for _, a := range r.Addresses {
+			parts = append(parts, fmt.Sprintf("%s=%d", a.IP, a.Weight))
+		}
+		return fmt.Sprintf("%s (one address per query; weights %s)", k, strings.Join(parts, ", "))
+	case AnswerGeo, AnswerRegionFilter:
+		regs := map[string]bool{}
+		for _, a := range r.Addresses {
+			for _, reg := range a.Regions {
+				regs[reg] = true
+			}
+		}
+		s := fmt.Sprintf("%s (regions %s", k, strings.Join(sortedKeys(regs), ", "))
+		if cfg.Geo != nil {
+			s += fmt.Sprintf("; %d prefixes", len(cfg.Geo.Prefixes))
+			if cfg.Geo.Default != "" {
+				s += ", default " + cfg.Geo.Default
+			}
+		}
+		return s + ")"
+	}
+	return string(k) + " (every published address, rotated per query)"
+}
