@@ -101,7 +101,7 @@ func TestGeoAnswersByClientSubnet(t *testing.T) {
 	check("geo.example.test.", farClient, "192.0.2.4")
 	check("geo.example.test.", netip.Prefix{}, "192.0.2.4") // source 127.0.0.1: no prefix, the default
 	check("geo.example.test.", netip.MustParsePrefix("198.51.100.0/25"), "192.0.2.1", "192.0.2.2")
-	check("rf.example.test.", euClient, "192.0.2.1", "192.0.2.2")
+	waitFor(t, guard, "regionFilter record published", is("rf.example.test.", euClient, "192.0.2.1", "192.0.2.2"))
 	check("rf.example.test.", usClient, "192.0.2.3")
 
 	bs[0].down.Store(true)
@@ -176,6 +176,7 @@ func TestWeightedRandomAnswers(t *testing.T) {
 	d := startDaemon(t, weightedYAML("", bs))
 	guard := 60 * time.Second
 	waitFor(t, guard, "rr answers all three", func() bool { return len(ask(t, d.dns, "rr.example.test.", netip.Prefix{})) == 3 })
+	waitFor(t, guard, "w published", func() bool { return len(ask(t, d.dns, "w.example.test.", netip.Prefix{})) > 0 })
 
 	const n = 200 // P(no .2 in 200 draws at 1/4) = 0.75^200 ≈ 1e-25
 	seen := countAnswers(t, d.dns, "w.example.test.", n)
@@ -196,10 +197,15 @@ func TestWeightedRandomAnswers(t *testing.T) {
 		t.Errorf("roundRobin: three queries led with %v, want each address once", firsts)
 	}
 
+	published := func(want ...string) func() bool {
+		return func() bool {
+			_, body := get(t, d.http, "/api/records/w.example.test.")
+			var v recordView
+			return json.Unmarshal([]byte(body), &v) == nil && slices.Equal(sorted(v.Answer), want)
+		}
+	}
 	bs[0].down.Store(true)
-	waitFor(t, guard, ".1 left the published set", func() bool {
-		return !slices.Contains(ask(t, d.dns, "rr.example.test.", netip.Prefix{}), "192.0.2.1")
-	})
+	waitFor(t, guard, ".1 left w's published set", published("A 192.0.2.2", "A 192.0.2.3"))
 	if seen := countAnswers(t, d.dns, "w.example.test.", 50); seen["192.0.2.2"] != 50 {
 		t.Errorf("with .1 down: %v, want only .2 (.3 has weight 0)", seen)
 	}
@@ -239,6 +245,7 @@ func TestNodeServesPerQueryAnswers(t *testing.T) {
 			t.Errorf("node: geo for %v: %v, want %v", c.ecs, got, c.want)
 		}
 	}
+	waitFor(t, guard, "node has the weighted record", func() bool { return len(ask(t, node.dns, "w.example.test.", netip.Prefix{})) > 0 })
 	seen := countAnswers(t, node.dns, "w.example.test.", 100)
 	if seen["192.0.2.8"] == 0 || seen["192.0.2.9"] == 0 || len(seen) != 2 {
 		t.Errorf("node: weightedRandom over 100 queries: %v, want .8 and .9", seen)
