@@ -93,6 +93,9 @@ func (c *Config) validateAnswers(providerType string) error {
 			}
 		case k.usesGeo():
 			geoUsed = true
+			if c.Policy.Strategy.Kind == failover.Priority {
+				return bad(f+".answer", r.Answer, "a kind other than geo and regionFilter with policy.strategy priority (it publishes one region's addresses at a time, leaving nothing to choose by region), or policy.strategy allHealthy or weighted")
+			}
 			if c.Geo == nil {
 				return bad(f+".answer", r.Answer, "a top-level geo block (prefixes, preferences, default) with answer "+string(k)+`, or another kind: `+answerKinds)
 			}

@@ -70,14 +70,14 @@ func geoYAML(extra string, bs []*backend) string {
 	}
 	return controllerYAML(extra+`
 geo:
-  prefixes: {"198.51.100.0/24": eu, "203.0.113.0/24": us}
+  prefixes: {"198.51.100.0/24": eu, "203.0.113.0/24": us, "2001:db8:5::/48": us}
   preferences: {eu: [us, ap], us: [eu]}
   default: ap`, recs.String())
 }
 
 // TestGeoAnswersByClientSubnet runs gslbd with a geo record and a
 // regionFilter record: queries carrying EDNS Client Subnet from two
-// regions' prefixes get their region's addresses, a client outside every
+// regions' prefixes (IPv4 and IPv6) get their region's addresses, a client outside every
 // prefix (or without ECS, from 127.0.0.1) gets the default region's, and
 // when a region's addresses fail the geo answer falls back along the
 // region's preferences while regionFilter answers every healthy address.
@@ -98,6 +98,7 @@ func TestGeoAnswersByClientSubnet(t *testing.T) {
 	// Every address had its first result before the first publication
 	// (startup hold): the zone holds all four from here on.
 	check("geo.example.test.", usClient, "192.0.2.3")
+	check("geo.example.test.", netip.MustParsePrefix("2001:db8:5:1::/64"), "192.0.2.3") // an IPv6 client subnet, an A query
 	check("geo.example.test.", farClient, "192.0.2.4")
 	check("geo.example.test.", netip.Prefix{}, "192.0.2.4") // source 127.0.0.1: no prefix, the default
 	check("geo.example.test.", netip.MustParsePrefix("198.51.100.0/25"), "192.0.2.1", "192.0.2.2")
@@ -288,6 +289,7 @@ records:
 		{"kind in the wrong case", cfg("answer: WeightedRandom", "1", ""), "records[0].answer", "WeightedRandom"},
 		{"geo without a geo block", cfg("answer: geo", "1", ""), "records[0].answer", "geo"},
 		{"regionFilter without a geo block", cfg("answer: regionFilter", "1", ""), "records[0].answer", "regionFilter"},
+		{"geo with the priority strategy", cfg("answer: geo", "1", geo+"policy: {strategy: {kind: priority}}\n"), "records[0].answer", "geo"},
 		{"geo block without a geo record", cfg("answer: weightedRandom", "1", geo), "geo", "a geo block"},
 		{"weightedRandom with every weight 0", strings.Replace(cfg("answer: weightedRandom", "0", ""), "weight: 1}", "weight: 0}", 1), "records[0].addresses", "every weight 0"},
 		{"per-query answers with an external provider", cfg("answer: roundRobin", "1", "provider: {type: rfc2136, rfc2136: {server: \"127.0.0.1:53\"}}\n"), "records[0].answer", "roundRobin"},
