@@ -464,3 +464,53 @@ func TestCheckPrintsAnswerKinds(t *testing.T) {
 		t.Fatalf("per-query answer with rfc2136: %v", err)
 	}
 }
+
+// TestAnswerHooksAllocateNothing: the hooks gslbd registers for
+// weightedRandom and geo records (the library's, unwrapped) answer queries
+// with EDNS Client Subnet on the embedded zone's fast path with no
+// allocation per query, the geo region's addresses adjacent or not.
+func TestAnswerHooksAllocateNothing(t *testing.T) {
+	c := newTestController(t, `zone: example.test.
+records:
+  - name: w.example.test.
+    answer: weightedRandom
+    addresses:
+      - {ip: 192.0.2.1, weight: 3, probeAddr: "10.0.0.1:80"}
+      - {ip: 192.0.2.2, weight: 1, probeAddr: "10.0.0.2:80"}
+  - name: g.example.test.
+    answer: geo
+    addresses:
+      - {ip: 192.0.2.1, regions: [eu], probeAddr: "10.0.0.1:80"}
+      - {ip: 192.0.2.2, regions: [us], probeAddr: "10.0.0.2:80"}
+      - {ip: 192.0.2.3, regions: [eu], probeAddr: "10.0.0.3:80"}
+geo:
+  prefixes: {"198.51.100.0/24": eu, "203.0.113.0/24": us}
+  default: us
+`)
+	buf := make([]byte, 4096)
+	src := netip.MustParseAddr("127.0.0.1")
+	for _, tc := range []struct {
+		name string
+		ecs  string
+		want int
+	}{{"w.example.test.", "198.51.100.0/24", 1}, {"g.example.test.", "198.51.100.0/24", 2}, {"g.example.test.", "203.0.113.0/24", 1}} {
+		m := new(dns.Msg)
+		m.SetQuestion(tc.name, dns.TypeA)
+		o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
+		o.SetUDPSize(1232)
+		p := netip.MustParsePrefix(tc.ecs)
+		o.Option = []dns.EDNS0{&dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: uint8(p.Bits()), Address: net.IP(p.Addr().AsSlice())}}
+		m.Extra = []dns.RR{o}
+		q, err := m.Pack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := new(dns.Msg)
+		if err := r.Unpack(c.zone.RespondUDP(q, buf, src)); err != nil || len(r.Answer) != tc.want {
+			t.Fatalf("%s for %s: %v (%v), want %d addresses", tc.name, tc.ecs, r.Answer, err, tc.want)
+		}
+		if allocs := testing.AllocsPerRun(200, func() { c.zone.RespondUDP(q, buf, src) }); allocs != 0 {
+			t.Errorf("%s for %s: %v allocations per query, want 0", tc.name, tc.ecs, allocs)
+		}
+	}
+}
