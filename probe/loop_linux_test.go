@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -272,6 +273,39 @@ func TestLoopTCP(t *testing.T) {
 	assert.Equal(t, KindRefused, got.Kind)
 
 	tcpCheckNotAccepted(t, func(t *testing.T, p *TCP) Result { return loopRun(t, p, 5*time.Second) })
+}
+
+// TestLoopConnectSyscalls: a connect that succeeded costs no getsockopt
+// (the writable event says so); a refused one reads its error with one.
+// Both the TCP check and the HTTP check go through it.
+func TestLoopConnectSyscalls(t *testing.T) {
+	var calls atomic.Int64
+	defer func(f func(int) syscall.Errno) { loopSoError = f }(loopSoError)
+	loopSoError = func(fd int) syscall.Errno { calls.Add(1); return rawSoError(fd) }
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	tc, err := NewTCP(ln.Addr().String(), TCPConfig{})
+	require.NoError(t, err)
+	for i := range 3 {
+		r := loopRun(t, tc, 5*time.Second)
+		require.Equal(t, Pass, r.Status, "probe %d: %s", i, r.Detail)
+	}
+	h, err := NewHTTP(probersTCPServer(t, func(c net.Conn, _ <-chan struct{}) {
+		probersReadRequest(c)
+		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+	}), DefaultHTTPConfig())
+	require.NoError(t, err)
+	r := loopRun(t, h, 5*time.Second)
+	require.Equal(t, Pass, r.Status, r.Detail)
+	assert.Zero(t, calls.Load(), "getsockopt calls for connects that succeeded")
+
+	refused, err := NewTCP(probersClosedPort(t), TCPConfig{})
+	require.NoError(t, err)
+	r = loopRun(t, refused, 5*time.Second)
+	assert.Equal(t, KindRefused, r.Kind, r.Detail)
+	assert.Equal(t, int64(1), calls.Load(), "getsockopt calls for a refused connect")
 }
 
 // loopPollFDs counts the process's open epoll sets and pipes.
