@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Where one engine's CPU goes, per probe: system calls by name, context
+# switches and CPU time per probe counted at the target, for HAProxy or
+# gslbprobe alone against the target server.
+#
+#   profile.sh ENGINE N MODE SECONDS     # ENGINE: haproxy or gslbkit; MODE: http or tcp
+#
+# Starts the target server with N listeners (TARGET_CPU, core 0), then the
+# engine (CHECK_CPU, core 1; 1 s interval and timeout), waits WARMUP (5)
+# seconds, then counts for SECONDS, with `perf stat` on the engine's PID:
+# every system call it enters (the syscalls:sys_enter_* tracepoints), its
+# task clock and context switches, and the probes counted at the target (TCP:
+# SYNs, which needs root for the packet socket; HTTP: requests answered). It
+# prints each count per probe. A tracepoint count costs the engine little, so
+# the figures are those of a normal run; wall-clock and CPU-time figures still
+# depend on how quiet the machine is, the system-call counts do not.
+#
+# PERF_EVENTS adds events to the perf stat list (comma-separated). GSLBPROBE_FLAGS
+# passes flags to gslbprobe (e.g. "-cpuprofile /tmp/cpu.pprof"). BIN: prebuilt
+# target and gslbprobe (default: built into a temporary directory). BASE=30000
+# and CONTROL_PORT=32767, HAProxy's unused listener CONTROL_PORT - 1: clear of
+# run.sh's (20000 on) and one.sh's (5000 on) ports and below the ephemeral
+# port range (/proc/sys/net/ipv4/ip_local_port_range, usually from 32768),
+# where a probe's own source port can take a target's port first; so N up to
+# 2,766 by default. For more, choose a free range (e.g. BASE=40000 with
+# ip_local_port_range moved above it).
+set -euo pipefail
+
+if [ $# -lt 4 ]; then
+  echo "usage: $0 haproxy|gslbkit N http|tcp SECONDS" >&2
+  exit 2
+fi
+engine=$1 n=$2 mode=$3 secs=$4
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BASE=${BASE:-30000}
+CONTROL_PORT=${CONTROL_PORT:-32767}
+WARMUP=${WARMUP:-5}
+TARGET_CPU=${TARGET_CPU-0}
+CHECK_CPU=${CHECK_CPU-1}
+CHECK_ENV=${CHECK_ENV:-}
+GSLBPROBE_FLAGS=${GSLBPROBE_FLAGS:-}
+PERF_EVENTS=${PERF_EVENTS:-}
+
+command -v perf >/dev/null || { echo "perf is missing (apt-get install linux-perf)" >&2; exit 1; }
+
+. "$HERE/lib.sh"
+
+BIN=${BIN:-}
+if [ -z "$BIN" ]; then
+  BIN=$WORK
+  build_bins "$BIN"
+fi
+
+count() { # MODE: the target's probe count (TCP: SYNs, else accepted; HTTP: answered)
+  local line a h s
+  exec 3<>"/dev/tcp/127.0.0.1/$CONTROL_PORT"
+  printf 'GET /count HTTP/1.0\r\n\r\n' >&3
+  line=$(tail -n 1 <&3)
+  exec 3<&- 3>&-
+  read -r a h s <<<"$line"
+  if [ "$1" = http ]; then echo "$h"; elif [ "$s" -ge 0 ]; then echo "$s"; else echo "$a"; fi
+}
+
+"${PIN_TARGET[@]}" "$BIN/target" -n "$n" -base "$BASE" -control "127.0.0.1:$CONTROL_PORT" >"$WORK/target.out" 2>&1 &
+PIDS+=($!)
+wait_ready "$WORK/target.out" "${PIDS[0]}"
+
+case "$engine" in
+haproxy)
+  {
+    printf 'global\n  nbthread 1\ndefaults\n  mode %s\n  timeout connect 1s\n  timeout check 1s\n  timeout client 10s\n  timeout server 10s\n' "$mode"
+    printf 'frontend unused\n  bind 127.0.0.1:%d\n  default_backend checks\nbackend checks\n' $((CONTROL_PORT - 1))
+    [ "$mode" = http ] && printf '  option httpchk GET /\n'
+    printf '  default-server check inter 1s fall 3 rise 2\n'
+    for ((i = 0; i < n; i++)); do printf '  server s%d 127.0.0.1:%d\n' "$i" $((BASE + i)); done
+  } >"$WORK/haproxy.cfg"
+  "${PIN_CHECK[@]}" haproxy -db -f "$WORK/haproxy.cfg" >"$WORK/engine.out" 2>&1 &
+  pid=$!
+  ;;
+gslbkit)
+  # shellcheck disable=SC2086
+  "${PIN_CHECK[@]}" "${GP_ENV[@]}" "$BIN/gslbprobe" -n "$n" -base "$BASE" -mode "$mode" \
+    -interval 1s -timeout 1s -workers $((n / 5 > 256 ? n / 5 : 256)) $GSLBPROBE_FLAGS >"$WORK/engine.out" 2>&1 &
+  pid=$!
+  wait_ready "$WORK/engine.out" "$pid"
+  ;;
+*)
+  echo "engine $engine: want haproxy or gslbkit" >&2
+  exit 2
+  ;;
+esac
+PIDS+=("$pid")
+sleep "$WARMUP"
+
+events=task-clock,context-switches,raw_syscalls:sys_enter
+for s in socket setsockopt getsockopt fcntl connect epoll_ctl epoll_wait epoll_pwait \
+  read write recvfrom sendto close futex nanosleep clock_gettime getpid tgkill timerfd_settime; do
+  events+=",syscalls:sys_enter_$s"
+done
+[ -n "$PERF_EVENTS" ] && events+=",$PERF_EVENTS"
+# The probes are counted by the command perf runs, so inside its window.
+export -f count
+export CONTROL_PORT
+perf stat -x, -e "$events" -p "$pid" -o "$WORK/perf.csv" -- \
+  bash -c 'count "$1" >"$2/p0" && sleep "$3" && count "$1" >"$2/p1"' _ "$mode" "$WORK" "$secs"
+probes=$(($(cat "$WORK/p1") - $(cat "$WORK/p0")))
+kill "$pid"
+wait "$pid" 2>/dev/null || true
+echo "$engine N=$n $mode: $probes probes in ${secs} s at the target ($(awk -v p="$probes" -v n="$n" -v s="$secs" 'BEGIN {printf "%.1f", 100 * p / (n * s)}') % of the rate)"
+awk -F, -v p="$probes" '
+  /^#/ || NF < 3 { next }
+  { v = $1; name = $3; sub(/^syscalls:sys_enter_/, "", name) }
+  v == "<not counted>" || v == "<not supported>" { next }
+  name == "task-clock" { printf "  %-22s %10.2f us per probe\n", "CPU (task clock)", v * 1000 / p; next }
+  v + 0 > 0 { printf "  %-22s %10.3f per probe\n", name, v / p }
+' "$WORK/perf.csv"
+[ "$engine" = gslbkit ] && grep -v '^ready$' "$WORK/engine.out" >&2 || true
