@@ -199,8 +199,7 @@ type monTarget struct {
 	prober Prober
 	mach   Machine
 
-	due time.Time
-	seq uint64 // heap tie-breaker
+	due time.Time // when the next probe is due (its heap key while queued)
 	// cancel cancels the running probe of the current generation; nil when
 	// none runs.
 	cancel func()

@@ -6,12 +6,24 @@ import "time"
 // by due time (ties broken by the order they were pushed, so targets due at
 // the same instant are probed first come, first served). Each target records
 // its own index, so removal and re-keying are O(log n) without a search.
+// Each entry keeps its due time and tie-breaker beside the target pointer,
+// so sifting compares entries of the array without reading the targets
+// (scattered in memory, one cache miss each).
 //
 // The heap is not safe for concurrent use; the Monitor guards it with its
 // mutex. It allocates only when its backing array grows.
 type monHeap struct {
-	items []*monTarget
-	seq   uint64 // push counter for stable ordering of equal due times
+	items []monHeapItem
+	seq   uint64    // push counter for stable ordering of equal due times
+	base  time.Time // the first due time pushed: keys are offsets from it
+}
+
+// monHeapItem is one queued target: key is its due time as an offset from
+// monHeap.base (time.Time.Sub, so the monotonic clock where both have it).
+type monHeapItem struct {
+	key int64
+	seq uint64
+	t   *monTarget
 }
 
 // monNotQueued is the index of a target that is not in the heap.
@@ -25,16 +37,18 @@ func (h *monHeap) peek() *monTarget {
 	if len(h.items) == 0 {
 		return nil
 	}
-	return h.items[0]
+	return h.items[0].t
 }
 
 // push queues t at due. t must not be queued already.
 func (h *monHeap) push(t *monTarget, due time.Time) {
 	t.due = due
+	if h.base.IsZero() {
+		h.base = due
+	}
 	h.seq++
-	t.seq = h.seq
 	t.idx = int32(len(h.items))
-	h.items = append(h.items, t)
+	h.items = append(h.items, monHeapItem{key: int64(due.Sub(h.base)), seq: h.seq, t: t})
 	h.up(int(t.idx))
 }
 
@@ -44,9 +58,9 @@ func (h *monHeap) pop() *monTarget {
 	if n == 0 {
 		return nil
 	}
-	t := h.items[0]
+	t := h.items[0].t
 	h.swap(0, n-1)
-	h.items[n-1] = nil
+	h.items[n-1] = monHeapItem{}
 	h.items = h.items[:n-1]
 	if n > 1 {
 		h.down(0)
@@ -58,14 +72,14 @@ func (h *monHeap) pop() *monTarget {
 // remove takes t out of the heap if it is queued.
 func (h *monHeap) remove(t *monTarget) {
 	i := int(t.idx)
-	if i < 0 || i >= len(h.items) || h.items[i] != t {
+	if i < 0 || i >= len(h.items) || h.items[i].t != t {
 		return
 	}
 	n := len(h.items) - 1
 	if i != n {
 		h.swap(i, n)
 	}
-	h.items[n] = nil
+	h.items[n] = monHeapItem{}
 	h.items = h.items[:n]
 	if i != n {
 		if !h.down(i) {
@@ -76,17 +90,17 @@ func (h *monHeap) remove(t *monTarget) {
 }
 
 func (h *monHeap) less(i, j int) bool {
-	a, b := h.items[i], h.items[j]
-	if !a.due.Equal(b.due) {
-		return a.due.Before(b.due)
+	a, b := &h.items[i], &h.items[j]
+	if a.key != b.key {
+		return a.key < b.key
 	}
 	return a.seq < b.seq
 }
 
 func (h *monHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].idx = int32(i)
-	h.items[j].idx = int32(j)
+	h.items[i].t.idx = int32(i)
+	h.items[j].t.idx = int32(j)
 }
 
 func (h *monHeap) up(i int) {

@@ -71,8 +71,11 @@ func TestSchedHeapMatchesModel(t *testing.T) {
 				t.Fatalf("len %d, model %d", h.Len(), len(model))
 			}
 			for i, it := range h.items {
-				if int(it.idx) != i {
-					t.Fatalf("item %s at %d records index %d", it.id, i, it.idx)
+				if int(it.t.idx) != i {
+					t.Fatalf("item %s at %d records index %d", it.t.id, i, it.t.idx)
+				}
+				if !it.t.due.Equal(h.base.Add(time.Duration(it.key))) {
+					t.Fatalf("item %s at %d: key %d for due %v (base %v)", it.t.id, i, it.key, it.t.due, h.base)
 				}
 			}
 		}
