@@ -324,25 +324,17 @@ func (s *Server) serveBurst(tc *tcpConn, st *tcpState, hdr [2]byte) bool {
 	copy(st.buf, hdr[:])
 	st.data = st.buf[:2]
 	for len(st.data) > 0 {
-		// Read until data holds a whole message.
+		// Read until data holds a length, then the whole message (a client
+		// may split anywhere, the length itself included).
+		if !s.fill(tc, st, 2) {
+			return false
+		}
 		n := 2 + int(binary.BigEndian.Uint16(st.data))
 		if n < 2+12 {
 			return false // not even a header: nothing to answer, nothing to resynchronise on
 		}
-		for len(st.data) < n {
-			if cap(st.buf)-len(st.data) < min(n-len(st.data), tcpChunk) {
-				// A large message: grow with what arrives.
-				nb := make([]byte, len(st.data), len(st.data)+max(min(n-len(st.data), tcpChunk), min(n, 2*cap(st.buf))-len(st.data)))
-				copy(nb, st.data)
-				st.release()
-				st.buf = nb[:cap(nb)]
-				st.data = st.buf[:len(nb)]
-			}
-			m, err := tc.c.Read(st.buf[len(st.data):cap(st.buf)])
-			st.data = st.buf[:len(st.data)+m]
-			if err != nil && len(st.data) < n {
-				return false
-			}
+		if !s.fill(tc, st, n) {
+			return false
 		}
 		// Answer every whole message read.
 		off := 0
@@ -405,6 +397,27 @@ func (s *Server) serveBurst(tc *tcpConn, st *tcpState, hdr [2]byte) bool {
 			if err := st.arm(now, &st.rdl, tc.c.SetReadDeadline); err != nil {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// fill reads until st.data holds at least need bytes, growing the buffer
+// with what arrives (at most tcpChunk more at a time) for a large message;
+// false means the connection failed or ended first.
+func (s *Server) fill(tc *tcpConn, st *tcpState, need int) bool {
+	for len(st.data) < need {
+		if cap(st.buf)-len(st.data) < min(need-len(st.data), tcpChunk) {
+			nb := make([]byte, len(st.data), len(st.data)+max(min(need-len(st.data), tcpChunk), min(need, 2*cap(st.buf))-len(st.data)))
+			copy(nb, st.data)
+			st.release()
+			st.buf = nb[:cap(nb)]
+			st.data = st.buf[:len(nb)]
+		}
+		m, err := tc.c.Read(st.buf[len(st.data):cap(st.buf)])
+		st.data = st.buf[:len(st.data)+m]
+		if err != nil && len(st.data) < need {
+			return false
 		}
 	}
 	return true

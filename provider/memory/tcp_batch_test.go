@@ -1,9 +1,11 @@
 package memory
 
 import (
+	"bytes"
 	"encoding/binary"
 	"io"
 	"net"
+	"net/netip"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -122,5 +124,77 @@ func TestServerTCPTrickleTimesOut(t *testing.T) {
 			t.Errorf("closed %v after the trickle began, want within the idle timeout %v", took, cfg.TCPIdleTimeout)
 		}
 		client.Close()
+	})
+}
+
+// scriptConn is a net.Conn that reads in, chunk bytes at a time, then
+// io.EOF, and collects what is written.
+type scriptConn struct {
+	in    []byte
+	chunk int
+	out   bytes.Buffer
+}
+
+func (c *scriptConn) Read(b []byte) (int, error) {
+	if len(c.in) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b[:min(len(b), c.chunk)], c.in)
+	c.in = c.in[n:]
+	return n, nil
+}
+func (c *scriptConn) Write(b []byte) (int, error) { return c.out.Write(b) }
+func (c *scriptConn) Close() error                { return nil }
+func (c *scriptConn) LocalAddr() net.Addr         { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 53} }
+func (c *scriptConn) RemoteAddr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
+}
+func (c *scriptConn) SetDeadline(time.Time) error      { return nil }
+func (c *scriptConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *scriptConn) SetWriteDeadline(time.Time) error { return nil }
+
+// FuzzServeTCPStream feeds an arbitrary byte stream, in chunks of any size,
+// to one TCP connection: the server must not panic, and what it writes must
+// be, in order, the framed replies RespondTCP gives to each whole message
+// up to the first one shorter than a DNS header (where it closes).
+func FuzzServeTCPStream(f *testing.F) {
+	s, err := NewServer(fastFixture(f), DefaultServerConfig(), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	seed := func(names ...string) []byte {
+		var b []byte
+		for i, n := range names {
+			m := new(dns.Msg)
+			m.SetQuestion(n, dns.TypeA)
+			m.Id = uint16(i)
+			q, _ := m.Pack()
+			b = append(b, byte(len(q)>>8), byte(len(q)))
+			b = append(b, q...)
+		}
+		return b
+	}
+	f.Add(seed("www.example.test.", "nope.example.test.", "dyn.hooks.test."), uint8(7))
+	f.Add(seed("www.example.test."), uint8(0))
+	f.Add(append(seed("www.example.test."), 0, 5, 1, 2, 3), uint8(255))
+	f.Add([]byte{0xFF, 0xFF, 1, 2, 3}, uint8(3))
+	f.Fuzz(func(t *testing.T, stream []byte, chunk uint8) {
+		c := &scriptConn{in: append([]byte(nil), stream...), chunk: int(chunk) + 1}
+		s.serveConn(&tcpConn{c: c, src: netip.MustParseAddr("127.0.0.1")})
+		var want []byte
+		for rest := stream; len(rest) >= 2; {
+			n := int(binary.BigEndian.Uint16(rest))
+			if n < 12 || len(rest) < 2+n {
+				break
+			}
+			if r := s.p.RespondTCP(rest[2:2+n], nil, netip.MustParseAddr("127.0.0.1")); r != nil {
+				want = append(want, byte(len(r)>>8), byte(len(r)))
+				want = append(want, r...)
+			}
+			rest = rest[2+n:]
+		}
+		if !bytes.Equal(c.out.Bytes(), want) {
+			t.Fatalf("stream %x in chunks of %d:\nwrote %x\nwant  %x", stream, c.chunk, c.out.Bytes(), want)
+		}
 	})
 }
