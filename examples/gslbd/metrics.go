@@ -132,6 +132,7 @@ type dnsCollector struct {
 	srv                                  atomic.Pointer[memory.Server]
 	queries, open, limit                 *prometheus.Desc
 	accepted, evicted, refused, accFails *prometheus.Desc
+	panics                               *prometheus.Desc
 }
 
 func newDNSCollector() *dnsCollector {
@@ -146,6 +147,7 @@ func newDNSCollector() *dnsCollector {
 		evicted:  d("gslbkit_dns_tcp_evicted_total", "TCP connections closed, idle longest, to make room at a full table."),
 		refused:  d("gslbkit_dns_tcp_refused_total", "TCP connections closed at once: table full of busy connections, or the per-source limit."),
 		accFails: d("gslbkit_dns_tcp_accept_errors_total", "Failed TCP accepts (out of descriptors, for instance), each followed by a back-off."),
+		panics:   d("gslbkit_dns_panics_total", "Recovered panics while answering (bugs): where=\"server\" cost the query its reply, where=\"answer_hook\" answered with every record.", "where"),
 	}
 }
 
@@ -153,7 +155,7 @@ func newDNSCollector() *dnsCollector {
 func (c *dnsCollector) serve(srv *memory.Server) { c.srv.Store(srv) }
 
 func (c *dnsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.queries, c.open, c.limit, c.accepted, c.evicted, c.refused, c.accFails} {
+	for _, d := range []*prometheus.Desc{c.queries, c.open, c.limit, c.accepted, c.evicted, c.refused, c.accFails, c.panics} {
 		ch <- d
 	}
 }
@@ -180,6 +182,8 @@ func (c *dnsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.evicted, prometheus.CounterValue, float64(st.TCPEvicted))
 	ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(st.TCPRefused))
 	ch <- prometheus.MustNewConstMetric(c.accFails, prometheus.CounterValue, float64(st.AcceptErrors))
+	ch <- prometheus.MustNewConstMetric(c.panics, prometheus.CounterValue, float64(st.Panics), "server")
+	ch <- prometheus.MustNewConstMetric(c.panics, prometheus.CounterValue, float64(st.HookPanics), "answer_hook")
 }
 
 // reconcilerObserver turns the events of the reconciler publishing to name

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 
@@ -30,6 +31,36 @@ import (
 // the queried name is used, else the one for the wildcard's name, else the
 // zone's.
 type AnswerFunc func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record
+
+// callHook asks f, turning a panic into "no opinion" (nil): a hook's bug
+// must not take the DNS server down with it. The panic is counted in
+// HookPanics.
+func (p *Provider) callHook(f AnswerFunc, client netip.Prefix, name, qtype string, rrs []libdns.Record) (out []libdns.Record) {
+	defer p.recoverHook(&out, name, qtype) // a method, not a closure: nothing to allocate per query
+	return f(client, name, qtype, rrs)
+}
+
+// recoverHook is callHook's deferred half.
+func (p *Provider) recoverHook(out *[]libdns.Record, name, qtype string) {
+	if v := recover(); v != nil {
+		p.hookPanics.Add(1)
+		msg := fmt.Sprintf("answer hook for %s %s panicked: %v", name, qtype, v)
+		p.lastHookPanic.Store(&msg)
+		*out = nil
+	}
+}
+
+// HookPanics returns how many times an answer hook panicked, and the
+// latest panic as text ("" when none did). A hook that panics is taken to
+// have no opinion: the query is answered with every record the zone holds
+// for it, so a bug in a hook degrades answers instead of stopping the
+// server; watch this count to find such bugs.
+func (p *Provider) HookPanics() (n uint64, last string) {
+	if m := p.lastHookPanic.Load(); m != nil {
+		last = *m
+	}
+	return p.hookPanics.Load(), last
+}
 
 // hookTable is the immutable set of answer hooks.
 type hookTable struct {

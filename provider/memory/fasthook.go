@@ -32,6 +32,7 @@ import (
 
 // hookedEntry is what the fast path keeps for one hooked question.
 type hookedEntry struct {
+	p     *Provider // asks the hook (Provider.callHook)
 	f     AnswerFunc
 	name  string          // the owner name handed to f (lower case, fully qualified)
 	typ   string          // "A", "AAAA" or "TXT"
@@ -47,7 +48,7 @@ type hookedEntry struct {
 // newHookedEntry builds the entry for the question in key (lower case, wire
 // form: name, type, class) from reply, the general path's packed answer to
 // the query, when the question is of the plain kind above; nil otherwise.
-func newHookedEntry(v view, key []byte, nameLen int, fq fastQuery, reply []byte) *hookedEntry {
+func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, reply []byte) *hookedEntry {
 	if v.hooks == nil || len(key) < nameLen+4 || key[nameLen+2] != 0 || key[nameLen+3] != 1 {
 		return nil // class IN only
 	}
@@ -89,7 +90,7 @@ func newHookedEntry(v view, key []byte, nameLen int, fq fastQuery, reply []byte)
 		reply[8] != 0 || reply[9] != 0 || reply[10] != 0 || reply[11] > 1 {
 		return nil
 	}
-	h := &hookedEntry{f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(set)}
+	h := &hookedEntry{p: p, f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(set)}
 	h.head = append([]byte(nil), reply[:qEnd]...)
 	h.head[0], h.head[1] = 0, 0
 	h.head[2] &^= 0x01
@@ -179,7 +180,7 @@ func (h *hookedEntry) index(r libdns.Record) int {
 // to build, a reply too large for the limit), ok is false and got is the
 // hook's answer, for the general path.
 func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (out []byte, got []libdns.Record, ok bool) {
-	got = h.f(fastClient(query, fq, src), h.name, h.typ, h.in)
+	got = h.p.callHook(h.f, fastClient(query, fq, src), h.name, h.typ, h.in)
 	out = append(buf[:0], h.head...)
 	count, scoped := 0, false
 	if len(got) > 0 {

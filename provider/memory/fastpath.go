@@ -229,7 +229,8 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 			if ok {
 				return out
 			}
-			out, _ = p.respondWire(c.v, query, src, tcp, &got)
+			pre := got // allocated only here, on the general path
+			out, _ = p.respondWire(c.v, query, src, tcp, &pre)
 			return out
 		}
 		if t := e.reply; t != nil && len(t)+fq.ecsLen <= fq.limit {
@@ -253,7 +254,7 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 	}
 	if !cacheable {
 		// Perhaps a hooked answer the fast path can assemble next time.
-		if h := newHookedEntry(c.v, key[:n], fq.nameEnd-12, fq, out); h != nil {
+		if h := newHookedEntry(p, c.v, key[:n], fq.nameEnd-12, fq, out); h != nil {
 			c.mu.Lock()
 			if len(c.m) < fastCacheMax {
 				c.m[string(key[:n])] = fastEntry{h: h}

@@ -177,7 +177,7 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *
 		return finish(dns.RcodeRefused)
 	}
 	m.Authoritative = true
-	o := answerOpts{minimalANY: !tcp && !p.cfg.FullANYOverUDP, additional: !p.cfg.NoAdditional, pre: pre}
+	o := answerOpts{minimalANY: !tcp && !p.cfg.FullANYOverUDP, additional: !p.cfg.NoAdditional, pre: pre, p: p}
 	hooked, consulted := v.answer(m, z, q, clientPrefix(ecs, src), o)
 	if hooked && ecs != nil {
 		ro.Option[0].(*dns.EDNS0_SUBNET).SourceScope = ecs.SourceNetmask

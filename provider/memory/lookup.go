@@ -16,6 +16,7 @@ type answerOpts struct {
 	// pre, when set, is what the first answer hook consulted returned: the
 	// fast path asked it already and must not ask twice (see fasthook.go).
 	pre *[]libdns.Record
+	p   *Provider // asks the hooks (Provider.callHook)
 }
 
 // answer fills m's answer, authority and additional sections for question q
@@ -83,7 +84,7 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 			recs := set
 			if f := v.hooks.hookForSynth(name, src, z.name); f != nil && !(name == z.name && q.Qtype == dns.TypeNS) {
 				consulted = true
-				chosen := runHook(f, client, name, q.Qtype, set, o.pre)
+				chosen := o.p.runHook(f, client, name, q.Qtype, set, o.pre)
 				o.pre = nil
 				if chosen != nil {
 					recs, hooked = chosen, true
@@ -260,13 +261,13 @@ func hookInput(set []rec) []libdns.Record {
 // runHook asks f to choose among set, or takes pre when the fast path
 // asked already, and maps the choice back to wire records; nil means "no
 // opinion".
-func runHook(f AnswerFunc, client netip.Prefix, name string, qtype uint16, set []rec, pre *[]libdns.Record) []rec {
+func (p *Provider) runHook(f AnswerFunc, client netip.Prefix, name string, qtype uint16, set []rec, pre *[]libdns.Record) []rec {
 	typ := dns.TypeToString[qtype]
 	var out []libdns.Record
 	if pre != nil {
 		out = *pre
 	} else {
-		out = f(client, name, typ, hookInput(set))
+		out = p.callHook(f, client, name, typ, hookInput(set))
 	}
 	if len(out) == 0 {
 		return nil

@@ -90,7 +90,11 @@ type Provider struct {
 	cur   atomic.Pointer[state]
 	hmu   sync.Mutex // serialises answer-hook registrations
 	hooks atomic.Pointer[hookTable]
-	fc    atomic.Pointer[fastCache] // UDP fast path, see fastpath.go
+	// hookPanics counts answer hooks that panicked (answered as "no
+	// opinion"); lastHookPanic is the latest panic's value, as text.
+	hookPanics    atomic.Uint64
+	lastHookPanic atomic.Pointer[string]
+	fc            atomic.Pointer[fastCache] // UDP fast path, see fastpath.go
 }
 
 // state is one immutable version of everything a Provider holds.

@@ -3,9 +3,11 @@ package memory
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -242,6 +244,9 @@ func (s *Server) serveConn(tc *tcpConn) {
 	st.idle = s.cfg.TCPIdleTimeout
 	st.step = min(tcpDeadlineStep, st.idle/8)
 	defer func() {
+		if v := recover(); v != nil {
+			s.panicked("tcp", tc.src, v) // this connection is closed; the server goes on
+		}
 		st.release()
 		tc.c.Close()
 		s.conns.remove(tc)
@@ -435,6 +440,37 @@ const tcpFlushAt = 16 << 10
 // deadlines forward (each is a timer update in the runtime).
 const tcpDeadlineStep = time.Second
 
+// answerUDP answers one UDP query into out: transfers and TSIG through the
+// Transfer when there is one, else the Provider's fast path. A panic (a bug)
+// costs this query its reply, not the server its life.
+func (s *Server) answerUDP(q, out []byte, src netip.Addr) (reply []byte) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.panicked("udp", src, v)
+			reply = nil
+		}
+	}()
+	if s.xfr != nil {
+		return s.xfr.RespondUDP(q, out, src)
+	}
+	return s.p.RespondUDP(q, out, src)
+}
+
+// panicked counts a recovered panic and logs it with its stack, at most
+// once a second (a query of death repeated at line rate must not flood
+// the log).
+func (s *Server) panicked(transport string, src netip.Addr, v any) {
+	s.stats.panics.Add(1)
+	now := time.Now().UnixNano()
+	last := s.stats.panicLogged.Load()
+	if now-last < int64(time.Second) || !s.stats.panicLogged.CompareAndSwap(last, now) {
+		return
+	}
+	s.log.Error("dns: answering a query panicked; query dropped, server goes on",
+		"transport", transport, "client", src.String(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()),
+		"panics", s.stats.panics.Load())
+}
+
 // respondTCP answers one query of tc that is not a zone transfer, from the
 // fast path's TCP entries when it can (Provider.RespondTCP), reusing the
 // connection's reply buffer.
@@ -455,6 +491,8 @@ type serverCounters struct {
 	tcpEvicted   atomic.Uint64
 	tcpRefused   atomic.Uint64
 	acceptErrors atomic.Uint64
+	panics       atomic.Uint64
+	panicLogged  atomic.Int64 // unix nanoseconds of the last panic logged
 }
 
 func (c *serverCounters) countTCP(reply []byte) {
@@ -502,6 +540,13 @@ type ServerStats struct {
 	AcceptErrors uint64
 	// RRL counts the rate limiter's decisions (zeros when RRL is off).
 	RRL RRLStats
+	// Panics counts queries whose answering panicked (a bug): the UDP
+	// query got no reply, the TCP connection was closed, and the server
+	// went on (the first panic each second is logged with its stack).
+	Panics uint64
+	// HookPanics counts answer hooks that panicked, whose queries were
+	// answered as if the hook had no opinion (Provider.HookPanics).
+	HookPanics uint64
 }
 
 // TCPFull reports whether the connection table is at its limit.
@@ -517,11 +562,13 @@ func (s *Server) Stats() ServerStats {
 		TCPEvicted:   s.stats.tcpEvicted.Load(),
 		TCPRefused:   s.stats.tcpRefused.Load(),
 		AcceptErrors: s.stats.acceptErrors.Load(),
+		Panics:       s.stats.panics.Load(),
 		RRL:          s.rrl.Stats(),
 	}
 	for i := range st.Responses {
 		st.Responses[i] = s.stats.rcodes[i].Load()
 	}
+	st.HookPanics, _ = s.p.HookPanics()
 	return st
 }
 

@@ -116,11 +116,7 @@ func (s *Server) udpLoop(bc batchConn) {
 			src, _ := netip.AddrFromSlice(ua.IP)
 			src = src.Unmap()
 			var reply []byte
-			if out, q := outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], in[i].Buffers[0][:in[i].N]; s.xfr == nil {
-				reply = s.p.RespondUDP(q, out, src)
-			} else {
-				reply = s.xfr.RespondUDP(q, out, src) // transfers and TSIG, else the fast path
-			}
+			reply = s.answerUDP(in[i].Buffers[0][:in[i].N], outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src)
 			if s.rrl != nil {
 				reply = s.limitUDP(now, src, reply)
 			}

@@ -171,11 +171,7 @@ func (s *Server) rawLoop(r *rawUDP) {
 			}
 			q := inBuf[i*maxUDPSize : i*maxUDPSize+int(in[i].n)]
 			var reply []byte
-			if out := outBuf[k*maxUDPSize : (k+1)*maxUDPSize : (k+1)*maxUDPSize]; s.xfr == nil {
-				reply = s.p.RespondUDP(q, out, src)
-			} else {
-				reply = s.xfr.RespondUDP(q, out, src) // transfers and TSIG, else the fast path
-			}
+			reply = s.answerUDP(q, outBuf[k*maxUDPSize:(k+1)*maxUDPSize:(k+1)*maxUDPSize], src)
 			if s.rrl != nil {
 				reply = s.limitUDP(now, src, reply)
 			}
