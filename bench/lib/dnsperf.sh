@@ -61,7 +61,7 @@ await_server() {
 # ($FIXED_QPS), which it must have achieved within 95–105 %.
 record_run() {
 	local round=$1 s=$2 load=$3 fixed=$4 out=$5 before=$6 after=$7
-	local done lost qps lat why=""
+	local done lost qps lat bad why=""
 	done=$(awk '/Queries completed:/ {print $3}' <<<"$out")
 	lost=$(awk '/Queries lost:/ {print $3}' <<<"$out")
 	qps=$(awk '/Queries per second:/ {print $4}' <<<"$out")
@@ -72,6 +72,8 @@ record_run() {
 		why="dnsperf printed no count, rate or latency: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
 	elif [ "$done" -eq 0 ]; then
 		why="no query completed"
+	elif bad=$(grep -oE '(FORMERR|SERVFAIL|REFUSED|NOTIMP|BADVERS)[^,]*' <<<"$out" | tr '\n' ' ') && [ -n "$bad" ]; then
+		why="the server answered $bad: the queries or the server are broken, the figures would not be answers"
 	elif [ "$fixed" = 1 ] && ! in_range "$qps" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 0.95 * q}')" "$(awk -v q="$FIXED_QPS" 'BEGIN {print 1.05 * q}')"; then
 		why="achieved $qps q/s, outside 95–105 % of $FIXED_QPS"
 	fi
