@@ -336,6 +336,19 @@ func (lp *evLoop) next() (time.Time, bool) {
 	return lp.slots[lp.dl[0]].deadline, true
 }
 
+// settle ends every probe whose deadline has passed, after first reading
+// the events that are already waiting: when the loop itself was held up
+// (a loaded machine, a long GC pause), a probe whose connect or reply has
+// arrived meanwhile gets that verdict, not a timeout it did not earn. A
+// timeout blamed on the target for the prober's own delay is a false
+// failover in the making.
+func (lp *evLoop) settle(now time.Time) {
+	if until, has := lp.next(); has && !until.After(now) {
+		lp.wait(now, now, true)
+	}
+	lp.expire(now)
+}
+
 // expire ends every probe whose deadline has passed.
 func (lp *evLoop) expire(now time.Time) {
 	for len(lp.dl) > 0 {

@@ -621,3 +621,49 @@ func TestMonitorLoopNoAllocsServer(t *testing.T) {
 		}()
 	}
 }
+
+// TestLoopSettleReadsBeforeExpiring: when the loop is held up past a
+// probe's deadline (here: asked to settle at a time long after it), a
+// connect that completed meanwhile is a pass, not a timeout; a probe with
+// nothing waiting still times out. The loop used to expire first.
+func TestLoopSettleReadsBeforeExpiring(t *testing.T) {
+	accepted := make(chan struct{}, 1)
+	addr := probersTCPServer(t, func(c net.Conn, done <-chan struct{}) {
+		accepted <- struct{}{}
+		<-done
+	})
+	p, err := NewTCP(addr, DefaultTCPConfig())
+	require.NoError(t, err)
+	lt, ok := loopTargetOf(p)
+	require.True(t, ok)
+	lp, err := newEvLoop()
+	require.NoError(t, err)
+	defer lp.close()
+	now := time.Now()
+	lp.start(loopJob{t: &monTarget{id: "t"}, lt: lt, start: now, timeout: time.Second}, now)
+	select { // the connection is established: its event is waiting
+	case <-accepted:
+	case <-time.After(30 * time.Second):
+		t.Fatal("hang guard: the server never accepted")
+	}
+	lp.settle(now.Add(time.Hour)) // the loop wakes up an hour late
+	d := lp.takeDone()
+	require.Len(t, d, 1)
+	assert.Equal(t, Pass, d[0].r.Status, "a connect that completed before the late wake-up: %+v", d[0].r)
+
+	// An HTTP check whose server never answers: the connect's event is
+	// read, the request sent, and the reply, which is not there, times out.
+	mute := probersTCPServer(t, func(c net.Conn, done <-chan struct{}) { <-done })
+	hp, err := NewHTTP(mute, DefaultHTTPConfig())
+	require.NoError(t, err)
+	lt, ok = loopTargetOf(hp)
+	require.True(t, ok)
+	now = time.Now()
+	lp.start(loopJob{t: &monTarget{id: "s"}, lt: lt, start: now, timeout: time.Second}, now)
+	for lp.inFlight() > 0 {
+		lp.settle(time.Now().Add(time.Hour))
+	}
+	d = lp.takeDone()
+	require.Len(t, d, 1)
+	assert.NotEqual(t, Pass, d[0].r.Status)
+}

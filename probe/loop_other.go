@@ -24,4 +24,5 @@ func (*evLoop) start(loopJob, time.Time)    {}
 func (*evLoop) abandon()                    {}
 func (*evLoop) next() (time.Time, bool)     { return time.Time{}, false }
 func (*evLoop) expire(time.Time)            {}
+func (*evLoop) settle(time.Time)            {}
 func (*evLoop) wait(_, _ time.Time, _ bool) {}

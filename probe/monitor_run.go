@@ -136,7 +136,7 @@ func (m *Monitor) schedule(ctx context.Context, start func(*monWorker, monJob)) 
 			m.loopJobs[i] = loopJob{}
 		}
 		m.loopJobs = m.loopJobs[:0]
-		lp.expire(now)
+		lp.settle(now)
 		if done := lp.takeDone(); len(done) > 0 {
 			// Probes that ended at once (no socket) or expired: their
 			// targets are queued again, so dispatch before waiting; wait
