@@ -16,7 +16,7 @@
 # resumed, the target server's CPU use: a target near 100 % of its core
 # bounds both engines, and then the result measures the target).
 #
-# Environment: MODE=https (or http, tcp), START=500, NMIN=100, NMAX=12000,
+# Environment: ENGINES="haproxy gslbkit", MODE=https (or http, tcp), START=500, NMIN=100, NMAX=12000,
 # RES=100, WARMUP=5, WINDOW=10, and run.sh's INTERVAL, CHECK_CPU, TARGET_CPU,
 # WORKERS, NICE, CHECK_ENV, GP_FLAGS, BASE, CONTROL_PORT. NMAX keeps the
 # targets' ports (BASE … BASE+N-1) below Linux's ephemeral range (32768).
@@ -112,7 +112,7 @@ search() { # ENGINE: sets FOUND to "<largest N held> <smallest N short>" ("-" wh
 
 echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); mode $MODE, ${WINDOW} s windows${GP_FLAGS:+, gslbprobe $GP_FLAGS}" | tee "$WORK/header" >&2
 declare -A found
-for e in haproxy gslbkit; do
+for e in ${ENGINES:-haproxy gslbkit}; do
   echo "== $e" >&2
   search "$e"
   found[$e]=$FOUND
@@ -124,7 +124,7 @@ echo "steps: engine N verdict, CPU ms/1000 probes, RSS KiB, B/target, rate %, pr
 cat "$STEPS"
 echo
 echo "largest N held at ≥ 99 % of the intended rate ($MODE, one core each):"
-for e in haproxy gslbkit; do
+for e in ${ENGINES:-haproxy gslbkit}; do
   read -r lo hi rest <<<"${found[$e]}"
   if [ "$lo" = ABORTED ]; then
     printf '%-8s ABORTED %s %s\n' "$e" "$hi" "$rest"

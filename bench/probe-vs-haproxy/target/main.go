@@ -18,6 +18,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -28,6 +29,7 @@ import (
 	"encoding/pem"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math/big"
 	"net"
@@ -216,10 +218,24 @@ func controlLoop(ln net.Listener) {
 		if err != nil {
 			return
 		}
-		buf := make([]byte, 512)
-		_, _ = c.Read(buf)
+		// Read the whole request before answering and half-close after:
+		// closing with unread bytes makes the kernel send a reset, which
+		// can destroy the reply before the script reads it (a lost
+		// control reply aborts a row).
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil || line == "\r\n" || line == "\n" {
+				break
+			}
+		}
 		body := fmt.Sprintf("%d %d %d %d %d\n", accepted.Load(), answered.Load(), syns.Load(), fullTLS.Load(), resumedTLS.Load())
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+			_, _ = io.Copy(io.Discard, c) // until the client closes (or the deadline)
+		}
 		c.Close()
 	}
 }
