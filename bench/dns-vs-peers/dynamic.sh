@@ -16,6 +16,7 @@
 #
 #   bench/dns-vs-peers/dynamic.sh     # apt-get install knot gdnsd pdns-server pdns-backend-bind dnsperf
 #   DURATION=2 ROUNDS=1 SERVERS="fast gdnsd" bench/dns-vs-peers/dynamic.sh
+#   FAST_FLAGS="-udp-coalesce 0" bench/dns-vs-peers/dynamic.sh   # flags for the embedded server
 #
 # Prints one line per run and the table of medians (min–max) with CPU per
 # query relative to gdnsd's. A run that cannot be trusted aborts its row
@@ -145,7 +146,7 @@ start_server() { # name -> started_pid
 		;;
 	gdnsd) taskset -c "$SERVER_CPU" gdnsd -c "$dir/gdnsd" start >"$dir/gdnsd.log" 2>&1 & ;;
 	pdns) taskset -c "$SERVER_CPU" pdns_server --config-dir="$dir/pdns" >"$dir/pdns.log" 2>&1 & ;;
-	fast) taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -nets "$dir/nets.txt" -addr "127.0.0.1:$port" -mode fast >"$dir/fast.log" 2>&1 & ;;
+	fast) taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -nets "$dir/nets.txt" -addr "127.0.0.1:$port" -mode fast ${FAST_FLAGS:-} >"$dir/fast.log" 2>&1 & ;; # shellcheck disable=SC2086
 	esac
 	await_server "$s" "$port" w.example.test
 }
