@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -157,17 +156,7 @@ func TestAPIAccessValidation(t *testing.T) {
 // record's name makes the reconciler refuse to publish it; /readyz names
 // it (records_refused) while /healthz stays 200.
 func TestRefusedNamesShowOnReadyz(t *testing.T) {
-	cfg, err := ParseConfig([]byte(apiYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	c, err := newController(cfg, deps{prober: (&fakeProbers{}).prober}, newMetrics(), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newFakeController(t, apiYAML)
 	if _, err := c.zone.SetRecords(t.Context(), "example.test.", []libdns.Record{
 		libdns.RR{Name: "app", Type: "A", TTL: time.Minute, Data: "203.0.113.9"},
 	}); err != nil {

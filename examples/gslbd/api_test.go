@@ -27,6 +27,19 @@ records:
 // publishes its initial state into the embedded zone (no goroutines).
 func newTestController(t *testing.T, yaml string) *controller {
 	t.Helper()
+	c := newFakeController(t, yaml)
+	c.holding.Store(false) // no Run: the test publishes the initial state itself
+	c.publish()
+	if _, err := c.local.ReconcileOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// newFakeController parses and validates yaml and builds a controller
+// whose probers are fakes; nothing is started or published.
+func newFakeController(t *testing.T, yaml string) *controller {
+	t.Helper()
 	cfg, err := ParseConfig([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
@@ -36,11 +49,6 @@ func newTestController(t *testing.T, yaml string) *controller {
 	}
 	c, err := newController(cfg, deps{prober: (&fakeProbers{}).prober}, newMetrics(), slog.New(slog.DiscardHandler))
 	if err != nil {
-		t.Fatal(err)
-	}
-	c.holding.Store(false) // no Run: the test publishes the initial state itself
-	c.publish()
-	if _, err := c.local.ReconcileOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return c

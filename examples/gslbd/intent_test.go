@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -189,17 +188,7 @@ records:
 
 func stateController(t *testing.T, dir string) *controller {
 	t.Helper()
-	cfg, err := ParseConfig([]byte(stateYAML + "stateDir: " + dir + "\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	c, err := newController(cfg, deps{prober: (&fakeProbers{}).prober}, newMetrics(), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newFakeController(t, stateYAML+"stateDir: "+dir+"\n")
 	return c
 }
 

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"net/netip"
-	"strings"
 
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -133,14 +132,12 @@ func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, 
 	return h
 }
 
-// wireName turns a lower-case wire-form name into presentation form with
-// the escapes miekg/dns uses, so it matches the zone's keys.
+// wireName turns a lower-case wire-form name (the cache key's) into
+// presentation form with the escapes miekg/dns uses, so it matches the
+// zone's keys.
 func wireName(b []byte) (string, bool) {
 	name, _, err := dns.UnpackDomainName(b, 0)
-	if err != nil {
-		return "", false
-	}
-	return strings.ToLower(name), true
+	return name, err == nil
 }
 
 // unheld marks a returned record the entry cannot map (the zone does not

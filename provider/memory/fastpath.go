@@ -253,6 +253,9 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 		return out
 	}
 	if !cacheable {
+		if out[2]&0x02 != 0 {
+			return out // truncated: nothing to assemble
+		}
 		// Perhaps a hooked answer the fast path can assemble next time.
 		if h := newHookedEntry(p, c.v, key[:n], fq.nameEnd-12, fq, out); h != nil {
 			c.mu.Lock()
