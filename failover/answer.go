@@ -59,7 +59,9 @@ func RoundRobin() AnswerFunc {
 // e.g. rand.NewPCG(1, 2)); access is serialised with a mutex. nil means
 // the global generator of math/rand/v2. weights is copied. The answer is
 // a one-record subslice of rrs (no allocation per query): read it, do not
-// modify it.
+// modify it. The candidates and their weights are worked out once per set
+// of records a name is handed (a plan, kept while the same records come
+// in), so a query costs comparing the records and one draw.
 func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 	wm := make(map[netip.Addr]int, len(weights))
 	for a, n := range weights {
@@ -82,7 +84,41 @@ func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 		return rng.IntN(n)
 	}
 	// The answer is a one-record subslice of rrs: no allocation per query.
-	return func(_ netip.Prefix, _, _ string, rrs []libdns.Record) []libdns.Record {
+	// The candidates and their cumulative weights are planned once per set
+	// of records (see planSlot).
+	var plans planSlot[weightPlan]
+	build := func(rrs []libdns.Record) weightPlan {
+		var pl weightPlan
+		for i, r := range rrs {
+			if a, ok := addrOf(r); ok {
+				if n := w.get(a); n > 0 {
+					pl.total += n
+					pl.pos = append(pl.pos, i)
+					pl.cum = append(pl.cum, pl.total)
+				}
+				pl.addrs = append(pl.addrs, i)
+			}
+		}
+		return pl
+	}
+	return func(_ netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record {
+		if pl := plans.get(name, qtype, rrs, build); pl != nil {
+			var i int
+			switch {
+			case pl.total > 0:
+				k := intN(pl.total)
+				j := 0
+				for pl.cum[j] <= k {
+					j++
+				}
+				i = pl.pos[j]
+			case len(pl.addrs) > 0:
+				i = pl.addrs[intN(len(pl.addrs))]
+			default:
+				return nil
+			}
+			return rrs[i : i+1 : i+1]
+		}
 		total, addrs := 0, 0
 		for _, r := range rrs {
 			if a, ok := addrOf(r); ok {
@@ -118,6 +154,16 @@ func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 	}
 }
 
+// weightPlan is WeightedRandom's plan for one set of records: the
+// positions of the address records of positive weight with their
+// cumulative weights, and the positions of every address record (chosen
+// uniformly when no weight is positive).
+type weightPlan struct {
+	pos, cum []int
+	total    int
+	addrs    []int
+}
+
 // Chain returns an AnswerFunc that applies fs in order, each to the
 // previous one's answer (or to rrs while no one had an opinion); nil
 // entries are skipped. E.g. Chain(geo, RoundRobin()) rotates the nearest
@@ -148,7 +194,10 @@ func Chain(fs ...AnswerFunc) AnswerFunc {
 // it. A client the locator does not place, or no match: no opinion. The
 // answer is a subslice of rrs when the region's records are adjacent, else
 // a slice remembered per region and rebuilt only when those records change
-// (no allocation per query): read it, do not modify it.
+// (no allocation per query): read it, do not modify it. The answer for
+// each client region is worked out once per set of records a name is
+// handed (a plan, as WeightedRandom's), so a query costs placing the client
+// and comparing the records.
 func Geo(loc *Locator, tags map[netip.Addr][]string) AnswerFunc {
 	return geo(loc, tags, true)
 }
@@ -189,21 +238,50 @@ func geo(loc *Locator, tags map[netip.Addr][]string, prefs bool) AnswerFunc {
 			}
 		}
 	}
-	return func(client netip.Prefix, _, _ string, rrs []libdns.Record) []libdns.Record {
-		region, ok := loc.Locate(client)
-		if !ok {
-			return nil
-		}
-		var one [1]string
-		one[0] = region
-		order := one[:]
-		if prefs {
-			if p, ok := loc.prefs[region]; ok {
-				order = p
+	// The answer for each client region, planned once per set of records
+	// (see planSlot): a query then costs the locator and the comparison.
+	var plans planSlot[[]span]
+	build := func(rrs []libdns.Record) []span {
+		pl := make([]span, loc.regionCount())
+		for ri := range pl {
+			pl[ri] = span{first: -1}
+			for _, reg := range loc.orderOf(ri, prefs) {
+				first, last, n := -1, -1, 0
+				for i, r := range rrs {
+					if tagged(r, loc.names[reg]) {
+						if first < 0 {
+							first = i
+						}
+						last, n = i, n+1
+					}
+				}
+				if n == 0 {
+					continue
+				}
+				if last-first+1 == n {
+					pl[ri] = span{first: first, end: last + 1}
+				} else {
+					pl[ri] = span{recs: pickTagged(rrs, loc.names[reg], tagged, nil)}
+				}
+				break
 			}
 		}
-		for _, reg := range order {
-			if out := pickTagged(rrs, reg, tagged, memo[reg]); len(out) > 0 {
+		return pl
+	}
+	return func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record {
+		ri := loc.locate(client)
+		if ri < 0 {
+			return nil
+		}
+		if pl := plans.get(name, qtype, rrs, build); pl != nil {
+			if sp := (*pl)[ri]; sp.first >= 0 || sp.recs != nil {
+				return sp.of(rrs)
+			}
+			return nil
+		}
+		for _, reg := range loc.orderOf(ri, prefs) {
+			region := loc.names[reg]
+			if out := pickTagged(rrs, region, tagged, memo[region]); len(out) > 0 {
 				return out
 			}
 		}

@@ -108,6 +108,23 @@ func FuzzGeoMap(f *testing.F) {
 		a, _ := netip.AddrFromSlice(addr)
 		client := netip.PrefixFrom(a, bits)
 		region, ok := loc.Locate(client)
+		// The longest prefix that contains the whole client prefix, by
+		// brute force.
+		want, wantOK, best := g.Default, g.Default != "", -1
+		if client.IsValid() {
+			ca, cb := client.Addr().WithZone(""), client.Bits()
+			if ca.Is4In6() {
+				ca, cb = ca.Unmap(), max(cb-96, 0)
+			}
+			for p, r := range g.Prefixes {
+				if p.Bits() <= cb && p.Bits() > best && p.Contains(ca) {
+					want, wantOK, best = r, true, p.Bits()
+				}
+			}
+		}
+		if region != want || ok != wantOK {
+			t.Fatalf("Locate(%v) = %q, %v; want %q, %v", client, region, ok, want, wantOK)
+		}
 		if !ok {
 			return
 		}

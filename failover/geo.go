@@ -2,6 +2,7 @@ package failover
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -68,24 +69,49 @@ func sortedPrefixes(m map[netip.Prefix]string) []netip.Prefix {
 // for concurrent use. Build it with NewLocator; a nil *Locator places no
 // client.
 type Locator struct {
-	v4, v6     []int // distinct prefix lengths, longest first
-	regions    map[netip.Prefix]string
-	prefs      map[string][]string
-	defaultReg string
+	v4, v6 []int // distinct prefix lengths, longest first
+	// The prefixes, by region index (see names): IPv4 ones keyed by
+	// v4Key, a uint64 that is cheaper to hash than a netip.Prefix.
+	v4m        map[uint64]int
+	v6m        map[netip.Prefix]int
+	names      []string            // region index → name: every region the map names
+	order      [][]int             // region index → itself, then its preferences
+	prefs      map[string][]string // region name → itself, then its preferences
+	defaultReg int                 // region index of unplaced clients; -1: none
 }
+
+// v4Key is the key of an IPv4 prefix of bits bits whose address is a
+// (host bits clear) in Locator.v4m.
+func v4Key(a uint32, bits int) uint64 { return uint64(bits)<<32 | uint64(a) }
+
+// v4Mask returns the mask of an IPv4 prefix of bits bits (0 to 32).
+func v4Mask(bits int) uint32 { return ^uint32(0) << (32 - bits) } // a shift by 32 is 0
 
 // NewLocator validates g and compiles it; g is copied.
 func NewLocator(g GeoMap) (*Locator, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
-	l := &Locator{regions: make(map[netip.Prefix]string, len(g.Prefixes)), prefs: make(map[string][]string), defaultReg: g.Default}
-	for p, r := range g.Prefixes {
-		l.regions[p] = r
+	l := &Locator{v4m: make(map[uint64]int), v6m: make(map[netip.Prefix]int), prefs: make(map[string][]string), defaultReg: -1}
+	index := map[string]int{}
+	idx := func(r string) int {
+		i, ok := index[r]
+		if !ok {
+			i = len(l.names)
+			index[r] = i
+			l.names = append(l.names, r)
+		}
+		return i
+	}
+	for _, p := range sortedPrefixes(g.Prefixes) { // sorted: region indices do not depend on map order
+		r := idx(g.Prefixes[p])
 		if p.Addr().Is4() {
 			l.v4 = append(l.v4, p.Bits())
+			a := p.Addr().As4()
+			l.v4m[v4Key(binary.BigEndian.Uint32(a[:]), p.Bits())] = r
 		} else {
 			l.v6 = append(l.v6, p.Bits())
+			l.v6m[p] = r
 		}
 	}
 	for _, s := range []*[]int{&l.v4, &l.v6} {
@@ -93,14 +119,34 @@ func NewLocator(g GeoMap) (*Locator, error) {
 		*s = slices.Compact(*s)
 		slices.Reverse(*s)
 	}
-	for k, list := range g.Preferences {
+	keys := make([]string, 0, len(g.Preferences))
+	for k := range g.Preferences {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
 		full := []string{k}
-		for _, r := range list {
+		idx(k)
+		for _, r := range g.Preferences[k] {
 			if r != k {
 				full = append(full, r)
+				idx(r)
 			}
 		}
 		l.prefs[k] = full
+	}
+	if g.Default != "" {
+		l.defaultReg = idx(g.Default)
+	}
+	l.order = make([][]int, len(l.names))
+	for i, r := range l.names {
+		l.order[i] = []int{i}
+		if full, ok := l.prefs[r]; ok {
+			l.order[i] = l.order[i][:0]
+			for _, x := range full {
+				l.order[i] = append(l.order[i], index[x])
+			}
+		}
 	}
 	return l, nil
 }
@@ -110,33 +156,50 @@ func NewLocator(g GeoMap) (*Locator, error) {
 // address mapped into IPv6 is matched as IPv4. ok is false when the client
 // is not placed.
 func (l *Locator) Locate(client netip.Prefix) (region string, ok bool) {
+	if i := l.locate(client); i >= 0 {
+		return l.names[i], true
+	}
+	return "", false
+}
+
+// locate is Locate by region index; -1 when the client is not placed.
+func (l *Locator) locate(client netip.Prefix) int {
 	if l == nil {
-		return "", false
+		return -1
 	}
 	if client.IsValid() {
 		a, bits := client.Addr(), client.Bits()
 		if a.Is4In6() {
 			a, bits = a.Unmap(), max(bits-96, 0)
 		}
-		a = a.WithZone("")
-		lengths := l.v6
 		if a.Is4() {
-			lengths = l.v4
-		}
-		for _, n := range lengths {
-			if n > bits {
-				continue
+			b := a.As4()
+			v := binary.BigEndian.Uint32(b[:])
+			for _, n := range l.v4 {
+				if n > bits {
+					continue
+				}
+				if r, found := l.v4m[v4Key(v&v4Mask(n), n)]; found {
+					return r
+				}
 			}
-			p, err := a.Prefix(n)
-			if err != nil {
-				continue
-			}
-			if r, found := l.regions[p]; found {
-				return r, true
+		} else {
+			a = a.WithZone("")
+			for _, n := range l.v6 {
+				if n > bits {
+					continue
+				}
+				p, err := a.Prefix(n)
+				if err != nil {
+					continue
+				}
+				if r, found := l.v6m[p]; found {
+					return r
+				}
 			}
 		}
 	}
-	return l.defaultReg, l.defaultReg != ""
+	return l.defaultReg
 }
 
 // Preferences returns region followed by the regions to try after it,
@@ -148,4 +211,17 @@ func (l *Locator) Preferences(region string) []string {
 		}
 	}
 	return []string{region}
+}
+
+// regionCount returns how many regions the locator knows (region indices
+// are 0 to regionCount()-1).
+func (l *Locator) regionCount() int { return len(l.names) }
+
+// orderOf returns the region indices to try for a client of region ri:
+// ri, then with prefs its preferences, nearest first.
+func (l *Locator) orderOf(ri int, prefs bool) []int {
+	if prefs {
+		return l.order[ri]
+	}
+	return l.order[ri][:1]
 }
