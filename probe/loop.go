@@ -151,6 +151,34 @@ type loopDone struct {
 // probe ends at its own deadline and its result is dropped.
 func monLoopRunning() {}
 
+// loopWakeMargin is how far past a whole number of milliseconds from the
+// moment it parks the loop sets its wake-up (see loopWakeAt): more than the
+// few microseconds the runtime takes to go to sleep after, less than the
+// tens it oversleeps an epoll timeout by.
+const loopWakeMargin = 40 * time.Microsecond
+
+// loopWakeAt returns when a loop parking at now should wake to act within
+// [lo, hi]: the latest instant of the window that lies loopWakeMargin past
+// a whole number (at least one) of milliseconds from now, else the first
+// such instant after lo. The Go runtime sleeps for its timers in whole
+// milliseconds (epoll's timeout), rounded down, and sleeps again when it
+// woke before the timer: a wake-up just past a whole millisecond costs one
+// sleep instead of two. Waking as late as the window allows lets the probes
+// due within one grain (see monGrain) start after one wake-up.
+func loopWakeAt(now, lo, hi time.Time) time.Time {
+	const ms = time.Millisecond
+	k := (hi.Sub(now) - loopWakeMargin) / ms
+	if k < 1 {
+		k = 1
+	}
+	w := now.Add(k*ms + loopWakeMargin)
+	if w.Before(lo) {
+		k = (lo.Sub(now) - loopWakeMargin + ms - 1) / ms
+		w = now.Add(k*ms + loopWakeMargin)
+	}
+	return w
+}
+
 // loopDeadline returns the earlier of a and start+d (d 0 = no such bound).
 func loopDeadline(a, start time.Time, d time.Duration) time.Time {
 	if d > 0 {

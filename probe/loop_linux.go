@@ -63,19 +63,22 @@ type evLoop struct {
 	wmu    sync.Mutex
 	closed bool
 
-	base  time.Time // origin of the wake-up grid
-	set   time.Time // the read deadline on f now (zero: none)
-	evs   []syscall.EpollEvent
-	nev   int
-	slots []loopProbe
-	free  []int32
-	dl    []int32 // deadline heap of slot indices
-	live  int
-	buf   []byte         // loopScratch bytes
-	st    *httpLeanState // the parser's scratch for status-only checks
-	stb   *httpLeanState // and for checks that match the body
-	rr    loopReplay
-	done  []loopDone
+	set time.Time // the read deadline on f now (zero: none)
+	// The window of the current wait's wake-up (see wait and arm), and
+	// whether the deadline was armed for it.
+	lo, hi     time.Time
+	has, armed bool
+	evs        []syscall.EpollEvent
+	nev        int
+	slots      []loopProbe
+	free       []int32
+	dl         []int32 // deadline heap of slot indices
+	live       int
+	buf        []byte         // loopScratch bytes
+	st         *httpLeanState // the parser's scratch for status-only checks
+	stb        *httpLeanState // and for checks that match the body
+	rr         loopReplay
+	done       []loopDone
 }
 
 // loopProbe is one probe in flight: the loop's whole per-probe state.
@@ -130,15 +133,17 @@ func newEvLoop() (_ *evLoop, err error) {
 	}
 	lp := &evLoop{
 		epfd: epfd, f: f, rc: rc, wakeR: p[0], wakeW: p[1],
-		base: time.Now(),
-		evs:  make([]syscall.EpollEvent, loopEvents),
-		buf:  make([]byte, loopScratch),
-		st:   &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanHeadBufSize)},
-		stb:  &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanBufSize), body: make([]byte, httpLeanBufSize)},
+		evs: make([]syscall.EpollEvent, loopEvents),
+		buf: make([]byte, loopScratch),
+		st:  &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanHeadBufSize)},
+		stb: &httpLeanState{br: bufio.NewReaderSize(nil, httpLeanBufSize), body: make([]byte, httpLeanBufSize)},
 	}
 	lp.readF = func(fd uintptr) bool {
 		n := rawEpollWait(int(fd), lp.evs)
 		lp.nev = n
+		if n == 0 && !lp.armed {
+			lp.arm() // about to park
+		}
 		return n > 0
 	}
 	return lp, nil
@@ -344,7 +349,7 @@ func (lp *evLoop) next() (time.Time, bool) {
 // failover in the making.
 func (lp *evLoop) settle(now time.Time) {
 	if until, has := lp.next(); has && !until.After(now) {
-		lp.wait(now, now, true)
+		lp.wait(now, now, now, true)
 	}
 	lp.expire(now)
 }
@@ -392,22 +397,27 @@ func (lp *evLoop) opError(p *loopProbe, op string, err error) error {
 	return &net.OpError{Op: op, Net: "tcp", Addr: net.TCPAddrFromAddrPort(p.lt.addr), Err: err}
 }
 
-// wait waits for sockets to become ready or until (when has), whichever
-// comes first, and handles the ready sockets. It returns at once after a
-// wake.
-func (lp *evLoop) wait(now, until time.Time, has bool) {
+// wait waits for sockets to become ready or, when has, until a wake-up
+// within [lo, hi], whichever comes first, and handles the ready sockets. It
+// returns at once after a wake, and polls without waiting when lo has
+// passed.
+//
+// The read deadline on f, the runtime's timer, is set only when the loop
+// is about to park (readF found nothing ready; usually sockets are ready at
+// once after probes start) and kept while it lies within the window: the
+// runtime keeps a timer moved later at its old place until that passes,
+// and wakes there for nothing.
+func (lp *evLoop) wait(now, lo, hi time.Time, has bool) {
 	lp.nev = 0
-	if has && !until.After(now) {
-		lp.readF(uintptr(lp.epfd))
+	if has && !lo.After(now) {
+		lp.nev = rawEpollWait(lp.epfd, lp.evs)
 	} else {
-		var dl time.Time
-		if has {
-			k := (until.Sub(lp.base) + loopTick - 1) / loopTick
-			dl = lp.base.Add(k * loopTick)
-		}
-		if !dl.Equal(lp.set) {
-			_ = lp.f.SetReadDeadline(dl)
-			lp.set = dl
+		lp.lo, lp.hi, lp.has, lp.armed = lo, hi, has, false
+		if !lp.set.IsZero() && !lp.set.After(now) {
+			// Passed: the runtime fails every read until the deadline
+			// changes. Clearing it is cheap once it has fired.
+			_ = lp.f.SetReadDeadline(time.Time{})
+			lp.set = time.Time{}
 		}
 		_ = lp.rc.Read(lp.readF)
 	}
@@ -417,6 +427,23 @@ func (lp *evLoop) wait(now, until time.Time, has bool) {
 	now = time.Now()
 	for i := range lp.evs[:lp.nev] {
 		lp.handle(lp.evs[i], now)
+	}
+}
+
+// arm sets the read deadline for a loop about to park on wait's window
+// (see loopWakeAt), unless the one set already lies within it.
+func (lp *evLoop) arm() {
+	lp.armed = true
+	var dl time.Time
+	if lp.has {
+		if !lp.set.IsZero() && !lp.set.Before(lp.lo) && !lp.set.After(lp.hi) {
+			return
+		}
+		dl = loopWakeAt(time.Now(), lp.lo, lp.hi)
+	}
+	if !dl.Equal(lp.set) {
+		_ = lp.f.SetReadDeadline(dl)
+		lp.set = dl
 	}
 }
 

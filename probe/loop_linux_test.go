@@ -46,7 +46,7 @@ func loopRun(t testing.TB, p Prober, timeout time.Duration) Result {
 		}
 		until, has := lp.next()
 		require.True(t, has, "a probe in flight has a deadline")
-		lp.wait(now, until, has)
+		lp.wait(now, until, until.Add(loopTick), has)
 	}
 }
 
@@ -455,7 +455,7 @@ func BenchmarkLoopProbe(b *testing.B) {
 				lp.start(loopJob{t: mt, lt: lt, start: now, timeout: time.Minute}, now)
 				for lp.inFlight() > 0 {
 					until, has := lp.next()
-					lp.wait(now, until, has)
+					lp.wait(now, until, until.Add(loopTick), has)
 				}
 				if d := lp.takeDone(); len(d) != 1 || d[0].r.Status != Pass {
 					b.Fatalf("%+v", d)
@@ -584,7 +584,7 @@ func TestMonitorLoopNoAllocs(t *testing.T) {
 				for lp.inFlight() > 0 {
 					now = time.Now()
 					until, has := lp.next()
-					lp.wait(now, until, has)
+					lp.wait(now, until, until.Add(loopTick), has)
 				}
 				m.finishLoop(bg, lp.takeDone())
 			}

@@ -12,6 +12,28 @@ import (
 // of the same target (Envoy's floor), whatever the policy's Step says.
 const monMinDelay = time.Millisecond
 
+// The grain of the event loop's wake-ups for due probes: a probe whose
+// delay (Machine.Next) is d may start up to monGrain(d) after it is due, so
+// the probes due within one grain start together, after one wake-up, and
+// the kernel runs their connects back to back instead of one per wake-up.
+// Deadlines keep the loop's 1 ms tick.
+const (
+	monGrainMin   = time.Millisecond
+	monGrainMax   = 8 * time.Millisecond
+	monGrainShare = 100 // the grain is at most 1 % of the delay, within [monGrainMin, monGrainMax]
+)
+
+// monGrain returns the wake-up grain of a probe whose delay is d: the
+// largest of 1, 2, 4 and 8 ms that is at most d/100 (1 ms below 200 ms,
+// 8 ms from 800 ms on).
+func monGrain(d time.Duration) time.Duration {
+	g := monGrainMin
+	for g < monGrainMax && 2*g <= d/monGrainShare {
+		g *= 2
+	}
+	return g
+}
+
 // monWorkerIdle is how long a worker may wait for a probe before it exits.
 // Work goes to the worker that became idle last, so the workers beyond the
 // recent peak of probes in flight stay idle and leave after this long; the
@@ -104,7 +126,7 @@ func (m *Monitor) schedule(ctx context.Context, start func(*monWorker, monJob)) 
 		}
 	}()
 	for {
-		wait, armed := m.dispatch(ctx, base, start, useLoop)
+		wait, grain, armed := m.dispatch(ctx, base, start, useLoop)
 		if len(m.loopJobs) > 0 && lp == nil {
 			var err error
 			if lp, err = newEvLoop(); err != nil {
@@ -147,11 +169,22 @@ func (m *Monitor) schedule(ctx context.Context, start func(*monWorker, monJob)) 
 			}
 			continue
 		}
-		until, has := lp.next()
-		if armed && (!has || now.Add(wait).Before(until)) {
-			until, has = now.Add(wait), true
+		// The window of the next wake-up: from the earliest deadline or due
+		// probe to a tick after that deadline or a grain after that due
+		// time, whichever is earlier.
+		lo, has := lp.next()
+		hi := lo.Add(loopTick)
+		if armed {
+			due := now.Add(wait)
+			if !has || due.Before(lo) {
+				lo = due
+			}
+			if end := due.Add(grain); !has || end.Before(hi) {
+				hi = end
+			}
+			has = true
 		}
-		lp.wait(now, until, has)
+		lp.wait(now, lo, hi, has)
 		m.finishLoop(ctx, lp.takeDone())
 		if ctx.Err() != nil {
 			return
@@ -244,20 +277,22 @@ func (m *Monitor) stopWorkers() {
 // dispatch hands every due target to a worker while fewer than Concurrency
 // probes run: to the worker that became idle last, or to a new one. It also
 // retires workers idle for monWorkerIdle. It returns how long until the
-// earliest target is due or the longest-idle worker is to retire, and false
-// when no timer is needed (nothing queued and no idle worker, or every
+// earliest target is due or the longest-idle worker is to retire, the
+// event loop's wake-up grain for it (see monGrain), and false when no timer
+// is needed (nothing queued and no idle worker, or every
 // worker busy: a finishing or exiting worker wakes the scheduler). base
 // is the parent of the probes' contexts. With useLoop, the probes the event
 // loop can run go to m.loopJobs instead of a worker.
-func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, monJob), useLoop bool) (time.Duration, bool) {
+func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, monJob), useLoop bool) (time.Duration, time.Duration, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if ctx.Err() != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	now := time.Now()
 	m.retireLocked(now)
 	var wait time.Duration
+	grain := monGrainMin
 	armed := false
 	for m.inFlight < m.cfg.Concurrency {
 		t := m.heap.peek()
@@ -266,6 +301,7 @@ func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, mon
 		}
 		if t.due.After(now) {
 			wait, armed = t.due.Sub(now), true
+			grain = monGrain(t.mach.next)
 			break
 		}
 		if useLoop {
@@ -304,10 +340,10 @@ func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, mon
 		// monWorkerIdle, not once per worker.
 		r := m.idle[0].idleSince.Add(monWorkerIdle + monWorkerIdle/4).Sub(now)
 		if !armed || r < wait {
-			wait, armed = r, true
+			wait, armed, grain = r, true, monGrainMin
 		}
 	}
-	return wait, armed
+	return wait, grain, armed
 }
 
 // retireLocked tells the workers idle for monWorkerIdle or longer to exit.
@@ -409,12 +445,22 @@ func (m *Monitor) resultLocked(ctx context.Context, t *monTarget, gen uint32, st
 	if r.Latency <= 0 {
 		r.Latency = now.Sub(start)
 	}
+	// The next delay runs from when this probe was due, t.due (still the
+	// due time it was dispatched at), if it started at most two grains
+	// after it: the event loop's grain and the timer's own lateness do not
+	// add up, round after round. A probe that started later than that (no
+	// free worker, a busy machine) counts from its start: being late does
+	// not make the next probe come sooner.
+	origin := start
+	if late := start.Sub(t.due); late >= 0 && late <= 2*monGrain(t.mach.next) {
+		origin = t.due
+	}
 	step := t.mach.Observe(now, r)
 	t.st.record(now, r, m.cfg.LatencySmoothing)
 	sent = m.stepLocked(t, step)
 	sent = m.recordLocalLocked(now, r) || sent
 	d := max(t.mach.p.jitter().Apply(step.Next, m.rng), monMinDelay)
-	due := start.Add(d)
+	due := origin.Add(d)
 	if due.Before(now) {
 		due = now
 	}
