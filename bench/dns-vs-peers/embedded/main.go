@@ -46,6 +46,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here while serving")
 	nets := flag.String("nets", "", "dynamic scenario: answer w and g with weighted and geo hooks, g's table from this file (\"prefix region\" lines)")
 	coalesce := flag.Duration("udp-coalesce", -1, "fast mode: ServerConfig.UDPCoalesce (0 turns the pause off; default: the config's default)")
+	coalesceRate := flag.Int("udp-coalesce-rate", 0, "fast mode: ServerConfig.UDPCoalesceRate (0: the config's default)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -86,6 +87,9 @@ func main() {
 		}
 		cfg := memory.DefaultServerConfig()
 		cfg.Addr = *addr
+		if *coalesceRate > 0 {
+			cfg.UDPCoalesceRate = *coalesceRate
+		}
 		if *coalesce >= 0 {
 			cfg.UDPCoalesce = *coalesce
 		}
