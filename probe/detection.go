@@ -34,6 +34,12 @@ import (
 // unhealthy edge interval. The result is a supremum: jitter is drawn from
 // [0, J(d)), so real runs come in strictly under it whenever jitter is on.
 //
+// The Monitor's event loop (plain HTTP and TCP checks; see
+// MonitorConfig.NoEventLoop) may start a probe up to one wake-up grain
+// after it is due — at most 4 % of its delay, 1 to 32 ms — without moving
+// the probes after it, so the bound adds one grain of the longest delay
+// above (32 ms from an 800 ms interval on).
+//
 // The bound assumes every probe gives a verdict. A local failure (KindLocal)
 // gives none and delays the verdict by one probe interval, so the bound
 // does not hold while a Monitor is degraded (LocalStats.Degraded).
@@ -60,7 +66,18 @@ func WorstCaseDetection(p Policy) time.Duration {
 		total.add(w, i)
 		total.add(c-w, step(p.Interval/2))
 	}
+	total.add(1, detectionGrain(p))
 	return time.Duration(total)
+}
+
+// detectionGrain is the event loop's wake-up grain for the longest delay
+// of p's schedule (see WorstCaseDetection); p has its defaults.
+func detectionGrain(p Policy) time.Duration {
+	longest := machFloor(p.Interval)
+	if p.Schedule == ScheduleEnvoy {
+		longest = max(longest, machFloor(machOr(p.UnhealthyEdgeInterval, p.Interval)))
+	}
+	return monGrain(longest)
 }
 
 // machSat is a saturating sum of durations.

@@ -44,7 +44,7 @@ func ExampleMachine() {
 	// pass      passing  served=true  next=10s (recovery → passing)
 	// drain     critical served=false next=10s (passing → critical)
 	// pass      recovery served=false next=5s (critical → recovery)
-	// worst-case detection: 21s
+	// worst-case detection: 21.032s
 }
 
 // Envoy Gateway's thresholds decode onto the Envoy preset; the record

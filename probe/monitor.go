@@ -63,7 +63,7 @@ type MonitorConfig struct {
 	// 16384 bytes) and TCP connect-only checks, to IP addresses, over
 	// non-blocking sockets in one epoll set: no goroutine per probe in
 	// flight, and one wake-up for every socket that became ready. The loop
-	// wakes for due probes on a grain of 1 % of their delay (1 to 8 ms; 8 ms
+	// wakes for due probes on a grain of 4 % of their delay (1 to 32 ms; 32 ms
 	// from an 800 ms interval on), so a probe starts up to that late and the
 	// probes due within one grain start after one wake-up; its probes time
 	// out up to 1 ms late. Such a probe is not interrupted when its target is removed
@@ -146,8 +146,8 @@ type Target struct {
 // The next probe is due Step.Next plus jitter after the previous one
 // started (so probing keeps its cadence whatever the latency), or at once if
 // that time has passed by the time the result arrives. A probe that started
-// late by at most twice the event loop's grain (about 2 % of the delay, 2 to
-// 16 ms; see NoEventLoop), on either path, counts from when it was due
+// late by at most twice the event loop's grain (about 8 % of the delay, 2 to
+// 64 ms; see NoEventLoop), on either path, counts from when it was due
 // instead, so that lateness does not add up round after round; one that
 // started later (no free worker, a busy machine) counts from its start. The first probe of a
 // target is due when it is added plus a uniform random part of the policy's

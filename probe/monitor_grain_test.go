@@ -12,14 +12,15 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestMonGrain: the event loop's wake-up grain is the largest of 1, 2, 4
-// and 8 ms within 1 % of the delay.
+// TestMonGrain: the event loop's wake-up grain is the largest of 1, 2, 4,
+// 8, 16 and 32 ms within 4 % of the delay.
 func TestMonGrain(t *testing.T) {
 	ms := time.Millisecond
 	for _, c := range []struct{ d, want time.Duration }{
-		{ms, ms}, {199 * ms, ms}, {200 * ms, 2 * ms}, {399 * ms, 2 * ms},
-		{400 * ms, 4 * ms}, {799 * ms, 4 * ms}, {800 * ms, 8 * ms},
-		{time.Second, 8 * ms}, {time.Hour, 8 * ms}, {0, ms},
+		{ms, ms}, {49 * ms, ms}, {50 * ms, 2 * ms}, {99 * ms, 2 * ms},
+		{100 * ms, 4 * ms}, {199 * ms, 4 * ms}, {200 * ms, 8 * ms},
+		{400 * ms, 16 * ms}, {799 * ms, 16 * ms}, {800 * ms, 32 * ms},
+		{time.Second, 32 * ms}, {time.Hour, 32 * ms}, {0, ms},
 	} {
 		assert.Equal(t, c.want, monGrain(c.d), "delay %v", c.d)
 	}
@@ -65,7 +66,7 @@ func TestMonitorAnchorsLateStart(t *testing.T) {
 		name     string
 		slow     time.Duration // the first probe of target a
 		anchored bool
-	}{{"3ms late: anchored", 3 * time.Millisecond, true}, {"50ms late: from its start", 50 * time.Millisecond, false}} {
+	}{{"3ms late: anchored", 3 * time.Millisecond, true}, {"100ms late: from its start", 100 * time.Millisecond, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var mu sync.Mutex

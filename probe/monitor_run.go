@@ -19,13 +19,13 @@ const monMinDelay = time.Millisecond
 // Deadlines keep the loop's 1 ms tick.
 const (
 	monGrainMin   = time.Millisecond
-	monGrainMax   = 8 * time.Millisecond
-	monGrainShare = 100 // the grain is at most 1 % of the delay, within [monGrainMin, monGrainMax]
+	monGrainMax   = 32 * time.Millisecond
+	monGrainShare = 25 // the grain is at most 4 % of the delay, within [monGrainMin, monGrainMax]
 )
 
 // monGrain returns the wake-up grain of a probe whose delay is d: the
-// largest of 1, 2, 4 and 8 ms that is at most d/100 (1 ms below 200 ms,
-// 8 ms from 800 ms on).
+// largest of 1, 2, 4, 8, 16 and 32 ms that is at most d/25 (1 ms below
+// 50 ms, 32 ms from 800 ms on).
 func monGrain(d time.Duration) time.Duration {
 	g := monGrainMin
 	for g < monGrainMax && 2*g <= d/monGrainShare {

@@ -55,17 +55,18 @@ func TestConfigJSON(t *testing.T) {
 }
 
 // TestBounds pins the default bounds to the failover-time formula with the
-// default policies: probe detection 21 s (10 s, then 5 s twice, plus the
-// 1 s timeout), freshness 30 s + 5 s skew + a 10 s read interval, and one
-// 10 s reconcile of publish delay.
+// default policies: probe detection 21.032 s (10 s, then 5 s twice, plus
+// the 1 s timeout and the probe event loop's 32 ms wake-up grain),
+// freshness 30 s + 5 s skew + a 10 s read interval, and one 10 s reconcile
+// of publish delay.
 func TestBounds(t *testing.T) {
 	c := failovertest.DefaultConfig()
-	assert.Equal(t, 31*time.Second, c.GatewayBound())
+	assert.Equal(t, 31*time.Second+32*time.Millisecond, c.GatewayBound())
 	assert.Equal(t, 55*time.Second, c.ControllerBound())
-	assert.Equal(t, 76*time.Second, c.RegionGatewaysBound())
+	assert.Equal(t, 76*time.Second+32*time.Millisecond, c.RegionGatewaysBound())
 	assert.Equal(t, 41*time.Second, c.RecoveryBound())
 	c.Reconcile = 5 * time.Second
-	assert.Equal(t, 26*time.Second, c.GatewayBound())
+	assert.Equal(t, 26*time.Second+32*time.Millisecond, c.GatewayBound())
 	assert.Equal(t, 45*time.Second, c.ControllerBound())
 }
 

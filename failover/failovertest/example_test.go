@@ -40,7 +40,7 @@ func Example() {
 	// at 5m0s: region up eu
 	// at 5m0s: expect httpbin.example.test. in eu within 41s: [192.0.2.1 2001:db8::1]
 	// at 5m41s: deadline of httpbin.example.test. in eu from 5m0s
-	// gateway bound: 31s
+	// gateway bound: 31.032s
 	// controller bound: 55s
 }
 
@@ -57,9 +57,9 @@ func Example_spillOver() {
 	fmt.Println("all expectations met:", err == nil)
 	// Output:
 	// at 0s: httpbin.example.test. in a: [192.0.2.1 192.0.2.2 192.0.2.3]
-	// at 30s: httpbin.example.test. in a: [192.0.2.2 192.0.2.3] after 20s (bound 31s)
-	// at 2m0s: httpbin.example.test. in a: [192.0.2.3 198.51.100.1 198.51.100.2] after 20s (bound 31s)
-	// at 4m0s: httpbin.example.test. in a: [198.51.100.1 198.51.100.2] after 20s (bound 31s)
+	// at 30s: httpbin.example.test. in a: [192.0.2.2 192.0.2.3] after 20s (bound 31.032s)
+	// at 2m0s: httpbin.example.test. in a: [192.0.2.3 198.51.100.1 198.51.100.2] after 20s (bound 31.032s)
+	// at 4m0s: httpbin.example.test. in a: [198.51.100.1 198.51.100.2] after 20s (bound 31.032s)
 	// at 6m0s: httpbin.example.test. in a: [192.0.2.1 192.0.2.2 192.0.2.3] after 10s (bound 41s)
 	// all expectations met: true
 }

@@ -33,6 +33,6 @@ func ExampleDecodeEnvoyGatewayActive() {
 	// Output:
 	// HTTP /healthz 200,204 9090
 	// critical true envoy 1 3 1
-	// worst-case detection: 10s
+	// worst-case detection: 10.032s
 	// probecheck: check config: overrides.port = 0: allowed 1–65535
 }
