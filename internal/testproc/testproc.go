@@ -33,15 +33,45 @@ func FreePort() (int, error) {
 
 // Buffer collects a child's output; it is safe for concurrent use.
 type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed by the next Write; nil until someone waits
 }
 
 // Write appends p.
 func (l *Buffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 	return l.b.Write(p)
+}
+
+// Wait waits until what was written satisfies ok, or until timeout (a hang
+// guard) passes, and reports whether it did: a child logs a line when it
+// gets to it, which may be after the effect a test observed.
+func (l *Buffer) Wait(timeout time.Duration, ok func(string) bool) bool {
+	guard := time.NewTimer(timeout)
+	defer guard.Stop()
+	for {
+		l.mu.Lock()
+		if ok(l.b.String()) {
+			l.mu.Unlock()
+			return true
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		ch := l.changed
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-guard.C:
+			return ok(l.String())
+		}
+	}
 }
 
 // String returns what was written so far.

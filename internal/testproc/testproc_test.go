@@ -4,6 +4,7 @@ package testproc_test
 
 import (
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,4 +30,23 @@ func TestStartStop(t *testing.T) {
 	p.Stop()
 	var none *testproc.Process
 	none.Stop()
+}
+
+// TestBufferWait: Wait returns once a write makes the predicate true, and
+// false when its guard passes first.
+func TestBufferWait(t *testing.T) {
+	var b testproc.Buffer
+	started := make(chan struct{})
+	go func() {
+		<-started
+		_, _ = b.Write([]byte("first line\n"))
+		_, _ = b.Write([]byte("Transfer completed\n"))
+	}()
+	close(started)
+	if !b.Wait(time.Minute, func(s string) bool { return strings.Contains(s, "Transfer completed") }) {
+		t.Fatalf("Wait gave up; buffer %q", b.String())
+	}
+	if b.Wait(10*time.Millisecond, func(s string) bool { return strings.Contains(s, "never written") }) {
+		t.Fatal("Wait reported a line that was never written")
+	}
 }
