@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,4 +83,46 @@ func TestAnswerPlansAgreeWithoutPlans(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAnswerPlansConcurrent: goroutines asking one geo and one weighted
+// function at once, with the records changing under them (as health
+// changes while queries run), always get an answer drawn from the records
+// they passed in. Run with -race.
+func TestAnswerPlansConcurrent(t *testing.T) {
+	weighted, geo, wrrs, grrs, clients := dynamicFixture(t)
+	sets := [][]libdns.Record{grrs, grrs[1:], grrs[:4]}
+	wsets := [][]libdns.Record{wrrs, wrrs[1:], wrrs[:2]}
+	in := func(rs []libdns.Record, r libdns.Record) bool {
+		for _, x := range rs {
+			if x.(libdns.Address).IP == r.(libdns.Address).IP {
+				return true
+			}
+		}
+		return false
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				rs, ws := sets[(i/50+g)%len(sets)], wsets[(i/70+g)%len(wsets)]
+				for _, r := range geo(clients[(i+g)%len(clients)], "g.example.", "A", rs) {
+					if !in(rs, r) {
+						errs <- fmt.Sprintf("geo answered %v, not among %v", r, rs)
+						return
+					}
+				}
+				if got := weighted(clients[0], "w.example.", "A", ws); len(got) != 1 || !in(ws, got[0]) {
+					errs <- fmt.Sprintf("weighted answered %v, not one of %v", got, ws)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }
