@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -130,7 +132,7 @@ func (c *Config) validateGeo(addrRegions map[string]bool) error {
 	if len(g.Prefixes) == 0 && g.Default == "" {
 		return bad("geo.prefixes", "{}", "at least one prefix, or a geo.default region: a geo block that places no client changes no answer")
 	}
-	have := sortedKeys(addrRegions)
+	have := slices.Sorted(maps.Keys(addrRegions))
 	placed := map[string]bool{} // regions clients are placed in
 	for _, r := range g.Prefixes {
 		placed[r] = true
@@ -140,15 +142,8 @@ func (c *Config) validateGeo(addrRegions map[string]bool) error {
 	}
 	known := func(reg string) bool { return addrRegions[reg] || len(g.Preferences[reg]) > 0 }
 	allowed := "a region some address of a geo or regionFilter record is tagged with (" + strings.Join(have, ", ") + "), or one with a geo.preferences entry"
-	prefixes := make([]netip.Prefix, 0, len(g.Prefixes))
-	for p := range g.Prefixes {
-		prefixes = append(prefixes, p)
-	}
-	slices.SortFunc(prefixes, func(a, b netip.Prefix) int {
-		if c := a.Addr().Compare(b.Addr()); c != 0 {
-			return c
-		}
-		return a.Bits() - b.Bits()
+	prefixes := slices.SortedFunc(maps.Keys(g.Prefixes), func(a, b netip.Prefix) int {
+		return cmp.Or(a.Addr().Compare(b.Addr()), cmp.Compare(a.Bits(), b.Bits()))
 	})
 	for _, p := range prefixes {
 		if reg := g.Prefixes[p]; !known(reg) {
@@ -158,9 +153,9 @@ func (c *Config) validateGeo(addrRegions map[string]bool) error {
 	if g.Default != "" && !known(g.Default) {
 		return bad("geo.default", g.Default, allowed)
 	}
-	for _, k := range sortedKeys(g.Preferences) {
+	for _, k := range slices.Sorted(maps.Keys(g.Preferences)) {
 		if !placed[k] {
-			return bad(fmt.Sprintf("geo.preferences[%s]", k), k, "a region geo.prefixes or geo.default places clients in ("+strings.Join(sortedKeys(placed), ", ")+")")
+			return bad(fmt.Sprintf("geo.preferences[%s]", k), k, "a region geo.prefixes or geo.default places clients in ("+strings.Join(slices.Sorted(maps.Keys(placed)), ", ")+")")
 		}
 		for j, reg := range g.Preferences[k] {
 			if !addrRegions[reg] {
@@ -185,19 +180,10 @@ func (c *Config) validateGeo(addrRegions map[string]bool) error {
 			return slices.ContainsFunc(a.Regions, func(reg string) bool { return named[reg] })
 		}) {
 			return bad(fmt.Sprintf("records[%d].addresses", i), "no address in a region of the geo block",
-				"at least one address tagged with a region geo places clients in or prefers ("+strings.Join(sortedKeys(named), ", ")+")")
+				"at least one address tagged with a region geo places clients in or prefers ("+strings.Join(slices.Sorted(maps.Keys(named)), ", ")+")")
 		}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // validateNodeAnswers checks, in node mode, the records that have a
@@ -288,7 +274,7 @@ func answerSummary(cfg Config, r RecordSpec) string {
 				regs[reg] = true
 			}
 		}
-		s := fmt.Sprintf("%s (regions %s", k, strings.Join(sortedKeys(regs), ", "))
+		s := fmt.Sprintf("%s (regions %s", k, strings.Join(slices.Sorted(maps.Keys(regs)), ", "))
 		if cfg.Geo != nil {
 			s += fmt.Sprintf("; %d prefixes", len(cfg.Geo.Prefixes))
 			if cfg.Geo.Default != "" {
