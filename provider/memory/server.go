@@ -338,7 +338,14 @@ func (s *Server) Run(ctx context.Context) error {
 	s.stopUDP = make(chan struct{})
 	stopTCP := make(chan struct{})
 	var wg, connWG sync.WaitGroup
-	wg.Go(func() { s.serveTCP(tcp, stopTCP, &connWG) })
+	// The accept loop is the only one adding to connWG: it must have
+	// returned before connWG.Wait, or a connection accepted during the
+	// shutdown could start after the wait (and outlive Run).
+	acceptDone := make(chan struct{})
+	wg.Go(func() {
+		defer close(acceptDone)
+		s.serveTCP(tcp, stopTCP, &connWG)
+	})
 	wg.Go(func() { s.serveUDPConn(udp.(*net.UDPConn), s.stopUDP) })
 	xctx, xcancel := context.WithCancel(ctx)
 	defer xcancel()
@@ -350,6 +357,7 @@ func (s *Server) Run(ctx context.Context) error {
 
 	close(stopTCP)
 	tcp.Close()
+	<-acceptDone
 	s.conns.closeIdle()
 	done := make(chan struct{})
 	go func() { connWG.Wait(); close(done) }()
