@@ -122,7 +122,7 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 	h.req = httpBuildRequest(h.method, h.cfg.Path, h.host, cfg.Headers, body)
 	if cfg.Engine == HTTPEngineNetHTTP {
 		h.ref = newHTTPRef(h, body)
-	} else if !h.useTLS && (len(h.segs) == 0 || h.window > 0 && h.window <= loopMaxWindow) {
+	} else if len(h.segs) == 0 || h.window > 0 && h.window <= loopMaxWindow {
 		h.loop = loopAddr(h.dialAddr)
 	}
 	return h, nil

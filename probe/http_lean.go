@@ -84,7 +84,15 @@ func (h *HTTP) probeLean(ctx context.Context) Result {
 		stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(httpLongAgo) })
 		defer stop()
 	}
-	var c net.Conn = conn
+	return h.leanExchange(conn)
+}
+
+// leanExchange runs the TLS handshake when the prober has one, sends the
+// request over conn and judges the reply. The caller has set conn's
+// deadlines (or enforces them itself, as the event loop does) and closes
+// it.
+func (h *HTTP) leanExchange(conn net.Conn) Result {
+	c := conn
 	if h.useTLS {
 		tc := tls.Client(conn, h.tls.config())
 		if err := tc.Handshake(); err != nil {

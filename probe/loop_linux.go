@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -42,6 +43,7 @@ const (
 	loopConnecting              // connect issued, waiting to be writable
 	loopSending                 // connected, the request partly written
 	loopReading                 // request written, reading the reply
+	loopTLSRun                  // connected, the HTTPS exchange's coroutine runs
 )
 
 // evLoop runs probes over non-blocking sockets registered in one epoll
@@ -79,13 +81,20 @@ type evLoop struct {
 	stb        *httpLeanState // and for checks that match the body
 	rr         loopReplay
 	done       []loopDone
+
+	// The time spent in HTTPS coroutines (see loopTLSShare): since
+	// tlsSince, and whether the last full window went over the share.
+	tlsBusy  time.Duration
+	tlsSince time.Time
+	tlsFull  bool
 }
 
 // loopProbe is one probe in flight: the loop's whole per-probe state.
 type loopProbe struct {
 	t        *monTarget
 	lt       loopTarget
-	buf      []byte // reply bytes kept while the verdict waits for more
+	co       *loopTLS // the HTTPS exchange, from connected on
+	buf      []byte   // reply bytes kept while the verdict waits for more
 	start    time.Time
 	end      time.Time // the probe's deadline (the policy's timeout)
 	deadline time.Time // the current phase's deadline
@@ -289,6 +298,9 @@ func (lp *evLoop) alloc() int32 {
 // finish closes slot s's socket, frees the slot and records r.
 func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 	p := &lp.slots[s]
+	if p.co != nil {
+		p.co.abandon() // ended already, unless the loop is giving up on it
+	}
 	if p.fd >= 0 {
 		if p.lt.http == nil {
 			// A connect-only check: reset rather than close (see TCP).
@@ -323,6 +335,9 @@ func (lp *evLoop) abandon() {
 		p := &lp.slots[s]
 		if p.phase == loopFree {
 			continue
+		}
+		if p.co != nil {
+			p.co.abandon()
 		}
 		if p.fd >= 0 {
 			rawClose(int(p.fd))
@@ -375,6 +390,11 @@ func (lp *evLoop) timedOut(p *loopProbe) Result {
 	case loopReading:
 		h := p.lt.http
 		r, _ := h.loopVerdict(lp.state(h), &lp.rr, p.buf, lp.opError(p, "read", os.ErrDeadlineExceeded))
+		return r
+	case loopTLSRun:
+		t0 := time.Now()
+		r := p.co.expire()
+		lp.tlsBusy += time.Since(t0)
 		return r
 	}
 	return lp.connectFailed(p, os.ErrDeadlineExceeded)
@@ -491,6 +511,8 @@ func (lp *evLoop) handle(ev syscall.EpollEvent, now time.Time) {
 		}
 	case loopReading:
 		lp.read(s, now)
+	case loopTLSRun:
+		lp.resumeTLS(s)
 	}
 }
 
@@ -520,10 +542,50 @@ func (lp *evLoop) connected(s int32, now time.Time) {
 		lp.finish(s, now, Result{Status: Pass, Detail: "connected"})
 		return
 	}
-	p.phase = loopSending
 	p.deadline = loopDeadline(p.end, now, h.cfg.ResponseTimeout)
 	lp.dlFix(p.hidx)
+	if h.useTLS {
+		p.phase = loopTLSRun
+		p.co = newLoopTLS(h, int(p.fd), net.TCPAddrFromAddrPort(p.lt.addr))
+		lp.resumeTLS(s)
+		return
+	}
+	p.phase = loopSending
 	lp.send(s, now)
+}
+
+// resumeTLS runs slot s's HTTPS coroutine until it waits for the socket
+// again, or finishes the probe with its verdict. The verdict's time is
+// taken after the coroutine ran: a handshake's CPU is part of the probe.
+func (lp *evLoop) resumeTLS(s int32) {
+	p := &lp.slots[s]
+	t0 := time.Now()
+	ended := p.co.resume()
+	t1 := time.Now()
+	lp.tlsBusy += t1.Sub(t0)
+	if ended {
+		lp.finish(s, t1, p.co.result)
+	}
+}
+
+// loopTLSShare is the share of its time the loop may spend in HTTPS
+// coroutines, as a fraction of loopTLSWindow, before HTTPS checks go to
+// the workers, which spread over the cores; with one P there is no other
+// core and the loop takes them all.
+const (
+	loopTLSShare  = 0.5
+	loopTLSWindow = 100 * time.Millisecond
+)
+
+// tlsRoom reports whether the loop takes more HTTPS checks: with one P,
+// always; else unless it spent more than loopTLSShare of the last whole
+// window in HTTPS coroutines.
+func (lp *evLoop) tlsRoom(now time.Time) bool {
+	if el := now.Sub(lp.tlsSince); el >= loopTLSWindow {
+		lp.tlsFull = runtime.GOMAXPROCS(0) > 1 && float64(lp.tlsBusy) > loopTLSShare*float64(el)
+		lp.tlsBusy, lp.tlsSince = 0, now
+	}
+	return !lp.tlsFull
 }
 
 // send writes what is left of the request; once it is all written the

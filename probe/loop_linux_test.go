@@ -97,7 +97,8 @@ func TestLoopTargets(t *testing.T) {
 			c.ExpectedResponse, c.MatchWindow = Segments{{Text: "ok"}}, loopMaxWindow+1
 		}), false},
 		{"http whole body, no match", httpP("127.0.0.1:80", func(c *HTTPConfig) { c.MatchWindow = 0 }), true},
-		{"https", httpP("127.0.0.1:443", func(c *HTTPConfig) { c.TLS = &TLSConfig{} }), false},
+		{"https", httpP("127.0.0.1:443", func(c *HTTPConfig) { c.TLS = &TLSConfig{} }), true},
+		{"https host name", httpP("localhost:443", func(c *HTTPConfig) { c.TLS = &TLSConfig{} }), false},
 		{"nethttp engine", httpP("127.0.0.1:80", func(c *HTTPConfig) { c.Engine = HTTPEngineNetHTTP }), false},
 		{"tcp connect-only", tcpP("127.0.0.1:22", TCPConfig{}), true},
 		{"tcp complete handshake", tcpP("127.0.0.1:22", TCPConfig{CompleteHandshake: true}), true},
@@ -574,7 +575,7 @@ func TestMonitorLoopNoAllocs(t *testing.T) {
 				m.heap.remove(mt)
 				m.heap.push(mt, time.Now().Add(-time.Millisecond)) // due
 				m.mu.Unlock()
-				m.dispatch(bg, bg, nil, true)
+				m.dispatch(bg, bg, nil, true, true)
 				now := time.Now()
 				for i, j := range m.loopJobs {
 					lp.start(j, now)

@@ -29,3 +29,4 @@ func (*evLoop) next() (time.Time, bool)        { return time.Time{}, false }
 func (*evLoop) expire(time.Time)               {}
 func (*evLoop) settle(time.Time)               {}
 func (*evLoop) wait(_, _, _ time.Time, _ bool) {}
+func (*evLoop) tlsRoom(time.Time) bool         { return false }

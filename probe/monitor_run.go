@@ -126,7 +126,8 @@ func (m *Monitor) schedule(ctx context.Context, start func(*monWorker, monJob)) 
 		}
 	}()
 	for {
-		wait, grain, armed := m.dispatch(ctx, base, start, useLoop)
+		tlsRoom := lp == nil || lp.tlsRoom(time.Now())
+		wait, grain, armed := m.dispatch(ctx, base, start, useLoop, tlsRoom)
 		if len(m.loopJobs) > 0 && lp == nil {
 			var err error
 			if lp, err = newEvLoop(); err != nil {
@@ -282,8 +283,9 @@ func (m *Monitor) stopWorkers() {
 // is needed (nothing queued and no idle worker, or every
 // worker busy: a finishing or exiting worker wakes the scheduler). base
 // is the parent of the probes' contexts. With useLoop, the probes the event
-// loop can run go to m.loopJobs instead of a worker.
-func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, monJob), useLoop bool) (time.Duration, time.Duration, bool) {
+// loop can run go to m.loopJobs instead of a worker; HTTPS probes only
+// with tlsRoom too (see evLoop.tlsRoom).
+func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, monJob), useLoop, tlsRoom bool) (time.Duration, time.Duration, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if ctx.Err() != nil {
@@ -305,7 +307,7 @@ func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, mon
 			break
 		}
 		if useLoop {
-			if lt, ok := loopTargetOf(t.prober); ok {
+			if lt, ok := loopTargetOf(t.prober); ok && (tlsRoom || lt.http == nil || !lt.http.useTLS) {
 				m.heap.pop()
 				t.cancel = monLoopRunning
 				m.inFlight++

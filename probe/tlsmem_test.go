@@ -135,49 +135,55 @@ func TestHTTPSMemoryPerTarget(t *testing.T) {
 	}
 }
 
-// TestMonitorHTTPSResumes runs HTTPS probers in a Monitor (their probes go
-// to the worker goroutines, never to the event loop) and checks that each
-// target's later handshakes resume its own session.
+// TestMonitorHTTPSResumes runs HTTPS probers in a Monitor, their probes
+// in the event loop (where it runs) and on the worker goroutines, and checks
+// that each target's later handshakes resume its own session.
 func TestMonitorHTTPSResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real network")
 	}
-	const n, rounds = 4, 3
-	ca := probersNewCA(t)
-	cert, _, _ := ca.Issue(false, "probe.test")
-	m, err := NewMonitor(DefaultMonitorConfig(), nil, nil)
-	require.NoError(t, err)
-	pol := DefaultPolicy()
-	pol.Interval = time.Second // a generous timeout: a probe cut short might not keep its ticket
-	pol.Timeout = time.Second
-	servers := make([]*probersTLSResumeServer, n)
-	for i := range servers {
-		servers[i] = probersNewTLSResumeServer(t, cert)
-		cfg := DefaultHTTPConfig()
-		cfg.Hostname = "probe.test"
-		cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
-		h, err := NewHTTP(probersAddr(servers[i].Server), cfg)
-		require.NoError(t, err)
-		_, onLoop := loopTargetOf(h)
-		require.False(t, onLoop, "an HTTPS check runs on the workers")
-		require.NoError(t, m.Add(Target{ID: fmt.Sprint(i), Prober: h, Policy: pol}))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	for i, s := range servers {
-		var got []bool
-		for range rounds {
-			select {
-			case r := <-s.resumed:
-				got = append(got, r)
-			case <-ctx.Done():
-				t.Fatalf("target %d: %d handshakes seen before the hang guard", i, len(got))
+	for _, noLoop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoEventLoop=%v", noLoop), func(t *testing.T) {
+			const n, rounds = 4, 3
+			ca := probersNewCA(t)
+			cert, _, _ := ca.Issue(false, "probe.test")
+			mc := DefaultMonitorConfig()
+			mc.NoEventLoop = noLoop
+			m, err := NewMonitor(mc, nil, nil)
+			require.NoError(t, err)
+			pol := DefaultPolicy()
+			pol.Interval = time.Second // a generous timeout: a probe cut short might not keep its ticket
+			pol.Timeout = time.Second
+			servers := make([]*probersTLSResumeServer, n)
+			for i := range servers {
+				servers[i] = probersNewTLSResumeServer(t, cert)
+				cfg := DefaultHTTPConfig()
+				cfg.Hostname = "probe.test"
+				cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+				h, err := NewHTTP(probersAddr(servers[i].Server), cfg)
+				require.NoError(t, err)
+				_, onLoop := loopTargetOf(h)
+				require.True(t, onLoop, "an HTTPS check to an IP address can run in the event loop")
+				require.NoError(t, m.Add(Target{ID: fmt.Sprint(i), Prober: h, Policy: pol}))
 			}
-		}
-		require.Equal(t, []bool{false, true, true}, got, "target %d: resumed handshakes", i)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- m.Run(ctx) }()
+			for i, s := range servers {
+				var got []bool
+				for range rounds {
+					select {
+					case r := <-s.resumed:
+						got = append(got, r)
+					case <-ctx.Done():
+						t.Fatalf("target %d: %d handshakes seen before the hang guard", i, len(got))
+					}
+				}
+				require.Equal(t, []bool{false, true, true}, got, "target %d: resumed handshakes", i)
+			}
+			cancel()
+			<-done
+		})
 	}
-	cancel()
-	<-done
 }

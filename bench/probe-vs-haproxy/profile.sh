@@ -3,7 +3,7 @@
 # switches and CPU time per probe counted at the target, for HAProxy or
 # gslbprobe alone against the target server.
 #
-#   profile.sh ENGINE N MODE SECONDS     # ENGINE: haproxy or gslbkit; MODE: http or tcp
+#   profile.sh ENGINE N MODE SECONDS     # ENGINE: haproxy or gslbkit; MODE: http, tcp or https
 #
 # Starts the target server with N listeners (TARGET_CPU, core 0), then the
 # engine (CHECK_CPU, core 1; 1 s interval and timeout), waits WARMUP (5)
@@ -27,7 +27,7 @@
 set -euo pipefail
 
 if [ $# -lt 4 ]; then
-  echo "usage: $0 haproxy|gslbkit N http|tcp SECONDS" >&2
+  echo "usage: $0 haproxy|gslbkit N http|tcp|https SECONDS" >&2
   exit 2
 fi
 engine=$1 n=$2 mode=$3 secs=$4
@@ -46,51 +46,32 @@ command -v perf >/dev/null || { echo "perf is missing (apt-get install linux-per
 
 . "$HERE/lib.sh"
 
+INTERVAL=1
 BIN=${BIN:-}
-if [ -z "$BIN" ]; then
-  BIN=$WORK
-  build_bins "$BIN"
+if [ -n "$BIN" ]; then
+  cp "$BIN/target" "$BIN/gslbprobe" "$WORK/"
+else
+  build_bins "$WORK"
 fi
 
-count() { # MODE: the target's probe count (TCP: SYNs, else accepted; HTTP: answered)
-  local line a h s
-  exec 3<>"/dev/tcp/127.0.0.1/$CONTROL_PORT"
-  printf 'GET /count HTTP/1.0\r\n\r\n' >&3
-  line=$(tail -n 1 <&3)
-  exec 3<&- 3>&-
-  read -r a h s <<<"$line"
-  if [ "$1" = http ]; then echo "$h"; elif [ "$s" -ge 0 ]; then echo "$s"; else echo "$a"; fi
+count() { # MODE: the target's probe count (see probes_of in lib.sh)
+  local c
+  c=$(counts) || exit 1
+  probes_of "$1" "$c"
 }
 
-"${PIN_TARGET[@]}" "$BIN/target" -n "$n" -base "$BASE" -control "127.0.0.1:$CONTROL_PORT" >"$WORK/target.out" 2>&1 &
-PIDS+=($!)
-wait_ready "$WORK/target.out" "${PIDS[0]}"
-
 case "$engine" in
-haproxy)
-  {
-    printf 'global\n  nbthread 1\ndefaults\n  mode %s\n  timeout connect 1s\n  timeout check 1s\n  timeout client 10s\n  timeout server 10s\n' "$mode"
-    printf 'frontend unused\n  bind 127.0.0.1:%d\n  default_backend checks\nbackend checks\n' $((CONTROL_PORT - 1))
-    [ "$mode" = http ] && printf '  option httpchk GET /\n'
-    printf '  default-server check inter 1s fall 3 rise 2\n'
-    for ((i = 0; i < n; i++)); do printf '  server s%d 127.0.0.1:%d\n' "$i" $((BASE + i)); done
-  } >"$WORK/haproxy.cfg"
-  "${PIN_CHECK[@]}" haproxy -db -f "$WORK/haproxy.cfg" >"$WORK/engine.out" 2>&1 &
-  pid=$!
-  ;;
-gslbkit)
-  # shellcheck disable=SC2086
-  "${PIN_CHECK[@]}" "${GP_ENV[@]}" "$BIN/gslbprobe" -n "$n" -base "$BASE" -mode "$mode" \
-    -interval 1s -timeout 1s -workers $((n / 5 > 256 ? n / 5 : 256)) $GSLBPROBE_FLAGS >"$WORK/engine.out" 2>&1 &
-  pid=$!
-  wait_ready "$WORK/engine.out" "$pid"
-  ;;
+haproxy | gslbkit) ;;
 *)
   echo "engine $engine: want haproxy or gslbkit" >&2
   exit 2
   ;;
 esac
-PIDS+=("$pid")
+start_target "$n" "$mode"
+# shellcheck disable=SC2034 # read by start_checker
+GP_FLAGS=$GSLBPROBE_FLAGS
+start_checker "$engine" "$n" "$mode"
+pid=$CPID
 sleep "$WARMUP"
 
 events=task-clock,context-switches,raw_syscalls:sys_enter
@@ -100,7 +81,7 @@ for s in socket setsockopt getsockopt fcntl connect epoll_ctl epoll_wait epoll_p
 done
 [ -n "$PERF_EVENTS" ] && events+=",$PERF_EVENTS"
 # The probes are counted by the command perf runs, so inside its window.
-export -f count
+export -f count counts probes_of
 export CONTROL_PORT
 perf stat -x, -e "$events" -p "$pid" -o "$WORK/perf.csv" -- \
   bash -c 'count "$1" >"$2/p0" && sleep "$3" && count "$1" >"$2/p1"' _ "$mode" "$WORK" "$secs"
@@ -115,4 +96,4 @@ awk -F, -v p="$probes" '
   name == "task-clock" { printf "  %-22s %10.2f us per probe\n", "CPU (task clock)", v * 1000 / p; next }
   v + 0 > 0 { printf "  %-22s %10.3f per probe\n", name, v / p }
 ' "$WORK/perf.csv"
-[ "$engine" = gslbkit ] && grep -v '^ready$' "$WORK/engine.out" >&2 || true
+[ "$engine" = gslbkit ] && { grep -v '^ready$' "$WORK/gslbprobe.out" >&2 || true; }

@@ -1,0 +1,241 @@
+//go:build linux
+
+package probe
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// loopTLSServer serves TLS on a loopback port: after the handshake it
+// reads a request and answers with reply. With hangTLS it accepts the
+// connection and never answers the ClientHello; with hang it completes the
+// handshake and then holds the connection until cleanup.
+func loopTLSServer(t *testing.T, cert tls.Certificate, reply []byte, hangTLS, hang bool) string {
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	return probersTCPServer(t, func(c net.Conn, done <-chan struct{}) {
+		if hangTLS {
+			<-done
+			return
+		}
+		tc := tls.Server(c, cfg)
+		_ = tc.SetDeadline(time.Now().Add(10 * time.Second))
+		if err := tc.Handshake(); err != nil {
+			return
+		}
+		probersReadRequest(tc)
+		if hang {
+			<-done
+			return
+		}
+		_, _ = tc.Write(reply)
+		_ = tc.Close()
+	})
+}
+
+// TestLoopHTTPSMatchesGoroutinePath: an HTTPS check in the event loop (a
+// coroutine over the loop's socket) reaches the verdict the goroutine path
+// reaches, for the replies of the plain HTTP test and for TLS's own
+// failures.
+func TestLoopHTTPSMatchesGoroutinePath(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.Issue(false, "probe.test")
+	other := probersNewCA(t)
+	cfg := DefaultHTTPConfig()
+	cfg.Hostname = "probe.test"
+	cfg.RetriableStatuses = Statuses{OneStatus(503)}
+	cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+	replies := []string{
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\n\r\nbody until close",
+		"HTTP/1.0 503 Service Unavailable\r\n\r\n",
+		"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+		"HTTP/1.1 200 OK\r\n bad\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nX: " + string(bytes.Repeat([]byte("a"), 70<<10)) + "\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nX: y\r\n", // closed inside the headers
+		"",
+	}
+	for i, reply := range replies {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			addr := loopTLSServer(t, cert, []byte(reply), false, false)
+			h := probersHTTP(t, addr, cfg, HTTPEngineLean)
+			want := h.Probe(probersCtx(t, 5*time.Second))
+			loopSame(t, want, loopRun(t, h, 5*time.Second))
+		})
+	}
+	t.Run("body match", func(t *testing.T) {
+		bc := cfg
+		bc.ExpectedResponse, bc.MatchWindow = Segments{{Text: "ok"}}, 8
+		addr := loopTLSServer(t, cert, []byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"), false, false)
+		h := probersHTTP(t, addr, bc, HTTPEngineLean)
+		want := h.Probe(probersCtx(t, 5*time.Second))
+		got := loopRun(t, h, 5*time.Second)
+		loopSame(t, want, got)
+		assert.Equal(t, Pass, got.Status, got.Detail)
+	})
+	t.Run("untrusted certificate", func(t *testing.T) {
+		bad, _, _ := other.Issue(false, "probe.test")
+		addr := loopTLSServer(t, bad, []byte("HTTP/1.1 200 OK\r\n\r\n"), false, false)
+		h := probersHTTP(t, addr, cfg, HTTPEngineLean)
+		want := h.Probe(probersCtx(t, 5*time.Second))
+		got := loopRun(t, h, 5*time.Second)
+		loopSame(t, want, got)
+		assert.Equal(t, KindTLS, got.Kind, got.Detail)
+	})
+	t.Run("not TLS", func(t *testing.T) {
+		addr := probersTCPServer(t, func(c net.Conn, _ <-chan struct{}) {
+			_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\n\r\n"))
+		})
+		h := probersHTTP(t, addr, cfg, HTTPEngineLean)
+		want := h.Probe(probersCtx(t, 5*time.Second))
+		got := loopRun(t, h, 5*time.Second)
+		loopSame(t, want, got)
+		assert.Contains(t, got.Detail, "tls handshake")
+	})
+	t.Run("silent handshake", func(t *testing.T) {
+		addr := loopTLSServer(t, cert, nil, true, false)
+		h := probersHTTP(t, addr, cfg, HTTPEngineLean)
+		want := h.Probe(probersCtx(t, 100*time.Millisecond))
+		got := loopRun(t, h, 100*time.Millisecond)
+		loopSame(t, want, got)
+		assert.Equal(t, KindTimeout, got.Kind, got.Detail)
+		assert.Contains(t, got.Detail, "tls handshake: read tcp "+addr+": i/o timeout")
+		assert.GreaterOrEqual(t, got.Latency, 100*time.Millisecond)
+	})
+	t.Run("response timeout", func(t *testing.T) {
+		addr := loopTLSServer(t, cert, nil, false, true)
+		c := cfg
+		c.ResponseTimeout = 50 * time.Millisecond
+		h := probersHTTP(t, addr, c, HTTPEngineLean)
+		got := loopRun(t, h, time.Hour)
+		assert.Equal(t, KindTimeout, got.Kind, got.Detail)
+		assert.GreaterOrEqual(t, got.Latency, 50*time.Millisecond)
+	})
+	t.Run("refused", func(t *testing.T) {
+		h := probersHTTP(t, probersClosedPort(t), cfg, HTTPEngineLean)
+		want := h.Probe(probersCtx(t, 5*time.Second))
+		got := loopRun(t, h, 5*time.Second)
+		loopSame(t, want, got)
+		assert.Equal(t, KindRefused, got.Kind)
+	})
+}
+
+// TestLoopHTTPSLargeExchange: a request larger than the socket buffer goes
+// out across several writable events (the coroutine waits for the loop
+// mid-write), and a reply in one-byte records is read across many.
+func TestLoopHTTPSLargeExchange(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.Issue(false, "probe.test")
+	const reply = "HTTP/1.1 200 OK\r\nServer: slow\r\nContent-Length: 0\r\n\r\n"
+	var got atomic.Int64
+	scfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	addr := probersTCPServer(t, func(c net.Conn, _ <-chan struct{}) {
+		tc := tls.Server(c, scfg)
+		_ = tc.SetDeadline(time.Now().Add(10 * time.Second))
+		var req []byte
+		b := make([]byte, 64<<10)
+		for !bytes.Contains(req, []byte("\r\n\r\n")) || len(req) < 4<<20 {
+			// Slowly at first, so the client's socket buffer fills.
+			if len(req) < 64<<10 {
+				time.Sleep(time.Millisecond)
+			}
+			n, err := tc.Read(b)
+			req = append(req, b[:n]...)
+			if err != nil {
+				return
+			}
+		}
+		got.Store(int64(len(req)))
+		_ = c.(*net.TCPConn).SetNoDelay(true)
+		for i := range len(reply) {
+			if _, err := tc.Write([]byte{reply[i]}); err != nil {
+				return
+			}
+		}
+	})
+	cfg := DefaultHTTPConfig()
+	cfg.Hostname = "probe.test"
+	cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+	cfg.Method = "POST"
+	cfg.RequestBody = &Payload{Text: string(bytes.Repeat([]byte("x"), 4<<20))}
+	h := probersHTTP(t, addr, cfg, HTTPEngineLean)
+	r := loopRun(t, h, 10*time.Second)
+	require.Equal(t, Pass, r.Status, r.Detail)
+	assert.Equal(t, 200, r.Code)
+	assert.GreaterOrEqual(t, got.Load(), int64(4<<20))
+}
+
+// TestMonitorHTTPSInLoop: a Monitor runs HTTPS checks to IP addresses in
+// its event loop, not on worker goroutines, and they resume their sessions
+// there; stopping the Monitor mid-handshake ends the coroutines (the
+// package's goleak check finds any left behind).
+func TestMonitorHTTPSInLoop(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.Issue(false, "probe.test")
+	srv := probersNewTLSResumeServer(t, cert)
+	silent := loopTLSServer(t, cert, nil, true, false)
+	m, err := NewMonitor(DefaultMonitorConfig(), nil, nil)
+	require.NoError(t, err)
+	pol := DefaultPolicy()
+	pol.Interval = 200 * time.Millisecond
+	pol.Timeout = 200 * time.Millisecond
+	for i, addr := range []string{probersAddr(srv.Server), silent} {
+		cfg := DefaultHTTPConfig()
+		cfg.Hostname = "probe.test"
+		cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+		h, err := NewHTTP(addr, cfg)
+		require.NoError(t, err)
+		require.NoError(t, m.Add(Target{ID: fmt.Sprint(i), Prober: h, Policy: pol}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	var got []bool
+	for range 3 {
+		select {
+		case r := <-srv.resumed:
+			got = append(got, r)
+		case <-ctx.Done():
+			t.Fatal("no handshakes before the hang guard")
+		}
+	}
+	assert.Equal(t, []bool{false, true, true}, got, "resumed handshakes")
+	cancel() // the silent target's handshake is in flight
+	require.NoError(t, <-done)
+	m.mu.Lock()
+	peak := m.peakWorkers
+	m.mu.Unlock()
+	assert.Zero(t, peak, "worker goroutines started for HTTPS checks the loop can run")
+}
+
+// TestLoopTLSRoom: with one P the loop takes every HTTPS check; with more,
+// it stops taking them for a window after one in which it spent more than
+// loopTLSShare of its time in their coroutines, and takes them again after
+// a quieter one.
+func TestLoopTLSRoom(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		lp := &evLoop{}
+		t0 := time.Now()
+		lp.tlsSince = t0
+		lp.tlsBusy = 90 * time.Millisecond
+		assert.True(t, lp.tlsRoom(t0.Add(loopTLSWindow/2)), "%d P: within the first window", procs)
+		assert.Equal(t, procs == 1, lp.tlsRoom(t0.Add(loopTLSWindow)), "%d P: after a busy window", procs)
+		assert.Equal(t, procs == 1, lp.tlsRoom(t0.Add(loopTLSWindow*3/2)), "%d P: for the next window", procs)
+		lp.tlsBusy = 10 * time.Millisecond
+		assert.True(t, lp.tlsRoom(t0.Add(2*loopTLSWindow)), "%d P: after a quiet window", procs)
+	}
+}
