@@ -18,9 +18,10 @@
 // passingThreshold) or Envoy Gateway's (unhealthyThreshold,
 // healthyThreshold; whole healthCheck.active blocks, prober included,
 // decode through probe/probecheck, which wires every prober type). Finally a Monitor runs the machines of many
-// targets: one scheduler goroutine, which on Linux also runs the plain HTTP
-// and TCP connect-only checks in an epoll event loop (a probe in flight is a
-// small record, not a goroutine), a bounded pool of workers for the other
+// targets: one scheduler goroutine, which on Linux also runs the HTTP, HTTPS
+// and TCP connect-only checks to IP addresses in an epoll event loop (a
+// plain probe in flight is a small record, an HTTPS one a coroutine; no
+// worker goroutine either way), a bounded pool of workers for the other
 // probes, jitter from a seeded source, sharding across controllers, ordered
 // transition events and per-target statistics.
 //

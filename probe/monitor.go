@@ -58,11 +58,15 @@ type MonitorConfig struct {
 	// (EWMA) latency, in (0, 1]; default (also 0) 0.2.
 	LatencySmoothing float64 `json:"latencySmoothing"`
 	// NoEventLoop runs every probe on a worker goroutine. By default, on
-	// Linux, the scheduler goroutine itself runs plain HTTP checks (no TLS,
-	// the lean engine, and when they match the body a MatchWindow of 1 to
-	// 16384 bytes) and TCP connect-only checks, to IP addresses, over
-	// non-blocking sockets in one epoll set: no goroutine per probe in
-	// flight, and one wake-up for every socket that became ready. The loop
+	// Linux, the scheduler goroutine itself runs HTTP and HTTPS checks (the
+	// lean engine, and when they match the body a MatchWindow of 1 to 16384
+	// bytes) and TCP connect-only checks, to IP addresses, over
+	// non-blocking sockets in one epoll set: no goroutine per plain probe in
+	// flight, and one wake-up for every socket that became ready. An HTTPS
+	// check's exchange runs in a coroutine on the scheduler's thread, its
+	// handshake's CPU included; with GOMAXPROCS above 1 the loop hands HTTPS
+	// checks to the workers for 100 ms after it spent more than half of the
+	// last 100 ms in them, so TLS still spreads over the cores. The loop
 	// wakes for due probes on a grain of 4 % of their delay (1 to 32 ms; 32 ms
 	// from an 800 ms interval on), so a probe starts up to that late and the
 	// probes due within one grain start after one wake-up; its probes time
@@ -135,9 +139,8 @@ type Target struct {
 
 // Monitor runs the state machines of many targets: one scheduler goroutine
 // keeps every target in a timer heap and starts due probes, at most
-// MonitorConfig.Concurrency at once: on Linux it runs plain HTTP
-// checks and TCP connect-only checks to IP addresses itself, in an epoll
-// event loop (see MonitorConfig.NoEventLoop), and hands the others to
+// MonitorConfig.Concurrency at once: on Linux it runs HTTP, HTTPS and
+// TCP connect-only checks to IP addresses itself, in an epoll event loop (see MonitorConfig.NoEventLoop), and hands the others to
 // worker goroutines started on demand. Each result goes to the target's
 // Machine, whose Step says when to probe next (plus jitter from the seeded
 // source); state changes are delivered in order to the Observer from one
