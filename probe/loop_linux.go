@@ -87,6 +87,7 @@ type evLoop struct {
 	tlsBusy  time.Duration
 	tlsSince time.Time
 	tlsFull  bool
+	wbufs    [][]byte // the coroutines' write buffers, for reuse
 }
 
 // loopProbe is one probe in flight: the loop's whole per-probe state.
@@ -299,7 +300,7 @@ func (lp *evLoop) alloc() int32 {
 func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 	p := &lp.slots[s]
 	if p.co != nil {
-		p.co.abandon() // ended already, unless the loop is giving up on it
+		lp.endTLS(p) // ended already, unless the loop is giving up on it
 	}
 	if p.fd >= 0 {
 		if p.lt.http == nil {
@@ -337,7 +338,7 @@ func (lp *evLoop) abandon() {
 			continue
 		}
 		if p.co != nil {
-			p.co.abandon()
+			lp.endTLS(p)
 		}
 		if p.fd >= 0 {
 			rawClose(int(p.fd))
@@ -546,7 +547,7 @@ func (lp *evLoop) connected(s int32, now time.Time) {
 	lp.dlFix(p.hidx)
 	if h.useTLS {
 		p.phase = loopTLSRun
-		p.co = newLoopTLS(h, int(p.fd), net.TCPAddrFromAddrPort(p.lt.addr))
+		p.co = newLoopTLS(h, int(p.fd), net.TCPAddrFromAddrPort(p.lt.addr), lp.wbuf())
 		lp.resumeTLS(s)
 		return
 	}

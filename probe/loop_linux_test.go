@@ -6,9 +6,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -423,9 +425,21 @@ func TestMonitorEventLoop(t *testing.T) {
 
 // BenchmarkLoopProbe measures one probe through the event loop on loopback
 // (the in-process server included), one after another on one loop, as a
-// Monitor's scheduler runs them; compare BenchmarkHTTPProbe/lean and
-// BenchmarkTCPProbe/connect, the worker path.
+// Monitor's scheduler runs them; compare BenchmarkHTTPProbe/lean,
+// BenchmarkHTTPSProbe/resumed and BenchmarkTCPProbe/connect, the worker
+// path.
 func BenchmarkLoopProbe(b *testing.B) {
+	ca := probersNewCA(b)
+	cert, _, _ := ca.Issue(false, "probe.test")
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	tlsSrv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	scfg := DefaultHTTPConfig()
+	scfg.Hostname = "probe.test"
+	scfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+	hs, err := NewHTTP(tlsSrv.Listener.Addr().String(), scfg)
+	require.NoError(b, err)
 	httpAddr := probersBenchServer(b)
 	tcpLn, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
@@ -441,7 +455,7 @@ func BenchmarkLoopProbe(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		p    Prober
-	}{{"http", h}, {"http-body-match", hb}, {"tcp-connect", tc}} {
+	}{{"http", h}, {"http-body-match", hb}, {"https-resumed", hs}, {"tcp-connect", tc}} {
 		b.Run(c.name, func(b *testing.B) {
 			lt, ok := loopTargetOf(c.p)
 			require.True(b, ok)

@@ -36,10 +36,33 @@ const (
 )
 
 // loopConnBuf is how many written bytes a loopConn keeps before it writes
-// them out. Writes are held until the coroutine next reads (or the buffer
+// them out (the loop keeps up to loopConnBufs such buffers for reuse). Writes are held until the coroutine next reads (or the buffer
 // fills): the handshake's last flight and the request go out in one write
 // system call and one segment, as HAProxy sends them.
-const loopConnBuf = 4 << 10
+const (
+	loopConnBuf  = 4 << 10
+	loopConnBufs = 64
+)
+
+// wbuf returns an empty write buffer for a coroutine's connection.
+func (lp *evLoop) wbuf() []byte {
+	if n := len(lp.wbufs); n > 0 {
+		b := lp.wbufs[n-1]
+		lp.wbufs = lp.wbufs[:n-1]
+		return b
+	}
+	return make([]byte, 0, loopConnBuf)
+}
+
+// endTLS ends slot p's coroutine (at once, if it has not) and keeps its
+// write buffer for the next one.
+func (lp *evLoop) endTLS(p *loopProbe) {
+	p.co.abandon()
+	if len(lp.wbufs) < loopConnBufs {
+		lp.wbufs = append(lp.wbufs, p.co.conn.wbuf[:0])
+	}
+	p.co = nil
+}
 
 // loopConn is the net.Conn a coroutine's exchange runs over. Deadlines are
 // the loop's: when the probe's phase runs out of time the loop sets expired
@@ -103,10 +126,7 @@ func (c *loopConn) Write(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
-	if len(c.wbuf)+len(p) <= loopConnBuf {
-		if c.wbuf == nil {
-			c.wbuf = make([]byte, 0, loopConnBuf)
-		}
+	if len(c.wbuf)+len(p) <= cap(c.wbuf) {
 		c.wbuf = append(c.wbuf, p...)
 		return len(p), nil
 	}
@@ -176,9 +196,10 @@ type loopTLS struct {
 }
 
 // newLoopTLS makes the coroutine that runs h's exchange over the connected
-// socket fd; it runs when first resumed.
-func newLoopTLS(h *HTTP, fd int, addr *net.TCPAddr) *loopTLS {
-	co := &loopTLS{conn: loopConn{fd: fd, addr: addr}}
+// socket fd, holding writes in wbuf (empty, loopConnBuf of capacity); it
+// runs when first resumed.
+func newLoopTLS(h *HTTP, fd int, addr *net.TCPAddr, wbuf []byte) *loopTLS {
+	co := &loopTLS{conn: loopConn{fd: fd, addr: addr, wbuf: wbuf}}
 	co.next, co.stop = iter.Pull(func(yield func(uint8) bool) {
 		co.conn.yield = yield
 		defer func() {
@@ -188,10 +209,14 @@ func newLoopTLS(h *HTTP, fd int, addr *net.TCPAddr) *loopTLS {
 				co.result = Result{Status: Fail, Kind: KindOther, Detail: fmt.Sprintf("tls exchange: panic: %v", v)}
 			}
 		}()
-		co.result = h.leanExchange(&co.conn)
+		co.result = loopTLSExchange(h, &co.conn)
 	})
 	return co
 }
+
+// loopTLSExchange is the exchange a coroutine runs; a variable so that a
+// test can make it panic.
+var loopTLSExchange = (*HTTP).leanExchange
 
 // resume runs the coroutine until it waits again or ends; it reports
 // whether it ended (its verdict in co.result).

@@ -239,3 +239,25 @@ func TestLoopTLSRoom(t *testing.T) {
 		assert.True(t, lp.tlsRoom(t0.Add(2*loopTLSWindow)), "%d P: after a quiet window", procs)
 	}
 }
+
+// TestLoopTLSPanic: a panic inside an HTTPS coroutine is that probe's
+// failure, not the loop's end: the loop, which every other probe of the
+// Monitor depends on, goes on with the next probe.
+func TestLoopTLSPanic(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.Issue(false, "probe.test")
+	addr := loopTLSServer(t, cert, []byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), false, false)
+	cfg := DefaultHTTPConfig()
+	cfg.Hostname = "probe.test"
+	cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+	h := probersHTTP(t, addr, cfg, HTTPEngineLean)
+	orig := loopTLSExchange
+	loopTLSExchange = func(*HTTP, net.Conn) Result { panic("boom") }
+	r := loopRun(t, h, 5*time.Second)
+	loopTLSExchange = orig
+	assert.Equal(t, Fail, r.Status)
+	assert.Equal(t, KindOther, r.Kind)
+	assert.Contains(t, r.Detail, "panic: boom")
+	r = loopRun(t, h, 5*time.Second)
+	assert.Equal(t, Pass, r.Status, r.Detail)
+}
