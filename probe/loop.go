@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// The event loop runs the commonest checks without a goroutine each: plain
-// HTTP checks (no TLS, the lean engine, a body match within a MatchWindow
-// of at most loopMaxWindow bytes) and TCP connect-only checks, to an IP
-// address. On Linux a
+// The event loop runs the commonest checks without a worker goroutine each:
+// HTTP and HTTPS checks (the lean engine, a body match within a MatchWindow
+// of at most loopMaxWindow bytes; an HTTPS exchange runs in a coroutine, see
+// loop_tls_linux.go) and TCP connect-only checks, to an IP address. On Linux a
 // Monitor's scheduler goroutine drives them itself over non-blocking
 // sockets and one epoll set, which the Go runtime's poller watches like any
 // other descriptor: a probe in flight is a small record instead of a
@@ -139,10 +139,11 @@ type loopJob struct {
 
 // loopDone is a probe the loop finished (or abandoned, with no result).
 type loopDone struct {
-	t     *monTarget
-	start time.Time
-	r     Result
-	gen   uint32
+	t        *monTarget
+	start    time.Time
+	r        Result
+	gen      uint32
+	panicked any // the panic an HTTPS coroutine ended with, to log
 }
 
 // monLoopRunning is the cancel function of a target whose probe runs in

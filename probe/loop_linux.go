@@ -299,8 +299,10 @@ func (lp *evLoop) alloc() int32 {
 // finish closes slot s's socket, frees the slot and records r.
 func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 	p := &lp.slots[s]
-	if p.co != nil {
+	var panicked any
+	if co := p.co; co != nil {
 		lp.endTLS(p) // ended already, unless the loop is giving up on it
+		panicked = co.panicked
 	}
 	if p.fd >= 0 {
 		if p.lt.http == nil {
@@ -313,7 +315,7 @@ func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 		lp.dlRemove(p.hidx)
 	}
 	r.Latency = now.Sub(p.start)
-	lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start, r: r})
+	lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start, r: r, panicked: panicked})
 	lp.release(s)
 }
 

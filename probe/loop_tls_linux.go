@@ -193,6 +193,9 @@ type loopTLS struct {
 	stop   func()
 	result Result
 	done   bool
+	// panicked is the value of a panic the exchange ended with, for the
+	// Monitor to log as it logs a prober's panic on a worker.
+	panicked any
 }
 
 // newLoopTLS makes the coroutine that runs h's exchange over the connected
@@ -205,8 +208,11 @@ func newLoopTLS(h *HTTP, fd int, addr *net.TCPAddr, wbuf []byte) *loopTLS {
 		defer func() {
 			// A panic must not unwind into the loop, which every
 			// other probe of the Monitor depends on.
+			// Worded as Monitor.probe words a prober's panic on a
+			// worker.
 			if v := recover(); v != nil {
-				co.result = Result{Status: Fail, Kind: KindOther, Detail: fmt.Sprintf("tls exchange: panic: %v", v)}
+				co.panicked = v
+				co.result = Result{Status: Fail, Kind: KindOther, Detail: fmt.Sprintf("prober panicked: %v", v)}
 			}
 		}()
 		co.result = loopTLSExchange(h, &co.conn)

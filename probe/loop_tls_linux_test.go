@@ -7,9 +7,11 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -257,7 +259,65 @@ func TestLoopTLSPanic(t *testing.T) {
 	loopTLSExchange = orig
 	assert.Equal(t, Fail, r.Status)
 	assert.Equal(t, KindOther, r.Kind)
-	assert.Contains(t, r.Detail, "panic: boom")
+	assert.Equal(t, "prober panicked: boom", r.Detail)
 	r = loopRun(t, h, 5*time.Second)
 	assert.Equal(t, Pass, r.Status, r.Detail)
+}
+
+// TestMonitorLoopTLSPanicLogged: a panic inside an HTTPS coroutine of a
+// Monitor's event loop is reported as a prober's panic on a worker is: the
+// same Detail, and an error logged with the target's ID.
+func TestMonitorLoopTLSPanicLogged(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.Issue(false, "probe.test")
+	addr := loopTLSServer(t, cert, []byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), false, false)
+	cfg := DefaultHTTPConfig()
+	cfg.Hostname = "probe.test"
+	cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+	h := probersHTTP(t, addr, cfg, HTTPEngineLean)
+	orig := loopTLSExchange
+	loopTLSExchange = func(*HTTP, net.Conn) Result { panic("boom") }
+	defer func() { loopTLSExchange = orig }()
+	var logged bytes.Buffer
+	var mu sync.Mutex
+	changed := make(chan struct{}, 1) // the first failure moves the target to warning
+	obs := ObserverFunc(func(Event) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	m, err := NewMonitor(DefaultMonitorConfig(), obs, slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil)))
+	require.NoError(t, err)
+	pol := DefaultPolicy()
+	pol.Interval, pol.Timeout = time.Second, time.Second
+	require.NoError(t, m.Add(Target{ID: "t1", Prober: h, Policy: pol}))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no state change within 10 s (a hang guard)")
+	}
+	cancel()
+	require.NoError(t, <-done)
+	st, _ := m.Stats("t1")
+	assert.Equal(t, "prober panicked: boom", st.LastResult.Detail, "the worker path's wording")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Contains(t, logged.String(), "probe: prober panicked")
+	assert.Contains(t, logged.String(), "target=t1")
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

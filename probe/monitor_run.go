@@ -69,7 +69,10 @@ type monJob struct {
 // goroutine delivering events; workers, which run the other probes, are
 // started when a probe is due and no worker is free, up to
 // MonitorConfig.Concurrency, and exit after 5 s (of the Monitor's clock)
-// without work; no other goroutine, whatever the number of targets. Each
+// without work; an HTTPS check in the event loop runs in a coroutine of
+// its own (an iter.Pull goroutine, which runs only when the scheduler hands
+// over to it) until the check ends; no other goroutine, whatever the
+// number of targets. Each
 // probe on a worker gets a context carrying ctx's values, the policy's
 // timeout as its deadline, and cancelled when its target is removed or
 // updated or when Run stops; a probe in the event loop has the same
@@ -197,6 +200,11 @@ func (m *Monitor) schedule(ctx context.Context, start func(*monWorker, monJob)) 
 func (m *Monitor) finishLoop(ctx context.Context, done []loopDone) {
 	if len(done) == 0 {
 		return
+	}
+	for i := range done {
+		if v := done[i].panicked; v != nil {
+			m.log.Error("probe: prober panicked", "target", done[i].t.id, "panic", v)
+		}
 	}
 	sent := false
 	m.mu.Lock()
