@@ -132,7 +132,7 @@ type dnsCollector struct {
 	srv                                  atomic.Pointer[memory.Server]
 	queries, open, limit                 *prometheus.Desc
 	accepted, evicted, refused, accFails *prometheus.Desc
-	panics                               *prometheus.Desc
+	panics, pauses                       *prometheus.Desc
 }
 
 func newDNSCollector() *dnsCollector {
@@ -148,6 +148,7 @@ func newDNSCollector() *dnsCollector {
 		refused:  d("gslbkit_dns_tcp_refused_total", "TCP connections closed at once: table full of busy connections, or the per-source limit."),
 		accFails: d("gslbkit_dns_tcp_accept_errors_total", "Failed TCP accepts (out of descriptors, for instance), each followed by a back-off."),
 		panics:   d("gslbkit_dns_panics_total", "Recovered panics while answering (bugs): where=\"server\" cost the query its reply, where=\"answer_hook\" answered with every record.", "where"),
+		pauses:   d("gslbkit_dns_udp_pause_trials_total", "Trials of the UDP pause by the embedded server's UDP loops (above 60,000 queries/s per loop), by whether the trial chose to pause.", "chosen"),
 	}
 }
 
@@ -155,7 +156,7 @@ func newDNSCollector() *dnsCollector {
 func (c *dnsCollector) serve(srv *memory.Server) { c.srv.Store(srv) }
 
 func (c *dnsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.queries, c.open, c.limit, c.accepted, c.evicted, c.refused, c.accFails, c.panics} {
+	for _, d := range []*prometheus.Desc{c.queries, c.open, c.limit, c.accepted, c.evicted, c.refused, c.accFails, c.panics, c.pauses} {
 		ch <- d
 	}
 }
@@ -184,6 +185,8 @@ func (c *dnsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.accFails, prometheus.CounterValue, float64(st.AcceptErrors))
 	ch <- prometheus.MustNewConstMetric(c.panics, prometheus.CounterValue, float64(st.Panics), "server")
 	ch <- prometheus.MustNewConstMetric(c.panics, prometheus.CounterValue, float64(st.HookPanics), "answer_hook")
+	ch <- prometheus.MustNewConstMetric(c.pauses, prometheus.CounterValue, float64(st.UDPPauseChosen), "true")
+	ch <- prometheus.MustNewConstMetric(c.pauses, prometheus.CounterValue, float64(st.UDPPauseTrials-st.UDPPauseChosen), "false")
 }
 
 // reconcilerObserver turns the events of the reconciler publishing to name

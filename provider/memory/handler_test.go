@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -353,4 +354,38 @@ func TestServerUDPBurst(t *testing.T) {
 			delete(want, m.Id)
 		}
 	}
+}
+
+// TestServerUDPPauseTrial: a UDP loop kept above UDPCoalesceRate tries its
+// pause and counts the trial in Stats, whichever way it goes; while no
+// loop is above the rate no trial is counted. (Linux only: other systems
+// have no pause.)
+func TestServerUDPPauseTrial(t *testing.T) {
+	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
+		t.Skip("the UDP pause is Linux's (amd64, arm64)")
+	}
+	srv := startServer(t, fixture(t), func(c *memory.ServerConfig) { c.UDPCoalesceRate = 1000 })
+	assert.Zero(t, srv.Stats().UDPPauseTrials, "idle")
+
+	conn, err := net.Dial("udp", srv.Addr())
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(60*time.Second))) // a guard
+	wire, err := query("www.example.test.", dns.TypeA).Pack()
+	require.NoError(t, err)
+	buf := make([]byte, 4096)
+	// Four queries in flight at a time, answered back to back: far above
+	// 1,000 a second in every millisecond, until a trial ends.
+	for range 4 {
+		_, err = conn.Write(wire)
+		require.NoError(t, err)
+	}
+	for srv.Stats().UDPPauseTrials == 0 {
+		_, err := conn.Read(buf)
+		require.NoError(t, err, "no trial ended within the guard")
+		_, err = conn.Write(wire)
+		require.NoError(t, err)
+	}
+	st := srv.Stats()
+	assert.LessOrEqual(t, st.UDPPauseChosen, st.UDPPauseTrials)
 }

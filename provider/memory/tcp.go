@@ -493,6 +493,16 @@ type serverCounters struct {
 	acceptErrors atomic.Uint64
 	panics       atomic.Uint64
 	panicLogged  atomic.Int64 // unix nanoseconds of the last panic logged
+	udpTrials    atomic.Uint64
+	udpPausing   atomic.Uint64
+}
+
+// udpTrial counts a UDP loop's trial of its pause and its choice.
+func (c *serverCounters) udpTrial(pause bool) {
+	c.udpTrials.Add(1)
+	if pause {
+		c.udpPausing.Add(1)
+	}
 }
 
 func (c *serverCounters) countTCP(reply []byte) {
@@ -547,6 +557,11 @@ type ServerStats struct {
 	// HookPanics counts answer hooks that panicked, whose queries were
 	// answered as if the hook had no opinion (Provider.HookPanics).
 	HookPanics uint64
+	// UDPPauseTrials counts the UDP loops' trials of their pause (see
+	// ServerConfig.UDPCoalesce), UDPPauseChosen those that chose to pause.
+	// Both stay at zero while no loop receives more than UDPCoalesceRate
+	// queries a second, and on systems without the pause (all but Linux).
+	UDPPauseTrials, UDPPauseChosen uint64
 }
 
 // TCPFull reports whether the connection table is at its limit.
@@ -564,6 +579,9 @@ func (s *Server) Stats() ServerStats {
 		AcceptErrors: s.stats.acceptErrors.Load(),
 		Panics:       s.stats.panics.Load(),
 		RRL:          s.rrl.Stats(),
+
+		UDPPauseTrials: s.stats.udpTrials.Load(),
+		UDPPauseChosen: s.stats.udpPausing.Load(),
 	}
 	for i := range st.Responses {
 		st.Responses[i] = s.stats.rcodes[i].Load()

@@ -18,35 +18,6 @@ const udpBatch = 32
 // queries.
 const udpReadBuffer = 1 << 20
 
-// udpCoalescer decides the UDP loop's pause after each batch (see
-// ServerConfig.UDPCoalesce): it counts the queries received over windows
-// of at least a millisecond and, for the next window, pauses delay after
-// every batch if the last window's rate exceeded rate.
-type udpCoalescer struct {
-	delay time.Duration
-	rate  int
-	start time.Time
-	count int
-	on    bool
-}
-
-// after records a batch of n queries received, answered at now, and
-// returns how long to pause before the next receive.
-func (c *udpCoalescer) after(n int, now time.Time) time.Duration {
-	if c.delay <= 0 {
-		return 0
-	}
-	c.count += n
-	if d := now.Sub(c.start); d >= time.Millisecond {
-		c.on = float64(c.count) > float64(c.rate)*d.Seconds()
-		c.start, c.count = now, 0
-	}
-	if c.on {
-		return c.delay
-	}
-	return 0
-}
-
 // batchConn is what ipv4.PacketConn and ipv6.PacketConn share.
 type batchConn interface {
 	ReadBatch(ms []ipv4.Message, flags int) (int, error)

@@ -110,10 +110,12 @@ func (s *Server) serveUDPConn(conn *net.UDPConn, stop <-chan struct{}) {
 const yieldPeriod = 4 * time.Millisecond
 
 func (s *Server) rawLoop(r *rawUDP) {
-	co := udpCoalescer{delay: s.cfg.UDPCoalesce, rate: s.cfg.UDPCoalesceRate}
+	var cpu loopCPU
+	co := newUDPCoalescer(s.cfg.UDPCoalesce, s.cfg.UDPCoalesceRate, cpu.read, s.stats.udpTrial)
 	var tally rcodeTally
 	if co.delay > 0 {
 		setTimerSlack()
+		cpu.resume()
 	}
 	var (
 		in    [udpBatch]mmsghdr
@@ -139,9 +141,13 @@ func (s *Server) rawLoop(r *rawUDP) {
 		if now := time.Now(); now.Sub(lastYield) >= yieldPeriod {
 			// See yieldPeriod.
 			lastYield = now
+			if co.delay > 0 {
+				cpu.suspend()
+			}
 			runtime.Gosched()
 			if co.delay > 0 {
 				setTimerSlack() // the goroutine may be on another thread now
+				cpu.resume()
 			}
 		}
 		for i := range in {
@@ -209,6 +215,9 @@ func (s *Server) rawLoop(r *rawUDP) {
 		for i := range k {
 			keep[i] = nil
 		}
+		if co.delay <= 0 {
+			continue
+		}
 		if d := co.after(int(n), time.Now()); d > 0 {
 			// A raw call: the runtime does not see this goroutine in a
 			// system call, so its monitor thread neither hands the P away
@@ -219,6 +228,55 @@ func (s *Server) rawLoop(r *rawUDP) {
 			syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
 		}
 	}
+}
+
+// loopCPU adds up the CPU time a loop's goroutine uses on the threads it
+// runs on, from each thread's CPU clock (CLOCK_THREAD_CPUTIME_ID). The
+// goroutine stays on its thread but at runtime.Gosched, and the loop
+// suspends the count before that and resumes it after. If the runtime
+// moved the goroutine some other way (a preemption), a reading on the new
+// thread, and the first reading after a stint that was lost that way, are
+// reported as not good.
+type loopCPU struct {
+	used     time.Duration // over the threads before this one
+	base     time.Duration // this thread's clock when the count resumed
+	tid      int
+	gaps     int // stints lost to a move
+	gapsRead int // gaps at the last reading
+}
+
+const clockThreadCPUTimeID = 3
+
+func threadCPUTime() time.Duration {
+	var ts syscall.Timespec
+	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0)
+	return time.Duration(ts.Nano())
+}
+
+func (c *loopCPU) resume() {
+	c.tid = syscall.Gettid()
+	c.base = threadCPUTime()
+}
+
+func (c *loopCPU) suspend() {
+	if syscall.Gettid() == c.tid {
+		c.used += threadCPUTime() - c.base
+	} else {
+		c.gaps++
+	}
+	c.tid = 0
+}
+
+// read returns the CPU time used so far and whether it is good: taken on
+// the thread the count resumed on, with no stint lost since the previous
+// reading.
+func (c *loopCPU) read() (time.Duration, bool) {
+	ok := c.gaps == c.gapsRead
+	c.gapsRead = c.gaps
+	if syscall.Gettid() != c.tid {
+		return c.used, false
+	}
+	return c.used + threadCPUTime() - c.base, ok
 }
 
 // setTimerSlack sets the calling thread's timer slack to 1 ns, so the
