@@ -64,6 +64,11 @@ pids=()
 cleanup() {
 	for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
+	# What the embedded server's UDP loops did with their pause (see
+	# ServerConfig.UDPCoalesce): tried above the rate, kept where cheaper.
+	for f in "$dir"/fast*.log; do
+		[ -f "$f" ] && sed -n "s/^.*udp pause: /$(basename "$f" .log): udp pause: /p" "$f" >&2
+	done
 	rm -rf "$dir"
 }
 trap cleanup EXIT

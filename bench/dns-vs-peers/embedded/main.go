@@ -98,6 +98,10 @@ func main() {
 			log.Fatal(nerr)
 		}
 		err = srv.Run(ctx)
+		// The bench scripts print this line: whether the UDP pause was
+		// tried and kept during the run.
+		st := srv.Stats()
+		log.Printf("udp pause: %d trials, %d chose to pause", st.UDPPauseTrials, st.UDPPauseChosen)
 	case "batch":
 		err = serveBatch(ctx, p, *addr)
 	case "miekg":
