@@ -166,9 +166,11 @@ run_one() { # round server pid load
 	port=$(port_of "$s")
 	local rate=()
 	[ "$load" = fixed ] && rate=(-Q "$FIXED_QPS")
+	stray=$(off_core "$pid")
 	before=$(cpu_ticks "$pid")
 	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 -E "$(ecs_of "$round")" "${rate[@]}" 2>&1) || true
 	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
+	stray+=$(off_core "$pid")
 	local fixed=0
 	[ "$load" = fixed ] && fixed=1
 	record_run "$round" "$s" "$load" "$fixed" "$out" "$before" "$after"

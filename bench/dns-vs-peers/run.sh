@@ -142,9 +142,11 @@ run_one() { # round server pid load: prints the run, appends it (or ABORT) to $d
 	local rate=()
 	case $load in fixed | fix-ecs) rate=(-Q "$FIXED_QPS") ;; tcp) rate=(-m tcp) ;; esac
 	case $load in *-ecs) rate+=(-E 8:000118000a0102) ;; esac # family 1, source /24, scope 0, address 10.1.2
+	stray=$(off_core "$pid")
 	before=$(cpu_ticks "$pid")
 	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 "${rate[@]}" 2>&1) || true
 	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
+	stray+=$(off_core "$pid")
 	local fixed=0
 	case $load in fixed | fix-ecs) fixed=1 ;; esac
 	record_run "$round" "$s" "$load" "$fixed" "$out" "$before" "$after"

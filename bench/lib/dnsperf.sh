@@ -39,14 +39,18 @@ CONF
 
 # await_server NAME PORT PROBE_NAME: after starting server NAME in the
 # background ($! its PID), records the PID in $pids and $started_pid and
-# waits (10 s at most) until it answers PROBE_NAME; exits with its log
-# ($dir/NAME.log) if it does not.
+# waits (10 s at most) until it answers PROBE_NAME, then pins every thread
+# of it to $SERVER_CPU (see off_core); exits with its log ($dir/NAME.log)
+# if it does not answer.
 await_server() {
 	started_pid=$!
 	pids+=("$started_pid")
 	for _ in $(seq 100); do
 		if ! kill -0 "$started_pid" 2>/dev/null; then break; fi
-		if dnsperf_probe "$2" "$3"; then return; fi
+		if dnsperf_probe "$2" "$3"; then
+			taskset -a -p -c "$SERVER_CPU" "$started_pid" >/dev/null
+			return
+		fi
 		sleep 0.1
 	done
 	echo "server $1 did not start; log:" >&2
@@ -54,10 +58,26 @@ await_server() {
 	exit 1
 }
 
+# off_core PID: the threads of PID allowed on a CPU other than $SERVER_CPU
+# ("name:cpus" each), or nothing. A server started under taskset may set
+# its threads' affinity itself: Knot pins its UDP worker n to CPU
+# n mod (online CPUs), so on two cores its one UDP worker moved to CPU 0,
+# the load generator's, and its figures were those of a server sharing
+# the client's core (no cross-core wake-ups). await_server pins every
+# thread back; run_one checks before and after each run.
+off_core() {
+	local t allowed
+	for t in /proc/"$1"/task/*; do
+		allowed=$(awk '/^Cpus_allowed_list:/ {print $2}' "$t/status" 2>/dev/null) || continue
+		[ -z "$allowed" ] || [ "$allowed" = "$SERVER_CPU" ] || printf '%s:%s ' "$(cat "$t/comm" 2>/dev/null)" "$allowed"
+	done
+}
+
 # record_run ROUND SERVER LOAD FIXED OUT BEFORE AFTER: checks dnsperf's
-# output OUT and the server's CPU ticks before and after (AFTER empty: the
-# server is gone), then prints the run and appends it to $dir/results, or
-# an ABORT line with the reason. FIXED is 1 when the run had a fixed rate
+# output OUT, the server's CPU ticks before and after (AFTER empty: the
+# server is gone) and that $stray (off_core before and after the run) is
+# empty, then prints the run and appends it to $dir/results, or an ABORT
+# line with the reason. FIXED is 1 when the run had a fixed rate
 # ($FIXED_QPS), which it must have achieved within 95–105 %.
 record_run() {
 	local round=$1 s=$2 load=$3 fixed=$4 out=$5 before=$6 after=$7
@@ -68,6 +88,8 @@ record_run() {
 	lat=$(awk '/Average Latency/ {print $4; exit}' <<<"$out") # the first: TCP adds the connections' own
 	if [ -z "$after" ]; then
 		why="the server exited during the run"
+	elif [ -n "${stray:-}" ]; then
+		why="server threads allowed off core $SERVER_CPU during the run ($stray): the figures would not be one core's"
 	elif ! is_num "$done" || ! is_num "$qps" || ! is_num "$lat" || ! is_num "$lost"; then
 		why="dnsperf printed no count, rate or latency: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
 	elif [ "$done" -eq 0 ]; then
