@@ -44,6 +44,20 @@ cpu_ticks() { # utime + stime of PID, in clock ticks (fields 14 and 15)
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
+# off_cpu PID CPU: the threads of PID allowed on a CPU other than CPU
+# ("name:cpus" each), or nothing when CPU is empty (not pinned). A program
+# may set its threads' affinity itself after taskset (Knot does, in the DNS
+# bench); a checker that ran on the target's core would not be measured
+# alone, so sample() checks both processes.
+off_cpu() {
+  [ -n "$2" ] || return 0
+  local t allowed
+  for t in /proc/"$1"/task/*; do
+    allowed=$(awk '/^Cpus_allowed_list:/ {print $2}' "$t/status" 2>/dev/null) || continue
+    [ -z "$allowed" ] || [ "$allowed" = "$2" ] || printf '%s:%s ' "$(cat "$t/comm" 2>/dev/null)" "$allowed"
+  done
+}
+
 wait_ready() { # FILE PID: wait for a line "ready" in FILE (remove FILE before starting PID)
   for _ in $(seq 1 600); do
     grep -qx ready "$1" 2>/dev/null && return 0
@@ -161,6 +175,9 @@ sample() {
   kill -0 "$pid" 2>/dev/null || { echo "the checker exited during the window"; return 1; }
   c1=$(cpu_ticks "$pid"); tc1=$(cpu_ticks "$tpid"); t1=$(date +%s.%N)
   k1=$(counts) || { echo "control reply lost at the window's end"; return 1; }
+  local stray
+  stray="$(off_cpu "$pid" "$CHECK_CPU")$(off_cpu "$tpid" "$TARGET_CPU")"
+  [ -z "$stray" ] || { echo "threads allowed off their core ($stray): the checker and the target would share one"; return 1; }
   rss=$(rss_kib "$pid")
   local f0 r0 f1 r1
   read -r _ _ _ f0 r0 <<<"$k0"
