@@ -67,7 +67,7 @@ type ServerConfig struct {
 	// third at 125,000–150,000 queries/s) — so the loop measures: above the
 	// rate it answers 160 ms in alternating 20 ms phases with and without
 	// the pause, reads its thread's CPU clock, pauses only if that costs at
-	// least 3 % less CPU per query, and tries again every 5 s
+	// least 10 % less CPU per query, and tries again every 5 s
 	// (ServerStats.UDPPauseTrials and UDPPauseChosen count the trials and
 	// the choices). Below the rate it never pauses. 0 turns it off; at most
 	// 1ms. Default 60µs, which adds at most that much latency (plus the

@@ -20,8 +20,9 @@ const (
 	tuneHold = 5 * time.Second
 	// tuneMargin is how much cheaper per query pausing must be (a
 	// fraction of the cost without pausing) to be chosen: a pause adds
-	// latency, so a tie goes to not pausing.
-	tuneMargin = 0.03
+	// latency, and a trial measures with some noise: a small saving, or
+	// a tie, goes to not pausing.
+	tuneMargin = 0.10
 )
 
 // tuneOrder is the pausing mode of each trial phase, off and on in an
