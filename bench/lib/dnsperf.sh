@@ -58,6 +58,18 @@ await_server() {
 	exit 1
 }
 
+# rotated N WORD...: the words rotated left by N mod their count. The
+# scripts run the servers in another order each round (round r starts with
+# the r-th), so no server always follows the same neighbour: a server run
+# right after one that kept a core at 100 % for the whole run (PowerDNS)
+# may find the machine in another state.
+rotated() {
+	local n=$1
+	shift
+	local a=("$@") i
+	for i in "${!a[@]}"; do printf '%s ' "${a[$(((i + n) % ${#a[@]}))]}"; done
+}
+
 # off_core PID: the threads of PID allowed on a CPU other than $SERVER_CPU
 # ("name:cpus" each), or nothing. A server started under taskset may set
 # its threads' affinity itself: Knot pins its UDP worker n to CPU
