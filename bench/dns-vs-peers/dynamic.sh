@@ -192,7 +192,7 @@ header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null
 echo "$header"
 for round in $(seq "$ROUNDS"); do
 	for load in saturate fixed; do
-		for s in $(rotated "$((round - 1))" $SERVERS); do run_one "$round" "$s" "${pid_of[$s]}" "$load"; done # shellcheck disable=SC2086
+		for s in $(in_order "$round" $SERVERS); do run_one "$round" "$s" "${pid_of[$s]}" "$load"; done # shellcheck disable=SC2086
 	done
 done
 

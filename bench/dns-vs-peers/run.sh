@@ -165,7 +165,7 @@ header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null
 echo "$header"
 for round in $(seq "$ROUNDS"); do
 	for load in $LOADS; do
-		for s in $(rotated "$((round - 1))" $SERVERS); do # shellcheck disable=SC2086
+		for s in $(in_order "$round" $SERVERS); do # shellcheck disable=SC2086
 			tcp_capable "$s" "$load" || continue
 			run_one "$round" "$s" "${pid_of[$s]}" "$load"
 		done

@@ -58,16 +58,17 @@ await_server() {
 	exit 1
 }
 
-# rotated N WORD...: the words rotated left by N mod their count. The
-# scripts run the servers in another order each round (round r starts with
-# the r-th), so no server always follows the same neighbour: a server run
-# right after one that kept a core at 100 % for the whole run (PowerDNS)
-# may find the machine in another state.
-rotated() {
-	local n=$1
+# in_order ROUND WORD...: the words in order for odd rounds, reversed for
+# even ones. The scripts run the servers so, so that no server always
+# follows the same neighbour: a server run right after one that kept a core
+# at 100 % for a whole run (PowerDNS) may find the machine in another state.
+in_order() {
+	local r=$1
 	shift
 	local a=("$@") i
-	for i in "${!a[@]}"; do printf '%s ' "${a[$(((i + n) % ${#a[@]}))]}"; done
+	for i in "${!a[@]}"; do
+		if ((r % 2)); then printf '%s ' "${a[i]}"; else printf '%s ' "${a[${#a[@]} - 1 - i]}"; fi
+	done
 }
 
 # off_core PID: the threads of PID allowed on a CPU other than $SERVER_CPU
