@@ -242,21 +242,28 @@ func TestLoopTLSRoom(t *testing.T) {
 	}
 }
 
-// TestLoopTLSPanic: a panic inside an HTTPS coroutine is that probe's
-// failure, not the loop's end: the loop, which every other probe of the
-// Monitor depends on, goes on with the next probe.
-func TestLoopTLSPanic(t *testing.T) {
+// loopTLSPanicking returns an HTTPS prober of a TLS server on loopback
+// whose exchanges in the event loop panic ("boom") until restore is called.
+func loopTLSPanicking(t *testing.T) (h *HTTP, restore func()) {
 	ca := probersNewCA(t)
 	cert, _, _ := ca.Issue(false, "probe.test")
 	addr := loopTLSServer(t, cert, []byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), false, false)
 	cfg := DefaultHTTPConfig()
 	cfg.Hostname = "probe.test"
 	cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
-	h := probersHTTP(t, addr, cfg, HTTPEngineLean)
+	h = probersHTTP(t, addr, cfg, HTTPEngineLean)
 	orig := loopTLSExchange
 	loopTLSExchange = func(*HTTP, net.Conn) Result { panic("boom") }
+	return h, func() { loopTLSExchange = orig }
+}
+
+// TestLoopTLSPanic: a panic inside an HTTPS coroutine is that probe's
+// failure, not the loop's end: the loop, which every other probe of the
+// Monitor depends on, goes on with the next probe.
+func TestLoopTLSPanic(t *testing.T) {
+	h, restore := loopTLSPanicking(t)
 	r := loopRun(t, h, 5*time.Second)
-	loopTLSExchange = orig
+	restore()
 	assert.Equal(t, Fail, r.Status)
 	assert.Equal(t, KindOther, r.Kind)
 	assert.Equal(t, "prober panicked: boom", r.Detail)
@@ -268,16 +275,8 @@ func TestLoopTLSPanic(t *testing.T) {
 // Monitor's event loop is reported as a prober's panic on a worker is: the
 // same Detail, and an error logged with the target's ID.
 func TestMonitorLoopTLSPanicLogged(t *testing.T) {
-	ca := probersNewCA(t)
-	cert, _, _ := ca.Issue(false, "probe.test")
-	addr := loopTLSServer(t, cert, []byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), false, false)
-	cfg := DefaultHTTPConfig()
-	cfg.Hostname = "probe.test"
-	cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
-	h := probersHTTP(t, addr, cfg, HTTPEngineLean)
-	orig := loopTLSExchange
-	loopTLSExchange = func(*HTTP, net.Conn) Result { panic("boom") }
-	defer func() { loopTLSExchange = orig }()
+	h, restore := loopTLSPanicking(t)
+	defer restore()
 	var logged bytes.Buffer
 	var mu sync.Mutex
 	changed := make(chan struct{}, 1) // the first failure moves the target to warning
