@@ -231,18 +231,28 @@ func probersClosedPort(t *testing.T) string {
 	return addr
 }
 
-// TestLoopHTTPByteByByte: a reply written one byte per segment is judged
-// the same whatever reads it arrives in; a request larger than the socket
-// buffer is written across several writable events.
-func TestLoopHTTPByteByByte(t *testing.T) {
+// loopByteByByteServer serves one exchange per connection: it reads a
+// request of at least 4 MiB (headers included), then answers 200 one byte
+// per write, with Nagle off so each byte is a segment (over TLS, a record).
+// wrap, if not nil, wraps the connection (TLS); the wrapped server reads
+// slowly at first, so the client's socket buffer fills mid-handshake
+// flight. got is the number of request bytes read.
+func loopByteByByteServer(t *testing.T, wrap func(net.Conn) net.Conn) (addr string, got *atomic.Int64) {
 	const reply = "HTTP/1.1 200 OK\r\nServer: slow\r\nContent-Length: 0\r\n\r\n"
-	var got atomic.Int64 // request bytes the server read
-	addr := probersTCPServer(t, func(c net.Conn, _ <-chan struct{}) {
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got = new(atomic.Int64)
+	addr = probersTCPServer(t, func(c net.Conn, _ <-chan struct{}) {
+		rw := c
+		if wrap != nil {
+			rw = wrap(c)
+		}
+		_ = rw.SetDeadline(time.Now().Add(10 * time.Second))
 		var req []byte
 		b := make([]byte, 64<<10)
 		for !bytes.Contains(req, []byte("\r\n\r\n")) || len(req) < 4<<20 {
-			n, err := c.Read(b)
+			if wrap != nil && len(req) < 64<<10 {
+				time.Sleep(time.Millisecond) // pacing, not waiting: see above
+			}
+			n, err := rw.Read(b)
 			req = append(req, b[:n]...)
 			if err != nil {
 				return
@@ -251,11 +261,19 @@ func TestLoopHTTPByteByByte(t *testing.T) {
 		got.Store(int64(len(req)))
 		_ = c.(*net.TCPConn).SetNoDelay(true)
 		for i := range len(reply) {
-			if _, err := c.Write([]byte{reply[i]}); err != nil {
+			if _, err := rw.Write([]byte{reply[i]}); err != nil {
 				return
 			}
 		}
 	})
+	return addr, got
+}
+
+// TestLoopHTTPByteByByte: a reply written one byte per segment is judged
+// the same whatever reads it arrives in; a request larger than the socket
+// buffer is written across several writable events.
+func TestLoopHTTPByteByByte(t *testing.T) {
+	addr, got := loopByteByByteServer(t, nil)
 	cfg := DefaultHTTPConfig()
 	cfg.Method = "POST"
 	cfg.RequestBody = &Payload{Text: string(bytes.Repeat([]byte("x"), 4<<20))}

@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,33 +138,8 @@ func TestLoopHTTPSMatchesGoroutinePath(t *testing.T) {
 func TestLoopHTTPSLargeExchange(t *testing.T) {
 	ca := probersNewCA(t)
 	cert, _, _ := ca.Issue(false, "probe.test")
-	const reply = "HTTP/1.1 200 OK\r\nServer: slow\r\nContent-Length: 0\r\n\r\n"
-	var got atomic.Int64
 	scfg := &tls.Config{Certificates: []tls.Certificate{cert}}
-	addr := probersTCPServer(t, func(c net.Conn, _ <-chan struct{}) {
-		tc := tls.Server(c, scfg)
-		_ = tc.SetDeadline(time.Now().Add(10 * time.Second))
-		var req []byte
-		b := make([]byte, 64<<10)
-		for !bytes.Contains(req, []byte("\r\n\r\n")) || len(req) < 4<<20 {
-			// Slowly at first, so the client's socket buffer fills.
-			if len(req) < 64<<10 {
-				time.Sleep(time.Millisecond)
-			}
-			n, err := tc.Read(b)
-			req = append(req, b[:n]...)
-			if err != nil {
-				return
-			}
-		}
-		got.Store(int64(len(req)))
-		_ = c.(*net.TCPConn).SetNoDelay(true)
-		for i := range len(reply) {
-			if _, err := tc.Write([]byte{reply[i]}); err != nil {
-				return
-			}
-		}
-	})
+	addr, got := loopByteByByteServer(t, func(c net.Conn) net.Conn { return tls.Server(c, scfg) })
 	cfg := DefaultHTTPConfig()
 	cfg.Hostname = "probe.test"
 	cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
