@@ -85,8 +85,8 @@ func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 	}
 	// The answer is a one-record subslice of rrs: no allocation per query.
 	// The candidates and their cumulative weights are planned once per set
-	// of records (see planSlot).
-	var plans planSlot[weightPlan]
+	// of records (see planCache).
+	var plans planCache[weightPlan]
 	build := func(rrs []libdns.Record) weightPlan {
 		var pl weightPlan
 		for i, r := range rrs {
@@ -239,8 +239,8 @@ func geo(loc *Locator, tags map[netip.Addr][]string, prefs bool) AnswerFunc {
 		}
 	}
 	// The answer for each client region, planned once per set of records
-	// (see planSlot): a query then costs the locator and the comparison.
-	var plans planSlot[[]span]
+	// (see planCache): a query then costs the locator and the comparison.
+	var plans planCache[[]span]
 	build := func(rrs []libdns.Record) []span {
 		pl := make([]span, loc.regionCount())
 		for ri := range pl {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -99,7 +100,78 @@ func TestAnswerFuncsAllocs(t *testing.T) {
 	}
 }
 
-// BenchmarkAnswerFuncs measures the weighted and geo policies per query.
+// TestAnswerPlansUnderRealTraffic: queries come in runs (a resolver asks
+// a name many times; clients of one region follow each other), names share
+// a zone-wide hook, and health changes a name's records many times. None of
+// that makes a query allocate: a function chained after Geo keeps a plan
+// per region, a zone-wide hook one per name, a name's current records find
+// their plan among stale ones, and more sets of records than a function
+// keeps plans for answer without rebuilding a plan per miss.
+func TestAnswerPlansUnderRealTraffic(t *testing.T) {
+	weighted, geo, wrrs, grrs, clients := dynamicFixture(t)
+	chain := failover.Chain(geo, weighted)
+	names := make([]string, 12)
+	for i := range names {
+		names[i] = fmt.Sprintf("n%d.example.", i)
+	}
+	var changes [][]libdns.Record
+	for i := range 20 {
+		rs := slices.Clone(wrrs)
+		rs[0] = libdns.Address{Name: "w", TTL: time.Duration(31+i) * time.Second, IP: netip.AddrFrom4([4]byte{192, 0, 2, 1})}
+		changes = append(changes, rs)
+	}
+	i := 0
+	for _, c := range []struct {
+		name  string
+		query func()
+	}{
+		// Clients of one region in runs of 2 and of 5.
+		{"chain, runs of 2", func() { i++; _ = chain(clients[i/2%len(clients)], "g.example.", "A", grrs) }},
+		{"chain, runs of 5", func() { i++; _ = chain(clients[i/5%len(clients)], "g.example.", "A", grrs) }},
+		// Four names of a zone-wide hook in runs of 2.
+		{"zone hook, 4 names", func() { i++; _ = weighted(clients[0], names[i/2%4], "A", wrrs) }},
+		// Twelve names, more than a function keeps plans for, in runs of 2.
+		{"zone hook, 12 names", func() { i++; _ = weighted(clients[0], names[i/2%12], "A", wrrs) }},
+		// The records of w changed 20 times; the last set is asked now.
+		{"after 20 changes", func() { _ = weighted(clients[0], "w.example.", "A", changes[len(changes)-1]) }},
+	} {
+		if c.name == "after 20 changes" {
+			for _, rs := range changes {
+				for range 100 {
+					_ = weighted(clients[0], "w.example.", "A", rs)
+				}
+			}
+		}
+		for range 200 {
+			c.query()
+		}
+		// Twelve names: a plan replaces another at most once per 64
+		// misses; the rest answer without one.
+		limit := 0.0
+		if c.name == "zone hook, 12 names" {
+			limit = 0.1
+		}
+		if n := allocsPerQuery(2000, c.query); n > limit {
+			t.Errorf("%s: %.3f allocations per query, want at most %v", c.name, n, limit)
+		}
+	}
+}
+
+// allocsPerQuery is testing.AllocsPerRun without its rounding down: the
+// average number of allocations of one call of f over runs calls.
+func allocsPerQuery(runs int, f func()) float64 {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.Mallocs-before.Mallocs) / float64(runs)
+}
+
+// BenchmarkAnswerFuncs measures the weighted and geo policies, and the two
+// chained, per query.
 func BenchmarkAnswerFuncs(b *testing.B) {
 	weighted, geo, wrrs, grrs, clients := dynamicFixture(b)
 	b.Run("weighted", func(b *testing.B) {
@@ -114,6 +186,17 @@ func BenchmarkAnswerFuncs(b *testing.B) {
 		for b.Loop() {
 			i++
 			_ = geo(clients[i%len(clients)], "g.example.", "A", grrs)
+		}
+	})
+	// Geo, then one address by weight within the region; clients of a
+	// region in runs of 3.
+	chain := failover.Chain(geo, weighted)
+	b.Run("geo-then-weighted", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			_ = chain(clients[i/3%len(clients)], "g.example.", "A", grrs)
 		}
 	})
 }

@@ -18,59 +18,103 @@ import (
 // records handed in are the same ones (compared field by field: see
 // sameRecord). A query then costs the comparison and the choice itself.
 //
-// A few plans are kept per answer function (planSlots), one per name and
-// type: a function chained after another (Chain) is handed one set of
-// records per region, a zone-wide hook one per name. A plan is made when
-// the same records miss twice in a row, so a function handed ever-changing
-// records (more sets than slots, interleaved) answers without a plan, as it
-// would without this cache, instead of building one per query.
+// Each answer function keeps up to planSlots plans, one per set of records
+// it is handed for a name and type: a per-name hook has one (two with
+// AAAA), a function chained after Geo (Chain) one per region, a zone-wide
+// hook one per name. A set of records is planned the second time it misses
+// within the last planRecent misses, so records that change on every
+// query, or a name asked once, never cost a plan. While every slot is full
+// a new plan replaces the least recently used one, at most once per
+// planEvery misses: more sets than slots, interleaved, then answer mostly
+// without a plan (as they would without this cache, allocation-free)
+// instead of rebuilding a plan, which allocates, on every miss.
 
-// planSlots is how many plans one answer function keeps.
-const planSlots = 4
+const (
+	// planSlots is how many plans one answer function keeps.
+	planSlots = 8
+	// planRecent is how many recent misses a miss is looked up among.
+	planRecent = 16
+	// planEvery is how many misses apart two plans replace older ones.
+	planEvery = 64
+)
 
 // planned is a plan and what it was made from.
 type planned[P any] struct {
 	name, qtype string
 	recs        []libdns.Record // a copy of the records the plan was made from
 	plan        P
+	used        atomic.Uint64 // planCache.misses when it last answered
 }
 
-// planSlot holds one answer function's plans.
-type planSlot[P any] struct {
-	cur      [planSlots]atomic.Pointer[planned[P]]
-	next     atomic.Uint32 // the slot a new name and type take
-	lastMiss atomic.Uint64 // recordsHash of the last miss
+// planCache holds one answer function's plans.
+type planCache[P any] struct {
+	cur       [planSlots]atomic.Pointer[planned[P]]
+	misses    atomic.Uint64             // queries answered without a plan; the clock of used
+	recent    [planRecent]atomic.Uint64 // recordsHash of recent misses, by misses mod planRecent
+	lastEvict atomic.Uint64             // misses when a plan last replaced another
+	hint      atomic.Uint32             // the slot that answered last
 }
 
 // get returns the plan made from rrs for name and qtype: a kept one when
-// rrs are the records it was made from, else a new one from build when the
-// previous miss was for the same records (and they can be compared), else
-// nil (answer without a plan).
-func (s *planSlot[P]) get(name, qtype string, rrs []libdns.Record, build func([]libdns.Record) P) *P {
-	for i := range s.cur {
+// rrs are the records it was made from, else a new one from build when
+// rrs missed recently too (and can be compared, and a slot can be had),
+// else nil (answer without a plan).
+func (s *planCache[P]) get(name, qtype string, rrs []libdns.Record, build func([]libdns.Record) P) *P {
+	// From the slot that answered last: a per-name hook finds its plan at
+	// once, even beside the stale plans of records health has changed.
+	h0 := s.hint.Load()
+	for j := range uint32(planSlots) {
+		i := (h0 + j) % planSlots
 		if c := s.cur[i].Load(); c != nil && c.name == name && c.qtype == qtype && sameRecords(c.recs, rrs) {
+			// Writes only when something moved: none while every
+			// query finds the same plan.
+			if j != 0 {
+				s.hint.Store(i)
+			}
+			if m := s.misses.Load(); c.used.Load() != m {
+				c.used.Store(m)
+			}
 			return &c.plan
 		}
 	}
 	if !comparableRecords(rrs) {
 		return nil
 	}
-	if h := recordsHash(name, qtype, rrs); s.lastMiss.Swap(h) != h {
-		return nil
-	}
-	recs := append([]libdns.Record(nil), rrs...)
-	c := &planned[P]{name: name, qtype: qtype, recs: recs, plan: build(recs)}
-	// The slot of an older plan for the same name and type, else the next.
-	slot := -1
-	for i := range s.cur {
-		if o := s.cur[i].Load(); o != nil && o.name == name && o.qtype == qtype {
-			slot = i
+	h := recordsHash(name, qtype, rrs)
+	m := s.misses.Add(1)
+	seen := false
+	for i := range s.recent {
+		if s.recent[i].Load() == h {
+			seen = true
 			break
 		}
 	}
-	if slot < 0 {
-		slot = int(s.next.Add(1) % planSlots)
+	s.recent[m%planRecent].Store(h)
+	if !seen {
+		return nil
 	}
+	// An empty slot, else the least recently used plan if none replaced
+	// another within the last planEvery misses.
+	slot, oldest := -1, uint64(0)
+	for i := range s.cur {
+		o := s.cur[i].Load()
+		if o == nil {
+			slot = i
+			break
+		}
+		if u := o.used.Load(); slot < 0 || u < oldest {
+			slot, oldest = i, u
+		}
+	}
+	if s.cur[slot].Load() != nil {
+		last := s.lastEvict.Load()
+		if m-last < planEvery || !s.lastEvict.CompareAndSwap(last, m) {
+			return nil
+		}
+	}
+	recs := append([]libdns.Record(nil), rrs...)
+	c := &planned[P]{name: name, qtype: qtype, recs: recs, plan: build(recs)}
+	c.used.Store(m)
 	s.cur[slot].Store(c)
 	return &c.plan
 }

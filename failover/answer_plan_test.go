@@ -14,10 +14,11 @@ import (
 	"github.com/gslbkit/gslb/failover"
 )
 
-// TestAnswerPlansAgreeWithoutPlans: the weighted, geo and region-filter
-// functions answer the same with a plan (one name asked query after query,
-// as a per-name hook is) and without one (two names interleaved, as a
-// zone-wide hook may be, so no plan is ever kept), over random records,
+// TestAnswerPlansAgreeWithoutPlans: the weighted, geo, region-filter and
+// chained (geo, then weighted) functions answer the same with a plan (one
+// name asked query after query, as a per-name hook is) and without one (a
+// new name every query, as a zone-wide hook may be asked, so no set of
+// records misses twice and none is planned), over random records,
 // weights, tags, prefix tables and changes of the records between queries.
 func TestAnswerPlansAgreeWithoutPlans(t *testing.T) {
 	pool := make([]netip.Addr, 8)
@@ -58,6 +59,8 @@ func TestAnswerPlansAgreeWithoutPlans(t *testing.T) {
 			{"weighted", failover.WeightedRandom(weights, rand.NewPCG(seed, 1)), failover.WeightedRandom(weights, rand.NewPCG(seed, 1))},
 			{"geo", failover.Geo(loc, tags), failover.Geo(loc, tags)},
 			{"regionFilter", failover.RegionFilter(loc, tags), failover.RegionFilter(loc, tags)},
+			{"chain", failover.Chain(failover.Geo(loc, tags), failover.WeightedRandom(weights, rand.NewPCG(seed, 2))),
+				failover.Chain(failover.Geo(loc, tags), failover.WeightedRandom(weights, rand.NewPCG(seed, 2)))},
 		}
 		var rrs []libdns.Record
 		for q := range rapid.IntRange(1, 40).Draw(t, "queries") {
@@ -75,8 +78,7 @@ func TestAnswerPlansAgreeWithoutPlans(t *testing.T) {
 			client := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(rapid.IntRange(0, 3).Draw(t, "cb")), 7, 9}), 32)
 			for _, f := range fs {
 				got := f.plan(client, "x.example.", "A", rrs)
-				other := []string{"y.example.", "z.example."}[q%2]
-				want := f.plain(client, other, "A", rrs)
+				want := f.plain(client, fmt.Sprintf("q%d.example.", q), "A", rrs)
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("%s, query %d, client %v, records %v: with a plan %v, without %v", f.name, q, client, rrs, got, want)
 				}
