@@ -48,6 +48,9 @@ const (
 
 const answerKinds = `"all" (or ""), "roundRobin", "weightedRandom", "geo" or "regionFilter"`
 
+// withinKinds are the kinds a record's within may name.
+const withinKinds = `"all" (or ""), "roundRobin" or "weightedRandom"`
+
 // kind is k with "" read as AnswerAll.
 func (k AnswerKind) kind() AnswerKind {
 	if k == "" {
@@ -62,6 +65,40 @@ func (k AnswerKind) usesGeo() bool { return k == AnswerGeo || k == AnswerRegionF
 // perQuery reports whether the kind registers an answer hook.
 func (k AnswerKind) perQuery() bool { return k.kind() != AnswerAll }
 
+// checkKind refuses k (field f) unless it is one of known ("" is "all"),
+// with a hint when only its case is wrong; allowed lists them for the
+// error.
+func checkKind(f string, k AnswerKind, known []AnswerKind, allowed string) error {
+	if slices.Contains(known, k.kind()) {
+		return nil
+	}
+	for _, kn := range known {
+		if strings.EqualFold(string(k), string(kn)) {
+			return bad(f, k, fmt.Sprintf("%s (kinds are case-sensitive: did you mean %q?)", allowed, kn))
+		}
+	}
+	return bad(f, k, allowed)
+}
+
+// answerOf is how a record is answered per query: its kind and, for geo
+// and regionFilter, how the chosen region's addresses are answered.
+type answerOf struct {
+	kind, within AnswerKind
+}
+
+// choiceHook is the answer function of kind roundRobin or weightedRandom
+// over m's addresses, nil for the other kinds (every address, as handed
+// in). It serves both as a record's answer and as its within.
+func choiceHook(k AnswerKind, m failover.Record) failover.AnswerFunc {
+	switch k {
+	case AnswerRoundRobin:
+		return failover.RoundRobin()
+	case AnswerWeightedRandom:
+		return failover.WeightedRandom(m.Weights(), nil)
+	}
+	return nil
+}
+
 // validateAnswers checks every record's answer kind, the addresses'
 // weights and regions it relies on, and the geo block; records' names and
 // addresses are already checked (in node mode, those of the records with
@@ -74,25 +111,31 @@ func (c *Config) validateAnswers(providerType string) error {
 		r := &c.Records[i]
 		f := fmt.Sprintf("records[%d]", i)
 		k := r.Answer.kind()
-		switch k {
-		case AnswerAll, AnswerRoundRobin, AnswerWeightedRandom, AnswerGeo, AnswerRegionFilter:
-		default:
-			for _, known := range []AnswerKind{AnswerAll, AnswerRoundRobin, AnswerWeightedRandom, AnswerGeo, AnswerRegionFilter} {
-				if strings.EqualFold(string(k), string(known)) {
-					return bad(f+".answer", r.Answer, fmt.Sprintf("%s (kinds are case-sensitive: did you mean %q?)", answerKinds, known))
-				}
+		if err := checkKind(f+".answer", r.Answer, []AnswerKind{AnswerAll, AnswerRoundRobin, AnswerWeightedRandom, AnswerGeo, AnswerRegionFilter}, answerKinds); err != nil {
+			return err
+		}
+		if r.Within != "" {
+			if !k.usesGeo() {
+				return bad(f+".within", r.Within, `nothing (within is for answer geo or regionFilter: how the chosen region's addresses are answered), or answer geo or regionFilter`)
 			}
-			return bad(f+".answer", r.Answer, answerKinds)
+			if err := checkKind(f+".within", r.Within, []AnswerKind{AnswerAll, AnswerRoundRobin, AnswerWeightedRandom}, withinKinds); err != nil {
+				return err
+			}
 		}
 		if k.perQuery() && providerType != "" && providerType != "embedded" {
 			return bad(f+".answer", r.Answer, `"all" (or "") with provider.type `+providerType+
 				": the provider answers every published address to every client; per-query answers need provider.type embedded (the embedded zone and gslbd nodes answer them)")
 		}
-		switch {
-		case k == AnswerWeightedRandom:
+		if k == AnswerWeightedRandom || r.Within == AnswerWeightedRandom {
 			if !slices.ContainsFunc(r.Addresses, func(a AddressSpec) bool { return a.Weight > 0 }) {
-				return bad(f+".addresses", "every weight 0", "at least one address of weight 1–65535 with answer weightedRandom (weight 0 is answered only while no address of positive weight is published; give every address weight 1 for a uniform choice)")
+				with := "answer weightedRandom"
+				if k != AnswerWeightedRandom {
+					with = "within weightedRandom"
+				}
+				return bad(f+".addresses", "every weight 0", "at least one address of weight 1–65535 with "+with+" (weight 0 is answered only while no address of positive weight is published; give every address weight 1 for a uniform choice)")
 			}
+		}
+		switch {
 		case k.usesGeo():
 			geoUsed = true
 			if c.Policy.Strategy.Kind == failover.Priority {
@@ -220,9 +263,9 @@ func (c *Config) validateNodeAnswers() error {
 }
 
 // installAnswers registers, on zone, the answer hook of every record of
-// cfg (validated) with a per-query answer kind, and returns each record's
-// kind by name.
-func installAnswers(zone *memory.Provider, cfg Config) (map[string]AnswerKind, error) {
+// cfg (validated) with a per-query answer kind, and returns how each
+// record is answered, by name.
+func installAnswers(zone *memory.Provider, cfg Config) (map[string]answerOf, error) {
 	var loc *failover.Locator
 	if cfg.Geo != nil {
 		var err error
@@ -230,23 +273,30 @@ func installAnswers(zone *memory.Provider, cfg Config) (map[string]AnswerKind, e
 			return nil, err
 		}
 	}
-	kinds := map[string]AnswerKind{}
+	kinds := map[string]answerOf{}
 	for _, r := range cfg.Records {
 		k := r.Answer.kind()
-		kinds[r.Name] = k
+		within := r.Within
+		if within == AnswerAll {
+			within = "" // every one: as without
+		}
+		kinds[r.Name] = answerOf{kind: k, within: within}
 		m := r.model(cfg.Zone, nil)
 		var f failover.AnswerFunc
 		switch k {
-		case AnswerRoundRobin:
-			f = failover.RoundRobin()
-		case AnswerWeightedRandom:
-			f = failover.WeightedRandom(m.Weights(), nil)
+		case AnswerRoundRobin, AnswerWeightedRandom:
+			f = choiceHook(k, m)
 		case AnswerGeo:
 			f = failover.Geo(loc, m.Tags())
 		case AnswerRegionFilter:
 			f = failover.RegionFilter(loc, m.Tags())
 		default:
 			continue
+		}
+		if w := choiceHook(within, m); w != nil {
+			// Then among the region's addresses (or, with no region
+			// chosen, among all of them).
+			f = failover.Chain(f, w)
 		}
 		zone.SetAnswerFunc(r.Name, memory.AnswerFunc(f))
 	}
@@ -258,15 +308,11 @@ func installAnswers(zone *memory.Provider, cfg Config) (map[string]AnswerKind, e
 // eu-west, us-east; 3 prefixes, default us-east)".
 func answerSummary(cfg Config, r RecordSpec) string {
 	k := r.Answer.kind()
-	var parts []string
 	switch k {
 	case AnswerAll:
 		return "all (every published address)"
 	case AnswerWeightedRandom:
-		for _, a := range r.Addresses {
-			parts = append(parts, fmt.Sprintf("%s=%d", a.IP, a.Weight))
-		}
-		return fmt.Sprintf("%s (one address per query; weights %s)", k, strings.Join(parts, ", "))
+		return fmt.Sprintf("%s (one address per query; weights %s)", k, weightList(r))
 	case AnswerGeo, AnswerRegionFilter:
 		regs := map[string]bool{}
 		for _, a := range r.Addresses {
@@ -281,7 +327,23 @@ func answerSummary(cfg Config, r RecordSpec) string {
 				s += ", default " + cfg.Geo.Default
 			}
 		}
+		switch r.Within {
+		case AnswerRoundRobin:
+			s += "; within the region: every address, rotated per query"
+		case AnswerWeightedRandom:
+			s += "; within the region: one address per query, weights " + weightList(r)
+		}
 		return s + ")"
 	}
 	return string(k) + " (every published address, rotated per query)"
+}
+
+// weightList is r's addresses with their weights, e.g. "192.0.2.1=3,
+// 192.0.2.2=1".
+func weightList(r RecordSpec) string {
+	parts := make([]string, len(r.Addresses))
+	for i, a := range r.Addresses {
+		parts[i] = fmt.Sprintf("%s=%d", a.IP, a.Weight)
+	}
+	return strings.Join(parts, ", ")
 }

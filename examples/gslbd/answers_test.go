@@ -137,6 +137,102 @@ func TestGeoAnswersByClientSubnet(t *testing.T) {
 	}
 }
 
+// TestGeoWithinWeighted runs a controller and a node with a geo record
+// whose region's addresses are answered one at a time by weight (within
+// weightedRandom) and a regionFilter record rotated within the region
+// (within roundRobin): an eu client gets one of eu's two addresses, about
+// three times in four the one of weight 3, never another region's; a us
+// client gets us's; with eu's addresses down an eu client gets us's (its
+// preference). The node answers the same, and both say so in their status.
+func TestGeoWithinWeighted(t *testing.T) {
+	bs := []*backend{newBackend(t), newBackend(t), newBackend(t)}
+	var recs strings.Builder
+	for _, rec := range []struct{ name, kind, within string }{{"gw", "geo", "weightedRandom"}, {"rr", "regionFilter", "roundRobin"}} {
+		fmt.Fprintf(&recs, "  - name: %s.example.test.\n    ttl: 1s\n    answer: %s\n    within: %s\n    addresses:\n", rec.name, rec.kind, rec.within)
+		for i, a := range []struct {
+			reg    string
+			weight int
+		}{{"eu", 3}, {"eu", 1}, {"us", 1}} {
+			fmt.Fprintf(&recs, "      - {ip: 192.0.2.%d, regions: [%s], weight: %d, probeAddr: %q}\n", i+1, a.reg, a.weight, bs[i].addr())
+		}
+	}
+	cfg := controllerYAML(`replication: {secret: 0123456789abcdef0123}
+geo:
+  prefixes: {"198.51.100.0/24": eu, "203.0.113.0/24": us}
+  preferences: {eu: [us], us: [eu]}
+  default: us`, recs.String())
+	ctl := startDaemon(t, cfg)
+	node := startDaemon(t, cfg+fmt.Sprintf("node: {url: \"http://%s/replication\", interval: 200ms}\n", ctl.http), "-node")
+	guard := 60 * time.Second
+	for _, name := range []string{"gw", "rr"} {
+		waitFor(t, guard, name+" published all three addresses", func() bool {
+			_, body := get(t, ctl.http, "/api/records/"+name+".example.test.")
+			var v recordView
+			return json.Unmarshal([]byte(body), &v) == nil && len(v.Answer) == 3
+		})
+	}
+	for _, d := range []*daemon{ctl, node} {
+		waitFor(t, guard, "the zone (the node's copy) has all three addresses", func() bool {
+			return len(ask(t, d.dns, "rr.example.test.", netip.Prefix{})) == 1 && len(ask(t, d.dns, "rr.example.test.", farClient)) == 1 &&
+				len(ask(t, d.dns, "rr.example.test.", euClient)) == 2
+		})
+		const n = 200 // weights 3/1: P(.2 at least as often as .1 in 200) < 1e-12
+		seen := map[string]int{}
+		for range n {
+			got := ask(t, d.dns, "gw.example.test.", euClient)
+			if len(got) != 1 {
+				t.Fatalf("gw for an eu client answered %v: want one address", got)
+			}
+			seen[got[0]]++
+		}
+		t.Logf("eu client, weights 3/1 within eu, %d queries: %v", n, seen)
+		if seen["192.0.2.1"] <= seen["192.0.2.2"] || seen["192.0.2.2"] == 0 || len(seen) != 2 {
+			t.Errorf("gw for an eu client: %v, want .1 about 3 times as often as .2, never .3", seen)
+		}
+		if got := ask(t, d.dns, "gw.example.test.", usClient); !slices.Equal(got, []string{"192.0.2.3"}) {
+			t.Errorf("gw for a us client: %v, want .3", got)
+		}
+		firsts := map[string]bool{}
+		for range 2 {
+			got := ask(t, d.dns, "rr.example.test.", euClient)
+			if len(got) != 2 {
+				t.Fatalf("rr for an eu client answered %v: want eu's two addresses", got)
+			}
+			firsts[got[0]] = true
+		}
+		if len(firsts) != 2 {
+			t.Errorf("rr for an eu client: two queries led with %v, want each of eu's addresses once", firsts)
+		}
+	}
+	code, body := get(t, ctl.http, "/api/records/gw.example.test.")
+	var v recordView
+	if err := json.Unmarshal([]byte(body), &v); code != http.StatusOK || err != nil || v.AnswerKind != "geo" || v.AnswerWithin != "weightedRandom" {
+		t.Errorf("record view: %d %s", code, body)
+	}
+	if _, page := get(t, ctl.http, "/"); !strings.Contains(page, "geo, then weightedRandom within the region") {
+		t.Error("status page does not show within")
+	}
+	_, body = get(t, node.http, "/api/status")
+	var st statusView
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Answers["gw.example.test."] != "geo" || st.AnswersWithin["gw.example.test."] != "weightedRandom" || st.AnswersWithin["rr.example.test."] != "roundRobin" {
+		t.Errorf("node status: answers %v, within %v", st.Answers, st.AnswersWithin)
+	}
+	if _, page := get(t, node.http, "/"); !strings.Contains(page, "regionFilter, then roundRobin within the region") {
+		t.Error("node status page does not show within")
+	}
+
+	bs[0].down.Store(true)
+	bs[1].down.Store(true)
+	for _, d := range []*daemon{ctl, node} {
+		waitFor(t, guard, "eu down: an eu client gets us's address", func() bool {
+			return slices.Equal(ask(t, d.dns, "gw.example.test.", euClient), []string{"192.0.2.3"})
+		})
+	}
+}
+
 // weightedYAML is a controller with a weightedRandom record (.1 weight 3,
 // .2 weight 1, .3 weight 0) and a roundRobin record, probed at bs.
 func weightedYAML(extra string, bs []*backend) string {
@@ -301,6 +397,11 @@ records:
 		{"preference listed twice", cfg("answer: geo", "1", "geo: {prefixes: {\"198.51.100.0/24\": eu}, preferences: {eu: [us, us]}}\n"), "geo.preferences[eu][1]", "us"},
 		{"preferences of a region no client is placed in", cfg("answer: geo", "1", "geo: {prefixes: {\"198.51.100.0/24\": eu}, preferences: {us: [eu]}}\n"), "geo.preferences[us]", "us"},
 		{"geo block that places nobody", cfg("answer: geo", "1", "geo: {preferences: {}}\n"), "geo.prefixes", "{}"},
+		{"within without geo", cfg("answer: weightedRandom\n    within: roundRobin", "1", ""), "records[0].within", "roundRobin"},
+		{"within without an answer", cfg("within: weightedRandom", "1", ""), "records[0].within", "weightedRandom"},
+		{"within geo", cfg("answer: geo\n    within: geo", "1", geo), "records[0].within", "geo"},
+		{"within in the wrong case", cfg("answer: geo\n    within: WeightedRandom", "1", geo), "records[0].within", "WeightedRandom"},
+		{"within weightedRandom with every weight 0", strings.Replace(cfg("answer: regionFilter\n    within: weightedRandom", "0", geo), "weight: 1}", "weight: 0}", 1), "records[0].addresses", "every weight 0"},
 		{"geo record without an address in a geo region", cfg("answer: geo", "1",
 			"  - name: b.example.test.\n    answer: geo\n    addresses: [{ip: 192.0.2.9, regions: [ap]}]\n"+geo), "records[1].addresses", "no address in a region of the geo block"},
 	}
@@ -321,9 +422,11 @@ records:
 			t.Log(err)
 		})
 	}
-	// The same block is fine with a geo record, and every weight 0 is
-	// fine for the other kinds.
-	for _, y := range []string{cfg("answer: geo", "1", geo), cfg("answer: regionFilter", "0", geo), cfg("answer: roundRobin", "0", ""), cfg("answer: all", "0", ""), cfg("", "0", "")} {
+	// The same block is fine with a geo record, every weight 0 is fine
+	// for the other kinds, and one positive weight for within
+	// weightedRandom.
+	for _, y := range []string{cfg("answer: geo", "1", geo), cfg("answer: regionFilter", "0", geo), cfg("answer: roundRobin", "0", ""), cfg("answer: all", "0", ""), cfg("", "0", ""),
+		cfg("answer: geo\n    within: weightedRandom", "0", geo), cfg("answer: regionFilter\n    within: roundRobin", "0", geo), cfg("answer: geo\n    within: all", "0", geo)} {
 		c, err := ParseConfig([]byte(y))
 		if err == nil {
 			err = c.Validate()
@@ -429,6 +532,10 @@ geo:
 
 // TestCheckPrintsAnswerKinds: -check says how each record is answered.
 func TestCheckPrintsAnswerKinds(t *testing.T) {
+	r := RecordSpec{Answer: AnswerGeo, Within: AnswerWeightedRandom, Addresses: []AddressSpec{{IP: "192.0.2.1", Regions: []string{"eu"}, Weight: 3}, {IP: "192.0.2.2", Regions: []string{"eu"}, Weight: 1}}}
+	if got, want := answerSummary(Config{}, r), "geo (regions eu; within the region: one address per query, weights 192.0.2.1=3, 192.0.2.2=1)"; got != want {
+		t.Errorf("summary with within weightedRandom: %q, want %q", got, want)
+	}
 	var out syncBuffer
 	if err := run(context.Background(), []string{"-config", "gslbd.example.yaml", "-check"}, &out, &out); err != nil {
 		t.Fatal(err)
@@ -466,7 +573,8 @@ func TestCheckPrintsAnswerKinds(t *testing.T) {
 }
 
 // TestAnswerHooksAllocateNothing: the hooks gslbd registers for
-// weightedRandom and geo records (the library's, unwrapped) answer queries
+// weightedRandom and geo records (the library's, unwrapped), and for geo
+// with within weightedRandom (the two chained), answer queries
 // with EDNS Client Subnet on the embedded zone's fast path with no
 // allocation per query, the geo region's addresses adjacent or not.
 func TestAnswerHooksAllocateNothing(t *testing.T) {
@@ -483,6 +591,13 @@ records:
       - {ip: 192.0.2.1, regions: [eu], probeAddr: "10.0.0.1:80"}
       - {ip: 192.0.2.2, regions: [us], probeAddr: "10.0.0.2:80"}
       - {ip: 192.0.2.3, regions: [eu], probeAddr: "10.0.0.3:80"}
+  - name: gw.example.test.
+    answer: geo
+    within: weightedRandom
+    addresses:
+      - {ip: 192.0.2.1, regions: [eu], weight: 3, probeAddr: "10.0.0.1:80"}
+      - {ip: 192.0.2.2, regions: [us], weight: 1, probeAddr: "10.0.0.2:80"}
+      - {ip: 192.0.2.3, regions: [eu], weight: 1, probeAddr: "10.0.0.3:80"}
 geo:
   prefixes: {"198.51.100.0/24": eu, "203.0.113.0/24": us}
   default: us
@@ -493,7 +608,8 @@ geo:
 		name string
 		ecs  string
 		want int
-	}{{"w.example.test.", "198.51.100.0/24", 1}, {"g.example.test.", "198.51.100.0/24", 2}, {"g.example.test.", "203.0.113.0/24", 1}} {
+	}{{"w.example.test.", "198.51.100.0/24", 1}, {"g.example.test.", "198.51.100.0/24", 2}, {"g.example.test.", "203.0.113.0/24", 1},
+		{"gw.example.test.", "198.51.100.0/24", 1}, {"gw.example.test.", "203.0.113.0/24", 1}} {
 		m := new(dns.Msg)
 		m.SetQuestion(tc.name, dns.TypeA)
 		o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}

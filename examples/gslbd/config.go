@@ -267,6 +267,13 @@ type RecordSpec struct {
 	// the embedded zone (provider.type embedded); nodes answer them too.
 	// See AnswerKind.
 	Answer AnswerKind `json:"answer,omitempty"`
+	// Within, with answer "geo" or "regionFilter", says how the chosen
+	// region's addresses are answered: "all" (or "", the default: every
+	// one), "roundRobin" (every one, rotated per query) or
+	// "weightedRandom" (one, by weight). Where no region is chosen (the
+	// client is not placed, or no region has a published address) it
+	// chooses among every published address.
+	Within AnswerKind `json:"within,omitempty"`
 
 	check probecheck.Check // resolved by Validate
 }

@@ -62,8 +62,9 @@ type controller struct {
 	holding atomic.Bool
 	// saveReq asks saveLoop to write the state file; nil without StateDir.
 	saveReq chan struct{}
-	// answers is each record's answer kind (hooks on zone); fixed.
-	answers map[string]AnswerKind
+	// answers is how each record is answered per query (hooks on zone);
+	// fixed.
+	answers map[string]answerOf
 
 	mu      sync.Mutex
 	records []*recState

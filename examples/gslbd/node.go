@@ -29,8 +29,9 @@ type node struct {
 	replica *memory.Replica
 	notify  *memory.Handler
 	// answers is the answer kind of each name the node answers per query
-	// (its config's records with a per-query kind); fixed.
-	answers map[string]string
+	// (its config's records with a per-query kind), within that of those
+	// with a within; fixed.
+	answers, within map[string]string
 }
 
 // newNode builds a node from a config that passed ValidateNode; client
@@ -47,10 +48,13 @@ func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
-	n.answers = map[string]string{}
-	for name, k := range kinds {
-		if k.perQuery() {
-			n.answers[name] = string(k)
+	n.answers, n.within = map[string]string{}, map[string]string{}
+	for name, a := range kinds {
+		if a.kind.perQuery() {
+			n.answers[name] = string(a.kind)
+		}
+		if a.within != "" {
+			n.within[name] = string(a.within)
 		}
 	}
 	// The node logs the replica's events itself (logEvent), so the

@@ -77,6 +77,9 @@ type statusView struct {
 	// Answers is the answer kind of each name a node answers per query,
 	// by name (node mode only; from the node's own config).
 	Answers map[string]string `json:"answers,omitempty"`
+	// AnswersWithin is, for the names in Answers whose record has a
+	// within, how the chosen region's addresses are answered.
+	AnswersWithin map[string]string `json:"answersWithin,omitempty"`
 	// Problems are what /readyz reports (empty: ready).
 	Problems []problem `json:"problems"`
 	// Refresh is how often the page reloads itself.
@@ -410,6 +413,9 @@ func (n *node) status(ctx context.Context) statusView {
 	slices.Sort(v.Names)
 	if len(n.answers) > 0 {
 		v.Answers = n.answers
+	}
+	if len(n.within) > 0 {
+		v.AnswersWithin = n.within
 	}
 	v.Problems = n.met.ready.evaluate(time.Now())
 	return v

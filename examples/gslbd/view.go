@@ -27,8 +27,12 @@ type recordView struct {
 	Answer []string `json:"answer"`
 	// AnswerKind is how the published addresses are answered per query:
 	// "all", "roundRobin", "weightedRandom", "geo" or "regionFilter".
-	AnswerKind string        `json:"answerKind"`
-	Addresses  []addressView `json:"addresses"`
+	AnswerKind string `json:"answerKind"`
+	// AnswerWithin is how a geo or regionFilter record answers the
+	// chosen region's addresses ("roundRobin", "weightedRandom"; absent:
+	// every one).
+	AnswerWithin string        `json:"answerWithin,omitempty"`
+	Addresses    []addressView `json:"addresses"`
 }
 
 // addressView is one address with its state and statistics.
