@@ -188,7 +188,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			pol := spec.check.Policy
 			pol.InitialState = restoredInitial(mem, known, saved.SavedAt, now, spec.check.Policy, haveState)
 			as.state = pol.InitialState
-			as.health = healthOf(as.state)
+			as.health = failover.Health(as.state)
 			if known && mem.Drain != nil && (mem.Drain.Until.IsZero() || now.Before(mem.Drain.Until)) {
 				as.drain = mem.Drain
 			}
@@ -364,7 +364,7 @@ func (c *controller) observe(e probe.Event) {
 	if as != nil {
 		rs = c.byName[as.rec]
 		as.state = e.Transition.To
-		as.health = healthOf(e.Transition.To)
+		as.health = failover.Health(e.Transition.To)
 	}
 	c.mu.Unlock()
 	if as == nil {
@@ -528,21 +528,6 @@ func (c *controller) logReconcile(target string) func(record.Event) {
 // zoneServer is what the DNS server answers from.
 func (c *controller) zoneServer() zoneSource { return zoneSource{zone: c.zone, met: c.met} }
 
-// healthOf is what the failover policy is told of an address in probe
-// state s: the two enums name the same states.
-func healthOf(s probe.State) failover.Health {
-	switch s {
-	case probe.Passing:
-		return failover.Passing
-	case probe.Warning:
-		return failover.Warning
-	case probe.Critical:
-		return failover.Critical
-	case probe.Recovery:
-		return failover.Recovery
-	}
-	return failover.HealthUnknown
-}
 
 // providerDetail says how a failing provider fails: class, since when,
 // the last error and when it was met.

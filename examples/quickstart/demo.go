@@ -122,7 +122,7 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	for _, b := range d.backends {
-		d.health[b.Name] = healthOf(pol.InitialState)
+		d.health[b.Name] = failover.Health(pol.InitialState)
 		p, err := probe.NewHTTP(b.Addr, probe.HTTPConfig{Path: "/healthz", MatchWindow: 1024})
 		if err != nil {
 			return err
@@ -166,7 +166,7 @@ func (d *demo) run(ctx context.Context) error {
 // observe receives the monitor's transitions, in order, from one goroutine.
 func (d *demo) observe(e probe.Event) {
 	d.mu.Lock()
-	d.health[e.Target] = healthOf(e.Transition.To)
+	d.health[e.Target] = failover.Health(e.Transition.To)
 	desired, err := d.desired()
 	d.mu.Unlock()
 	detail := e.Transition.Result.Detail
@@ -198,20 +198,6 @@ func (d *demo) desired() (record.Desired, error) {
 	return record.FromSource(fd), nil
 }
 
-// healthOf is a probe state in the failover package's terms.
-func healthOf(s probe.State) failover.Health {
-	switch s {
-	case probe.Passing:
-		return failover.Passing
-	case probe.Warning:
-		return failover.Warning
-	case probe.Critical:
-		return failover.Critical
-	case probe.Recovery:
-		return failover.Recovery
-	}
-	return failover.HealthUnknown
-}
 
 // watch asks the DNS server for the app's A records every 50 ms, as a
 // client would, and sends each new answer on ch.

@@ -299,7 +299,7 @@ func (c *controller) snapshot(ctx context.Context) failover.Snapshot {
 			}
 			h := failover.HealthUnknown
 			if k.name == c.name {
-				h = healthOf(health[g.name])
+				h = failover.Health(health[g.name])
 			}
 			fc.Gateways = append(fc.Gateways, failover.Gateway{Name: g.name, Addrs: g.addrs, Health: h})
 		}
@@ -345,20 +345,6 @@ func (c *controller) published(ctx context.Context, st *store, zone, name string
 // String names the controller in messages.
 func (c *controller) String() string { return fmt.Sprintf("controller %s (%s)", c.name, c.region) }
 
-// healthOf is a probe state in the failover package's terms.
-func healthOf(s probe.State) failover.Health {
-	switch s {
-	case probe.Passing:
-		return failover.Passing
-	case probe.Warning:
-		return failover.Warning
-	case probe.Critical:
-		return failover.Critical
-	case probe.Recovery:
-		return failover.Recovery
-	}
-	return failover.HealthUnknown
-}
 
 // sameName reports whether rel, relative to zone, is name.
 func sameName(rel, zone, name string) bool {

@@ -257,7 +257,7 @@ func (r *replayer) decide() error {
 			if g.decl.cluster != k.name {
 				continue
 			}
-			h := healthOf(g.m.State())
+			h := failover.Health(g.m.State())
 			if h.Served() {
 				fc.Local, fc.Global = failover.Fresh, failover.Fresh
 			}
