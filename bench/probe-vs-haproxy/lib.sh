@@ -1,9 +1,20 @@
-# Shared by run.sh and one.sh; source it after setting ROOT, TARGET_CPU,
-# CHECK_CPU, CHECK_ENV and (optionally) NICE. It makes WORK (removed on exit,
-# with every PID in PIDS killed), raises the open-file limit, and sets
+# Shared by run.sh, maxn.sh, one.sh and profile.sh; source it after setting
+# ROOT and (optionally) NICE and the knobs below. It makes WORK (removed on
+# exit, with every PID in PIDS killed), raises the open-file limit, and sets
 # PIN_TARGET, PIN_CHECK and GP_ENV, the command prefixes for the target server
 # and gslbprobe. nice, taskset and env exec their command, so $! of a
 # background "${PIN_CHECK[@]}" "${GP_ENV[@]}" cmd & is cmd's own PID.
+
+# The knobs every script shares, where the caller left them unset: the
+# target's and the checker's cores (empty: not pinned), the checker's
+# environment, the check interval in seconds, gslbprobe's workers (empty:
+# N/5, at least 256).
+TARGET_CPU=${TARGET_CPU-0}
+CHECK_CPU=${CHECK_CPU-1}
+CHECK_ENV=${CHECK_ENV:-}
+INTERVAL=${INTERVAL:-1}
+WORKERS=${WORKERS:-}
+CLK_TCK=$(getconf CLK_TCK)
 
 WORK=$(mktemp -d)
 PIDS=()

@@ -30,9 +30,6 @@ ROOT=$(cd "$HERE/../.." && pwd)
 BASE=${BASE:-5000}
 CONTROL_PORT=${CONTROL_PORT:-4999}
 WARMUP=${WARMUP:-5}
-TARGET_CPU=${TARGET_CPU-0}
-CHECK_CPU=${CHECK_CPU-1}
-CHECK_ENV=${CHECK_ENV:-}
 
 . "$HERE/lib.sh"
 
@@ -59,7 +56,7 @@ b=$(cpu_ticks "$gp")
 rss=$(rss_kib "$gp")
 kill -INT "$gp"
 wait "$gp" || true
-awk -v n="$n" -v s="$secs" -v d=$((b - a)) -v hz="$(getconf CLK_TCK)" -v rss="$rss" -v env="$CHECK_ENV" 'BEGIN {
+awk -v n="$n" -v s="$secs" -v d=$((b - a)) -v hz="$CLK_TCK" -v rss="$rss" -v env="$CHECK_ENV" 'BEGIN {
   printf "N=%d %s: RSS %d KiB, %.0f B/target; CPU %.1f ms per 1,000 intended probes\n",
     n, (env == "" ? "default GC" : env), rss, rss * 1024 / n, d * 1000 / hz / (n * s / 1000)
 }'

@@ -36,9 +36,6 @@ ROOT=$(cd "$HERE/../.." && pwd)
 BASE=${BASE:-30000}
 CONTROL_PORT=${CONTROL_PORT:-32767}
 WARMUP=${WARMUP:-5}
-TARGET_CPU=${TARGET_CPU-0}
-CHECK_CPU=${CHECK_CPU-1}
-CHECK_ENV=${CHECK_ENV:-}
 GSLBPROBE_FLAGS=${GSLBPROBE_FLAGS:-}
 PERF_EVENTS=${PERF_EVENTS:-}
 
@@ -46,7 +43,6 @@ command -v perf >/dev/null || { echo "perf is missing (apt-get install linux-per
 
 . "$HERE/lib.sh"
 
-INTERVAL=1
 BIN=${BIN:-}
 if [ -n "$BIN" ]; then
   cp "$BIN/target" "$BIN/gslbprobe" "$WORK/"
