@@ -201,6 +201,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("zone: a.\nrecords: [{name: b.a., answer: geo, addresses: [{ip: 1.2.3.4, regions: [x]}, {ip: \"::1\", regions: [y]}]}]\n" +
 		"geo: {prefixes: {\"10.0.0.0/8\": x, \"fd00::/8\": y}, preferences: {x: [y]}, default: y}\nnode: {url: http://c/replication}\nreplication: {secret: 0123456789abcdef}\n"))
 	f.Add([]byte("zone: a.\nrecords: [{name: b.a., answer: weightedRandom, addresses: [{ip: 1.2.3.4, weight: 2}, {ip: 1.2.3.5}]}]\n"))
+	f.Add([]byte("zone: a.\nrecords: [{name: b.a., answer: regionFilter, within: weightedRandom, addresses: [{ip: 1.2.3.4, regions: [x], weight: 2}, {ip: 1.2.3.5, regions: [x]}]}]\n" +
+		"geo: {prefixes: {\"10.0.0.0/8\": x}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ParseConfig(data)
 		if err != nil {
