@@ -168,8 +168,10 @@ run_one() { # round server pid load
 	[ "$load" = fixed ] && rate=(-Q "$FIXED_QPS")
 	stray=$(off_core "$pid")
 	before=$(cpu_ticks "$pid")
+	sw0=$(ctx_switches "$pid")
 	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 -E "$(ecs_of "$round")" "${rate[@]}" 2>&1) || true
 	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
+	sw1=$(ctx_switches "$pid")
 	stray+=$(off_core "$pid")
 	local fixed=0
 	[ "$load" = fixed ] && fixed=1
@@ -199,7 +201,7 @@ done
 echo
 echo "$header"
 echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s; a row with an aborted round shows why"
-printf '%-13s %-8s %26s %24s %28s %22s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / gdnsd's"
+printf '%-13s %-8s %26s %24s %28s %22s %24s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / gdnsd's" "switches/1k queries"
 for load in saturate fixed; do
 	for s in $SERVERS; do
 		table_row "$s" "$load" gdnsd

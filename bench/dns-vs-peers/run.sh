@@ -144,8 +144,10 @@ run_one() { # round server pid load: prints the run, appends it (or ABORT) to $d
 	case $load in *-ecs) rate+=(-E 8:000118000a0102) ;; esac # family 1, source /24, scope 0, address 10.1.2
 	stray=$(off_core "$pid")
 	before=$(cpu_ticks "$pid")
+	sw0=$(ctx_switches "$pid")
 	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 "${rate[@]}" 2>&1) || true
 	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
+	sw1=$(ctx_switches "$pid")
 	stray+=$(off_core "$pid")
 	local fixed=0
 	case $load in fixed | fix-ecs) fixed=1 ;; esac
@@ -175,7 +177,7 @@ done
 echo
 echo "$header"
 echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s over UDP, tcp = saturation over one TCP connection; a row with an aborted round shows why"
-printf '%-13s %-8s %26s %24s %28s %22s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / Knot's"
+printf '%-13s %-8s %26s %24s %28s %22s %24s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / Knot's" "switches/1k queries"
 for load in $LOADS; do
 	for s in $SERVERS; do
 		if ! tcp_capable "$s" "$load"; then

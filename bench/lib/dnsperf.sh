@@ -7,6 +7,13 @@
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+# ctx_switches PID: the context switches of PID's threads so far, voluntary
+# and not. A server that sleeps and wakes per batch pays for both (on a VM a
+# wake-up across cores is an interrupt, and the dearest thing it does but
+# moving the packets); per query the count shows how well it batches, and
+# unlike CPU time it does not move with the VM's speed.
+ctx_switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches:/ { n += $2 } END { print n + 0 }'; }
+
 # dnsperf_probe PORT NAME: whether a server on 127.0.0.1:PORT answers one
 # A query for NAME.
 dnsperf_probe() {
@@ -117,11 +124,15 @@ record_run() {
 		printf '%-7s %-8s row aborted (round %d): %s\n' "$s" "$load" "$round" "$why"
 		return
 	fi
-	awk -v r="$round" -v s="$s" -v l="$load" -v q="$qps" -v lat="$lat" -v lost="$lost" -v d="$done" -v t=$((after - before)) -v clk="$clk" -v dur="$DURATION" -v res="$dir/results" 'BEGIN {
+	# Context switches per 1,000 queries, from sw0 and sw1 (ctx_switches
+	# before and after the run), "-" when either is missing.
+	local sw="-"
+	is_num "${sw0:-}" && is_num "${sw1:-}" && [ "$sw1" -ge "$sw0" ] && sw=$(awk -v a="$sw0" -v b="$sw1" -v d="$done" 'BEGIN { printf "%.1f", (b - a) * 1000 / d }')
+	awk -v r="$round" -v s="$s" -v l="$load" -v q="$qps" -v lat="$lat" -v lost="$lost" -v d="$done" -v t=$((after - before)) -v clk="$clk" -v dur="$DURATION" -v sw="$sw" -v res="$dir/results" 'BEGIN {
 		cpu = t / clk
 		per = cpu * 1e6 / d
-		printf "%-7s %-8s %9.0f qps  %7.1f us avg  %7s lost  %5.1f%% busy  %6.2f us CPU/query\n", s, l, q, lat * 1e6, lost, 100 * cpu / dur, per
-		printf "%d %s %s %.0f %.1f %.3f %s\n", r, s, l, q, lat * 1e6, per, lost >> res
+		printf "%-7s %-8s %9.0f qps  %7.1f us avg  %7s lost  %5.1f%% busy  %6.2f us CPU/query  %6s switches/1k q\n", s, l, q, lat * 1e6, lost, 100 * cpu / dur, per, sw
+		printf "%d %s %s %.0f %.1f %.3f %s %s\n", r, s, l, q, lat * 1e6, per, lost, sw >> res
 	}'
 }
 
@@ -142,5 +153,7 @@ table_row() {
 		ratio=$(awk -v s="$s" -v l="$load" -v b="$base" '$3 == l && ($2 == s || $2 == b) { v[$1, $2] = $6; r[$1] = 1 }
 			END { for (k in r) if (v[k, b] > 0 && v[k, s] != "") print v[k, s] / v[k, b] }' "$dir/results" | mmm | fmt_mmm %.2f)
 	fi
-	printf '%-13s %-8s %26s %24s %28s %22s\n' "$s" "$load" "$(col 4 %.0f)" "$(col 5 %.1f)" "$(col 6 %.2f)" "$ratio"
+	local sw
+	sw=$(awk -v s="$s" -v l="$load" '$2 == s && $3 == l && $8 != "-" { print $8 }' "$dir/results" | mmm | fmt_mmm %.1f)
+	printf '%-13s %-8s %26s %24s %28s %22s %24s\n' "$s" "$load" "$(col 4 %.0f)" "$(col 5 %.1f)" "$(col 6 %.2f)" "$ratio" "${sw:--}"
 }
