@@ -528,7 +528,6 @@ func (c *controller) logReconcile(target string) func(record.Event) {
 // zoneServer is what the DNS server answers from.
 func (c *controller) zoneServer() zoneSource { return zoneSource{zone: c.zone, met: c.met} }
 
-
 // providerDetail says how a failing provider fails: class, since when,
 // the last error and when it was met.
 func providerDetail(name string, pv providerView) string {

@@ -198,7 +198,6 @@ func (d *demo) desired() (record.Desired, error) {
 	return record.FromSource(fd), nil
 }
 
-
 // watch asks the DNS server for the app's A records every 50 ms, as a
 // client would, and sends each new answer on ch.
 func (d *demo) watch(ctx context.Context, addr string, ch chan<- []netip.Addr) error {

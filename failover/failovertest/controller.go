@@ -345,7 +345,6 @@ func (c *controller) published(ctx context.Context, st *store, zone, name string
 // String names the controller in messages.
 func (c *controller) String() string { return fmt.Sprintf("controller %s (%s)", c.name, c.region) }
 
-
 // sameName reports whether rel, relative to zone, is name.
 func sameName(rel, zone, name string) bool {
 	return dnsname.Equal(libdns.AbsoluteName(rel, zone), name)
