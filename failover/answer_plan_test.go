@@ -87,14 +87,28 @@ func TestAnswerPlansAgreeWithoutPlans(t *testing.T) {
 	})
 }
 
-// TestAnswerPlansConcurrent: goroutines asking one geo and one weighted
-// function at once, with the records changing under them (as health
-// changes while queries run), always get an answer drawn from the records
-// they passed in. Run with -race.
+// TestAnswerPlansConcurrent: goroutines asking one geo, one weighted and
+// one chained function at once, with the records changing under them (as
+// health changes while queries run) among more sets than a function keeps
+// plans for, always get an answer drawn from the records they passed in.
+// Run with -race.
 func TestAnswerPlansConcurrent(t *testing.T) {
 	weighted, geo, wrrs, grrs, clients := dynamicFixture(t)
-	sets := [][]libdns.Record{grrs, grrs[1:], grrs[:4]}
-	wsets := [][]libdns.Record{wrrs, wrrs[1:], wrrs[:2]}
+	chain := failover.Chain(geo, weighted)
+	// More sets of records than a function keeps plans for (every run of
+	// two or more records), so plans are made, kept and replaced while
+	// the goroutines ask.
+	var sets, wsets [][]libdns.Record
+	for i := range grrs {
+		for j := i + 2; j <= len(grrs); j++ {
+			sets = append(sets, grrs[i:j])
+		}
+	}
+	for i := range wrrs {
+		for j := i + 1; j <= len(wrrs); j++ {
+			wsets = append(wsets, wrrs[i:j])
+		}
+	}
 	in := func(rs []libdns.Record, r libdns.Record) bool {
 		for _, x := range rs {
 			if x.(libdns.Address).IP == r.(libdns.Address).IP {
@@ -117,6 +131,10 @@ func TestAnswerPlansConcurrent(t *testing.T) {
 				}
 				if got := weighted(clients[0], "w.example.", "A", ws); len(got) != 1 || !in(ws, got[0]) {
 					errs <- fmt.Sprintf("weighted answered %v, not one of %v", got, ws)
+					return
+				}
+				if got := chain(clients[(i/3+g)%len(clients)], "c.example.", "A", rs); len(got) != 1 || !in(rs, got[0]) {
+					errs <- fmt.Sprintf("geo then weighted answered %v, not one of %v", got, rs)
 					return
 				}
 			}
