@@ -2,6 +2,9 @@ package main
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -346,4 +349,82 @@ func weightList(r RecordSpec) string {
 		parts[i] = fmt.Sprintf("%s=%d", a.IP, a.Weight)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// answerDigest is a fingerprint of how a config answers per query: one
+// digest per name with a per-query kind (its kind, within, and its
+// addresses' IPs, weights and regions) and one of the geo block. A
+// controller serves its own at GET /replication/answers; a node compares
+// it with its config's (see answersCheck), since answer hooks do not
+// travel with replication and a node's file can fall behind the
+// controller's.
+type answerDigest struct {
+	Names map[string]string `json:"names"`
+	Geo   string            `json:"geo,omitempty"`
+}
+
+// digestAnswers returns cfg's answerDigest (cfg validated).
+func digestAnswers(cfg Config) answerDigest {
+	sum := func(v any) string {
+		b, _ := json.Marshal(v) // plain values: cannot fail
+		h := sha256.Sum256(b)
+		return hex.EncodeToString(h[:12])
+	}
+	type addr struct {
+		IP      string   `json:"ip"`
+		Weight  int      `json:"w"`
+		Regions []string `json:"r"`
+	}
+	d := answerDigest{Names: map[string]string{}}
+	for _, r := range cfg.Records {
+		k := r.Answer.kind()
+		if !k.perQuery() {
+			continue
+		}
+		within := r.Within
+		if within == AnswerAll {
+			within = ""
+		}
+		var as []addr
+		for _, a := range r.Addresses {
+			ip := a.IP
+			if p, err := netip.ParseAddr(a.IP); err == nil {
+				ip = p.Unmap().String()
+			}
+			as = append(as, addr{IP: ip, Weight: a.Weight, Regions: slices.Sorted(slices.Values(a.Regions))})
+		}
+		slices.SortFunc(as, func(x, y addr) int { return strings.Compare(x.IP, y.IP) })
+		d.Names[dnsname.Fqdn(strings.ToLower(r.Name))] = sum([]any{k, within, as})
+	}
+	if g := cfg.Geo; g != nil {
+		prefixes := make([][2]string, 0, len(g.Prefixes))
+		for p, reg := range g.Prefixes {
+			prefixes = append(prefixes, [2]string{p.String(), reg})
+		}
+		slices.SortFunc(prefixes, func(x, y [2]string) int { return strings.Compare(x[0], y[0]) })
+		d.Geo = sum([]any{prefixes, g.Preferences, g.Default}) // json sorts the map's keys
+	}
+	return d
+}
+
+// differences lists, sorted, what makes d and o answer differently: the
+// names whose digests differ or that only one of them answers per query,
+// and "geo" when the geo blocks differ.
+func (d answerDigest) differences(o answerDigest) []string {
+	var out []string
+	for n, s := range d.Names {
+		if o.Names[n] != s {
+			out = append(out, n)
+		}
+	}
+	for n := range o.Names {
+		if _, ok := d.Names[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	if d.Geo != o.Geo {
+		out = append(out, "geo")
+	}
+	return out
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/gslbkit/gslb/failover"
 )
 
 // ask sends server an A query for name, with an EDNS Client Subnet option
@@ -628,5 +630,103 @@ geo:
 		if allocs := testing.AllocsPerRun(200, func() { c.zone.RespondUDP(q, buf, src) }); allocs != 0 {
 			t.Errorf("%s for %s: %v allocations per query, want 0", tc.name, tc.ecs, allocs)
 		}
+	}
+}
+
+// TestAnswerDigest: the digest of a config's per-query answers ignores
+// what does not change an answer (name case and final dot, the order of
+// addresses and of an address's regions, an IPv4 address written as
+// IPv4-mapped IPv6, within "all") and tells apart what does (a weight, a
+// region, within, a record only one side answers per query, the geo
+// block).
+func TestAnswerDigest(t *testing.T) {
+	base := func() Config {
+		return Config{
+			Records: []RecordSpec{
+				{Name: "a.example.test.", Answer: AnswerGeo, Addresses: []AddressSpec{
+					{IP: "192.0.2.1", Regions: []string{"eu", "us"}, Weight: 2}, {IP: "192.0.2.2", Regions: []string{"us"}}}},
+				{Name: "b.example.test.", Addresses: []AddressSpec{{IP: "192.0.2.3"}}}, // all: not per query
+			},
+			Geo: &failover.GeoMap{Prefixes: map[netip.Prefix]string{netip.MustParsePrefix("198.51.100.0/24"): "eu"}, Default: "us"},
+		}
+	}
+	d := digestAnswers(base())
+	if len(d.Names) != 1 || d.Geo == "" {
+		t.Fatalf("digest %+v: want one name and the geo block", d)
+	}
+	same := base()
+	same.Records[0].Name = "A.Example.Test"
+	same.Records[0].Within = AnswerAll
+	same.Records[0].Addresses = []AddressSpec{{IP: "192.0.2.2", Regions: []string{"us"}}, {IP: "::ffff:192.0.2.1", Regions: []string{"us", "eu"}, Weight: 2}}
+	if diff := d.differences(digestAnswers(same)); len(diff) != 0 {
+		t.Errorf("an equivalent config differs in %v", diff)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*Config)
+		want   []string
+	}{
+		{"weight", func(c *Config) { c.Records[0].Addresses[1].Weight = 1 }, []string{"a.example.test."}},
+		{"region", func(c *Config) { c.Records[0].Addresses[1].Regions = []string{"eu"} }, []string{"a.example.test."}},
+		{"within", func(c *Config) { c.Records[0].Within = AnswerWeightedRandom }, []string{"a.example.test."}},
+		{"kind", func(c *Config) { c.Records[0].Answer = AnswerRegionFilter }, []string{"a.example.test."}},
+		{"one more per-query record", func(c *Config) { c.Records[1].Answer = AnswerRoundRobin }, []string{"b.example.test."}},
+		{"no per-query record", func(c *Config) { c.Records[0].Answer = AnswerAll; c.Geo = nil }, []string{"a.example.test.", "geo"}},
+		{"geo default", func(c *Config) { c.Geo.Default = "eu" }, []string{"geo"}},
+	} {
+		c := base()
+		tc.change(&c)
+		if got := d.differences(digestAnswers(c)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: differences %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestNodeComparesAnswersWithController runs a controller and two nodes:
+// one with the controller's records and geo block, one whose file lags
+// (a weight changed, a record without its answer kind). The first reports
+// its answers as the controller's, the second names what differs, in its
+// status, on its status page and in gslbd_node_answers_differ, and stays
+// ready: a difference is a warning. The controller's digest endpoint wants
+// the replication secret.
+func TestNodeComparesAnswersWithController(t *testing.T) {
+	bs := []*backend{newBackend(t), newBackend(t), newBackend(t), newBackend(t)}
+	const secret = "replication: {secret: 0123456789abcdef0123}"
+	cfg := geoYAML(secret, bs) + "  - name: w.example.test.\n    answer: weightedRandom\n    addresses:\n" +
+		fmt.Sprintf("      - {ip: 192.0.2.8, weight: 1, probeAddr: %q}\n      - {ip: 192.0.2.9, weight: 1, probeAddr: %q}\n", bs[0].addr(), bs[1].addr())
+	ctl := startDaemon(t, cfg)
+	follow := fmt.Sprintf("node: {url: \"http://%s/replication\", interval: 200ms}\n", ctl.http)
+	same := startDaemon(t, cfg+follow, "-node")
+	lagging := strings.Replace(cfg, "{ip: 192.0.2.9, weight: 1,", "{ip: 192.0.2.9, weight: 2,", 1)
+	lagging = strings.Replace(lagging, "    answer: regionFilter\n", "", 1)
+	stale := startDaemon(t, lagging+follow, "-node")
+
+	checked := func(d *daemon) statusView {
+		var st statusView
+		waitFor(t, 60*time.Second, "the node compared its answers with the controller's", func() bool {
+			_, body := get(t, d.http, "/api/status")
+			return json.Unmarshal([]byte(body), &st) == nil && st.AnswersCheck != nil && st.AnswersCheck.CheckedAt != nil
+		})
+		return st
+	}
+	if st := checked(same); !st.AnswersCheck.Same || len(st.AnswersCheck.Differ) != 0 || st.AnswersCheck.Error != "" {
+		t.Errorf("node with the controller's config: %+v", st.AnswersCheck)
+	}
+	st := checked(stale)
+	if want := []string{"rf.example.test.", "w.example.test."}; st.AnswersCheck.Same || !slices.Equal(st.AnswersCheck.Differ, want) {
+		t.Errorf("lagging node: %+v, want differ %v", st.AnswersCheck, want)
+	}
+	if _, page := get(t, stale.http, "/"); !strings.Contains(page, "differ from the controller's config") || !strings.Contains(page, "<code>w.example.test.</code>") {
+		t.Error("lagging node's status page does not say what differs")
+	}
+	if _, m := get(t, stale.http, "/metrics"); !strings.Contains(m, "gslbd_node_answers_differ 2") {
+		t.Errorf("lagging node's metrics lack gslbd_node_answers_differ 2")
+	}
+	waitFor(t, 60*time.Second, "the lagging node is ready once synced", func() bool {
+		code, _ := get(t, stale.http, "/readyz")
+		return code == http.StatusOK
+	})
+	if code, _ := get(t, ctl.http, "/replication/answers"); code != http.StatusUnauthorized {
+		t.Errorf("GET /replication/answers without the secret: %d, want 401", code)
 	}
 }

@@ -37,6 +37,7 @@ import (
 //	POST /api/notify                                   tell every configured node to sync now
 //	GET  /replication/snapshot[?region=R]              for nodes; shared-secret header
 //	GET  /replication/changes?since=V[&region=R]       for nodes; shared-secret header
+//	GET  /replication/answers                          for nodes: digests of the per-query answer config; shared-secret header
 //	GET  /metrics                                      Prometheus
 //	GET  /healthz                                      liveness: 200 while serving; the body lists problems
 //	GET  /readyz                                       readiness: 503 with the problems while any is present
@@ -65,6 +66,7 @@ func (c *controller) handler() http.Handler {
 	}
 	if c.repl != nil {
 		mux.Handle("/replication/", c.repl)
+		mux.HandleFunc("GET /replication/answers", c.serveAnswerDigest)
 	}
 	mux.HandleFunc("GET /metrics", read(c.met.handler().ServeHTTP))
 	mux.Handle("GET /readyz", c.met.ready.handler("controller"))
@@ -377,4 +379,18 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+}
+
+// serveAnswerDigest answers GET /replication/answers with the digest of
+// the controller's per-query answer config (answerDigest), to nodes that
+// carry the replication secret: they compare it with their own.
+func (c *controller) serveAnswerDigest(w http.ResponseWriter, r *http.Request) {
+	a := c.cfg.Replication.auth()
+	got := sha256.Sum256([]byte(r.Header.Get(a.Header)))
+	want := sha256.Sum256([]byte(a.Secret))
+	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		http.Error(w, "missing or wrong replication secret", http.StatusUnauthorized)
+		return
+	}
+	writeJSON(w, http.StatusOK, c.answerDigest)
 }

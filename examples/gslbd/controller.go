@@ -63,8 +63,9 @@ type controller struct {
 	// saveReq asks saveLoop to write the state file; nil without StateDir.
 	saveReq chan struct{}
 	// answers is how each record is answered per query (hooks on zone);
-	// fixed.
-	answers map[string]answerOf
+	// fixed. answerDigest is its fingerprint, for nodes.
+	answers      map[string]answerOf
+	answerDigest answerDigest
 
 	mu      sync.Mutex
 	records []*recState
@@ -115,6 +116,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	if c.answers, err = installAnswers(c.zone, cfg); err != nil {
 		return nil, err
 	}
+	c.answerDigest = digestAnswers(cfg)
 	if c.policy, err = failover.NewRecordPolicy(cfg.Policy); err != nil {
 		return nil, err
 	}

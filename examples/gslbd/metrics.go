@@ -36,6 +36,7 @@ type metrics struct {
 
 	stateSaveErrors prometheus.Counter
 	startupHeld     prometheus.Gauge
+	answersDiffer   prometheus.Gauge
 	ready           *readiness
 }
 
@@ -82,11 +83,14 @@ func newMetrics() *metrics {
 	m.stateSaveErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "gslbd_state_save_errors_total", Help: "Controller: failed writes of the state file (operator intent, address states, last zone).",
 	})
+	m.answersDiffer = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gslbd_node_answers_differ", Help: "Node mode: how many names (and the geo block) the node answers per query differently from its controller's config, by the last check.",
+	})
 	m.startupHeld = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "gslbd_startup_hold", Help: "Controller: 1 while the first publication waits for every address's first probe result.",
 	})
 	m.reg.MustRegister(m.probes, m.probeSeconds, m.addrState, m.transitions, m.heldStale, m.writes, m.provErrors, m.provLastOK, m.provFailing, m.dns, m.syncs, m.degraded,
-		m.stateSaveErrors, m.startupHeld)
+		m.stateSaveErrors, m.startupHeld, m.answersDiffer)
 	// The runtime's and the process's own: memory, goroutines, open
 	// descriptors against their limit.
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/gslbkit/gslb/provider/memory"
@@ -32,12 +38,41 @@ type node struct {
 	// (its config's records with a per-query kind), within that of those
 	// with a within; fixed.
 	answers, within map[string]string
+	// client fetches from the controller; own is this config's answer
+	// digest, compared with the controller's (checkAnswers).
+	client *http.Client
+	own    answerDigest
+
+	mu    sync.Mutex
+	check answersCheckView // the last comparison
+}
+
+// answersCheckView is how a node's per-query answers compare with its
+// controller's config (GET /replication/answers), checked on every sync
+// interval. A difference is a warning, not a readiness problem: the node
+// still answers only the addresses the controller published, and taking
+// every node that lags out of service would be an outage.
+type answersCheckView struct {
+	// CheckedAt is when the controller last answered (absent: not yet).
+	CheckedAt *time.Time `json:"checkedAt,omitempty"`
+	// Same is true while the node answers every name as the controller's
+	// config does.
+	Same bool `json:"same"`
+	// Differ lists the names answered differently (by kind, within,
+	// weights or regions), or per query by only one side, and "geo" when
+	// the geo blocks differ.
+	Differ []string `json:"differ,omitempty"`
+	// Error is why the last check failed, if it did.
+	Error string `json:"error,omitempty"`
 }
 
 // newNode builds a node from a config that passed ValidateNode; client
 // fetches from the controller (nil: http.DefaultClient). It starts nothing.
 func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*node, error) {
-	n := &node{cfg: cfg, log: log, met: met}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	n := &node{cfg: cfg, log: log, met: met, client: client, own: digestAnswers(cfg)}
 	var err error
 	if n.zone, err = memory.New(memory.DefaultConfig()); err != nil {
 		return nil, err
@@ -84,8 +119,88 @@ func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*
 	return n, nil
 }
 
-// Run follows the controller until ctx ends.
-func (n *node) Run(ctx context.Context) error { return n.replica.Run(ctx) }
+// Run follows the controller until ctx ends, and compares answer configs
+// with it on every sync interval.
+func (n *node) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() {
+		t := time.NewTicker(n.cfg.Node.Interval)
+		defer t.Stop()
+		for {
+			n.checkAnswers(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return n.replica.Run(ctx)
+}
+
+// checkAnswers fetches the controller's answer digest and compares it with
+// the node's own; a change of outcome is logged once.
+func (n *node) checkAnswers(ctx context.Context) {
+	got, err := n.fetchAnswerDigest(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	prev := n.check
+	if err != nil {
+		n.check.Error = err.Error()
+		if prev.Error != n.check.Error {
+			n.log.Warn("cannot compare per-query answers with the controller's", "err", err)
+		}
+		return
+	}
+	now := time.Now().UTC()
+	differ := n.own.differences(got)
+	n.check = answersCheckView{CheckedAt: &now, Same: len(differ) == 0, Differ: differ}
+	n.met.answersDiffer.Set(float64(len(differ)))
+	switch {
+	case len(differ) > 0 && !slices.Equal(differ, prev.Differ):
+		n.log.Warn("per-query answers differ from the controller's config: give this node the controller's records and geo block", "differ", differ)
+	case len(differ) == 0 && (len(prev.Differ) > 0 || prev.CheckedAt == nil):
+		n.log.Info("per-query answers match the controller's config", "names", len(n.own.Names))
+	}
+}
+
+// fetchAnswerDigest asks the controller for its answer digest.
+func (n *node) fetchAnswerDigest(ctx context.Context) (answerDigest, error) {
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.Node.Timeout)
+	defer cancel()
+	u := strings.TrimSuffix(n.cfg.Node.URL, "/") + "/answers"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return answerDigest{}, err
+	}
+	req.Header.Set(cmp.Or(n.cfg.Node.Auth.Header, memory.DefaultSecretHeader), n.cfg.Node.Auth.Secret)
+	resp, err := n.client.Do(req)
+	if err != nil {
+		return answerDigest{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		if resp.StatusCode == http.StatusNotFound {
+			return answerDigest{}, fmt.Errorf("GET %s: 404: the controller is older than this node and does not serve answer digests", u)
+		}
+		return answerDigest{}, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	var d answerDigest
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&d); err != nil {
+		return answerDigest{}, fmt.Errorf("GET %s: %w", u, err)
+	}
+	if d.Names == nil {
+		return answerDigest{}, fmt.Errorf("GET %s: no names in the reply", u)
+	}
+	return d, nil
+}
 
 // handler serves POST /replication/notify (shared secret), /healthz (200
 // while serving; the body lists the problems /readyz reports) and /metrics.

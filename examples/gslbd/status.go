@@ -80,6 +80,9 @@ type statusView struct {
 	// AnswersWithin is, for the names in Answers whose record has a
 	// within, how the chosen region's addresses are answered.
 	AnswersWithin map[string]string `json:"answersWithin,omitempty"`
+	// AnswersCheck compares the node's per-query answers with its
+	// controller's config (node mode only).
+	AnswersCheck *answersCheckView `json:"answersCheck,omitempty"`
 	// Problems are what /readyz reports (empty: ready).
 	Problems []problem `json:"problems"`
 	// Refresh is how often the page reloads itself.
@@ -417,6 +420,10 @@ func (n *node) status(ctx context.Context) statusView {
 	if len(n.within) > 0 {
 		v.AnswersWithin = n.within
 	}
+	n.mu.Lock()
+	ac := n.check
+	n.mu.Unlock()
+	v.AnswersCheck = &ac
 	v.Problems = n.met.ready.evaluate(time.Now())
 	return v
 }
