@@ -127,7 +127,8 @@ func (n *node) Run(ctx context.Context) error {
 	defer wg.Wait()
 	defer cancel()
 	wg.Go(func() {
-		t := time.NewTicker(n.cfg.Node.Interval)
+		// The replica's defaults where the config left 0 (it reads 0 so).
+		t := time.NewTicker(cmp.Or(n.cfg.Node.Interval, memory.DefaultReplicaConfig().Interval))
 		defer t.Stop()
 		for {
 			n.checkAnswers(ctx)
@@ -172,7 +173,7 @@ func (n *node) checkAnswers(ctx context.Context) {
 
 // fetchAnswerDigest asks the controller for its answer digest.
 func (n *node) fetchAnswerDigest(ctx context.Context) (answerDigest, error) {
-	ctx, cancel := context.WithTimeout(ctx, n.cfg.Node.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(n.cfg.Node.Timeout, memory.DefaultReplicaConfig().Timeout))
 	defer cancel()
 	u := strings.TrimSuffix(n.cfg.Node.URL, "/") + "/answers"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
