@@ -318,15 +318,21 @@ func TestWeightedRandomAnswers(t *testing.T) {
 	}
 }
 
+// replicatedAnswersYAML is geoYAML with a replication secret and a
+// weightedRandom record (.8 and .9, weight 1 each, probed at the first two
+// backends): a controller's config that nodes follow, and its backends.
+func replicatedAnswersYAML(t *testing.T) (string, []*backend) {
+	bs := []*backend{newBackend(t), newBackend(t), newBackend(t), newBackend(t)}
+	return geoYAML("replication: {secret: 0123456789abcdef0123}", bs) + "  - name: w.example.test.\n    answer: weightedRandom\n    addresses:\n" +
+		fmt.Sprintf("      - {ip: 192.0.2.8, weight: 1, probeAddr: %q}\n      - {ip: 192.0.2.9, weight: 1, probeAddr: %q}\n", bs[0].addr(), bs[1].addr()), bs
+}
+
 // TestNodeServesPerQueryAnswers runs a controller and a node (-node) on the
 // same config file's records and geo block: the node answers per query as
 // the controller does (geo by client subnet, one weighted address), from
 // its replicated copy, and follows a failover.
 func TestNodeServesPerQueryAnswers(t *testing.T) {
-	bs := []*backend{newBackend(t), newBackend(t), newBackend(t), newBackend(t)}
-	const secret = "replication: {secret: 0123456789abcdef0123}"
-	cfg := geoYAML(secret, bs) + "  - name: w.example.test.\n    answer: weightedRandom\n    addresses:\n" +
-		fmt.Sprintf("      - {ip: 192.0.2.8, weight: 1, probeAddr: %q}\n      - {ip: 192.0.2.9, weight: 1, probeAddr: %q}\n", bs[0].addr(), bs[1].addr())
+	cfg, bs := replicatedAnswersYAML(t)
 	ctl := startDaemon(t, cfg)
 	node := startDaemon(t, cfg+fmt.Sprintf("node: {url: \"http://%s/replication\", interval: 200ms}\n", ctl.http), "-node")
 	guard := 60 * time.Second
@@ -691,10 +697,7 @@ func TestAnswerDigest(t *testing.T) {
 // ready: a difference is a warning. The controller's digest endpoint wants
 // the replication secret.
 func TestNodeComparesAnswersWithController(t *testing.T) {
-	bs := []*backend{newBackend(t), newBackend(t), newBackend(t), newBackend(t)}
-	const secret = "replication: {secret: 0123456789abcdef0123}"
-	cfg := geoYAML(secret, bs) + "  - name: w.example.test.\n    answer: weightedRandom\n    addresses:\n" +
-		fmt.Sprintf("      - {ip: 192.0.2.8, weight: 1, probeAddr: %q}\n      - {ip: 192.0.2.9, weight: 1, probeAddr: %q}\n", bs[0].addr(), bs[1].addr())
+	cfg, _ := replicatedAnswersYAML(t)
 	ctl := startDaemon(t, cfg)
 	follow := fmt.Sprintf("node: {url: \"http://%s/replication\", interval: 200ms}\n", ctl.http)
 	// Zero interval and timeout read as the defaults (10 s, 5 s): the
