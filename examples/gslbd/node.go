@@ -22,7 +22,9 @@ import (
 // notify), which the embedded DNS server answers from. Records its own
 // config lists with a per-query answer kind (and the geo block) get the
 // same answer hooks as on the controller, choosing among the replicated
-// addresses. While the controller is unreachable the node keeps serving
+// addresses, and on every interval the node compares that answer config
+// with the controller's (checkAnswers) and says what differs. While the
+// controller is unreachable the node keeps serving
 // its last good copy; after
 // node.degradedAfter missed syncs (default 2) it reports itself degraded on
 // /readyz, in the /healthz body and in gslbkit_replica_degraded (/healthz
