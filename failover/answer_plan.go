@@ -95,18 +95,18 @@ func (s *planCache[P]) get(name, qtype string, rrs []libdns.Record, build func([
 	}
 	// An empty slot, else the least recently used plan if none replaced
 	// another within the last planEvery misses.
-	slot, oldest := -1, uint64(0)
+	slot, oldest, empty := -1, uint64(0), false
 	for i := range s.cur {
 		o := s.cur[i].Load()
 		if o == nil {
-			slot = i
+			slot, empty = i, true
 			break
 		}
 		if u := o.used.Load(); slot < 0 || u < oldest {
 			slot, oldest = i, u
 		}
 	}
-	if s.cur[slot].Load() != nil {
+	if !empty {
 		last := s.lastEvict.Load()
 		if m-last < planEvery || !s.lastEvict.CompareAndSwap(last, m) {
 			return nil

@@ -68,6 +68,14 @@ func (k AnswerKind) usesGeo() bool { return k == AnswerGeo || k == AnswerRegionF
 // perQuery reports whether the kind registers an answer hook.
 func (k AnswerKind) perQuery() bool { return k.kind() != AnswerAll }
 
+// within is r's Within with "all" read as "" (every one, as without).
+func (r RecordSpec) within() AnswerKind {
+	if r.Within == AnswerAll {
+		return ""
+	}
+	return r.Within
+}
+
 // checkKind refuses k (field f) unless it is one of known ("" is "all"),
 // with a hint when only its case is wrong; allowed lists them for the
 // error.
@@ -279,10 +287,7 @@ func installAnswers(zone *memory.Provider, cfg Config) (map[string]answerOf, err
 	kinds := map[string]answerOf{}
 	for _, r := range cfg.Records {
 		k := r.Answer.kind()
-		within := r.Within
-		if within == AnswerAll {
-			within = "" // every one: as without
-		}
+		within := r.within()
 		kinds[r.Name] = answerOf{kind: k, within: within}
 		m := r.model(cfg.Zone, nil)
 		var f failover.AnswerFunc
@@ -381,10 +386,6 @@ func digestAnswers(cfg Config) answerDigest {
 		if !k.perQuery() {
 			continue
 		}
-		within := r.Within
-		if within == AnswerAll {
-			within = ""
-		}
 		var as []addr
 		for _, a := range r.Addresses {
 			ip := a.IP
@@ -394,7 +395,7 @@ func digestAnswers(cfg Config) answerDigest {
 			as = append(as, addr{IP: ip, Weight: a.Weight, Regions: slices.Sorted(slices.Values(a.Regions))})
 		}
 		slices.SortFunc(as, func(x, y addr) int { return strings.Compare(x.IP, y.IP) })
-		d.Names[dnsname.Fqdn(strings.ToLower(r.Name))] = sum([]any{k, within, as})
+		d.Names[dnsname.Fqdn(strings.ToLower(r.Name))] = sum([]any{k, r.within(), as})
 	}
 	if g := cfg.Geo; g != nil {
 		prefixes := make([][2]string, 0, len(g.Prefixes))

@@ -66,7 +66,8 @@ func (c *controller) handler() http.Handler {
 	}
 	if c.repl != nil {
 		mux.Handle("/replication/", c.repl)
-		mux.HandleFunc("GET /replication/answers", c.serveAnswerDigest)
+		ra := c.cfg.Replication.auth()
+		mux.HandleFunc("GET /replication/answers", headerOnly(ra.Header, ra.Secret, "missing or wrong replication secret", c.serveAnswerDigest))
 	}
 	mux.HandleFunc("GET /metrics", read(c.met.handler().ServeHTTP))
 	mux.Handle("GET /readyz", c.met.ready.handler("controller"))
@@ -101,11 +102,17 @@ func (c *controller) authorized(h http.HandlerFunc) http.HandlerFunc {
 
 // tokenOnly serves h only to requests that carry the bearer token.
 func tokenOnly(tok string, h http.HandlerFunc) http.HandlerFunc {
-	want := sha256.Sum256([]byte("Bearer " + tok))
+	return headerOnly("Authorization", "Bearer "+tok, "missing or wrong API token", h)
+}
+
+// headerOnly serves h only to requests whose header carries value
+// (compared in constant time); the others get 401 and why.
+func headerOnly(header, value, why string, h http.HandlerFunc) http.HandlerFunc {
+	want := sha256.Sum256([]byte(value))
 	return func(w http.ResponseWriter, r *http.Request) {
-		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		got := sha256.Sum256([]byte(r.Header.Get(header)))
 		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			writeJSON(w, http.StatusUnauthorized, apiError{"missing or wrong API token"})
+			writeJSON(w, http.StatusUnauthorized, apiError{why})
 			return
 		}
 		h(w, r)
@@ -165,7 +172,7 @@ type notifyView struct {
 func (c *controller) view(ctx context.Context, rs *recState) recordView {
 	c.mu.Lock()
 	v := recordView{Name: rs.spec.Name, TTL: rs.spec.TTL.String(), Failover: rs.spec.Failover, Disabled: rs.disabled,
-		AnswerKind: string(c.answers[rs.spec.Name].kind.kind()), AnswerWithin: string(c.answers[rs.spec.Name].within), Addresses: []addressView{}}
+		AnswerKind: string(c.answers[rs.spec.Name].kind), AnswerWithin: string(c.answers[rs.spec.Name].within), Addresses: []addressView{}}
 	if rs.disabled && rs.intent != nil && rs.intent.Disabled {
 		at := rs.intent.At
 		v.DisabledSince = &at
@@ -381,16 +388,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = enc.Encode(v)
 }
 
-// serveAnswerDigest answers GET /replication/answers with the digest of
-// the controller's per-query answer config (answerDigest), to nodes that
-// carry the replication secret: they compare it with their own.
-func (c *controller) serveAnswerDigest(w http.ResponseWriter, r *http.Request) {
-	a := c.cfg.Replication.auth()
-	got := sha256.Sum256([]byte(r.Header.Get(a.Header)))
-	want := sha256.Sum256([]byte(a.Secret))
-	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-		http.Error(w, "missing or wrong replication secret", http.StatusUnauthorized)
-		return
-	}
+// serveAnswerDigest answers GET /replication/answers (for nodes, behind
+// the replication secret) with the digest of the controller's per-query
+// answer config (answerDigest): nodes compare it with their own.
+func (c *controller) serveAnswerDigest(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, c.answerDigest)
 }

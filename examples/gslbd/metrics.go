@@ -152,7 +152,7 @@ func newDNSCollector() *dnsCollector {
 		refused:  d("gslbkit_dns_tcp_refused_total", "TCP connections closed at once: table full of busy connections, or the per-source limit."),
 		accFails: d("gslbkit_dns_tcp_accept_errors_total", "Failed TCP accepts (out of descriptors, for instance), each followed by a back-off."),
 		panics:   d("gslbkit_dns_panics_total", "Recovered panics while answering (bugs): where=\"server\" cost the query its reply, where=\"answer_hook\" answered with every record.", "where"),
-		pauses:   d("gslbkit_dns_udp_pause_trials_total", "Trials of the UDP pause by the embedded server's UDP loops (above 60,000 queries/s per loop), by whether the trial chose to pause.", "chosen"),
+		pauses:   d("gslbkit_dns_udp_pause_trials_total", "Trials of the UDP pause by the embedded server's UDP loops (made while a loop receives more than the pause's rate, 60,000 queries/s by default), by whether the trial chose to pause.", "chosen"),
 	}
 }
 
