@@ -136,7 +136,7 @@ type dnsCollector struct {
 	srv                                  atomic.Pointer[memory.Server]
 	queries, open, limit                 *prometheus.Desc
 	accepted, evicted, refused, accFails *prometheus.Desc
-	panics, pauses                       *prometheus.Desc
+	panics, pauses, tooBig               *prometheus.Desc
 }
 
 func newDNSCollector() *dnsCollector {
@@ -153,6 +153,7 @@ func newDNSCollector() *dnsCollector {
 		accFails: d("gslbkit_dns_tcp_accept_errors_total", "Failed TCP accepts (out of descriptors, for instance), each followed by a back-off."),
 		panics:   d("gslbkit_dns_panics_total", "Recovered panics while answering (bugs): where=\"server\" cost the query its reply, where=\"answer_hook\" answered with every record.", "where"),
 		pauses:   d("gslbkit_dns_udp_pause_trials_total", "Trials of the UDP pause by the embedded server's UDP loops (made while a loop receives more than the pause's rate, 60,000 queries/s by default), by whether the trial chose to pause.", "chosen"),
+		tooBig:   d("gslbkit_dns_udp_too_big_total", "UDP replies larger than the outgoing interface's MTU, sent truncated (the server never fragments) so the client retried over TCP; above zero, maxUDPSize is larger than the link carries."),
 	}
 }
 
@@ -160,7 +161,7 @@ func newDNSCollector() *dnsCollector {
 func (c *dnsCollector) serve(srv *memory.Server) { c.srv.Store(srv) }
 
 func (c *dnsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.queries, c.open, c.limit, c.accepted, c.evicted, c.refused, c.accFails, c.panics, c.pauses} {
+	for _, d := range []*prometheus.Desc{c.queries, c.open, c.limit, c.accepted, c.evicted, c.refused, c.accFails, c.panics, c.pauses, c.tooBig} {
 		ch <- d
 	}
 }
@@ -191,6 +192,7 @@ func (c *dnsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.panics, prometheus.CounterValue, float64(st.HookPanics), "answer_hook")
 	ch <- prometheus.MustNewConstMetric(c.pauses, prometheus.CounterValue, float64(st.UDPPauseChosen), "true")
 	ch <- prometheus.MustNewConstMetric(c.pauses, prometheus.CounterValue, float64(st.UDPPauseTrials-st.UDPPauseChosen), "false")
+	ch <- prometheus.MustNewConstMetric(c.tooBig, prometheus.CounterValue, float64(st.UDPTooBig))
 }
 
 // reconcilerObserver turns the events of the reconciler publishing to name

@@ -33,6 +33,15 @@
 // Config.MaxUDPSize (1232 bytes by default) with TC, and FORMERR, with an
 // OPT when the query had one, for malformed queries.
 //
+// The Server never fragments a UDP reply, as RFC 9715 asks of responders
+// (forged fragments are a known way to poison a resolver's cache): on
+// Linux its socket sets path MTU discovery to "probe", so IPv4 replies
+// carry DF, ICMP messages claiming a smaller path MTU (anyone can send
+// them) change nothing, and a reply larger than the outgoing interface's
+// MTU (only possible with MaxUDPSize set above it) goes out truncated, with
+// its question and OPT record, for the client to retry over TCP
+// (ServerStats.UDPTooBig counts them).
+//
 // TXT records keep their character-strings. libdns.TXT.Text is one text,
 // stored as 255-byte strings (as the rfc2136 adapter writes it); to write
 // several strings, pass a libdns.RR of type TXT whose Data is zone-file

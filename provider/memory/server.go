@@ -313,6 +313,10 @@ func (s *Server) Listen() error {
 			// Room for a burst of queries while the loop is busy or
 			// pausing (see UDPCoalesce); the kernel caps it at rmem_max.
 			_ = uc.SetReadBuffer(udpReadBuffer)
+			// Replies never fragmented (see dontfrag.go).
+			if err := dontFragment(uc); err != nil {
+				s.log.Warn("udp replies may be fragmented: cannot set path MTU discovery to probe", "err", err)
+			}
 		}
 		s.udp, s.tcp, s.addr = u, t, u.LocalAddr().String()
 		return nil

@@ -495,6 +495,7 @@ type serverCounters struct {
 	panicLogged  atomic.Int64 // unix nanoseconds of the last panic logged
 	udpTrials    atomic.Uint64
 	udpPausing   atomic.Uint64
+	udpTooBig    atomic.Uint64
 }
 
 // udpTrial counts a UDP loop's trial of its pause and its choice.
@@ -562,6 +563,12 @@ type ServerStats struct {
 	// Both stay at zero while no loop receives more than UDPCoalesceRate
 	// queries a second, and on systems without the pause (all but Linux).
 	UDPPauseTrials, UDPPauseChosen uint64
+	// UDPTooBig counts UDP replies larger than the outgoing interface's
+	// MTU, which the server does not fragment (see Server): each was sent
+	// truncated (TC set, question and OPT only) so that the client retried
+	// over TCP. Non-zero means Config.MaxUDPSize is above what a link
+	// carries in one packet.
+	UDPTooBig uint64
 }
 
 // TCPFull reports whether the connection table is at its limit.
@@ -582,6 +589,7 @@ func (s *Server) Stats() ServerStats {
 
 		UDPPauseTrials: s.stats.udpTrials.Load(),
 		UDPPauseChosen: s.stats.udpPausing.Load(),
+		UDPTooBig:      s.stats.udpTooBig.Load(),
 	}
 	for i := range st.Responses {
 		st.Responses[i] = s.stats.rcodes[i].Load()

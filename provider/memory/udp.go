@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/ipv4"
@@ -108,8 +109,21 @@ func (s *Server) udpLoop(bc batchConn) {
 				if errors.Is(err, net.ErrClosed) {
 					return
 				}
+				if errors.Is(err, syscall.EMSGSIZE) {
+					// Larger than the interface's MTU: send it truncated
+					// rather than fragmented (see dontfrag.go).
+					r := out[off].Buffers[0]
+					if tc := truncateToTC(r); len(tc) > 0 && len(tc) < len(r) {
+						s.stats.udpTooBig.Add(1)
+						out[off].Buffers[0] = tc
+						continue
+					}
+				}
+				// Skip the datagram that failed (e.g. an unreachable
+				// destination) and send the rest.
 				s.log.Debug("udp send", "err", err)
-				break
+				off++
+				continue
 			}
 			off += max(m, 1)
 		}

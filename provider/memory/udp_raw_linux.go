@@ -78,9 +78,17 @@ func (r *rawUDP) stop() {
 	_ = syscall.Shutdown(r.fd, syscall.SHUT_RDWR)
 }
 
+// portableUDP makes serveUDPConn use the portable loop (for tests of that
+// loop on Linux).
+var portableUDP bool
+
 // serveUDPConn serves conn with the raw loop, or with the portable batched
 // loop if the socket cannot be detached. It returns when stop is closed.
 func (s *Server) serveUDPConn(conn *net.UDPConn, stop <-chan struct{}) {
+	if portableUDP {
+		s.serveUDPPortable(conn, stop)
+		return
+	}
 	r, err := detachUDP(conn)
 	if err != nil {
 		s.log.Warn("raw udp loop unavailable, using the portable loop", "err", err)
@@ -204,6 +212,16 @@ func (s *Server) rawLoop(r *rawUDP) {
 			if errno != 0 {
 				if errno == syscall.EINTR || errno == syscall.EAGAIN {
 					continue
+				}
+				if errno == syscall.EMSGSIZE {
+					// Larger than the interface's MTU: send it truncated
+					// rather than fragmented (see dontfrag.go).
+					if tc := truncateToTC(keep[off]); len(tc) > 0 && len(tc) < len(keep[off]) {
+						s.stats.udpTooBig.Add(1)
+						keep[off] = tc
+						outIo[off].SetLen(len(tc))
+						continue
+					}
 				}
 				// Skip the datagram that failed (e.g. an unreachable
 				// destination) and send the rest.
