@@ -71,3 +71,29 @@ func TestTruncateToTC(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, truncateToTC(b), "no question")
 }
+
+// FuzzTruncateToTC feeds arbitrary bytes to truncateToTC: it never panics,
+// and what it returns is no longer than what it was given, has TC set, one
+// question and nothing but an OPT record after it.
+func FuzzTruncateToTC(f *testing.F) {
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.test.", dns.TypeA)
+	m.Answer = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: "www.example.test.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 30}, A: net.IPv4(192, 0, 2, 1)}}
+	m.SetEdns0(1232, false)
+	b, err := m.Pack()
+	require.NoError(f, err)
+	f.Add(b)
+	f.Add(b[:20])
+	f.Fuzz(func(t *testing.T, in []byte) {
+		n := len(in)
+		out := truncateToTC(in)
+		if out == nil {
+			return
+		}
+		require.LessOrEqual(t, len(out), n)
+		require.GreaterOrEqual(t, len(out), 12)
+		assert.NotZero(t, out[2]&0x02, "TC")
+		assert.Equal(t, []byte{0, 1, 0, 0, 0, 0}, out[4:10])
+		assert.LessOrEqual(t, int(out[10])<<8|int(out[11]), 1)
+	})
+}
