@@ -106,6 +106,10 @@ type loopProbe struct {
 	sent     int32 // request bytes written
 	phase    uint8
 	readable bool // a read event came before the request was written
+	// peerClosed: the target's FIN (or a hang-up) was seen, so every byte
+	// it will send is in; the socket is then closed with a reset, which
+	// spares the target a TIME_WAIT (see finish).
+	peerClosed bool
 }
 
 // newEvLoop creates the epoll set and the wake pipe.
@@ -305,8 +309,14 @@ func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 		panicked = co.panicked
 	}
 	if p.fd >= 0 {
-		if p.lt.http == nil {
+		if p.lt.http == nil || p.peerClosed {
 			// A connect-only check: reset rather than close (see TCP).
+			// An HTTP(S) check whose target has closed its side (its FIN
+			// seen, so nothing more can come): a reset too. A close would
+			// send a FIN, and the target, having closed first, would
+			// keep the connection in TIME_WAIT for a minute, one per
+			// check (HAProxy resets its check connections likewise). A
+			// target that has not closed gets a FIN, as before.
 			rawSetLinger0(int(p.fd))
 		}
 		rawClose(int(p.fd))
@@ -494,6 +504,9 @@ func (lp *evLoop) handle(ev syscall.EpollEvent, now time.Time) {
 	if ev.Events&(syscall.EPOLLIN|syscall.EPOLLRDHUP|errs) != 0 {
 		p.readable = true
 	}
+	if ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP) != 0 {
+		p.peerClosed = true
+	}
 	switch p.phase {
 	case loopConnecting:
 		if ev.Events&(syscall.EPOLLOUT|errs) == 0 {
@@ -647,6 +660,7 @@ func (lp *evLoop) read(s int32, now time.Time) {
 			continue
 		case err == nil:
 			end = io.EOF
+			p.peerClosed = true
 		default:
 			end = lp.opError(p, "read", os.NewSyscallError("read", err))
 		}

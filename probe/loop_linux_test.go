@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -699,4 +700,76 @@ func TestLoopSettleReadsBeforeExpiring(t *testing.T) {
 	d = lp.takeDone()
 	require.Len(t, d, 1)
 	assert.NotEqual(t, Pass, d[0].r.Status)
+}
+
+// TestLoopHTTPResetsAfterTargetClosed: an HTTP check in the loop whose
+// target has closed its side (response and FIN in one segment, as a server
+// that answers "Connection: close" and closes sends them) is closed with a
+// reset, so the target keeps no TIME_WAIT for it: the target, reading on,
+// sees ECONNRESET. A target that keeps the connection open after its
+// response gets an orderly close: it reads EOF.
+func TestLoopHTTPResetsAfterTargetClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		closeFirst bool
+		wantReset  bool
+	}{
+		{name: "target closed first", closeFirst: true, wantReset: true},
+		{name: "target kept it open", closeFirst: false, wantReset: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			defer ln.Close()
+			after := make(chan error, 1) // what the target read after its response
+			go func() {
+				c, err := ln.Accept()
+				if err != nil {
+					after <- err
+					return
+				}
+				defer c.Close()
+				tc2 := c.(*net.TCPConn)
+				_ = tc2.SetDeadline(time.Now().Add(10 * time.Second))
+				var req []byte
+				b := make([]byte, 4096)
+				for !bytes.Contains(req, []byte("\r\n\r\n")) {
+					n, err := c.Read(b)
+					if err != nil {
+						after <- err
+						return
+					}
+					req = append(req, b[:n]...)
+				}
+				rc, _ := tc2.SyscallConn()
+				if tc.closeFirst {
+					// Hold the response so that the FIN rides on its
+					// segment: the checker sees both in one event.
+					_ = rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_CORK, 1) })
+				}
+				if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")); err != nil {
+					after <- err
+					return
+				}
+				if tc.closeFirst {
+					_ = tc2.CloseWrite()
+				}
+				_, err = c.Read(b)
+				after <- err
+			}()
+			h := probersHTTP(t, ln.Addr().String(), DefaultHTTPConfig(), HTTPEngineLean)
+			r := loopRun(t, h, 10*time.Second)
+			require.Equal(t, Pass, r.Status, r.Detail)
+			select {
+			case err := <-after:
+				if tc.wantReset {
+					assert.ErrorIs(t, err, syscall.ECONNRESET, "the checker resets a connection its target closed")
+				} else {
+					assert.ErrorIs(t, err, io.EOF, "the checker closes an open connection with a FIN")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the target saw nothing after its response")
+			}
+		})
+	}
 }

@@ -109,6 +109,12 @@ func (s *Server) udpLoop(bc batchConn) {
 				if errors.Is(err, net.ErrClosed) {
 					return
 				}
+				if m > 0 {
+					off += m // sent before the one that failed
+				}
+				if off >= k {
+					break
+				}
 				if errors.Is(err, syscall.EMSGSIZE) {
 					// Larger than the interface's MTU: send it truncated
 					// rather than fragmented (see dontfrag.go).
