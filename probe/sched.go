@@ -2,13 +2,16 @@ package probe
 
 import "time"
 
-// monHeap is the Monitor's timer heap: a binary min-heap of targets ordered
+// monHeap is the Monitor's timer heap: a 4-ary min-heap of targets ordered
 // by due time (ties broken by the order they were pushed, so targets due at
 // the same instant are probed first come, first served). Each target records
 // its own index, so removal and re-keying are O(log n) without a search.
 // Each entry keeps its due time and tie-breaker beside the target pointer,
 // so sifting compares entries of the array without reading the targets
-// (scattered in memory, one cache miss each).
+// (scattered in memory, one cache miss each). Four children per node halve
+// the levels a sift crosses (7 instead of 14 at 10,000 targets), and a sift
+// moves a hole and writes the sifted entry once, so each level costs one
+// entry move and one index update.
 //
 // The heap is not safe for concurrent use; the Monitor guards it with its
 // mutex. It allocates only when its backing array grows.
@@ -89,28 +92,39 @@ func (h *monHeap) remove(t *monTarget) {
 	t.idx = monNotQueued
 }
 
-func (h *monHeap) less(i, j int) bool {
-	a, b := &h.items[i], &h.items[j]
-	if a.key != b.key {
-		return a.key < b.key
-	}
-	return a.seq < b.seq
-}
-
 func (h *monHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
 	h.items[i].t.idx = int32(i)
 	h.items[j].t.idx = int32(j)
 }
 
+// before reports whether entry a sorts before entry b.
+func before(a, b *monHeapItem) bool {
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	return a.seq < b.seq
+}
+
+// set places x at i and records the index in its target.
+func (h *monHeap) set(i int, x monHeapItem) {
+	h.items[i] = x
+	x.t.idx = int32(i)
+}
+
 func (h *monHeap) up(i int) {
+	x := h.items[i]
+	start := i
 	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			return
+		p := (i - 1) / 4
+		if !before(&x, &h.items[p]) {
+			break
 		}
-		h.swap(i, p)
+		h.set(i, h.items[p])
 		i = p
+	}
+	if i != start {
+		h.set(i, x)
 	}
 }
 
@@ -118,20 +132,27 @@ func (h *monHeap) up(i int) {
 func (h *monHeap) down(i int) bool {
 	start := i
 	n := len(h.items)
+	x := h.items[i]
 	for {
-		l := 2*i + 1
-		if l >= n {
+		c := 4*i + 1
+		if c >= n {
 			break
 		}
-		c := l
-		if r := l + 1; r < n && h.less(r, l) {
-			c = r
+		// The smallest of up to four children.
+		end := min(c+4, n)
+		for k := c + 1; k < end; k++ {
+			if before(&h.items[k], &h.items[c]) {
+				c = k
+			}
 		}
-		if !h.less(c, i) {
+		if !before(&h.items[c], &x) {
 			break
 		}
-		h.swap(i, c)
+		h.set(i, h.items[c])
 		i = c
+	}
+	if i != start {
+		h.set(i, x)
 	}
 	return i > start
 }
