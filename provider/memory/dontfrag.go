@@ -39,3 +39,16 @@ func truncateToTC(reply []byte) []byte {
 	}
 	return reply[:qEnd+n]
 }
+
+// truncateTooBig is what a UDP loop does with a reply the kernel refused as
+// larger than the interface's MTU (EMSGSIZE): it returns the reply cut by
+// truncateToTC, counted in ServerStats.UDPTooBig, or nil when it cannot be
+// cut shorter (then the loop skips it).
+func (s *Server) truncateTooBig(reply []byte) []byte {
+	tc := truncateToTC(reply)
+	if len(tc) == 0 || len(tc) >= len(reply) {
+		return nil
+	}
+	s.stats.udpTooBig.Add(1)
+	return tc
+}

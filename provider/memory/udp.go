@@ -118,9 +118,7 @@ func (s *Server) udpLoop(bc batchConn) {
 				if errors.Is(err, syscall.EMSGSIZE) {
 					// Larger than the interface's MTU: send it truncated
 					// rather than fragmented (see dontfrag.go).
-					r := out[off].Buffers[0]
-					if tc := truncateToTC(r); len(tc) > 0 && len(tc) < len(r) {
-						s.stats.udpTooBig.Add(1)
+					if tc := s.truncateTooBig(out[off].Buffers[0]); tc != nil {
 						out[off].Buffers[0] = tc
 						continue
 					}

@@ -216,8 +216,7 @@ func (s *Server) rawLoop(r *rawUDP) {
 				if errno == syscall.EMSGSIZE {
 					// Larger than the interface's MTU: send it truncated
 					// rather than fragmented (see dontfrag.go).
-					if tc := truncateToTC(keep[off]); len(tc) > 0 && len(tc) < len(keep[off]) {
-						s.stats.udpTooBig.Add(1)
+					if tc := s.truncateTooBig(keep[off]); tc != nil {
 						keep[off] = tc
 						outIo[off].SetLen(len(tc))
 						continue
