@@ -46,8 +46,10 @@ type Hold struct {
 	Reason HoldReason
 }
 
-// RegionStatus is one region's state in a Decision.
-type RegionStatus struct {
+// RegionOutcome is one region's state and answer in a Decision: what the
+// policy made of the region, not what the heartbeat reader saw (that is
+// heartbeat.RegionStatus, which the caller folds into the Snapshot).
+type RegionOutcome struct {
 	// Name is the region's name.
 	Name string
 	// State is the region's state from the global-scope beats.
@@ -65,9 +67,9 @@ type RegionStatus struct {
 // users' policies fill Desired and, where they mean something, the others.
 type Decision struct {
 	// Desired is what the reconcilers should publish and withdraw.
-	Desired Desired
+	Desired DesiredState
 	// Regions are the regions' states, in snapshot order.
-	Regions []RegionStatus
+	Regions []RegionOutcome
 	// GlobalTarget is the global name's CNAME target in Desired, or "" when
 	// this controller holds it (HoldUndecided).
 	GlobalTarget string
@@ -84,7 +86,7 @@ type Decision struct {
 }
 
 // Desired returns the desired state for s; see Decide.
-func (t *Topology) Desired(s Snapshot) (Desired, error) {
+func (t *Topology) Desired(s Snapshot) (DesiredState, error) {
 	d, err := t.Decide(time.Time{}, s)
 	return d.Desired, err
 }
@@ -133,7 +135,7 @@ func (t *Topology) Decide(_ time.Time, s Snapshot) (Decision, error) {
 		anyDead = anyDead || st == RegionDead
 		allDead = allDead && st == RegionDead
 		anyUnknown = anyUnknown || st == RegionUnknown
-		rs := RegionStatus{Name: r.Name, State: st}
+		rs := RegionOutcome{Name: r.Name, State: st}
 		m := ix.members(ix.byRegion[r.Name], localScope, r.Regional, mode == FailOpen)
 		if th := t.cfg.PanicThreshold; th > 0 && !m.unread {
 			if total := ix.regionAddrs(r.Name); total > 0 && float64(100*len(m.in)/total) < th {

@@ -38,11 +38,18 @@ func (w WriterScope) String() string {
 	return "region " + w.Region
 }
 
-// RRSet is one desired resource record set: every record at Name of Type,
+// DesiredSet is one desired resource record set: every record at Name of Type,
 // in Zone (as seen from View). Records are libdns values (libdns.Address or
 // libdns.CNAME) whose names are relative to Zone ("@" at the apex) and whose
-// TTL equals TTL. A policy never returns an RRSet without records.
-type RRSet struct {
+// TTL equals TTL. A policy never returns a DesiredSet without records.
+//
+// It is the failover side of record.RRSet: where record.RRSet holds RDATA
+// strings for one zone, a DesiredSet holds libdns records and says which
+// view and which controllers it belongs to. The record package reads it
+// through DesiredState's Records method (record.Source), so neither package
+// imports the other; RelativeName and Values give record.RRSet's name and
+// values.
+type DesiredSet struct {
 	// Zone is the fully qualified zone holding the set, e.g. "example.com.".
 	Zone string
 	// View names the region whose private instance of Zone holds the set
@@ -62,7 +69,7 @@ type RRSet struct {
 }
 
 // Addrs returns the addresses of an A or AAAA set, in order.
-func (s RRSet) Addrs() []netip.Addr {
+func (s DesiredSet) Addrs() []netip.Addr {
 	out := make([]netip.Addr, 0, len(s.Records))
 	for _, r := range s.Records {
 		if a, ok := r.(libdns.Address); ok {
@@ -74,11 +81,11 @@ func (s RRSet) Addrs() []netip.Addr {
 
 // RelativeName returns Name relative to Zone ("@" at the apex), the form
 // libdns and the record package use.
-func (s RRSet) RelativeName() string { return relName(s.Name, s.Zone) }
+func (s DesiredSet) RelativeName() string { return relName(s.Name, s.Zone) }
 
 // Values returns the records' data in libdns's zone-file form (an address
 // for A/AAAA, a fully qualified target for CNAME), in order.
-func (s RRSet) Values() []string {
+func (s DesiredSet) Values() []string {
 	out := make([]string, len(s.Records))
 	for i, r := range s.Records {
 		out[i] = r.RR().Data
@@ -87,7 +94,7 @@ func (s RRSet) Values() []string {
 }
 
 // Target returns the target of a CNAME set ("" for other types).
-func (s RRSet) Target() string {
+func (s DesiredSet) Target() string {
 	for _, r := range s.Records {
 		if c, ok := r.(libdns.CNAME); ok {
 			return c.Target
@@ -111,22 +118,26 @@ type Withdraw struct {
 // RelativeName returns Name relative to Zone ("@" at the apex).
 func (w Withdraw) RelativeName() string { return relName(w.Name, w.Zone) }
 
-// Desired is a policy's output: the sets to publish and the explicit
+// DesiredState is a policy's output: the sets to publish and the explicit
 // withdraws. A name absent from both is left alone: the reconciler keeps
 // whatever it last published there (that is how "keep last" works). Sets
 // and withdraws are sorted by view, zone, name and type, so equal inputs
 // give equal outputs.
-type Desired struct {
+//
+// It is what record.Desired is built from: DesiredState satisfies
+// record.Source, and record.FromSource turns the part one provider holds
+// (one or more views) into that reconciler's record.Desired.
+type DesiredState struct {
 	// Sets are the RRsets to publish; none is empty.
-	Sets []RRSet
+	Sets []DesiredSet
 	// Withdraws are the names (or one type at a name) to remove.
 	Withdraws []Withdraw
 }
 
 // WrittenBy returns the part of d that a controller of region writes: the
 // sets and withdraws whose WriterScope includes region.
-func (d Desired) WrittenBy(region string) Desired {
-	var out Desired
+func (d DesiredState) WrittenBy(region string) DesiredState {
+	var out DesiredState
 	for _, s := range d.Sets {
 		if s.Writers.Includes(region) {
 			out.Sets = append(out.Sets, s)
@@ -142,7 +153,7 @@ func (d Desired) WrittenBy(region string) Desired {
 
 // Records returns the records d publishes in view, by zone: the form the
 // record package reads (record.Source, record.FromSource), in d's order.
-func (d Desired) Records(view string) map[string][]libdns.Record {
+func (d DesiredState) Records(view string) map[string][]libdns.Record {
 	out := map[string][]libdns.Record{}
 	for _, s := range d.Sets {
 		if s.View == view {
@@ -155,7 +166,7 @@ func (d Desired) Records(view string) map[string][]libdns.Record {
 // Withdrawals returns what d withdraws in view, by zone, as libdns.RR
 // values with the name relative to the zone and the type ("" for every
 // type): the form the record package reads (record.Source).
-func (d Desired) Withdrawals(view string) map[string][]libdns.RR {
+func (d DesiredState) Withdrawals(view string) map[string][]libdns.RR {
 	out := map[string][]libdns.RR{}
 	for _, w := range d.Withdraws {
 		if w.View == view {
@@ -168,19 +179,19 @@ func (d Desired) Withdrawals(view string) map[string][]libdns.RR {
 // Lookup returns the set at name and typ in view ("" for the shared
 // instance). name is compared case-insensitively, with or without its
 // trailing dot.
-func (d Desired) Lookup(view, name, typ string) (RRSet, bool) {
+func (d DesiredState) Lookup(view, name, typ string) (DesiredSet, bool) {
 	n := dnsname.Fqdn(name)
 	for _, s := range d.Sets {
 		if s.View == view && s.Name == n && s.Type == typ {
 			return s, true
 		}
 	}
-	return RRSet{}, false
+	return DesiredSet{}, false
 }
 
 // Withdrawn reports whether d withdraws typ at name in view, either that
 // type alone or every type.
-func (d Desired) Withdrawn(view, name, typ string) bool {
+func (d DesiredState) Withdrawn(view, name, typ string) bool {
 	n := dnsname.Fqdn(name)
 	for _, w := range d.Withdraws {
 		if w.View == view && w.Name == n && (w.Type == "" || w.Type == typ) {
@@ -195,7 +206,7 @@ func (d Desired) Withdrawn(view, name, typ string) bool {
 //	[eu] edge.local.example.com. A 30s 192.0.2.1 192.0.2.2 (region eu)
 //	edge.global.example.com. CNAME 30s edge.local.example.com. (everyone)
 //	withdraw [eu] edge.local.example.com. AAAA (region eu)
-func (d Desired) String() string {
+func (d DesiredState) String() string {
 	var b strings.Builder
 	for _, s := range d.Sets {
 		if s.View != "" {
@@ -222,8 +233,8 @@ func (d Desired) String() string {
 }
 
 // sort puts sets and withdraws in their canonical order.
-func (d *Desired) sort() {
-	slices.SortFunc(d.Sets, func(a, b RRSet) int {
+func (d *DesiredState) sort() {
+	slices.SortFunc(d.Sets, func(a, b DesiredSet) int {
 		return cmp.Or(cmp.Compare(a.View, b.View), cmp.Compare(a.Zone, b.Zone),
 			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Type, b.Type))
 	})
@@ -240,8 +251,8 @@ func relName(name, zone string) string {
 }
 
 // cnameSet builds a one-record CNAME set.
-func cnameSet(zone, view, name, target string, ttl time.Duration, w WriterScope) RRSet {
-	return RRSet{
+func cnameSet(zone, view, name, target string, ttl time.Duration, w WriterScope) DesiredSet {
+	return DesiredSet{
 		Zone: zone, View: view, Name: name, Type: "CNAME", TTL: ttl, Writers: w,
 		Records: []libdns.Record{libdns.CNAME{Name: relName(name, zone), TTL: ttl, Target: target}},
 	}
@@ -252,7 +263,7 @@ func cnameSet(zone, view, name, target string, ttl time.Duration, w WriterScope)
 // withdrawn, so that a name that loses its last IPv6 address stops
 // answering AAAA instead of holding a dead one: the name as a whole is
 // never empty.
-func addrOut(d *Desired, zone, view, name string, addrs []netip.Addr, ttl time.Duration, w WriterScope) {
+func addrOut(d *DesiredState, zone, view, name string, addrs []netip.Addr, ttl time.Duration, w WriterScope) {
 	rel := relName(name, zone)
 	var v4, v6 []libdns.Record
 	for _, a := range addrs {
@@ -271,7 +282,7 @@ func addrOut(d *Desired, zone, view, name string, addrs []netip.Addr, ttl time.D
 			d.Withdraws = append(d.Withdraws, Withdraw{Zone: zone, View: view, Name: name, Type: fam.typ, Writers: w})
 			continue
 		}
-		d.Sets = append(d.Sets, RRSet{Zone: zone, View: view, Name: name, Type: fam.typ, TTL: ttl, Records: fam.recs, Writers: w})
+		d.Sets = append(d.Sets, DesiredSet{Zone: zone, View: view, Name: name, Type: fam.typ, TTL: ttl, Records: fam.recs, Writers: w})
 	}
 }
 
@@ -282,8 +293,8 @@ func addrOut(d *Desired, zone, view, name string, addrs []netip.Addr, ttl time.D
 // Desired: the name is left out, and the reconciler keeps what it last
 // published (keep last). name is fully qualified, inside zone; view is ""
 // for the shared instance of zone or a region's private copy.
-func AddrSets(zone, view, name string, addrs []netip.Addr, ttl time.Duration, w WriterScope) Desired {
-	var d Desired
+func AddrSets(zone, view, name string, addrs []netip.Addr, ttl time.Duration, w WriterScope) DesiredState {
+	var d DesiredState
 	if a := normAddrs(addrs); len(a) > 0 {
 		addrOut(&d, dnsname.Fqdn(zone), view, dnsname.Fqdn(name), a, ttl, w)
 		d.sort()

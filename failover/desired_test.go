@@ -43,7 +43,7 @@ func TestDesiredHelpers(t *testing.T) {
 	assert.True(t, failover.RegionWriters("eu").Includes("eu"))
 	assert.False(t, failover.RegionWriters("eu").Includes("us"))
 	assert.Equal(t, "region eu", failover.RegionWriters("eu").String())
-	assert.Empty(t, failover.Desired{}.WrittenBy("eu").Sets)
+	assert.Empty(t, failover.DesiredState{}.WrittenBy("eu").Sets)
 }
 
 func TestEnumsText(t *testing.T) {

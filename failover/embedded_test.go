@@ -40,7 +40,7 @@ func newSplitHorizon(t *testing.T, regions ...string) splitHorizon {
 
 // publish writes what region writer writes of d: the shared sets to every
 // server, the regional sets to their region's server.
-func (sh splitHorizon) publish(t *testing.T, d failover.Desired, writer string) {
+func (sh splitHorizon) publish(t *testing.T, d failover.DesiredState, writer string) {
 	ctx := context.Background()
 	for _, s := range d.WrittenBy(writer).Sets {
 		for region, p := range sh {
@@ -177,7 +177,7 @@ func TestEmbeddedRecordTypeSwitch(t *testing.T) {
 	pol := recPolicy(t)
 	r := failover.Record{Name: "api.example.com", Zone: "example.com", TTL: 30e9, FailoverFQDN: "backup.example.com",
 		Endpoints: []failover.Endpoint{ep("192.0.2.7", failover.Passing)}}
-	backup := failover.Desired{Sets: []failover.RRSet{{Zone: "example.com.", Name: "backup.example.com.", Type: "A", TTL: 30e9,
+	backup := failover.DesiredState{Sets: []failover.DesiredSet{{Zone: "example.com.", Name: "backup.example.com.", Type: "A", TTL: 30e9,
 		Records: []libdns.Record{libdns.Address{Name: "backup", TTL: 30e9, IP: netip.MustParseAddr("203.0.113.9")}}}}}
 	sh.publish(t, backup, "")
 	src := netip.MustParseAddr("10.0.0.1")

@@ -71,7 +71,7 @@ func FuzzRecordConfig(f *testing.F) {
 			return
 		}
 		for _, r := range []failover.Record{baseRecord(), func() failover.Record { r := baseRecord(); allCritical(&r); r.FailoverFQDN = ""; return r }()} {
-			for _, out := range []func(failover.Record) (failover.Desired, error){p.Provider, p.Embedded} {
+			for _, out := range []func(failover.Record) (failover.DesiredState, error){p.Provider, p.Embedded} {
 				d, err := out(r)
 				if err != nil {
 					// A pool label can make the pool name too long: a

@@ -28,7 +28,7 @@ func gw(name string, h failover.Health, addrs ...string) failover.Gateway {
 
 // assertWellFormed checks what every Desired must satisfy: no empty set,
 // records of the set's type and name, no set also withdrawn.
-func assertWellFormed(t tb, d failover.Desired) {
+func assertWellFormed(t tb, d failover.DesiredState) {
 	t.Helper()
 	for _, s := range d.Sets {
 		require.NotEmpty(t, s.Records, "empty set %s %s", s.Name, s.Type)

@@ -2,7 +2,8 @@ package failover
 
 import "time"
 
-// Policy decides what the DNS answers should be for an input of type In:
+// Decider is a failover policy: it decides what the DNS answers should be
+// for an input of type In:
 // a Snapshot for the CNAME topology (Topology), a Record for the record
 // service's model (RecordPolicy), or whatever a user's own policy reads.
 // now is the caller's clock, for policies whose decision may depend on
@@ -15,20 +16,24 @@ import "time"
 // for it. An invalid input gives an error (the built-in policies' wrap
 // ErrInvalidSnapshot).
 //
-// The test kit failover/failovertest runs any Policy[Snapshot] in its
-// scenarios (Scenario.Policy), and the record package accepts a Desired
-// as it is (see Desired.RRSets).
-type Policy[In any] interface {
+// The test kit failover/failovertest runs any Decider[Snapshot] in its
+// scenarios (Scenario.Policy), and the record package accepts a DesiredState
+// as it is (see DesiredState.Records and DesiredState.Withdrawals).
+//
+// A Decider is not a probe.Policy: that one is a per-target threshold and
+// schedule configuration; a Decider turns the health those targets reach
+// into answers.
+type Decider[In any] interface {
 	Decide(now time.Time, in In) (Decision, error)
 }
 
-// PolicyFunc adapts a function to Policy.
-type PolicyFunc[In any] func(now time.Time, in In) (Decision, error)
+// DeciderFunc adapts a function to Decider.
+type DeciderFunc[In any] func(now time.Time, in In) (Decision, error)
 
 // Decide returns f(now, in).
-func (f PolicyFunc[In]) Decide(now time.Time, in In) (Decision, error) { return f(now, in) }
+func (f DeciderFunc[In]) Decide(now time.Time, in In) (Decision, error) { return f(now, in) }
 
 var (
-	_ Policy[Snapshot] = (*Topology)(nil)
-	_ Policy[Record]   = (*RecordPolicy)(nil)
+	_ Decider[Snapshot] = (*Topology)(nil)
+	_ Decider[Record]   = (*RecordPolicy)(nil)
 )

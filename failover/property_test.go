@@ -255,7 +255,7 @@ func TestRecordProperties(t *testing.T) {
 		}
 		anyServed := slices.Contains(slices.Collect(mapValues(served)), true)
 		for _, out := range []string{"provider", "embedded"} {
-			var d failover.Desired
+			var d failover.DesiredState
 			if out == "provider" {
 				d, err = p.Provider(r)
 			} else {

@@ -230,12 +230,12 @@ func (p *RecordPolicy) PoolName(r Record) (string, error) {
 //
 // Every set is written by everyone (Writers is the zero scope). An invalid
 // record gives an error wrapping ErrInvalidSnapshot.
-func (p *RecordPolicy) Provider(r Record) (Desired, error) {
+func (p *RecordPolicy) Provider(r Record) (DesiredState, error) {
 	n, err := p.check(&r)
 	if err != nil {
-		return Desired{}, err
+		return DesiredState{}, err
 	}
-	var d Desired
+	var d DesiredState
 	chosen := p.choose(&r, n)
 	switch {
 	case len(chosen) > 0:
@@ -268,12 +268,12 @@ func (p *RecordPolicy) Decide(_ time.Time, r Record) (Decision, error) {
 // chosen A/AAAA set directly, or a CNAME to the failover FQDN (or fallback
 // target), or is withdrawn, by the same rules as Provider. With keepLast
 // and nothing served, Name is omitted.
-func (p *RecordPolicy) Embedded(r Record) (Desired, error) {
+func (p *RecordPolicy) Embedded(r Record) (DesiredState, error) {
 	n, err := p.check(&r)
 	if err != nil {
-		return Desired{}, err
+		return DesiredState{}, err
 	}
-	var d Desired
+	var d DesiredState
 	chosen := p.choose(&r, n)
 	switch {
 	case len(chosen) > 0:

@@ -212,7 +212,7 @@ func TestRecordErrors(t *testing.T) {
 		t.Run(tc.field, func(t *testing.T) {
 			r := baseRecord()
 			tc.mod(&r)
-			for _, f := range []func(failover.Record) (failover.Desired, error){p.Provider, p.Embedded} {
+			for _, f := range []func(failover.Record) (failover.DesiredState, error){p.Provider, p.Embedded} {
 				_, err := f(r)
 				require.ErrorIs(t, err, failover.ErrInvalidSnapshot)
 				var fe *failover.FieldError

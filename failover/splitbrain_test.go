@@ -142,7 +142,7 @@ func (w *world) snapshot(c *simCluster) failover.Snapshot {
 }
 
 // apply writes d to the zones, counting changes.
-func (w *world) apply(d failover.Desired) {
+func (w *world) apply(d failover.DesiredState) {
 	for _, s := range d.Sets {
 		var data []string
 		for _, r := range s.Records {

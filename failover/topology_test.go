@@ -55,7 +55,7 @@ func twoRegions() failover.Snapshot {
 	}
 }
 
-func addrsOf(t *testing.T, d failover.Desired, view, name, typ string) []string {
+func addrsOf(t *testing.T, d failover.DesiredState, view, name, typ string) []string {
 	t.Helper()
 	s, ok := d.Lookup(view, name, typ)
 	if !ok {
@@ -68,7 +68,7 @@ func addrsOf(t *testing.T, d failover.Desired, view, name, typ string) []string 
 	return out
 }
 
-func target(d failover.Desired, name string) string {
+func target(d failover.DesiredState, name string) string {
 	s, ok := d.Lookup("", name, "CNAME")
 	if !ok {
 		return ""
@@ -528,9 +528,9 @@ func TestDecisionRegions(t *testing.T) {
 	dec, err := topo(t).Decide(time.Time{}, s)
 	require.NoError(t, err)
 	require.Len(t, dec.Regions, 3)
-	assert.Equal(t, failover.RegionStatus{Name: "eu", State: failover.RegionAlive, Regional: ips("192.0.2.1", "192.0.2.2", "2001:db8::1")}, dec.Regions[0])
-	assert.Equal(t, failover.RegionStatus{Name: "us", State: failover.RegionDead}, dec.Regions[1])
-	assert.Equal(t, failover.RegionStatus{Name: "ap", State: failover.RegionUnknown}, dec.Regions[2])
+	assert.Equal(t, failover.RegionOutcome{Name: "eu", State: failover.RegionAlive, Regional: ips("192.0.2.1", "192.0.2.2", "2001:db8::1")}, dec.Regions[0])
+	assert.Equal(t, failover.RegionOutcome{Name: "us", State: failover.RegionDead}, dec.Regions[1])
+	assert.Equal(t, failover.RegionOutcome{Name: "ap", State: failover.RegionUnknown}, dec.Regions[2])
 	assert.Equal(t, ips("192.0.2.1", "192.0.2.2", "2001:db8::1"), dec.Failover, "us stale and ap unknown (unpublished) are out")
 	assert.True(t, dec.FailingOver)
 	assert.Equal(t, fover, dec.GlobalTarget)

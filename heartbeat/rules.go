@@ -175,8 +175,12 @@ func (r Reason) String() string {
 	return "unknown"
 }
 
-// Freshness is the verdict on one beat at one instant.
-type Freshness struct {
+// Judgment is Rules.Judge's verdict on one beat at one instant: fresh or
+// not, why, how old, and until when. A controller that feeds the failover
+// package turns it into failover.Freshness: a beat judged fresh is
+// failover.Fresh, one read and judged not fresh is failover.Stale, and a
+// beat that could not be read at all is failover.FreshnessUnknown.
+type Judgment struct {
 	// Fresh is true when the beat keeps its cluster healthy.
 	Fresh bool
 	// Reason says why it is not fresh (ReasonNone when fresh).
@@ -190,8 +194,8 @@ type Freshness struct {
 // Judge says whether a beat stamped ts is fresh at now: fresh while
 // now − ts ≤ HealthyDuration + SkewTolerance and ts − now ≤
 // SelfHealInterval + SkewTolerance. Judge is pure.
-func (r Rules) Judge(ts, now time.Time) Freshness {
-	f := Freshness{Age: now.Sub(ts), StaleAt: r.StaleAt(ts)}
+func (r Rules) Judge(ts, now time.Time) Judgment {
+	f := Judgment{Age: now.Sub(ts), StaleAt: r.StaleAt(ts)}
 	switch {
 	case -f.Age > r.SelfHealInterval+r.SkewTolerance:
 		f.Reason = ReasonFuture

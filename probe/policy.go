@@ -34,6 +34,9 @@ var ErrInvalidPolicy = errors.New("probe: invalid policy")
 // plain value, safe to copy; Validate reports the first bad field. JSON uses the camelCase names below; criticalThreshold may also
 // be spelled unhealthyThreshold and passingThreshold healthyThreshold
 // (Envoy Gateway's names), but not both spellings of one knob at once.
+//
+// A Policy judges one target's probe results; a failover.Decider (a
+// failover policy) turns the health of many targets into DNS answers.
 type Policy struct {
 	// Interval is the delay between probes of a passing target (the base
 	// of every schedule). Range MinInterval–MaxInterval. Default (also 0)

@@ -19,11 +19,11 @@ import (
 // switchable sends calls through a fault-injecting provider while on is
 // set, and straight to the zone otherwise.
 type switchable struct {
-	faulty, clean Provider
+	faulty, clean Backend
 	on            atomic.Bool
 }
 
-func (s *switchable) pick() Provider {
+func (s *switchable) pick() Backend {
 	if s.on.Load() {
 		return s.faulty
 	}

@@ -18,11 +18,16 @@ import (
 	"github.com/gslbkit/gslb/internal/errclass"
 )
 
-// Provider is what the reconciler needs from a DNS host: read a zone, set
+// Backend is what the reconciler needs from a DNS host: read a zone, set
 // RRsets, delete records — the libdns interfaces, which every libdns
 // provider implements. Implementations must be safe for concurrent use and
 // honour context cancellation.
-type Provider interface {
+//
+// It is provider.Provider without libdns.RecordAppender (the reconciler
+// never appends), so every provider.Provider, every adapter in
+// gslb/provider and any libdns provider with those three methods is a
+// Backend.
+type Backend interface {
 	libdns.RecordGetter
 	libdns.RecordSetter
 	libdns.RecordDeleter
@@ -83,7 +88,7 @@ type Report struct {
 // instead (or as well): reconciles are serialised. New starts nothing. The
 // zero Reconciler is not usable; build one with New.
 type Reconciler struct {
-	p       Provider
+	p       Backend
 	atomic  Replacer
 	cfg     Config
 	obs     Observer
@@ -109,7 +114,7 @@ type Reconciler struct {
 // New returns a reconciler writing through p. It validates cfg (errors
 // match ErrInvalid) and keeps a copy with its zero fields defaulted; it
 // starts nothing.
-func New(p Provider, cfg Config, opts Options) (*Reconciler, error) {
+func New(p Backend, cfg Config, opts Options) (*Reconciler, error) {
 	if p == nil {
 		return nil, &FieldError{Field: "provider", Value: "nil", Allowed: "a libdns provider"}
 	}

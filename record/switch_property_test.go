@@ -23,7 +23,7 @@ func TestTypeSwitchProperties(t *testing.T) {
 			_, err := mem.AppendRecords(ctx, z, recs)
 			require.NoError(t, err)
 		}
-		fp := &faulty{Provider: mem}
+		fp := &faulty{Backend: mem}
 		cfg := localConfig()
 		cfg.AllowTypeSwitch = true
 		r, err := New(fp, cfg, Options{})

@@ -275,7 +275,7 @@ type RecordSpec struct {
 	// chooses among every published address.
 	Within AnswerKind `json:"within,omitempty"`
 
-	check probecheck.Check // resolved by Validate
+	check probecheck.Spec // resolved by Validate
 }
 
 // AddressSpec is one address of a record.

@@ -29,10 +29,10 @@ import (
 // the provider and the HTTP client for in-memory ones.
 type deps struct {
 	// prober builds the prober of one address; nil means the check's own.
-	prober func(c probecheck.Check, addr string) (probe.Prober, error)
+	prober func(c probecheck.Spec, addr string) (probe.Prober, error)
 	// provider replaces the configured external provider; nil: built from
 	// the config.
-	provider record.Provider
+	provider record.Backend
 	// client sends notifies to nodes; nil means http.DefaultClient.
 	client *http.Client
 }
@@ -175,7 +175,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	now := time.Now()
 	newProber := d.prober
 	if newProber == nil {
-		newProber = func(ch probecheck.Check, addr string) (probe.Prober, error) { return ch.NewProber(addr) }
+		newProber = func(ch probecheck.Spec, addr string) (probe.Prober, error) { return ch.NewProber(addr) }
 	}
 	for _, spec := range cfg.Records {
 		rs := &recState{spec: spec, disabled: spec.Disabled}
@@ -217,7 +217,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 }
 
 // newRemote builds the reconciler of the external provider.
-func (c *controller) newRemote(p record.Provider) error {
+func (c *controller) newRemote(p record.Backend) error {
 	pc := c.cfg.Provider
 	rcfg := reconcilerPreset(pc.Type, c.cfg.OwnerID)
 	if p == nil {
@@ -260,7 +260,7 @@ func reconcilerPreset(typ, owner string) record.Config {
 }
 
 // buildProvider builds the external provider of a validated config.
-func buildProvider(pc ProviderConfig) (record.Provider, error) {
+func buildProvider(pc ProviderConfig) (record.Backend, error) {
 	switch pc.Type {
 	case "rfc2136":
 		return rfc2136.New(pc.RFC2136.FromEnv(nil))
@@ -440,7 +440,7 @@ func (c *controller) modelLocked(rs *recState) failover.Record {
 // heldByPolicy reports whether the policy left name out of its output (no
 // set, no withdraw): the keep-last rule, under which the zone keeps
 // answering the last published set.
-func heldByPolicy(fd failover.Desired, name string) bool {
+func heldByPolicy(fd failover.DesiredState, name string) bool {
 	for _, typ := range []string{"A", "AAAA", "CNAME"} {
 		if _, ok := fd.Lookup("", name, typ); ok || fd.Withdrawn("", name, typ) {
 			return false
@@ -451,7 +451,7 @@ func heldByPolicy(fd failover.Desired, name string) bool {
 
 // merge adds a failover policy's output to the reconciler's input; the two
 // packages meet only through libdns types.
-func merge(rd record.Desired, fd failover.Desired) record.Desired {
+func merge(rd record.Desired, fd failover.DesiredState) record.Desired {
 	for _, s := range fd.Sets {
 		rd.Sets = append(rd.Sets, record.Group(s.Zone, s.Records)...)
 	}

@@ -52,7 +52,7 @@ func (p *inProcess) setDown(host string, down bool) {
 // fakeProbers are in-memory probers whose answer a test switches per address.
 type fakeProbers struct{ failing sync.Map } // addr → bool
 
-func (f *fakeProbers) prober(_ probecheck.Check, addr string) (probe.Prober, error) {
+func (f *fakeProbers) prober(_ probecheck.Spec, addr string) (probe.Prober, error) {
 	return probe.ProberFunc(func(context.Context) probe.Result {
 		if v, ok := f.failing.Load(addr); ok && v.(bool) {
 			return probe.Result{Status: probe.FailNow, Kind: probe.KindStatus, Code: 503, Detail: "status 503"}

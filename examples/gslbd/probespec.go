@@ -24,14 +24,14 @@ import (
 // Decoding is onto the current value: fields present replace, absent ones
 // stay, so a record's probe block overrides only what it names.
 type ProbeSpec struct {
-	probecheck.Check
+	probecheck.Spec
 }
 
 // DefaultProbe returns an HTTP GET / expecting 200 under the record
 // service's policy.
 func DefaultProbe() ProbeSpec {
 	h := probe.DefaultHTTPConfig()
-	return ProbeSpec{probecheck.Check{Type: probecheck.CheckHTTP, Policy: probe.RecordService(), HTTP: &h}}
+	return ProbeSpec{probecheck.Spec{Type: probecheck.CheckHTTP, Policy: probe.RecordService(), HTTP: &h}}
 }
 
 // UnmarshalJSON decodes a probe block onto s; unknown fields are errors.
@@ -89,7 +89,7 @@ func (s *ProbeSpec) UnmarshalJSON(data []byte) error {
 }
 
 // MarshalJSON writes the check.
-func (s ProbeSpec) MarshalJSON() ([]byte, error) { return json.Marshal(s.Check) }
+func (s ProbeSpec) MarshalJSON() ([]byte, error) { return json.Marshal(s.Spec) }
 
 // clone copies s deeply enough that decoding onto the copy leaves s alone.
 func (s ProbeSpec) clone() ProbeSpec {
@@ -111,8 +111,8 @@ func (s ProbeSpec) clone() ProbeSpec {
 
 // resolved returns the check with only its type's block kept (a block for
 // another type, inherited from the default, is dropped).
-func (s ProbeSpec) resolved() probecheck.Check {
-	c := s.clone().Check
+func (s ProbeSpec) resolved() probecheck.Spec {
+	c := s.clone().Spec
 	switch c.Type {
 	case probecheck.CheckHTTP:
 		c.TCP, c.GRPC = nil, nil

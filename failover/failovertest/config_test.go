@@ -94,7 +94,7 @@ func TestDeclarationErrors(t *testing.T) {
 		{"unknown cluster", func(s *failovertest.Scenario) { s.At(0).ControllerDown("nope") }, `cluster "nope" not declared`},
 		{"unknown region", func(s *failovertest.Scenario) { s.At(0).Expect("mars", "x.example.test.") }, `region "mars" not declared`},
 		{"partition with itself", func(s *failovertest.Scenario) { s.At(0).Partition("eu", "eu") }, "two declared regions"},
-		{"zero throttle", func(s *failovertest.Scenario) { s.At(0).Throttle(failovertest.Global, 0) }, "must be positive"},
+		{"zero throttle", func(s *failovertest.Scenario) { s.At(0).Throttle(failovertest.GlobalZone, 0) }, "must be positive"},
 		{"bad expected address", func(s *failovertest.Scenario) { s.At(0).Expect("eu", "x.example.test.", "nope") }, `"nope"`},
 		{"negative bound", func(s *failovertest.Scenario) { s.At(0).ExpectWithin(-1, "eu", "x.example.test.") }, "bound"},
 	}
@@ -120,8 +120,8 @@ func TestNames(t *testing.T) {
 	assert.Equal(t, "global-edge-internal.global.example.test.", s.FailoverName())
 	assert.Equal(t, []string{"192.0.2.1", "2001:db8:e::1", "198.51.100.2", "2001:db8:a::2"}, s.Addrs("eu-a", "nope", "us-b"))
 	assert.Len(t, s.RegionAddrs("us"), 4)
-	assert.Equal(t, "global", failovertest.Global.String())
-	assert.Equal(t, "local/eu", failovertest.Local("eu").String())
+	assert.Equal(t, "global", failovertest.GlobalZone.String())
+	assert.Equal(t, "local/eu", failovertest.LocalZone("eu").String())
 }
 
 func TestZeroConfigIsDefault(t *testing.T) {

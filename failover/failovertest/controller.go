@@ -59,10 +59,10 @@ func newController(t *testing.T, w *World, name string) (*controller, error) {
 	c := &controller{w: w, t: t, name: name, region: decl.region, now: w.clock(name),
 		kick: make(chan struct{}, 1), health: map[string]probe.State{}}
 	var err error
-	if c.local, err = w.newStore(decl.region, Local(decl.region)); err != nil {
+	if c.local, err = w.newStore(decl.region, LocalZone(decl.region)); err != nil {
 		return nil, err
 	}
-	if c.global, err = w.newStore(decl.region, Global); err != nil {
+	if c.global, err = w.newStore(decl.region, GlobalZone); err != nil {
 		return nil, err
 	}
 	for _, g := range s.gateways {
@@ -240,11 +240,11 @@ func (c *controller) reconcile(ctx context.Context) {
 	// pending; the next reconcile retries, as a controller's loop does.
 	if len(local.Sets)+len(local.Withdraw) > 0 {
 		_, err := c.lrec.Apply(ctx, local)
-		c.trace(Local(c.region), err)
+		c.trace(LocalZone(c.region), err)
 	}
 	if len(global.Sets)+len(global.Withdraw) > 0 {
 		_, err := c.grec.Apply(ctx, global)
-		c.trace(Global, err)
+		c.trace(GlobalZone, err)
 	}
 }
 

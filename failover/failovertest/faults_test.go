@@ -87,7 +87,7 @@ func TestReaderCannotList(t *testing.T) {
 	app := s.AppName()
 	eu, us := s.RegionAddrs("eu"), s.RegionAddrs("us")
 	var before int
-	s.At(30*time.Second).Unreadable("eu", failovertest.Global).
+	s.At(30*time.Second).Unreadable("eu", failovertest.GlobalZone).
 		Do("count", func(_ *testing.T, w *failovertest.World) { before = w.Writes(s.GlobalName()) })
 	s.At(60*time.Second).GatewayDown("eu-a").
 		ExpectWithin(cfg.GatewayBound(), "eu", app, s.Addrs("eu-b")...)
@@ -101,7 +101,7 @@ func TestReaderCannotList(t *testing.T) {
 			assert.False(t, d.FailingOver)
 			assert.Empty(t, d.GlobalTarget, "eu holds the global name while it cannot read")
 		})
-	s.At(4*time.Minute+30*time.Second).Readable("eu", failovertest.Global).
+	s.At(4*time.Minute+30*time.Second).Readable("eu", failovertest.GlobalZone).
 		GatewayUp("eu-a").
 		ExpectWithin(cfg.RecoveryBound(), "eu", app, eu...).
 		ExpectWithin(cfg.RecoveryBound(), "us", s.FailoverName(), cat(eu, us)...)
@@ -164,7 +164,7 @@ func TestThrottledWhileRegionFails(t *testing.T) {
 	s.At(30*time.Second+throttle-time.Millisecond).Do("throttled", func(t *testing.T, w *failovertest.World) {
 		assert.Equal(t, beats, w.Writes("health-001-us-1.example.test."), "a global beat landed while throttled")
 	})
-	s.At(30*time.Second).ThrottleWrites(failovertest.Global, throttle).ControllerDown("eu-1").
+	s.At(30*time.Second).ThrottleWrites(failovertest.GlobalZone, throttle).ControllerDown("eu-1").
 		ExpectWithin(cfg.ControllerBound()+throttle, "eu", app, us...).
 		ExpectWithin(cfg.ControllerBound()+throttle, "us", app, us...)
 	for at := 30 * time.Second; at <= 4*time.Minute; at += 10 * time.Second {
@@ -318,7 +318,7 @@ func TestThrottledReadsAndWrites(t *testing.T) {
 	app := s.AppName()
 	eu, us := s.RegionAddrs("eu"), s.RegionAddrs("us")
 	var before int
-	s.At(30*time.Second).Throttle(failovertest.Global, 25*time.Second).
+	s.At(30*time.Second).Throttle(failovertest.GlobalZone, 25*time.Second).
 		Do("count", func(_ *testing.T, w *failovertest.World) { before = w.Writes(s.GlobalName()) })
 	s.Always("nobody fails over", func(w *failovertest.World) error {
 		for _, c := range []string{"eu-1", "us-1"} {

@@ -75,7 +75,7 @@ func TestPropertyRandomTimelines(t *testing.T) {
 			case 3:
 				m.Partition("eu", "us")
 			case 4:
-				m.ThrottleWrites(failovertest.Global, time.Duration(rapid.IntRange(1, 30).Draw(rt, "throttle"))*time.Second)
+				m.ThrottleWrites(failovertest.GlobalZone, time.Duration(rapid.IntRange(1, 30).Draw(rt, "throttle"))*time.Second)
 			}
 		}
 

@@ -186,7 +186,7 @@ func TestAddressFamilies(t *testing.T) {
 				tags[netip.MustParseAddr(a)] = []string{r}
 			}
 		}
-		w.Zone(failovertest.Global).SetAnswerFunc(s.FailoverName(), memory.AnswerFunc(failover.Geo(loc, tags)))
+		w.Zone(failovertest.GlobalZone).SetAnswerFunc(s.FailoverName(), memory.AnswerFunc(failover.Geo(loc, tags)))
 		euClient, usClient := netip.MustParseAddr("10.1.0.9"), netip.MustParseAddr("10.2.0.9")
 		assert.Equal(t, []string{"192.0.2.1", "2001:db8:e::1"}, addrStrings(w.ResolveFrom("us", s.FailoverName(), euClient)))
 		assert.Equal(t, []string{"198.51.100.1", "2001:db8:a::1"}, addrStrings(w.ResolveFrom("eu", s.FailoverName(), usClient)))

@@ -23,7 +23,7 @@ import (
 type Scenario struct {
 	cfg      Config
 	topo     *failover.Topology
-	policy   failover.Policy[failover.Snapshot] // nil: topo
+	policy   failover.Decider[failover.Snapshot] // nil: topo
 	regions  []string
 	clusters []clusterDecl
 	gateways []gatewayDecl
@@ -78,7 +78,7 @@ func New(cfg Config) *Scenario {
 // still what the scenario calls them, and what the snapshot's Published
 // fields read back; p may publish any names in the scenario's zones (the
 // global zone and the regions' private local zone). A nil p is an error.
-func (s *Scenario) Policy(p failover.Policy[failover.Snapshot]) *Scenario {
+func (s *Scenario) Policy(p failover.Decider[failover.Snapshot]) *Scenario {
 	if p == nil {
 		return s.fail("policy: nil")
 	}
@@ -87,7 +87,7 @@ func (s *Scenario) Policy(p failover.Policy[failover.Snapshot]) *Scenario {
 }
 
 // decider returns the policy the controllers run.
-func (s *Scenario) decider() failover.Policy[failover.Snapshot] {
+func (s *Scenario) decider() failover.Decider[failover.Snapshot] {
 	if s.policy != nil {
 		return s.policy
 	}

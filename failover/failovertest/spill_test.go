@@ -18,8 +18,8 @@ import (
 // gateways are added. It is written by region a's controllers, which
 // observe a's gateways; b's gateways count while their cluster's global
 // beat is fresh (b's controller beats while one of them is served).
-func spillOver(app, zone string) failover.Policy[failover.Snapshot] {
-	return failover.PolicyFunc[failover.Snapshot](func(_ time.Time, s failover.Snapshot) (failover.Decision, error) {
+func spillOver(app, zone string) failover.Decider[failover.Snapshot] {
+	return failover.DeciderFunc[failover.Snapshot](func(_ time.Time, s failover.Snapshot) (failover.Decision, error) {
 		var a, b []netip.Addr
 		for _, c := range s.Clusters {
 			for _, g := range c.Gateways {
@@ -80,4 +80,4 @@ func TestReplayReportsFailures(t *testing.T) {
 }
 
 // The reconciler takes the policy's output as it is.
-var _ record.Source = failover.Desired{}
+var _ record.Source = failover.DesiredState{}

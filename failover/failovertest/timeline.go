@@ -18,14 +18,16 @@ type Zone struct {
 	region string
 }
 
-// Global is the global zone: global and failover names, app names,
-// global beats. Every controller reads and writes it.
-var Global = Zone{}
+// GlobalZone is the global zone: global and failover names, app names,
+// global beats. Every controller reads and writes it. (heartbeat.Global
+// is the scope of the beats written there.)
+var GlobalZone = Zone{}
 
-// Local returns region's private copy of the local zone: its regional
+// LocalZone returns region's private copy of the local zone: its regional
 // record and its local beats. Only the region's controllers use it, and
-// only the region's clients resolve through it.
-func Local(region string) Zone { return Zone{region: region} }
+// only the region's clients resolve through it. (heartbeat.Local is the
+// scope of the beats written there.)
+func LocalZone(region string) Zone { return Zone{region: region} }
 
 // String returns "global" or "local/<region>".
 func (z Zone) String() string {

@@ -109,7 +109,7 @@ type store struct {
 	w      *World
 	zone   Zone
 	region string // the accessing controller's region
-	p      record.Provider
+	p      record.Backend
 }
 
 // newStore returns region's access to zone z.

@@ -39,12 +39,15 @@ const (
 // probe.ErrInvalidPolicy as well, bad policy JSON probe.ErrPolicyJSON).
 var ErrCheckConfig = errors.New("probecheck: check config")
 
-// Check is one complete health check: the prober and its config, and the
+// Spec is one complete health check: the prober and its config, and the
 // Policy that turns its results into states. Exactly the config block of
 // Type may be set: HTTP for CheckHTTP (required), TCP for CheckTCP (nil
-// means connect-only), GRPC for CheckGRPC. A Check is a plain value;
+// means connect-only), GRPC for CheckGRPC. A Spec is a plain value;
 // Validate reports the first bad field.
-type Check struct {
+//
+// A Spec describes a check to build; health.Check is the interface a
+// built signal satisfies inside a health.Gate.
+type Spec struct {
 	// Type selects the prober.
 	Type CheckType `json:"type"`
 	// Policy holds the thresholds and the schedule.
@@ -60,7 +63,7 @@ type Check struct {
 // Validate checks the type, that only the type's config block is set,
 // that block's own Validate, and the Policy. Errors wrap ErrCheckConfig and
 // name the field.
-func (c Check) Validate() error {
+func (c Spec) Validate() error {
 	if err := c.validateShape(); err != nil {
 		return err
 	}
@@ -89,7 +92,7 @@ func (c Check) Validate() error {
 }
 
 // validateShape checks the type and which blocks are set.
-func (c Check) validateShape() error {
+func (c Spec) validateShape() error {
 	blocks := []struct {
 		name string
 		t    CheckType
@@ -141,7 +144,7 @@ func machBlock(t CheckType) string {
 
 // NewProber validates c and builds its prober for the target at addr
 // ("host:port" or an IP; see probe.NewHTTP, probe.NewTCP and grpcprobe.New for defaults).
-func (c Check) NewProber(addr string) (probe.Prober, error) {
+func (c Spec) NewProber(addr string) (probe.Prober, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -241,28 +244,28 @@ func machStrict(block string, raw json.RawMessage, v any) error {
 // Unknown fields, a block that does not match the type, and out-of-range
 // values are errors wrapping ErrCheckConfig that name the field. The
 // result has passed Validate.
-func DecodeEnvoyGatewayActive(data []byte) (Check, error) {
+func DecodeEnvoyGatewayActive(data []byte) (Spec, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
 		if err == nil {
 			err = errors.New("want a JSON object")
 		}
-		return Check{}, fmt.Errorf("%w: healthCheck.active: %w", ErrCheckConfig, err)
+		return Spec{}, fmt.Errorf("%w: healthCheck.active: %w", ErrCheckConfig, err)
 	}
 	var eg machEGActive
 	if err := json.Unmarshal(data, &eg); err != nil {
-		return Check{}, fmt.Errorf("%w: healthCheck.active: %w", ErrCheckConfig, err)
+		return Spec{}, fmt.Errorf("%w: healthCheck.active: %w", ErrCheckConfig, err)
 	}
 	for _, k := range [...]string{"type", "http", "tcp", "grpc", "overrides"} {
 		delete(fields, k)
 	}
 	rest, err := json.Marshal(fields)
 	if err != nil {
-		return Check{}, fmt.Errorf("%w: healthCheck.active: %w", ErrCheckConfig, err)
+		return Spec{}, fmt.Errorf("%w: healthCheck.active: %w", ErrCheckConfig, err)
 	}
-	c := Check{Policy: probe.Envoy()}
+	c := Spec{Policy: probe.Envoy()}
 	if err := c.Policy.UnmarshalJSON(rest); err != nil {
-		return Check{}, fmt.Errorf("%w: %w", ErrCheckConfig, err)
+		return Spec{}, fmt.Errorf("%w: %w", ErrCheckConfig, err)
 	}
 	// Envoy Gateway's thresholds are at least 1; here a 0 was given (the
 	// preset's are not 0), which a Policy would read as "the default".
@@ -271,33 +274,33 @@ func DecodeEnvoyGatewayActive(data []byte) (Check, error) {
 		v    int
 	}{{"criticalThreshold", c.Policy.CriticalThreshold}, {"passingThreshold", c.Policy.PassingThreshold}} {
 		if f.v == 0 {
-			return Check{}, nested("policy", &probe.FieldError{Field: f.name, Value: "0", Allowed: "1–65535 (Envoy Gateway's range)", Err: probe.ErrInvalidPolicy})
+			return Spec{}, nested("policy", &probe.FieldError{Field: f.name, Value: "0", Allowed: "1–65535 (Envoy Gateway's range)", Err: probe.ErrInvalidPolicy})
 		}
 	}
 	if eg.Type == nil {
-		return Check{}, bad("type", "(missing)", fmt.Sprintf("required: %q, %q or %q", CheckHTTP, CheckTCP, CheckGRPC))
+		return Spec{}, bad("type", "(missing)", fmt.Sprintf("required: %q, %q or %q", CheckHTTP, CheckTCP, CheckGRPC))
 	}
 	c.Type = *eg.Type
 	port, err := machEGPort(eg.Overrides)
 	if err != nil {
-		return Check{}, err
+		return Spec{}, err
 	}
 	if err := c.decodeEGBlocks(eg, port); err != nil {
-		return Check{}, err
+		return Spec{}, err
 	}
 	if err := c.validateShape(); err != nil {
-		return Check{}, err
+		return Spec{}, err
 	}
 	if c.Type == CheckTCP && c.TCP == nil {
-		return Check{}, bad("tcp", "(missing)", fmt.Sprintf("a tcp block with type %q (Envoy Gateway requires it)", c.Type))
+		return Spec{}, bad("tcp", "(missing)", fmt.Sprintf("a tcp block with type %q (Envoy Gateway requires it)", c.Type))
 	}
 	if c.HTTP != nil {
 		if err := c.HTTP.ValidateEnvoyGateway(); err != nil {
-			return Check{}, nested("http", err)
+			return Spec{}, nested("http", err)
 		}
 	}
 	if err := c.Validate(); err != nil {
-		return Check{}, err
+		return Spec{}, err
 	}
 	return c, nil
 }
@@ -321,7 +324,7 @@ func machEGPort(raw json.RawMessage) (int, error) {
 
 // decodeEGBlocks fills c's prober blocks from eg; port (0 = none) is
 // overrides.port.
-func (c *Check) decodeEGBlocks(eg machEGActive, port int) error {
+func (c *Spec) decodeEGBlocks(eg machEGActive, port int) error {
 	if !machNull(eg.HTTP) {
 		var h machEGHTTP
 		if err := machStrict("http", eg.HTTP, &h); err != nil {

@@ -15,10 +15,10 @@ func TestDecodeEnvoyGatewayActive(t *testing.T) {
 	cases := []struct {
 		name  string
 		json  string
-		check func(*testing.T, Check)
+		check func(*testing.T, Spec)
 	}{
 		{"the documented probe.HTTP block", `{"type":"HTTP","timeout":"1s","interval":"3s","unhealthyThreshold":3,"healthyThreshold":1,"http":{"path":"/"}}`,
-			func(t *testing.T, c Check) {
+			func(t *testing.T, c Spec) {
 				assert.Equal(t, CheckHTTP, c.Type)
 				assert.Equal(t, probe.Envoy(), c.Policy, "the block's values are probe.Envoy's defaults")
 				require.NotNil(t, c.HTTP)
@@ -28,7 +28,7 @@ func TestDecodeEnvoyGatewayActive(t *testing.T) {
 				assert.Nil(t, c.GRPC)
 			}},
 		{"block values onto the probe.Envoy preset", `{"type":"HTTP","interval":"10s","timeout":"2s","unhealthyThreshold":5,"healthyThreshold":2,"http":{"path":"/healthz"}}`,
-			func(t *testing.T, c Check) {
+			func(t *testing.T, c Spec) {
 				p := c.Policy
 				assert.Equal(t, 10*time.Second, p.Interval)
 				assert.Equal(t, 2*time.Second, p.Timeout)
@@ -41,7 +41,7 @@ func TestDecodeEnvoyGatewayActive(t *testing.T) {
 				assert.False(t, p.FailNowAsFailure)
 			}},
 		{"every http field", `{"type":"HTTP","http":{"path":"/hc","hostname":"svc.local","method":"POST","expectedStatuses":[200,204],"retriableStatuses":[503],"expectedResponse":{"type":"Text","text":"ok"},"requestBody":{"type":"Text","text":"ping"}},"overrides":{"port":9090}}`,
-			func(t *testing.T, c Check) {
+			func(t *testing.T, c Spec) {
 				h := c.HTTP
 				assert.Equal(t, "/hc", h.Path)
 				assert.Equal(t, "svc.local", h.Hostname)
@@ -55,38 +55,38 @@ func TestDecodeEnvoyGatewayActive(t *testing.T) {
 				assert.Equal(t, probe.HTTPDefaultMatchWindow, h.MatchWindow)
 			}},
 		{"tcp send and receive", `{"type":"TCP","tcp":{"send":{"type":"Text","text":"ping"},"receive":{"type":"Binary","binary":"cG9uZw=="}},"overrides":{"port":7}}`,
-			func(t *testing.T, c Check) {
+			func(t *testing.T, c Spec) {
 				require.NotNil(t, c.TCP)
 				assert.Equal(t, probe.Payload{Type: probe.PayloadText, Text: "ping"}, *c.TCP.Send)
 				assert.Equal(t, probe.Segments{{Type: probe.PayloadBinary, Binary: []byte("pong")}}, c.TCP.Receive)
 				assert.Equal(t, 7, c.TCP.Port)
 			}},
 		{"tcp connect-only", `{"type":"TCP","tcp":{}}`,
-			func(t *testing.T, c Check) {
+			func(t *testing.T, c Spec) {
 				require.NotNil(t, c.TCP)
 				assert.Nil(t, c.TCP.Send)
 				assert.Empty(t, c.TCP.Receive)
 			}},
 		{"grpc service", `{"type":"GRPC","grpc":{"service":"helloworld.Greeter"}}`,
-			func(t *testing.T, c Check) {
+			func(t *testing.T, c Spec) {
 				require.NotNil(t, c.GRPC)
 				assert.Equal(t, "helloworld.Greeter", c.GRPC.Service)
 			}},
 		{"grpc without a block", `{"type":"GRPC"}`,
-			func(t *testing.T, c Check) { assert.Nil(t, c.GRPC) }},
+			func(t *testing.T, c Spec) { assert.Nil(t, c.GRPC) }},
 		{"grpc port override alone", `{"type":"GRPC","overrides":{"port":50051}}`,
-			func(t *testing.T, c Check) {
+			func(t *testing.T, c Spec) {
 				require.NotNil(t, c.GRPC)
 				assert.Equal(t, 50051, c.GRPC.Port)
 			}},
 		{"record-service names are accepted too", `{"type":"TCP","tcp":{},"warningThreshold":2,"criticalThreshold":4,"passingThreshold":3}`,
-			func(t *testing.T, c Check) {
+			func(t *testing.T, c Spec) {
 				assert.Equal(t, 2, c.Policy.WarningThreshold)
 				assert.Equal(t, 4, c.Policy.CriticalThreshold)
 				assert.Equal(t, 3, c.Policy.PassingThreshold)
 			}},
 		{"null blocks are absent", `{"type":"GRPC","http":null,"tcp":null,"overrides":null}`,
-			func(t *testing.T, c Check) { assert.Nil(t, c.HTTP) }},
+			func(t *testing.T, c Spec) { assert.Nil(t, c.HTTP) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -143,7 +143,7 @@ func TestDecodeEnvoyGatewayActiveErrors(t *testing.T) {
 				assert.ErrorIs(t, err, c.is)
 			}
 			assert.Contains(t, err.Error(), c.text)
-			assert.Equal(t, Check{}, got)
+			assert.Equal(t, Spec{}, got)
 		})
 	}
 }
@@ -152,18 +152,18 @@ func TestCheckValidateAndNewProber(t *testing.T) {
 	h := probe.DefaultHTTPConfig()
 	cases := []struct {
 		name string
-		c    Check
+		c    Spec
 		ok   bool
 	}{
-		{"http", Check{Type: CheckHTTP, Policy: probe.Envoy(), HTTP: &h}, true},
-		{"tcp connect-only", Check{Type: CheckTCP, Policy: probe.DefaultPolicy()}, true},
-		{"grpc default", Check{Type: CheckGRPC, Policy: probe.DefaultPolicy()}, true},
-		{"zero policy is the default", Check{Type: CheckTCP}, true},
-		{"bad policy", Check{Type: CheckTCP, Policy: probe.Policy{Interval: -1}}, false},
-		{"no type", Check{Policy: probe.DefaultPolicy()}, false},
-		{"http without config", Check{Type: CheckHTTP, Policy: probe.DefaultPolicy()}, false},
-		{"two blocks", Check{Type: CheckTCP, Policy: probe.DefaultPolicy(), TCP: &probe.TCPConfig{}, HTTP: &h}, false},
-		{"bad tcp", Check{Type: CheckTCP, Policy: probe.DefaultPolicy(), TCP: &probe.TCPConfig{Port: -1}}, false},
+		{"http", Spec{Type: CheckHTTP, Policy: probe.Envoy(), HTTP: &h}, true},
+		{"tcp connect-only", Spec{Type: CheckTCP, Policy: probe.DefaultPolicy()}, true},
+		{"grpc default", Spec{Type: CheckGRPC, Policy: probe.DefaultPolicy()}, true},
+		{"zero policy is the default", Spec{Type: CheckTCP}, true},
+		{"bad policy", Spec{Type: CheckTCP, Policy: probe.Policy{Interval: -1}}, false},
+		{"no type", Spec{Policy: probe.DefaultPolicy()}, false},
+		{"http without config", Spec{Type: CheckHTTP, Policy: probe.DefaultPolicy()}, false},
+		{"two blocks", Spec{Type: CheckTCP, Policy: probe.DefaultPolicy(), TCP: &probe.TCPConfig{}, HTTP: &h}, false},
+		{"bad tcp", Spec{Type: CheckTCP, Policy: probe.DefaultPolicy(), TCP: &probe.TCPConfig{Port: -1}}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -187,7 +187,7 @@ func TestCheckJSONRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	b, err := json.Marshal(c)
 	require.NoError(t, err)
-	var back Check
+	var back Spec
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, c, back)
 }

@@ -51,13 +51,14 @@ func ErrorCode(err error) string {
 	return ""
 }
 
-// Classify wraps err from method on zone so that it answers Throttled()
+// WrapError wraps err from method on zone so that it answers Throttled()
 // and Temporary(): by Route 53 error code first (Throttling and
 // PriorRequestNotComplete are throttled), then by HTTP status (429
 // throttled, 5xx transient), then as provider.Classify judges network
 // errors and contexts. The original error stays reachable with errors.As
-// (e.g. *types.InvalidChangeBatch). nil stays nil.
-func Classify(method, zone string, err error) error {
+// (e.g. *types.InvalidChangeBatch). nil stays nil. provider.Classify reads
+// the class back from the result.
+func WrapError(method, zone string, err error) error {
 	if err == nil {
 		return nil
 	}

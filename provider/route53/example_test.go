@@ -19,7 +19,7 @@ func Example() {
 	}
 	fmt.Println(cfg.Region, cfg.HostedZoneID, cfg.MaxAttempts)
 
-	err := route53.Classify("SetRecords", "example.com.", throttling{})
+	err := route53.WrapError("SetRecords", "example.com.", throttling{})
 	fmt.Println(errclass.Of(err), route53.ErrorCode(err), errors.Is(err, throttling{}))
 	// Output:
 	// us-east-1 Z0123456789ABC 1

@@ -112,7 +112,7 @@ func (p *Provider) zoneID(ctx context.Context, c *r53.Client, zone string) (stri
 	}
 	out, err := c.ListHostedZonesByName(ctx, &r53.ListHostedZonesByNameInput{DNSName: aws.String(zone), MaxItems: aws.Int32(10)})
 	if err != nil {
-		return "", Classify("ListHostedZonesByName", zone, err)
+		return "", WrapError("ListHostedZonesByName", zone, err)
 	}
 	for _, private := range []bool{false, true} {
 		for _, hz := range out.HostedZones {
@@ -152,7 +152,7 @@ func (p *Provider) list(ctx context.Context, c *r53.Client, zone, id string) ([]
 	for {
 		page, err := c.ListResourceRecordSets(ctx, in)
 		if err != nil {
-			return nil, Classify("ListResourceRecordSets", zone, err)
+			return nil, WrapError("ListResourceRecordSets", zone, err)
 		}
 		for _, s := range page.ResourceRecordSets {
 			if s.AliasTarget != nil || s.SetIdentifier != nil || len(s.ResourceRecords) == 0 {
@@ -247,12 +247,12 @@ func (p *Provider) apply(ctx context.Context, c *r53.Client, method, zone, id st
 		ChangeBatch:  &types.ChangeBatch{Changes: changes, Comment: aws.String("gslbkit " + method)},
 	})
 	if err != nil {
-		return Classify(method, zone, err)
+		return WrapError(method, zone, err)
 	}
 	if p.cfg.WaitForSync && out.ChangeInfo != nil {
 		w := r53.NewResourceRecordSetsChangedWaiter(c)
 		if err := w.Wait(ctx, &r53.GetChangeInput{Id: out.ChangeInfo.Id}, p.cfg.MaxWait); err != nil {
-			return Classify(method+" (waiting for INSYNC)", zone, err)
+			return WrapError(method+" (waiting for INSYNC)", zone, err)
 		}
 	}
 	return nil
