@@ -40,7 +40,7 @@ func (r HoldReason) String() string {
 
 // Hold records a name a policy deliberately left out of Desired.
 type Hold struct {
-	// View and Name locate the name as in RRSet.
+	// View and Name locate the name as in DesiredSet.
 	View, Name string
 	// Reason says why.
 	Reason HoldReason
@@ -62,7 +62,7 @@ type RegionOutcome struct {
 	Panic bool
 }
 
-// Decision is a Policy's full answer for one input: the desired state and
+// Decision is a Decider's full answer for one input: the desired state and
 // why it looks that way. Topology fills every field; RecordPolicy and
 // users' policies fill Desired and, where they mean something, the others.
 type Decision struct {
@@ -112,7 +112,7 @@ func (t *Topology) Desired(s Snapshot) (DesiredState, error) {
 // in the result is empty. The same Snapshot always gives the same Decision.
 // An invalid snapshot gives an error wrapping ErrInvalidSnapshot. The
 // topology does not depend on time: now is not read (it is there so that
-// Topology is a Policy[Snapshot]).
+// Topology is a Decider[Snapshot]).
 func (t *Topology) Decide(_ time.Time, s Snapshot) (Decision, error) {
 	ix, err := indexSnapshot(&s, t.names.regional)
 	if err != nil {

@@ -107,7 +107,7 @@ func (s DesiredSet) Target() string {
 // name. Type "" withdraws every type the reconciler owns at Name; "A" or
 // "AAAA" withdraws one address family while the other stays published.
 type Withdraw struct {
-	// Zone, View and Name locate the name as in RRSet.
+	// Zone, View and Name locate the name as in DesiredSet.
 	Zone, View, Name string
 	// Type is the record type to remove, or "" for every type.
 	Type string

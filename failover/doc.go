@@ -1,6 +1,6 @@
 // Package failover decides what the DNS answers should be, given health.
 // Its policies are pure functions from plain data — a health Snapshot, a
-// Record — to a Desired state: RRSets of libdns records, each naming its
+// Record — to a DesiredState: DesiredSets of libdns records, each naming its
 // zone, its view (which region's private copy of a split-horizon zone) and
 // its writers, plus explicit Withdraws. The record package publishes them;
 // this package does no I/O, reads no clock and starts no goroutine. Time
@@ -21,9 +21,9 @@
 //
 // # Never empty
 //
-// No RRSet a policy returns is empty. When a set would have no served
+// No DesiredSet a policy returns is empty. When a set would have no served
 // address, AllUnhealthy decides: by default (KeepLast) the set is simply
-// omitted from Desired, which tells the reconciler to keep the last
+// omitted from the DesiredState, which tells the reconciler to keep the last
 // published set — stale, and reported as held — until an address
 // recovers; Decision.Held says so. FailOpen publishes every address,
 // FailClosed withdraws the name, Fallback points a CNAME at a fixed
@@ -99,8 +99,8 @@
 // cluster whose beats this controller cannot read at all. Gateways this
 // controller probes carry their probe state (Health(state)); the others
 // carry HealthUnknown. Published holds the addresses read back at the
-// failover name and at the region's own regional name. RRSet.RelativeName
-// and RRSet.Values give the record package's form of a set.
+// failover name and at the region's own regional name. DesiredSet.RelativeName
+// and DesiredSet.Values give the record package's form of a set.
 //
 // # Records, strategies and per-query answers
 //
@@ -121,13 +121,13 @@
 //
 // # Policies are values
 //
-// Policy[In] is the interface every decision satisfies: Decide(now, in)
-// returns a Decision. Topology is a Policy[Snapshot], RecordPolicy a
-// Policy[Record], and a user's own rule is a PolicyFunc; the test kit
-// failover/failovertest runs any Policy[Snapshot] in its scenarios.
+// Decider[In] is the interface every policy satisfies: Decide(now, in)
+// returns a Decision. Topology is a Decider[Snapshot], RecordPolicy a
+// Decider[Record], and a user's own rule is a DeciderFunc; the test kit
+// failover/failovertest runs any Decider[Snapshot] in its scenarios.
 // AddrSets builds the address sets a user's policy publishes, and a
 // Strategy may carry a user's SelectFunc instead of a built-in kind. A
-// Desired is handed to the record package as it is: it satisfies
+// DesiredState is handed to the record package as it is: it satisfies
 // record.Source through its Records and Withdrawals methods (plain libdns
 // values per view and zone), so no glue is needed between the two.
 //

@@ -10,14 +10,14 @@ import "time"
 // time (a maintenance window, a ramp); the built-in policies do not read
 // it. Decide must be pure — no I/O, no goroutines, the same output for the
 // same inputs — and safe for concurrent use, and must not modify in. The
-// Decision's Desired must follow the never-empty rule (no RRSet without
+// Decision's Desired must follow the never-empty rule (no DesiredSet without
 // records: leave a name out to keep its last published set, or Withdraw
 // it); a policy sets the other fields of Decision when they mean something
 // for it. An invalid input gives an error (the built-in policies' wrap
 // ErrInvalidSnapshot).
 //
 // The test kit failover/failovertest runs any Decider[Snapshot] in its
-// scenarios (Scenario.Policy), and the record package accepts a DesiredState
+// scenarios (failovertest.Scenario.Policy), and the record package accepts a DesiredState
 // as it is (see DesiredState.Records and DesiredState.Withdrawals).
 //
 // A Decider is not a probe.Policy: that one is a per-target threshold and

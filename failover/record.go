@@ -255,8 +255,8 @@ func (p *RecordPolicy) Provider(r Record) (DesiredState, error) {
 }
 
 // Decide returns r's Provider output as a Decision (only Desired is set),
-// so a RecordPolicy is a Policy[Record]; now is not read. For the embedded
-// zone's output, wrap Embedded in a PolicyFunc.
+// so a RecordPolicy is a Decider[Record]; now is not read. For the embedded
+// zone's output, wrap Embedded in a DeciderFunc.
 func (p *RecordPolicy) Decide(_ time.Time, r Record) (Decision, error) {
 	d, err := p.Provider(r)
 	return Decision{Desired: d}, err

@@ -234,7 +234,7 @@ func (h *HTTP) dial(ctx context.Context) (net.Conn, error) {
 
 // probeDial dials addr (host:port; an IP literal skips the resolver).
 //
-// It does not use Dialer.DialTCP: that method turns a zero local address
+// It does not use net.Dialer.DialTCP: that method turns a zero local address
 // into a non-nil one, so every probe socket was bound to port 0 before
 // connecting. bind(0) reserves an ephemeral port exclusively, costs a
 // syscall and a port search, and at thousands of probes a second wears the

@@ -21,7 +21,7 @@ type Step struct {
 	Transition Transition
 	// Next is the base delay, without jitter, from the start of the probe
 	// whose result this step observed to the start of the next probe; the
-	// Monitor adds Policy.Jitter, and probes at once if the result arrived
+	// Monitor adds jitter (up to Policy.MaxJitter), and probes at once if the result arrived
 	// later than that. For Override and SetDisabled it is the delay the
 	// schedule gives the current state; the Monitor may keep its timer.
 	// Never less than MinInterval.

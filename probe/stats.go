@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// monNumStates is the number of State values (Unknown through Recovery),
-// the length of TargetStats.TimeIn.
-const monNumStates = int(Recovery) + 1
+// NumStates is the number of State values (Unknown through Recovery), for
+// arrays indexed by State such as TargetStats.TimeIn.
+const NumStates = int(Recovery) + 1
 
 // TargetStats is a copy of one target's statistics, taken by
 // Monitor.Snapshot or Monitor.Stats. Counters start when the target is added
@@ -27,7 +27,7 @@ type TargetStats struct {
 	// TimeIn is the total time spent in each state since the target was
 	// added, indexed by State (Unknown stays 0); the current state's entry
 	// counts up to the moment of the snapshot.
-	TimeIn [monNumStates]time.Duration `json:"timeIn"`
+	TimeIn [NumStates]time.Duration `json:"timeIn"`
 	// Transitions counts state changes (probe results and overrides;
 	// enabling or disabling counts too).
 	Transitions uint64 `json:"transitions"`
@@ -86,7 +86,7 @@ type TargetStats struct {
 // probe a second) and failures are probes minus passes.
 type monStats struct {
 	since       time.Time
-	timeIn      [monNumStates]time.Duration
+	timeIn      [NumStates]time.Duration
 	transitions uint64
 
 	probes, passes uint64
@@ -116,7 +116,7 @@ func (s *monStats) enter(now time.Time, state State) {
 		s.transitions++ // disable/enable: same state, still a transition
 		return
 	}
-	if int(s.state) < monNumStates && now.After(s.since) {
+	if int(s.state) < NumStates && now.After(s.since) {
 		s.timeIn[s.state] += now.Sub(s.since)
 	}
 	s.state, s.since = state, now
@@ -202,7 +202,7 @@ func (s *monStats) samples(buf []time.Duration) []time.Duration {
 func (s *monStats) fill(now time.Time, out *TargetStats) {
 	out.State, out.Since, out.Transitions = s.state, s.since, s.transitions
 	out.TimeIn = s.timeIn
-	if int(s.state) < monNumStates && now.After(s.since) {
+	if int(s.state) < NumStates && now.After(s.since) {
 		out.TimeIn[s.state] += now.Sub(s.since)
 	}
 	out.Probes, out.Passes, out.Failures = s.probes, s.passes, s.probes-s.passes

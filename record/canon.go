@@ -75,7 +75,7 @@ func plainName(name string) bool {
 // canonicalIPv4 reports whether v is an IPv4 address in dotted-quad form
 // exactly as net/netip formats it: four decimal fields of 0 to 255 without
 // leading zeros. netip.ParseAddr accepts exactly these strings as IPv4 (it
-// refuses leading zeros), and Addr.String gives them back unchanged.
+// refuses leading zeros), and netip.Addr.String gives them back unchanged.
 func canonicalIPv4(v string) bool {
 	n := len(v)
 	if n < 7 || n > 15 {

@@ -33,7 +33,7 @@ type Backend interface {
 	libdns.RecordDeleter
 }
 
-// Replacer is an optional capability of a Provider: delete some records and
+// Replacer is an optional capability of a Backend: delete some records and
 // set others in one atomic call (an RFC 2136 UPDATE, a Route 53 change
 // batch). With it, a type switch leaves no window and a reconcile that both
 // withdraws and sets in one zone makes one call instead of two. The deleted

@@ -26,7 +26,7 @@ import (
 // with the controller's (checkAnswers) and says what differs. While the
 // controller is unreachable the node keeps serving
 // its last good copy; after
-// node.degradedAfter missed syncs (default 2) it reports itself degraded on
+// the node block's degradedAfter missed syncs (default 2) it reports itself degraded on
 // /readyz, in the /healthz body and in gslbkit_replica_degraded (/healthz
 // itself stays 200: the node still answers).
 type node struct {

@@ -52,7 +52,7 @@
 //	}
 //
 // The controllers run the configured Topology, or any
-// failover.Policy[failover.Snapshot] given to Scenario.Policy: a user's own
+// failover.Decider[failover.Snapshot] given to Scenario.Policy: a user's own
 // policy is tested the same way, against the same faults.
 //
 // Run needs a *testing.T (synctest.Test does). Scenario.Replay plays the

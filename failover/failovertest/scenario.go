@@ -74,7 +74,7 @@ func New(cfg Config) *Scenario {
 // Topology: each reconcile hands p the controller's Snapshot (built as the
 // failover package documents it) and the controller's clock, and
 // publishes the part of the Decision's Desired its region writes
-// (Desired.WrittenBy). The topology's names (AppName, GlobalName, ...) are
+// (failover.DesiredState.WrittenBy). The topology's names (AppName, GlobalName, ...) are
 // still what the scenario calls them, and what the snapshot's Published
 // fields read back; p may publish any names in the scenario's zones (the
 // global zone and the regions' private local zone). A nil p is an error.

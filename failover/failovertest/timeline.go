@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// Zone names one of a scenario's zones: the global zone (Global) or the
-// private local zone of one region (Local).
+// Zone names one of a scenario's zones: the global zone (GlobalZone) or the
+// private local zone of one region (LocalZone).
 type Zone struct {
 	region string
 }

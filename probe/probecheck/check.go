@@ -1,7 +1,7 @@
 // Package probecheck wires a complete health check — prober type, prober
 // config and Policy — from one config block, for programs that read checks
-// from files: Check names the prober (HTTP, TCP or gRPC) and holds its
-// config and Policy, Check.NewProber builds the prober, and
+// from files: Spec names the prober (HTTP, TCP or gRPC) and holds its
+// config and Policy, Spec.NewProber builds the prober, and
 // DecodeEnvoyGatewayActive reads an Envoy Gateway healthCheck.active block.
 //
 // It imports probe/grpcprobe and so gRPC; a program that builds its
@@ -22,7 +22,7 @@ import (
 	"github.com/gslbkit/gslb/probe/grpcprobe"
 )
 
-// CheckType selects the prober of a Check, in Envoy Gateway's words.
+// CheckType selects the prober of a Spec, in Envoy Gateway's words.
 type CheckType string
 
 const (
@@ -34,7 +34,7 @@ const (
 	CheckGRPC CheckType = "GRPC"
 )
 
-// ErrCheckConfig is wrapped by every error Check.Validate and
+// ErrCheckConfig is wrapped by every error Spec.Validate and
 // DecodeEnvoyGatewayActive return for a bad check (bad policy values wrap
 // probe.ErrInvalidPolicy as well, bad policy JSON probe.ErrPolicyJSON).
 var ErrCheckConfig = errors.New("probecheck: check config")
@@ -112,7 +112,7 @@ func (c Spec) validateShape() error {
 	return nil
 }
 
-// bad is a *probe.FieldError of a Check, wrapping ErrCheckConfig.
+// bad is a *probe.FieldError of a Spec, wrapping ErrCheckConfig.
 func bad(field, value, allowed string) error {
 	return &probe.FieldError{Field: field, Value: value, Allowed: allowed, Err: ErrCheckConfig}
 }
@@ -229,7 +229,7 @@ func machStrict(block string, raw json.RawMessage, v any) error {
 }
 
 // DecodeEnvoyGatewayActive decodes an Envoy Gateway healthCheck.active
-// block (JSON; convert YAML first) into a Check on the probe.Envoy preset:
+// block (JSON; convert YAML first) into a Spec on the probe.Envoy preset:
 // warningThreshold 1, the Envoy schedule, start unhealthy, first pass
 // immediate, with the block's interval, timeout, unhealthyThreshold and
 // healthyThreshold. Its prober part follows Envoy Gateway: type (HTTP, TCP

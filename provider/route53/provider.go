@@ -25,7 +25,7 @@ import (
 //     PriorRequestNotComplete (and HTTP 429) are throttled; HTTP 5xx,
 //     ServiceUnavailable, timeouts and network errors are transient;
 //     InvalidChangeBatch, NoSuchHostedZone, access and signature errors
-//     are permanent. See Classify.
+//     are permanent. See WrapError.
 //   - SetRecords sends every RRset of the call in one change batch, which
 //     Route 53 applies atomically: all of it or none.
 //   - TXT text is quoted, split into 255-byte strings and escaped on the
