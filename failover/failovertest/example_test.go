@@ -2,7 +2,6 @@ package failovertest_test
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/gslbkit/gslb/failover/failovertest"
@@ -42,24 +41,4 @@ func Example() {
 	// at 5m41s: deadline of httpbin.example.test. in eu from 5m0s
 	// gateway bound: 31.032s
 	// controller bound: 55s
-}
-
-// Example_spillOver defines a policy of its own — prefer region a unless
-// fewer than two of its gateways are healthy, then add region b (see
-// spillOver in spill_test.go) — and replays a scenario in which region
-// a's gateways die one by one: each expectation asserts the new answer
-// within the gateway failover bound, in simulated time. A test runs the
-// same scenario with the whole kit (probe monitors, heartbeats,
-// reconcilers) through s.Run(t); Replay needs no *testing.T.
-func Example_spillOver() {
-	s := spillScenario()
-	err := s.Replay(os.Stdout)
-	fmt.Println("all expectations met:", err == nil)
-	// Output:
-	// at 0s: httpbin.example.test. in a: [192.0.2.1 192.0.2.2 192.0.2.3]
-	// at 30s: httpbin.example.test. in a: [192.0.2.2 192.0.2.3] after 20s (bound 31.032s)
-	// at 2m0s: httpbin.example.test. in a: [192.0.2.3 198.51.100.1 198.51.100.2] after 20s (bound 31.032s)
-	// at 4m0s: httpbin.example.test. in a: [198.51.100.1 198.51.100.2] after 20s (bound 31.032s)
-	// at 6m0s: httpbin.example.test. in a: [192.0.2.1 192.0.2.2 192.0.2.3] after 10s (bound 41s)
-	// all expectations met: true
 }
