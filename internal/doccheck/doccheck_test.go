@@ -1,6 +1,7 @@
 package doccheck
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ var pending = map[string]string{
 }
 
 // TestModuleDocs checks every package of the module (found by go list, so
-// new packages are checked without listing them), the README and docs/.
+// new packages are checked without listing them) and every Markdown file.
 func TestModuleDocs(t *testing.T) {
 	root := filepath.Join("..", "..")
 	set, err := Load(root, "./...")
@@ -29,8 +30,7 @@ func TestModuleDocs(t *testing.T) {
 		t.Fatalf("loaded %d packages, want the whole module", len(set.Packages))
 	}
 	problems := set.Check()
-	mds, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	for _, md := range append([]string{filepath.Join(root, "README.md")}, mds...) {
+	for _, md := range markdownFiles(t, root) {
 		ps, err := set.CheckMarkdown(md)
 		if err != nil {
 			t.Fatal(err)
@@ -45,6 +45,29 @@ func TestModuleDocs(t *testing.T) {
 		t.Error(p)
 	}
 	t.Logf("checked %d packages", len(set.Packages))
+}
+
+// markdownFiles returns the module's Markdown files but the changelog,
+// which keeps old names on purpose, and test fixtures.
+func markdownFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != root) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".md") && d.Name() != "CHANGELOG.md" {
+			out = append(out, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestFixture proves the check fails on wrong citations and passes the
