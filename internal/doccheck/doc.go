@@ -18,7 +18,9 @@
 // Set.CheckMarkdown does the same for a Markdown file: each Go block must
 // type-check (a block without a package clause is checked as the body of a
 // function, with its imports inferred), and each code span that names a Go
-// identifier must resolve in some package.
+// identifier must resolve in some package. Set.CheckExamples reports an
+// Example that godoc cannot show as a whole program because it uses a
+// helper from another file.
 //
 // The test of this package runs it on the whole module, so a rename that
 // leaves a stale citation fails the test; see the package's Example for

@@ -30,6 +30,11 @@ func TestModuleDocs(t *testing.T) {
 		t.Fatalf("loaded %d packages, want the whole module", len(set.Packages))
 	}
 	problems := set.Check()
+	exs, err := set.CheckExamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems = append(problems, exs...)
 	for _, md := range markdownFiles(t, root) {
 		ps, err := set.CheckMarkdown(md)
 		if err != nil {
@@ -82,8 +87,12 @@ func TestFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	exs, err := set.CheckExamples()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
-	for _, p := range append(problems, md...) {
+	for _, p := range append(append(problems, md...), exs...) {
 		got = append(got, p.Cited+": "+p.Why)
 	}
 	want := []string{
@@ -97,6 +106,7 @@ func TestFixture(t *testing.T) {
 		"`bad.Thing.Weight`: Thing has no field or method Weight",
 		"`Thingy.Name`: no Thingy in any package of the module",
 		"```go block: t.Weight undefined (type bad.Thing has no field or method Weight)",
+		"Example: godoc cannot show it as a program: it uses a name declared in another file",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -25,6 +25,9 @@ type Package struct {
 	Dir string
 	// Files are the parsed non-test Go files, with comments.
 	Files []*ast.File
+	// XTestFiles are the paths of the external test files (package x_test),
+	// where godoc finds the Examples it can show as programs.
+	XTestFiles []string
 	// Types and Info are the type checker's results.
 	Types *types.Package
 	Info  *types.Info
@@ -48,6 +51,7 @@ type listed struct {
 	Name       string
 	Dir        string
 	GoFiles    []string
+	XTestFiles []string `json:"XTestGoFiles"`
 	Export     string
 	Standard   bool
 	DepOnly    bool
@@ -58,7 +62,7 @@ type listed struct {
 // packages they match (their non-test files) against their dependencies'
 // export data.
 func Load(dir string, patterns ...string) (*Set, error) {
-	args := append([]string{"list", "-e", "-export", "-deps", "-json=ImportPath,Name,Dir,GoFiles,Export,Standard,DepOnly,Error"}, patterns...)
+	args := append([]string{"list", "-e", "-export", "-deps", "-json=ImportPath,Name,Dir,GoFiles,XTestGoFiles,Export,Standard,DepOnly,Error"}, patterns...)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
@@ -111,6 +115,9 @@ func Load(dir string, patterns ...string) (*Set, error) {
 // check parses and type-checks one listed package.
 func (s *Set) check(t listed) (*Package, error) {
 	p := &Package{Path: t.ImportPath, Dir: t.Dir}
+	for _, name := range t.XTestFiles {
+		p.XTestFiles = append(p.XTestFiles, filepath.Join(t.Dir, name))
+	}
 	for _, name := range t.GoFiles {
 		f, err := parser.ParseFile(s.Fset, filepath.Join(t.Dir, name), nil, parser.ParseComments)
 		if err != nil {

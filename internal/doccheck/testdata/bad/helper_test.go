@@ -1,0 +1,3 @@
+package bad_test
+
+func helper() string { return "help" }
