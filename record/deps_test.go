@@ -92,7 +92,7 @@ func TestDependencyForeignPoolMemory(t *testing.T) {
 // partial applies a batch except the records at one name, then fails:
 // a provider whose batch landed in part.
 type partial struct {
-	Backend
+	ZoneEditor
 	at string
 }
 
@@ -107,10 +107,10 @@ func (p *partial) SetRecords(ctx context.Context, zone string, recs []libdns.Rec
 		some = append(some, r)
 	}
 	if !hit {
-		return p.Backend.SetRecords(ctx, zone, recs)
+		return p.ZoneEditor.SetRecords(ctx, zone, recs)
 	}
 	if len(some) > 0 {
-		if _, err := p.Backend.SetRecords(ctx, zone, some); err != nil {
+		if _, err := p.ZoneEditor.SetRecords(ctx, zone, some); err != nil {
 			return nil, err
 		}
 	}
@@ -124,7 +124,7 @@ func TestDependencyFailedPoolWrite(t *testing.T) {
 	const zone = "example.com."
 	m := newMemory(t, zone)
 	rec := &recorder{}
-	r, err := New(&partial{Backend: m, at: "app.pool"}, localConfig(), Options{Observer: rec})
+	r, err := New(&partial{ZoneEditor: m, at: "app.pool"}, localConfig(), Options{Observer: rec})
 	require.NoError(t, err)
 	_, err = r.Apply(ctx, poolDesired(zone))
 	require.Error(t, err)

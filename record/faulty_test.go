@@ -19,11 +19,11 @@ import (
 // switchable sends calls through a fault-injecting provider while on is
 // set, and straight to the zone otherwise.
 type switchable struct {
-	faulty, clean Backend
+	faulty, clean ZoneEditor
 	on            atomic.Bool
 }
 
-func (s *switchable) pick() Backend {
+func (s *switchable) pick() ZoneEditor {
 	if s.on.Load() {
 		return s.faulty
 	}

@@ -32,7 +32,7 @@ const (
 // faulty wraps a provider and applies queued faults, one per call; calls
 // beyond the queue pass. Reads are faulted too.
 type faulty struct {
-	Backend
+	ZoneEditor
 	mu    sync.Mutex
 	queue []faultKind
 	calls int
@@ -72,7 +72,7 @@ func (f *faulty) GetRecords(ctx context.Context, zone string) ([]libdns.Record, 
 	if k := f.next(); k != fNone && k != fTimeout {
 		return nil, refusal(k)
 	}
-	return f.Backend.GetRecords(ctx, zone)
+	return f.ZoneEditor.GetRecords(ctx, zone)
 }
 
 func (f *faulty) write(ctx context.Context, zone string, recs []libdns.Record,
@@ -98,11 +98,11 @@ func (f *faulty) write(ctx context.Context, zone string, recs []libdns.Record,
 }
 
 func (f *faulty) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	return f.write(ctx, zone, recs, f.Backend.SetRecords)
+	return f.write(ctx, zone, recs, f.ZoneEditor.SetRecords)
 }
 
 func (f *faulty) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	return f.write(ctx, zone, recs, f.Backend.DeleteRecords)
+	return f.write(ctx, zone, recs, f.ZoneEditor.DeleteRecords)
 }
 
 // propKeys are the RRsets the property test's desired states draw from.
@@ -196,7 +196,7 @@ func TestReconcilerProperties(t *testing.T) {
 			_, err := mem.AppendRecords(ctx, z, recs)
 			require.NoError(t, err)
 		}
-		fp := &faulty{Backend: mem}
+		fp := &faulty{ZoneEditor: mem}
 		r, err := New(fp, localConfig(), Options{})
 		require.NoError(t, err)
 		model := propModel{}

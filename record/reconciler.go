@@ -18,7 +18,7 @@ import (
 	"github.com/gslbkit/gslb/internal/errclass"
 )
 
-// Backend is what the reconciler needs from a DNS host: read a zone, set
+// ZoneEditor is what the reconciler needs from a DNS host: read a zone, set
 // RRsets, delete records — the libdns interfaces, which every libdns
 // provider implements. Implementations must be safe for concurrent use and
 // honour context cancellation.
@@ -26,14 +26,14 @@ import (
 // It is provider.Provider without libdns.RecordAppender (the reconciler
 // never appends), so every provider.Provider, every adapter in
 // gslb/provider and any libdns provider with those three methods is a
-// Backend.
-type Backend interface {
+// ZoneEditor.
+type ZoneEditor interface {
 	libdns.RecordGetter
 	libdns.RecordSetter
 	libdns.RecordDeleter
 }
 
-// Replacer is an optional capability of a Backend: delete some records and
+// Replacer is an optional capability of a ZoneEditor: delete some records and
 // set others in one atomic call (an RFC 2136 UPDATE, a Route 53 change
 // batch). With it, a type switch leaves no window and a reconcile that both
 // withdraws and sets in one zone makes one call instead of two. The deleted
@@ -88,7 +88,7 @@ type Report struct {
 // instead (or as well): reconciles are serialised. New starts nothing. The
 // zero Reconciler is not usable; build one with New.
 type Reconciler struct {
-	p       Backend
+	p       ZoneEditor
 	atomic  Replacer
 	cfg     Config
 	obs     Observer
@@ -114,7 +114,7 @@ type Reconciler struct {
 // New returns a reconciler writing through p. It validates cfg (errors
 // match ErrInvalid) and keeps a copy with its zero fields defaulted; it
 // starts nothing.
-func New(p Backend, cfg Config, opts Options) (*Reconciler, error) {
+func New(p ZoneEditor, cfg Config, opts Options) (*Reconciler, error) {
 	if p == nil {
 		return nil, &FieldError{Field: "provider", Value: "nil", Allowed: "a libdns provider"}
 	}

@@ -23,7 +23,7 @@ func TestTypeSwitchProperties(t *testing.T) {
 			_, err := mem.AppendRecords(ctx, z, recs)
 			require.NoError(t, err)
 		}
-		fp := &faulty{Backend: mem}
+		fp := &faulty{ZoneEditor: mem}
 		cfg := localConfig()
 		cfg.AllowTypeSwitch = true
 		r, err := New(fp, cfg, Options{})

@@ -32,7 +32,7 @@ type deps struct {
 	prober func(c probecheck.Spec, addr string) (probe.Prober, error)
 	// provider replaces the configured external provider; nil: built from
 	// the config.
-	provider record.Backend
+	provider record.ZoneEditor
 	// client sends notifies to nodes; nil means http.DefaultClient.
 	client *http.Client
 }
@@ -217,7 +217,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 }
 
 // newRemote builds the reconciler of the external provider.
-func (c *controller) newRemote(p record.Backend) error {
+func (c *controller) newRemote(p record.ZoneEditor) error {
 	pc := c.cfg.Provider
 	rcfg := reconcilerPreset(pc.Type, c.cfg.OwnerID)
 	if p == nil {
@@ -260,7 +260,7 @@ func reconcilerPreset(typ, owner string) record.Config {
 }
 
 // buildProvider builds the external provider of a validated config.
-func buildProvider(pc ProviderConfig) (record.Backend, error) {
+func buildProvider(pc ProviderConfig) (record.ZoneEditor, error) {
 	switch pc.Type {
 	case "rfc2136":
 		return rfc2136.New(pc.RFC2136.FromEnv(nil))

@@ -282,7 +282,7 @@ func (r *replayer) decide() error {
 }
 
 // readBack reads the addresses at name in zone from a provider.
-func readBack(ctx context.Context, p record.Backend, zone, name string) failover.Published {
+func readBack(ctx context.Context, p record.ZoneEditor, zone, name string) failover.Published {
 	recs, err := p.GetRecords(ctx, zone)
 	if err != nil {
 		return failover.Published{}

@@ -109,7 +109,7 @@ type store struct {
 	w      *World
 	zone   Zone
 	region string // the accessing controller's region
-	p      record.Backend
+	p      record.ZoneEditor
 }
 
 // newStore returns region's access to zone z.
