@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/libdns/libdns"
+
+	"github.com/gslbkit/gslb/internal/zoneops"
 )
 
 // refProvider is a strict in-test libdns provider: a map behind a lock
@@ -15,6 +17,27 @@ import (
 type refProvider struct {
 	mu   sync.Mutex
 	recs []libdns.RR
+}
+
+// stored returns r as the provider keeps it: a TXT in presentation form
+// (several strings) with its strings written canonically, or as the one
+// text they make when they are that text cut at 255 bytes.
+func stored(r libdns.Record) libdns.RR {
+	rr := r.RR()
+	if _, isRR := r.(libdns.RR); isRR && rr.Type == "TXT" && zoneops.IsTXTStrings(rr.Data) {
+		if ss, ok := zoneops.ParseTXTStrings(rr.Data); ok {
+			rr.Data, _ = zoneops.TXTData(ss)
+		}
+	}
+	return rr
+}
+
+// typed returns a stored record as GetRecords returns it.
+func typed(r libdns.RR) (libdns.Record, error) {
+	if r.Type == "TXT" && zoneops.IsTXTStrings(r.Data) {
+		return r, nil
+	}
+	return r.Parse()
 }
 
 var errCNAME = errors.New("ref: CNAME conflict")
@@ -27,7 +50,7 @@ func (p *refProvider) GetRecords(ctx context.Context, zone string) ([]libdns.Rec
 	defer p.mu.Unlock()
 	out := make([]libdns.Record, 0, len(p.recs))
 	for _, r := range p.recs {
-		pr, err := r.Parse()
+		pr, err := typed(r)
 		if err != nil {
 			return nil, err
 		}
@@ -65,14 +88,24 @@ func (p *refProvider) AppendRecords(ctx context.Context, zone string, recs []lib
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	next := append([]libdns.RR(nil), p.recs...)
+	var created []libdns.Record
 	for _, r := range recs {
-		next = append(next, r.RR())
+		rr := stored(r)
+		dup := false
+		for _, o := range next {
+			dup = dup || (o.Name == rr.Name && o.Type == rr.Type && o.Data == rr.Data)
+		}
+		if !dup {
+			next = append(next, rr)
+			tr, _ := typed(rr)
+			created = append(created, tr)
+		}
 	}
 	if p.conflicts(next) {
 		return nil, errCNAME
 	}
 	p.recs = next
-	return recs, nil
+	return created, nil
 }
 
 func (p *refProvider) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
@@ -94,7 +127,7 @@ func (p *refProvider) SetRecords(ctx context.Context, zone string, recs []libdns
 		}
 	}
 	for _, r := range recs {
-		next = append(next, r.RR())
+		next = append(next, stored(r))
 	}
 	if p.conflicts(next) {
 		return nil, errCNAME
@@ -122,7 +155,7 @@ func (p *refProvider) DeleteRecords(ctx context.Context, zone string, recs []lib
 			}
 		}
 		if hit {
-			pr, _ := r.Parse()
+			pr, _ := typed(r)
 			deleted = append(deleted, pr)
 		} else {
 			next = append(next, r)

@@ -189,6 +189,7 @@ func fromRR(rr dns.RR, zone string) libdns.Record {
 		if !plain {
 			return out // several strings: presentation form, a libdns.RR
 		}
+		return libdns.TXT{Name: out.Name, TTL: out.TTL, Text: data}
 	case *dns.RFC3597:
 		out.Type = fmt.Sprintf("TYPE%d", hdr.Rrtype)
 		out.Data = v.String()[len(v.Header().String()):]
@@ -232,10 +233,38 @@ func (p *Provider) GetRecords(ctx context.Context, zone string) ([]libdns.Record
 	return out, nil
 }
 
-// AppendRecords adds recs in one UPDATE. Adding a record that exists is a
-// no-op on the server (RFC 2136 section 3.4.2.2). It returns recs, typed.
+// AppendRecords adds recs in one UPDATE and returns the records it
+// created, typed (as libdns documents): it reads the zone first (one
+// AXFR) and neither sends nor returns records already there or given
+// twice (adding a record that exists would be a no-op on the server, RFC
+// 2136 section 3.4.2.2). Records added by others between the read and
+// the update may be returned as created.
 func (p *Provider) AppendRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	return p.write(ctx, zone, recs, false)
+	z, err := zoneops.Zone(zone)
+	if err != nil {
+		return nil, fmt.Errorf("rfc2136: %w", err)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	existing, err := p.GetRecords(ctx, z)
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[zoneops.Key]bool, len(existing))
+	for _, r := range existing {
+		have[zoneops.KeyOf(r, z)] = true
+	}
+	var fresh []libdns.Record
+	for _, r := range recs {
+		if k := zoneops.KeyOf(r, z); !have[k] {
+			have[k] = true
+			fresh = append(fresh, r)
+		}
+	}
+	return p.write(ctx, z, fresh, false)
 }
 
 // SetRecords replaces each (name, type) RRset named in recs with the
