@@ -303,8 +303,10 @@ func (p *Provider) write(ctx context.Context, zone string, recs []libdns.Record,
 
 // DeleteRecords deletes the zone's records that match recs, an empty type,
 // TTL or value matching anything (libdns v1). It reads the zone first,
-// then deletes exactly the matching records in one UPDATE, and returns
-// them. Records added by others between the read and the update are not
+// deletes exactly the matching records in one UPDATE (an SVCB or HTTPS
+// set losing some records is replaced by the rest in the same UPDATE,
+// which servers that ignore the deletion of one such record apply), reads
+// the zone again and returns the records that are gone, as they were. Records added by others between the read and the update are not
 // deleted. The SOA and the apex NS records are never deleted (the zone
 // cannot live without them).
 func (p *Provider) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
@@ -338,17 +340,99 @@ func (p *Provider) DeleteRecords(ctx context.Context, zone string, recs []libdns
 	if len(doomed) == 0 {
 		return nil, nil
 	}
-	rrs, err := toRRs(doomed, z)
+	m := new(dns.Msg)
+	m.SetUpdate(z)
+	single, whole, err := splitSVCB(existing, doomed, z)
 	if err != nil {
 		return nil, err
 	}
-	m := new(dns.Msg)
-	m.SetUpdate(z)
-	m.Remove(rrs)
+	if len(single) > 0 {
+		rrs, err := toRRs(single, z)
+		if err != nil {
+			return nil, err
+		}
+		m.Remove(rrs)
+	}
+	for _, w := range whole {
+		// Replace the set by what stays: some servers (PowerDNS 4.7) do
+		// not apply the deletion of one SVCB or HTTPS record of a set,
+		// but do delete a whole set.
+		del, err := toRRs(w.set[:1], z)
+		if err != nil {
+			return nil, err
+		}
+		m.RemoveRRset(del)
+		if len(w.keep) > 0 {
+			keep, err := toRRs(w.keep, z)
+			if err != nil {
+				return nil, err
+			}
+			m.Insert(keep)
+		}
+	}
 	if err := p.update(ctx, z, m); err != nil {
 		return nil, err
 	}
-	return doomed, nil
+	// Return what is gone: a server may accept an UPDATE and leave some
+	// of it undone (RFC 2136 prerequisites aside, servers differ).
+	after, err := p.GetRecords(ctx, z)
+	if err != nil {
+		return nil, err
+	}
+	left := map[zoneops.Key]bool{}
+	for _, r := range after {
+		left[zoneops.KeyOf(r, z)] = true
+	}
+	gone := doomed[:0:0]
+	for _, r := range doomed {
+		if !left[zoneops.KeyOf(r, z)] {
+			gone = append(gone, r)
+		}
+	}
+	return gone, nil
+}
+
+// svcbSet is an SVCB or HTTPS set losing some of its records: set are the
+// records deleted, keep those that stay.
+type svcbSet struct{ set, keep []libdns.Record }
+
+// splitSVCB splits the records to delete into those deleted one by one
+// and the SVCB/HTTPS sets rewritten whole (delete the set, add back what
+// stays) in the same UPDATE.
+func splitSVCB(existing, doomed []libdns.Record, zone string) ([]libdns.Record, []svcbSet, error) {
+	var single []libdns.Record
+	sets := map[zoneops.RRset]*svcbSet{}
+	var order []zoneops.RRset
+	for _, r := range doomed {
+		k := zoneops.KeyOf(r, zone)
+		if k.Type != "SVCB" && k.Type != "HTTPS" {
+			single = append(single, r)
+			continue
+		}
+		if sets[k.Set()] == nil {
+			sets[k.Set()] = &svcbSet{}
+			order = append(order, k.Set())
+		}
+		sets[k.Set()].set = append(sets[k.Set()].set, r)
+	}
+	if len(order) == 0 {
+		return single, nil, nil
+	}
+	gone := map[zoneops.Key]bool{}
+	for _, r := range doomed {
+		gone[zoneops.KeyOf(r, zone)] = true
+	}
+	for _, r := range existing {
+		k := zoneops.KeyOf(r, zone)
+		if w := sets[k.Set()]; w != nil && !gone[k] {
+			w.keep = append(w.keep, r)
+		}
+	}
+	out := make([]svcbSet, 0, len(order))
+	for _, k := range order {
+		out = append(out, *sets[k])
+	}
+	return single, out, nil
 }
 
 var (
