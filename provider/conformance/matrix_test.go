@@ -1,7 +1,9 @@
 package conformance_test
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/libdns/libdns"
 	"github.com/libdns/libdns/libdnstest"
@@ -12,6 +14,7 @@ import (
 	"github.com/gslbkit/gslb/provider/providertest"
 	"github.com/gslbkit/gslb/provider/rfc2136"
 	"github.com/gslbkit/gslb/provider/route53"
+	"github.com/gslbkit/gslb/record"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -94,6 +97,51 @@ func TestMatrix(t *testing.T) {
 				s.SkipRRTypes = r.skip
 				s.RunTests(t)
 			})
+			t.Run("reconciler", func(t *testing.T) { reconcileSteady(t, p) })
 		})
+	}
+}
+
+// reconcileSteady applies a set of two addresses and an SPF record in
+// several strings through the reconciler, with its read-back on: the
+// first apply writes and reads back what it wrote unchanged, the second
+// writes nothing (the strings read back as they were written).
+func reconcileSteady(t *testing.T, p full) {
+	var rb []record.ReadBackEvent
+	obs := record.ObserverFunc(func(e record.Event) {
+		if x, ok := e.(record.ReadBackEvent); ok {
+			rb = append(rb, x)
+		}
+	})
+	r, err := record.New(p, record.LocalConfig("matrix"), record.Options{Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := record.Desired{Sets: []record.RRSet{
+		{Zone: zone, Name: "gslbrec-www", Type: "A", TTL: time.Minute, Values: []string{"192.0.2.1", "192.0.2.2"}},
+		{Zone: zone, Name: "gslbrec-www", Type: "TXT", TTL: time.Minute, Values: []string{`"v=spf1 include:a" " include:b ~all"`}},
+	}}
+	rep, err := r.Apply(context.Background(), d)
+	if err != nil {
+		t.Fatalf("first apply: %v", err)
+	}
+	if rep.Writes == 0 {
+		t.Errorf("first apply wrote nothing")
+	}
+	rep, err = r.Apply(context.Background(), d)
+	if err != nil {
+		t.Fatalf("second apply: %v", err)
+	}
+	if rep.Writes != 0 || !rep.Changes.Empty() {
+		t.Errorf("second apply: %d writes, plan:\n%s", rep.Writes, rep.Changes)
+	}
+	if len(rb) > 0 {
+		t.Errorf("read-back differences: %v", rb[0].Err)
+	}
+	// Clean up the names (and their owner markers).
+	for _, n := range []string{"gslbrec-www", "_gslb-owner.gslbrec-www"} {
+		if _, err := p.DeleteRecords(context.Background(), zone, []libdns.Record{libdns.RR{Name: n}}); err != nil {
+			t.Errorf("cleanup %s: %v", n, err)
+		}
 	}
 }

@@ -34,7 +34,13 @@ type server struct {
 	endpoint        string // moto: http://127.0.0.1:port
 	proc            *testproc.Process
 	log             *testproc.Buffer
+	// restart starts the server again on the same port with the same
+	// files (after stop), and waits until it is ready.
+	restart func() error
 }
+
+// stop stops the server and waits for it to exit.
+func (s *server) stop() { s.proc.Stop() }
 
 // find returns the path of one of names, or "": skipped, or fatal when
 // the env variable is 1.
@@ -86,6 +92,17 @@ func start(t *testing.T, what string, mk func(port int) (*exec.Cmd, *server, err
 			t.Fatalf("start %s: %v", what, err)
 		}
 		if err = waitReady(s, ready); err == nil {
+			s.restart = func() error {
+				cmd, _, err := mk(port)
+				if err != nil {
+					return err
+				}
+				cmd.Stdout, cmd.Stderr = s.log, s.log
+				if s.proc, err = testproc.Start(cmd); err != nil {
+					return err
+				}
+				return waitReady(s, ready)
+			}
 			t.Cleanup(func() {
 				s.proc.Stop()
 				if t.Failed() {
@@ -172,9 +189,10 @@ zone "%[4]s" {
 		if err := os.WriteFile(filepath.Join(dir, "named.conf"), []byte(conf), 0o600); err != nil {
 			return nil, nil, err
 		}
-		_ = os.Remove(filepath.Join(dir, "zone.db.jnl"))
-		if err := os.WriteFile(filepath.Join(dir, "zone.db"), []byte(zoneText(zone)), 0o644); err != nil {
-			return nil, nil, err
+		if _, err := os.Stat(filepath.Join(dir, "zone.db")); err != nil { // a restart keeps the zone and its journal
+			if err := os.WriteFile(filepath.Join(dir, "zone.db"), []byte(zoneText(zone)), 0o644); err != nil {
+				return nil, nil, err
+			}
 		}
 		args := []string{"-g", "-c", filepath.Join(dir, "named.conf")}
 		if os.Geteuid() == 0 {
