@@ -80,7 +80,6 @@ type events chan record.Event
 
 func (e events) Observe(ev record.Event) { e <- ev }
 
-
 // TestOutageBIND stops a real BIND under a running reconciler, changes the
 // desired state several times during the outage, and starts BIND again.
 // It checks that no write ever asks for an empty set, that during the
