@@ -29,12 +29,16 @@ import (
 //     the package doc);
 //   - honour context cancellation during I/O, not only deadlines;
 //   - delete with the libdns wildcards and return only what was deleted
-//     (DeleteRecords reads the zone first).
+//     (DeleteRecords reads the zone before and after), and append
+//     returning only what was created (AppendRecords reads the zone
+//     first), as libdns documents.
 //
 // GetRecords returns the whole transfer: the SOA twice (first and last,
 // as AXFR sends it), the apex NS and glue included. A CNAME added beside
-// other data (or at the apex) is silently ignored by BIND, as RFC 2136
-// section 3.4.2.2 prescribes; read back to see what was applied.
+// other data (or at the apex) is silently ignored by BIND and Knot, as
+// RFC 2136 section 3.4.2.2 prescribes, and refused by PowerDNS (a
+// permanent *ResponseError, REFUSED); read back to see what was applied
+// (record.Reconciler does).
 //
 // Provider is safe for concurrent use; each call opens its own connection.
 type Provider struct {
