@@ -13,6 +13,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.18.14
 	github.com/aws/aws-sdk-go-v2/service/route53 v1.58.3
 	github.com/gslbkit/gslb v0.0.0
+	github.com/libdns/cloudflare v0.2.2
 	github.com/libdns/libdns v1.2.0-alpha.1
 	github.com/miekg/dns v1.1.73
 	go.uber.org/goleak v1.3.0
