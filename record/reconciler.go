@@ -200,7 +200,8 @@ func (r *Reconciler) Pending() bool {
 
 // Apply sets d as the desired state and reconciles once. Its error is the
 // validation error of d, or the joined read and write errors of the
-// reconcile: judge them with errors.Is, or with provider.Classify, which
+// reconcile, with a *ReadBackError (ErrReadBack) for each set the read-back
+// found different Options.ConflictAfter applies in a row: judge them with errors.Is, or with provider.Classify, which
 // reads the Throttled() / Temporary() behaviour in their chains. d stays the
 // desired state either way, so a later ReconcileOnce or Run finishes the job.
 func (r *Reconciler) Apply(ctx context.Context, d Desired) (Report, error) {
