@@ -80,16 +80,26 @@ type events chan record.Event
 
 func (e events) Observe(ev record.Event) { e <- ev }
 
-// TestOutageBIND stops a real BIND under a running reconciler, changes the
-// desired state several times during the outage, and starts BIND again.
+// TestOutage stops a real RFC 2136 server (BIND, Knot, PowerDNS) under a
+// running reconciler, changes the
+// desired state several times during the outage, and starts the server
+// again on the same port with the same data.
 // It checks that no write ever asks for an empty set, that during the
 // outage the reconciler calls the server only at the times its back-off
 // schedule allows (each attempt at least the announced delay after the
 // failure before it; Sets do not start extra attempts), and that it
 // converges at the first attempt after the server is back: within one
 // back-off delay, at most Config.RetryMax.
-func TestOutageBIND(t *testing.T) {
-	s := startBIND(t, zone)
+func TestOutage(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		start func(*testing.T, string) *server
+	}{{"bind", startBIND}, {"knot", startKnot}, {"pdns", startPDNS}} {
+		t.Run(c.name, func(t *testing.T) { outage(t, c.start(t, zone)) })
+	}
+}
+
+func outage(t *testing.T, s *server) {
 	p := &calls{Provider: rfc(t, s)}
 	cfg := record.LocalConfig("outage")
 	cfg.RetryBase, cfg.RetryMax, cfg.RetryJitter = 100*time.Millisecond, 1600*time.Millisecond, 0.5

@@ -239,8 +239,10 @@ zone:
 		if err := os.WriteFile(filepath.Join(dir, "knot.conf"), []byte(conf), 0o600); err != nil {
 			return nil, nil, err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "zone.db"), []byte(zoneText(zone)), 0o644); err != nil {
-			return nil, nil, err
+		if _, err := os.Stat(filepath.Join(dir, "zone.db")); err != nil { // a restart keeps the zone and its journal
+			if err := os.WriteFile(filepath.Join(dir, "zone.db"), []byte(zoneText(zone)), 0o644); err != nil {
+				return nil, nil, err
+			}
 		}
 		return exec.Command(knotd, "-c", filepath.Join(dir, "knot.conf")), &server{addr: hostPort(port), keyName: "gslb-key", secret: secret}, nil
 	}, soaReady(zone))
