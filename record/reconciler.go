@@ -200,10 +200,11 @@ func (r *Reconciler) Pending() bool {
 
 // Apply sets d as the desired state and reconciles once. Its error is the
 // validation error of d, or the joined read and write errors of the
-// reconcile, with a *ReadBackError (ErrReadBack) for each set the read-back
-// found different Options.ConflictAfter applies in a row: judge them with errors.Is, or with provider.Classify, which
-// reads the Throttled() / Temporary() behaviour in their chains. d stays the
-// desired state either way, so a later ReconcileOnce or Run finishes the job.
+// reconcile, with a *ReadBackError (ErrReadBack) for each set the
+// read-back found different Options.ConflictAfter applies in a row: judge
+// them with errors.Is, or with provider.Classify, which reads the
+// Throttled() / Temporary() behaviour in their chains. d stays the desired
+// state either way, so a later ReconcileOnce or Run finishes the job.
 func (r *Reconciler) Apply(ctx context.Context, d Desired) (Report, error) {
 	if err := r.Set(d); err != nil {
 		return Report{}, err
@@ -412,8 +413,9 @@ func (r *Reconciler) forgetMatched(ch Changes, idx map[string]*zoneIndex) {
 // different from what was written, Options.ConflictAfter applies in a row
 // (ErrReadBack, a *ReadBackError naming the provider, the set and both
 // values), so a caller can report them (a /readyz endpoint, a status
-// page). Zones the last reconcile could not read are not covered. Empty before the first reconcile and when nothing
-// was refused. Safe for concurrent use.
+// page). Zones the last reconcile could not read are not covered. Empty
+// before the first reconcile and when nothing was refused. Safe for
+// concurrent use.
 func (r *Reconciler) Conflicts() []Refusal {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -17,9 +17,9 @@ import (
 // a throttled failure backs off twice as far). While it backs off, the
 // back-off holds: a Set updates the desired state but does not start a
 // reconcile, nor does a resync; the pending retry applies the newest
-// desired state. A permanent failure is
-// reported (ErrorEvent) and not retried before the next Set or resync; the
-// desired state stays pending until it is applied. Run returns nil when
+// desired state. A permanent failure is reported (ErrorEvent) and not
+// retried before the next Set or resync; the desired state stays pending
+// until it is applied. Run returns nil when
 // ctx is done, after its last reconcile has returned; it starts no other
 // goroutines. Only one Run may be active (ErrRunning).
 func (r *Reconciler) Run(ctx context.Context) error {
