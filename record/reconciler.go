@@ -17,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/gslbkit/gslb/internal/errclass"
+	"github.com/gslbkit/gslb/internal/fielderr"
 )
 
 // Provider is what the reconciler needs from a DNS host: read a zone, set
@@ -139,7 +140,7 @@ func New(p Provider, cfg Config, opts Options) (*Reconciler, error) {
 		return nil, err
 	}
 	if opts.ConflictAfter < 0 || opts.ConflictAfter > 100 {
-		return nil, &FieldError{Field: "Options.ConflictAfter", Value: fmt.Sprint(opts.ConflictAfter), Allowed: "1–100 (0: the default, 3)"}
+		return nil, fielderr.New(ErrInvalid, "Options.ConflictAfter", opts.ConflictAfter, fielderr.Range(0, 100)+" (0: the default, 3)")
 	}
 	cfg = cfg.withDefaults()
 	lim := opts.Limiter
