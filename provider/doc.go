@@ -17,4 +17,10 @@
 // inside testing/synctest bubbles. A Wrapped provider implements all five
 // libdns interfaces and returns an *UnsupportedError for those the provider
 // inside lacks. See Example for a chain around a tiny provider.
+//
+// Every adapter passes providertest and libdns's libdnstest against real
+// servers (BIND, Knot, PowerDNS) or an emulator (moto for Route 53) in one
+// matrix, the separate module provider/conformance; docs/providers.md
+// lists the results, each server's quirks and how the adapters handle
+// them.
 package provider

@@ -47,9 +47,11 @@ type Config struct {
 	// owned names, even when the desired state has not changed. Default
 	// 60s; 1s to 24h.
 	ResyncInterval time.Duration `json:"resyncInterval"`
-	// WritesPerSecond caps provider write calls (SetRecords and
-	// DeleteRecords) per second. Default 5; greater than 0, at most 10000.
-	// Options.Limiter, when set, replaces this limit by a shared one.
+	// WritesPerSecond caps provider calls per second: writes (SetRecords,
+	// DeleteRecords) and the reads of zones (GetRecords) alike, since
+	// providers such as Route 53 count both against one quota. Default 5;
+	// greater than 0, at most 10000. Options.Limiter, when set, replaces
+	// this limit by a shared one.
 	WritesPerSecond float64 `json:"writesPerSecond"`
 	// WriteBurst is how many write calls may go out at once before the rate
 	// applies. Default 5; 1 to 10000.

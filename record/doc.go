@@ -20,8 +20,14 @@
 // writes. Failures are judged by behaviour (Throttled() / Temporary()):
 // throttled and transient ones are retried with jittered exponential
 // back-off, permanent ones surface, and the desired state stays pending until
-// it is applied. Run re-reads the zones periodically and repairs drift on
-// owned names; a rate limiter caps writes; a dry run prints the plan instead.
+// it is applied; while Run backs off, new desired states wait for the
+// pending retry. Run re-reads the zones periodically and repairs drift on
+// owned names; a rate limiter caps reads and writes; a dry run prints the
+// plan instead. It trusts what landed, not what was accepted: after writing
+// it reads back the sets it changed, and a set the provider keeps different
+// several applies in a row (a libdns adapter that collapses a set, a
+// server that ignores a CNAME) is a conflict (ErrReadBack) it reports and
+// stops rewriting.
 //
 // Names that depend on each other are published together: a set may
 // declare the sets it needs (RRSet.Needs), and a CNAME needs the sets the

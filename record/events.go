@@ -24,7 +24,8 @@ type ObserverFunc func(Event)
 func (f ObserverFunc) Observe(e Event) { f(e) }
 
 // Event is one of PlanEvent, WriteEvent, HeldStale, RefusedEvent,
-// SwitchWindow, ErrorEvent, RetryEvent and AppliedEvent. Use a type switch.
+// SwitchWindow, ErrorEvent, RetryEvent, ReadBackEvent and AppliedEvent.
+// Use a type switch.
 type Event interface {
 	// When returns the time the event happened.
 	When() time.Time
@@ -32,6 +33,8 @@ type Event interface {
 
 // PlanEvent reports the plan of a reconcile, before anything is written
 // (also when it is empty, and in dry-run mode, where nothing is written).
+// A reconcile that could read none of its zones makes no plan and
+// reports none: an empty plan always means the zones read match.
 type PlanEvent struct {
 	// At is when the plan was made.
 	At time.Time
@@ -39,6 +42,9 @@ type PlanEvent struct {
 	Changes Changes
 	// DryRun is true when the plan is only printed.
 	DryRun bool
+	// Unread are the zones that could not be read (ErrorEvent): the plan
+	// does not cover them.
+	Unread []string
 }
 
 // When returns At.

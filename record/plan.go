@@ -217,14 +217,15 @@ type Held struct {
 
 // Refusal is a desired change the plan refuses. Err wraps ErrNotOwned,
 // ErrTypeSwitch, ErrEmptySet (for an empty set of a name that publishes
-// nothing yet) or ErrDependency (a set held back because a set it needs
-// cannot be published); match it with errors.Is. Key.Type is empty when
-// the whole name is refused.
+// nothing yet), ErrDependency (a set held back because a set it needs
+// cannot be published) or, in a Reconciler's plans, ErrReadBack (a set
+// in conflict, not rewritten until its back-off passes); match it with
+// errors.Is. Key.Type is empty when the whole name is refused.
 type Refusal struct {
 	// Key is the refused RRset (Type empty: the whole name).
 	Key Key
-	// Err says why; it matches ErrNotOwned, ErrTypeSwitch, ErrEmptySet or
-	// ErrDependency.
+	// Err says why; it matches ErrNotOwned, ErrTypeSwitch, ErrEmptySet,
+	// ErrDependency or ErrReadBack.
 	Err error
 }
 

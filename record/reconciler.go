@@ -1,6 +1,7 @@
 package record
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/gslbkit/gslb/internal/errclass"
+	"github.com/gslbkit/gslb/internal/fielderr"
 )
 
 // ZoneEditor is what the reconciler needs from a DNS host: read a zone, set
@@ -54,13 +56,27 @@ type Options struct {
 	Observer Observer
 	// Logger receives logs; nil means quiet.
 	Logger *slog.Logger
-	// Limiter, when set, caps write calls instead of a limiter built from
-	// Config.WritesPerSecond and WriteBurst; share one between reconcilers
-	// that use the same provider account.
+	// Limiter, when set, caps provider calls (reads and writes) instead of
+	// a limiter built from Config.WritesPerSecond and WriteBurst; share one
+	// between reconcilers that use the same provider account.
 	Limiter *rate.Limiter
 	// DryRunOutput receives the plan of each reconcile in dry-run mode;
 	// nil means the plan is logged (at Info) instead.
 	DryRunOutput io.Writer
+	// ProviderName names the provider in read-back conflicts
+	// (ReadBackError); empty means its Go type ("*route53.Provider").
+	ProviderName string
+	// ConflictAfter is how many applies in a row must read back an RRset
+	// different from what was written before the difference is reported
+	// as a conflict (a ReadBackEvent with Conflict set, an entry in
+	// Conflicts, an ErrReadBack error) and the set is no longer rewritten
+	// on every reconcile. 0 means DefaultConflictAfter (3); 1 to 100.
+	ConflictAfter int
+	// NoReadBack turns off the read-back: by default, after a reconcile
+	// wrote changes, the reconciler reads one zone it wrote (one
+	// GetRecords call, under the limiter) and compares the RRsets it
+	// changed with what it wrote.
+	NoReadBack bool
 }
 
 // Report is the outcome of one reconcile.
@@ -109,6 +125,13 @@ type Reconciler struct {
 	held  map[Key]time.Time // keys held stale -> since
 
 	conflicts []Refusal // of the last reconcile that planned; guarded by mu
+
+	// Read-back: guarded by recMu.
+	readBackOn    bool
+	conflictAfter int
+	name          string
+	mismatch      map[Key]*mismatch
+	turn          int // rotates the zone read back among those written
 }
 
 // New returns a reconciler writing through p. It validates cfg (errors
@@ -121,6 +144,9 @@ func New(p ZoneEditor, cfg Config, opts Options) (*Reconciler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if opts.ConflictAfter < 0 || opts.ConflictAfter > 100 {
+		return nil, fielderr.New(ErrInvalid, "Options.ConflictAfter", opts.ConflictAfter, fielderr.Range(0, 100)+" (0: the default, 3)")
+	}
 	cfg = cfg.withDefaults()
 	lim := opts.Limiter
 	if lim == nil {
@@ -130,6 +156,11 @@ func New(p ZoneEditor, cfg Config, opts Options) (*Reconciler, error) {
 		p: p, cfg: cfg, obs: opts.Observer, log: opts.Logger, lim: lim, out: opts.DryRunOutput,
 		wake: make(chan struct{}, 1),
 		held: map[Key]time.Time{},
+
+		readBackOn:    !opts.NoReadBack,
+		conflictAfter: cmp.Or(opts.ConflictAfter, DefaultConflictAfter),
+		name:          cmp.Or(opts.ProviderName, fmt.Sprintf("%T", p)),
+		mismatch:      map[Key]*mismatch{},
 	}
 	if rp, ok := p.(Replacer); ok {
 		r.atomic = rp
@@ -175,9 +206,11 @@ func (r *Reconciler) Pending() bool {
 
 // Apply sets d as the desired state and reconciles once. Its error is the
 // validation error of d, or the joined read and write errors of the
-// reconcile: judge them with errors.Is, or with provider.Classify, which
-// reads the Throttled() / Temporary() behaviour in their chains. d stays the
-// desired state either way, so a later ReconcileOnce or Run finishes the job.
+// reconcile, with a *ReadBackError (ErrReadBack) for each set the
+// read-back found different Options.ConflictAfter applies in a row: judge
+// them with errors.Is, or with provider.Classify, which reads the
+// Throttled() / Temporary() behaviour in their chains. d stays the desired
+// state either way, so a later ReconcileOnce or Run finishes the job.
 func (r *Reconciler) Apply(ctx context.Context, d Desired) (Report, error) {
 	if err := r.Set(d); err != nil {
 		return Report{}, err
@@ -228,7 +261,12 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 		emit(ErrorEvent{At: time.Now(), Err: err, class: c})
 	}
 	idx := make(map[string]*zoneIndex, len(zones))
+	var unread []string
 	for _, zn := range zones {
+		if err := r.lim.Wait(ctx); err != nil {
+			fail(fmt.Errorf("record: waiting for the limiter: %w", err))
+			return Report{Pending: true}, errs
+		}
 		recs, err := r.p.GetRecords(ctx, zn)
 		if err != nil {
 			fail(&ReadError{Zone: zn, Err: err})
@@ -236,14 +274,23 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 				// Cancelled, or asked to slow down: read no further.
 				return Report{Pending: true}, errs
 			}
+			unread = append(unread, zn)
 			continue
 		}
 		idx[zn] = indexZone(zn, recs, r.cfg.MarkerPrefix)
 	}
+	if len(idx) == 0 {
+		// Nothing could be read: there is no plan to report (not even an
+		// empty one), and nothing is known about the zones.
+		return Report{Pending: true}, errs
+	}
 	ch := planZones(desired, idx, r.cfg)
 	now := time.Now()
+	r.forgetMatched(ch, idx)
+	heldBack := r.holdConflicts(&ch, now)
+	ch.Refused = append(ch.Refused, heldBack...)
 	rep := Report{Changes: ch}
-	emit(PlanEvent{At: now, Changes: ch, DryRun: r.cfg.DryRun})
+	emit(PlanEvent{At: now, Changes: ch, DryRun: r.cfg.DryRun, Unread: unread})
 	rep.Held = r.trackHeld(now, ch.Held, idx)
 	for _, h := range rep.Held {
 		emit(h)
@@ -251,15 +298,16 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 	for _, ref := range ch.Refused {
 		emit(RefusedEvent{At: now, Refusal: ref})
 	}
-	conflicts := slices.Clone(ch.Refused)
+	conflicts := slices.DeleteFunc(slices.Clone(ch.Refused), func(f Refusal) bool { return errors.Is(f.Err, ErrReadBack) })
 	defer func() {
+		conflicts = append(conflicts, r.conflictRefusals()...)
 		r.mu.Lock()
 		r.conflicts = conflicts
 		r.mu.Unlock()
 	}()
 	if r.cfg.DryRun {
 		r.printPlan(ch)
-		rep.Pending = r.finish(gen, errs, 0, emit)
+		rep.Pending = r.finish(gen, errs, 0, false, emit)
 		return rep, errs
 	}
 	if !ch.Empty() {
@@ -268,6 +316,7 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 	// failed holds the names whose writes failed this reconcile: sets in
 	// later zones that need them are held back (RRSet.Needs).
 	failed := map[Name]error{}
+	var written []ZoneChanges // zones whose every write succeeded
 	holdBack := func(c Change, needs Key, err error) {
 		ref := Refusal{Key: c.Key, Err: &DependencyError{Key: c.Key, Needs: needs, Err: err}}
 		conflicts = append(conflicts, ref)
@@ -278,6 +327,9 @@ zones:
 		zc = dropFailedDeps(zc, failed, holdBack)
 		var window time.Time // when a switch's old type was deleted
 		steps := zc.Steps(r.atomic != nil)
+		if len(steps) > 0 {
+			written = append(written, zc)
+		}
 		for si, st := range steps {
 			if err := r.lim.Wait(ctx); err != nil {
 				fail(fmt.Errorf("record: waiting for the write limiter: %w", err))
@@ -310,22 +362,66 @@ zones:
 				}
 				// Later steps of this zone depend on this one (markers
 				// before records, old type before new): stop the zone.
+				written = written[:len(written)-1]
 				continue zones
 			}
 		}
 	}
-	rep.Pending = r.finish(gen, errs, rep.Writes, emit)
+	unconfirmed := false
+	if r.readBackOn && len(written) > 0 && ctx.Err() == nil && worstIsNotThrottled(errs) {
+		zc := written[r.turn%len(written)]
+		r.turn++
+		evs, err := r.readBack(ctx, zc.Zone, verifiable(zc))
+		if err != nil {
+			fail(err)
+		}
+		for _, e := range evs {
+			unconfirmed = true
+			r.log.Warn("record: read back differs from what was written", "err", e.Err, "conflict", e.Conflict)
+			emit(e)
+			if e.Conflict {
+				fail(e.Err)
+			}
+		}
+	}
+	rep.Pending = r.finish(gen, errs, rep.Writes, unconfirmed, emit)
 	return rep, errs
+}
+
+// worstIsNotThrottled reports whether no error of errs asks to slow down.
+func worstIsNotThrottled(errs []error) bool { return worst(errs) != errclass.Throttled }
+
+// forgetMatched drops the read-back state of sets in zones read this
+// reconcile that the plan leaves alone: they hold what is desired (or are
+// no longer desired), so any earlier difference is over.
+func (r *Reconciler) forgetMatched(ch Changes, idx map[string]*zoneIndex) {
+	if len(r.mismatch) == 0 {
+		return
+	}
+	planned := map[Key]bool{}
+	for _, zc := range ch.Zones {
+		for _, c := range zc.Changes {
+			planned[c.Key] = true
+		}
+	}
+	for k := range r.mismatch {
+		if _, read := idx[k.Zone]; read && !planned[k] {
+			delete(r.mismatch, k)
+		}
+	}
 }
 
 // Conflicts returns what the last reconcile refused, by name: names held
 // by another owner or by records without a marker (ErrNotOwned), refused
 // type switches (ErrTypeSwitch), empty sets with nothing published
 // (ErrEmptySet), and sets held back because a set they need could not be
-// published or written (ErrDependency), so a caller can report them (a
-// /readyz endpoint, a status page). Zones the last reconcile could not
-// read are not covered. Empty before the first reconcile and when nothing
-// was refused. Safe for concurrent use.
+// published or written (ErrDependency), and sets the provider keeps
+// different from what was written, Options.ConflictAfter applies in a row
+// (ErrReadBack, a *ReadBackError naming the provider, the set and both
+// values), so a caller can report them (a /readyz endpoint, a status
+// page). Zones the last reconcile could not read are not covered. Empty
+// before the first reconcile and when nothing was refused. Safe for
+// concurrent use.
 func (r *Reconciler) Conflicts() []Refusal {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -415,14 +511,16 @@ func (r *Reconciler) write(ctx context.Context, zone string, st Step) error {
 }
 
 // finish records whether generation gen is applied and reports Pending.
-func (r *Reconciler) finish(gen uint64, errs []error, writes int, emit func(Event)) bool {
+// unconfirmed is true when a read-back differed from what was written: the
+// generation is not applied yet.
+func (r *Reconciler) finish(gen uint64, errs []error, writes int, unconfirmed bool, emit func(Event)) bool {
 	r.mu.Lock()
-	if len(errs) == 0 && r.done < gen && !r.cfg.DryRun {
+	if len(errs) == 0 && !unconfirmed && r.done < gen && !r.cfg.DryRun {
 		r.done = gen
 	}
 	pending := r.done != r.gen
 	r.mu.Unlock()
-	if len(errs) == 0 && !r.cfg.DryRun {
+	if len(errs) == 0 && !unconfirmed && !r.cfg.DryRun {
 		emit(AppliedEvent{At: time.Now(), Writes: writes})
 	}
 	return pending

@@ -14,9 +14,12 @@ import (
 // a new desired state, every Config.ResyncInterval (re-reading the zones
 // repairs drift on owned names), and after a throttled or transient failure
 // with jittered exponential back-off (RetryBase doubling up to RetryMax;
-// a throttled failure backs off twice as far). A permanent failure is
-// reported (ErrorEvent) and not retried before the next Set or resync; the
-// desired state stays pending until it is applied. Run returns nil when
+// a throttled failure backs off twice as far). While it backs off, the
+// back-off holds: a Set updates the desired state but does not start a
+// reconcile, nor does a resync; the pending retry applies the newest
+// desired state. A permanent failure is reported (ErrorEvent) and not
+// retried before the next Set or resync; the desired state stays pending
+// until it is applied. Run returns nil when
 // ctx is done, after its last reconcile has returned; it starts no other
 // goroutines. Only one Run may be active (ErrRunning).
 func (r *Reconciler) Run(ctx context.Context) error {
@@ -32,12 +35,19 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	bo := backoff.Exponential{Base: r.cfg.RetryBase, Max: r.cfg.RetryMax, Factor: 2, Jitter: r.cfg.RetryJitter}
 	attempt := 0
 	for {
+		// This reconcile applies the newest desired state: a wake-up
+		// already queued by Set would only repeat it.
+		select {
+		case <-r.wake:
+		default:
+		}
 		_, errs := r.reconcile(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
 		resync.Reset(r.cfg.ResyncInterval)
 		retry.Stop()
+		wake, resyncC := (<-chan struct{})(r.wake), resync.C
 		switch c := worst(errs); {
 		case c.Retryable():
 			attempt++
@@ -49,14 +59,16 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			retry.Reset(d)
 			r.emit(RetryEvent{At: time.Now(), Attempt: attempt, Delay: d, Err: errors.Join(errs...)})
 			r.log.Info("record: will retry", "attempt", attempt, "delay", d)
+			// Back off: only the retry (or ctx) ends the wait.
+			wake, resyncC = nil, nil
 		default:
 			attempt = 0
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-r.wake:
-		case <-resync.C:
+		case <-wake:
+		case <-resyncC:
 		case <-retry.C:
 		}
 	}

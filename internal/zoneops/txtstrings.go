@@ -1,8 +1,11 @@
 package zoneops
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/libdns/libdns"
 )
 
 // TXT records with several character-strings. libdns documents TXT.Text as
@@ -183,4 +186,70 @@ func UnescapeTXT(s string) string {
 		i++
 	}
 	return b.String()
+}
+
+// TXTInput returns the character-strings a TXT record written as r holds
+// (unescaped): a libdns.TXT, or data not beginning with a double quote, is
+// one text cut into 255-byte strings; other data is zone-file presentation
+// form, several strings (an error when it does not parse).
+func TXTInput(r libdns.Record) ([]string, error) {
+	data := r.RR().Data
+	switch r.(type) {
+	case libdns.TXT, *libdns.TXT:
+		return SplitTXT(data), nil
+	}
+	if !IsTXTStrings(data) {
+		return SplitTXT(data), nil
+	}
+	ss, ok := ParseTXTStrings(data)
+	if !ok {
+		return nil, fmt.Errorf("TXT data %q is not zone-file presentation form (quoted strings separated by spaces)", data)
+	}
+	return ss, nil
+}
+
+// QuoteTXTStrings writes character-strings (each at most 255 bytes) as
+// quoted strings separated by spaces, '"' and '\' escaped by a backslash
+// and bytes outside printable ASCII escaped as e says. No string is cut or
+// merged, so the strings read back are the strings written.
+func QuoteTXTStrings(ss []string, e Escape) string {
+	var b strings.Builder
+	for i, s := range ss {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(quoteTXT(s, e))
+	}
+	return b.String()
+}
+
+// UnquoteTXTStrings splits presentation-form TXT data into its
+// character-strings, unescaped as e says: each quoted string is one, an
+// unquoted token is one. It never fails: malformed input splits to a best
+// effort, never a panic.
+func UnquoteTXTStrings(v string, e Escape) []string {
+	var out []string
+	for i := 0; i < len(v); {
+		var b strings.Builder
+		switch c := v[i]; {
+		case c == ' ' || c == '\t':
+			i++
+			continue
+		case c == '"':
+			i++
+			for i < len(v) && v[i] != '"' {
+				i = unescapeAt(v, i, e, &b)
+			}
+			i++
+		default:
+			for i < len(v) && v[i] != ' ' && v[i] != '\t' && v[i] != '"' {
+				i = unescapeAt(v, i, e, &b)
+			}
+		}
+		out = append(out, b.String())
+	}
+	if len(out) == 0 {
+		out = []string{""}
+	}
+	return out
 }

@@ -185,9 +185,15 @@ func SetChanges(existing, want []libdns.Record, zone string) []Change {
 }
 
 // Typed returns r as the libdns struct for its type (Address, TXT,
-// CNAME, …), or r itself when its type has none or does not parse.
+// CNAME, …), or r itself when its type has none or does not parse. A
+// libdns.RR of type TXT whose data is presentation form (IsTXTStrings)
+// stays a libdns.RR: its strings are not one text.
 func Typed(r libdns.Record) libdns.Record {
-	if _, ok := r.(libdns.RR); !ok {
+	rr, ok := r.(libdns.RR)
+	if !ok {
+		return r
+	}
+	if strings.EqualFold(rr.Type, "TXT") && IsTXTStrings(rr.Data) {
 		return r
 	}
 	p, err := r.RR().Parse()

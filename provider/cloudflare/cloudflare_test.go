@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,4 +162,23 @@ func TestRetryThroughThrottling(t *testing.T) {
 	assert.Equal(t, int64(3), st.Calls)
 	assert.Equal(t, int64(1), st.Throttled)
 	assert.Equal(t, int64(1), st.Transient)
+}
+
+// A TXT given as several strings is sent as those quoted strings and read
+// back in the same form; content over Cloudflare's 2,048 characters is
+// refused before sending.
+func TestTXTStringsContent(t *testing.T) {
+	f := newFakeCloudflare(t, token, zoneID, "example.test")
+	p := newProvider(t, f, nil)
+	ctx := context.Background()
+	spf := `"v=spf1 include:a" " include:b ~all"`
+	_, err := p.SetRecords(ctx, "example.test.", []libdns.Record{libdns.RR{Name: "@", Type: "TXT", TTL: time.Minute, Data: spf}})
+	require.NoError(t, err)
+	recs, err := p.GetRecords(ctx, "example.test.")
+	require.NoError(t, err)
+	assert.Contains(t, recs, libdns.Record(libdns.RR{Name: "@", Type: "TXT", TTL: time.Minute, Data: spf}))
+
+	_, err = p.SetRecords(ctx, "example.test.", []libdns.Record{libdns.TXT{Name: "big", TTL: time.Minute, Text: strings.Repeat("x", 2100)}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "2048")
 }

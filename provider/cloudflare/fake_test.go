@@ -225,6 +225,9 @@ func validate(p fakeRecord) apiMsg {
 	switch p.Type {
 	case "A", "AAAA", "CNAME", "NS", "MX":
 	case "TXT":
+		if len(p.Content) > 2048 {
+			return apiMsg{9100, "DNS record content is invalid: TXT content exceeds 2048 characters"}
+		}
 		// Each quoted string holds at most 255 bytes.
 		for _, s := range strings.Split(p.Content, `" "`) {
 			if len(zoneops.UnquoteTXT(`"`+strings.Trim(s, `"`)+`"`)) > 255 {

@@ -28,14 +28,39 @@ func (p *Provider) GetRecords(ctx context.Context, zone string) ([]libdns.Record
 }
 
 // AppendRecords creates recs in one atomic batch and returns the records
-// Cloudflare created, typed. Cloudflare refuses a record identical to one
-// that exists (code 81058) and a CNAME beside other data (81053).
+// Cloudflare created, typed (as libdns documents). It reads the zone
+// first and neither sends nor returns records already there or given
+// twice (Cloudflare refuses a record identical to one that exists, code
+// 81058). Cloudflare refuses a CNAME beside other data (81053).
 func (p *Provider) AppendRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
 	z, zid, err := p.prepare(ctx, zone)
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
-	posts, err := toCFAll(recs, z)
+	if _, err := toCFAll(recs, z); err != nil {
+		return nil, err
+	}
+	p.rmw.Lock()
+	defer p.rmw.Unlock()
+	current, err := p.list(ctx, zid)
+	if err != nil {
+		return nil, err
+	}
+	have := map[zoneops.Key]bool{}
+	for _, c := range current {
+		have[zoneops.KeyOf(fromCF(c, z), z)] = true
+	}
+	var fresh []libdns.Record
+	for _, r := range recs {
+		if k := zoneops.KeyOf(r, z); !have[k] {
+			have[k] = true
+			fresh = append(fresh, r)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	posts, err := toCFAll(fresh, z)
 	if err != nil {
 		return nil, err
 	}

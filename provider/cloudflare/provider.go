@@ -15,6 +15,10 @@ import (
 	"github.com/libdns/libdns"
 )
 
+// maxTXTContent is the longest TXT content Cloudflare accepts, quoted
+// strings included (its DNS record attributes: 2,048 characters).
+const maxTXTContent = 2048
+
 // autoTTL is the TTL Cloudflare means by "ttl": 1 ("automatic").
 const autoTTL = 300 * time.Second
 
@@ -33,7 +37,10 @@ const autoTTL = 300 * time.Second
 //     errors marked with a class (see provider.ErrorClass), all answering Throttled() and
 //     Temporary();
 //   - TXT text is written as quoted 255-byte strings with RFC 1035
-//     escapes and read back byte for byte.
+//     escapes and read back byte for byte; a TXT given in presentation
+//     form (a libdns.RR whose data begins with a double quote, several
+//     strings) keeps its strings and reads back in the same form; content
+//     longer than Cloudflare's 2,048 characters is refused before sending.
 //
 // Cloudflare's rules apply: a CNAME beside other data is refused (code
 // 81053), a CNAME at the apex is accepted and flattened, TTLs are 60 s to
@@ -44,7 +51,8 @@ const autoTTL = 300 * time.Second
 // not return them.
 //
 // Provider is safe for concurrent use; read-modify-write calls
-// (SetRecords, DeleteRecords) are serialised within one Provider.
+// (AppendRecords, SetRecords, DeleteRecords) are serialised within one
+// Provider.
 type Provider struct {
 	cfg    Config
 	client HTTPClient
@@ -110,7 +118,14 @@ func toCF(r libdns.Record, zone string) (cfRecord, error) {
 	case "CNAME", "NS":
 		c.Content = strings.TrimSuffix(strings.TrimSpace(rr.Data), ".")
 	case "TXT":
-		c.Content = zoneops.QuoteTXT(rr.Data)
+		ss, err := zoneops.TXTInput(r)
+		if err != nil {
+			return cfRecord{}, fmt.Errorf("cloudflare: record %s TXT: %w", rr.Name, err)
+		}
+		c.Content = zoneops.QuoteTXTStrings(ss, zoneops.Decimal)
+		if len(c.Content) > maxTXTContent {
+			return cfRecord{}, fmt.Errorf("cloudflare: record %s TXT: content of %d characters once quoted and escaped; Cloudflare accepts at most %d", rr.Name, len(c.Content), maxTXTContent)
+		}
 	case "MX":
 		f := strings.Fields(rr.Data)
 		pref, err := strconv.ParseUint(f0(f), 10, 16)
@@ -147,7 +162,17 @@ func fromCF(c cfRecord, zone string) libdns.Record {
 	case "CNAME", "NS":
 		rr.Data = strings.TrimSuffix(c.Content, ".") + "."
 	case "TXT":
-		rr.Data = zoneops.UnquoteTXT(c.Content)
+		if !zoneops.IsTXTStrings(c.Content) {
+			// Unquoted content (records made before Cloudflare quoted
+			// TXT content) is one text.
+			return libdns.TXT{Name: rr.Name, TTL: rr.TTL, Text: c.Content}
+		}
+		data, plain := zoneops.TXTData(zoneops.UnquoteTXTStrings(c.Content, zoneops.Decimal))
+		rr.Data = data
+		if !plain {
+			return rr // several strings: presentation form, a libdns.RR
+		}
+		return libdns.TXT{Name: rr.Name, TTL: rr.TTL, Text: data}
 	case "MX":
 		var pref uint16
 		if c.Priority != nil {

@@ -58,6 +58,11 @@ type Capabilities struct {
 	// ListZones says the provider implements libdns.ZoneLister and lists
 	// the zone under test.
 	ListZones bool
+	// NoTXTStrings skips the check that a TXT given in presentation form
+	// (a libdns.RR whose data is quoted strings, `"a" "b"`) keeps its
+	// strings; for libdns providers that only know one text per record.
+	// gslbkit's adapters all keep them.
+	NoTXTStrings bool
 	// Prefix is the label prefix of the names the suite creates; default
 	// "gslbct-". The suite deletes names with this prefix before and
 	// after it runs, and touches nothing else in the zone.

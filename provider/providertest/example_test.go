@@ -16,7 +16,7 @@ import (
 // Faulty with a fixed seed injects the same faults on every run: here a
 // third of the calls are throttled and a fifth are applied in part.
 func ExampleFaulty() {
-	f, err := providertest.NewFaulty(&refProvider{}, providertest.FaultConfig{
+	f, err := providertest.NewFaulty(&mapProvider{}, providertest.FaultConfig{
 		Seed:         7,
 		ThrottleRate: 0.3,
 		PartialRate:  0.2,
@@ -50,17 +50,17 @@ func ExampleFaulty() {
 	// call 6: ok
 }
 
-// refProvider is a strict in-test libdns provider: a map behind a lock
+// mapProvider is a strict in-test libdns provider: a map behind a lock
 // that refuses a CNAME beside other data and at the apex. It lets this
 // package test the suite and Faulty without depending on provider/memory.
-type refProvider struct {
+type mapProvider struct {
 	mu   sync.Mutex
 	recs []libdns.RR
 }
 
-var errCNAME = errors.New("ref: CNAME conflict")
+var errMapCNAME = errors.New("ref: CNAME conflict")
 
-func (p *refProvider) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
+func (p *mapProvider) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (p *refProvider) GetRecords(ctx context.Context, zone string) ([]libdns.Rec
 	return out, nil
 }
 
-func (p *refProvider) conflicts(next []libdns.RR) bool {
+func (p *mapProvider) conflicts(next []libdns.RR) bool {
 	names := map[string][2]int{} // cname count, other count
 	for _, r := range next {
 		c := names[r.Name]
@@ -99,7 +99,7 @@ func (p *refProvider) conflicts(next []libdns.RR) bool {
 	return false
 }
 
-func (p *refProvider) AppendRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
+func (p *mapProvider) AppendRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -110,13 +110,13 @@ func (p *refProvider) AppendRecords(ctx context.Context, zone string, recs []lib
 		next = append(next, r.RR())
 	}
 	if p.conflicts(next) {
-		return nil, errCNAME
+		return nil, errMapCNAME
 	}
 	p.recs = next
 	return recs, nil
 }
 
-func (p *refProvider) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
+func (p *mapProvider) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -138,13 +138,13 @@ func (p *refProvider) SetRecords(ctx context.Context, zone string, recs []libdns
 		next = append(next, r.RR())
 	}
 	if p.conflicts(next) {
-		return nil, errCNAME
+		return nil, errMapCNAME
 	}
 	p.recs = next
 	return recs, nil
 }
 
-func (p *refProvider) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
+func (p *mapProvider) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -31,11 +31,16 @@ const apexTarget = "gslbct-apex-target.example.net."
 //   - SetRecords replaces exactly the (name, type) RRsets it is given, one
 //     or several per call, and leaves every other RRset alone; it changes
 //     TTLs;
-//   - AppendRecords adds without replacing;
+//   - AppendRecords adds without replacing and returns exactly the
+//     records it created (not those already there);
 //   - DeleteRecords deletes by name, type, TTL and value, an empty type,
-//     TTL or value acting as a wildcard, and ignores absent records;
+//     TTL or value acting as a wildcard, ignores absent records, and
+//     returns exactly the records it deleted, as they were in the zone;
 //   - TXT text survives byte for byte: spaces, quotes, semicolons,
-//     backslashes, strings longer than 255 bytes;
+//     backslashes, non-ASCII, strings longer than 255 bytes; a TXT given
+//     in presentation form (a libdns.RR whose data is quoted strings)
+//     reads back in the same form, string for string (unless
+//     caps.NoTXTStrings);
 //   - a CNAME replaces a CNAME; a CNAME beside other data and a CNAME at
 //     the apex are handled as caps says (refused, ignored, or accepted);
 //   - concurrent writes to different names all land; a cancelled context
@@ -135,20 +140,22 @@ func (s *suite) set(t *testing.T, recs ...libdns.Record) {
 	fatalIfErr(t, err, "SetRecords(%v)", recs)
 }
 
-func (s *suite) appendRecs(t *testing.T, recs ...libdns.Record) {
+func (s *suite) appendRecs(t *testing.T, recs ...libdns.Record) []libdns.Record {
 	t.Helper()
 	ctx, cancel := s.ctx(t)
 	defer cancel()
-	_, err := s.p.AppendRecords(ctx, s.zone, recs)
+	got, err := s.p.AppendRecords(ctx, s.zone, recs)
 	fatalIfErr(t, err, "AppendRecords(%v)", recs)
+	return got
 }
 
-func (s *suite) del(t *testing.T, recs ...libdns.Record) {
+func (s *suite) del(t *testing.T, recs ...libdns.Record) []libdns.Record {
 	t.Helper()
 	ctx, cancel := s.ctx(t)
 	defer cancel()
-	_, err := s.p.DeleteRecords(ctx, s.zone, recs)
+	got, err := s.p.DeleteRecords(ctx, s.zone, recs)
 	fatalIfErr(t, err, "DeleteRecords(%v)", recs)
+	return got
 }
 
 // expect asserts the data (and TTL, when ttl > 0) of the RRset at (name, typ).
@@ -259,31 +266,49 @@ func (s *suite) testSetTTL(t *testing.T) {
 func (s *suite) testAppend(t *testing.T) {
 	n := s.name("append")
 	s.set(t, a(n, "192.0.2.1", time.Minute))
-	s.appendRecs(t, a(n, "192.0.2.2", time.Minute))
-	s.appendRecs(t, txt(n, "appended", time.Minute))
+	got := s.appendRecs(t, a(n, "192.0.2.1", time.Minute), a(n, "192.0.2.2", time.Minute))
+	s.returned(t, "AppendRecords", got, n+" A 192.0.2.2")
+	got = s.appendRecs(t, txt(n, "appended", time.Minute))
+	s.returned(t, "AppendRecords", got, n+" TXT appended")
 	all := s.read(t)
 	s.expect(t, all, n, "A", time.Minute, "192.0.2.1", "192.0.2.2")
 	s.expect(t, all, n, "TXT", time.Minute, "appended")
 }
 
+// returned checks that a write returned exactly the records want, as
+// "name type data" lines, each with a TTL.
+func (s *suite) returned(t *testing.T, call string, got []libdns.Record, want ...string) {
+	t.Helper()
+	lines := make([]string, 0, len(got))
+	for _, r := range got {
+		n := normalise(r, s.zone)
+		lines = append(lines, n.Name+" "+n.Type+" "+n.Data)
+		check(t, n.TTL > 0, "%s returned %s %s with no TTL (libdns: the records as they were in the zone)", call, n.Name, n.Type)
+	}
+	check(t, sameElements(lines, want), "%s returned %q; want exactly %q (libdns: what was created or deleted)", call, lines, want)
+}
+
 func (s *suite) testDeleteExact(t *testing.T) {
 	n := s.name("del-exact")
 	s.set(t, a(n, "192.0.2.1", time.Minute), a(n, "192.0.2.2", time.Minute))
-	s.del(t, a(n, "192.0.2.1", s.ttl(time.Minute)))
+	got := s.del(t, a(n, "192.0.2.1", s.ttl(time.Minute)))
+	s.returned(t, "DeleteRecords", got, n+" A 192.0.2.1")
 	s.expect(t, s.read(t), n, "A", time.Minute, "192.0.2.2")
 }
 
 func (s *suite) testDeleteTTLWildcard(t *testing.T) {
 	n := s.name("del-ttl")
 	s.set(t, a(n, "192.0.2.1", time.Minute), a(n, "192.0.2.2", time.Minute))
-	s.del(t, libdns.RR{Name: n, Type: "A", Data: "192.0.2.2"})
+	got := s.del(t, libdns.RR{Name: n, Type: "A", Data: "192.0.2.2"})
+	s.returned(t, "DeleteRecords", got, n+" A 192.0.2.2")
 	s.expect(t, s.read(t), n, "A", time.Minute, "192.0.2.1")
 }
 
 func (s *suite) testDeleteValueWildcard(t *testing.T) {
 	n := s.name("del-value")
 	s.set(t, a(n, "192.0.2.1", time.Minute), a(n, "192.0.2.2", time.Minute), txt(n, "stays", time.Minute))
-	s.del(t, libdns.RR{Name: n, Type: "A"})
+	got := s.del(t, libdns.RR{Name: n, Type: "A"})
+	s.returned(t, "DeleteRecords", got, n+" A 192.0.2.1", n+" A 192.0.2.2")
 	all := s.read(t)
 	s.expect(t, all, n, "A", 0)
 	s.expect(t, all, n, "TXT", time.Minute, "stays")
@@ -292,7 +317,8 @@ func (s *suite) testDeleteValueWildcard(t *testing.T) {
 func (s *suite) testDeleteTypeWildcard(t *testing.T) {
 	n, m := s.name("del-type"), s.name("del-type-other")
 	s.set(t, a(n, "192.0.2.1", time.Minute), txt(n, "goes", time.Minute), a(m, "192.0.2.9", time.Minute))
-	s.del(t, libdns.RR{Name: n})
+	got := s.del(t, libdns.RR{Name: n})
+	s.returned(t, "DeleteRecords", got, n+" A 192.0.2.1", n+" TXT goes")
 	all := s.read(t)
 	check(t, len(rrset(all, n, "")) == 0, "records left at %s after deleting with an empty type: %v", n, rrset(all, n, ""))
 	s.expect(t, all, m, "A", time.Minute, "192.0.2.9")
@@ -301,7 +327,8 @@ func (s *suite) testDeleteTypeWildcard(t *testing.T) {
 func (s *suite) testDeleteAbsent(t *testing.T) {
 	n := s.name("del-absent")
 	s.set(t, a(n, "192.0.2.1", time.Minute))
-	s.del(t, a(n, "192.0.2.99", time.Minute), a(s.name("del-absent-nowhere"), "192.0.2.1", time.Minute))
+	got := s.del(t, a(n, "192.0.2.99", time.Minute), a(s.name("del-absent-nowhere"), "192.0.2.1", time.Minute))
+	s.returned(t, "DeleteRecords", got)
 	s.expect(t, s.read(t), n, "A", time.Minute, "192.0.2.1")
 }
 
@@ -318,6 +345,21 @@ func txtCases() []struct{ name, text string } {
 		{"long", long},
 		{"quote-at-chunk-edge", strings.Repeat("x", 254) + `"q"` + strings.Repeat("y", 10)},
 		{"very-long", strings.Repeat("heartbeat;", 100)},
+		{"non-ascii", "café ☕ \x00 tab\there"},
+	}
+}
+
+// txtStringCases are TXT records given in presentation form (several
+// character-strings, as a zone file writes them), with the form each reads
+// back in: the same strings, each quoted, RFC 1035 escapes.
+func txtStringCases() []struct{ name, data, want string } {
+	s255 := strings.Repeat("s", 255)
+	return []struct{ name, data, want string }{
+		{"spf", `"v=spf1 include:a" " include:b ~all"`, `"v=spf1 include:a" " include:b ~all"`},
+		{"escapes", `"say \"hi\"" "C:\\path" "caf\195\169"`, `"say \"hi\"" "C:\\path" "caf\195\169"`},
+		{"empty-string", `"a" "" "b"`, `"a" "" "b"`},
+		{"full-then-short", `"` + s255 + `" "x" "y"`, `"` + s255 + `" "x" "y"`},
+		{"one-text", `"` + s255 + `" "tail"`, s255 + "tail"},
 	}
 }
 
@@ -328,6 +370,15 @@ func (s *suite) testTXT(t *testing.T) {
 			s.set(t, txt(n, c.text, time.Minute))
 			s.expect(t, s.read(t), n, "TXT", time.Minute, c.text)
 		})
+	}
+	if !s.caps.NoTXTStrings {
+		for _, c := range txtStringCases() {
+			t.Run("strings-"+c.name, func(t *testing.T) {
+				n := s.name("txts-" + c.name)
+				s.set(t, libdns.RR{Name: n, Type: "TXT", TTL: time.Minute, Data: c.data})
+				s.expect(t, s.read(t), n, "TXT", time.Minute, c.want)
+			})
+		}
 	}
 	t.Run("rrset", func(t *testing.T) {
 		n := s.name("txt-rrset")

@@ -9,9 +9,13 @@
 // every error it returns answers Throttled() and Temporary() (SERVFAIL,
 // timeouts and network errors are transient; REFUSED, NOTAUTH and TSIG
 // failures permanent) and TXT text comes back byte for byte. It passes
-// provider/providertest's suite against a real BIND started by the tests;
-// BIND ignores a CNAME beside other data, which the suite's capabilities
-// record.
+// provider/providertest's suite and libdns's libdnstest against real BIND
+// 9.18, Knot 3.2 and PowerDNS 4.7 (provider/conformance). The servers
+// differ: BIND and Knot silently ignore a CNAME beside other data or at
+// the apex, PowerDNS refuses it (REFUSED, a permanent error); PowerDNS
+// ignores the deletion of one SVCB or HTTPS record of a set, so
+// DeleteRecords replaces such a set by what stays. docs/providers.md has
+// the matrix and every quirk.
 //
 // TXT records keep their character-strings: a libdns.TXT is one text,
 // written as 255-byte strings and read back whole; a TXT with several

@@ -29,12 +29,16 @@ import (
 //     the package doc);
 //   - honour context cancellation during I/O, not only deadlines;
 //   - delete with the libdns wildcards and return only what was deleted
-//     (DeleteRecords reads the zone first).
+//     (DeleteRecords reads the zone before and after), and append
+//     returning only what was created (AppendRecords reads the zone
+//     first), as libdns documents.
 //
 // GetRecords returns the whole transfer: the SOA twice (first and last,
 // as AXFR sends it), the apex NS and glue included. A CNAME added beside
-// other data (or at the apex) is silently ignored by BIND, as RFC 2136
-// section 3.4.2.2 prescribes; read back to see what was applied.
+// other data (or at the apex) is silently ignored by BIND and Knot, as
+// RFC 2136 section 3.4.2.2 prescribes, and refused by PowerDNS (a
+// permanent *ResponseError, REFUSED); read back to see what was applied
+// (record.Reconciler does).
 //
 // Provider is safe for concurrent use; each call opens its own connection.
 type Provider struct {
@@ -189,6 +193,7 @@ func fromRR(rr dns.RR, zone string) libdns.Record {
 		if !plain {
 			return out // several strings: presentation form, a libdns.RR
 		}
+		return libdns.TXT{Name: out.Name, TTL: out.TTL, Text: data}
 	case *dns.RFC3597:
 		out.Type = fmt.Sprintf("TYPE%d", hdr.Rrtype)
 		out.Data = v.String()[len(v.Header().String()):]
@@ -232,10 +237,38 @@ func (p *Provider) GetRecords(ctx context.Context, zone string) ([]libdns.Record
 	return out, nil
 }
 
-// AppendRecords adds recs in one UPDATE. Adding a record that exists is a
-// no-op on the server (RFC 2136 section 3.4.2.2). It returns recs, typed.
+// AppendRecords adds recs in one UPDATE and returns the records it
+// created, typed (as libdns documents): it reads the zone first (one
+// AXFR) and neither sends nor returns records already there or given
+// twice (adding a record that exists would be a no-op on the server, RFC
+// 2136 section 3.4.2.2). Records added by others between the read and
+// the update may be returned as created.
 func (p *Provider) AppendRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	return p.write(ctx, zone, recs, false)
+	z, err := zoneops.Zone(zone)
+	if err != nil {
+		return nil, fmt.Errorf("rfc2136: %w", err)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	existing, err := p.GetRecords(ctx, z)
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[zoneops.Key]bool, len(existing))
+	for _, r := range existing {
+		have[zoneops.KeyOf(r, z)] = true
+	}
+	var fresh []libdns.Record
+	for _, r := range recs {
+		if k := zoneops.KeyOf(r, z); !have[k] {
+			have[k] = true
+			fresh = append(fresh, r)
+		}
+	}
+	return p.write(ctx, z, fresh, false)
 }
 
 // SetRecords replaces each (name, type) RRset named in recs with the
@@ -274,8 +307,10 @@ func (p *Provider) write(ctx context.Context, zone string, recs []libdns.Record,
 
 // DeleteRecords deletes the zone's records that match recs, an empty type,
 // TTL or value matching anything (libdns v1). It reads the zone first,
-// then deletes exactly the matching records in one UPDATE, and returns
-// them. Records added by others between the read and the update are not
+// deletes exactly the matching records in one UPDATE (an SVCB or HTTPS
+// set losing some records is replaced by the rest in the same UPDATE,
+// which servers that ignore the deletion of one such record apply), reads
+// the zone again and returns the records that are gone, as they were. Records added by others between the read and the update are not
 // deleted. The SOA and the apex NS records are never deleted (the zone
 // cannot live without them).
 func (p *Provider) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
@@ -309,17 +344,99 @@ func (p *Provider) DeleteRecords(ctx context.Context, zone string, recs []libdns
 	if len(doomed) == 0 {
 		return nil, nil
 	}
-	rrs, err := toRRs(doomed, z)
+	m := new(dns.Msg)
+	m.SetUpdate(z)
+	single, whole, err := splitSVCB(existing, doomed, z)
 	if err != nil {
 		return nil, err
 	}
-	m := new(dns.Msg)
-	m.SetUpdate(z)
-	m.Remove(rrs)
+	if len(single) > 0 {
+		rrs, err := toRRs(single, z)
+		if err != nil {
+			return nil, err
+		}
+		m.Remove(rrs)
+	}
+	for _, w := range whole {
+		// Replace the set by what stays: some servers (PowerDNS 4.7) do
+		// not apply the deletion of one SVCB or HTTPS record of a set,
+		// but do delete a whole set.
+		del, err := toRRs(w.set[:1], z)
+		if err != nil {
+			return nil, err
+		}
+		m.RemoveRRset(del)
+		if len(w.keep) > 0 {
+			keep, err := toRRs(w.keep, z)
+			if err != nil {
+				return nil, err
+			}
+			m.Insert(keep)
+		}
+	}
 	if err := p.update(ctx, z, m); err != nil {
 		return nil, err
 	}
-	return doomed, nil
+	// Return what is gone: a server may accept an UPDATE and leave some
+	// of it undone (RFC 2136 prerequisites aside, servers differ).
+	after, err := p.GetRecords(ctx, z)
+	if err != nil {
+		return nil, err
+	}
+	left := map[zoneops.Key]bool{}
+	for _, r := range after {
+		left[zoneops.KeyOf(r, z)] = true
+	}
+	gone := doomed[:0:0]
+	for _, r := range doomed {
+		if !left[zoneops.KeyOf(r, z)] {
+			gone = append(gone, r)
+		}
+	}
+	return gone, nil
+}
+
+// svcbSet is an SVCB or HTTPS set losing some of its records: set are the
+// records deleted, keep those that stay.
+type svcbSet struct{ set, keep []libdns.Record }
+
+// splitSVCB splits the records to delete into those deleted one by one
+// and the SVCB/HTTPS sets rewritten whole (delete the set, add back what
+// stays) in the same UPDATE.
+func splitSVCB(existing, doomed []libdns.Record, zone string) ([]libdns.Record, []svcbSet, error) {
+	var single []libdns.Record
+	sets := map[zoneops.RRset]*svcbSet{}
+	var order []zoneops.RRset
+	for _, r := range doomed {
+		k := zoneops.KeyOf(r, zone)
+		if k.Type != "SVCB" && k.Type != "HTTPS" {
+			single = append(single, r)
+			continue
+		}
+		if sets[k.Set()] == nil {
+			sets[k.Set()] = &svcbSet{}
+			order = append(order, k.Set())
+		}
+		sets[k.Set()].set = append(sets[k.Set()].set, r)
+	}
+	if len(order) == 0 {
+		return single, nil, nil
+	}
+	gone := map[zoneops.Key]bool{}
+	for _, r := range doomed {
+		gone[zoneops.KeyOf(r, zone)] = true
+	}
+	for _, r := range existing {
+		k := zoneops.KeyOf(r, zone)
+		if w := sets[k.Set()]; w != nil && !gone[k] {
+			w.keep = append(w.keep, r)
+		}
+	}
+	out := make([]svcbSet, 0, len(order))
+	for _, k := range order {
+		out = append(out, *sets[k])
+	}
+	return single, out, nil
 }
 
 var (

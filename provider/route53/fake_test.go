@@ -339,6 +339,9 @@ func validateSet(s *rrset) string {
 			return fmt.Sprintf("Invalid Resource Record: FATAL problem: DuplicateRecord encountered at %s", v)
 		}
 		seen[v] = true
+		if len(v) > 4000 {
+			return "Invalid Resource Record: FATAL problem: value exceeds 4000 characters encountered at " + v[:40]
+		}
 		if s.Type == "TXT" {
 			strs, ok := txtStrings(v)
 			if !ok {

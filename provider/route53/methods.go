@@ -45,7 +45,11 @@ func (p *Provider) SetRecords(ctx context.Context, zone string, recs []libdns.Re
 	for _, g := range gs {
 		values := make([]string, 0, len(g.recs))
 		for _, r := range g.recs {
-			values = append(values, encodeValue(r.RR()))
+			v, err := encodeValue(r)
+			if err != nil {
+				return nil, err
+			}
+			values = append(values, v)
 		}
 		changes = append(changes, upsert(g.name, g.set.Type, g.recs[0].RR().TTL, values))
 	}
@@ -56,8 +60,9 @@ func (p *Provider) SetRecords(ctx context.Context, zone string, recs []libdns.Re
 }
 
 // AppendRecords adds recs to their RRsets, keeping what is there (and
-// an existing RRset's TTL), in one change batch, and returns recs, typed.
-// Records already present are not added twice.
+// an existing RRset's TTL), in one change batch, and returns the records
+// it created, typed (as libdns documents). Records already present, or
+// given twice, are not added again and not returned.
 func (p *Provider) AppendRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
 	z, c, id, err := p.prepare(ctx, zone)
 	if err != nil {
@@ -74,24 +79,58 @@ func (p *Provider) AppendRecords(ctx context.Context, zone string, recs []libdns
 		return nil, err
 	}
 	changes := make([]types.Change, 0, len(gs))
+	var created []libdns.Record
 	for _, g := range gs {
 		ttl := g.recs[0].RR().TTL
 		var values []string
+		have := map[zoneops.Key]bool{}
 		if s, ok := findSet(sets, g, z); ok {
 			ttl = time.Duration(aws.ToInt64(s.TTL)) * time.Second
 			for _, r := range s.ResourceRecords {
 				values = append(values, aws.ToString(r.Value))
 			}
+			for _, r := range fromSet(s, z) {
+				have[zoneops.KeyOf(r, z)] = true
+			}
 		}
+		n := len(values)
 		for _, r := range g.recs {
-			values = append(values, encodeValue(r.RR()))
+			k := zoneops.KeyOf(r, z)
+			if have[k] {
+				continue
+			}
+			have[k] = true
+			v, err := encodeValue(r)
+			if err != nil {
+				return nil, err
+			}
+			values = append(values, v)
+			rec := zoneops.Typed(r)
+			if n > 0 && !isTXT(r) { // joins an RRset: takes its TTL
+				rr := r.RR()
+				rr.TTL = ttl
+				rec = zoneops.Typed(rr)
+			} else if n > 0 {
+				rec = libdns.TXT{Name: r.RR().Name, TTL: ttl, Text: r.RR().Data}
+			}
+			created = append(created, rec)
 		}
-		changes = append(changes, upsert(g.name, g.set.Type, ttl, values))
+		if len(values) > n {
+			changes = append(changes, upsert(g.name, g.set.Type, ttl, values))
+		}
 	}
 	if err := p.apply(ctx, c, "AppendRecords", z, id, changes); err != nil {
 		return nil, err
 	}
-	return zoneops.TypedAll(recs), nil
+	return created, nil
+}
+
+func isTXT(r libdns.Record) bool {
+	switch r.(type) {
+	case libdns.TXT, *libdns.TXT:
+		return true
+	}
+	return false
 }
 
 // findSet returns the listed RRset of g.

@@ -28,9 +28,13 @@ import (
 //     are permanent. See WrapError.
 //   - SetRecords sends every RRset of the call in one change batch, which
 //     Route 53 applies atomically: all of it or none.
-//   - TXT text is quoted, split into 255-byte strings and escaped on the
-//     way in and decoded on the way out byte for byte. (libdns/route53
-//     v1.6.2 strips quotes at either end of the text when reading.)
+//   - TXT text is quoted, split into 255-byte strings and escaped (octal,
+//     as Route 53 documents) on the way in and decoded on the way out
+//     byte for byte. (libdns/route53 v1.6.2 strips quotes at either end of
+//     the text when reading.) A TXT given in presentation form (a
+//     libdns.RR whose data begins with a double quote, several strings)
+//     keeps its strings and reads back in the same form. A value longer
+//     than Route 53's 4,000 characters is refused before sending.
 //   - DeleteRecords honours libdns v1's wildcards (empty type, TTL or
 //     value) and returns only what it deleted.
 //   - A configuration that cannot be loaded (an unknown profile) is an
@@ -173,21 +177,47 @@ func fromSet(s types.ResourceRecordSet, zone string) []libdns.Record {
 	ttl := time.Duration(aws.ToInt64(s.TTL)) * time.Second
 	out := make([]libdns.Record, 0, len(s.ResourceRecords))
 	for _, r := range s.ResourceRecords {
-		v := aws.ToString(r.Value)
+		rr := libdns.RR{Name: name, TTL: ttl, Type: string(s.Type), Data: aws.ToString(r.Value)}
 		if s.Type == types.RRTypeTxt || s.Type == types.RRTypeSpf {
-			v = decodeTXT(v)
+			data, plain := zoneops.TXTData(decodeTXTStrings(rr.Data))
+			rr.Data = data
+			if !plain {
+				// Several strings that are not one text cut at 255
+				// bytes: presentation form, a libdns.RR.
+				out = append(out, rr)
+			} else {
+				out = append(out, libdns.TXT{Name: rr.Name, TTL: rr.TTL, Text: data})
+			}
+			continue
 		}
-		out = append(out, zoneops.Typed(libdns.RR{Name: name, TTL: ttl, Type: string(s.Type), Data: v}))
+		out = append(out, zoneops.Typed(rr))
 	}
 	return out
 }
 
-// encodeValue writes a record's data the way Route 53 wants it.
-func encodeValue(rr libdns.RR) string {
-	if t := strings.ToUpper(rr.Type); t == "TXT" || t == "SPF" {
-		return encodeTXT(rr.Data)
+// maxValue is the longest value Route 53 accepts (ResourceRecord.Value,
+// "not to exceed 4,000 characters").
+const maxValue = 4000
+
+// encodeValue writes a record's data the way Route 53 wants it. TXT and
+// SPF data keeps its strings: a libdns.TXT (or plain text) is cut into
+// 255-byte strings, presentation form (data beginning with a double
+// quote, as a libdns.RR) is written string for string. A value longer than
+// Route 53 accepts is an error, before anything is sent.
+func encodeValue(r libdns.Record) (string, error) {
+	rr := r.RR()
+	if t := strings.ToUpper(rr.Type); t != "TXT" && t != "SPF" {
+		return rr.Data, nil
 	}
-	return rr.Data
+	ss, err := zoneops.TXTInput(r)
+	if err != nil {
+		return "", fmt.Errorf("route53: record %s %s: %w", rr.Name, rr.Type, err)
+	}
+	v := encodeTXTStrings(ss)
+	if len(v) > maxValue {
+		return "", fmt.Errorf("route53: record %s %s: value of %d characters once quoted and escaped; Route 53 accepts at most %d", rr.Name, rr.Type, len(v), maxValue)
+	}
+	return v, nil
 }
 
 // group is the records of one RRset in a call, in input order.

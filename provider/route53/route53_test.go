@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -218,4 +219,35 @@ func TestWaitForSync(t *testing.T) {
 		assert.Contains(t, err.Error(), "INSYNC")
 		assert.Equal(t, 1, getChanges(f))
 	})
+}
+
+// An SPF record given as several strings reaches Route 53 as those quoted
+// strings (not one string holding the quotes) and reads back in the same
+// form, so the reconciler sees it unchanged only when it is.
+func TestTXTStringsOnTheWire(t *testing.T) {
+	f := newFakeRoute53(t, "Z0GSLBKIT", "example.test.")
+	p := newProvider(t, f, "Z0GSLBKIT")
+	ctx := context.Background()
+	spf := `"v=spf1 include:a" " include:b ~all"`
+	_, err := p.SetRecords(ctx, "example.test.", []libdns.Record{libdns.RR{Name: "@", Type: "TXT", TTL: time.Minute, Data: spf}})
+	require.NoError(t, err)
+	f.mu.Lock()
+	var wire []string
+	for k, s := range f.sets {
+		if k.typ == "TXT" {
+			wire = append(wire, s.Values...)
+		}
+	}
+	f.mu.Unlock()
+	assert.Equal(t, []string{spf}, wire)
+	recs, err := p.GetRecords(ctx, "example.test.")
+	require.NoError(t, err)
+	assert.Contains(t, recs, libdns.Record(libdns.RR{Name: "@", Type: "TXT", TTL: time.Minute, Data: spf}))
+
+	// A value over Route 53's 4,000 characters is refused before sending.
+	n := len(f.requests)
+	_, err = p.SetRecords(ctx, "example.test.", []libdns.Record{libdns.TXT{Name: "big", TTL: time.Minute, Text: strings.Repeat("é", 700)}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "4000")
+	assert.Equal(t, n, len(f.requests), "nothing sent")
 }

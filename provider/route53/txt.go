@@ -20,6 +20,15 @@ func encodeTXT(text string) string { return zoneops.QuoteTXTEscaped(text, zoneop
 // a best effort, never a panic.
 func decodeTXT(v string) string { return zoneops.UnquoteTXTEscaped(v, zoneops.Octal) }
 
+// encodeTXTStrings writes character-strings (each at most 255 bytes) as
+// Route 53 wants a TXT value, one quoted string each, escaped as
+// encodeTXT does.
+func encodeTXTStrings(ss []string) string { return zoneops.QuoteTXTStrings(ss, zoneops.Octal) }
+
+// decodeTXTStrings reads a Route 53 TXT value into its character-strings,
+// escapes undone. It never fails.
+func decodeTXTStrings(v string) []string { return zoneops.UnquoteTXTStrings(v, zoneops.Octal) }
+
 // decodeName undoes Route 53's escapes in a record name (\052 for '*',
 // octal for other special bytes) and lower-cases it. A name has no quotes
 // or blanks, so it reads as one unquoted token.

@@ -1,0 +1,358 @@
+package conformance_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	r53 "github.com/aws/aws-sdk-go-v2/service/route53"
+	"github.com/miekg/dns"
+
+	"github.com/gslbkit/gslb/internal/testproc"
+)
+
+// server is a DNS server (or emulator) started for one test on a free
+// loopback port, stopped in t.Cleanup.
+type server struct {
+	addr            string // 127.0.0.1:port
+	keyName, secret string // TSIG, hmac-sha256
+	zoneID          string // moto: the hosted zone
+	endpoint        string // moto: http://127.0.0.1:port
+	proc            *testproc.Process
+	log             *testproc.Buffer
+	// restart starts the server again on the same port with the same
+	// files (after stop), and waits until it is ready.
+	restart func() error
+}
+
+// stop stops the server and waits for it to exit.
+func (s *server) stop() { s.proc.Stop() }
+
+// find returns the path of one of names, or "": skipped, or fatal when
+// the env variable is 1.
+func find(t *testing.T, env, install string, names ...string) string {
+	t.Helper()
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+		for _, d := range []string{"/usr/sbin", "/usr/local/sbin", "/usr/bin"} {
+			if st, err := os.Stat(filepath.Join(d, n)); err == nil && !st.IsDir() {
+				return filepath.Join(d, n)
+			}
+		}
+	}
+	msg := fmt.Sprintf("%s is not installed (%s)", names[0], install)
+	if os.Getenv(env) == "1" {
+		t.Fatalf("%s; %s=1 requires it", msg, env)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+func newSecret(t *testing.T) string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// start runs cmd (built by mk for a free port) until ready succeeds,
+// trying a few ports: one found free may be taken before the server binds.
+func start(t *testing.T, what string, mk func(port int) (*exec.Cmd, *server, error), ready func(*server) error) *server {
+	t.Helper()
+	var last error
+	for range 3 {
+		port, err := testproc.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd, s, err := mk(port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.log = &testproc.Buffer{}
+		cmd.Stdout, cmd.Stderr = s.log, s.log
+		if s.proc, err = testproc.Start(cmd); err != nil {
+			t.Fatalf("start %s: %v", what, err)
+		}
+		if err = waitReady(s, ready); err == nil {
+			s.restart = func() error {
+				cmd, _, err := mk(port)
+				if err != nil {
+					return err
+				}
+				cmd.Stdout, cmd.Stderr = s.log, s.log
+				if s.proc, err = testproc.Start(cmd); err != nil {
+					return err
+				}
+				return waitReady(s, ready)
+			}
+			t.Cleanup(func() {
+				s.proc.Stop()
+				if t.Failed() {
+					t.Logf("%s log:\n%s", what, s.log.String())
+				}
+			})
+			return s
+		}
+		s.proc.Stop()
+		last = fmt.Errorf("%w; %s log:\n%s", err, what, s.log.String())
+	}
+	t.Fatalf("%s: %v", what, last)
+	return nil
+}
+
+// waitReady polls ready every 25 ms until it succeeds, the process exits,
+// or 30 s pass (a hang guard).
+func waitReady(s *server, ready func(*server) error) error {
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := ready(s)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-s.proc.Done():
+			return errors.New("exited before it was ready")
+		case <-deadline.C:
+			return fmt.Errorf("not ready within 30s: %v", err)
+		case <-tick.C:
+		}
+	}
+}
+
+// soaReady asks for the zone's SOA and wants an authoritative answer.
+func soaReady(zone string) func(*server) error {
+	return func(s *server) error {
+		c := &dns.Client{Net: "udp", Timeout: 500 * time.Millisecond}
+		m := new(dns.Msg)
+		m.SetQuestion(zone, dns.TypeSOA)
+		r, _, err := c.Exchange(m, s.addr)
+		if err != nil {
+			return err
+		}
+		if r.Rcode != dns.RcodeSuccess || !r.Authoritative || len(r.Answer) == 0 {
+			return fmt.Errorf("SOA answer %s", dns.RcodeToString[r.Rcode])
+		}
+		return nil
+	}
+}
+
+func zoneText(zone string) string {
+	return fmt.Sprintf(`$ORIGIN %[1]s
+$TTL 30
+@   IN SOA ns1.%[1]s hostmaster.%[1]s 1 60 60 600 30
+@   IN NS  ns1.%[1]s
+ns1 IN A   127.0.0.1
+`, zone)
+}
+
+// startBIND runs named with a TSIG key allowed to update and transfer
+// zone, and check-integrity off (libdnstest writes an MX and an SRV whose
+// targets have no address records, which BIND otherwise refuses).
+func startBIND(t *testing.T, zone string) *server {
+	named := find(t, "GSLBKIT_REQUIRE_BIND", "apt-get install -y bind9 bind9-utils", "named")
+	dir := t.TempDir()
+	secret := newSecret(t)
+	return start(t, "named", func(port int) (*exec.Cmd, *server, error) {
+		conf := fmt.Sprintf(`key "gslb-key" { algorithm hmac-sha256; secret "%[1]s"; };
+options {
+  directory "%[2]s"; pid-file "%[2]s/named.pid";
+  listen-on port %[3]d { 127.0.0.1; }; listen-on-v6 { none; };
+  recursion no; dnssec-validation no; notify no;
+};
+controls { };
+zone "%[4]s" {
+  type primary; file "%[2]s/zone.db"; check-integrity no;
+  allow-update { key "gslb-key"; }; allow-transfer { key "gslb-key"; };
+};
+`, secret, dir, port, strings.TrimSuffix(zone, "."))
+		if err := os.WriteFile(filepath.Join(dir, "named.conf"), []byte(conf), 0o600); err != nil {
+			return nil, nil, err
+		}
+		if _, err := os.Stat(filepath.Join(dir, "zone.db")); err != nil { // a restart keeps the zone and its journal
+			if err := os.WriteFile(filepath.Join(dir, "zone.db"), []byte(zoneText(zone)), 0o644); err != nil {
+				return nil, nil, err
+			}
+		}
+		args := []string{"-g", "-c", filepath.Join(dir, "named.conf")}
+		if os.Geteuid() == 0 {
+			args = append(args, "-u", "root")
+		}
+		cmd := exec.Command(named, args...)
+		cmd.Dir = dir
+		return cmd, &server{addr: hostPort(port), keyName: "gslb-key", secret: secret}, nil
+	}, soaReady(zone))
+}
+
+// startKnot runs knotd with a TSIG key allowed to update and transfer zone.
+func startKnot(t *testing.T, zone string) *server {
+	knotd := find(t, "GSLBKIT_REQUIRE_KNOT", "apt-get install -y knot", "knotd")
+	dir := t.TempDir()
+	secret := newSecret(t)
+	return start(t, "knotd", func(port int) (*exec.Cmd, *server, error) {
+		conf := fmt.Sprintf(`server:
+    listen: 127.0.0.1@%[1]d
+    rundir: %[2]s
+log:
+  - target: stderr
+    any: info
+key:
+  - id: gslb-key
+    algorithm: hmac-sha256
+    secret: %[3]s
+acl:
+  - id: gslb
+    key: gslb-key
+    action: [transfer, update]
+database:
+    storage: %[2]s
+template:
+  - id: default
+    storage: %[2]s
+    zonefile-sync: -1
+    journal-content: changes
+zone:
+  - domain: %[4]s
+    file: %[2]s/zone.db
+    acl: gslb
+`, port, dir, secret, zone)
+		if err := os.WriteFile(filepath.Join(dir, "knot.conf"), []byte(conf), 0o600); err != nil {
+			return nil, nil, err
+		}
+		if _, err := os.Stat(filepath.Join(dir, "zone.db")); err != nil { // a restart keeps the zone and its journal
+			if err := os.WriteFile(filepath.Join(dir, "zone.db"), []byte(zoneText(zone)), 0o644); err != nil {
+				return nil, nil, err
+			}
+		}
+		return exec.Command(knotd, "-c", filepath.Join(dir, "knot.conf")), &server{addr: hostPort(port), keyName: "gslb-key", secret: secret}, nil
+	}, soaReady(zone))
+}
+
+// startPDNS runs pdns_server on an SQLite database with zone, a TSIG key
+// allowed to update (SOA-EDIT-DNSUPDATE INCREASE) and transfer it.
+func startPDNS(t *testing.T, zone string) *server {
+	pdns := find(t, "GSLBKIT_REQUIRE_PDNS", "apt-get install -y pdns-server pdns-backend-sqlite3", "pdns_server")
+	pdnsutil := find(t, "GSLBKIT_REQUIRE_PDNS", "apt-get install -y pdns-server", "pdnsutil")
+	schema := "/usr/share/doc/pdns-backend-sqlite3/schema.sqlite3.sql"
+	if _, err := os.Stat(schema); err != nil {
+		find(t, "GSLBKIT_REQUIRE_PDNS", "apt-get install -y pdns-backend-sqlite3", "pdns-backend-sqlite3-schema")
+	}
+	sqlite := find(t, "GSLBKIT_REQUIRE_PDNS", "apt-get install -y sqlite3", "sqlite3")
+	dir := t.TempDir()
+	secret := newSecret(t)
+	db := filepath.Join(dir, "pdns.sqlite3")
+	sql, err := os.ReadFile(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sqlite, db)
+	cmd.Stdin = strings.NewReader(string(sql))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sqlite3: %v\n%s", err, out)
+	}
+	return start(t, "pdns_server", func(port int) (*exec.Cmd, *server, error) {
+		conf := fmt.Sprintf(`launch=gsqlite3
+gsqlite3-database=%[1]s
+local-address=127.0.0.1
+local-port=%[2]d
+socket-dir=%[3]s
+guardian=no
+daemon=no
+dnsupdate=yes
+allow-dnsupdate-from=127.0.0.0/8
+disable-axfr=no
+api=no
+webserver=no
+setuid=
+setgid=
+cache-ttl=0
+query-cache-ttl=0
+negquery-cache-ttl=0
+`, db, port, dir)
+		if err := os.WriteFile(filepath.Join(dir, "pdns.conf"), []byte(conf), 0o600); err != nil {
+			return nil, nil, err
+		}
+		z := strings.TrimSuffix(zone, ".")
+		for _, args := range [][]string{
+			{"create-zone", z, "ns1." + zone},
+			{"add-record", z, "ns1", "A", "30", "127.0.0.1"},
+			{"import-tsig-key", "gslb-key", "hmac-sha256", secret},
+			{"set-meta", z, "TSIG-ALLOW-DNSUPDATE", "gslb-key"},
+			{"set-meta", z, "TSIG-ALLOW-AXFR", "gslb-key"},
+			{"set-meta", z, "SOA-EDIT-DNSUPDATE", "INCREASE"},
+		} {
+			if _, err := os.Stat(filepath.Join(dir, "zone-made")); err == nil {
+				break // a retry on another port: the database is ready
+			}
+			out, err := exec.Command(pdnsutil, append([]string{"--config-dir=" + dir}, args...)...).CombinedOutput()
+			if err != nil {
+				return nil, nil, fmt.Errorf("pdnsutil %v: %v\n%s", args, err, out)
+			}
+		}
+		_ = os.WriteFile(filepath.Join(dir, "zone-made"), nil, 0o600)
+		return exec.Command(pdns, "--config-dir="+dir), &server{addr: hostPort(port), keyName: "gslb-key", secret: secret}, nil
+	}, soaReady(zone))
+}
+
+// startMoto runs moto_server and creates a hosted zone for zone through
+// the AWS SDK. It sets the AWS_* variables the Route 53 adapter reads
+// (so tests using it must not run in parallel).
+func startMoto(t *testing.T, zone string) *server {
+	moto := find(t, "GSLBKIT_REQUIRE_MOTO", "pip install 'moto[server]'", "moto_server")
+	s := start(t, "moto_server", func(port int) (*exec.Cmd, *server, error) {
+		return exec.Command(moto, "-H", "127.0.0.1", "-p", strconv.Itoa(port)),
+			&server{addr: hostPort(port), endpoint: "http://" + hostPort(port)}, nil
+	}, func(s *server) error {
+		resp, err := http.Get(s.endpoint + "/moto-api/")
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		return nil
+	})
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL_ROUTE_53": s.endpoint, "AWS_ACCESS_KEY_ID": "testing",
+		"AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
+		"AWS_PROFILE": "", "AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"),
+		"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none"),
+	} {
+		t.Setenv(k, v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion("us-east-1"),
+		awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := r53.NewFromConfig(cfg).CreateHostedZone(ctx, &r53.CreateHostedZoneInput{
+		Name: aws.String(zone), CallerReference: aws.String(fmt.Sprint(time.Now().UnixNano())),
+	})
+	if err != nil {
+		t.Fatalf("moto: CreateHostedZone: %v", err)
+	}
+	s.zoneID = strings.TrimPrefix(aws.ToString(out.HostedZone.Id), "/hostedzone/")
+	return s
+}
+
+func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
