@@ -100,6 +100,39 @@ func (p *Provider) Changes(since uint64) ([]Change, bool) {
 	return p.load().changes(since)
 }
 
+// History is the Provider's history after a version, read from one
+// snapshot of the Provider (see Since): either the journal entries after
+// that version or, when they cannot bring a copy up to date, the whole
+// store.
+type History struct {
+	// Version and Epoch are the Provider's at the snapshot.
+	Version uint64
+	Epoch   string
+	// Changes are the journal entries after the version asked for, in
+	// order (not to be modified); nil when Full is set.
+	Changes []Change
+	// Full is every zone, set when the journal does not reach back to the
+	// version asked for, when that version is beyond the current one, or
+	// when the epoch asked for is not the Provider's.
+	Full *Snapshot
+}
+
+// Since returns the history a copy of the Provider at version since, of
+// history epoch ("" for any), needs to catch up: the changes after since,
+// or a full snapshot (see History). It is what a replication source
+// serves, read from one consistent state.
+func (p *Provider) Since(since uint64, epoch string) History {
+	s := p.load()
+	h := History{Version: s.version, Epoch: s.epoch}
+	if since > s.version || since < s.floor || (epoch != "" && epoch != s.epoch) {
+		snap := s.snapshot()
+		h.Full = &snap
+		return h
+	}
+	h.Changes, _ = s.changes(since)
+	return h
+}
+
 func (s *state) changes(since uint64) ([]Change, bool) {
 	if since >= s.version {
 		return nil, true
