@@ -198,7 +198,8 @@ type RRLStats struct {
 // sent, dropped or slipped. It is a pure limiter: it reads no clock (the
 // caller passes now, whose whole seconds are what count, as in Knot),
 // starts nothing and allocates nothing per call. It is safe for concurrent
-// use; buckets are guarded by 64 striped locks.
+// use; buckets are guarded by 64 striped locks. Make one with
+// NewRateLimiter: a nil or zero RateLimiter limits nothing (Check sends).
 type RateLimiter struct {
 	rate, capacity uint32
 	slip           uint32
@@ -271,7 +272,7 @@ func (l *RateLimiter) Stats() RRLStats {
 // errors and wildcard answers, so that random names below one zone share a
 // bucket (Knot's rule). A nil limiter sends everything.
 func (l *RateLimiter) Check(now time.Time, src netip.Addr, class RRLClass, name []byte) RRLAction {
-	if l == nil {
+	if l == nil || len(l.buckets) == 0 {
 		return RRLSend
 	}
 	src = src.Unmap()

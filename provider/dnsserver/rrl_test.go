@@ -194,14 +194,14 @@ func TestRRLConfigValidate(t *testing.T) {
 		field string
 		set   func(*dnsserver.RRLConfig)
 	}{
-		{"rrl.rate", func(c *dnsserver.RRLConfig) { c.Rate = -1 }},
-		{"rrl.rate", func(c *dnsserver.RRLConfig) { c.Rate = 1_000_001 }},
-		{"rrl.slip", func(c *dnsserver.RRLConfig) { c.Slip = 101 }},
-		{"rrl.slip", func(c *dnsserver.RRLConfig) { c.Slip = -1 }},
-		{"rrl.tableSize", func(c *dnsserver.RRLConfig) { c.TableSize = 10 }},
-		{"rrl.ipv4Prefix", func(c *dnsserver.RRLConfig) { c.IPv4Prefix = 33 }},
-		{"rrl.ipv6Prefix", func(c *dnsserver.RRLConfig) { c.IPv6Prefix = 16 }},
-		{"rrl.exempt[0]", func(c *dnsserver.RRLConfig) { c.Exempt = []netip.Prefix{{}} }},
+		{"rate", func(c *dnsserver.RRLConfig) { c.Rate = -1 }},
+		{"rate", func(c *dnsserver.RRLConfig) { c.Rate = 1_000_001 }},
+		{"slip", func(c *dnsserver.RRLConfig) { c.Slip = 101 }},
+		{"slip", func(c *dnsserver.RRLConfig) { c.Slip = -1 }},
+		{"tableSize", func(c *dnsserver.RRLConfig) { c.TableSize = 10 }},
+		{"ipv4Prefix", func(c *dnsserver.RRLConfig) { c.IPv4Prefix = 33 }},
+		{"ipv6Prefix", func(c *dnsserver.RRLConfig) { c.IPv6Prefix = 16 }},
+		{"exempt[0]", func(c *dnsserver.RRLConfig) { c.Exempt = []netip.Prefix{{}} }},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			c := dnsserver.DefaultRRLConfig()

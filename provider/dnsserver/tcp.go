@@ -577,6 +577,9 @@ func (st ServerStats) TCPFull() bool { return st.TCPLimit > 0 && st.TCPOpen >= s
 // Stats returns the server's counters. It is safe to call at any time,
 // from any goroutine.
 func (s *Server) Stats() ServerStats {
+	if s == nil || s.conns == nil {
+		return ServerStats{}
+	}
 	st := ServerStats{
 		TCPOpen:      s.conns.len(),
 		TCPLimit:     s.cfg.MaxTCPConns,
@@ -602,7 +605,12 @@ func (s *Server) Stats() ServerStats {
 
 // TCPLimit returns the connection limit the server applies (MaxTCPConns,
 // or the default derived from the descriptor limit).
-func (s *Server) TCPLimit() int { return s.cfg.MaxTCPConns }
+func (s *Server) TCPLimit() int {
+	if s == nil {
+		return 0
+	}
+	return s.cfg.MaxTCPConns
+}
 
 // defaultMaxTCPConns derives the TCP connection limit from the descriptor
 // limit: a quarter of it, between 16 and 1,024.

@@ -1,4 +1,4 @@
-// Command idleserver is a memory.Server for TestServerIdleConnectionCost:
+// Command idleserver is a dnsserver.Server for TestServerIdleConnectionCost:
 // built without -race, it serves one zone on 127.0.0.1 with the descriptor
 // limit and connection limit it is given, and answers "mem" on stdin with
 // its heap and stack in use after a GC, and its ServerStats.
@@ -19,6 +19,7 @@ import (
 
 	"github.com/libdns/libdns"
 
+	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/memory"
 )
 
@@ -38,9 +39,9 @@ func main() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	cfg := memory.DefaultServerConfig()
+	cfg := dnsserver.DefaultServerConfig()
 	cfg.Addr, cfg.MaxTCPConns, cfg.TCPIdleTimeout = "127.0.0.1:0", *maxConns, 10*time.Minute
-	srv, err := memory.NewServer(p, cfg, nil)
+	srv, err := dnsserver.NewServer(p, cfg, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func main() {
 		runtime.ReadMemStats(&ms)
 		b, _ := json.Marshal(struct {
 			Heap, Stack uint64
-			Server      memory.ServerStats
+			Server      dnsserver.ServerStats
 		}{ms.HeapInuse, ms.StackInuse, srv.Stats()})
 		fmt.Printf("mem %s\n", b)
 	}
