@@ -7,7 +7,7 @@ import "github.com/gslbkit/gslb/internal/dnswire"
 // carry DF, no reply is cut into fragments by this host, and path MTU
 // figures learned from ICMP "fragmentation needed" or "packet too big"
 // messages, which anyone can forge, are not used. A reply larger than the
-// outgoing interface's MTU (possible only with Config.MaxUDPSize above the
+// outgoing interface's MTU (possible only with memory.Config.MaxUDPSize above the
 // link's MTU less 28 or 48 bytes of headers) is refused by the kernel and
 // goes out truncated instead (truncateToTC), so the client retries over
 // TCP. This is what RFC 9715 asks of UDP responders: DF on IPv4, no

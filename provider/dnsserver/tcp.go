@@ -441,7 +441,7 @@ const tcpFlushAt = 16 << 10
 const tcpDeadlineStep = time.Second
 
 // answerUDP answers one UDP query into out: transfers and TSIG through the
-// Transfer when there is one, else the Provider's fast path. A panic (a bug)
+// Transfer when there is one, else the Answerer's (the store's fast path). A panic (a bug)
 // costs this query its reply, not the server its life.
 func (s *Server) answerUDP(q, out []byte, src netip.Addr) (reply []byte) {
 	defer func() {
@@ -472,7 +472,7 @@ func (s *Server) panicked(transport string, src netip.Addr, v any) {
 }
 
 // respondTCP answers one query of tc that is not a zone transfer, from the
-// fast path's TCP entries when it can (Provider.RespondTCP), reusing the
+// fast path's TCP entries when it can (memory.Provider.RespondTCP), reusing the
 // connection's reply buffer.
 func (s *Server) respondTCP(tc *tcpConn, query []byte) []byte {
 	r := s.a.RespondTCP(query, tc.rbuf[:0], tc.src)
@@ -556,7 +556,7 @@ type ServerStats struct {
 	// went on (the first panic each second is logged with its stack).
 	Panics uint64
 	// HookPanics counts answer hooks that panicked, whose queries were
-	// answered as if the hook had no opinion (Provider.HookPanics).
+	// answered as if the hook had no opinion (memory.Provider.HookPanics; 0 for an Answerer without it).
 	HookPanics uint64
 	// UDPPauseTrials counts the UDP loops' trials of their pause (see
 	// ServerConfig.UDPCoalesce), UDPPauseChosen those that chose to pause.
@@ -566,7 +566,7 @@ type ServerStats struct {
 	// UDPTooBig counts UDP replies larger than the outgoing interface's
 	// MTU, which the server does not fragment (see Server): each was sent
 	// truncated (TC set, question and OPT only) so that the client retried
-	// over TCP. Non-zero means Config.MaxUDPSize is above what a link
+	// over TCP. Non-zero means memory.Config.MaxUDPSize is above what a link
 	// carries in one packet.
 	UDPTooBig uint64
 }

@@ -39,7 +39,7 @@ func (c v6Batch) WriteBatch(ms []ipv4.Message, flags int) (int, error) {
 // serveUDPPortable answers datagrams on conn with one goroutine per usable
 // CPU, each receiving and sending up to udpBatch datagrams per system call
 // through Go's poller (recvmmsg and sendmmsg on Linux; one at a time
-// elsewhere) and answering from the fast path (RespondUDP). It closes conn
+// elsewhere) and answering from the fast path (Answerer.RespondUDP). It closes conn
 // and returns when stop is closed.
 func (s *Server) serveUDPPortable(conn *net.UDPConn, stop <-chan struct{}) {
 	var bc batchConn

@@ -237,8 +237,8 @@ func readChanges(r io.Reader) (ChangesResponse, error) {
 	return c, nil
 }
 
-// ParseSnapshot decodes a Snapshot from JSON (a GET snapshot body). It
-// checks the shape only; Provider.Restore validates the records.
+// ParseSnapshot decodes a memory.Snapshot from JSON (a GET snapshot body). It
+// checks the shape only; memory.Provider.Restore validates the records.
 func ParseSnapshot(data []byte) (memory.Snapshot, error) { return readSnapshot(bytes.NewReader(data)) }
 
 // ParseChanges decodes a ChangesResponse from JSON (a GET changes body). A

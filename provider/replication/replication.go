@@ -64,7 +64,7 @@ type ChangesResponse struct {
 	// Format is the format version (ReplicationFormat when written here).
 	Format  int    `json:"format,omitempty"`
 	Version uint64 `json:"version"`
-	// Epoch is the source's epoch (see Provider.Epoch). A replica applies
+	// Epoch is the source's epoch (see memory.Provider.Epoch). A replica applies
 	// Changes only onto a copy of the same epoch.
 	Epoch    string           `json:"epoch,omitempty"`
 	Full     bool             `json:"full"`

@@ -18,10 +18,10 @@ import (
 
 // TransferConfig configures zone transfer out (AXFR, RFC 5936; IXFR, RFC
 // 1995) and NOTIFY (RFC 1996), so that standard secondaries (BIND, Knot,
-// NSD, PowerDNS, ...) can follow the Provider's zones: the Provider is then
+// NSD, PowerDNS, ...) can follow a memory.Provider's zones: the Provider is then
 // their (hidden) primary.
 //
-// Secondaries serve the records the zone stores. Answer hooks (AnswerFunc)
+// Secondaries serve the records the zone stores. Answer hooks (memory.AnswerFunc)
 // run only in the process that registered them, and region-filtered copies
 // exist only on the replication Handler: a secondary answers every client
 // with the whole stored RRset. A Transfer logs a warning when it transfers
@@ -114,8 +114,8 @@ func zoneKey(name string) string {
 }
 
 // Validate reports the first field out of range, as a *FieldError whose
-// Field is the path within the TransferConfig ("allow[0].key"). Zero fields
-// are valid: they take their defaults.
+// Path is the path within the TransferConfig ("allow[0].key"), wrapping
+// ErrInvalidConfig. Zero fields are valid: they take their defaults.
 func (c TransferConfig) Validate() error {
 	c = c.withDefaults()
 	names := map[string]bool{}
@@ -193,12 +193,12 @@ type tsigKey struct {
 	name, alg, secret string
 }
 
-// Transfer serves a Provider's zones to secondaries: AXFR and IXFR over
-// TCP (IXFR from the journal, see Change.Old, falling back to AXFR when the
+// Transfer serves a memory.Provider's zones to secondaries: AXFR and IXFR over
+// TCP (IXFR from the journal, see memory.Change.Old, falling back to AXFR when the
 // journal does not reach back to the secondary's serial), TSIG-signed
 // queries of any type (the secondaries' SOA checks), and NOTIFY to the
-// configured secondaries from Run. Server uses one when
-// ServerConfig.Transfer is enabled; a program with its own DNS loops calls
+// configured secondaries from Run. dnsserver.Server uses one given with
+// Server.SetTransfer (and runs it); a program with its own DNS loops calls
 // ServeTCP for each TCP message and RespondWire or RespondUDP for the rest.
 //
 // Transfers read one immutable snapshot of the zone and never block the

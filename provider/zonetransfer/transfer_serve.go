@@ -68,7 +68,7 @@ func wants(q []byte) bool {
 	return false
 }
 
-// RespondUDP answers a UDP query as Provider.RespondUDP does (the fast path,
+// RespondUDP answers a UDP query as memory.Provider.RespondUDP does (the fast path,
 // into buf), except that TSIG-signed queries are verified and answered
 // signed, and an IXFR request allowed to transfer gets the zone's SOA alone
 // (RFC 1995 section 2: the client then asks again over TCP, or stops if it
@@ -83,7 +83,7 @@ func (x *Transfer) RespondUDP(query, buf []byte, src netip.Addr) []byte {
 	return x.RespondWire(query, src, false)
 }
 
-// RespondWire answers one query as Provider.RespondWire does, except for
+// RespondWire answers one query as memory.Provider.RespondWire does, except for
 // the Transfer's business: TSIG-signed queries are verified (a bad or
 // unknown key gets NOTAUTH with the TSIG error, RFC 8945) and answered
 // signed; over UDP an allowed IXFR request gets the SOA alone. Over TCP,
@@ -252,7 +252,7 @@ func (x *Transfer) transferable(req *dns.Msg, src netip.Addr, key *tsigKey) (*dn
 // writes the reply, length-prefixed as on TCP, to w — for an AXFR or IXFR
 // request, the whole transfer as a stream of messages, each signed when
 // the request was. It returns false, writing nothing, for any other query
-// (answer it with Provider.RespondWire), and the write error that cut a
+// (answer it with memory.Provider.RespondWire), and the write error that cut a
 // reply short. When w has SetWriteDeadline (a net.Conn), each message gets
 // 30 s to be written.
 //
