@@ -182,14 +182,16 @@ func serverInvalid(field string, value any, allowed string) error {
 	return fielderr.New(ErrInvalidConfig, field, value, allowed)
 }
 
-// Server serves an Answerer's zones (a memory.Provider's) over UDP and TCP. UDP is answered by a
-// batched loop (recvmmsg/sendmmsg, one goroutine per usable CPU, pausing
-// briefly between batches under heavy load: see UDPCoalesce) through the
-// store's fast path (see memory.Provider.RespondUDP), with optional response rate limiting (see
+// Server serves an Answerer's zones (a memory.Provider's) over UDP and
+// TCP. UDP is answered by a batched loop (recvmmsg/sendmmsg, one goroutine
+// per usable CPU, pausing briefly between batches under heavy load: see
+// UDPCoalesce) through the store's fast path (see
+// memory.Provider.RespondUDP), with optional response rate limiting (see
 // RRLConfig); TCP by a loop of its own through RespondTCP, which produces
 // the same bytes. NewServer starts nothing; Listen binds the sockets (Run
-// does it if Listen was not called); Run serves until its context ends and
-// returns once every goroutine it started has exited. A Server runs once.
+// does it if Listen was not called); Run serves until its context ends or
+// Close is called, and returns once every goroutine it started has exited.
+// A Server runs once (ErrRunning).
 //
 // # TCP under load
 //
