@@ -36,8 +36,8 @@ type ZoneRecord struct {
 }
 
 // ReplicationFormat is the version of the snapshot and changes format this
-// package writes (Snapshot.Format, ChangesResponse.Format) and the newest it
-// reads. 2 added ZoneRecord.Strings; 0 (absent) and 1 are the first format.
+// package writes (Snapshot.Format, replication.ChangesResponse.Format) and
+// the newest it reads. 2 added ZoneRecord.Strings; 0 (absent) and 1 are the first format.
 const ReplicationFormat = 2
 
 // Change is one entry of the Provider's journal. Every call that changes the

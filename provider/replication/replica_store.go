@@ -20,7 +20,7 @@ import (
 )
 
 // ErrSavedCopy is wrapped by the error that says why a Replica did not use
-// the file in its Dir (Status.LoadErr): not a replica copy, another format
+// the file in its Dir (ReplicaStatus.LoadErr): not a replica copy, another format
 // version, a checksum that does not match, data that does not parse, or a
 // copy of other zones or another region.
 var ErrSavedCopy = errors.New("replication: replica's saved copy not used")

@@ -7,8 +7,9 @@
 // the stored records only: answer hooks do not travel, and a transfer of a
 // hooked zone is logged once per set of hooks.
 //
-// A Transfer plugs into dnsserver.Server (Server.SetTransfer), which then
-// streams transfers on its TCP loop and runs the NOTIFY sender; a program
+// A Transfer plugs into dnsserver.Server (dnsserver.Server.SetTransfer),
+// which then streams transfers on its TCP loop and runs the NOTIFY sender;
+// a program
 // with DNS loops of its own calls ServeTCP and RespondUDP/RespondWire. A
 // Transfer runs once (ErrRunning); the zero Transfer is not usable
 // (ErrNoProvider). A zero TransferConfig is valid and off; NotifyTimeout and

@@ -198,8 +198,9 @@ type tsigKey struct {
 // journal does not reach back to the secondary's serial), TSIG-signed
 // queries of any type (the secondaries' SOA checks), and NOTIFY to the
 // configured secondaries from Run. dnsserver.Server uses one given with
-// Server.SetTransfer (and runs it); a program with its own DNS loops calls
-// ServeTCP for each TCP message and RespondWire or RespondUDP for the rest.
+// dnsserver.Server.SetTransfer (and runs it); a program with its own DNS
+// loops calls ServeTCP for each TCP message and RespondWire or RespondUDP
+// for the rest.
 //
 // Transfers read one immutable snapshot of the zone and never block the
 // Provider's writers. Methods are safe for concurrent use.

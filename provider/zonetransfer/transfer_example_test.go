@@ -17,7 +17,7 @@ import (
 // ExampleTransfer serves a zone to a secondary on 127.0.0.0/8: an AXFR,
 // then, after a change, an IXFR carrying only that change. ServeTCP writes
 // what a TCP loop would send; dnsserver.Server does this itself once given
-// the Transfer (Server.SetTransfer).
+// the Transfer (dnsserver.Server.SetTransfer).
 func ExampleTransfer() {
 	p, _ := memory.New(memory.DefaultConfig())
 	_ = p.AddZone("example.test.")
