@@ -9,12 +9,12 @@
 //
 // A Transfer plugs into dnsserver.Server (dnsserver.Server.SetTransfer),
 // which then streams transfers on its TCP loop and runs the NOTIFY sender;
-// a program
-// with DNS loops of its own calls ServeTCP and RespondUDP/RespondWire. A
-// Transfer runs once (ErrRunning); the zero Transfer is not usable
-// (ErrNoProvider). A zero TransferConfig is valid and off; NotifyTimeout and
-// NotifyRetries left at zero take their defaults. Validate reports a
-// *FieldError ("zonetransfer: invalid config: ...").
+// a program with DNS loops of its own calls ServeTCP and
+// RespondUDP/RespondWire. A Transfer runs once (ErrRunning); the zero
+// Transfer is not usable (ErrNoProvider). A zero TransferConfig is valid
+// and off; NotifyTimeout and NotifyRetries left at zero take their
+// defaults. Validate reports a *FieldError ("zonetransfer: invalid config:
+// ...").
 //
 // See ExampleTransfer.
 package zonetransfer
