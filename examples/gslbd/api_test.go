@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/provider/replication"
 )
 
 const apiYAML = `zone: example.test.
@@ -89,8 +89,8 @@ func TestAPIStatusCodes(t *testing.T) {
 		{"unknown record action", "POST", "/api/records/app.example.test/explode", auth, 404},
 		{"notify with no nodes", "POST", "/api/notify", auth, 200},
 		{"snapshot without secret", "GET", "/replication/snapshot", nil, 401},
-		{"snapshot", "GET", "/replication/snapshot", map[string]string{memory.DefaultSecretHeader: "0123456789abcdef0123"}, 200},
-		{"changes", "GET", "/replication/changes?since=0", map[string]string{memory.DefaultSecretHeader: "0123456789abcdef0123"}, 200},
+		{"snapshot", "GET", "/replication/snapshot", map[string]string{replication.DefaultSecretHeader: "0123456789abcdef0123"}, 200},
+		{"changes", "GET", "/replication/changes?since=0", map[string]string{replication.DefaultSecretHeader: "0123456789abcdef0123"}, 200},
 		{"metrics", "GET", "/metrics", nil, 200},
 		{"healthz", "GET", "/healthz", nil, 200},
 	}
@@ -115,11 +115,11 @@ func TestRegionFilteredSnapshot(t *testing.T) {
 		"ap": nil,
 	} {
 		t.Run(region, func(t *testing.T) {
-			rec := do(h, "GET", "/replication/snapshot?region="+region, map[string]string{memory.DefaultSecretHeader: "0123456789abcdef0123"})
+			rec := do(h, "GET", "/replication/snapshot?region="+region, map[string]string{replication.DefaultSecretHeader: "0123456789abcdef0123"})
 			if rec.Code != 200 {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
 			}
-			snap, err := memory.ParseSnapshot(rec.Body.Bytes())
+			snap, err := replication.ParseSnapshot(rec.Body.Bytes())
 			if err != nil {
 				t.Fatal(err)
 			}

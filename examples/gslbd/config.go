@@ -11,9 +11,10 @@ import (
 	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/probe/probecheck"
 	"github.com/gslbkit/gslb/provider/cloudflare"
-	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/provider/replication"
 	"github.com/gslbkit/gslb/provider/rfc2136"
 	"github.com/gslbkit/gslb/provider/route53"
+	"github.com/gslbkit/gslb/provider/zonetransfer"
 )
 
 // Duration reads and writes Go duration strings ("30s") in the config.
@@ -126,8 +127,8 @@ type Config struct {
 	// Transfer lets standard secondaries (BIND, Knot, ...) follow the zone
 	// by AXFR and IXFR on the DNS port: allow (by TSIG key and/or source
 	// prefix), notify (the secondaries sent NOTIFY on every change), keys.
-	// Off by default. See memory.TransferConfig.
-	Transfer memory.TransferConfig `json:"transfer"`
+	// Off by default. See zonetransfer.TransferConfig.
+	Transfer zonetransfer.TransferConfig `json:"transfer"`
 }
 
 // DNSConfig configures the embedded authoritative DNS server.
@@ -142,7 +143,7 @@ type DNSConfig struct {
 	// a new connection at a full table replaces the one idle longest. 0
 	// (the default) derives it from the descriptor limit (a quarter, 16 to
 	// 1,024), leaving the rest to probes, HTTP and the provider. See
-	// memory.ServerConfig.
+	// dnsserver.ServerConfig.
 	MaxTCPConns int `json:"maxTCPConns,omitempty"`
 	// MaxTCPConnsPerSource bounds the TCP connections of one client
 	// address, 0–1,000,000; 0 (the default) sets no such bound.
@@ -180,7 +181,7 @@ type ReplicationConfig struct {
 	// Secret is the shared secret (16–1024 bytes) nodes send in Header.
 	// Empty disables /replication on a controller.
 	Secret string `json:"secret,omitempty"`
-	// Header carries the secret. Default memory.DefaultSecretHeader.
+	// Header carries the secret. Default replication.DefaultSecretHeader.
 	Header string `json:"header,omitempty"`
 	// Notify lists the base URLs of nodes' replication endpoints
 	// ("http://node-1:8054/replication"); each is sent a notify whenever
@@ -188,8 +189,8 @@ type ReplicationConfig struct {
 	Notify []string `json:"notify,omitempty"`
 }
 
-func (r ReplicationConfig) auth() memory.HandlerConfig {
-	h := memory.DefaultHandlerConfig()
+func (r ReplicationConfig) auth() replication.HandlerConfig {
+	h := replication.DefaultHandlerConfig()
 	h.Secret = r.Secret
 	if r.Header != "" {
 		h.Header = r.Header
@@ -241,7 +242,7 @@ func (p *ProviderConfig) UnmarshalJSON(data []byte) error {
 
 // NodeConfig configures node mode. Secret and header come from
 // replication unless set in auth.
-type NodeConfig = memory.ReplicaConfig
+type NodeConfig = replication.ReplicaConfig
 
 // RecordSpec is one name gslbd answers for.
 type RecordSpec struct {
@@ -307,8 +308,8 @@ func DefaultConfig() Config {
 		Policy:   failover.DefaultRecordConfig(),
 		Monitor:  probe.DefaultMonitorConfig(),
 		Probe:    DefaultProbe(),
-		Node:     memory.DefaultReplicaConfig(),
-		Transfer: memory.DefaultTransferConfig(),
+		Node:     replication.DefaultReplicaConfig(),
+		Transfer: zonetransfer.DefaultTransferConfig(),
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/provider/cloudflare"
 	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/provider/replication"
 	"github.com/gslbkit/gslb/provider/rfc2136"
 	"github.com/gslbkit/gslb/provider/route53"
 	"github.com/gslbkit/gslb/record"
@@ -48,9 +49,9 @@ type controller struct {
 	zone   *memory.Provider
 	policy *failover.RecordPolicy
 	mon    *probe.Monitor
-	local  *record.Reconciler // into the embedded zone
-	remote *record.Reconciler // into the provider; nil for embedded only
-	repl   *memory.Handler    // nil without a replication secret
+	local  *record.Reconciler   // into the embedded zone
+	remote *record.Reconciler   // into the provider; nil for embedded only
+	repl   *replication.Handler // nil without a replication secret
 	client *http.Client
 	// notified is the zone version the nodes were last told about.
 	notified uint64
@@ -135,7 +136,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 		}
 	}
 	if cfg.Replication.Secret != "" {
-		c.repl, err = memory.NewHandler(c.zone, cfg.Replication.auth(), c.regionFilter(), nil)
+		c.repl, err = replication.NewHandler(c.zone, cfg.Replication.auth(), c.regionFilter(), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -292,7 +293,7 @@ func checkOnline(ctx context.Context, cfg Config) (int, error) {
 
 // regionFilter keeps, in a region's snapshot, the addresses tagged with
 // that region and every record that is not an address.
-func (c *controller) regionFilter() memory.RegionFilter {
+func (c *controller) regionFilter() replication.RegionFilter {
 	tags := map[string]map[string][]string{} // relative name → ip → regions
 	for _, r := range c.cfg.Records {
 		rel := r.Name[:len(r.Name)-len(c.cfg.Zone)]
@@ -488,7 +489,7 @@ func (c *controller) notifyAll(ctx context.Context) []notifyResult {
 	out := make([]notifyResult, 0, len(c.cfg.Replication.Notify))
 	for _, u := range c.cfg.Replication.Notify {
 		nctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err := memory.SendNotify(nctx, c.client, u, c.cfg.Replication.auth())
+		err := replication.SendNotify(nctx, c.client, u, c.cfg.Replication.auth())
 		cancel()
 		c.st.notifyResult(u, time.Now().UTC(), err)
 		r := notifyResult{URL: u, OK: err == nil}

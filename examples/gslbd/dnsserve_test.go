@@ -12,12 +12,13 @@ import (
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 
+	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/memory"
 )
 
 // startZoneServer serves a zone holding app.example.test A 192.0.2.1 on a
 // free loopback port until the test ends.
-func startZoneServer(tb testing.TB) (*memory.Server, *metrics) {
+func startZoneServer(tb testing.TB) (*dnsserver.Server, *metrics) {
 	tb.Helper()
 	z, err := memory.New(memory.DefaultConfig())
 	if err != nil {

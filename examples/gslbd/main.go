@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/memory"
 )
 
@@ -158,7 +159,7 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 	if err != nil {
 		return fmt.Errorf("http: %w", err) // err says "listen tcp <addr>: ..."
 	}
-	var dnsSrv *memory.Server
+	var dnsSrv *dnsserver.Server
 	if cfg.DNS.Addr != "" {
 		if dnsSrv, err = newDNSServer(cfg, zs.zone, log); err != nil {
 			ln.Close()

@@ -12,7 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gslbkit/gslb/probe"
-	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/provider/dnsserver"
+	"github.com/gslbkit/gslb/provider/replication"
 	"github.com/gslbkit/gslb/record"
 )
 
@@ -130,10 +131,10 @@ func (m *metrics) transition(t probe.Transition) {
 }
 
 // dnsCollector exports the embedded DNS server's own counters
-// (memory.Server.Stats) when a scrape asks: replies by response code and
+// (dnsserver.Server.Stats) when a scrape asks: replies by response code and
 // the TCP connection table.
 type dnsCollector struct {
-	srv                                  atomic.Pointer[memory.Server]
+	srv                                  atomic.Pointer[dnsserver.Server]
 	queries, open, limit                 *prometheus.Desc
 	accepted, evicted, refused, accFails *prometheus.Desc
 	panics, pauses, tooBig               *prometheus.Desc
@@ -158,7 +159,7 @@ func newDNSCollector() *dnsCollector {
 }
 
 // serve makes the collector report srv.
-func (c *dnsCollector) serve(srv *memory.Server) { c.srv.Store(srv) }
+func (c *dnsCollector) serve(srv *dnsserver.Server) { c.srv.Store(srv) }
 
 func (c *dnsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.queries, c.open, c.limit, c.accepted, c.evicted, c.refused, c.accFails, c.panics, c.pauses, c.tooBig} {
@@ -224,16 +225,16 @@ func (m *metrics) reconcilerObserver(name string, count bool, log func(record.Ev
 }
 
 // replicaObserver turns a replica's events into metrics and logs.
-func (m *metrics) replicaObserver(log func(memory.ReplicaEvent)) memory.ReplicaObserver {
-	return replicaObserverFunc(func(e memory.ReplicaEvent) {
+func (m *metrics) replicaObserver(log func(replication.ReplicaEvent)) replication.ReplicaObserver {
+	return replicaObserverFunc(func(e replication.ReplicaEvent) {
 		switch e.Kind {
-		case memory.ReplicaSynced:
+		case replication.ReplicaSynced:
 			m.syncs.WithLabelValues("ok").Inc()
-		case memory.ReplicaSyncFailed:
+		case replication.ReplicaSyncFailed:
 			m.syncs.WithLabelValues("error").Inc()
-		case memory.ReplicaDegraded:
+		case replication.ReplicaDegraded:
 			m.degraded.Set(1)
-		case memory.ReplicaRecovered:
+		case replication.ReplicaRecovered:
 			m.degraded.Set(0)
 		}
 		if log != nil {
@@ -242,6 +243,6 @@ func (m *metrics) replicaObserver(log func(memory.ReplicaEvent)) memory.ReplicaO
 	})
 }
 
-type replicaObserverFunc func(memory.ReplicaEvent)
+type replicaObserverFunc func(replication.ReplicaEvent)
 
-func (f replicaObserverFunc) Observe(e memory.ReplicaEvent) { f(e) }
+func (f replicaObserverFunc) Observe(e replication.ReplicaEvent) { f(e) }

@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/provider/replication"
 )
 
-// node is gslbd's node mode: it never probes. A memory.Replica follows the
+// node is gslbd's node mode: it never probes. A replication.Replica follows the
 // controller's replication endpoints into a local zone (a snapshot first,
 // then the changes since its version on every interval, at once on a
 // notify), which the embedded DNS server answers from. Records its own
@@ -34,8 +35,8 @@ type node struct {
 	log     *slog.Logger
 	met     *metrics
 	zone    *memory.Provider
-	replica *memory.Replica
-	notify  *memory.Handler
+	replica *replication.Replica
+	notify  *replication.Handler
 	// answers is the answer kind of each name the node answers per query
 	// (its config's records with a per-query kind), within that of those
 	// with a within; fixed.
@@ -96,11 +97,11 @@ func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*
 	}
 	// The node logs the replica's events itself (logEvent), so the
 	// Replica gets no logger of its own: each failed sync is said once.
-	n.replica, err = memory.NewReplica(n.zone, cfg.Node, client, met.replicaObserver(n.logEvent), nil)
+	n.replica, err = replication.NewReplica(n.zone, cfg.Node, client, met.replicaObserver(n.logEvent), nil)
 	if err != nil {
 		return nil, err
 	}
-	if n.notify, err = memory.NewHandler(nil, cfg.Node.Auth, nil, n.replica.Notify); err != nil {
+	if n.notify, err = replication.NewHandler(nil, cfg.Node.Auth, nil, n.replica.Notify); err != nil {
 		return nil, err
 	}
 	met.ready.add("replica_not_synced", func(time.Time) (bool, string) {
@@ -130,7 +131,7 @@ func (n *node) Run(ctx context.Context) error {
 	defer cancel()
 	wg.Go(func() {
 		// The replica's defaults where the config left 0 (it reads 0 so).
-		t := time.NewTicker(cmp.Or(n.cfg.Node.Interval, memory.DefaultReplicaConfig().Interval))
+		t := time.NewTicker(cmp.Or(n.cfg.Node.Interval, replication.DefaultReplicaConfig().Interval))
 		defer t.Stop()
 		for {
 			n.checkAnswers(ctx)
@@ -175,14 +176,14 @@ func (n *node) checkAnswers(ctx context.Context) {
 
 // fetchAnswerDigest asks the controller for its answer digest.
 func (n *node) fetchAnswerDigest(ctx context.Context) (answerDigest, error) {
-	ctx, cancel := context.WithTimeout(ctx, cmp.Or(n.cfg.Node.Timeout, memory.DefaultReplicaConfig().Timeout))
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(n.cfg.Node.Timeout, replication.DefaultReplicaConfig().Timeout))
 	defer cancel()
 	u := strings.TrimSuffix(n.cfg.Node.URL, "/") + "/answers"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return answerDigest{}, err
 	}
-	req.Header.Set(cmp.Or(n.cfg.Node.Auth.Header, memory.DefaultSecretHeader), n.cfg.Node.Auth.Secret)
+	req.Header.Set(cmp.Or(n.cfg.Node.Auth.Header, replication.DefaultSecretHeader), n.cfg.Node.Auth.Secret)
 	resp, err := n.client.Do(req)
 	if err != nil {
 		return answerDigest{}, err
@@ -228,17 +229,17 @@ func (n *node) handler() http.Handler {
 	return mux
 }
 
-func (n *node) logEvent(e memory.ReplicaEvent) {
+func (n *node) logEvent(e replication.ReplicaEvent) {
 	switch e.Kind {
-	case memory.ReplicaSynced:
+	case replication.ReplicaSynced:
 		if e.Changes > 0 || e.Full {
 			n.log.Info("synced", "version", e.Version, "full", e.Full, "changes", e.Changes)
 		}
-	case memory.ReplicaSyncFailed:
+	case replication.ReplicaSyncFailed:
 		n.log.Warn("sync failed", "missed", e.Missed, "err", e.Err)
-	case memory.ReplicaDegraded:
+	case replication.ReplicaDegraded:
 		n.log.Error("degraded: serving the last good copy", "missed", e.Missed, "version", e.Version)
-	case memory.ReplicaRecovered:
+	case replication.ReplicaRecovered:
 		n.log.Info("recovered", "version", e.Version)
 	}
 }

@@ -10,9 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/gslbkit/gslb/provider/memory"
 )
 
 // Liveness and readiness are kept apart. /healthz answers 200 while gslbd
@@ -162,7 +161,7 @@ const dnsWindow = 10 * time.Second
 // addDNSChecks registers the DNS server's problems: its TCP connection
 // table full (now, or connections evicted or refused in the last
 // dnsWindow), and accepting failing (out of descriptors).
-func (r *readiness) addDNSChecks(srv *memory.Server) {
+func (r *readiness) addDNSChecks(srv *dnsserver.Server) {
 	var shed, acc recent
 	r.add("dns_tcp_full", func(now time.Time) (bool, string) {
 		st := srv.Stats()

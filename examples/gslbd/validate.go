@@ -11,7 +11,7 @@ import (
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/probe"
-	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/provider/zonetransfer"
 	"github.com/gslbkit/gslb/record"
 )
 
@@ -104,9 +104,9 @@ func (c *Config) validateListeners() error {
 		return bad("http.maxConns", n, "1–100000")
 	}
 	if err := c.Transfer.Validate(); err != nil {
-		var fe *memory.FieldError
+		var fe *zonetransfer.FieldError
 		if errors.As(err, &fe) {
-			return &ConfigError{Field: "transfer." + fe.Field, Value: fe.Value, Allowed: fe.Allowed, Err: err}
+			return &ConfigError{Field: "transfer." + fe.Path, Value: fe.Value, Allowed: fe.Allowed, Err: err}
 		}
 		return badErr("transfer", "", "a valid transfer block", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/libdns/libdns"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/memory"
 )
 
@@ -25,7 +26,7 @@ type regionServer struct {
 	view   *view
 	names  names
 	copy   *memory.Provider
-	srv    *memory.Server
+	srv    *dnsserver.Server
 
 	mu   sync.Mutex // serialises sync
 	last string     // what was copied last, canonically
@@ -40,12 +41,12 @@ func newRegionServers(d *deployment, base int) ([]*regionServer, error) {
 		if err := p.AddZone(d.names.global); err != nil {
 			return nil, err
 		}
-		cfg := memory.DefaultServerConfig()
+		cfg := dnsserver.DefaultServerConfig()
 		cfg.Addr = "127.0.0.1:0"
 		if base > 0 {
 			cfg.Addr = fmt.Sprintf("127.0.0.1:%d", base+i)
 		}
-		srv, err := memory.NewServer(p, cfg, nil)
+		srv, err := dnsserver.NewServer(p, cfg, nil)
 		if err != nil {
 			return nil, err
 		}

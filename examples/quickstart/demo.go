@@ -14,6 +14,7 @@ import (
 
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/record"
 )
@@ -75,9 +76,9 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	d.zone = zone
-	scfg := memory.DefaultServerConfig()
+	scfg := dnsserver.DefaultServerConfig()
 	scfg.Addr = fmt.Sprintf("127.0.0.1:%d", d.opts.port)
-	srv, err := memory.NewServer(zone, scfg, nil)
+	srv, err := dnsserver.NewServer(zone, scfg, nil)
 	if err != nil {
 		return err
 	}

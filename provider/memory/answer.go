@@ -66,6 +66,7 @@ func (p *Provider) HookPanics() (n uint64, last string) {
 type hookTable struct {
 	byName map[string]AnswerFunc // owner name → hook
 	byZone map[string]AnswerFunc // zone name → hook for every name in it
+	gen    uint64                // counts the tables set (see ZoneHooked)
 }
 
 // SetAnswerFunc registers f as the answer hook for the owner name fqdn (any
@@ -88,6 +89,8 @@ func (p *Provider) setHook(key string, f AnswerFunc, zoneWide bool) {
 	defer p.hmu.Unlock()
 	old := p.hooks.Load()
 	nt := &hookTable{byName: map[string]AnswerFunc{}, byZone: map[string]AnswerFunc{}}
+	p.hookGen++
+	nt.gen = p.hookGen
 	if old != nil {
 		for k, v := range old.byName {
 			nt.byName[k] = v

@@ -2,9 +2,9 @@ package memory
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/internal/jsontime"
 )
 
@@ -88,18 +88,18 @@ func (c ZoneConfig) Validate() error {
 	c = c.withDefaults()
 	for i, ns := range c.NS {
 		if _, err := ownerName(".", qualify(ns, "example.")); err != nil {
-			return zoneConfigErr(fmt.Sprintf("ns[%d]", i), ns, "a domain name, relative to the zone unless it ends with a dot")
+			return fielderr.New(ErrInvalidZone, fielderr.Index("ns", i), ns, "a domain name, relative to the zone unless it ends with a dot")
 		}
 	}
 	if _, err := ownerName(".", qualify(c.Mbox, "example.")); err != nil {
-		return zoneConfigErr("mbox", c.Mbox, "a domain name, relative to the zone unless it ends with a dot")
+		return fielderr.New(ErrInvalidZone, "mbox", c.Mbox, "a domain name, relative to the zone unless it ends with a dot")
 	}
 	for _, f := range []struct {
 		name string
 		d    time.Duration
 	}{{"ttl", c.TTL}, {"refresh", c.Refresh}, {"retry", c.Retry}, {"expire", c.Expire}, {"minimum", c.Minimum}} {
 		if _, err := ttlSeconds(f.d); err != nil {
-			return zoneConfigErr(f.name, f.d, fmt.Sprintf("0s to %ds in whole seconds", maxTTL))
+			return fielderr.New(ErrInvalidZone, f.name, f.d, fielderr.DurationRange(0, maxTTL*time.Second)+" in whole seconds")
 		}
 	}
 	return nil

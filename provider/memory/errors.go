@@ -3,6 +3,8 @@ package memory
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gslbkit/gslb/internal/fielderr"
 )
 
 // Sentinel errors. Every error the Provider returns wraps one of these, so
@@ -27,42 +29,16 @@ var (
 	ErrApexCNAME = errors.New("memory: CNAME at the zone apex")
 	// ErrInvalidZone means a zone name or zone configuration is malformed.
 	ErrInvalidZone = errors.New("memory: invalid zone")
-	// ErrInvalidConfig is wrapped by every error about a Config,
-	// ReplicaConfig, HandlerConfig, ServerConfig or RRLConfig (ZoneConfig's
-	// errors wrap ErrInvalidZone); the error is a *FieldError.
+	// ErrInvalidConfig is wrapped by every error about a Config (a
+	// ZoneConfig's errors wrap ErrInvalidZone); the error is a *FieldError.
 	ErrInvalidConfig = errors.New("memory: invalid config")
 )
 
 // FieldError says which field of a configuration is wrong, with its value
-// and what is allowed. It wraps ErrInvalidConfig (ErrInvalidZone for a
+// and what is allowed; its message reads "memory: invalid config: <path> =
+// <value>: allowed <what>". It wraps ErrInvalidConfig (ErrInvalidZone for a
 // ZoneConfig).
-type FieldError struct {
-	// Field is the field's path as written in JSON, e.g. "interval" or
-	// "zones[1]".
-	Field string
-	// Value is the offending value, formatted for people.
-	Value string
-	// Allowed describes the allowed values or range.
-	Allowed string
-	// Err is the sentinel.
-	Err error
-}
-
-// Error formats the field, the value and the allowed range.
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("%v: %s = %s; allowed: %s", e.Err, e.Field, e.Value, e.Allowed)
-}
-
-// Unwrap returns the sentinel.
-func (e *FieldError) Unwrap() error { return e.Err }
-
-func configErr(field string, value any, allowed string) error {
-	return &FieldError{Field: field, Value: fmt.Sprintf("%q", fmt.Sprint(value)), Allowed: allowed, Err: ErrInvalidConfig}
-}
-
-func zoneConfigErr(field string, value any, allowed string) error {
-	return &FieldError{Field: field, Value: fmt.Sprintf("%q", fmt.Sprint(value)), Allowed: allowed, Err: ErrInvalidZone}
-}
+type FieldError = fielderr.Error
 
 // RecordError reports a refused record: the zone, the owner name (fully
 // qualified, lower case), the type, and the reason, which wraps one of the

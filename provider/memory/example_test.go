@@ -42,7 +42,7 @@ func Example() {
 }
 
 // The zone answers DNS queries in process (Respond, RespondWire) or on a
-// socket (Server); the reply echoes the question as asked. Here a name switches from an address set to a CNAME in one
+// socket (dnsserver.Server); the reply echoes the question as asked. Here a name switches from an address set to a CNAME in one
 // SetRecords call, and an answer hook picks one address per client.
 func ExampleProvider_RespondWire() {
 	ctx := context.Background()

@@ -198,7 +198,7 @@ func echoableECS(d []byte) bool {
 // RespondUDP answers one UDP query like RespondWire(query, src, false),
 // byte for byte, but from the fast cache when it can; the reply is written
 // into buf when it fits (pass a buffer of 4096 bytes to avoid allocating).
-// It is what the Server's UDP loop calls.
+// It is what dnsserver.Server's UDP loops call.
 func (p *Provider) RespondUDP(query, buf []byte, src netip.Addr) []byte {
 	return p.respondFast(query, buf, src, false)
 }
@@ -206,7 +206,7 @@ func (p *Provider) RespondUDP(query, buf []byte, src netip.Addr) []byte {
 // RespondTCP answers one query received over TCP (the message without its
 // two-byte length) like RespondWire(query, src, true), byte for byte, but
 // from the fast cache when it can; the reply is written into buf when it
-// fits. It is what the Server's TCP loop calls for every message that is
+// fits. It is what dnsserver.Server's TCP loop calls for every message that is
 // not a zone transfer.
 func (p *Provider) RespondTCP(query, buf []byte, src netip.Addr) []byte {
 	return p.respondFast(query, buf, src, true)

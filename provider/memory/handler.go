@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/gslbkit/gslb/internal/dnswire"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
@@ -16,9 +17,9 @@ const (
 	// UDP reply: 1232 bytes, DNS Flag Day 2020's size, which fits the IPv6
 	// minimum MTU without fragments.
 	DefaultMaxUDPSize = 1232
-	// maxUDPSize is the largest Config.MaxUDPSize, the size of the UDP
-	// loops' buffers.
-	maxUDPSize = 4096
+	// maxUDPSize is the largest Config.MaxUDPSize, the size of the DNS
+	// server's UDP buffers.
+	maxUDPSize = dnswire.MaxUDP
 )
 
 // ServeDNS implements dns.Handler: it answers r authoritatively from the
@@ -314,7 +315,7 @@ func (p *Provider) respondWire(v view, query []byte, src netip.Addr, tcp bool, p
 	if len(query) < 12 || query[2]&0x80 != 0 {
 		return nil, false
 	}
-	qEnd, opt, ok := scanQuery(query)
+	qEnd, opt, ok := dnswire.Scan(query)
 	req := new(dns.Msg)
 	if !ok || req.Unpack(query) != nil {
 		return p.formErr(query, qEnd, opt), false

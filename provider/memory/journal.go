@@ -36,8 +36,8 @@ type ZoneRecord struct {
 }
 
 // ReplicationFormat is the version of the snapshot and changes format this
-// package writes (Snapshot.Format, ChangesResponse.Format) and the newest it
-// reads. 2 added ZoneRecord.Strings; 0 (absent) and 1 are the first format.
+// package writes (Snapshot.Format, replication.ChangesResponse.Format) and
+// the newest it reads. 2 added ZoneRecord.Strings; 0 (absent) and 1 are the first format.
 const ReplicationFormat = 2
 
 // Change is one entry of the Provider's journal. Every call that changes the
@@ -98,6 +98,39 @@ func (p *Provider) Wait(ctx context.Context, after uint64) (uint64, error) {
 // The returned slice must not be modified.
 func (p *Provider) Changes(since uint64) ([]Change, bool) {
 	return p.load().changes(since)
+}
+
+// History is the Provider's history after a version, read from one
+// snapshot of the Provider (see Since): either the journal entries after
+// that version or, when they cannot bring a copy up to date, the whole
+// store.
+type History struct {
+	// Version and Epoch are the Provider's at the snapshot.
+	Version uint64
+	Epoch   string
+	// Changes are the journal entries after the version asked for, in
+	// order (not to be modified); nil when Full is set.
+	Changes []Change
+	// Full is every zone, set when the journal does not reach back to the
+	// version asked for, when that version is beyond the current one, or
+	// when the epoch asked for is not the Provider's.
+	Full *Snapshot
+}
+
+// Since returns the history a copy of the Provider at version since, of
+// history epoch ("" for any), needs to catch up: the changes after since,
+// or a full snapshot (see History). It is what a replication source
+// serves, read from one consistent state.
+func (p *Provider) Since(since uint64, epoch string) History {
+	s := p.load()
+	h := History{Version: s.version, Epoch: s.epoch}
+	if since > s.version || since < s.floor || (epoch != "" && epoch != s.epoch) {
+		snap := s.snapshot()
+		h.Full = &snap
+		return h
+	}
+	h.Changes, _ = s.changes(since)
+	return h
 }
 
 func (s *state) changes(since uint64) ([]Change, bool) {

@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
@@ -53,10 +55,10 @@ func DefaultConfig() Config { return Config{JournalSize: 4096} }
 // ErrInvalidConfig. Zero fields are valid: they take their defaults.
 func (c Config) Validate() error {
 	if c.JournalSize != 0 && (c.JournalSize < 1 || c.JournalSize > 1<<20) {
-		return configErr("journalSize", c.JournalSize, "1 to 1048576 (0: the default 4096)")
+		return fielderr.New(ErrInvalidConfig, "journalSize", c.JournalSize, fielderr.Range(1, 1<<20)+", or 0 for the default 4096")
 	}
 	if c.MaxUDPSize != 0 && (c.MaxUDPSize < 512 || c.MaxUDPSize > maxUDPSize) {
-		return configErr("maxUDPSize", c.MaxUDPSize, fmt.Sprintf("512 to %d (0: the default %d)", maxUDPSize, DefaultMaxUDPSize))
+		return fielderr.New(ErrInvalidConfig, "maxUDPSize", c.MaxUDPSize, fielderr.Range(512, maxUDPSize)+", or 0 for the default "+strconv.Itoa(DefaultMaxUDPSize))
 	}
 	return nil
 }
@@ -85,11 +87,12 @@ func (c Config) Validate() error {
 //
 // The zero value is an empty Provider with DefaultConfig, ready to use.
 type Provider struct {
-	cfg   Config
-	mu    sync.Mutex // serialises writers
-	cur   atomic.Pointer[state]
-	hmu   sync.Mutex // serialises answer-hook registrations
-	hooks atomic.Pointer[hookTable]
+	cfg     Config
+	mu      sync.Mutex // serialises writers
+	cur     atomic.Pointer[state]
+	hmu     sync.Mutex // serialises answer-hook registrations
+	hookGen uint64     // answer-hook tables set so far, under hmu
+	hooks   atomic.Pointer[hookTable]
 	// hookPanics counts answer hooks that panicked (answered as "no
 	// opinion"); lastHookPanic is the latest panic's value, as text.
 	hookPanics    atomic.Uint64

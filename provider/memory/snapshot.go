@@ -221,7 +221,7 @@ func containsData(set []rec, r rec) bool {
 // s.Epoch are the source's and are not adopted), and its journal restarts
 // there, so a replica of this Provider needs a full snapshot afterwards.
 func (p *Provider) Restore(s Snapshot) error {
-	return p.restoreCtx(context.Background(), s)
+	return p.RestoreContext(context.Background(), s)
 }
 
 // Resume replaces every zone like Restore, and also adopts s's Version and
@@ -273,8 +273,9 @@ func buildZones(ctx context.Context, s Snapshot) (map[string]*zone, error) {
 	return zones, nil
 }
 
-// restoreCtx is Restore with a context that bounds building the zones.
-func (p *Provider) restoreCtx(ctx context.Context, s Snapshot) error {
+// RestoreContext is Restore with a context that bounds building the zones
+// (a replica's timeout bounds applying a snapshot so).
+func (p *Provider) RestoreContext(ctx context.Context, s Snapshot) error {
 	zones, err := buildZones(ctx, s)
 	if err != nil {
 		return err

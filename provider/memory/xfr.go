@@ -1,28 +1,133 @@
 package memory
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/miekg/dns"
 )
 
-// How a transfer request is answered.
-type xfrKind uint8
+// XFRKind says how a zone transfer request is answered (see Provider.XFR).
+type XFRKind uint8
 
 const (
-	xfrAXFR     xfrKind = iota // the whole zone (AXFR, or IXFR falling back)
-	xfrIXFR                    // the differences since the client's serial
-	xfrUpToDate                // IXFR from a client as new as the zone: one SOA
+	// XFRFull is the whole zone: an AXFR, or an IXFR falling back to one.
+	XFRFull XFRKind = iota
+	// XFRIncremental is the differences since the client's serial.
+	XFRIncremental
+	// XFRUpToDate is an IXFR from a client as new as the zone: one SOA.
+	XFRUpToDate
 )
 
-func (k xfrKind) String() string {
+// String returns "AXFR", "IXFR" or "IXFR (up to date)".
+func (k XFRKind) String() string {
 	switch k {
-	case xfrIXFR:
+	case XFRIncremental:
 		return "IXFR"
-	case xfrUpToDate:
+	case XFRUpToDate:
 		return "IXFR (up to date)"
 	}
 	return "AXFR"
+}
+
+// XFR is what a zone transfer sends, read from one snapshot of the store.
+type XFR struct {
+	// Zone is the zone's name, lower case and fully qualified.
+	Zone string
+	// Serial is the zone's current SOA serial.
+	Serial uint32
+	// Kind says which of the answers Records is.
+	Kind XFRKind
+	// Records are the transfer's records in order, the first and the last
+	// the zone's current SOA (RFC 5936, RFC 1995).
+	Records []dns.RR
+}
+
+// XFR returns the records a zone transfer of zone sends (the package
+// zonetransfer streams them to standard secondaries). With ixfr false it is
+// the AXFR; with ixfr true and client the serial the client holds, it is
+// one SOA when the client is as new as the zone, the differences since
+// client from the journal (RFC 1995 section 4) when the journal reaches
+// back to it, and the AXFR otherwise — also when the differences would be
+// larger than the zone. It fails with ErrNoZone for a zone not held.
+func (p *Provider) XFR(zone string, ixfr bool, client uint32) (XFR, error) {
+	if p == nil {
+		return XFR{}, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zone))
+	}
+	s := p.load()
+	z, ok := s.zones[zoneKey(zone)]
+	if !ok {
+		return XFR{}, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zone))
+	}
+	rrs, kind := xfrRecords(s, z, ixfr, client)
+	return XFR{Zone: z.name, Serial: z.soa.Serial, Kind: kind, Records: rrs}, nil
+}
+
+// SOARecord returns zone's SOA as a wire record (a new one each call), or
+// ErrNoZone.
+func (p *Provider) SOARecord(zone string) (*dns.SOA, error) {
+	if p == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zone))
+	}
+	z, ok := p.load().zones[zoneKey(zone)]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zone))
+	}
+	return z.soaRR(), nil
+}
+
+// SOARecords returns, from one snapshot, the Provider's Version and every
+// zone's SOA as a wire record, keyed by the zone's name (lower case, fully
+// qualified): what a NOTIFY sender needs to see which serials changed
+// (wait for the next change with Wait).
+func (p *Provider) SOARecords() (version uint64, soas map[string]*dns.SOA) {
+	if p == nil {
+		return 0, map[string]*dns.SOA{}
+	}
+	s := p.load()
+	soas = make(map[string]*dns.SOA, len(s.zones))
+	for name, z := range s.zones {
+		soas[name] = z.soaRR()
+	}
+	return s.version, soas
+}
+
+// HoldsZone reports whether the Provider holds the zone name, written lower
+// case and fully qualified ("example.com."). It takes bytes so that a
+// caller on a hot path (the DNS server's rate limiter) asks without
+// allocating.
+func (p *Provider) HoldsZone(name []byte) bool {
+	if p == nil {
+		return false
+	}
+	_, ok := p.load().zones[string(name)]
+	return ok
+}
+
+// ZoneHooked reports whether answer hooks (SetAnswerFunc,
+// SetZoneAnswerFunc) act on names of zone — hooks do not travel to
+// secondaries — and a number that changes whenever the set of hooks does,
+// so that a caller can warn once per set.
+func (p *Provider) ZoneHooked(zone string) (hooked bool, set uint64) {
+	if p == nil {
+		return false, 0
+	}
+	h := p.hooks.Load()
+	if h == nil {
+		return false, 0
+	}
+	zone = zoneKey(zone)
+	for n := range h.byName {
+		if dns.IsSubDomain(zone, n) {
+			return true, h.gen
+		}
+	}
+	for n := range h.byZone {
+		if dns.IsSubDomain(n, zone) || dns.IsSubDomain(zone, n) {
+			return true, h.gen
+		}
+	}
+	return false, h.gen
 }
 
 // axfrRecords is the whole zone as AXFR sends it (RFC 5936): the SOA, every
@@ -45,16 +150,16 @@ func axfrRecords(z *zone) []dns.RR {
 // SOA, the records added, and the current SOA again) when the journal
 // reaches back to client, and the AXFR otherwise — also when the
 // differences would be larger than the zone.
-func xfrRecords(s *state, z *zone, ixfr bool, client uint32) ([]dns.RR, xfrKind) {
+func xfrRecords(s *state, z *zone, ixfr bool, client uint32) ([]dns.RR, XFRKind) {
 	if !ixfr {
-		return axfrRecords(z), xfrAXFR
+		return axfrRecords(z), XFRFull
 	}
 	if !SerialGreater(z.soa.Serial, client) {
-		return []dns.RR{z.soaRR()}, xfrUpToDate
+		return []dns.RR{z.soaRR()}, XFRUpToDate
 	}
 	groups, ok := journalSince(s, z, client)
 	if !ok {
-		return axfrRecords(z), xfrAXFR
+		return axfrRecords(z), XFRFull
 	}
 	size := 0
 	for _, g := range groups {
@@ -63,7 +168,7 @@ func xfrRecords(s *state, z *zone, ixfr bool, client uint32) ([]dns.RR, xfrKind)
 		}
 	}
 	if size > z.recordCount() {
-		return axfrRecords(z), xfrAXFR
+		return axfrRecords(z), XFRFull
 	}
 	out := make([]dns.RR, 0, size+2+2*len(groups))
 	out = append(out, z.soaRR())
@@ -73,7 +178,7 @@ func xfrRecords(s *state, z *zone, ixfr bool, client uint32) ([]dns.RR, xfrKind)
 		for _, c := range g {
 			d, a, ok := diffRRSet(z.name, c)
 			if !ok {
-				return axfrRecords(z), xfrAXFR
+				return axfrRecords(z), XFRFull
 			}
 			del, add = append(del, d...), append(add, a...)
 		}
@@ -84,7 +189,7 @@ func xfrRecords(s *state, z *zone, ixfr bool, client uint32) ([]dns.RR, xfrKind)
 		out = append(out, add...)
 		prev = serial
 	}
-	return append(out, z.soaRR()), xfrIXFR
+	return append(out, z.soaRR()), XFRIncremental
 }
 
 // journalSince returns the journal entries of zone z after the change that

@@ -5,7 +5,7 @@
 //	embedded -gen DIR                       write DIR/example.test.zone and DIR/queries.txt
 //	embedded -zonefile F -addr 127.0.0.1:5301 [-mode fast|batch|miekg] [-nets FILE]
 //
-// Modes: fast is memory.Server (batched recvmmsg/sendmmsg loop and the
+// Modes: fast is dnsserver.Server (batched recvmmsg/sendmmsg loop and the
 // packed-reply fast path); batch is the same loop answering every query
 // through the general path (RespondWire); miekg is a plain miekg/dns
 // dns.Server with the Provider as its handler (one recvmsg and one sendmsg
@@ -30,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -78,14 +79,14 @@ func main() {
 	switch *mode {
 	case "fast":
 		// The script pins this process to one CPU, so Go's default
-		// GOMAXPROCS is 1; memory.Server asks for at least 2 (see its doc).
+		// GOMAXPROCS is 1; dnsserver.Server asks for at least 2 (see its doc).
 		// The other modes stand for other server designs and keep the
 		// default: with netpoller-driven loops a second P on one core only
 		// adds wake-ups.
 		if runtime.GOMAXPROCS(0) < 2 {
 			runtime.GOMAXPROCS(2)
 		}
-		cfg := memory.DefaultServerConfig()
+		cfg := dnsserver.DefaultServerConfig()
 		cfg.Addr = *addr
 		if *coalesceRate > 0 {
 			cfg.UDPCoalesceRate = *coalesceRate
@@ -93,7 +94,7 @@ func main() {
 		if *coalesce >= 0 {
 			cfg.UDPCoalesce = *coalesce
 		}
-		srv, nerr := memory.NewServer(p, cfg, nil)
+		srv, nerr := dnsserver.NewServer(p, cfg, nil)
 		if nerr != nil {
 			log.Fatal(nerr)
 		}

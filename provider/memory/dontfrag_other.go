@@ -1,9 +1,0 @@
-//go:build !linux
-
-package memory
-
-import "net"
-
-// dontFragment leaves the socket as it is: the option that keeps replies
-// whole is set on Linux only.
-func dontFragment(*net.UDPConn) error { return nil }

@@ -1,7 +1,0 @@
-package memory
-
-// System call numbers the raw UDP loop needs (syscall lacks SENDMMSG here).
-const (
-	sysRecvmmsg = 299
-	sysSendmmsg = 307
-)

@@ -1,7 +1,0 @@
-package memory
-
-// System call numbers the raw UDP loop needs.
-const (
-	sysRecvmmsg = 243
-	sysSendmmsg = 269
-)

@@ -1,0 +1,25 @@
+// Package replication copies memory zones over HTTP, so a DNS node serves a
+// copy that keeps answering while its source is away. Handler serves a
+// source Provider (snapshot, changes since a version, notify; a shared
+// secret in a header, optionally region-filtered through a RegionFilter);
+// Replica follows it into a local Provider: a full snapshot first, then the
+// journal's changes on every interval and on Notify (SendNotify).
+//
+// A Replica trusts only the zones it is configured with: a snapshot or
+// change set that is empty, lacks one of them, brings another or the root
+// is refused and the copy kept (RejectError). Bodies are read up to a limit
+// and decoded record by record (ParseSnapshot, ParseChanges). Every
+// Provider's history has an epoch that replication carries, so a replica
+// never applies a restarted source's journal onto a copy of the old
+// history: it takes a full snapshot instead. Given a directory, a Replica
+// keeps its last good copy there (replaced atomically, with a format version
+// and a checksum) and answers from it after a restart, degraded until a sync
+// succeeds.
+//
+// A Replica runs once (ErrRunning); the zero Replica and Handler are not
+// usable (ErrNotConfigured, 401). A zero field takes its default except a
+// replica's URL, Zones and secret, which have none; Validate reports a
+// *FieldError ("replication: invalid config: ...").
+//
+// See Example.
+package replication

@@ -1,0 +1,20 @@
+// Package zonetransfer lets standard secondaries (BIND, Knot, NSD, ...)
+// follow the zones of a memory.Provider: Transfer serves AXFR (RFC 5936)
+// and IXFR (RFC 1995, from the store's journal, falling back to AXFR when
+// it does not reach back) over TCP to clients allowed by TSIG key (RFC
+// 8945) and/or source prefix, answers TSIG-signed queries signed, and sends
+// NOTIFY (RFC 1996) on every serial change, with retries. Secondaries serve
+// the stored records only: answer hooks do not travel, and a transfer of a
+// hooked zone is logged once per set of hooks.
+//
+// A Transfer plugs into dnsserver.Server (dnsserver.Server.SetTransfer),
+// which then streams transfers on its TCP loop and runs the NOTIFY sender;
+// a program with DNS loops of its own calls ServeTCP and
+// RespondUDP/RespondWire. A Transfer runs once (ErrRunning); the zero
+// Transfer is not usable (ErrNoProvider). A zero TransferConfig is valid
+// and off; NotifyTimeout and NotifyRetries left at zero take their
+// defaults. Validate reports a *FieldError ("zonetransfer: invalid config:
+// ...").
+//
+// See ExampleTransfer.
+package zonetransfer
