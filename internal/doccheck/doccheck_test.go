@@ -12,12 +12,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// pending are stale citations left in files another branch is moving out
-// of provider/memory at the same time; fix them there, then delete them here.
-var pending = map[string]string{
-	"Status.LoadErr": "ErrSavedCopy's doc means Replica.Status().LoadErr",
-}
-
 // TestModuleDocs checks every package of the module (found by go list, so
 // new packages are checked without listing them) and every Markdown file.
 func TestModuleDocs(t *testing.T) {
@@ -43,10 +37,6 @@ func TestModuleDocs(t *testing.T) {
 		problems = append(problems, ps...)
 	}
 	for _, p := range problems {
-		if why, ok := pending[p.Cited]; ok && strings.Contains(filepath.ToSlash(p.Pos.Filename), "/provider/") {
-			t.Logf("pending: %s (%s)", p, why)
-			continue
-		}
 		t.Error(p)
 	}
 	t.Logf("checked %d packages", len(set.Packages))

@@ -195,7 +195,7 @@ func fromSet(s types.ResourceRecordSet, zone string) []libdns.Record {
 	return out
 }
 
-// maxValue is the longest value Route 53 accepts (ResourceRecord.Value,
+// maxValue is the longest value Route 53 accepts (a resource record's Value,
 // "not to exceed 4,000 characters").
 const maxValue = 4000
 
