@@ -46,6 +46,10 @@ func (m Method) Writes() bool {
 // returns for a method the provider inside does not implement.
 var ErrUnsupported = errors.New("provider: method not supported")
 
+// ErrNotConfigured is returned by the methods of a zero value that needs its
+// constructor (a RateLimit not made by NewRateLimit).
+var ErrNotConfigured = errors.New("provider: not configured (use its constructor)")
+
 // UnsupportedError names the method the wrapped provider lacks. It matches
 // ErrUnsupported and is permanent (it answers neither Throttled nor
 // Temporary), so retries stop at once.
@@ -186,37 +190,41 @@ func (w *Wrapped) direct(ctx context.Context, c Call) (Result, error) {
 }
 
 // Invoke sends c through the chain; the typed methods below call it.
+// A zero Wrapped wraps nothing: every call returns an *UnsupportedError.
 func (w *Wrapped) Invoke(ctx context.Context, c Call) (Result, error) {
+	if w.invoke == nil {
+		return w.direct(ctx, c)
+	}
 	return w.invoke(ctx, c)
 }
 
 // GetRecords implements libdns.RecordGetter through the chain.
 func (w *Wrapped) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
-	r, err := w.invoke(ctx, Call{Method: MethodGetRecords, Zone: zone})
+	r, err := w.Invoke(ctx, Call{Method: MethodGetRecords, Zone: zone})
 	return r.Records, err
 }
 
 // AppendRecords implements libdns.RecordAppender through the chain.
 func (w *Wrapped) AppendRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	r, err := w.invoke(ctx, Call{Method: MethodAppendRecords, Zone: zone, Records: recs})
+	r, err := w.Invoke(ctx, Call{Method: MethodAppendRecords, Zone: zone, Records: recs})
 	return r.Records, err
 }
 
 // SetRecords implements libdns.RecordSetter through the chain.
 func (w *Wrapped) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	r, err := w.invoke(ctx, Call{Method: MethodSetRecords, Zone: zone, Records: recs})
+	r, err := w.Invoke(ctx, Call{Method: MethodSetRecords, Zone: zone, Records: recs})
 	return r.Records, err
 }
 
 // DeleteRecords implements libdns.RecordDeleter through the chain.
 func (w *Wrapped) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	r, err := w.invoke(ctx, Call{Method: MethodDeleteRecords, Zone: zone, Records: recs})
+	r, err := w.Invoke(ctx, Call{Method: MethodDeleteRecords, Zone: zone, Records: recs})
 	return r.Records, err
 }
 
 // ListZones implements libdns.ZoneLister through the chain.
 func (w *Wrapped) ListZones(ctx context.Context) ([]libdns.Zone, error) {
-	r, err := w.invoke(ctx, Call{Method: MethodListZones})
+	r, err := w.Invoke(ctx, Call{Method: MethodListZones})
 	return r.Zones, err
 }
 
