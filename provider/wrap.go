@@ -137,11 +137,19 @@ func Wrap(p libdns.RecordGetter, interceptors ...Interceptor) *Wrapped {
 	return w
 }
 
-// Unwrap returns the provider inside.
-func (w *Wrapped) Unwrap() libdns.RecordGetter { return w.inner }
+// Unwrap returns the provider inside (nil for a nil or zero Wrapped).
+func (w *Wrapped) Unwrap() libdns.RecordGetter {
+	if w == nil {
+		return nil
+	}
+	return w.inner
+}
 
 // Supports reports whether the provider inside implements m.
 func (w *Wrapped) Supports(m Method) bool {
+	if w == nil {
+		return false
+	}
 	switch m {
 	case MethodGetRecords:
 		return w.inner != nil
@@ -162,6 +170,9 @@ func (w *Wrapped) Supports(m Method) bool {
 }
 
 func (w *Wrapped) unsupported(m Method) error {
+	if w == nil {
+		return &UnsupportedError{Method: m, Provider: "<nil>"}
+	}
 	return &UnsupportedError{Method: m, Provider: fmt.Sprintf("%T", w.inner)}
 }
 
@@ -192,7 +203,7 @@ func (w *Wrapped) direct(ctx context.Context, c Call) (Result, error) {
 // Invoke sends c through the chain; the typed methods below call it.
 // A zero Wrapped wraps nothing: every call returns an *UnsupportedError.
 func (w *Wrapped) Invoke(ctx context.Context, c Call) (Result, error) {
-	if w.invoke == nil {
+	if w == nil || w.invoke == nil {
 		return w.direct(ctx, c)
 	}
 	return w.invoke(ctx, c)
