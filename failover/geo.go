@@ -164,8 +164,8 @@ func (l *Locator) Locate(client netip.Prefix) (region string, ok bool) {
 
 // locate is Locate by region index; -1 when the client is not placed.
 func (l *Locator) locate(client netip.Prefix) int {
-	if l == nil {
-		return -1
+	if l == nil || len(l.names) == 0 {
+		return -1 // a nil or zero Locator places nobody
 	}
 	if client.IsValid() {
 		a, bits := client.Addr(), client.Bits()
