@@ -66,7 +66,9 @@ func TestRunTwice(t *testing.T) {
 // failRT fails every request without touching the network.
 type failRT struct{}
 
-func (failRT) RoundTrip(*http.Request) (*http.Response, error) { return nil, errors.New("no network here") }
+func (failRT) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("no network here")
+}
 
 type stubResolver struct{}
 
