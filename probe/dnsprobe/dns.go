@@ -174,8 +174,11 @@ func New(addr string, cfg Config) (*Prober, error) {
 func (d *Prober) Addr() string { return d.addr }
 
 // Probe sends the query and classifies the reply. ctx's deadline is the
-// probe's timeout.
+// probe's timeout. A zero Prober (not made by New) fails every probe.
 func (d *Prober) Probe(ctx context.Context) probe.Result {
+	if d.addr == "" {
+		return probe.Result{Status: probe.Fail, Kind: probe.KindOther, Detail: "dnsprobe: prober not configured (use New)"}
+	}
 	start := time.Now()
 	r := d.probe(ctx)
 	if r.Status != probe.Pass && ctx.Err() == context.Canceled {

@@ -124,8 +124,12 @@ func New(addr string, cfg Config) (*Prober, error) {
 // Addr returns the host:port the prober connects to.
 func (g *Prober) Addr() string { return g.addr }
 
-// Probe performs one Health/Check call. ctx's deadline is the probe's timeout.
+// Probe performs one Health/Check call. ctx's deadline is the probe's
+// timeout. A zero Prober (not made by New) fails every probe.
 func (g *Prober) Probe(ctx context.Context) probe.Result {
+	if g.addr == "" {
+		return probe.Result{Status: probe.Fail, Kind: probe.KindOther, Detail: "grpcprobe: prober not configured (use New)"}
+	}
 	start := time.Now()
 	r := g.probe(ctx)
 	if r.Status != probe.Pass && ctx.Err() == context.Canceled {
