@@ -29,7 +29,7 @@ func (g GeoMap) Validate() error {
 	for _, p := range sortedPrefixes(g.Prefixes) {
 		f := fmt.Sprintf("prefixes[%s]", p)
 		if !p.IsValid() || p.Masked() != p || p.Addr().Is4In6() || p.Addr().Zone() != "" {
-			return configErr(f, p, "a valid prefix with host bits clear, IPv4 in its own form (192.0.2.0/24)")
+			return configErr(f, p.String(), "a valid prefix with host bits clear, IPv4 in its own form (192.0.2.0/24)")
 		}
 		if g.Prefixes[p] == "" {
 			return configErr(f, "", "a non-empty region name")
