@@ -94,6 +94,31 @@ func TestFieldError(t *testing.T) {
 	err := failover.DefaultTopologyConfig().Validate()
 	var fe *failover.FieldError
 	require.True(t, errors.As(err, &fe))
-	assert.Equal(t, "service", fe.Field)
-	assert.Equal(t, `failover: invalid config: service = ""; allowed: a DNS label (required: start from failover.DefaultTopologyConfig and set service and domain)`, err.Error())
+	assert.Equal(t, "service", fe.Path)
+	assert.Equal(t, `failover: invalid config: service = "": allowed a DNS label (required: start from failover.DefaultTopologyConfig and set service and domain)`, err.Error())
+}
+
+// TestFieldErrorFormat: the exact message of a few fields, one shape.
+func TestFieldErrorFormat(t *testing.T) {
+	topo := func(f func(*failover.TopologyConfig)) error {
+		c := failover.DefaultTopologyConfig()
+		c.Service, c.Domain = "edge", "example.com"
+		f(&c)
+		return c.Validate()
+	}
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"percent", topo(func(c *failover.TopologyConfig) { c.PanicThreshold = 101 }), "failover: invalid config: panicThreshold = 101: allowed [0, 100] percent (0: off)"},
+		{"dns rule, no internal names", topo(func(c *failover.TopologyConfig) { c.Service = "-x" }), `failover: invalid config: service = "-x": allowed a DNS label: [1, 63] letters, digits or hyphens (no hyphen first or last)`},
+		{"set", failover.Strategy{Kind: 9}.Validate(), `failover: invalid config: strategy.kind = 9: allowed one of "allHealthy", "priority", "weighted"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			require.EqualError(t, c.err, c.want)
+			require.ErrorIs(t, c.err, failover.ErrInvalidConfig)
+		})
+	}
 }

@@ -29,7 +29,7 @@ func (g GeoMap) Validate() error {
 	for _, p := range sortedPrefixes(g.Prefixes) {
 		f := fmt.Sprintf("prefixes[%s]", p)
 		if !p.IsValid() || p.Masked() != p || p.Addr().Is4In6() || p.Addr().Zone() != "" {
-			return configErr(f, p, "a valid prefix with host bits clear, IPv4 in its own form (192.0.2.0/24)")
+			return configErr(f, p.String(), "a valid prefix with host bits clear, IPv4 in its own form (192.0.2.0/24)")
 		}
 		if g.Prefixes[p] == "" {
 			return configErr(f, "", "a non-empty region name")
@@ -164,8 +164,8 @@ func (l *Locator) Locate(client netip.Prefix) (region string, ok bool) {
 
 // locate is Locate by region index; -1 when the client is not placed.
 func (l *Locator) locate(client netip.Prefix) int {
-	if l == nil {
-		return -1
+	if l == nil || len(l.names) == 0 {
+		return -1 // a nil or zero Locator places nobody
 	}
 	if client.IsValid() {
 		a, bits := client.Addr(), client.Bits()

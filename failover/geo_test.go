@@ -152,7 +152,7 @@ func TestGeoMapValidate(t *testing.T) {
 			}
 			var fe *failover.FieldError
 			require.ErrorAs(t, err, &fe)
-			assert.Equal(t, tc.field, fe.Field)
+			assert.Equal(t, tc.field, fe.Path)
 			require.ErrorIs(t, nerr, failover.ErrInvalidConfig)
 		})
 	}

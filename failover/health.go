@@ -3,6 +3,8 @@ package failover
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gslbkit/gslb/internal/fielderr"
 )
 
 // ErrInvalidConfig is wrapped by every configuration error this package returns.
@@ -12,36 +14,26 @@ var ErrInvalidConfig = errors.New("failover: invalid config")
 // handed to a policy (unknown region, duplicate address, bad name, ...).
 var ErrInvalidSnapshot = errors.New("failover: invalid snapshot")
 
-// FieldError says which field of a config or snapshot is wrong, with its value
-// and what is allowed. It wraps ErrInvalidConfig or ErrInvalidSnapshot (in
-// package failovertest, its ErrInvalid).
-type FieldError struct {
-	// Field is the field's path, e.g. "ttl" or "clusters[2].region".
-	Field string
-	// Value is the offending value, formatted for people.
-	Value string
-	// Allowed describes the allowed values or range.
-	Allowed string
-	// Err is the sentinel: ErrInvalidConfig or ErrInvalidSnapshot
-	// (failovertest.ErrInvalid for that package's configs).
-	Err error
-}
-
-// Error formats the field, the value and the allowed range.
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("%v: %s = %s; allowed: %s", e.Err, e.Field, e.Value, e.Allowed)
-}
-
-// Unwrap returns the sentinel.
-func (e *FieldError) Unwrap() error { return e.Err }
+// FieldError says which field of a config or snapshot is wrong: its path
+// (Path, e.g. "ttl" or "clusters[2].region"), its value as written and
+// what is allowed. It wraps ErrInvalidConfig or ErrInvalidSnapshot (in
+// package failovertest, its ErrInvalid) and reads
+//
+//	failover: invalid config: ttl = 0s: allowed [1s, 24h] in whole seconds
+//
+// It is the module's one invalid-configuration error type.
+type FieldError = fielderr.Error
 
 func configErr(field string, value any, allowed string) error {
-	return &FieldError{Field: field, Value: fmt.Sprintf("%q", fmt.Sprint(value)), Allowed: allowed, Err: ErrInvalidConfig}
+	return fielderr.New(ErrInvalidConfig, field, value, allowed)
 }
 
 func snapErr(field string, value any, allowed string) error {
-	return &FieldError{Field: field, Value: fmt.Sprintf("%q", fmt.Sprint(value)), Allowed: allowed, Err: ErrInvalidSnapshot}
+	return fielderr.New(ErrInvalidSnapshot, field, value, allowed)
 }
+
+// allUnhealthyModes is what AllUnhealthy may hold.
+var allUnhealthyModes = fielderr.OneOf("keepLast", "failOpen", "failClosed", "fallback")
 
 // Health is what the computing controller knows about one gateway or
 // address. Its values match probe.State one for one, so a caller converts
@@ -148,7 +140,7 @@ func (m AllUnhealthy) String() string {
 // MarshalText writes the JSON name; it fails for an undefined value.
 func (m AllUnhealthy) MarshalText() ([]byte, error) {
 	if int(m) >= len(allUnhealthyNames) {
-		return nil, configErr("allUnhealthy", uint8(m), "keepLast, failOpen, failClosed, fallback")
+		return nil, configErr("allUnhealthy", uint8(m), allUnhealthyModes)
 	}
 	return []byte(allUnhealthyNames[m]), nil
 }
@@ -166,7 +158,10 @@ func (m *AllUnhealthy) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return configErr("allUnhealthy", s, "keepLast, failOpen, failClosed, fallback")
+	return configErr("allUnhealthy", s, allUnhealthyModes)
 }
 
 func (m AllUnhealthy) valid() bool { return int(m) < len(allUnhealthyNames) }
+
+// healthValues is what a Health may hold.
+var healthValues = fielderr.OneOf("unknown", "passing", "warning", "critical", "recovery")

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"net/netip"
 	"slices"
 	"time"
@@ -113,13 +114,13 @@ func Route53RecordConfig() RecordConfig {
 func (c RecordConfig) Validate() error {
 	c = c.withDefaults()
 	if err := dnsname.CheckLabel(c.PoolLabel, false); err != nil {
-		return configErr("poolLabel", c.PoolLabel, "a DNS label, e.g. pool")
+		return configErr("poolLabel", c.PoolLabel, dnsname.LabelRule+", e.g. pool")
 	}
 	if err := c.Strategy.Validate(); err != nil {
 		return err
 	}
 	if !c.AllUnhealthy.valid() {
-		return configErr("allUnhealthy", uint8(c.AllUnhealthy), "keepLast, failOpen, failClosed, fallback")
+		return configErr("allUnhealthy", uint8(c.AllUnhealthy), allUnhealthyModes)
 	}
 	return checkFallback(c.AllUnhealthy, c.FallbackTarget)
 }
@@ -161,10 +162,10 @@ type recordNames struct {
 func (p *RecordPolicy) check(r *Record) (recordNames, error) {
 	var n recordNames
 	if dnsname.Check(r.Name) != nil {
-		return n, snapErr("name", r.Name, "a valid host name")
+		return n, snapErr("name", r.Name, dnsname.NameRule)
 	}
 	if dnsname.Check(r.Zone) != nil {
-		return n, snapErr("zone", r.Zone, "a valid zone name")
+		return n, snapErr("zone", r.Zone, dnsname.NameRule)
 	}
 	n.name, n.zone = dnsname.Fqdn(r.Name), dnsname.Fqdn(r.Zone)
 	rel, ok := dnsname.Relative(n.name, n.zone)
@@ -172,12 +173,12 @@ func (p *RecordPolicy) check(r *Record) (recordNames, error) {
 		return n, snapErr("zone", r.Zone, "a zone strictly above "+n.name)
 	}
 	if r.TTL < time.Second || r.TTL > 24*time.Hour || r.TTL%time.Second != 0 {
-		return n, snapErr("ttl", r.TTL, "whole seconds from 1s to 24h")
+		return n, snapErr("ttl", r.TTL, "[1s, 24h] in whole seconds")
 	}
 	n.pool = dnsname.Join(rel, dnsname.Join(p.cfg.PoolLabel, n.zone))
 	if r.Pool != "" {
 		if dnsname.Check(r.Pool) != nil {
-			return n, snapErr("pool", r.Pool, "a valid host name")
+			return n, snapErr("pool", r.Pool, dnsname.NameRule)
 		}
 		n.pool = dnsname.Fqdn(r.Pool)
 	}
@@ -186,7 +187,7 @@ func (p *RecordPolicy) check(r *Record) (recordNames, error) {
 	}
 	if r.FailoverFQDN != "" {
 		if dnsname.Check(r.FailoverFQDN) != nil || dnsname.Equal(r.FailoverFQDN, n.name) {
-			return n, snapErr("failoverFQDN", r.FailoverFQDN, "a valid host name other than the record's name")
+			return n, snapErr("failoverFQDN", r.FailoverFQDN, dnsname.NameRule+", other than the record's name")
 		}
 		n.failover = dnsname.Fqdn(r.FailoverFQDN)
 	}
@@ -199,10 +200,10 @@ func (p *RecordPolicy) check(r *Record) (recordNames, error) {
 		}
 		seen[a] = true
 		if e.Health > Recovery {
-			return n, snapErr(f+".health", e.Health, "unknown, passing, warning, critical or recovery")
+			return n, snapErr(f+".health", e.Health, healthValues)
 		}
 		if e.Weight < 0 || e.Weight > 65535 {
-			return n, snapErr(f+".weight", e.Weight, "0–65535")
+			return n, snapErr(f+".weight", e.Weight, fielderr.Range(0, 65535))
 		}
 	}
 	return n, nil

@@ -217,7 +217,7 @@ func TestRecordErrors(t *testing.T) {
 				require.ErrorIs(t, err, failover.ErrInvalidSnapshot)
 				var fe *failover.FieldError
 				require.True(t, errors.As(err, &fe))
-				assert.Equal(t, tc.field, fe.Field)
+				assert.Equal(t, tc.field, fe.Path)
 			}
 		})
 	}
@@ -251,7 +251,7 @@ func TestRecordConfig(t *testing.T) {
 			}
 			var fe *failover.FieldError
 			require.ErrorAs(t, err, &fe)
-			assert.Equal(t, tc.field, fe.Field)
+			assert.Equal(t, tc.field, fe.Path)
 			require.ErrorIs(t, err, failover.ErrInvalidConfig)
 			_, err = failover.NewRecordPolicy(c)
 			require.ErrorIs(t, err, failover.ErrInvalidConfig)

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"net/netip"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
@@ -102,7 +103,7 @@ func indexSnapshot(s *Snapshot, regional string) (*index, error) {
 			return nil, snapErr(f+".name", r.Name, "a name not used by another region")
 		}
 		if err := dnsname.Check(r.Zone); err != nil {
-			return nil, snapErr(f+".zone", r.Zone, "a valid zone name")
+			return nil, snapErr(f+".zone", r.Zone, dnsname.NameRule)
 		}
 		if !dnsname.InZone(regional, r.Zone) {
 			return nil, snapErr(f+".zone", r.Zone, "a zone that contains the regional name "+regional)
@@ -129,12 +130,12 @@ func indexSnapshot(s *Snapshot, regional string) (*index, error) {
 			return nil, snapErr(f+".region", c.Region, "the name of a region in regions")
 		}
 		if c.Local > Stale || c.Global > Stale {
-			return nil, snapErr(f+".local/global", fmt.Sprint(c.Local, "/", c.Global), "unknown, fresh or stale")
+			return nil, snapErr(f+".local/global", fmt.Sprint(c.Local, "/", c.Global), fielderr.OneOf("unknown", "fresh", "stale")+" each")
 		}
 		ix.byRegion[c.Region] = append(ix.byRegion[c.Region], i)
 		for j, g := range c.Gateways {
 			if g.Health > Recovery {
-				return nil, snapErr(fmt.Sprintf("%s.gateways[%d].health", f, j), g.Health, "unknown, passing, warning, critical or recovery")
+				return nil, snapErr(fmt.Sprintf("%s.gateways[%d].health", f, j), g.Health, healthValues)
 			}
 			for k, a := range g.Addrs {
 				fa := func() string { return fmt.Sprintf("%s.gateways[%d].addrs[%d]", f, j, k) }

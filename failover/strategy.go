@@ -3,6 +3,7 @@ package failover
 import (
 	"cmp"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"net/netip"
 	"slices"
 )
@@ -72,7 +73,7 @@ func (k StrategyKind) String() string {
 // MarshalText writes the JSON name; it fails for an undefined value.
 func (k StrategyKind) MarshalText() ([]byte, error) {
 	if int(k) >= len(strategyNames) {
-		return nil, configErr("strategy.kind", uint8(k), "allHealthy, priority, weighted")
+		return nil, configErr("strategy.kind", uint8(k), fielderr.OneOf("allHealthy", "priority", "weighted"))
 	}
 	return []byte(strategyNames[k]), nil
 }
@@ -90,7 +91,7 @@ func (k *StrategyKind) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return configErr("strategy.kind", s, "allHealthy, priority, weighted")
+	return configErr("strategy.kind", s, fielderr.OneOf("allHealthy", "priority", "weighted"))
 }
 
 // SelectFunc is a user's strategy: given the served endpoints of a record
@@ -118,7 +119,7 @@ type Strategy struct {
 // Validate reports an undefined kind or a bad region order.
 func (s Strategy) Validate() error {
 	if int(s.Kind) >= len(strategyNames) {
-		return configErr("strategy.kind", uint8(s.Kind), "allHealthy, priority, weighted")
+		return configErr("strategy.kind", uint8(s.Kind), fielderr.OneOf("allHealthy", "priority", "weighted"))
 	}
 	if s.Func != nil && s.Kind != AllHealthy {
 		return configErr("strategy.kind", s.Kind, "allHealthy (the zero value) when strategy.func is set")

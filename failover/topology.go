@@ -3,6 +3,7 @@ package failover
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
@@ -154,16 +155,16 @@ func (c TopologyConfig) names() (topoNames, error) {
 		return n, configErr("service", "", "a DNS label (required: start from failover.DefaultTopologyConfig and set service and domain)")
 	}
 	if err := dnsname.CheckLabel(c.Service, false); err != nil {
-		return n, configErr("service", c.Service, "a DNS label: letters, digits and inner hyphens, 1–63 bytes")
+		return n, configErr("service", c.Service, dnsname.LabelRule)
 	}
 	if err := dnsname.Check(c.Domain); err != nil {
-		return n, configErr("domain", c.Domain, "a valid domain name, e.g. example.com")
+		return n, configErr("domain", c.Domain, dnsname.NameRule+", e.g. example.com")
 	}
 	if err := dnsname.CheckLabel(c.GlobalLabel, false); err != nil {
-		return n, configErr("globalLabel", c.GlobalLabel, "a DNS label, e.g. global")
+		return n, configErr("globalLabel", c.GlobalLabel, dnsname.LabelRule+", e.g. global")
 	}
 	if err := dnsname.CheckLabel(c.LocalLabel, false); err != nil {
-		return n, configErr("localLabel", c.LocalLabel, "a DNS label, e.g. local")
+		return n, configErr("localLabel", c.LocalLabel, dnsname.LabelRule+", e.g. local")
 	}
 	if dnsname.Equal(c.GlobalLabel, c.LocalLabel) {
 		return n, configErr("localLabel", c.LocalLabel, "a label different from globalLabel")
@@ -173,16 +174,16 @@ func (c TopologyConfig) names() (topoNames, error) {
 	}
 	ttl := c.TTL
 	if ttl < time.Second || ttl > 24*time.Hour || ttl%time.Second != 0 {
-		return n, configErr("ttl", ttl, "whole seconds from 1s to 24h")
+		return n, configErr("ttl", ttl, "[1s, 24h] in whole seconds")
 	}
 	if !c.AllUnhealthy.valid() {
-		return n, configErr("allUnhealthy", uint8(c.AllUnhealthy), "keepLast, failOpen, failClosed, fallback")
+		return n, configErr("allUnhealthy", uint8(c.AllUnhealthy), allUnhealthyModes)
 	}
 	if err := checkFallback(c.AllUnhealthy, c.FallbackTarget); err != nil {
 		return n, err
 	}
 	if !(c.PanicThreshold >= 0 && c.PanicThreshold <= 100) {
-		return n, configErr("panicThreshold", c.PanicThreshold, "0 (off) to 100 percent")
+		return n, configErr("panicThreshold", c.PanicThreshold, fielderr.Range(0, 100)+" percent (0: off)")
 	}
 	n.regional = dnsname.Join(c.Service, dnsname.Join(c.LocalLabel, c.Domain))
 	n.global = dnsname.Join(c.Service, dnsname.Join(c.GlobalLabel, c.Domain))
@@ -190,7 +191,7 @@ func (c TopologyConfig) names() (topoNames, error) {
 	n.globalZone = dnsname.Fqdn(c.Domain)
 	if c.GlobalZone != "" {
 		if err := dnsname.Check(c.GlobalZone); err != nil {
-			return n, configErr("globalZone", c.GlobalZone, "a valid zone name")
+			return n, configErr("globalZone", c.GlobalZone, dnsname.NameRule)
 		}
 		n.globalZone = dnsname.Fqdn(c.GlobalZone)
 	}
@@ -203,12 +204,12 @@ func (c TopologyConfig) names() (topoNames, error) {
 	for i, a := range c.AppNames {
 		f := fmt.Sprintf("appNames[%d]", i)
 		if err := dnsname.Check(a.Name); err != nil {
-			return n, configErr(f+".name", a.Name, "a valid host name")
+			return n, configErr(f+".name", a.Name, dnsname.NameRule)
 		}
 		an := AppName{Name: dnsname.Fqdn(a.Name), Zone: n.globalZone}
 		if a.Zone != "" {
 			if err := dnsname.Check(a.Zone); err != nil {
-				return n, configErr(f+".zone", a.Zone, "a valid zone name")
+				return n, configErr(f+".zone", a.Zone, dnsname.NameRule)
 			}
 			an.Zone = dnsname.Fqdn(a.Zone)
 		}
@@ -227,7 +228,7 @@ func (c TopologyConfig) names() (topoNames, error) {
 func checkFallback(m AllUnhealthy, target string) error {
 	if m == Fallback {
 		if dnsname.Check(target) != nil {
-			return configErr("fallbackTarget", target, "a valid host name when allUnhealthy is fallback")
+			return configErr("fallbackTarget", target, dnsname.NameRule+", when allUnhealthy is fallback")
 		}
 		return nil
 	}

@@ -422,7 +422,7 @@ func TestTopologySnapshotErrors(t *testing.T) {
 			require.ErrorIs(t, err, failover.ErrInvalidSnapshot)
 			var fe *failover.FieldError
 			require.True(t, errors.As(err, &fe))
-			assert.Equal(t, tc.field, fe.Field)
+			assert.Equal(t, tc.field, fe.Path)
 			assert.Contains(t, err.Error(), tc.field)
 		})
 	}
@@ -480,7 +480,7 @@ func TestTopologyConfigValidate(t *testing.T) {
 			require.ErrorIs(t, nerr, failover.ErrInvalidConfig)
 			var fe *failover.FieldError
 			require.True(t, errors.As(err, &fe))
-			assert.Equal(t, tc.field, fe.Field)
+			assert.Equal(t, tc.field, fe.Path)
 			assert.NotEmpty(t, fe.Allowed)
 		})
 	}

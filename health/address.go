@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/jsontime"
@@ -81,11 +83,11 @@ func (c AddressConfig) Validate() error {
 	c = c.withDefaults()
 	switch {
 	case c.Refresh < 100*time.Millisecond || c.Refresh > time.Hour:
-		return fieldErr("refresh", c.Refresh, "100ms–1h")
+		return fieldErr("refresh", c.Refresh, fielderr.DurationRange(100*time.Millisecond, time.Hour))
 	case c.Timeout < 10*time.Millisecond || c.Timeout > c.Refresh:
-		return fieldErr("timeout", c.Timeout, fmt.Sprintf("10ms–%v (refresh)", c.Refresh))
+		return fieldErr("timeout", c.Timeout, "[10ms, refresh ("+fielderr.Duration(c.Refresh)+")]")
 	case c.MaxStale < 0 || c.MaxStale > 24*time.Hour:
-		return fieldErr("maxStale", c.MaxStale, "0–24h")
+		return fieldErr("maxStale", c.MaxStale, fielderr.DurationRange(0, 24*time.Hour))
 	}
 	return nil
 }
@@ -107,6 +109,7 @@ type ExternalAddress struct {
 	answered time.Time // when answer was obtained
 	lastErr  error
 	kick     chan struct{}
+	running  atomic.Bool
 }
 
 // NewExternalAddress returns the signal; res nil means net.DefaultResolver.
@@ -174,6 +177,9 @@ func (a *ExternalAddress) Check(now time.Time) Signal {
 
 // Resolve looks the hostname up once and updates the cache.
 func (a *ExternalAddress) Resolve(ctx context.Context) error {
+	if a.res == nil {
+		return ErrNotConfigured
+	}
 	a.mu.Lock()
 	host := a.hostname
 	a.mu.Unlock()
@@ -223,6 +229,13 @@ func permanentLookupError(err error) bool {
 // until ctx is done; it returns nil then. Lookup errors are kept for Check,
 // not returned.
 func (a *ExternalAddress) Run(ctx context.Context) error {
+	if a.res == nil {
+		return ErrNotConfigured
+	}
+	if !a.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer a.running.Store(false)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {

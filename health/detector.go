@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +30,7 @@ type Detector struct {
 	queue      []OutlierEvent
 	delivering bool
 	buf        []OutlierEvent
+	running    atomic.Bool
 }
 
 // NewDetector returns a concurrency-safe detector; obs may be nil.
@@ -43,14 +45,14 @@ func NewDetector(cfg OutlierConfig, obs OutlierObserver) (*Detector, error) {
 // Add adds an endpoint.
 func (d *Detector) Add(ep string) {
 	d.mu.Lock()
-	d.core.Add(ep)
+	d.c().Add(ep)
 	d.mu.Unlock()
 }
 
 // Remove forgets an endpoint.
 func (d *Detector) Remove(ep string) {
 	d.mu.Lock()
-	d.core.Remove(ep)
+	d.c().Remove(ep)
 	d.mu.Unlock()
 }
 
@@ -58,7 +60,7 @@ func (d *Detector) Remove(ep string) {
 func (d *Detector) Ejected(ep string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.core.Ejected(ep)
+	return d.c().Ejected(ep)
 }
 
 // Healthy reports whether ep passes both its active checks (activeServed)
@@ -66,14 +68,14 @@ func (d *Detector) Ejected(ep string) bool {
 func (d *Detector) Healthy(ep string, activeServed bool) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.core.Healthy(ep, activeServed)
+	return d.c().Healthy(ep, activeServed)
 }
 
 // Report records one outcome (see Outlier.Report) and reports whether it
 // ejected the endpoint.
 func (d *Detector) Report(now time.Time, ep string, o Outcome) bool {
 	d.mu.Lock()
-	ev, ok := d.core.Report(now, ep, o)
+	ev, ok := d.c().Report(now, ep, o)
 	if ok && d.obs != nil {
 		d.queue = append(d.queue, ev)
 	}
@@ -84,7 +86,7 @@ func (d *Detector) Report(now time.Time, ep string, o Outcome) bool {
 // ActiveCheckPassed ends ep's ejection early (see Outlier.ActiveCheckPassed).
 func (d *Detector) ActiveCheckPassed(now time.Time, ep string) bool {
 	d.mu.Lock()
-	ev, ok := d.core.ActiveCheckPassed(now, ep)
+	ev, ok := d.c().ActiveCheckPassed(now, ep)
 	if ok && d.obs != nil {
 		d.queue = append(d.queue, ev)
 	}
@@ -96,7 +98,7 @@ func (d *Detector) ActiveCheckPassed(now time.Time, ep string) bool {
 // events it produced.
 func (d *Detector) Tick(now time.Time) int {
 	d.mu.Lock()
-	d.buf = d.core.Tick(now, d.buf[:0])
+	d.buf = d.c().Tick(now, d.buf[:0])
 	n := len(d.buf)
 	if d.obs != nil {
 		d.queue = append(d.queue, d.buf...)
@@ -108,7 +110,14 @@ func (d *Detector) Tick(now time.Time) int {
 // Run calls Tick every configured interval until ctx is done; it reads the
 // clock with time.Now and returns nil when ctx ends.
 func (d *Detector) Run(ctx context.Context) error {
-	t := time.NewTicker(d.core.Config().Interval)
+	if !d.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer d.running.Store(false)
+	d.mu.Lock()
+	iv := d.c().Config().Interval
+	d.mu.Unlock()
+	t := time.NewTicker(iv)
 	defer t.Stop()
 	for {
 		select {
@@ -140,4 +149,14 @@ func (d *Detector) deliverLocked() {
 	}
 	d.delivering = false
 	d.mu.Unlock()
+}
+
+// c returns the core, made with the default OutlierConfig for a zero
+// Detector (which is usable: no observer, the defaults). Called with d.mu
+// held.
+func (d *Detector) c() *Outlier {
+	if d.core == nil {
+		d.core = &Outlier{}
+	}
+	return d.core
 }

@@ -2,7 +2,8 @@ package health
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/gslbkit/gslb/internal/fielderr"
 )
 
 // ErrInvalidConfig is wrapped by every configuration error of this package
@@ -15,26 +16,24 @@ var ErrUnknownEndpoint = errors.New("health: unknown endpoint")
 // ErrSyncz is wrapped by errors reading an Istio /debug/syncz document.
 var ErrSyncz = errors.New("health: syncz")
 
-// FieldError reports one invalid configuration field: its path, its value
-// and what is allowed. It unwraps to ErrInvalidConfig.
-type FieldError struct {
-	// Field is the field's path as in JSON, e.g. "successRate.minimumHosts"
-	// or "checks[2].name".
-	Field string
-	// Value is the offending value, formatted for people.
-	Value string
-	// Allowed describes the allowed values or range.
-	Allowed string
-}
+// ErrRunning is returned by Run (of a Detector, an ExternalAddress or an
+// IstioSync) while another Run of the same value is running.
+var ErrRunning = errors.New("health: already running")
 
-// Error formats the field, the value and the allowed range.
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("%v: %s = %s; allowed: %s", ErrInvalidConfig, e.Field, e.Value, e.Allowed)
-}
+// ErrNotConfigured is returned by the methods of a zero ExternalAddress
+// (one not made by NewExternalAddress) that need its configuration.
+var ErrNotConfigured = errors.New("health: not configured (use its constructor)")
 
-// Unwrap returns ErrInvalidConfig.
-func (e *FieldError) Unwrap() error { return ErrInvalidConfig }
+// FieldError reports one invalid configuration field: its path (Path, in
+// JSON names, e.g. "successRate.minimumHosts" or "checks[2].name"), its
+// value as written and what is allowed. It wraps ErrInvalidConfig and
+// reads
+//
+//	health: invalid config: threshold = -5: allowed [0, 100] (percent) for mode envoy
+//
+// It is the module's one invalid-configuration error type.
+type FieldError = fielderr.Error
 
 func fieldErr(field string, value any, allowed string) error {
-	return &FieldError{Field: field, Value: fmt.Sprint(value), Allowed: allowed}
+	return fielderr.New(ErrInvalidConfig, field, value, allowed)
 }

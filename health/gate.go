@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"strings"
 	"time"
 
@@ -117,17 +118,17 @@ func NewGate(checks ...GateCheck) (*Gate, error) {
 	seen := map[string]bool{}
 	for i, c := range checks {
 		if c.Name == "" {
-			return nil, fieldErr(fmt.Sprintf("checks[%d].name", i), `""`, "a non-empty name, unique in the gate")
+			return nil, fieldErr(fielderr.Index("checks", i)+".name", "", "a non-empty name, unique in the gate")
 		}
 		if seen[c.Name] {
-			return nil, fieldErr(fmt.Sprintf("checks[%d].name", i), fmt.Sprintf("%q", c.Name), "a name not used by another check")
+			return nil, fieldErr(fielderr.Index("checks", i)+".name", c.Name, "a name not used by another check")
 		}
 		seen[c.Name] = true
 		if c.Check == nil {
-			return nil, fieldErr(fmt.Sprintf("checks[%d].check", i), "nil", "a non-nil Check")
+			return nil, &FieldError{Path: fielderr.Index("checks", i) + ".check", Value: "nil", Allowed: "a non-nil Check", Err: ErrInvalidConfig}
 		}
 		if c.RecoveryThreshold < 0 || c.RecoveryThreshold > probe.MaxThreshold {
-			return nil, fieldErr(fmt.Sprintf("checks[%d].recoveryThreshold", i), c.RecoveryThreshold, fmt.Sprintf("0–%d", probe.MaxThreshold))
+			return nil, fieldErr(fielderr.Index("checks", i)+".recoveryThreshold", c.RecoveryThreshold, fielderr.Range(0, probe.MaxThreshold))
 		}
 		pol := probe.ProxySync()
 		n := max(c.RecoveryThreshold, 1)

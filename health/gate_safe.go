@@ -41,6 +41,9 @@ func NewSafeGate(obs GateObserver, checks ...GateCheck) (*SafeGate, error) {
 // verdict; a changed verdict also goes to the observer.
 func (s *SafeGate) Evaluate(now time.Time) Verdict {
 	s.mu.Lock()
+	if s.gate == nil {
+		s.gate = &Gate{} // a zero SafeGate gates nothing
+	}
 	v := s.gate.Evaluate(now)
 	s.last = v
 	if v.Changed && s.obs != nil {

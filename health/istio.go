@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -181,9 +182,10 @@ type IstioSync struct {
 	// Interval is Run's polling interval; 0 means 10s.
 	Interval time.Duration
 
-	mu   sync.Mutex
-	last Signal
-	have bool
+	mu      sync.Mutex
+	last    Signal
+	have    bool
+	running atomic.Bool
 }
 
 // Poll fetches the document once and updates the signal.
@@ -237,6 +239,10 @@ func (s *IstioSync) Check(time.Time) Signal {
 // Run polls at once and then every Interval until ctx is done; it returns
 // nil then. Fetch errors are kept in the signal, not returned.
 func (s *IstioSync) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer s.running.Store(false)
 	iv := s.Interval
 	if iv <= 0 {
 		iv = 10 * time.Second

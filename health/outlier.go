@@ -140,10 +140,20 @@ func NewOutlier(cfg OutlierConfig) (*Outlier, error) {
 }
 
 // Config returns the detector's configuration.
-func (d *Outlier) Config() OutlierConfig { return d.cfg }
+func (d *Outlier) Config() OutlierConfig { return d.cfg.withDefaults() }
+
+// ready readies a zero Outlier, which is usable: it has the defaults of
+// OutlierConfig.
+func (d *Outlier) ready() {
+	if d.eps == nil {
+		d.cfg = d.cfg.withDefaults()
+		d.eps = map[string]*epState{}
+	}
+}
 
 // Add adds an endpoint (not ejected); adding a known one does nothing.
 func (d *Outlier) Add(ep string) {
+	d.ready()
 	if _, ok := d.eps[ep]; ok {
 		return
 	}
@@ -305,6 +315,7 @@ func (d *Outlier) ActiveCheckPassed(now time.Time, ep string) (OutlierEvent, boo
 // again. Call it every Interval. Events come in endpoint-name order within
 // each step, so equal inputs give equal outputs.
 func (d *Outlier) Tick(now time.Time, dst []OutlierEvent) []OutlierEvent {
+	d.ready()
 	interval := d.cfg.Interval
 	for _, r := range d.rates {
 		st := r.st

@@ -2,7 +2,7 @@ package health
 
 import (
 	"encoding/json"
-	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"math"
 	"time"
 
@@ -181,31 +181,31 @@ func (c OutlierConfig) Validate() error {
 	bad := fieldErr
 	switch {
 	case c.Consecutive5xx < 0 || c.Consecutive5xx > 1000:
-		return bad("consecutive5xx", c.Consecutive5xx, "0 (off) to 1000")
+		return bad("consecutive5xx", c.Consecutive5xx, fielderr.Range(0, 1000)+" (0: off)")
 	case c.ConsecutiveGatewayErrors < 0 || c.ConsecutiveGatewayErrors > 1000:
-		return bad("consecutiveGatewayErrors", c.ConsecutiveGatewayErrors, "0 (off) to 1000")
+		return bad("consecutiveGatewayErrors", c.ConsecutiveGatewayErrors, fielderr.Range(0, 1000)+" (0: off)")
 	case c.ConsecutiveLocalOriginFailures < 0 || c.ConsecutiveLocalOriginFailures > 1000:
-		return bad("consecutiveLocalOriginFailures", c.ConsecutiveLocalOriginFailures, "0 (off) to 1000")
+		return bad("consecutiveLocalOriginFailures", c.ConsecutiveLocalOriginFailures, fielderr.Range(0, 1000)+" (0: off)")
 	case c.Interval < time.Millisecond || c.Interval > time.Hour:
-		return bad("interval", c.Interval, "1ms–1h")
+		return bad("interval", c.Interval, fielderr.DurationRange(time.Millisecond, time.Hour))
 	case c.BaseEjectionTime < time.Millisecond || c.BaseEjectionTime > 24*time.Hour:
-		return bad("baseEjectionTime", c.BaseEjectionTime, "1ms–24h")
+		return bad("baseEjectionTime", c.BaseEjectionTime, fielderr.DurationRange(time.Millisecond, 24*time.Hour))
 	case c.MaxEjectionTime != 0 && (c.MaxEjectionTime < c.BaseEjectionTime || c.MaxEjectionTime > 24*time.Hour):
-		return bad("maxEjectionTime", c.MaxEjectionTime, fmt.Sprintf("0 (= max(300s, base)) or %v–24h", c.BaseEjectionTime))
+		return bad("maxEjectionTime", c.MaxEjectionTime, "[baseEjectionTime ("+fielderr.Duration(c.BaseEjectionTime)+"), 24h], or 0 for max(5m, baseEjectionTime)")
 	case !(c.MaxEjectionPercent >= 0 && c.MaxEjectionPercent <= 100):
-		return bad("maxEjectionPercent", c.MaxEjectionPercent, "0–100")
+		return bad("maxEjectionPercent", c.MaxEjectionPercent, fielderr.Range(0, 100))
 	case c.SuccessRate.MinimumHosts < 1 || c.SuccessRate.MinimumHosts > 100000:
-		return bad("successRate.minimumHosts", c.SuccessRate.MinimumHosts, "1–100000")
+		return bad("successRate.minimumHosts", c.SuccessRate.MinimumHosts, fielderr.Range(1, 100000))
 	case c.SuccessRate.RequestVolume < 1 || c.SuccessRate.RequestVolume > 10000000:
-		return bad("successRate.requestVolume", c.SuccessRate.RequestVolume, "1–10000000")
+		return bad("successRate.requestVolume", c.SuccessRate.RequestVolume, fielderr.Range(1, 10000000))
 	case !(c.SuccessRate.StdevFactor >= 0 && c.SuccessRate.StdevFactor <= 100):
-		return bad("successRate.stdevFactor", c.SuccessRate.StdevFactor, "0–100")
+		return bad("successRate.stdevFactor", c.SuccessRate.StdevFactor, fielderr.Range(0, 100))
 	case !(c.FailurePercentage.Threshold >= 0 && c.FailurePercentage.Threshold <= 100):
-		return bad("failurePercentage.threshold", c.FailurePercentage.Threshold, "0–100")
+		return bad("failurePercentage.threshold", c.FailurePercentage.Threshold, fielderr.Range(0, 100))
 	case c.FailurePercentage.MinimumHosts < 1 || c.FailurePercentage.MinimumHosts > 100000:
-		return bad("failurePercentage.minimumHosts", c.FailurePercentage.MinimumHosts, "1–100000")
+		return bad("failurePercentage.minimumHosts", c.FailurePercentage.MinimumHosts, fielderr.Range(1, 100000))
 	case c.FailurePercentage.RequestVolume < 1 || c.FailurePercentage.RequestVolume > 10000000:
-		return bad("failurePercentage.requestVolume", c.FailurePercentage.RequestVolume, "1–10000000")
+		return bad("failurePercentage.requestVolume", c.FailurePercentage.RequestVolume, fielderr.Range(1, 10000000))
 	}
 	return nil
 }
@@ -237,7 +237,7 @@ func DecodeEnvoyGatewayPassive(data []byte) (OutlierConfig, error) {
 	c := EnvoyGatewayOutlierConfig()
 	if in.Interval != nil {
 		if in.Interval.D() <= 0 {
-			return OutlierConfig{}, fieldErr("interval", in.Interval.D(), "1ms–1h")
+			return OutlierConfig{}, fieldErr("interval", in.Interval.D(), fielderr.DurationRange(time.Millisecond, time.Hour))
 		}
 		c.Interval = in.Interval.D()
 	}
@@ -253,13 +253,13 @@ func DecodeEnvoyGatewayPassive(data []byte) (OutlierConfig, error) {
 	}
 	if in.BaseEjectionTime != nil {
 		if in.BaseEjectionTime.D() <= 0 {
-			return OutlierConfig{}, fieldErr("baseEjectionTime", in.BaseEjectionTime.D(), "1ms–24h")
+			return OutlierConfig{}, fieldErr("baseEjectionTime", in.BaseEjectionTime.D(), fielderr.DurationRange(time.Millisecond, 24*time.Hour))
 		}
 		c.BaseEjectionTime = in.BaseEjectionTime.D()
 	}
 	if in.MaxEjectionPercent != nil {
 		if math.IsNaN(*in.MaxEjectionPercent) {
-			return OutlierConfig{}, fieldErr("maxEjectionPercent", "NaN", "0–100")
+			return OutlierConfig{}, &FieldError{Path: "maxEjectionPercent", Value: "NaN", Allowed: fielderr.Range(0, 100), Err: ErrInvalidConfig}
 		}
 		c.MaxEjectionPercent = *in.MaxEjectionPercent
 	}

@@ -335,7 +335,7 @@ func TestZeroConfigsTakeDefaults(t *testing.T) {
 	bad.SuccessRate.StdevFactor = 101
 	var fe *FieldError
 	require.ErrorAs(t, bad.Validate(), &fe)
-	require.Equal(t, "successRate.stdevFactor", fe.Field)
+	require.Equal(t, "successRate.stdevFactor", fe.Path)
 	require.ErrorIs(t, bad.Validate(), ErrInvalidConfig)
 }
 

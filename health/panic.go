@@ -3,6 +3,7 @@ package health
 import (
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"math"
 )
 
@@ -73,15 +74,18 @@ func (p Panic) Validate() error {
 	switch p.Mode {
 	case PanicEnvoy:
 		if !(p.Threshold >= 0 && p.Threshold <= 100) {
-			return fieldErr("threshold", p.Threshold, "0–100 (percent) for mode envoy")
+			return fieldErr("threshold", p.Threshold, fielderr.Range(0, 100)+" (percent) for mode envoy")
 		}
 	case PanicGdnsd:
 		if !(p.Threshold >= 0 && p.Threshold <= 1) {
-			return fieldErr("threshold", p.Threshold, "0–1 (fraction) for mode gdnsd")
+			return fieldErr("threshold", p.Threshold, fielderr.Range(0, 1)+" (fraction) for mode gdnsd")
 		}
 	case PanicAllUnhealthy, PanicFailClosed:
 	default:
-		return fieldErr("mode", uint8(p.Mode), "envoy, gdnsd, allUnhealthy, failClosed")
+		return fieldErr("mode", uint8(p.Mode), fielderr.OneOf("envoy", "gdnsd", "allUnhealthy", "failClosed"))
+	}
+	if p.Threshold != 0 && (p.Mode == PanicAllUnhealthy || p.Mode == PanicFailClosed) && !(p.Threshold >= 0 && p.Threshold <= 100) {
+		return fieldErr("threshold", p.Threshold, fielderr.Range(0, 100)+" (unused by mode "+p.Mode.String()+")")
 	}
 	return nil
 }
@@ -120,8 +124,12 @@ type Selection[E any] struct {
 
 // Select chooses the endpoints to use among eps by p's rule, healthy
 // telling which are healthy. It is pure and allocates only the result. An
-// empty selection is returned with a *NoHealthyUpstreamError.
+// empty selection is returned with a *NoHealthyUpstreamError; a p that
+// Validate refuses, with its *FieldError (and nothing selected).
 func Select[E any](p Panic, eps []E, healthy func(E) bool) (Selection[E], error) {
+	if err := p.Validate(); err != nil {
+		return Selection[E]{Total: len(eps)}, err
+	}
 	n := 0
 	for _, e := range eps {
 		if healthy(e) {

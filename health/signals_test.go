@@ -142,7 +142,7 @@ func TestExternalAddressEmptyAnswerIsUnhealthy(t *testing.T) {
 func TestAddressConfigValidate(t *testing.T) {
 	c := DefaultAddressConfig()
 	c.Timeout = time.Duration(time.Hour)
-	require.ErrorContains(t, c.Validate(), "timeout = 1h0m0s; allowed")
+	require.EqualError(t, c.Validate(), "health: invalid config: timeout = 1h: allowed [10ms, refresh (30s)]")
 	_, err := NewExternalAddress(AddressConfig{Refresh: time.Millisecond}, nil)
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	_, err = NewExternalAddress(AddressConfig{}, nil)

@@ -2,6 +2,7 @@ package heartbeat
 
 import (
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/internal/jsontime"
 	"time"
 
@@ -30,11 +31,11 @@ type Config struct {
 	Local Rules `json:"local"`
 	// Global is the global scope's timings (DefaultRules).
 	Global Rules `json:"global"`
-	// TTL is the beat record's TTL. Default 5 s; allowed 1 s – 1 h.
+	// TTL is the beat record's TTL. Default (0) 5 s; allowed [1s, 1h].
 	TTL time.Duration `json:"ttl"`
 	// MaxAttempts is how many write attempts a scope makes per reconcile
 	// interval, the first included, while the beat it is attempting is a
-	// normal beat. Default 3; allowed 1–10.
+	// normal beat. Default (0) 3; allowed [1, 10].
 	MaxAttempts int `json:"maxAttempts"`
 	// SelfHealAttempts is how many write attempts a scope makes per
 	// reconcile interval, the first included, while the beat it is
@@ -51,7 +52,8 @@ type Config struct {
 	// 30 s of the last one through a 15 s write outage followed by 2-of-3
 	// rejections, whatever their alignment (the arithmetic is in
 	// attempts.go), so peers whose clocks run up to SkewTolerance ahead
-	// never see the cluster stale. Allowed MaxAttempts–20.
+	// never see the cluster stale (0 means the default, or MaxAttempts if
+	// more). Allowed [MaxAttempts, 20].
 	SelfHealAttempts int `json:"selfHealAttempts"`
 	// RetryBackoff is the delay before the second attempt; each later
 	// attempt waits RetryFactor times longer than the one before, and every
@@ -59,13 +61,15 @@ type Config struct {
 	// with the default factor and jitter spreads three normal attempts about
 	// evenly over a 10 s interval, so a throttled provider gets time to
 	// recover between them (self-heal attempts are closer: see
-	// SelfHealAttempts). Allowed 0 (retry at once) – 1 min.
+	// SelfHealAttempts). Allowed [0s, 1m]; 0 (not replaced by the
+	// default) retries at once.
 	RetryBackoff time.Duration `json:"retryBackoff"`
-	// RetryFactor multiplies each delay for the next attempt. Default 1
-	// (constant delays); allowed 1–4.
+	// RetryFactor multiplies each delay for the next attempt. Default (0)
+	// 1 (constant delays); allowed [1, 4].
 	RetryFactor float64 `json:"retryFactor"`
 	// RetryJitter is the share of each delay drawn at random: a delay d
-	// becomes uniform in [d × (1 − RetryJitter), d]. Default 0.1; allowed 0–1.
+	// becomes uniform in [d × (1 − RetryJitter), d]. DefaultConfig sets
+	// 0.1; 0 (not replaced by the default) means no jitter. Allowed [0, 1].
 	RetryJitter float64 `json:"retryJitter"`
 }
 
@@ -121,18 +125,42 @@ func (c Config) Zone(s Scope) string {
 	return c.GlobalZone
 }
 
-// Validate reports the first field out of range, naming it, its value and
-// the allowed range.
+// withDefaults fills the zero fields that take a default: TTL,
+// MaxAttempts, SelfHealAttempts (7, or MaxAttempts if more), RetryFactor
+// and the Rules' (see Rules). RetryBackoff and RetryJitter keep their
+// zeros, which mean "retry at once" and "no jitter".
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	c.Local, c.Global = c.Local.withDefaults(), c.Global.withDefaults()
+	if c.TTL == 0 {
+		c.TTL = d.TTL
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = d.MaxAttempts
+	}
+	if c.SelfHealAttempts == 0 {
+		c.SelfHealAttempts = max(d.SelfHealAttempts, c.MaxAttempts)
+	}
+	if c.RetryFactor == 0 {
+		c.RetryFactor = d.RetryFactor
+	}
+	return c
+}
+
+// Validate reports the first field out of range, as a *FieldError naming
+// it, its value and the allowed range; zero fields that take a default
+// take it first.
 func (c Config) Validate() error {
+	c = c.withDefaults()
 	n := Naming{Prefix: c.Prefix}
 	if err := n.CheckPrefix(); err != nil {
-		return fieldErr("prefix", c.Prefix, "1–40 letters, digits and hyphens, not starting with a hyphen", err)
+		return fieldErr("prefix", c.Prefix, prefixRule)
 	}
 	if err := n.CheckCluster(c.Cluster); err != nil {
-		return fieldErr("cluster", c.Cluster, "a DNS label that fits a record name with the prefix", err)
+		return fieldErr("cluster", c.Cluster, dnsname.LabelRule+", short enough for a record name with the prefix")
 	}
 	if err := dnsname.CheckLabel(c.Region, false); err != nil {
-		return fieldErr("region", c.Region, "a DNS label of 1–63 letters, digits and hyphens", err)
+		return fieldErr("region", c.Region, dnsname.LabelRule)
 	}
 	if c.LocalZone == "" && c.GlobalZone == "" {
 		return fieldErr("localZone", "", "a zone name in at least one of localZone and globalZone")
@@ -146,7 +174,7 @@ func (c Config) Validate() error {
 			continue
 		}
 		if _, err := n.Name(c.Cluster, z); err != nil {
-			return fieldErr(s.String()+"Zone", z, "a zone name that fits the beat record name", err)
+			return fieldErr(s.String()+"Zone", z, dnsname.NameRule+", short enough for the beat record name")
 		}
 		r := c.Rules(s)
 		if err := r.validate(s.String() + "."); err != nil {
@@ -161,22 +189,22 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.TTL < time.Second || c.TTL > time.Hour {
-		return fieldErr("ttl", c.TTL, "1s – 1h")
+		return fieldErr("ttl", c.TTL, fielderr.DurationRange(time.Second, time.Hour)+", or 0 for the default (5s)")
 	}
 	if c.MaxAttempts < 1 || c.MaxAttempts > 10 {
-		return fieldErr("maxAttempts", c.MaxAttempts, "1–10")
+		return fieldErr("maxAttempts", c.MaxAttempts, fielderr.Range(1, 10)+", or 0 for the default (3)")
 	}
 	if c.SelfHealAttempts < c.MaxAttempts || c.SelfHealAttempts > 20 {
-		return fieldErr("selfHealAttempts", c.SelfHealAttempts, fmt.Sprintf("maxAttempts (%d) – 20", c.MaxAttempts))
+		return fieldErr("selfHealAttempts", c.SelfHealAttempts, fmt.Sprintf("[maxAttempts (%d), 20], or 0 for the default (7)", c.MaxAttempts))
 	}
 	if c.RetryBackoff < 0 || c.RetryBackoff > time.Minute {
-		return fieldErr("retryBackoff", c.RetryBackoff, "0s – 1m")
+		return fieldErr("retryBackoff", c.RetryBackoff, fielderr.DurationRange(0, time.Minute))
 	}
 	if !(c.RetryFactor >= 1 && c.RetryFactor <= 4) {
-		return fieldErr("retryFactor", c.RetryFactor, "1–4")
+		return fieldErr("retryFactor", c.RetryFactor, fielderr.Range(1, 4)+", or 0 for the default (1)")
 	}
 	if !(c.RetryJitter >= 0 && c.RetryJitter <= 1) {
-		return fieldErr("retryJitter", c.RetryJitter, "0–1")
+		return fieldErr("retryJitter", c.RetryJitter, fielderr.Range(0, 1))
 	}
 	return nil
 }

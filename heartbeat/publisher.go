@@ -92,7 +92,7 @@ func NewPublisher(cfg Config, opts Options) (*Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Publisher{cfg: cfg, opts: opts, label: label}
+	p := &Publisher{cfg: cfg.withDefaults(), opts: opts, label: label}
 	p.verdict.Store(&Verdict{})
 	return p, nil
 }
@@ -104,8 +104,14 @@ func (p *Publisher) SetVerdict(v Verdict) {
 	p.verdict.Store(&v)
 }
 
-// Verdict returns the current local verdict.
-func (p *Publisher) Verdict() Verdict { return *p.verdict.Load() }
+// Verdict returns the current local verdict (the zero Verdict before the
+// first SetVerdict).
+func (p *Publisher) Verdict() Verdict {
+	if v := p.verdict.Load(); v != nil {
+		return *v
+	}
+	return Verdict{}
+}
 
 // Recovering reports whether scope s is recovering from rate limiting.
 func (p *Publisher) Recovering(s Scope) bool {
@@ -117,7 +123,11 @@ func (p *Publisher) Recovering(s Scope) bool {
 
 // Run publishes until ctx is done, then waits for its goroutines and
 // returns nil. It returns ErrRunning if the publisher is already running.
+// A zero Publisher (not made by NewPublisher) returns ErrNotConfigured.
 func (p *Publisher) Run(ctx context.Context) error {
+	if p.label == "" {
+		return ErrNotConfigured
+	}
 	if !p.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}

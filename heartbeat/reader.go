@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/internal/jsontime"
 	"log/slog"
 	"slices"
@@ -39,23 +40,35 @@ func DefaultReaderConfig(scope Scope, zone string) ReaderConfig {
 	return ReaderConfig{Scope: scope, Zone: zone, Rules: DefaultRules(), ForgetAfter: 10 * time.Minute}
 }
 
-// Validate reports the first field out of range, naming it, its value and
-// the allowed range.
+// withDefaults fills the zero fields that take a default: the Rules' and
+// ForgetAfter.
+func (c ReaderConfig) withDefaults() ReaderConfig {
+	c.Rules = c.Rules.withDefaults()
+	if c.ForgetAfter == 0 {
+		c.ForgetAfter = 10 * time.Minute
+	}
+	return c
+}
+
+// Validate reports the first field out of range, as a *FieldError naming
+// it, its value and the allowed range; zero fields that take a default
+// take it first.
 func (c ReaderConfig) Validate() error {
+	c = c.withDefaults()
 	if !c.Scope.Valid() {
-		return fieldErr("scope", c.Scope, "local or global")
+		return fieldErr("scope", c.Scope, fielderr.OneOf("local", "global"))
 	}
 	if err := dnsname.Check(c.Zone); err != nil {
-		return fieldErr("zone", c.Zone, "a DNS zone name", err)
+		return fieldErr("zone", c.Zone, dnsname.NameRule)
 	}
 	if err := (Naming{Prefix: c.Prefix}).CheckPrefix(); err != nil {
-		return fieldErr("prefix", c.Prefix, "1–40 letters, digits and hyphens, not starting with a hyphen", err)
+		return fieldErr("prefix", c.Prefix, prefixRule)
 	}
 	if err := c.Rules.validate("rules."); err != nil {
 		return err
 	}
 	if f := c.ForgetAfter; f < c.Rules.HealthyDuration || f > 30*24*time.Hour {
-		return fieldErr("forgetAfter", c.ForgetAfter, fmt.Sprintf("rules.healthyDuration (%v) – 720h", c.Rules.HealthyDuration))
+		return fieldErr("forgetAfter", c.ForgetAfter, "[rules.healthyDuration ("+fielderr.Duration(c.Rules.withDefaults().HealthyDuration)+"), 720h], or 0 for the default (10m)")
 	}
 	return nil
 }
@@ -107,19 +120,30 @@ func NewReader(cfg ReaderConfig, getter libdns.RecordGetter, opts ReaderOptions)
 	if getter == nil {
 		return nil, fieldErr("getter", "nil", "a libdns.RecordGetter")
 	}
-	r := &Reader{cfg: cfg, opts: opts, naming: Naming{Prefix: cfg.Prefix}, known: map[string]*clusterMemory{}}
+	r := &Reader{cfg: cfg.withDefaults(), opts: opts, naming: Naming{Prefix: cfg.Prefix}, known: map[string]*clusterMemory{}}
 	r.getter = getter
 	r.last.Store(&Snapshot{Scope: cfg.Scope})
 	return r, nil
 }
 
 // Last returns the snapshot of the last read (empty before the first).
-func (r *Reader) Last() Snapshot { return *r.last.Load() }
+func (r *Reader) Last() Snapshot {
+	if s := r.last.Load(); s != nil {
+		return *s
+	}
+	return Snapshot{}
+}
 
 // Run reads the zone at once and then every Rules.ReconcileInterval until
 // ctx is done, and returns nil. Read failures are reported through
 // ReadDone events and do not stop it.
+//
+// Errors: ErrRunning while another Run or Read is in progress;
+// ErrNotConfigured for a zero Reader (not made by NewReader).
 func (r *Reader) Run(ctx context.Context) error {
+	if r.getter == nil {
+		return ErrNotConfigured
+	}
 	if !r.busy.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
@@ -148,6 +172,9 @@ func (r *Reader) now() time.Time {
 // When the zone cannot be read it judges the beats last seen at now and
 // returns that snapshot together with the error.
 func (r *Reader) Read(ctx context.Context, now time.Time) (Snapshot, error) {
+	if r.getter == nil {
+		return Snapshot{}, ErrNotConfigured
+	}
 	if !r.busy.CompareAndSwap(false, true) {
 		return Snapshot{}, ErrRunning
 	}

@@ -2,6 +2,7 @@ package heartbeat
 
 import (
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/jsontime"
@@ -72,12 +73,32 @@ func FastRules() Rules {
 	return r
 }
 
-// Validate reports the first field out of range, naming it, its value and
-// the allowed range. prefix (e.g. "local.") is prepended to field names.
+// withDefaults fills the zero durations that take a default
+// (ReconcileInterval, HealthyDuration, SelfHealInterval); SkewTolerance 0
+// (no tolerance) and SelfHealLeadIntervals 0 (self-heal once stale) mean
+// what they say.
+func (r Rules) withDefaults() Rules {
+	d := DefaultRules()
+	if r.ReconcileInterval == 0 {
+		r.ReconcileInterval = d.ReconcileInterval
+	}
+	if r.HealthyDuration == 0 {
+		r.HealthyDuration = d.HealthyDuration
+	}
+	if r.SelfHealInterval == 0 {
+		r.SelfHealInterval = d.SelfHealInterval
+	}
+	return r
+}
+
+// validate reports the first field out of range, naming it, its value and
+// the allowed range; zero fields take their defaults first. prefix (e.g.
+// "local.") is prepended to field names.
 func (r Rules) validate(prefix string) error {
+	r = r.withDefaults()
 	in := func(name string, v, lo, hi time.Duration) error {
 		if v < lo || v > hi {
-			return fieldErr(prefix+name, v, fmt.Sprintf("%v – %v", lo, hi))
+			return fieldErr(prefix+name, v, fielderr.DurationRange(lo, hi))
 		}
 		return nil
 	}
@@ -94,10 +115,10 @@ func (r Rules) validate(prefix string) error {
 		return err
 	}
 	if r.SelfHealLeadIntervals < 0 || r.SelfHealLeadIntervals > 10 {
-		return fieldErr(prefix+"selfHealLeadIntervals", r.SelfHealLeadIntervals, "0–10")
+		return fieldErr(prefix+"selfHealLeadIntervals", r.SelfHealLeadIntervals, fielderr.Range(0, 10))
 	}
 	if r.SelfHealThreshold() <= 0 {
-		return fieldErr(prefix+"selfHealLeadIntervals", r.SelfHealLeadIntervals, fmt.Sprintf("0–%d: the self-heal threshold healthyDuration − selfHealLeadIntervals × reconcileInterval (%v) must be positive",
+		return fieldErr(prefix+"selfHealLeadIntervals", r.SelfHealLeadIntervals, fmt.Sprintf("[0, %d]: the self-heal threshold healthyDuration − selfHealLeadIntervals × reconcileInterval (%v) must be positive",
 			(r.HealthyDuration-1)/r.ReconcileInterval, r.SelfHealThreshold()))
 	}
 	return nil

@@ -66,11 +66,11 @@ func TestRulesValidate(t *testing.T) {
 		mutate func(*Rules)
 		field  string
 	}{
-		{"zero interval", func(r *Rules) { r.ReconcileInterval = 0 }, "reconcileInterval"},
+		{"negative interval", func(r *Rules) { r.ReconcileInterval = -1 }, "reconcileInterval = -1ns: allowed [100ms, 10m]"},
 		{"healthy too short", func(r *Rules) { r.HealthyDuration = time.Millisecond }, "healthyDuration"},
 		{"negative skew", func(r *Rules) { r.SkewTolerance = -1 }, "skewTolerance"},
 		{"skew above healthy", func(r *Rules) { r.SkewTolerance = time.Minute }, "skewTolerance"},
-		{"no self-heal interval", func(r *Rules) { r.SelfHealInterval = 0 }, "selfHealInterval"},
+		{"self-heal interval too short", func(r *Rules) { r.SelfHealInterval = time.Millisecond }, "heartbeat: invalid config: selfHealInterval = 1ms: allowed [1s, 24h]"},
 		{"lead too large", func(r *Rules) { r.SelfHealLeadIntervals = 3 }, "selfHealLeadIntervals"},
 		{"lead negative", func(r *Rules) { r.SelfHealLeadIntervals = -1 }, "selfHealLeadIntervals"},
 	}
@@ -99,14 +99,15 @@ func TestConfigValidate(t *testing.T) {
 		{"no zones", func(c *Config) { c.GlobalZone = "" }, "globalZone"},
 		{"bad zone", func(c *Config) { c.LocalZone = "a..b" }, "localZone"},
 		{"same zone twice", func(c *Config) { c.LocalZone = "Global.Example.com" }, "localZone"},
-		{"ttl", func(c *Config) { c.TTL = 0 }, "ttl"},
-		{"attempts", func(c *Config) { c.MaxAttempts = 0 }, "maxAttempts"},
+		{"ttl", func(c *Config) { c.TTL = 2 * time.Hour }, "heartbeat: invalid config: ttl = 2h: allowed [1s, 1h], or 0 for the default (5s)"},
+		{"attempts", func(c *Config) { c.MaxAttempts = -1 }, "heartbeat: invalid config: maxAttempts = -1: allowed [1, 10], or 0 for the default (3)"},
+		{"zone rule", func(c *Config) { c.LocalZone = "a..b" }, "heartbeat: invalid config: localZone = \"a..b\": allowed a DNS name: dot-separated labels of [1, 63] letters, digits, hyphens or underscores (no hyphen first or last), at most 253 bytes, short enough for the beat record name"},
 		{"attempts beyond the interval", func(c *Config) { c.MaxAttempts = 5 }, "retryBackoff"},
 		{"negative backoff", func(c *Config) { c.RetryBackoff = -1 }, "retryBackoff"},
 		{"factor below 1", func(c *Config) { c.RetryFactor = 0.5 }, "retryFactor"},
 		{"jitter above 1", func(c *Config) { c.RetryJitter = 2 }, "retryJitter"},
 		{"tripling beyond the interval", func(c *Config) { c.RetryFactor = 3 }, "retryBackoff"},
-		{"bad rules", func(c *Config) { c.Global.HealthyDuration = 0 }, "global.healthyDuration"},
+		{"bad rules", func(c *Config) { c.Global.HealthyDuration = time.Millisecond }, "heartbeat: invalid config: global.healthyDuration = 1ms: allowed [1s, 1h]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -137,11 +138,11 @@ func TestConfigSelfHealAttempts(t *testing.T) {
 		{"default", 3, 7, ""},
 		{"equal to maxAttempts", 3, 3, ""},
 		{"at most", 3, 20, ""},
-		{"zero", 3, 0, "heartbeat: invalid config: selfHealAttempts = 0; allowed: maxAttempts (3) – 20"},
-		{"below maxAttempts", 3, 2, "heartbeat: invalid config: selfHealAttempts = 2; allowed: maxAttempts (3) – 20"},
-		{"below a raised maxAttempts", 4, 3, "heartbeat: invalid config: selfHealAttempts = 3; allowed: maxAttempts (4) – 20"},
-		{"negative", 3, -1, "heartbeat: invalid config: selfHealAttempts = -1; allowed: maxAttempts (3) – 20"},
-		{"too many", 3, 21, "heartbeat: invalid config: selfHealAttempts = 21; allowed: maxAttempts (3) – 20"},
+		{"zero takes the default", 3, 0, ""},
+		{"below maxAttempts", 3, 2, "heartbeat: invalid config: selfHealAttempts = 2: allowed [maxAttempts (3), 20], or 0 for the default (7)"},
+		{"below a raised maxAttempts", 4, 3, "heartbeat: invalid config: selfHealAttempts = 3: allowed [maxAttempts (4), 20], or 0 for the default (7)"},
+		{"negative", 3, -1, "heartbeat: invalid config: selfHealAttempts = -1: allowed [maxAttempts (3), 20], or 0 for the default (7)"},
+		{"too many", 3, 21, "heartbeat: invalid config: selfHealAttempts = 21: allowed [maxAttempts (3), 20], or 0 for the default (7)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -156,7 +157,7 @@ func TestConfigSelfHealAttempts(t *testing.T) {
 			require.ErrorIs(t, err, ErrInvalidConfig)
 			var fe *FieldError
 			require.ErrorAs(t, err, &fe)
-			assert.Equal(t, "selfHealAttempts", fe.Field)
+			assert.Equal(t, "selfHealAttempts", fe.Path)
 			assert.Equal(t, c.wantErr, err.Error())
 		})
 	}

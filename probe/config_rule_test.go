@@ -78,7 +78,7 @@ func TestConfigErrorsAreFieldErrors(t *testing.T) {
 			require.ErrorIs(t, c.err, c.sentinel)
 			var fe *FieldError
 			require.True(t, errors.As(c.err, &fe), "%T %v", c.err, c.err)
-			assert.Equal(t, c.field, fe.Field)
+			assert.Equal(t, c.field, fe.Path)
 			assert.NotEmpty(t, fe.Value)
 			assert.NotEmpty(t, fe.Allowed)
 			assert.Contains(t, c.err.Error(), c.field)
@@ -87,7 +87,7 @@ func TestConfigErrorsAreFieldErrors(t *testing.T) {
 	_, err := NewMonitor(MonitorConfig{LatencyWindow: MaxLatencyWindow + 1}, nil, nil)
 	var fe *FieldError
 	require.ErrorAs(t, err, &fe)
-	assert.Equal(t, "latencyWindow", fe.Field)
+	assert.Equal(t, "latencyWindow", fe.Path)
 }
 
 // TestDurationsJSON: Go-facing durations are time.Duration; JSON still

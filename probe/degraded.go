@@ -161,8 +161,11 @@ func (w *monLocal) fill(now time.Time, out *LocalStats) {
 // LocalStats returns the Monitor's local failures over the recent window
 // and whether it is degraded (see LocalStats). If the window has just
 // emptied of local failures, the change is seen now, and a DegradedObserver
-// receives it.
+// receives it. A zero Monitor reports zero LocalStats.
 func (m *Monitor) LocalStats() LocalStats {
+	if m.targets == nil {
+		return LocalStats{}
+	}
 	m.mu.Lock()
 	now := time.Now()
 	sent := m.refreshLocalLocked(now)

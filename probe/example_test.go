@@ -59,5 +59,5 @@ func ExampleDecodePolicyOnto() {
 	// Output:
 	// 5s 2 critical <nil>
 	// probe: policy JSON: both criticalThreshold (2) and unhealthyThreshold (2) given: they name the same knob, give one
-	// probe: invalid policy: warningThreshold = 4: allowed 1–criticalThreshold (3)
+	// probe: invalid policy: warningThreshold = 4: allowed [1, criticalThreshold (3)]
 }

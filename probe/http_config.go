@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"net/http"
 	"slices"
 	"strings"
@@ -40,7 +41,7 @@ const (
 
 // ErrHTTPConfig is wrapped by every HTTPConfig validation error (a
 // *FieldError).
-var ErrHTTPConfig = errors.New("probe: http config")
+var ErrHTTPConfig = errors.New("probe: invalid http config")
 
 // HTTPConfig configures an HTTP or HTTPS prober. JSON names follow Envoy
 // Gateway's HTTP health checker where one exists (path, method, hostname,
@@ -209,7 +210,7 @@ func (c HTTPConfig) validate(envoyGateway bool) error {
 	}
 	p := c.path()
 	if n := len(p); n > HTTPMaxPath {
-		return bad("path", p, fmt.Sprintf("1–%d characters (got %d)", HTTPMaxPath, n))
+		return bad("path", p, fmt.Sprintf("a path of [1, %d] characters (got %d)", HTTPMaxPath, n))
 	}
 	if err := httpCheckPath(p); err != nil {
 		return bad("path", p, "an origin-form URL path: "+err.Error())
@@ -254,16 +255,16 @@ func (c HTTPConfig) validate(envoyGateway bool) error {
 		return err
 	}
 	if c.MatchWindow < 0 || c.MatchWindow > HTTPMaxMatchWindow {
-		return bad("matchWindow", c.MatchWindow, fmt.Sprintf("0 (whole body) or 1–%d bytes", HTTPMaxMatchWindow))
+		return bad("matchWindow", c.MatchWindow, fielderr.Range(0, HTTPMaxMatchWindow)+" bytes (0: the whole body)")
 	}
 	if c.Port < 0 || c.Port > 65535 {
-		return bad("port", c.Port, "1–65535, or 0 for the target's port")
+		return bad("port", c.Port, "[1, 65535], or 0 for the target's port")
 	}
 	if c.ConnectTimeout < 0 {
-		return bad("connectTimeout", c.ConnectTimeout, "≥ 0 (0 = the probe's timeout)")
+		return bad("connectTimeout", c.ConnectTimeout, ">= 0s (0: the probe's timeout)")
 	}
 	if c.ResponseTimeout < 0 {
-		return bad("responseTimeout", c.ResponseTimeout, "≥ 0 (0 = the probe's timeout)")
+		return bad("responseTimeout", c.ResponseTimeout, ">= 0s (0: the probe's timeout)")
 	}
 	switch c.Engine {
 	case "", HTTPEngineLean, HTTPEngineNetHTTP:

@@ -68,7 +68,7 @@ func TestHTTPConfigValidate(t *testing.T) {
 			require.ErrorIs(t, err, ErrHTTPConfig)
 			var fe *FieldError
 			require.ErrorAs(t, err, &fe)
-			assert.Contains(t, fe.Field, tc.field)
+			assert.Contains(t, fe.Path, tc.field)
 			assert.Contains(t, err.Error(), tc.field)
 			_, err = NewHTTP("127.0.0.1:80", c)
 			require.ErrorIs(t, err, ErrHTTPConfig, "NewHTTP validates")

@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -94,10 +93,7 @@ func NewMachine(p Policy) (*Machine, error) {
 
 // machValidate is NewMachine's check of p.
 func machValidate(p Policy) error {
-	if err := p.Validate(); err != nil {
-		return fmt.Errorf("probe: new machine: %w", err)
-	}
-	return nil
+	return p.Validate()
 }
 
 // init readies m for p in p.InitialState with no result seen.

@@ -230,7 +230,7 @@ func TestNewMachineRejectsBadPolicy(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidPolicy)
 	var pe *FieldError
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, "criticalThreshold", pe.Field)
+	assert.Equal(t, "criticalThreshold", pe.Path)
 }
 
 func TestNewMachineCopiesPolicy(t *testing.T) {

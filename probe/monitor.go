@@ -3,6 +3,7 @@ package probe
 import (
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -23,13 +24,20 @@ var (
 	// ErrNotInShard: the target's ID belongs to another shard of
 	// MonitorConfig.Shard; this Monitor does not probe it.
 	ErrNotInShard = errors.New("probe: target belongs to another shard")
-	// ErrMonitorRunning: Run was called while another Run is still running.
-	ErrMonitorRunning = errors.New("probe: monitor already running")
+	// ErrRunning: Run was called while another Run is still running.
+	ErrRunning = errors.New("probe: monitor already running")
+	// ErrMonitorRunning is ErrRunning, under its old name.
+	//
+	// Deprecated: use ErrRunning.
+	ErrMonitorRunning = ErrRunning
+	// ErrNotConfigured: the Monitor was not made by NewMonitor (a zero
+	// Monitor); its methods return this error, or report no targets.
+	ErrNotConfigured = errors.New("probe: monitor not configured (use NewMonitor)")
 )
 
 // ErrMonitorConfig is wrapped by every MonitorConfig (and Shard)
 // validation error, a *FieldError.
-var ErrMonitorConfig = errors.New("probe: monitor config")
+var ErrMonitorConfig = errors.New("probe: invalid monitor config")
 
 // MonitorConfig configures a Monitor. Start from DefaultMonitorConfig and
 // change fields. A field left at zero takes its default (Concurrency,
@@ -109,13 +117,13 @@ func (c MonitorConfig) withDefaults() MonitorConfig {
 func (c MonitorConfig) Validate() error {
 	c = c.withDefaults()
 	if c.Concurrency < 1 || c.Concurrency > MaxMonitorConcurrency {
-		return fieldErr(ErrMonitorConfig, "concurrency", c.Concurrency, fmt.Sprintf("1–%d, or 0 for the default", MaxMonitorConcurrency))
+		return fieldErr(ErrMonitorConfig, "concurrency", c.Concurrency, fielderr.Range(1, MaxMonitorConcurrency)+", or 0 for the default")
 	}
 	if err := c.Shard.Validate(); err != nil {
 		return fieldIn("shard", ErrMonitorConfig, err)
 	}
 	if c.LatencyWindow < 1 || c.LatencyWindow > MaxLatencyWindow {
-		return fieldErr(ErrMonitorConfig, "latencyWindow", c.LatencyWindow, fmt.Sprintf("1–%d, or 0 for the default", MaxLatencyWindow))
+		return fieldErr(ErrMonitorConfig, "latencyWindow", c.LatencyWindow, fielderr.Range(1, MaxLatencyWindow)+", or 0 for the default")
 	}
 	if !(c.LatencySmoothing > 0 && c.LatencySmoothing <= 1) {
 		return fieldErr(ErrMonitorConfig, "latencySmoothing", c.LatencySmoothing, "(0, 1], or 0 for the default")
@@ -176,6 +184,7 @@ type Monitor struct {
 	events   []monEvent // queued for the deliverer, from evHead on
 	evHead   int
 	seq      uint64 // the Seq of the last event delivered
+	dropped  uint64 // events dropped when a Run stopped (DroppedEvents)
 
 	// The deliverer's state, for Remove (see deliver): the target whose
 	// event is being handed to the observer, the deliverer's goroutine,
@@ -291,18 +300,22 @@ func (m *Monitor) Owns(id string) bool { return m.cfg.Shard.Owns(id) }
 
 // Add starts watching t: its machine starts in the policy's initial state and
 // its first probe is due now plus a random part of Policy.InitialJitter.
-// Errors: an empty ID or nil Prober, an invalid policy (the Machine's error,
-// wrapped), ErrTargetExists, ErrNotInShard (the ID hashes to another shard;
+// Errors: ErrNotConfigured on a zero Monitor, an empty ID or nil Prober, an
+// invalid policy (a *FieldError wrapping both ErrMonitorConfig and
+// ErrInvalidPolicy, its path `targets["<id>"].policy.<field>`), ErrTargetExists, ErrNotInShard (the ID hashes to another shard;
 // callers that hand every controller the full list can skip these).
 func (m *Monitor) Add(t Target) error {
+	if m.targets == nil {
+		return ErrNotConfigured
+	}
 	if err := monCheckTarget(t); err != nil {
 		return err
 	}
 	if !m.cfg.Shard.Owns(t.ID) {
 		return fmt.Errorf("%w: %q", ErrNotInShard, t.ID)
 	}
-	if err := machValidate(t.Policy); err != nil {
-		return fmt.Errorf("probe: target %q: %w", t.ID, err)
+	if err := monCheckPolicy(t); err != nil {
+		return err
 	}
 	t.Policy = t.Policy.withDefaults()
 	m.mu.Lock()
@@ -382,8 +395,8 @@ func (m *Monitor) Update(t Target) error {
 	}
 	// A policy equal to the current one is valid; checking it again gives
 	// the same answer, outside the lock.
-	if err := machValidate(t.Policy); err != nil {
-		return fmt.Errorf("probe: target %q: %w", t.ID, err)
+	if err := monCheckPolicy(t); err != nil {
+		return err
 	}
 	t.Policy = t.Policy.withDefaults()
 
@@ -578,6 +591,12 @@ type monEvent struct {
 	t   *monTarget
 	ev  Event
 	deg *DegradedEvent // instead of ev: a DegradedEvent, for the Monitor
+}
+
+// monCheckPolicy validates t's policy, as a field of the Monitor's targets.
+func monCheckPolicy(t Target) error {
+	return fielderr.In(fielderr.Key("targets", t.ID)+".policy",
+		fielderr.Both(ErrMonitorConfig, ErrInvalidPolicy), machValidate(t.Policy))
 }
 
 func monCheckTarget(t Target) error {

@@ -27,8 +27,10 @@ type Event struct {
 // order the changes happened (per target and across targets), never while
 // holding its lock: an observer may call any Monitor method, including
 // Override and Remove. Events queue while the observer is busy (without
-// bound), so a slow observer delays delivery but never probing. A nil
-// Observer means nobody listens and no events are kept.
+// bound), so a slow observer delays delivery but never probing; once Run's
+// context is done, at most MonitorDrainEvents more are delivered and the
+// rest dropped (Monitor.DroppedEvents). A nil Observer means nobody listens
+// and no events are kept.
 type Observer interface {
 	Observe(Event)
 }

@@ -64,7 +64,8 @@ type monJob struct {
 
 // Run probes the targets until ctx is done, then cancels the probes still
 // running (closing those in the event loop), waits for every worker,
-// delivers the events still queued, and returns nil. It runs one scheduler,
+// delivers at most MonitorDrainEvents of the events still queued (after
+// the Observe call in progress, if any), drops the rest, and returns nil. It runs one scheduler,
 // which also runs the event loop's probes, and, with an Observer, one
 // goroutine delivering events; workers, which run the other probes, are
 // started when a probe is due and no worker is free, up to
@@ -78,12 +79,16 @@ type monJob struct {
 // updated or when Run stops; a probe in the event loop has the same
 // deadline. Targets and their state survive Run: a later Run continues
 // with them.
-// Errors: ErrMonitorRunning when another Run is running.
+// Errors: ErrRunning when another Run is running, ErrNotConfigured on a
+// zero Monitor.
 func (m *Monitor) Run(ctx context.Context) error {
+	if m.targets == nil {
+		return ErrNotConfigured
+	}
 	m.mu.Lock()
 	if m.running {
 		m.mu.Unlock()
-		return ErrMonitorRunning
+		return ErrRunning
 	}
 	m.running = true
 	m.mu.Unlock()
@@ -98,7 +103,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 	stopDelivery := make(chan struct{})
 	var delivery sync.WaitGroup
 	if m.obs != nil {
-		delivery.Go(func() { m.deliver(stopDelivery) })
+		delivery.Go(func() { m.deliver(ctx, stopDelivery) })
 	}
 
 	m.schedule(ctx, start)
@@ -491,22 +496,49 @@ func (m *Monitor) idleLocked(w *monWorker, now time.Time) bool {
 	return true
 }
 
+// MonitorDrainEvents bounds how long Run takes to return once its context
+// is done: after that moment the observer is handed at most this many
+// more events (Event and DegradedEvent alike), beyond the Observe call
+// already in progress; the events still queued after them, and those
+// queued while Run winds down, are dropped, the oldest delivered first and
+// the newest dropped. DroppedEvents counts them and the Monitor's logger
+// reports each Run's count at Warn level. A dropped event's change is not
+// lost to the Monitor: Stats and Snapshot report every target's current
+// state, which is what an observer that resumes should read.
+const MonitorDrainEvents = 16
+
 // deliver hands queued events to the observer, one at a time, in order,
-// outside the lock, until stop is closed and the queue is empty. An event
-// is handed over only if its target is still in the Monitor, checked under
+// outside the lock, until stop is closed and the queue is empty. Once ctx
+// is done it hands over at most MonitorDrainEvents more and drops the rest
+// (see MonitorDrainEvents). An event is handed over only if its target is still in the Monitor, checked under
 // the lock at the moment it is taken off the queue; while the observer
 // holds it, m.delivering names its target so that Remove can wait for the
 // hand-over to end (see Remove).
-func (m *Monitor) deliver(stop <-chan struct{}) {
+func (m *Monitor) deliver(ctx context.Context, stop <-chan struct{}) {
 	g := monGoroutine()
 	m.mu.Lock()
 	m.deliverGo = g
 	m.mu.Unlock()
+	budget := -1 // events left to deliver after ctx is done; -1 until then
+	done := ctx.Done()
+	var dropped uint64
+	defer func() {
+		if dropped > 0 {
+			m.log.Warn("probe: events dropped when Run stopped (observer too slow)",
+				"dropped", dropped, "delivered after stop", MonitorDrainEvents)
+		}
+	}()
 	for {
+		if budget < 0 && ctx.Err() != nil {
+			budget, done = MonitorDrainEvents, nil
+		}
 		m.mu.Lock()
 		if m.delivering != nil {
 			m.delivering = nil
 			m.delivered.Broadcast()
+		}
+		if budget == 0 {
+			dropped += m.dropQueuedLocked()
 		}
 		var ev Event
 		var deg *DegradedEvent
@@ -528,6 +560,9 @@ func (m *Monitor) deliver(stop <-chan struct{}) {
 			m.events, m.evHead = m.events[:0], 0
 		}
 		m.mu.Unlock()
+		if found && budget > 0 {
+			budget--
+		}
 		if deg != nil {
 			m.dobs.ObserveDegraded(*deg)
 			continue
@@ -538,6 +573,7 @@ func (m *Monitor) deliver(stop <-chan struct{}) {
 		}
 		select {
 		case <-m.evWake:
+		case <-done:
 		case <-stop:
 			m.mu.Lock()
 			empty := m.evHead == len(m.events)
@@ -550,4 +586,28 @@ func (m *Monitor) deliver(stop <-chan struct{}) {
 			}
 		}
 	}
+}
+
+// dropQueuedLocked empties the event queue and returns how many events it
+// held that would have been delivered (those of removed targets would not).
+func (m *Monitor) dropQueuedLocked() uint64 {
+	var n uint64
+	for i := m.evHead; i < len(m.events); i++ {
+		if e := m.events[i]; e.deg != nil || m.targets[e.ev.Target] == e.t {
+			n++
+		}
+		m.events[i] = monEvent{}
+	}
+	m.events, m.evHead = m.events[:0], 0
+	m.dropped += n
+	return n
+}
+
+// DroppedEvents returns how many events the Monitor dropped, since
+// NewMonitor, because its observer had not taken them when a Run stopped
+// (see MonitorDrainEvents).
+func (m *Monitor) DroppedEvents() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.dropped
 }

@@ -3,6 +3,7 @@ package probe
 import (
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/backoff"
@@ -193,9 +194,9 @@ func machCheckDur(field string, d time.Duration, lo, hi time.Duration, zeroOK bo
 		return nil
 	}
 	if d < lo || d > hi {
-		r := fmt.Sprintf("%v–%v", lo, hi)
+		r := fielderr.DurationRange(lo, hi)
 		if zeroOK {
-			r = "0 or " + r
+			r += ", or 0 for the default"
 		}
 		return machBad(field, d, r)
 	}
@@ -205,7 +206,7 @@ func machCheckDur(field string, d time.Duration, lo, hi time.Duration, zeroOK bo
 func machCheckInt(field string, v, lo, hi int, what string) error {
 	if v < lo || v > hi {
 		if what == "" {
-			what = fmt.Sprintf("%d–%d", lo, hi)
+			what = fielderr.Range(lo, hi)
 		}
 		return machBad(field, v, what)
 	}
@@ -223,13 +224,13 @@ func (p Policy) Validate() error {
 		return err
 	}
 	if p.Timeout <= 0 || p.Timeout > p.Interval {
-		return machBad("timeout", p.Timeout, fmt.Sprintf("> 0 and ≤ interval (%v)", p.Interval))
+		return machBad("timeout", p.Timeout, "[1ns, interval ("+fielderr.Duration(p.Interval)+")]")
 	}
 	if err := machCheckInt("criticalThreshold", p.CriticalThreshold, 1, MaxThreshold, ""); err != nil {
 		return err
 	}
 	if err := machCheckInt("warningThreshold", p.WarningThreshold, 1, p.CriticalThreshold,
-		fmt.Sprintf("1–criticalThreshold (%d)", p.CriticalThreshold)); err != nil {
+		fmt.Sprintf("[1, criticalThreshold (%d)]", p.CriticalThreshold)); err != nil {
 		return err
 	}
 	if err := machCheckInt("passingThreshold", p.PassingThreshold, 1, MaxThreshold, ""); err != nil {
@@ -242,7 +243,7 @@ func (p Policy) Validate() error {
 		return err
 	}
 	if p.InitialState != Passing && p.InitialState != Critical {
-		return machBad("initialState", p.InitialState, `"passing" or "critical"`)
+		return machBad("initialState", p.InitialState, fielderr.OneOf("passing", "critical"))
 	}
 	switch p.Schedule {
 	case ScheduleRecordService:
@@ -251,10 +252,10 @@ func (p Policy) Validate() error {
 		}
 	case ScheduleEnvoy:
 		if p.MaxBackoff < 0 || p.MaxBackoff > MaxInterval {
-			return machBad("maxBackoff", p.MaxBackoff, fmt.Sprintf("0–%v (unused by the envoy schedule)", MaxInterval))
+			return machBad("maxBackoff", p.MaxBackoff, fielderr.DurationRange(0, MaxInterval)+" (unused by the envoy schedule)")
 		}
 	default:
-		return machBad("schedule", p.Schedule, `"record-service" or "envoy"`)
+		return machBad("schedule", p.Schedule, fielderr.OneOf(ScheduleRecordService.String(), ScheduleEnvoy.String()))
 	}
 	for _, f := range []struct {
 		name string
@@ -276,7 +277,7 @@ func (p Policy) Validate() error {
 	}
 	// NaN fails both comparisons, so test for the allowed range positively.
 	if !(p.IntervalJitterPercent >= 0 && p.IntervalJitterPercent <= 100) {
-		return machBad("intervalJitterPercent", p.IntervalJitterPercent, "0–100")
+		return machBad("intervalJitterPercent", p.IntervalJitterPercent, fielderr.Range(0, 100))
 	}
 	return nil
 }

@@ -158,7 +158,7 @@ func TestRecordServicePreset(t *testing.T) {
 			}
 			var pe *FieldError
 			require.ErrorAs(t, err, &pe, "%v/%v", c.interval, c.timeout)
-			assert.Equal(t, c.field, pe.Field)
+			assert.Equal(t, c.field, pe.Path)
 		}
 	})
 	t.Run("record service: a drain is not permanent, real results move the target again", func(t *testing.T) {

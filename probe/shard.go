@@ -1,6 +1,6 @@
 package probe
 
-import "fmt"
+import "github.com/gslbkit/gslb/internal/fielderr"
 
 // Shard selects the part of the targets one Monitor probes when several
 // controllers share the work. Every controller is given the same Count and
@@ -26,11 +26,11 @@ const MaxShards = 1 << 16
 // [0, Count), as a *FieldError wrapping ErrMonitorConfig.
 func (s Shard) Validate() error {
 	if s.Count < 0 || s.Count > MaxShards {
-		return fieldErr(ErrMonitorConfig, "count", s.Count, fmt.Sprintf("0–%d", MaxShards))
+		return fieldErr(ErrMonitorConfig, "count", s.Count, fielderr.Range(0, MaxShards))
 	}
 	n := max(s.Count, 1)
 	if s.Index < 0 || s.Index >= n {
-		return fieldErr(ErrMonitorConfig, "index", s.Index, fmt.Sprintf("0–%d (below count)", n-1))
+		return fieldErr(ErrMonitorConfig, "index", s.Index, fielderr.Range(0, n-1)+" (below count)")
 	}
 	return nil
 }

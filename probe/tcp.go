@@ -43,7 +43,7 @@ func DefaultTCPConfig() TCPConfig { return TCPConfig{} }
 
 // ErrTCPConfig is wrapped by every TCPConfig validation error (a
 // *FieldError).
-var ErrTCPConfig = errors.New("probe: tcp config")
+var ErrTCPConfig = errors.New("probe: invalid tcp config")
 
 // Validate checks the payloads and the port; errors are *FieldErrors.
 func (c TCPConfig) Validate() error {
@@ -56,7 +56,7 @@ func (c TCPConfig) Validate() error {
 		return err
 	}
 	if c.Port < 0 || c.Port > 65535 {
-		return fieldErr(ErrTCPConfig, "port", c.Port, "1–65535, or 0 for the target's port")
+		return fieldErr(ErrTCPConfig, "port", c.Port, "[1, 65535], or 0 for the target's port")
 	}
 	return nil
 }

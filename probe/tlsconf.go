@@ -82,7 +82,7 @@ type TLSConfig struct {
 }
 
 // ErrTLSConfig is wrapped by every error about a TLSConfig.
-var ErrTLSConfig = errors.New("probe: tls")
+var ErrTLSConfig = errors.New("probe: invalid tls config")
 
 // Validate checks the shape of c without reading files: a certificate
 // needs its key and a key its certificate, a file and PEM text of the

@@ -105,7 +105,7 @@ func TestTLSConfigBuild(t *testing.T) {
 		_, err = (&TLSConfig{Curves: []string{"X25519", "X448"}}).ClientConfig("x")
 		var fe *FieldError
 		require.ErrorAs(t, err, &fe)
-		assert.Equal(t, "curves[1]", fe.Field)
+		assert.Equal(t, "curves[1]", fe.Path)
 		assert.Equal(t, `"X448"`, fe.Value)
 		assert.Contains(t, fe.Allowed, "X25519MLKEM768")
 	})

@@ -1,7 +1,9 @@
 package provider
 
 import (
-	"fmt"
+	"errors"
+	"github.com/gslbkit/gslb/internal/fielderr"
+	"reflect"
 
 	"github.com/libdns/libdns"
 )
@@ -10,33 +12,60 @@ import (
 // host's provider: a Meter outermost (it sees what callers see), then
 // Retry, then RateLimit (each attempt takes a token). It is the shape a
 // program's configuration file gives the wrappers.
+//
+// The zero value is the default: both wrappers on, with their defaults
+// (ChainConfig{} and DefaultChainConfig() build the same chain). A nil
+// field means that wrapper's default config, not "off"; turn retrying off
+// with Retry.MaxAttempts = 1 and the limit with RateLimit.Unlimited.
 type ChainConfig struct {
-	// Retry retries throttled and transient failures; nil disables
-	// retrying. Default DefaultRetryConfig().
+	// Retry retries throttled and transient failures. Nil (the default)
+	// means RetryConfig{}, whose zero fields take DefaultRetryConfig's
+	// values (Jitter, whose zero means none, excepted: nil gets 0.5).
+	// MaxAttempts 1 disables retrying.
 	Retry *RetryConfig `json:"retry,omitempty"`
-	// RateLimit paces every attempt; nil disables it. Default
-	// DefaultRateLimitConfig() (5 calls per second, Route 53's limit).
+	// RateLimit paces every attempt. Nil (the default) means
+	// DefaultRateLimitConfig() (5 calls per second, Route 53's limit);
+	// Unlimited disables it.
 	RateLimit *RateLimitConfig `json:"rateLimit,omitempty"`
 }
 
-// DefaultChainConfig returns the default retry and rate limit.
+// ErrChainConfig is wrapped by every ChainConfig validation error (a
+// *FieldError whose path starts with "retry." or "rateLimit.").
+var ErrChainConfig = errors.New("provider: invalid chain config")
+
+// ErrNilProvider is returned by NewChain and Wrap's users when the
+// provider to wrap is nil.
+var ErrNilProvider = errors.New("provider: nil provider")
+
+// DefaultChainConfig returns the default retry and rate limit, spelled
+// out: the same chain as ChainConfig{}.
 func DefaultChainConfig() ChainConfig {
 	r, l := DefaultRetryConfig(), DefaultRateLimitConfig()
 	return ChainConfig{Retry: &r, RateLimit: &l}
 }
 
-// Validate reports the first field out of range, prefixed by "retry" or
-// "rateLimit".
-func (c ChainConfig) Validate() error {
-	if c.Retry != nil {
-		if err := c.Retry.Validate(); err != nil {
-			return fmt.Errorf("retry: %w", err)
-		}
+// withDefaults replaces nil fields by the defaults.
+func (c ChainConfig) withDefaults() ChainConfig {
+	d := DefaultChainConfig()
+	if c.Retry == nil {
+		c.Retry = d.Retry
 	}
-	if c.RateLimit != nil {
-		if err := c.RateLimit.Validate(); err != nil {
-			return fmt.Errorf("rateLimit: %w", err)
-		}
+	if c.RateLimit == nil {
+		c.RateLimit = d.RateLimit
+	}
+	return c
+}
+
+// Validate reports the first field out of range, as a *FieldError
+// wrapping ErrChainConfig (and the nested config's sentinel) with its path
+// under "retry" or "rateLimit".
+func (c ChainConfig) Validate() error {
+	c = c.withDefaults()
+	if err := c.Retry.Validate(); err != nil {
+		return fielderr.In("retry", fielderr.Both(ErrChainConfig, ErrRetryConfig), err)
+	}
+	if err := c.RateLimit.Validate(); err != nil {
+		return fielderr.In("rateLimit", fielderr.Both(ErrChainConfig, ErrRateLimitConfig), err)
 	}
 	return nil
 }
@@ -44,25 +73,36 @@ func (c ChainConfig) Validate() error {
 // NewChain validates cfg and wraps p in a Meter reporting to obs (nil =
 // nobody), a Retry and a RateLimit, as configured. It returns the wrapped
 // provider and its Meter (for Stats). It starts nothing; cfg is copied.
+// Errors: ErrNilProvider for a nil p; a *FieldError for cfg.
 func NewChain(p libdns.RecordGetter, cfg ChainConfig, obs Observer) (*Wrapped, *Meter, error) {
+	if isNil(p) {
+		return nil, nil, ErrNilProvider
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
+	cfg = cfg.withDefaults()
 	m := NewMeter(obs)
-	ics := []Interceptor{m}
-	if cfg.Retry != nil {
-		r, err := NewRetry(*cfg.Retry)
-		if err != nil {
-			return nil, nil, err
-		}
-		ics = append(ics, r)
+	r, err := NewRetry(*cfg.Retry)
+	if err != nil {
+		return nil, nil, err
 	}
-	if cfg.RateLimit != nil {
-		l, err := NewRateLimit(*cfg.RateLimit)
-		if err != nil {
-			return nil, nil, err
-		}
-		ics = append(ics, l)
+	l, err := NewRateLimit(*cfg.RateLimit)
+	if err != nil {
+		return nil, nil, err
 	}
-	return Wrap(p, ics...), m, nil
+	return Wrap(p, m, r, l), m, nil
+}
+
+// isNil reports whether p is nil or a nil pointer in an interface.
+func isNil(p libdns.RecordGetter) bool {
+	if p == nil {
+		return true
+	}
+	v := reflect.ValueOf(p)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }

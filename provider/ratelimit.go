@@ -2,7 +2,9 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"math"
 
 	"github.com/gslbkit/gslb/internal/errclass"
@@ -14,11 +16,14 @@ import (
 // attempt, when a Retry sits outside the limiter) takes one token.
 type RateLimitConfig struct {
 	// CallsPerSecond is the sustained rate, in calls per second, in
-	// (0, 10000]. Default 5 (Route 53's documented limit per account).
+	// (0, 10000]. Default (0) 5 (Route 53's documented limit per account).
 	CallsPerSecond float64 `json:"callsPerSecond"`
 	// Burst is how many calls may go at once after a quiet spell, in
-	// [1, 10000]. Default 5.
+	// [1, 10000]. Default (0) 5.
 	Burst int `json:"burst"`
+	// Unlimited turns the limit off: every call goes at once and the
+	// other fields are ignored. Off by default.
+	Unlimited bool `json:"unlimited,omitempty"`
 }
 
 // DefaultRateLimitConfig returns 5 calls per second with a burst of 5,
@@ -37,13 +42,31 @@ func CloudflareRateLimitConfig() RateLimitConfig {
 	return c
 }
 
-// Validate reports the first field outside its range.
+// ErrRateLimitConfig is wrapped by every RateLimitConfig validation error
+// (a *FieldError).
+var ErrRateLimitConfig = errors.New("provider: invalid rate limit config")
+
+// withDefaults fills the zero fields.
+func (c RateLimitConfig) withDefaults() RateLimitConfig {
+	d := DefaultRateLimitConfig()
+	if c.CallsPerSecond == 0 {
+		c.CallsPerSecond = d.CallsPerSecond
+	}
+	if c.Burst == 0 {
+		c.Burst = d.Burst
+	}
+	return c
+}
+
+// Validate reports the first field outside its range, as a *FieldError
+// wrapping ErrRateLimitConfig. Zero fields take their defaults first.
 func (c RateLimitConfig) Validate() error {
+	c = c.withDefaults()
 	if math.IsNaN(c.CallsPerSecond) || c.CallsPerSecond <= 0 || c.CallsPerSecond > 10000 {
-		return fmt.Errorf("provider: rate limit callsPerSecond %v: must be in (0, 10000]", c.CallsPerSecond)
+		return fielderr.New(ErrRateLimitConfig, "callsPerSecond", c.CallsPerSecond, "(0, 10000], or 0 for the default (5)")
 	}
 	if c.Burst < 1 || c.Burst > 10000 {
-		return fmt.Errorf("provider: rate limit burst %d: must be in [1, 10000]", c.Burst)
+		return fielderr.New(ErrRateLimitConfig, "burst", c.Burst, fielderr.Range(1, 10000)+", or 0 for the default (5)")
 	}
 	return nil
 }
@@ -59,16 +82,25 @@ type RateLimit struct {
 	lim *rate.Limiter
 }
 
-// NewRateLimit validates cfg and returns a limiter with a full bucket.
+// NewRateLimit validates cfg and returns a limiter with a full bucket; zero
+// fields take their defaults.
 func NewRateLimit(cfg RateLimitConfig) (*RateLimit, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Unlimited {
+		return &RateLimit{lim: rate.NewLimiter(rate.Inf, 0)}, nil
+	}
+	cfg = cfg.withDefaults()
 	return &RateLimit{lim: rate.NewLimiter(rate.Limit(cfg.CallsPerSecond), cfg.Burst)}, nil
 }
 
-// Intercept waits for a token, then passes the call on.
+// Intercept waits for a token, then passes the call on. A zero RateLimit
+// (not made by NewRateLimit) returns ErrNotConfigured.
 func (l *RateLimit) Intercept(ctx context.Context, c Call, next Invoker) (Result, error) {
+	if l.lim == nil {
+		return Result{}, ErrNotConfigured
+	}
 	if err := l.lim.Wait(ctx); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return Result{}, fmt.Errorf("provider: %s waiting for the rate limit: %w", c.Method, ctxErr)

@@ -21,9 +21,11 @@ func TestRateLimitValidate(t *testing.T) {
 	}{
 		{"default", provider.DefaultRateLimitConfig(), ""},
 		{"cloudflare", provider.CloudflareRateLimitConfig(), ""},
-		{"zero rate", provider.RateLimitConfig{Burst: 1}, "callsPerSecond 0: must be in (0, 10000]"},
-		{"zero burst", provider.RateLimitConfig{CallsPerSecond: 1}, "burst 0: must be in [1, 10000]"},
-		{"huge rate", provider.RateLimitConfig{CallsPerSecond: 1e9, Burst: 1}, "callsPerSecond"},
+		{"zero value takes the defaults", provider.RateLimitConfig{}, ""},
+		{"unlimited", provider.RateLimitConfig{Unlimited: true}, ""},
+		{"negative rate", provider.RateLimitConfig{CallsPerSecond: -1}, "provider: invalid rate limit config: callsPerSecond = -1: allowed (0, 10000], or 0 for the default (5)"},
+		{"negative burst", provider.RateLimitConfig{Burst: -1}, "provider: invalid rate limit config: burst = -1: allowed [1, 10000], or 0 for the default (5)"},
+		{"huge rate", provider.RateLimitConfig{CallsPerSecond: 1e9, Burst: 1}, "provider: invalid rate limit config: callsPerSecond = 1e+09: allowed (0, 10000], or 0 for the default (5)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -31,7 +33,8 @@ func TestRateLimitValidate(t *testing.T) {
 			if c.wantErr == "" {
 				assert.NoError(t, err)
 			} else {
-				assert.ErrorContains(t, err, c.wantErr)
+				assert.EqualError(t, err, c.wantErr)
+				assert.ErrorIs(t, err, provider.ErrRateLimitConfig)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -19,21 +20,22 @@ import (
 // count too) are retried; everything else returns at once.
 type RetryConfig struct {
 	// MaxAttempts is the number of tries including the first, in [1, 20].
-	// Default 4. 1 disables retrying.
+	// Default (0) 4. 1 disables retrying.
 	MaxAttempts int `json:"maxAttempts"`
 	// BaseDelay is the wait before the first retry of a transient error,
-	// in [1ms, 1m]. Default 200ms. It doubles per attempt.
+	// in [1ms, 1m]. Default (0) 200ms. It doubles per attempt.
 	BaseDelay time.Duration `json:"baseDelay"`
 	// ThrottledDelay is the wait before the first retry of a throttled
 	// error, in [1ms, 5m]; providers that throttle want a longer pause.
-	// Default 1s. It doubles per attempt.
+	// Default (0) 1s. It doubles per attempt.
 	ThrottledDelay time.Duration `json:"throttledDelay"`
 	// MaxDelay caps every wait, including a provider's Retry-After hint,
-	// in [BaseDelay, 10m]. Default 10s.
+	// in [BaseDelay, 10m]. Default (0) 10s.
 	MaxDelay time.Duration `json:"maxDelay"`
 	// Jitter is the share of each wait that is randomised, in [0, 1]:
 	// 0.5 waits uniformly between half and all of the computed delay.
-	// Default 0.5.
+	// DefaultRetryConfig sets 0.5; a zero Jitter means no jitter (a
+	// meaningful zero, not replaced by the default).
 	Jitter float64 `json:"jitter"`
 	// RetryAppendOnTransient also retries AppendRecords after a transient
 	// error. Off by default: a transient error (a timeout, a 502) may come
@@ -56,19 +58,45 @@ func DefaultRetryConfig() RetryConfig {
 	}
 }
 
-// Validate reports the first field outside its range.
+// ErrRetryConfig is wrapped by every RetryConfig validation error (a
+// *FieldError).
+var ErrRetryConfig = errors.New("provider: invalid retry config")
+
+// withDefaults fills the zero fields that take a default (all but Jitter
+// and RetryAppendOnTransient, whose zeros mean something).
+func (c RetryConfig) withDefaults() RetryConfig {
+	d := DefaultRetryConfig()
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = d.MaxAttempts
+	}
+	if c.BaseDelay == 0 {
+		c.BaseDelay = d.BaseDelay
+	}
+	if c.ThrottledDelay == 0 {
+		c.ThrottledDelay = d.ThrottledDelay
+	}
+	if c.MaxDelay == 0 {
+		c.MaxDelay = d.MaxDelay
+	}
+	return c
+}
+
+// Validate reports the first field outside its range, as a *FieldError
+// wrapping ErrRetryConfig. Zero fields take their defaults first.
 func (c RetryConfig) Validate() error {
+	c = c.withDefaults()
+	bad := func(f string, v any, allowed string) error { return fielderr.New(ErrRetryConfig, f, v, allowed) }
 	switch {
 	case c.MaxAttempts < 1 || c.MaxAttempts > 20:
-		return fmt.Errorf("provider: retry maxAttempts %d: must be in [1, 20]", c.MaxAttempts)
+		return bad("maxAttempts", c.MaxAttempts, fielderr.Range(1, 20)+", or 0 for the default (4)")
 	case c.BaseDelay < time.Millisecond || c.BaseDelay > time.Minute:
-		return fmt.Errorf("provider: retry baseDelay %v: must be in [1ms, 1m]", c.BaseDelay)
+		return bad("baseDelay", c.BaseDelay, fielderr.DurationRange(time.Millisecond, time.Minute))
 	case c.ThrottledDelay < time.Millisecond || c.ThrottledDelay > 5*time.Minute:
-		return fmt.Errorf("provider: retry throttledDelay %v: must be in [1ms, 5m]", c.ThrottledDelay)
+		return bad("throttledDelay", c.ThrottledDelay, fielderr.DurationRange(time.Millisecond, 5*time.Minute))
 	case c.MaxDelay < c.BaseDelay || c.MaxDelay > 10*time.Minute:
-		return fmt.Errorf("provider: retry maxDelay %v: must be in [baseDelay (%v), 10m]", c.MaxDelay, c.BaseDelay)
+		return bad("maxDelay", c.MaxDelay, "[baseDelay ("+fielderr.Duration(c.BaseDelay)+"), 10m]")
 	case math.IsNaN(c.Jitter) || c.Jitter < 0 || c.Jitter > 1:
-		return fmt.Errorf("provider: retry jitter %v: must be in [0, 1]", c.Jitter)
+		return bad("jitter", c.Jitter, fielderr.Range(0, 1))
 	}
 	return nil
 }
@@ -78,6 +106,7 @@ func (c RetryConfig) Validate() error {
 // ThrottledDelay, at least hint (a provider's Retry-After), capped at
 // MaxDelay. It is the pure core of Retry.
 func (c RetryConfig) Delay(attempt int, cl ErrorClass, hint time.Duration) time.Duration {
+	c = c.withDefaults()
 	base := c.BaseDelay
 	if cl == Throttled {
 		base = c.ThrottledDelay
@@ -148,20 +177,25 @@ type Retry struct {
 	cfg RetryConfig
 }
 
-// NewRetry validates cfg and returns the interceptor. cfg is copied.
+// NewRetry validates cfg and returns the interceptor; zero fields take
+// their defaults. cfg is copied.
 func NewRetry(cfg RetryConfig) (*Retry, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Retry{cfg: cfg}, nil
+	return &Retry{cfg: cfg.withDefaults()}, nil
 }
 
-// Config returns the configuration the interceptor uses.
-func (r *Retry) Config() RetryConfig { return r.cfg }
+// Config returns the configuration the interceptor uses, defaults filled
+// in. A zero Retry is usable: it retries as RetryConfig{} does.
+func (r *Retry) Config() RetryConfig { return r.cfg.withDefaults() }
 
 // Intercept calls next until it succeeds, fails permanently, runs out of
 // attempts, or ctx ends.
 func (r *Retry) Intercept(ctx context.Context, c Call, next Invoker) (Result, error) {
+	if r.cfg.MaxAttempts == 0 {
+		r = &Retry{cfg: r.cfg.withDefaults()}
+	}
 	for attempt := 0; ; attempt++ {
 		res, err := next(ctx, c)
 		if err == nil {

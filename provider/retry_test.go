@@ -28,11 +28,13 @@ func TestRetryValidate(t *testing.T) {
 	}{
 		{"default", provider.DefaultRetryConfig(), ""},
 		{"no retries", mod(func(c *provider.RetryConfig) { c.MaxAttempts = 1 }), ""},
-		{"zero attempts", mod(func(c *provider.RetryConfig) { c.MaxAttempts = 0 }), "maxAttempts 0: must be in [1, 20]"},
-		{"tiny base", mod(func(c *provider.RetryConfig) { c.BaseDelay = 0 }), "baseDelay 0s: must be in [1ms, 1m]"},
-		{"throttled", mod(func(c *provider.RetryConfig) { c.ThrottledDelay = time.Hour }), "throttledDelay 1h0m0s"},
-		{"max below base", mod(func(c *provider.RetryConfig) { c.MaxDelay = time.Millisecond }), "maxDelay 1ms: must be in [baseDelay (200ms), 10m]"},
-		{"jitter", mod(func(c *provider.RetryConfig) { c.Jitter = 2 }), "jitter 2: must be in [0, 1]"},
+		{"zero value takes the defaults", provider.RetryConfig{}, ""},
+		{"zero attempts takes the default", mod(func(c *provider.RetryConfig) { c.MaxAttempts = 0 }), ""},
+		{"too many attempts", mod(func(c *provider.RetryConfig) { c.MaxAttempts = 21 }), "provider: invalid retry config: maxAttempts = 21: allowed [1, 20], or 0 for the default (4)"},
+		{"tiny base", mod(func(c *provider.RetryConfig) { c.BaseDelay = time.Microsecond }), "provider: invalid retry config: baseDelay = 1µs: allowed [1ms, 1m]"},
+		{"throttled", mod(func(c *provider.RetryConfig) { c.ThrottledDelay = time.Hour }), "provider: invalid retry config: throttledDelay = 1h: allowed [1ms, 5m]"},
+		{"max below base", mod(func(c *provider.RetryConfig) { c.MaxDelay = time.Millisecond }), "provider: invalid retry config: maxDelay = 1ms: allowed [baseDelay (200ms), 10m]"},
+		{"jitter", mod(func(c *provider.RetryConfig) { c.Jitter = 2 }), "provider: invalid retry config: jitter = 2: allowed [0, 1]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -40,7 +42,10 @@ func TestRetryValidate(t *testing.T) {
 			if c.wantErr == "" {
 				assert.NoError(t, err)
 			} else {
-				assert.ErrorContains(t, err, c.wantErr)
+				assert.EqualError(t, err, c.wantErr)
+				assert.ErrorIs(t, err, provider.ErrRetryConfig)
+				var fe *provider.FieldError
+				assert.ErrorAs(t, err, &fe)
 			}
 		})
 	}

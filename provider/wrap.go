@@ -46,6 +46,10 @@ func (m Method) Writes() bool {
 // returns for a method the provider inside does not implement.
 var ErrUnsupported = errors.New("provider: method not supported")
 
+// ErrNotConfigured is returned by the methods of a zero value that needs its
+// constructor (a RateLimit not made by NewRateLimit).
+var ErrNotConfigured = errors.New("provider: not configured (use its constructor)")
+
 // UnsupportedError names the method the wrapped provider lacks. It matches
 // ErrUnsupported and is permanent (it answers neither Throttled nor
 // Temporary), so retries stop at once.
@@ -133,11 +137,19 @@ func Wrap(p libdns.RecordGetter, interceptors ...Interceptor) *Wrapped {
 	return w
 }
 
-// Unwrap returns the provider inside.
-func (w *Wrapped) Unwrap() libdns.RecordGetter { return w.inner }
+// Unwrap returns the provider inside (nil for a nil or zero Wrapped).
+func (w *Wrapped) Unwrap() libdns.RecordGetter {
+	if w == nil {
+		return nil
+	}
+	return w.inner
+}
 
 // Supports reports whether the provider inside implements m.
 func (w *Wrapped) Supports(m Method) bool {
+	if w == nil {
+		return false
+	}
 	switch m {
 	case MethodGetRecords:
 		return w.inner != nil
@@ -158,6 +170,9 @@ func (w *Wrapped) Supports(m Method) bool {
 }
 
 func (w *Wrapped) unsupported(m Method) error {
+	if w == nil {
+		return &UnsupportedError{Method: m, Provider: "<nil>"}
+	}
 	return &UnsupportedError{Method: m, Provider: fmt.Sprintf("%T", w.inner)}
 }
 
@@ -186,37 +201,41 @@ func (w *Wrapped) direct(ctx context.Context, c Call) (Result, error) {
 }
 
 // Invoke sends c through the chain; the typed methods below call it.
+// A zero Wrapped wraps nothing: every call returns an *UnsupportedError.
 func (w *Wrapped) Invoke(ctx context.Context, c Call) (Result, error) {
+	if w == nil || w.invoke == nil {
+		return w.direct(ctx, c)
+	}
 	return w.invoke(ctx, c)
 }
 
 // GetRecords implements libdns.RecordGetter through the chain.
 func (w *Wrapped) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
-	r, err := w.invoke(ctx, Call{Method: MethodGetRecords, Zone: zone})
+	r, err := w.Invoke(ctx, Call{Method: MethodGetRecords, Zone: zone})
 	return r.Records, err
 }
 
 // AppendRecords implements libdns.RecordAppender through the chain.
 func (w *Wrapped) AppendRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	r, err := w.invoke(ctx, Call{Method: MethodAppendRecords, Zone: zone, Records: recs})
+	r, err := w.Invoke(ctx, Call{Method: MethodAppendRecords, Zone: zone, Records: recs})
 	return r.Records, err
 }
 
 // SetRecords implements libdns.RecordSetter through the chain.
 func (w *Wrapped) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	r, err := w.invoke(ctx, Call{Method: MethodSetRecords, Zone: zone, Records: recs})
+	r, err := w.Invoke(ctx, Call{Method: MethodSetRecords, Zone: zone, Records: recs})
 	return r.Records, err
 }
 
 // DeleteRecords implements libdns.RecordDeleter through the chain.
 func (w *Wrapped) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	r, err := w.invoke(ctx, Call{Method: MethodDeleteRecords, Zone: zone, Records: recs})
+	r, err := w.Invoke(ctx, Call{Method: MethodDeleteRecords, Zone: zone, Records: recs})
 	return r.Records, err
 }
 
 // ListZones implements libdns.ZoneLister through the chain.
 func (w *Wrapped) ListZones(ctx context.Context) ([]libdns.Zone, error) {
-	r, err := w.invoke(ctx, Call{Method: MethodListZones})
+	r, err := w.Invoke(ctx, Call{Method: MethodListZones})
 	return r.Zones, err
 }
 

@@ -2,7 +2,7 @@ package record
 
 import (
 	"encoding/json"
-	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
@@ -149,15 +149,15 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	if n := len(c.OwnerID); n == 0 || n > 255 {
-		return &FieldError{Field: "ownerId", Value: fmt.Sprintf("%q", c.OwnerID), Allowed: "1–255 printable ASCII characters (required: start from record.DefaultConfig(ownerID))"}
+		return configErr("ownerId", c.OwnerID, "[1, 255] printable ASCII characters (required: start from record.DefaultConfig(ownerID))")
 	}
 	for i := 0; i < len(c.OwnerID); i++ {
 		if ch := c.OwnerID[i]; ch <= ' ' || ch > '~' || ch == '"' || ch == '\\' {
-			return &FieldError{Field: "ownerId", Value: fmt.Sprintf("%q", c.OwnerID), Allowed: "printable ASCII without spaces, quotes or backslashes"}
+			return configErr("ownerId", c.OwnerID, "printable ASCII without spaces, quotes or backslashes")
 		}
 	}
 	if err := dnsname.CheckLabel(c.MarkerPrefix, true); err != nil {
-		return &FieldError{Field: "markerPrefix", Value: fmt.Sprintf("%q", c.MarkerPrefix), Allowed: "one label of letters, digits, hyphens and underscores"}
+		return configErr("markerPrefix", c.MarkerPrefix, dnsname.ServiceLabelRule)
 	}
 	if err := between("markerTTL", c.MarkerTTL, time.Second, 24*time.Hour); err != nil {
 		return err
@@ -166,10 +166,10 @@ func (c Config) Validate() error {
 		return err
 	}
 	if !(c.WritesPerSecond > 0 && c.WritesPerSecond <= 10000) {
-		return &FieldError{Field: "writesPerSecond", Value: fmt.Sprint(c.WritesPerSecond), Allowed: "greater than 0, up to 10000"}
+		return configErr("writesPerSecond", c.WritesPerSecond, "(0, 10000], or 0 for the default")
 	}
 	if c.WriteBurst < 1 || c.WriteBurst > 10000 {
-		return &FieldError{Field: "writeBurst", Value: fmt.Sprint(c.WriteBurst), Allowed: "1–10000"}
+		return configErr("writeBurst", c.WriteBurst, fielderr.Range(1, 10000)+", or 0 for the default")
 	}
 	if err := between("retryBase", c.RetryBase, 10*time.Millisecond, time.Hour); err != nil {
 		return err
@@ -178,14 +178,14 @@ func (c Config) Validate() error {
 		return err
 	}
 	if !(c.RetryJitter >= 0 && c.RetryJitter <= 1) {
-		return &FieldError{Field: "retryJitter", Value: fmt.Sprint(c.RetryJitter), Allowed: "0–1"}
+		return configErr("retryJitter", c.RetryJitter, fielderr.Range(0, 1))
 	}
 	return nil
 }
 
 func between(field string, v, lo, hi time.Duration) error {
 	if v < lo || v > hi {
-		return &FieldError{Field: field, Value: v.String(), Allowed: fmt.Sprintf("%v–%v", lo, hi)}
+		return configErr(field, v, fielderr.DurationRange(lo, hi))
 	}
 	return nil
 }

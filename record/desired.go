@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"math"
 	"net/netip"
 	"slices"
@@ -121,7 +122,7 @@ func (d Desired) normalize(prefix string, share bool) (map[string]*zoneDesired, 
 		for j, k := range n.Needs {
 			nf := subField{f, fmt.Sprintf("Needs[%d]", j)}
 			if dnsname.Check(k.Zone) != nil {
-				return nil, invalid(path(nf.String()+".Zone"), k.Zone, "a zone name")
+				return nil, invalid(path(nf.String()+".Zone"), k.Zone, "a zone name, "+dnsname.NameRule)
 			}
 			if err := checkRelative(k.Name, k.Zone); err != nil || strings.HasSuffix(k.Name, ".") {
 				return nil, invalid(path(nf.String()+".Name"), k.Name, "a name relative to "+k.Zone)
@@ -278,7 +279,7 @@ func checkName(field field, prefix, zone, given, rel string) error {
 		return invalid(subField{field, "Name"}, given, "a name inside zone "+zone+", relative to it (\"@\" for the apex)")
 	}
 	if err := checkRelative(rel, zone); err != nil {
-		return invalid(subField{field, "Name"}, given, "a valid name: "+err.Error())
+		return invalid(subField{field, "Name"}, given, "a name relative to "+zone+", "+dnsname.NameRule)
 	}
 	if isMarker(prefix, rel) {
 		return invalid(subField{field, "Name"}, given, fmt.Sprintf("a name that is not an owner marker (prefix %q; the reconciler writes those itself)", prefix))
@@ -343,7 +344,7 @@ func checkSet(field field, s RRSet, ipv4 bool) error {
 			}
 		case "CNAME":
 			if err := dnsname.Check(v); err != nil {
-				return invalid(vf, v, "a host name: "+err.Error())
+				return invalid(vf, v, "a host name, "+dnsname.NameRule)
 			}
 		}
 	}
@@ -394,11 +395,7 @@ func (f subField) String() string { return f.f.String() + "." + f.sub }
 
 // invalid returns the *FieldError of a desired state's element.
 func invalid(f fmt.Stringer, value any, allowed string) error {
-	v := fmt.Sprint(value)
-	if _, ok := value.(string); ok {
-		v = fmt.Sprintf("%q", value)
-	}
-	return &FieldError{Field: f.String(), Value: v, Allowed: allowed}
+	return fielderr.New(desiredSentinel, f.String(), value, allowed)
 }
 
 // path is a field path already formatted.

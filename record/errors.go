@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/gslbkit/gslb/internal/fielderr"
 )
 
 // Sentinel errors. Match them with errors.Is; the typed errors below carry
@@ -22,32 +24,47 @@ var (
 	// a published name (Config.AllowTypeSwitch is false).
 	ErrTypeSwitch = errors.New("record: type switch refused")
 	// ErrInvalid is wrapped by every validation error: of a Config (a
-	// *FieldError, also returned by New) and of a Desired state.
+	// *FieldError, also returned by New, wrapping ErrInvalidConfig too) and
+	// of a Desired state (wrapping ErrInvalidDesired too).
 	ErrInvalid = errors.New("record: invalid")
 	// ErrMissingZone is returned by Plan when the current records of a zone
 	// named by the desired state were not given.
 	ErrMissingZone = errors.New("record: current records of zone missing")
 )
 
+// ErrInvalidConfig is wrapped by every Config validation error (a
+// *FieldError, also returned by New); so is ErrInvalid.
+var ErrInvalidConfig = errors.New("record: invalid config")
+
+// ErrInvalidDesired is wrapped by every validation error of a Desired
+// state (a *FieldError); so is ErrInvalid.
+var ErrInvalidDesired = errors.New("record: invalid desired state")
+
+// ErrNotConfigured is returned by the methods of a zero Reconciler (one
+// not made by New).
+var ErrNotConfigured = errors.New("record: reconciler not configured (use New)")
+
+// The sentinels a *FieldError wraps: the config's or the desired state's,
+// and ErrInvalid.
+var (
+	configSentinel  = fielderr.Both(ErrInvalidConfig, ErrInvalid)
+	desiredSentinel = fielderr.Both(ErrInvalidDesired, ErrInvalid)
+)
+
 // FieldError reports one invalid field of a Config or of a Desired state:
-// its path, its value and what is allowed. It unwraps to ErrInvalid.
-type FieldError struct {
-	// Field is the field's path: as in JSON for a Config ("retryMax"), as
-	// in Go for a Desired state ("Sets[3].Values[0]").
-	Field string
-	// Value is the offending value, formatted for people.
-	Value string
-	// Allowed describes the allowed values or range.
-	Allowed string
-}
+// its path (Path: as in JSON for a Config, "retryMax"; as in Go for a
+// Desired state, "Sets[3].Values[0]"), its value as written and what is
+// allowed. It wraps ErrInvalidConfig or ErrInvalidDesired, and ErrInvalid,
+// and reads
+//
+//	record: invalid config: writeBurst = 0: allowed [1, 10000]
+//
+// It is the module's one invalid-configuration error type.
+type FieldError = fielderr.Error
 
-// Error formats the field, the value and the allowed range.
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("record: invalid %s = %s; allowed: %s", e.Field, e.Value, e.Allowed)
+func configErr(field string, value any, allowed string) error {
+	return fielderr.New(configSentinel, field, value, allowed)
 }
-
-// Unwrap returns ErrInvalid.
-func (e *FieldError) Unwrap() error { return ErrInvalid }
 
 // EmptySetError reports a desired RRset without values. It unwraps to
 // ErrEmptySet.

@@ -139,7 +139,7 @@ type Reconciler struct {
 // starts nothing.
 func New(p ZoneEditor, cfg Config, opts Options) (*Reconciler, error) {
 	if p == nil {
-		return nil, &FieldError{Field: "provider", Value: "nil", Allowed: "a libdns provider"}
+		return nil, &FieldError{Path: "provider", Value: "nil", Allowed: "a libdns provider", Err: configSentinel}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -177,7 +177,12 @@ func (r *Reconciler) Config() Config { return r.cfg }
 // Set makes d the desired state, replacing any older one, and wakes Run.
 // It validates d (ErrInvalid, naming the field) and keeps its own copy; an
 // invalid d changes nothing. Safe for concurrent use; never blocks on I/O.
+// A zero Reconciler (not made by New) returns ErrNotConfigured, as do its
+// Apply, ReconcileOnce and Run.
 func (r *Reconciler) Set(d Desired) error {
+	if r.p == nil {
+		return ErrNotConfigured
+	}
 	zones, err := d.normalize(r.cfg.MarkerPrefix, false)
 	if err != nil {
 		return err
@@ -225,6 +230,9 @@ func (r *Reconciler) Apply(ctx context.Context, d Desired) (Report, error) {
 // no desired state set it does nothing. Safe for concurrent use:
 // reconciles are serialised.
 func (r *Reconciler) ReconcileOnce(ctx context.Context) (Report, error) {
+	if r.p == nil {
+		return Report{}, ErrNotConfigured
+	}
 	rep, errs := r.reconcile(ctx)
 	return rep, errors.Join(errs...)
 }

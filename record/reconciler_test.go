@@ -326,7 +326,7 @@ func TestNewAndConfig(t *testing.T) {
 			err := c.Validate()
 			var fe *FieldError
 			require.ErrorAs(t, err, &fe)
-			assert.Equal(t, b.field, fe.Field)
+			assert.Equal(t, b.field, fe.Path)
 			require.ErrorIs(t, err, ErrInvalid)
 		})
 	}

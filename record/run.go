@@ -23,6 +23,9 @@ import (
 // ctx is done, after its last reconcile has returned; it starts no other
 // goroutines. Only one Run may be active (ErrRunning).
 func (r *Reconciler) Run(ctx context.Context) error {
+	if r.p == nil {
+		return ErrNotConfigured
+	}
 	if !r.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}

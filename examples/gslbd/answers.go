@@ -179,7 +179,7 @@ func (c *Config) validateGeo(addrRegions map[string]bool) error {
 	g := *c.Geo
 	if err := g.Validate(); err != nil {
 		if fe, ok := err.(*failover.FieldError); ok {
-			return &ConfigError{Field: "geo." + fe.Field, Value: fe.Value, Allowed: fe.Allowed, Err: fe.Err}
+			return &ConfigError{Field: "geo." + fe.Path, Value: fe.Value, Allowed: fe.Allowed, Err: fe.Err}
 		}
 		return badErr("geo", "", "a valid geo block", err)
 	}

@@ -250,5 +250,5 @@ records:
 	// Output:
 	// api.gslb.example.com. 20s api.backup.example.net. 2 addresses
 	// HTTP / 10s 1s
-	// config: records[0].probe.policy.interval: 5s: allowed 10s–5m0s
+	// config: records[0].probe.policy.interval: 5s: allowed [10s, 5m]
 }

@@ -254,7 +254,7 @@ func checkAddresses(f string, r *RecordSpec) error {
 func checkErr(field string, value any, allowed string, err error) error {
 	var pe *probe.FieldError
 	if errors.As(err, &pe) && errors.Is(err, probe.ErrInvalidPolicy) {
-		return &ConfigError{Field: field + ".policy." + strings.TrimPrefix(pe.Field, "policy."), Value: pe.Value, Allowed: pe.Allowed}
+		return &ConfigError{Field: field + ".policy." + strings.TrimPrefix(pe.Path, "policy."), Value: pe.Value, Allowed: pe.Allowed}
 	}
 	return badErr(field, value, allowed, err)
 }

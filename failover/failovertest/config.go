@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"reflect"
 	"time"
 
@@ -18,6 +19,10 @@ import (
 // ErrInvalid is wrapped by every error about a scenario's configuration,
 // declarations or timeline.
 var ErrInvalid = errors.New("failovertest: invalid scenario")
+
+// ErrNotConfigured is returned (or reported) by Replay and Run of a zero
+// Scenario, one not made by New.
+var ErrNotConfigured = errors.New("failovertest: scenario not configured (use New)")
 
 // Config sets the pieces every controller of a scenario runs with. Start
 // from DefaultConfig (or FastConfig) and change what the test needs. A zero
@@ -142,36 +147,48 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 }
 
 func fieldErr(field string, value any, allowed string) error {
-	return &failover.FieldError{Field: field, Value: fmt.Sprint(value), Allowed: allowed, Err: ErrInvalid}
+	return fielderr.New(ErrInvalid, field, value, allowed)
+}
+
+// nested re-roots a nested config's *FieldError under field, with this
+// package's prefix (the error matches the nested config's sentinel too);
+// other errors are wrapped after the field's name.
+func nested(field string, err error) error {
+	var fe *fielderr.Error
+	if errors.As(err, &fe) {
+		return fielderr.In(field, fielderr.Both(ErrInvalid, fe.Err), err)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrInvalid, field, err)
 }
 
 // Validate reports the first invalid field, naming it, its value and the
 // allowed range (zero fields take DefaultConfig's values first); the error
-// wraps ErrInvalid. The kit's own fields are reported as a
-// *failover.FieldError whose Err is ErrInvalid; a nested config's error
-// (topology, probe, ...) is wrapped as it is, after the field's name.
+// wraps ErrInvalid. Every field, the kit's own and those of nested
+// configs (topology.ttl, probe.interval, ...), is reported as a
+// *failover.FieldError under this package's prefix; a nested config's
+// error also matches that config's own sentinel.
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	if err := c.Topology.Validate(); err != nil {
-		return fmt.Errorf("%w: topology: %w", ErrInvalid, err)
+		return nested("topology", err)
 	}
 	if err := c.Probe.Validate(); err != nil {
-		return fmt.Errorf("%w: probe: %w", ErrInvalid, err)
+		return nested("probe", err)
 	}
 	if err := c.Faults.Validate(); err != nil {
-		return fmt.Errorf("%w: faults: %w", ErrInvalid, err)
+		return nested("faults", err)
 	}
 	if err := c.Heartbeat.Validate(); err != nil {
-		return fmt.Errorf("%w: heartbeat: %w", ErrInvalid, err)
+		return nested("heartbeat", err)
 	}
 	if err := c.publisher("validate", "validate").Validate(); err != nil {
-		return fmt.Errorf("%w: publisher: %w", ErrInvalid, err)
+		return nested("publisher", err)
 	}
 	if r := c.Reconcile; r != 0 && (r < 100*time.Millisecond || r > 10*time.Minute) {
-		return fieldErr("reconcile", r, "0 (heartbeat interval) or 100ms–10m")
+		return fieldErr("reconcile", r, fielderr.DurationRange(100*time.Millisecond, 10*time.Minute)+", or 0 for the heartbeat interval")
 	}
 	if w := c.WarmUp; w < 0 || w > time.Hour {
-		return fieldErr("warmUp", w, "0 (three reconcile intervals) to 1h")
+		return fieldErr("warmUp", w, fielderr.DurationRange(0, time.Hour)+" (0: three reconcile intervals)")
 	}
 	return nil
 }

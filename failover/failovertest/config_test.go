@@ -23,7 +23,9 @@ func TestConfigValidate(t *testing.T) {
 		{"fast", func(c *failovertest.Config) { *c = failovertest.FastConfig() }, ""},
 		{"no service", func(c *failovertest.Config) { c.Topology.Service = "" }, "topology"},
 		{"bad probe", func(c *failovertest.Config) { c.Probe.CriticalThreshold = -1 }, "probe"},
-		{"bad rules", func(c *failovertest.Config) { c.Heartbeat.HealthyDuration = 0 }, "heartbeat"},
+		{"bad rules", func(c *failovertest.Config) { c.Heartbeat.HealthyDuration = time.Millisecond }, "failovertest: invalid scenario: heartbeat.healthyDuration = 1ms: allowed [1s, 1h]"},
+		{"nested probe, one prefix", func(c *failovertest.Config) { c.Probe.Interval = -time.Second }, "failovertest: invalid scenario: probe.interval = -1s: allowed [1ms, 24h]"},
+		{"nested topology, one prefix", func(c *failovertest.Config) { c.Topology.Service = "a b" }, `failovertest: invalid scenario: topology.service = "a b": allowed a DNS label: [1, 63] letters, digits or hyphens (no hyphen first or last)`},
 		{"reconcile too short", func(c *failovertest.Config) { c.Reconcile = time.Millisecond }, "reconcile = 1ms"},
 		{"warm-up negative", func(c *failovertest.Config) { c.WarmUp = -1 }, "warmUp"},
 		{"bad faults", func(c *failovertest.Config) { c.Faults.ThrottleRate = 2 }, "faults"},
@@ -81,7 +83,7 @@ func TestDeclarationErrors(t *testing.T) {
 		says  string
 	}{
 		{"region twice", func(s *failovertest.Scenario) { s.Region("eu") }, `region "eu" declared twice`},
-		{"region not a label", func(s *failovertest.Scenario) { s.Region("e u") }, `region "e u"`},
+		{"region not a label", func(s *failovertest.Scenario) { s.Region("e u") }, `failovertest: invalid scenario: region = "e u": allowed a DNS label: [1, 63] letters, digits or hyphens (no hyphen first or last), short enough for a heartbeat record name`},
 		{"cluster of unknown region", func(s *failovertest.Scenario) { s.Cluster("x-1", "mars") }, `region "mars" not declared`},
 		{"cluster twice", func(s *failovertest.Scenario) { s.Cluster("eu-1", "eu") }, `cluster "eu-1" declared twice`},
 		{"gateway of unknown cluster", func(s *failovertest.Scenario) { s.Gateway("x", "g", "192.0.2.9") }, `cluster "x" not declared`},
@@ -133,8 +135,20 @@ func TestZeroConfigIsDefault(t *testing.T) {
 	c.WarmUp = 2 * time.Hour
 	var fe *failover.FieldError
 	require.ErrorAs(t, c.Validate(), &fe)
-	assert.Equal(t, "warmUp", fe.Field)
+	assert.Equal(t, "warmUp", fe.Path)
 	b, err := json.Marshal(failovertest.Config{Reconcile: 5 * time.Second})
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"reconcile":"5s"`)
+}
+
+// TestZeroScenario: a zero Scenario reports ErrNotConfigured, never panics.
+func TestZeroScenario(t *testing.T) {
+	var s failovertest.Scenario
+	require.NotPanics(t, func() {
+		s.Region("eu").Cluster("eu-1", "eu")
+		_ = s.String()
+		_, _, _ = s.GlobalName(), s.RegionalName(), s.FailoverName()
+		_ = s.AppName()
+		require.ErrorIs(t, s.Replay(nil), failovertest.ErrNotConfigured)
+	})
 }

@@ -47,6 +47,9 @@ func (s *Scenario) Replay(out io.Writer) error {
 	if s.err != nil {
 		return s.err
 	}
+	if s.topo == nil {
+		return ErrNotConfigured
+	}
 	if out == nil {
 		out = io.Discard
 	}
@@ -203,7 +206,7 @@ func newReplayer(s *Scenario, w *World) (*replayer, error) {
 	for _, g := range s.gateways {
 		m, err := probe.NewMachine(s.cfg.Probe)
 		if err != nil {
-			return nil, fmt.Errorf("%w: probe: %w", ErrInvalid, err)
+			return nil, nested("probe", err)
 		}
 		r.gws = append(r.gws, replayGateway{decl: g, m: m})
 		r.up[g.name] = true

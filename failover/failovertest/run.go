@@ -23,6 +23,9 @@ func (s *Scenario) Run(t *testing.T) {
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
+	if s.topo == nil {
+		t.Fatal(ErrNotConfigured)
+	}
 	if s.ran {
 		t.Fatalf("%v: a scenario runs once", ErrInvalid)
 	}

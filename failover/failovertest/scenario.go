@@ -3,6 +3,7 @@ package failovertest
 import (
 	"cmp"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"net/netip"
 	"slices"
 	"strings"
@@ -63,7 +64,7 @@ func New(cfg Config) *Scenario {
 	}
 	tp, err := failover.NewTopology(cfg.Topology)
 	if err != nil {
-		s.err = fmt.Errorf("%w: topology: %w", ErrInvalid, err)
+		s.err = nested("topology", err)
 		return s
 	}
 	s.topo = tp
@@ -101,6 +102,13 @@ func (s *Scenario) Err() error { return s.err }
 // (GatewayBound, ControllerBound, ...) give the failover times to assert.
 func (s *Scenario) Config() Config { return s.cfg }
 
+// setErr keeps err as the declaration error unless one is kept already.
+func (s *Scenario) setErr(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
 func (s *Scenario) fail(format string, args ...any) *Scenario {
 	if s.err == nil {
 		s.err = fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
@@ -112,7 +120,8 @@ func (s *Scenario) fail(format string, args ...any) *Scenario {
 // Names are DNS labels, unique.
 func (s *Scenario) Region(name string) *Scenario {
 	if err := (heartbeat.Naming{}).CheckCluster(name); err != nil {
-		return s.fail("region %q: a DNS label: %w", name, err)
+		s.setErr(fielderr.New(ErrInvalid, "region", name, dnsname.LabelRule+", short enough for a heartbeat record name"))
+		return s
 	}
 	if slices.Contains(s.regions, name) {
 		return s.fail("region %q declared twice", name)
@@ -126,7 +135,8 @@ func (s *Scenario) Region(name string) *Scenario {
 // reconcilers). Cluster names are DNS labels, unique across regions.
 func (s *Scenario) Cluster(name, region string) *Scenario {
 	if err := (heartbeat.Naming{}).CheckCluster(name); err != nil {
-		return s.fail("cluster %q: %w", name, err)
+		s.setErr(fielderr.New(ErrInvalid, "cluster", name, dnsname.LabelRule+", short enough for a heartbeat record name"))
+		return s
 	}
 	if !slices.Contains(s.regions, region) {
 		return s.fail("cluster %q: region %q not declared", name, region)

@@ -114,3 +114,15 @@ func Check(name string) error {
 	}
 	return nil
 }
+
+// Rule texts for configuration errors: what Check and CheckLabel accept,
+// written for the "allowed" part of an invalid-config error, so callers
+// do not show this package's own errors to users.
+const (
+	// NameRule is what Check accepts.
+	NameRule = "a DNS name: dot-separated labels of [1, 63] letters, digits, hyphens or underscores (no hyphen first or last), at most 253 bytes"
+	// LabelRule is what CheckLabel(s, false) accepts.
+	LabelRule = "a DNS label: [1, 63] letters, digits or hyphens (no hyphen first or last)"
+	// ServiceLabelRule is what CheckLabel(s, true) accepts.
+	ServiceLabelRule = "a DNS label: [1, 63] letters, digits, hyphens or underscores (no hyphen first or last)"
+)

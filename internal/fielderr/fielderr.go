@@ -162,3 +162,14 @@ func OneOf(values ...string) string {
 }
 
 func num[T Number](v T) string { return fmt.Sprint(v) }
+
+// Both returns a sentinel whose text is outer's and which matches both outer
+// and inner with errors.Is: for a nested config whose errors should keep
+// matching the inner config's sentinel once re-rooted with In under the
+// outer one's prefix.
+func Both(outer, inner error) error { return both{outer, inner} }
+
+type both struct{ outer, inner error }
+
+func (b both) Error() string   { return b.outer.Error() }
+func (b both) Unwrap() []error { return []error{b.outer, b.inner} }

@@ -62,3 +62,11 @@ func TestDuration(t *testing.T) {
 		require.Equal(t, want, Duration(d))
 	}
 }
+
+func TestBoth(t *testing.T) {
+	inner := New(errPolicy, "interval", -time.Second, DurationRange(time.Millisecond, 5*time.Minute))
+	err := In(Key("targets", "web")+".policy", Both(errMonitor, errPolicy), inner)
+	require.EqualError(t, err, `probe: invalid monitor config: targets["web"].policy.interval = -1s: allowed [1ms, 5m]`)
+	require.ErrorIs(t, err, errMonitor)
+	require.ErrorIs(t, err, errPolicy)
+}

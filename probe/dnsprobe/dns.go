@@ -51,7 +51,7 @@ func DefaultConfig(name string) Config {
 }
 
 // ErrConfig is wrapped by every Config validation error.
-var ErrConfig = errors.New("dnsprobe: config")
+var ErrConfig = errors.New("dnsprobe: invalid config")
 
 // Validate checks the fields; an error is a *probe.FieldError naming the
 // field, the value and what is allowed, wrapping ErrConfig.
@@ -84,14 +84,14 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Port < 0 || c.Port > 65535 {
-		return &probe.FieldError{Field: "port", Value: strconv.Itoa(c.Port), Allowed: "1–65535, or 0 for the target's port", Err: ErrConfig}
+		return &probe.FieldError{Path: "port", Value: strconv.Itoa(c.Port), Allowed: "[1, 65535], or 0 for the target's port", Err: ErrConfig}
 	}
 	return nil
 }
 
 // bad is a *probe.FieldError for a string field.
 func bad(field, value, allowed string) error {
-	return &probe.FieldError{Field: field, Value: strconv.Quote(value), Allowed: allowed, Err: ErrConfig}
+	return &probe.FieldError{Path: field, Value: strconv.Quote(value), Allowed: allowed, Err: ErrConfig}
 }
 
 func dnsType(s string) (uint16, error) {
@@ -174,8 +174,11 @@ func New(addr string, cfg Config) (*Prober, error) {
 func (d *Prober) Addr() string { return d.addr }
 
 // Probe sends the query and classifies the reply. ctx's deadline is the
-// probe's timeout.
+// probe's timeout. A zero Prober (not made by New) fails every probe.
 func (d *Prober) Probe(ctx context.Context) probe.Result {
+	if d.addr == "" {
+		return probe.Result{Status: probe.Fail, Kind: probe.KindOther, Detail: "dnsprobe: prober not configured (use New)"}
+	}
 	start := time.Now()
 	r := d.probe(ctx)
 	if r.Status != probe.Pass && ctx.Err() == context.Canceled {

@@ -48,5 +48,5 @@ func ExampleNew() {
 	// Output:
 	// pass NOERROR
 	// fail-now answer 192.0.2.9 missing
-	// dnsprobe: config: type = "AAAAA": allowed a query type (A, AAAA, CNAME, MX, TXT, SOA, …)
+	// dnsprobe: invalid config: type = "AAAAA": allowed a query type (A, AAAA, CNAME, MX, TXT, SOA, …)
 }

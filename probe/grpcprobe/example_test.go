@@ -47,5 +47,5 @@ func ExampleNew() {
 	// Output:
 	// pass SERVING
 	// fail-now serving status NOT_SERVING
-	// grpcprobe: config: port = 70000: allowed 1–65535, or 0 for the target's port
+	// grpcprobe: invalid config: port = 70000: allowed [1, 65535], or 0 for the target's port
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"net"
 	"slices"
 	"strconv"
@@ -41,26 +42,24 @@ type Config struct {
 func DefaultConfig() Config { return Config{} }
 
 // ErrConfig is wrapped by every Config validation error.
-var ErrConfig = errors.New("grpcprobe: config")
+var ErrConfig = errors.New("grpcprobe: invalid config")
 
 // Validate checks the fields; an error is a *probe.FieldError naming the
 // field, the value and what is allowed, wrapping ErrConfig.
 func (c Config) Validate() error {
 	if c.Port < 0 || c.Port > 65535 {
-		return &probe.FieldError{Field: "port", Value: strconv.Itoa(c.Port), Allowed: "1–65535, or 0 for the target's port", Err: ErrConfig}
+		return &probe.FieldError{Path: "port", Value: strconv.Itoa(c.Port), Allowed: "[1, 65535], or 0 for the target's port", Err: ErrConfig}
 	}
 	for i := 0; i < len(c.Authority); i++ {
 		if b := c.Authority[i]; b <= ' ' || b >= 0x7f || b == '/' {
-			return &probe.FieldError{Field: "authority", Value: strconv.Quote(c.Authority),
+			return &probe.FieldError{Path: "authority", Value: strconv.Quote(c.Authority),
 				Allowed: fmt.Sprintf("host or host:port (character %q at %d)", b, i), Err: ErrConfig}
 		}
 	}
 	if err := c.TLS.Validate(); err != nil {
 		var fe *probe.FieldError
 		if errors.As(err, &fe) {
-			c := *fe
-			c.Field, c.Err = "tls."+c.Field, ErrConfig
-			return &c
+			return fielderr.In("tls", ErrConfig, err)
 		}
 		return fmt.Errorf("%w: tls: %w", ErrConfig, err)
 	}
@@ -125,8 +124,12 @@ func New(addr string, cfg Config) (*Prober, error) {
 // Addr returns the host:port the prober connects to.
 func (g *Prober) Addr() string { return g.addr }
 
-// Probe performs one Health/Check call. ctx's deadline is the probe's timeout.
+// Probe performs one Health/Check call. ctx's deadline is the probe's
+// timeout. A zero Prober (not made by New) fails every probe.
 func (g *Prober) Probe(ctx context.Context) probe.Result {
+	if g.addr == "" {
+		return probe.Result{Status: probe.Fail, Kind: probe.KindOther, Detail: "grpcprobe: prober not configured (use New)"}
+	}
 	start := time.Now()
 	r := g.probe(ctx)
 	if r.Status != probe.Pass && ctx.Err() == context.Canceled {

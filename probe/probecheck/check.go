@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"io"
 
 	"github.com/gslbkit/gslb/probe"
@@ -37,7 +38,7 @@ const (
 // ErrCheckConfig is wrapped by every error Spec.Validate and
 // DecodeEnvoyGatewayActive return for a bad check (bad policy values wrap
 // probe.ErrInvalidPolicy as well, bad policy JSON probe.ErrPolicyJSON).
-var ErrCheckConfig = errors.New("probecheck: check config")
+var ErrCheckConfig = errors.New("probecheck: invalid check config")
 
 // Spec is one complete health check: the prober and its config, and the
 // Policy that turns its results into states. Exactly the config block of
@@ -114,18 +115,16 @@ func (c Spec) validateShape() error {
 
 // bad is a *probe.FieldError of a Spec, wrapping ErrCheckConfig.
 func bad(field, value, allowed string) error {
-	return &probe.FieldError{Field: field, Value: value, Allowed: allowed, Err: ErrCheckConfig}
+	return &probe.FieldError{Path: field, Value: value, Allowed: allowed, Err: ErrCheckConfig}
 }
 
 // nested puts the block's name in front of the field path of a
-// *probe.FieldError from the block's Validate; the result wraps both
-// ErrCheckConfig and the block's own sentinel.
+// *probe.FieldError from the block's Validate, under this package's prefix;
+// the result wraps both ErrCheckConfig and the block's own sentinel.
 func nested(block string, err error) error {
 	var fe *probe.FieldError
 	if errors.As(err, &fe) {
-		c := *fe
-		c.Field = block + "." + c.Field
-		err = &c
+		return fielderr.In(block, fielderr.Both(ErrCheckConfig, fe.Err), err)
 	}
 	return fmt.Errorf("%w: %w", ErrCheckConfig, err)
 }
@@ -274,7 +273,7 @@ func DecodeEnvoyGatewayActive(data []byte) (Spec, error) {
 		v    int
 	}{{"criticalThreshold", c.Policy.CriticalThreshold}, {"passingThreshold", c.Policy.PassingThreshold}} {
 		if f.v == 0 {
-			return Spec{}, nested("policy", &probe.FieldError{Field: f.name, Value: "0", Allowed: "1–65535 (Envoy Gateway's range)", Err: probe.ErrInvalidPolicy})
+			return Spec{}, nested("policy", &probe.FieldError{Path: f.name, Value: "0", Allowed: "[1, 65535] (Envoy Gateway's range)", Err: probe.ErrInvalidPolicy})
 		}
 	}
 	if eg.Type == nil {
@@ -317,7 +316,7 @@ func machEGPort(raw json.RawMessage) (int, error) {
 		return 0, nil
 	}
 	if *o.Port < 1 || *o.Port > 65535 {
-		return 0, bad("overrides.port", fmt.Sprint(*o.Port), "1–65535")
+		return 0, bad("overrides.port", fmt.Sprint(*o.Port), "[1, 65535]")
 	}
 	return *o.Port, nil
 }
@@ -331,7 +330,7 @@ func (c *Spec) decodeEGBlocks(eg machEGActive, port int) error {
 			return err
 		}
 		if h.Path == nil {
-			return nested("http", &probe.FieldError{Field: "path", Value: `""`, Allowed: "required by Envoy Gateway: a path of 1–1024 characters", Err: probe.ErrHTTPConfig})
+			return nested("http", &probe.FieldError{Path: "path", Value: `""`, Allowed: "required by Envoy Gateway: a path of [1, 1024] characters", Err: probe.ErrHTTPConfig})
 		}
 		cfg := probe.DefaultHTTPConfig()
 		cfg.Path = ""

@@ -118,7 +118,7 @@ func TestDecodeEnvoyGatewayActiveErrors(t *testing.T) {
 		{"unknown top-level field", `{"type":"HTTP","http":{"path":"/"},"healthyTreshold":2}`, probe.ErrPolicyJSON, "healthyTreshold"},
 		{"unknown overrides field", `{"type":"TCP","tcp":{},"overrides":{"host":"x"}}`, nil, "overrides"},
 		{"both names of one knob", `{"type":"TCP","tcp":{},"unhealthyThreshold":3,"criticalThreshold":3}`, probe.ErrPolicyJSON, "same knob"},
-		{"port out of range", `{"type":"TCP","tcp":{},"overrides":{"port":70000}}`, nil, "overrides.port = 70000: allowed 1–65535"},
+		{"port out of range", `{"type":"TCP","tcp":{},"overrides":{"port":70000}}`, nil, "overrides.port = 70000: allowed [1, 65535]"},
 		{"port zero", `{"type":"TCP","tcp":{},"overrides":{"port":0}}`, nil, "overrides.port = 0"},
 		{"status out of range", `{"type":"HTTP","http":{"path":"/","expectedStatuses":[99]}}`, probe.ErrHTTPConfig, "expectedStatuses"},
 		{"body with PATCH is not probe.Envoy Gateway's", `{"type":"HTTP","http":{"path":"/","method":"PATCH","requestBody":{"type":"Text","text":"x"}}}`, probe.ErrHTTPConfig, "requestBody"},

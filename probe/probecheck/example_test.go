@@ -34,5 +34,5 @@ func ExampleDecodeEnvoyGatewayActive() {
 	// HTTP /healthz 200,204 9090
 	// critical true envoy 1 3 1
 	// worst-case detection: 10.032s
-	// probecheck: check config: overrides.port = 0: allowed 1–65535
+	// probecheck: invalid check config: overrides.port = 0: allowed [1, 65535]
 }

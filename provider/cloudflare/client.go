@@ -36,6 +36,9 @@ type response struct {
 // and decodes the envelope's result into out. token overrides the API
 // token when non-empty. Errors answer Throttled() and Temporary().
 func (p *Provider) do(ctx context.Context, method, path, token string, body, out any) (*response, error) {
+	if p.client == nil {
+		return nil, ErrNotConfigured
+	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
 	var rd io.Reader

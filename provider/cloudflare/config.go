@@ -1,7 +1,8 @@
 package cloudflare
 
 import (
-	"fmt"
+	"errors"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"net/http"
 	"os"
 	"strings"
@@ -39,7 +40,7 @@ type Config struct {
 	// this zone, whatever name it is given.
 	ZoneID string `json:"zoneID"`
 	// Timeout bounds each HTTP request when the context has no earlier
-	// deadline, in [1s, 5m]. Default 30s.
+	// deadline, in [1s, 5m]. Default (0) 30s.
 	Timeout time.Duration `json:"timeout"`
 	// HTTPClient sends the requests; nil means an *http.Client with
 	// Timeout. Not part of the JSON form.
@@ -70,22 +71,46 @@ func (c Config) FromEnv(getenv func(string) string) Config {
 	return c
 }
 
-// Validate reports the first field that is missing or out of range.
-// Tokens never appear in its errors.
-func (c Config) Validate() error {
-	if c.APIToken == "" {
-		return fmt.Errorf("cloudflare: apiToken is empty: want a scoped API token with Zone.DNS:Edit (or set %s)", EnvAPIToken)
+// ErrInvalidConfig is wrapped by every Config validation error (a
+// *FieldError).
+var ErrInvalidConfig = errors.New("cloudflare: invalid config")
+
+// FieldError is the module's one invalid-configuration error: the field's
+// path, its value as written (tokens never) and what is allowed. Its
+// message reads
+//
+//	cloudflare: invalid config: timeout = 10m: allowed [1s, 5m], or 0 for the default (30s)
+type FieldError = fielderr.Error
+
+// withDefaults fills the zero fields that take a default.
+func (c Config) withDefaults() Config {
+	if c.Timeout == 0 {
+		c.Timeout = DefaultConfig().Timeout
 	}
-	if strings.ContainsAny(c.APIToken, " \t\r\n") || strings.ContainsAny(c.ZoneToken, " \t\r\n") {
-		return fmt.Errorf("cloudflare: apiToken or zoneToken holds white space; want the bare token")
+	return c
+}
+
+// Validate reports the first field that is missing or out of range, as a
+// *FieldError wrapping ErrInvalidConfig; zero fields that take a default
+// take it first. Tokens never appear in its errors.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if c.APIToken == "" {
+		return fielderr.Missing(ErrInvalidConfig, "apiToken", "a scoped API token with Zone.DNS:Edit (or set "+EnvAPIToken+")")
+	}
+	if strings.ContainsAny(c.APIToken, " \t\r\n") {
+		return &FieldError{Path: "apiToken", Value: "(set)", Allowed: "the bare token, without white space", Err: ErrInvalidConfig}
+	}
+	if strings.ContainsAny(c.ZoneToken, " \t\r\n") {
+		return &FieldError{Path: "zoneToken", Value: "(set)", Allowed: "the bare token, without white space", Err: ErrInvalidConfig}
 	}
 	for _, r := range c.ZoneID {
 		if !(r >= 'a' && r <= 'f' || r >= '0' && r <= '9' || r >= 'A' && r <= 'F') {
-			return fmt.Errorf("cloudflare: zoneID %q: want the zone's 32 hexadecimal digits", c.ZoneID)
+			return fielderr.New(ErrInvalidConfig, "zoneID", c.ZoneID, "the zone's 32 hexadecimal digits")
 		}
 	}
 	if t := c.Timeout; t < time.Second || t > 5*time.Minute {
-		return fmt.Errorf("cloudflare: timeout %v: must be in [1s, 5m]", c.Timeout)
+		return fielderr.New(ErrInvalidConfig, "timeout", c.Timeout, fielderr.DurationRange(time.Second, 5*time.Minute)+", or 0 for the default (30s)")
 	}
 	return nil
 }

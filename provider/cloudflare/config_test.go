@@ -27,10 +27,11 @@ func TestValidate(t *testing.T) {
 	}{
 		{"good", func(*cloudflare.Config) {}, ""},
 		{"zone id", func(c *cloudflare.Config) { c.ZoneID = "0123456789abcdef0123456789abcdef" }, ""},
-		{"no token", func(c *cloudflare.Config) { c.APIToken = "" }, "apiToken is empty"},
-		{"token with space", func(c *cloudflare.Config) { c.APIToken = "abc def" }, "white space"},
-		{"bad zone id", func(c *cloudflare.Config) { c.ZoneID = "zone-1" }, "zoneID \"zone-1\""},
-		{"timeout", func(c *cloudflare.Config) { c.Timeout = time.Hour }, "timeout 1h0m0s: must be in [1s, 5m]"},
+		{"zero timeout takes the default", func(c *cloudflare.Config) { c.Timeout = 0 }, ""},
+		{"no token", func(c *cloudflare.Config) { c.APIToken = "" }, `cloudflare: invalid config: apiToken = "": allowed a scoped API token with Zone.DNS:Edit (or set CLOUDFLARE_API_TOKEN)`},
+		{"token with space", func(c *cloudflare.Config) { c.APIToken = "abc def" }, "cloudflare: invalid config: apiToken = (set): allowed the bare token, without white space"},
+		{"bad zone id", func(c *cloudflare.Config) { c.ZoneID = "zone-1" }, `cloudflare: invalid config: zoneID = "zone-1": allowed the zone's 32 hexadecimal digits`},
+		{"timeout", func(c *cloudflare.Config) { c.Timeout = time.Hour }, "cloudflare: invalid config: timeout = 1h: allowed [1s, 5m], or 0 for the default (30s)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -42,7 +43,8 @@ func TestValidate(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorContains(t, err, c.wantErr)
+			require.EqualError(t, err, c.wantErr)
+			require.ErrorIs(t, err, cloudflare.ErrInvalidConfig)
 			assert.NotContains(t, err.Error(), "s3cr3t")
 			_, err = cloudflare.New(cfg)
 			require.Error(t, err)
@@ -76,4 +78,24 @@ func FuzzConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestZeroValues: a Config with only a token takes the defaults; a zero
+// Provider returns ErrNotConfigured, never panics.
+func TestZeroValues(t *testing.T) {
+	p, err := cloudflare.New(cloudflare.Config{APIToken: "t"})
+	require.NoError(t, err)
+	assert.Equal(t, cloudflare.DefaultConfig().Timeout, p.Config().Timeout)
+	var z cloudflare.Provider
+	ctx := t.Context()
+	_, err = z.GetRecords(ctx, "example.com.")
+	assert.ErrorIs(t, err, cloudflare.ErrNotConfigured)
+	_, err = z.ListZones(ctx)
+	assert.ErrorIs(t, err, cloudflare.ErrNotConfigured)
+	_, err = z.SetRecords(ctx, "example.com.", nil)
+	assert.ErrorIs(t, err, cloudflare.ErrNotConfigured)
+	_, err = z.AppendRecords(ctx, "example.com.", nil)
+	assert.ErrorIs(t, err, cloudflare.ErrNotConfigured)
+	_, err = z.DeleteRecords(ctx, "example.com.", nil)
+	assert.ErrorIs(t, err, cloudflare.ErrNotConfigured)
 }

@@ -89,3 +89,7 @@ func (e *APIError) HasCode(c int) bool {
 	}
 	return false
 }
+
+// ErrNotConfigured is returned by the methods of a Provider not made by New
+// (a zero Provider).
+var ErrNotConfigured = errors.New("cloudflare: provider not configured (use New)")

@@ -23,6 +23,6 @@ func Example() {
 		Errors: []cloudflare.Message{{Code: 971, Message: "Please wait and consider throttling your request speed"}}}
 	fmt.Println(errclass.Of(throttled), throttled)
 	// Output:
-	// cloudflare: apiToken is empty: want a scoped API token with Zone.DNS:Edit (or set CLOUDFLARE_API_TOKEN)
+	// cloudflare: invalid config: apiToken = "": allowed a scoped API token with Zone.DNS:Edit (or set CLOUDFLARE_API_TOKEN)
 	// throttled cloudflare: GET /zones: HTTP 429: 971: Please wait and consider throttling your request speed
 }

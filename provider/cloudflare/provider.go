@@ -69,6 +69,7 @@ func New(cfg Config) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	c := cfg.HTTPClient
 	if c == nil {
 		c = &http.Client{Timeout: cfg.Timeout}
@@ -76,7 +77,7 @@ func New(cfg Config) (*Provider, error) {
 	return &Provider{cfg: cfg, client: c, zones: map[string]string{}}, nil
 }
 
-// Config returns the provider's configuration.
+// Config returns the provider's configuration, defaults filled in.
 func (p *Provider) Config() Config { return p.cfg }
 
 // cfRecord is a DNS record in Cloudflare's JSON.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -112,7 +113,19 @@ type FaultConfig struct {
 	Methods []provider.Method `json:"methods,omitempty"`
 }
 
-// Validate reports the first field outside its range.
+// ErrFaultConfig is wrapped by every FaultConfig validation error (a
+// *FieldError).
+var ErrFaultConfig = errors.New("providertest: invalid fault config")
+
+// FieldError is the module's one invalid-configuration error: the field's
+// path, its value as written and what is allowed. Its message reads
+//
+//	providertest: invalid fault config: throttleRate = 2: allowed [0, 1]
+type FieldError = fielderr.Error
+
+// Validate reports the first field outside its range, as a *FieldError
+// wrapping ErrFaultConfig. The zero FaultConfig is valid: no faults, no
+// latency.
 func (c FaultConfig) Validate() error {
 	rates := []struct {
 		name string
@@ -121,22 +134,26 @@ func (c FaultConfig) Validate() error {
 	sum := 0.0
 	for _, r := range rates {
 		if math.IsNaN(r.v) || r.v < 0 || r.v > 1 {
-			return fmt.Errorf("providertest: fault %s %v: must be in [0, 1]", r.name, r.v)
+			return fielderr.New(ErrFaultConfig, r.name, r.v, fielderr.Range(0, 1))
 		}
 		sum += r.v
 	}
 	if sum > 1+1e-9 {
-		return fmt.Errorf("providertest: fault rates sum to %v: must be at most 1", sum)
+		return fielderr.New(ErrFaultConfig, "partialRate", c.PartialRate, fmt.Sprintf("[0, 1], the four rates summing to <= 1 (they sum to %v)", sum))
 	}
 	if c.Latency < 0 || c.Latency > time.Hour {
-		return fmt.Errorf("providertest: fault latency %v: must be in [0, 1h]", c.Latency)
+		return fielderr.New(ErrFaultConfig, "latency", c.Latency, fielderr.DurationRange(0, time.Hour))
 	}
 	if c.LatencyJitter < 0 || c.LatencyJitter > time.Hour {
-		return fmt.Errorf("providertest: fault latencyJitter %v: must be in [0, 1h]", c.LatencyJitter)
+		return fielderr.New(ErrFaultConfig, "latencyJitter", c.LatencyJitter, fielderr.DurationRange(0, time.Hour))
 	}
-	for _, m := range c.Methods {
+	for i, m := range c.Methods {
 		if !slices.Contains(provider.Methods[:], m) {
-			return fmt.Errorf("providertest: fault methods: %q is not a libdns method (want one of %v)", m, provider.Methods)
+			names := make([]string, len(provider.Methods))
+			for j, pm := range provider.Methods {
+				names[j] = string(pm)
+			}
+			return fielderr.New(ErrFaultConfig, fielderr.Index("methods", i), string(m), fielderr.OneOf(names...))
 		}
 	}
 	return nil

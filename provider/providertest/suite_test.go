@@ -169,5 +169,37 @@ func TestFaultyMethods(t *testing.T) {
 	assert.Equal(t, errclass.Throttled, errclass.Of(err))
 
 	_, err = providertest.NewFaulty(&refProvider{}, providertest.FaultConfig{Methods: []provider.Method{"Nope"}})
-	assert.ErrorContains(t, err, `"Nope" is not a libdns method`)
+	assert.EqualError(t, err, `providertest: invalid fault config: methods[0] = "Nope": allowed one of "GetRecords", "AppendRecords", "SetRecords", "DeleteRecords", "ListZones"`)
+}
+
+// TestFieldErrorFormat: the exact message of a few fields.
+func TestFieldErrorFormat(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  providertest.FaultConfig
+		want string
+	}{
+		{"rate", providertest.FaultConfig{ThrottleRate: 2}, "providertest: invalid fault config: throttleRate = 2: allowed [0, 1]"},
+		{"latency", providertest.FaultConfig{Latency: -time.Second}, "providertest: invalid fault config: latency = -1s: allowed [0s, 1h]"},
+		{"sum", providertest.FaultConfig{ThrottleRate: 0.6, PartialRate: 0.6}, "providertest: invalid fault config: partialRate = 0.6: allowed [0, 1], the four rates summing to <= 1 (they sum to 1.2)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.cfg.Validate()
+			require.EqualError(t, err, c.want)
+			require.ErrorIs(t, err, providertest.ErrFaultConfig)
+		})
+	}
+}
+
+// TestZeroValues: a zero Faulty returns errors, never panics.
+func TestZeroValues(t *testing.T) {
+	var f providertest.Faulty
+	_, err := f.GetRecords(t.Context(), "z.")
+	var ue *provider.UnsupportedError
+	assert.ErrorAs(t, err, &ue)
+	assert.Zero(t, f.Calls())
+	assert.Empty(t, f.Faults())
+	f.Inject(providertest.Throttle)
+	require.NoError(t, providertest.FaultConfig{}.Validate())
 }

@@ -2,7 +2,9 @@ package rfc2136
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"net"
 	"os"
 	"strconv"
@@ -36,14 +38,14 @@ type Config struct {
 	// with Secret means unsigned requests (servers that allow updates by
 	// address).
 	KeyName string `json:"keyName"`
-	// KeyAlg is the TSIG algorithm, one of Algorithms. Default
+	// KeyAlg is the TSIG algorithm, one of Algorithms. Default ("")
 	// "hmac-sha256".
 	KeyAlg string `json:"keyAlg"`
 	// Secret is the TSIG key's secret, base64 as tsig-keygen prints it.
 	Secret string `json:"secret"`
 	// Timeout bounds each exchange with the server (an update or a whole
 	// zone transfer) when the context has no earlier deadline, in
-	// [100ms, 5m]. Default 10s.
+	// [100ms, 5m]. Default (0) 10s.
 	Timeout time.Duration `json:"timeout"`
 }
 
@@ -73,35 +75,63 @@ func (c Config) FromEnv(getenv func(string) string) Config {
 	return c
 }
 
-// Validate reports the first field that is missing or out of range. The
-// secret's value never appears in an error.
+// ErrInvalidConfig is wrapped by every Config validation error (a
+// *FieldError).
+var ErrInvalidConfig = errors.New("rfc2136: invalid config")
+
+// FieldError is the module's one invalid-configuration error: the field's
+// path, its value as written (the secret never) and what is allowed. Its
+// message reads
+//
+//	rfc2136: invalid config: timeout = 10m: allowed [100ms, 5m], or 0 for the default (10s)
+type FieldError = fielderr.Error
+
+// withDefaults fills the zero fields that take a default.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.KeyAlg == "" {
+		c.KeyAlg = d.KeyAlg
+	}
+	if c.Timeout == 0 {
+		c.Timeout = d.Timeout
+	}
+	return c
+}
+
+// Validate reports the first field that is missing or out of range, as a
+// *FieldError wrapping ErrInvalidConfig; zero fields that take a default
+// take it first. The secret's value never appears in an error.
 func (c Config) Validate() error {
+	c = c.withDefaults()
 	if c.Server == "" {
-		return fmt.Errorf("rfc2136: server is empty: want \"host:port\" (or set %s)", EnvServer)
+		return fielderr.Missing(ErrInvalidConfig, "server", `"host:port" (or set `+EnvServer+`)`)
 	}
 	if _, err := serverAddr(c.Server); err != nil {
 		return err
 	}
 	if (c.KeyName == "") != (c.Secret == "") {
-		return fmt.Errorf("rfc2136: keyName %q and secret must be set together (or both empty for unsigned updates)", c.KeyName)
+		if c.KeyName == "" {
+			return fielderr.Missing(ErrInvalidConfig, "keyName", "set together with secret (or both empty for unsigned updates)")
+		}
+		return fielderr.Missing(ErrInvalidConfig, "secret", "set together with keyName (or both empty for unsigned updates)")
 	}
 	if c.KeyName != "" {
-		if err := dnsname.Check(c.KeyName); err != nil {
-			return fmt.Errorf("rfc2136: keyName %q: %w", c.KeyName, err)
+		if dnsname.Check(c.KeyName) != nil {
+			return fielderr.New(ErrInvalidConfig, "keyName", c.KeyName, dnsname.NameRule)
 		}
 		if _, err := base64.StdEncoding.DecodeString(c.Secret); err != nil {
-			return fmt.Errorf("rfc2136: secret (%d characters) is not valid base64: %v", len(c.Secret), err)
+			return &FieldError{Path: "secret", Value: fmt.Sprintf("(%d characters)", len(c.Secret)), Allowed: "base64, as tsig-keygen prints it", Err: ErrInvalidConfig}
 		}
 		ok := false
 		for _, a := range Algorithms {
 			ok = ok || strings.EqualFold(strings.TrimSuffix(c.KeyAlg, "."), a)
 		}
 		if !ok {
-			return fmt.Errorf("rfc2136: keyAlg %q: must be one of %s", c.KeyAlg, strings.Join(Algorithms, ", "))
+			return fielderr.New(ErrInvalidConfig, "keyAlg", c.KeyAlg, fielderr.OneOf(Algorithms...))
 		}
 	}
 	if t := c.Timeout; t < 100*time.Millisecond || t > 5*time.Minute {
-		return fmt.Errorf("rfc2136: timeout %v: must be in [100ms, 5m]", c.Timeout)
+		return fielderr.New(ErrInvalidConfig, "timeout", c.Timeout, fielderr.DurationRange(100*time.Millisecond, 5*time.Minute)+", or 0 for the default (10s)")
 	}
 	return nil
 }
@@ -112,11 +142,11 @@ func serverAddr(s string) (string, error) {
 	if err != nil {
 		host, port = strings.Trim(s, "[]"), "53"
 		if strings.ContainsAny(host, " /") || host == "" {
-			return "", fmt.Errorf("rfc2136: server %q: want \"host:port\"", s)
+			return "", fielderr.New(ErrInvalidConfig, "server", s, `"host:port" or "host" (port 53)`)
 		}
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return "", fmt.Errorf("rfc2136: server %q: port must be in [1, 65535]", s)
+		return "", fielderr.New(ErrInvalidConfig, "server", s, `"host:port" with a port in [1, 65535]`)
 	}
 	return net.JoinHostPort(host, port), nil
 }

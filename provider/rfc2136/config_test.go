@@ -2,6 +2,8 @@ package rfc2136_test
 
 import (
 	"encoding/json"
+	"github.com/libdns/libdns"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -22,13 +24,14 @@ func TestValidate(t *testing.T) {
 		{"no port means 53", func(c *rfc2136.Config) { c.Server = "ns1.example.com" }, ""},
 		{"ipv6", func(c *rfc2136.Config) { c.Server = "[::1]:53" }, ""},
 		{"unsigned", func(c *rfc2136.Config) { c.KeyName, c.Secret = "", "" }, ""},
-		{"no server", func(c *rfc2136.Config) { c.Server = "" }, "server is empty"},
-		{"bad port", func(c *rfc2136.Config) { c.Server = "127.0.0.1:99999" }, "port must be in [1, 65535]"},
-		{"key without secret", func(c *rfc2136.Config) { c.Secret = "" }, "set together"},
-		{"secret not base64", func(c *rfc2136.Config) { c.Secret = "not base64!" }, "not valid base64"},
-		{"bad key name", func(c *rfc2136.Config) { c.KeyName = "bad key" }, "keyName"},
-		{"bad algorithm", func(c *rfc2136.Config) { c.KeyAlg = "md5" }, "keyAlg \"md5\": must be one of"},
-		{"timeout too short", func(c *rfc2136.Config) { c.Timeout = time.Millisecond }, "timeout 1ms: must be in [100ms, 5m]"},
+		{"zero fields take the defaults", func(c *rfc2136.Config) { c.KeyAlg, c.Timeout = "", 0 }, ""},
+		{"no server", func(c *rfc2136.Config) { c.Server = "" }, `rfc2136: invalid config: server = "": allowed "host:port" (or set GSLB_RFC2136_SERVER)`},
+		{"bad port", func(c *rfc2136.Config) { c.Server = "127.0.0.1:99999" }, `rfc2136: invalid config: server = "127.0.0.1:99999": allowed "host:port" with a port in [1, 65535]`},
+		{"key without secret", func(c *rfc2136.Config) { c.Secret = "" }, `rfc2136: invalid config: secret = "": allowed set together with keyName (or both empty for unsigned updates)`},
+		{"secret not base64", func(c *rfc2136.Config) { c.Secret = "not base64!" }, "rfc2136: invalid config: secret = (11 characters): allowed base64, as tsig-keygen prints it"},
+		{"bad key name", func(c *rfc2136.Config) { c.KeyName = "bad key" }, `rfc2136: invalid config: keyName = "bad key": allowed a DNS name: dot-separated labels of [1, 63] letters, digits, hyphens or underscores (no hyphen first or last), at most 253 bytes`},
+		{"bad algorithm", func(c *rfc2136.Config) { c.KeyAlg = "md5" }, `rfc2136: invalid config: keyAlg = "md5": allowed one of "hmac-sha1", "hmac-sha224", "hmac-sha256", "hmac-sha384", "hmac-sha512"`},
+		{"timeout too short", func(c *rfc2136.Config) { c.Timeout = time.Millisecond }, "rfc2136: invalid config: timeout = 1ms: allowed [100ms, 5m], or 0 for the default (10s)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -41,7 +44,8 @@ func TestValidate(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorContains(t, err, c.wantErr)
+			require.EqualError(t, err, c.wantErr)
+			require.ErrorIs(t, err, rfc2136.ErrInvalidConfig)
 			assert.NotContains(t, err.Error(), "c2VjcmV0", "the secret leaks into the error")
 			_, err = rfc2136.New(cfg)
 			require.Error(t, err)
@@ -93,4 +97,18 @@ func FuzzConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestZeroValues: a zero Provider returns ErrNotConfigured, never panics.
+func TestZeroValues(t *testing.T) {
+	var z rfc2136.Provider
+	ctx := t.Context()
+	_, err := z.GetRecords(ctx, "example.com.")
+	assert.ErrorIs(t, err, rfc2136.ErrNotConfigured)
+	_, err = z.SetRecords(ctx, "example.com.", []libdns.Record{libdns.Address{Name: "a", IP: netip.MustParseAddr("192.0.2.1")}})
+	assert.ErrorIs(t, err, rfc2136.ErrNotConfigured)
+	_, err = z.AppendRecords(ctx, "example.com.", []libdns.Record{libdns.Address{Name: "a", IP: netip.MustParseAddr("192.0.2.1")}})
+	assert.ErrorIs(t, err, rfc2136.ErrNotConfigured)
+	_, err = z.DeleteRecords(ctx, "example.com.", []libdns.Record{libdns.Address{Name: "a", IP: netip.MustParseAddr("192.0.2.1")}})
+	assert.ErrorIs(t, err, rfc2136.ErrNotConfigured)
 }

@@ -96,3 +96,7 @@ func classify(op, zone string, err error) error {
 	}
 	return errclass.Mark(wrapped, errclass.Of(err))
 }
+
+// ErrNotConfigured is returned by the methods of a Provider not made by New
+// (a zero Provider).
+var ErrNotConfigured = errors.New("rfc2136: provider not configured (use New)")

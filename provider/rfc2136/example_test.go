@@ -21,6 +21,6 @@ func Example() {
 	p, err := rfc2136.New(cfg)
 	fmt.Println(err, p.Config().KeyAlg)
 	// Output:
-	// rfc2136: server is empty: want "host:port" (or set GSLB_RFC2136_SERVER)
+	// rfc2136: invalid config: server = "": allowed "host:port" (or set GSLB_RFC2136_SERVER)
 	// <nil> hmac-sha256
 }

@@ -59,6 +59,7 @@ func New(cfg Config) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	addr, _ := serverAddr(cfg.Server)
 	p := &Provider{cfg: cfg, addr: addr}
 	if cfg.KeyName != "" {
@@ -69,7 +70,7 @@ func New(cfg Config) (*Provider, error) {
 	return p, nil
 }
 
-// Config returns the provider's configuration.
+// Config returns the provider's configuration, defaults filled in.
 func (p *Provider) Config() Config { return p.cfg }
 
 func (p *Provider) client() *dns.Client {
@@ -90,6 +91,9 @@ func (p *Provider) withTimeout(ctx context.Context) (context.Context, context.Ca
 
 // update sends one UPDATE message and checks the answer.
 func (p *Provider) update(ctx context.Context, zone string, m *dns.Msg) error {
+	if p.addr == "" {
+		return ErrNotConfigured
+	}
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
 	p.sign(m)

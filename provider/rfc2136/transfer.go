@@ -13,6 +13,9 @@ import (
 // first and last). The transfer ends with ctx: the connection is closed
 // under it.
 func (p *Provider) transfer(ctx context.Context, zone string) ([]dns.RR, error) {
+	if p.addr == "" {
+		return nil, ErrNotConfigured
+	}
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
 	nc, err := (&net.Dialer{}).DialContext(ctx, "tcp", p.addr)

@@ -1,7 +1,8 @@
 package route53
 
 import (
-	"fmt"
+	"errors"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"os"
 	"strings"
 	"time"
@@ -44,14 +45,14 @@ type Config struct {
 	// which costs a ListHostedZonesByName request.
 	HostedZoneID string `json:"hostedZoneID"`
 	// MaxAttempts is how many times the AWS SDK itself tries a request,
-	// in [1, 10]. Default 1: the SDK sleeps in real time between its
+	// in [1, 10]. Default (0) 1: the SDK sleeps in real time between its
 	// tries, so gslbkit leaves retrying to provider.Retry, which honours
 	// contexts and virtual time. (libdns/route53 turns 0 into 5.)
 	MaxAttempts int `json:"maxAttempts"`
 	// WaitForSync makes each change wait until Route 53 reports it INSYNC
 	// on its own servers (not DNS propagation), up to MaxWait.
 	WaitForSync bool `json:"waitForSync"`
-	// MaxWait bounds the wait for INSYNC, in [1s, 10m]. Default 1m.
+	// MaxWait bounds the wait for INSYNC, in [1s, 10m]. Default (0) 1m.
 	MaxWait time.Duration `json:"maxWait"`
 }
 
@@ -88,31 +89,60 @@ func (c Config) FromEnv(getenv func(string) string) Config {
 	return c
 }
 
-// Validate reports the first field that is inconsistent or out of range.
-// Secrets never appear in its errors.
+// ErrInvalidConfig is wrapped by every Config validation error (a
+// *FieldError).
+var ErrInvalidConfig = errors.New("route53: invalid config")
+
+// FieldError is the module's one invalid-configuration error: the field's
+// path, its value as written (secrets never) and what is allowed. Its
+// message reads
+//
+//	route53: invalid config: maxWait = 1h: allowed [1s, 10m], or 0 for the default (1m)
+type FieldError = fielderr.Error
+
+// withDefaults fills the zero fields that take a default.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = d.MaxAttempts
+	}
+	if c.MaxWait == 0 {
+		c.MaxWait = d.MaxWait
+	}
+	return c
+}
+
+// Validate reports the first field that is inconsistent or out of range,
+// as a *FieldError wrapping ErrInvalidConfig; zero fields take their
+// defaults first. Secrets never appear in its errors.
 func (c Config) Validate() error {
+	c = c.withDefaults()
+	bad := func(f string, v any, allowed string) error { return fielderr.New(ErrInvalidConfig, f, v, allowed) }
 	if (c.AccessKeyID == "") != (c.SecretAccessKey == "") {
-		return fmt.Errorf("route53: accessKeyID %q and secretAccessKey must be set together (or both empty for the SDK's credential chain)", c.AccessKeyID)
+		if c.AccessKeyID == "" {
+			return fielderr.Missing(ErrInvalidConfig, "accessKeyID", "set together with secretAccessKey (or both empty for the SDK's credential chain)")
+		}
+		return fielderr.Missing(ErrInvalidConfig, "secretAccessKey", "set together with accessKeyID (or both empty for the SDK's credential chain)")
 	}
 	if c.SessionToken != "" && c.AccessKeyID == "" {
-		return fmt.Errorf("route53: sessionToken is set without accessKeyID and secretAccessKey")
+		return &FieldError{Path: "sessionToken", Value: "(set)", Allowed: "set only with accessKeyID and secretAccessKey", Err: ErrInvalidConfig}
 	}
 	if strings.HasPrefix(c.HostedZoneID, "/") || strings.Contains(c.HostedZoneID, "hostedzone") {
-		return fmt.Errorf("route53: hostedZoneID %q: give the ID alone, without the \"/hostedzone/\" prefix", c.HostedZoneID)
+		return bad("hostedZoneID", c.HostedZoneID, `the ID alone, without the "/hostedzone/" prefix`)
 	}
 	for _, r := range c.HostedZoneID {
 		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z') {
-			return fmt.Errorf("route53: hostedZoneID %q: want letters and digits only (e.g. \"Z0123456789ABC\")", c.HostedZoneID)
+			return bad("hostedZoneID", c.HostedZoneID, `letters and digits only (e.g. "Z0123456789ABC")`)
 		}
 	}
 	if c.MaxAttempts < 1 || c.MaxAttempts > 10 {
-		return fmt.Errorf("route53: maxAttempts %d: must be in [1, 10]", c.MaxAttempts)
+		return bad("maxAttempts", c.MaxAttempts, fielderr.Range(1, 10)+", or 0 for the default (1)")
 	}
 	if w := c.MaxWait; w < time.Second || w > 10*time.Minute {
-		return fmt.Errorf("route53: maxWait %v: must be in [1s, 10m]", c.MaxWait)
+		return bad("maxWait", c.MaxWait, fielderr.DurationRange(time.Second, 10*time.Minute)+", or 0 for the default (1m)")
 	}
 	if strings.ContainsAny(c.Region, " /") {
-		return fmt.Errorf("route53: region %q: want an AWS region name such as \"us-east-1\"", c.Region)
+		return bad("region", c.Region, `an AWS region name such as "us-east-1"`)
 	}
 	return nil
 }
@@ -122,6 +152,7 @@ func (c Config) Validate() error {
 // treats an empty type or value in DeleteRecords literally, and strips
 // quotes at either end of TXT text when reading; Provider does not.
 func (c Config) Libdns() *libroute53.Provider {
+	c = c.withDefaults()
 	return &libroute53.Provider{
 		Region: c.Region, Profile: c.Profile,
 		AccessKeyId: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey, SessionToken: c.SessionToken,

@@ -18,13 +18,14 @@ func TestValidate(t *testing.T) {
 	}{
 		{"default", func(*route53.Config) {}, ""},
 		{"static keys", func(c *route53.Config) { c.AccessKeyID, c.SecretAccessKey = "AKID", "s3cr3t" }, ""},
-		{"key without secret", func(c *route53.Config) { c.AccessKeyID = "AKID" }, "set together"},
-		{"token alone", func(c *route53.Config) { c.SessionToken = "tok" }, "sessionToken"},
-		{"zone id with prefix", func(c *route53.Config) { c.HostedZoneID = "/hostedzone/Z1" }, "without the \"/hostedzone/\" prefix"},
-		{"zone id odd", func(c *route53.Config) { c.HostedZoneID = "Z1-2" }, "letters and digits"},
-		{"attempts zero", func(c *route53.Config) { c.MaxAttempts = 0 }, "maxAttempts 0: must be in [1, 10]"},
-		{"wait too long", func(c *route53.Config) { c.MaxWait = time.Hour }, "maxWait 1h0m0s: must be in [1s, 10m]"},
-		{"region", func(c *route53.Config) { c.Region = "us east" }, "region"},
+		{"zero attempts take the default", func(c *route53.Config) { c.MaxAttempts = 0 }, ""},
+		{"key without secret", func(c *route53.Config) { c.AccessKeyID = "AKID" }, `route53: invalid config: secretAccessKey = "": allowed set together with accessKeyID (or both empty for the SDK's credential chain)`},
+		{"token alone", func(c *route53.Config) { c.SessionToken = "tok" }, "route53: invalid config: sessionToken = (set): allowed set only with accessKeyID and secretAccessKey"},
+		{"zone id with prefix", func(c *route53.Config) { c.HostedZoneID = "/hostedzone/Z1" }, `route53: invalid config: hostedZoneID = "/hostedzone/Z1": allowed the ID alone, without the "/hostedzone/" prefix`},
+		{"zone id odd", func(c *route53.Config) { c.HostedZoneID = "Z1-2" }, `route53: invalid config: hostedZoneID = "Z1-2": allowed letters and digits only (e.g. "Z0123456789ABC")`},
+		{"attempts", func(c *route53.Config) { c.MaxAttempts = 11 }, "route53: invalid config: maxAttempts = 11: allowed [1, 10], or 0 for the default (1)"},
+		{"wait too long", func(c *route53.Config) { c.MaxWait = time.Hour }, "route53: invalid config: maxWait = 1h: allowed [1s, 10m], or 0 for the default (1m)"},
+		{"region", func(c *route53.Config) { c.Region = "us east" }, `route53: invalid config: region = "us east": allowed an AWS region name such as "us-east-1"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -35,7 +36,10 @@ func TestValidate(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorContains(t, err, c.wantErr)
+			require.EqualError(t, err, c.wantErr)
+			require.ErrorIs(t, err, route53.ErrInvalidConfig)
+			var fe *route53.FieldError
+			require.ErrorAs(t, err, &fe)
 			assert.NotContains(t, err.Error(), "s3cr3t")
 			_, err = route53.New(cfg)
 			require.Error(t, err)
@@ -82,4 +86,22 @@ func FuzzConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestZeroValues: a zero Config is valid and New accepts it (defaults
+// filled); a zero Provider returns ErrNotConfigured, never panics.
+func TestZeroValues(t *testing.T) {
+	p, err := route53.New(route53.Config{})
+	require.NoError(t, err)
+	assert.Equal(t, route53.DefaultConfig(), p.Config())
+	var z route53.Provider
+	ctx := t.Context()
+	_, err = z.GetRecords(ctx, "example.com.")
+	assert.ErrorIs(t, err, route53.ErrNotConfigured)
+	_, err = z.SetRecords(ctx, "example.com.", nil)
+	assert.ErrorIs(t, err, route53.ErrNotConfigured)
+	_, err = z.AppendRecords(ctx, "example.com.", nil)
+	assert.ErrorIs(t, err, route53.ErrNotConfigured)
+	_, err = z.DeleteRecords(ctx, "example.com.", nil)
+	assert.ErrorIs(t, err, route53.ErrNotConfigured)
 }

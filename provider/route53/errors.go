@@ -68,3 +68,7 @@ func WrapError(method, zone string, err error) error {
 	}
 	return errclass.Mark(wrapped, errclass.Of(err))
 }
+
+// ErrNotConfigured is returned by the methods of a Provider not made by New
+// (a zero Provider).
+var ErrNotConfigured = errors.New("route53: provider not configured (use New)")

@@ -67,16 +67,19 @@ func New(cfg Config) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Provider{cfg: cfg, zones: map[string]string{}}, nil
+	return &Provider{cfg: cfg.withDefaults(), zones: map[string]string{}}, nil
 }
 
-// Config returns the provider's configuration.
+// Config returns the provider's configuration, defaults filled in.
 func (p *Provider) Config() Config { return p.cfg }
 
 // api returns the SDK client, loading the AWS configuration on first use.
 func (p *Provider) api(ctx context.Context) (*r53.Client, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.zones == nil {
+		return nil, ErrNotConfigured
+	}
 	if p.client != nil {
 		return p.client, nil
 	}
