@@ -16,7 +16,8 @@ import (
 // The zero value is the default: both wrappers on, with their defaults
 // (ChainConfig{} and DefaultChainConfig() build the same chain). A nil
 // field means that wrapper's default config, not "off"; turn retrying off
-// with Retry.MaxAttempts = 1 and the limit with RateLimit.Unlimited.
+// with a Retry whose MaxAttempts is 1 and the limit with a RateLimit
+// whose Unlimited is true.
 type ChainConfig struct {
 	// Retry retries throttled and transient failures. Nil (the default)
 	// means RetryConfig{}, whose zero fields take DefaultRetryConfig's
