@@ -101,7 +101,7 @@ func BenchmarkAnswer(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if len(bc.f(client, "www.example.com.", "A", rrs)) == 0 {
+				if len(rrsOf(bc.f(client, "www.example.com.", "A", rrs))) == 0 {
 					b.Fatal("no answer")
 				}
 			}

@@ -116,7 +116,7 @@ func ExampleGeo() {
 		libdns.Address{Name: "api", TTL: time.Minute, IP: netip.MustParseAddr("192.0.2.1")},
 		libdns.Address{Name: "api", TTL: time.Minute, IP: netip.MustParseAddr("192.0.2.2")},
 	}
-	for _, r := range answer(netip.MustParsePrefix("10.1.7.0/24"), "api.example.com.", "A", rrs) {
+	for _, r := range rrsOf(answer(netip.MustParsePrefix("10.1.7.0/24"), "api.example.com.", "A", rrs)) {
 		fmt.Println(r.RR().Data)
 	}
 	// Output:
@@ -152,7 +152,7 @@ func ExampleRoundRobin() {
 	}
 	client := netip.MustParsePrefix("203.0.113.0/24")
 	for i := 0; i < 3; i++ {
-		fmt.Println(rr(client, "www.example.com.", "A", rrs)[0].RR().Data)
+		fmt.Println(rrsOf(rr(client, "www.example.com.", "A", rrs))[0].RR().Data)
 	}
 	// Output:
 	// 192.0.2.1
