@@ -97,7 +97,11 @@ func Example_record() {
 
 // Per-query answers for the embedded zone: clients in 10.1.0.0/16 are in
 // eu, whose nearest other region is us; eu has no address left, so the
-// answer is us's.
+// answer is us's. Its scope, 16, tells a caching resolver that the answer
+// suits all of 10.1.0.0/16 (RFC 7871 section 7.2.1). For 192.0.2.0/24,
+// which the map does not place, Geo has no opinion and WeightedRandom draws
+// among every address; the chain's scope is still Geo's, 1: the answer
+// suits 128.0.0.0/1, which holds no map prefix, not every client.
 func ExampleGeo() {
 	loc, err := failover.NewLocator(failover.GeoMap{
 		Prefixes:    map[netip.Prefix]string{netip.MustParsePrefix("10.1.0.0/16"): "eu"},
@@ -116,11 +120,18 @@ func ExampleGeo() {
 		libdns.Address{Name: "api", TTL: time.Minute, IP: netip.MustParseAddr("192.0.2.1")},
 		libdns.Address{Name: "api", TTL: time.Minute, IP: netip.MustParseAddr("192.0.2.2")},
 	}
-	for _, r := range rrsOf(answer(netip.MustParsePrefix("10.1.7.0/24"), "api.example.com.", "A", rrs)) {
-		fmt.Println(r.RR().Data)
+	for _, client := range []string{"10.1.7.0/24", "192.0.2.0/24"} {
+		out, scope := answer(netip.MustParsePrefix(client), "api.example.com.", "A", rrs)
+		fmt.Println(client, len(out), "record(s), scope", scope)
+		for _, r := range out {
+			fmt.Println(" ", r.RR().Data)
+		}
 	}
 	// Output:
-	// 192.0.2.2
+	// 10.1.7.0/24 1 record(s), scope 16
+	//   192.0.2.2
+	// 192.0.2.0/24 1 record(s), scope 1
+	//   192.0.2.1
 }
 
 // Priority publishes the first region, in order, that has a healthy
@@ -152,7 +163,8 @@ func ExampleRoundRobin() {
 	}
 	client := netip.MustParsePrefix("203.0.113.0/24")
 	for i := 0; i < 3; i++ {
-		fmt.Println(rrsOf(rr(client, "www.example.com.", "A", rrs))[0].RR().Data)
+		out, _ := rr(client, "www.example.com.", "A", rrs) // scope 0: the same for every client
+		fmt.Println(out[0].RR().Data)
 	}
 	// Output:
 	// 192.0.2.1

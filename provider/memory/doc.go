@@ -16,7 +16,8 @@
 // the zone or its answer hooks change (RespondUDP, and RespondTCP for the
 // TCP loop; byte for byte the same as the general path, queries with EDNS
 // Client Subnet included: a reply no answer hook chose is echoed the option
-// at scope 0). AnswerFunc hooks, per name or per zone, choose the
+// at scope 0, a hooked one at the scope the hook reported, at most the
+// source prefix length, RFC 7871 section 7.2.1). AnswerFunc hooks, per name or per zone, choose the
 // answer per query from the client's subnet (EDNS Client Subnet, else the
 // source address), which is how failover's round-robin, weighted and geo
 // strategies act. Hooked A, AAAA and TXT answers take the fast path too:
