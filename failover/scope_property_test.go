@@ -172,7 +172,7 @@ func TestPropertyAnswerScope(t *testing.T) {
 		geo, filter := failover.Geo(loc, tags), failover.RegionFilter(loc, tags)
 		for name, f := range map[string]failover.AnswerFunc{
 			"geo": geo, "regionFilter": filter,
-			"chain(geo, roundRobin)":            failover.Chain(geo, failover.RoundRobin()),
+			"chain(geo, roundRobin)":             failover.Chain(geo, failover.RoundRobin()),
 			"chain(weightedRandom, nil, filter)": failover.Chain(failover.WeightedRandom(nil, nil), nil, filter),
 		} {
 			if _, s := f(client, "www.example.", "A", rrs); s != want {
