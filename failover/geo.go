@@ -265,13 +265,25 @@ func (l *Locator) locate(client netip.Prefix) (region, scope int) {
 	if l == nil || !client.IsValid() {
 		return -1, 0
 	}
-	a, bits := client.Addr(), client.Bits()
+	a, bits, extra := client.Addr(), client.Bits(), 0
 	if a.Is4In6() {
-		ri, s := l.locate4(a.Unmap(), max(bits-96, 0))
-		return ri, min(s+96, bits)
+		a, bits, extra = a.Unmap(), max(bits-96, 0), 96
 	}
 	if a.Is4() {
-		return l.locate4(a, bits)
+		b := a.As4()
+		v := binary.BigEndian.Uint32(b[:])
+		for i, n := range l.v4 {
+			if n > bits {
+				continue
+			}
+			if r, found := l.v4m[v4Key(v&v4Mask(n), n)]; found {
+				if !r.inner() {
+					return r.region(), min(n+extra, client.Bits())
+				}
+				return r.region(), min(l.scopeV4(v, bits, n, i)+extra, client.Bits())
+			}
+		}
+		return l.defaultReg, min(l.scopeV4(v, bits, 0, len(l.v4))+extra, client.Bits())
 	}
 	a = a.WithZone("")
 	for i, n := range l.v6 {
@@ -290,23 +302,6 @@ func (l *Locator) locate(client netip.Prefix) (region, scope int) {
 		}
 	}
 	return l.defaultReg, l.scopeV6(u128Of(a), bits, 0, len(l.v6))
-}
-
-func (l *Locator) locate4(a netip.Addr, bits int) (region, scope int) {
-	b := a.As4()
-	v := binary.BigEndian.Uint32(b[:])
-	for i, n := range l.v4 {
-		if n > bits {
-			continue
-		}
-		if r, found := l.v4m[v4Key(v&v4Mask(n), n)]; found {
-			if !r.inner() {
-				return r.region(), n
-			}
-			return r.region(), l.scopeV4(v, bits, n, i)
-		}
-	}
-	return l.defaultReg, l.scopeV4(v, bits, 0, len(l.v4))
 }
 
 // scopeV4 returns the scope of IPv4 client v/bits placed by a map prefix

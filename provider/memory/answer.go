@@ -50,22 +50,24 @@ type hookAnswer struct {
 	scope int
 }
 
-// callHook asks f, turning a panic into "no opinion" (nil) at the client's
-// full prefix length (nothing is known about the decision, so no other
-// client may share the answer): a hook's bug must not take the DNS server
-// down with it. The panic is counted in HookPanics.
-func (p *Provider) callHook(f AnswerFunc, client netip.Prefix, name, qtype string, rrs []libdns.Record) (out []libdns.Record, scope int) {
-	defer p.recoverHook(&out, &scope, client, name, qtype) // a method, not a closure: nothing to allocate per query
-	return f(client, name, qtype, rrs)
+// callHook asks f, turning a panic into "no opinion" (nil) at the widest
+// scope (128, capped at the source prefix length: nothing is known about
+// the decision, so no other client may share the answer): a hook's bug
+// must not take the DNS server down with it. The panic is counted in
+// HookPanics.
+func (p *Provider) callHook(f AnswerFunc, client netip.Prefix, name, qtype string, rrs []libdns.Record) (a hookAnswer) {
+	defer p.recoverHook(&a, name, qtype) // a method, not a closure: nothing to allocate per query
+	a.rrs, a.scope = f(client, name, qtype, rrs)
+	return a
 }
 
 // recoverHook is callHook's deferred half.
-func (p *Provider) recoverHook(out *[]libdns.Record, scope *int, client netip.Prefix, name, qtype string) {
+func (p *Provider) recoverHook(a *hookAnswer, name, qtype string) {
 	if v := recover(); v != nil {
 		p.hookPanics.Add(1)
 		msg := fmt.Sprintf("answer hook for %s %s panicked: %v", name, qtype, v)
 		p.lastHookPanic.Store(&msg)
-		*out, *scope = nil, client.Bits()
+		*a = hookAnswer{scope: 128}
 	}
 }
 

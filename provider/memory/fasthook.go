@@ -177,7 +177,8 @@ func (h *hookedEntry) index(r libdns.Record) int {
 // to build, a reply too large for the limit), ok is false and got and
 // scope are the hook's answer, for the general path.
 func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (out []byte, got []libdns.Record, scope int, ok bool) {
-	got, scope = h.p.callHook(h.f, fastClient(query, fq, src), h.name, h.typ, h.in)
+	a := h.p.callHook(h.f, fastClient(query, fq, src), h.name, h.typ, h.in)
+	got, scope = a.rrs, a.scope
 	out = append(buf[:0], h.head...)
 	count := 0
 	if len(got) > 0 {

@@ -265,12 +265,13 @@ func hookInput(set []rec) []libdns.Record {
 // opinion". scope is the hook's (see AnswerFunc).
 func (p *Provider) runHook(f AnswerFunc, client netip.Prefix, name string, qtype uint16, set []rec, pre *hookAnswer) (chosen []rec, scope int) {
 	typ := dns.TypeToString[qtype]
-	var out []libdns.Record
+	var a hookAnswer
 	if pre != nil {
-		out, scope = pre.rrs, pre.scope
+		a = *pre
 	} else {
-		out, scope = p.callHook(f, client, name, typ, hookInput(set))
+		a = p.callHook(f, client, name, typ, hookInput(set))
 	}
+	out, scope := a.rrs, a.scope
 	if len(out) == 0 {
 		return nil, scope
 	}
