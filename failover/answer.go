@@ -245,13 +245,24 @@ func geo(loc *Locator, tags map[netip.Addr][]string, prefs bool) AnswerFunc {
 	for a, rs := range tags {
 		tm[a.Unmap()] = append([]string(nil), rs...)
 	}
+	return geoTagged(loc, tm, false, prefs)
+}
+
+// geoTagged is Geo (prefs) or RegionFilter over tm (addresses unmapped,
+// owned); with open, an address absent from tm is tagged with every
+// region (see NetFence).
+func geoTagged(loc *Locator, tm map[netip.Addr][]string, open bool, prefs bool) AnswerFunc {
 	t := newAddrTable(tm)
 	tagged := func(r libdns.Record, region string) bool {
 		a, ok := addrOf(r)
 		if !ok {
 			return false
 		}
-		for _, x := range t.get(a) {
+		rs := t.get(a)
+		if open && rs == nil {
+			return true
+		}
+		for _, x := range rs {
 			if x == region {
 				return true
 			}
@@ -261,6 +272,9 @@ func geo(loc *Locator, tags map[netip.Addr][]string, prefs bool) AnswerFunc {
 	// One remembered answer per region, built when the answer changes
 	// (health or configuration), not per query: see pick.
 	memo := make(map[string]*atomic.Pointer[[]libdns.Record])
+	for _, r := range loc.names {
+		memo[r] = new(atomic.Pointer[[]libdns.Record])
+	}
 	for _, rs := range tm {
 		for _, r := range rs {
 			if memo[r] == nil {
