@@ -171,3 +171,38 @@ func ExampleRoundRobin() {
 	// 2001:db8::1
 	// 192.0.2.1
 }
+
+// Sticky keeps each client /24 on one address while it stays: when
+// 192.0.2.2 goes, only the networks it served move. Its scope, 24, lets a
+// caching resolver share the answer within the /24.
+func ExampleSticky() {
+	sticky, err := failover.Sticky(24, 56)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var rrs []libdns.Record
+	for i := 1; i <= 3; i++ {
+		rrs = append(rrs, libdns.Address{Name: "www", TTL: time.Minute, IP: netip.AddrFrom4([4]byte{192, 0, 2, byte(i)})})
+	}
+	moved, stayed := 0, 0
+	for i := range 256 {
+		client := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24)
+		before, scope := sticky(client, "www.example.com.", "A", rrs)
+		after, _ := sticky(client, "www.example.com.", "A", []libdns.Record{rrs[0], rrs[2]})
+		switch {
+		case before[0] == after[0]:
+			stayed++
+		case before[0] == rrs[1]:
+			moved++
+		default:
+			fmt.Println("moved without cause:", client)
+		}
+		if scope != 24 {
+			fmt.Println("scope", scope)
+		}
+	}
+	fmt.Println("all moved networks were 192.0.2.2's:", moved+stayed == 256 && moved > 0)
+	// Output:
+	// all moved networks were 192.0.2.2's: true
+}
