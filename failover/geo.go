@@ -82,8 +82,12 @@ type Locator struct {
 	// The prefixes' addresses per length, sorted, in v4's and v6's order:
 	// the client's nearest neighbours there tell where its network stops
 	// holding only its own region (see scopeV4, scopeV6).
-	v4s        [][]uint32
-	v6s        [][]u128
+	v4s [][]uint32
+	v6s [][]u128
+	// Every prefix's address, sorted, once: a client no prefix matches
+	// shares the most leading bits with one of its neighbours there.
+	v4all      []uint32
+	v6all      []u128
 	names      []string            // region index → name: every region the map names
 	order      [][]int             // region index → itself, then its preferences
 	prefs      map[string][]string // region name → itself, then its preferences
@@ -176,6 +180,7 @@ func NewLocator(g GeoMap) (*Locator, error) {
 			v := binary.BigEndian.Uint32(a[:])
 			i := slices.Index(l.v4, n)
 			l.v4s[i] = append(l.v4s[i], v)
+			l.v4all = append(l.v4all, v)
 			for _, m := range l.v4[i+1:] { // the shorter map prefixes holding p
 				k := v4Key(v&v4Mask(m), m)
 				if r, ok := l.v4m[k]; ok {
@@ -185,6 +190,7 @@ func NewLocator(g GeoMap) (*Locator, error) {
 		} else {
 			i := slices.Index(l.v6, n)
 			l.v6s[i] = append(l.v6s[i], u128Of(p.Addr()))
+			l.v6all = append(l.v6all, u128Of(p.Addr()))
 			for _, m := range l.v6[i+1:] {
 				q, _ := p.Addr().Prefix(m)
 				if r, ok := l.v6m[q]; ok {
@@ -193,6 +199,7 @@ func NewLocator(g GeoMap) (*Locator, error) {
 			}
 		}
 	}
+	l.v4all, l.v6all = slices.Compact(l.v4all), slices.Compact(l.v6all) // sorted already
 	keys := make([]string, 0, len(g.Preferences))
 	for k := range g.Preferences {
 		keys = append(keys, k)
@@ -283,7 +290,7 @@ func (l *Locator) locate(client netip.Prefix) (region, scope int) {
 				return r.region(), min(l.scopeV4(v, bits, n, i)+extra, client.Bits())
 			}
 		}
-		return l.defaultReg, min(l.scopeV4(v, bits, 0, len(l.v4))+extra, client.Bits())
+		return l.defaultReg, min(min(outsideV4(l.v4all, v), bits)+extra, client.Bits())
 	}
 	a = a.WithZone("")
 	for i, n := range l.v6 {
@@ -301,11 +308,42 @@ func (l *Locator) locate(client netip.Prefix) (region, scope int) {
 			return r.region(), l.scopeV6(u128Of(a), bits, n, i)
 		}
 	}
-	return l.defaultReg, l.scopeV6(u128Of(a), bits, 0, len(l.v6))
+	return l.defaultReg, min(outsideV6(l.v6all, u128Of(a)), bits)
+}
+
+// outsideV4 is the scope of an IPv4 address v that no map prefix holds:
+// one more than the most leading bits it shares with a prefix's address in
+// all (sorted), which its neighbours there have; 0 when all is empty. (A
+// prefix can share more bits than its length only when it holds v, and
+// then only if it is longer than the client's prefix: the caller caps the
+// scope at that length.)
+func outsideV4(all []uint32, v uint32) int {
+	k, _ := slices.BinarySearch(all, v)
+	n := -1
+	if k > 0 {
+		n = mathbits.LeadingZeros32(v ^ all[k-1])
+	}
+	if k < len(all) {
+		n = max(n, mathbits.LeadingZeros32(v^all[k]))
+	}
+	return n + 1
+}
+
+// outsideV6 is outsideV4 for IPv6.
+func outsideV6(all []u128, v u128) int {
+	k, _ := slices.BinarySearchFunc(all, v, u128.compare)
+	n := -1
+	if k > 0 {
+		n = v.commonBits(all[k-1])
+	}
+	if k < len(all) {
+		n = max(n, v.commonBits(all[k]))
+	}
+	return n + 1
 }
 
 // scopeV4 returns the scope of IPv4 client v/bits placed by a map prefix
-// of n bits (0: by none), the i-th length in v4: the longest of n and, for
+// of n bits with longer ones inside it, the i-th length in v4: the longest of n and, for
 // each longer map prefix, the length at which the client's network stops
 // containing it, capped at bits. Among the prefixes of one length the
 // client shares the most leading bits with a neighbour of its own place in
