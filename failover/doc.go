@@ -113,8 +113,9 @@
 // Record.ForRegions gives region-filtered views. A Strategy chooses the
 // published set among the healthy endpoints: all healthy, priority
 // (primary region first), or weighted (weight 0 only when nothing else is
-// healthy). Choices made per query — RoundRobin, WeightedRandom, Geo and
-// RegionFilter, combined with Chain — are AnswerFuncs for the embedded
+// healthy). Choices made per query — RoundRobin, WeightedRandom, Geo,
+// RegionFilter, Sticky, FirstN and NetFence, combined with Chain — are
+// AnswerFuncs for the embedded
 // zone's answer hook; a Locator places clients by EDNS Client Subnet or
 // resolver address using the caller's GeoMap. Every policy handles IPv4
 // and IPv6 alike.

@@ -70,9 +70,9 @@ func sortedPrefixes(m map[netip.Prefix]string) []netip.Prefix {
 // for concurrent use. Build it with NewLocator; a nil *Locator places no
 // client.
 //
-// Besides the region it tells how far around the client the same region
-// holds (LocateScope): the EDNS Client Subnet scope an answer chosen by
-// region may be cached for (RFC 7871 section 7.2.1).
+// Besides the region it tells how far around the client every client is
+// placed alike (LocateScope): the EDNS Client Subnet scope an answer
+// chosen by region may be cached for (RFC 7871 section 7.2.1).
 type Locator struct {
 	v4, v6 []int // distinct prefix lengths, longest first
 	// The prefixes, by node (see node): IPv4 ones keyed by v4Key, a
