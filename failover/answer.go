@@ -18,9 +18,23 @@ import (
 // with rrs. It must be safe for concurrent use and must not retain or
 // modify rrs.
 //
+// scope is how many leading bits of client the answer depends on, the
+// answer's "no opinion" included: every client whose prefix shares them
+// would be answered alike. The server echoes it (capped at client.Bits())
+// as the EDNS Client Subnet SCOPE PREFIX-LENGTH, which RFC 7871 section
+// 7.2.1 defines as the leftmost bits of the address that the response
+// covers: a caching resolver serves the answer to every client inside that
+// network, so a scope wider than the decision hands one client's answer to
+// others. 0 says the answer suits every client (as an answer drawn at
+// random does: a resolver then caches one draw for all its clients, as it
+// would without ECS); client.Bits() says it suits only this client's
+// network. Geo and RegionFilter report the Locator's scope (see
+// LocateScope), RoundRobin and WeightedRandom 0, Chain the longest of its
+// steps'.
+//
 // The type has the same underlying type as the memory zone's answer hook,
 // so values convert both ways: memory.AnswerFunc(f).
-type AnswerFunc func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record
+type AnswerFunc func(client netip.Prefix, name, qtype string, rrs []libdns.Record) (answer []libdns.Record, scope int)
 
 // addrOf returns the address of an A or AAAA record.
 func addrOf(r libdns.Record) (netip.Addr, bool) {
@@ -37,17 +51,19 @@ func addrOf(r libdns.Record) (netip.Addr, bool) {
 
 // RoundRobin returns an AnswerFunc that rotates rrs by one position per
 // query (an atomic counter shared by every name), so successive clients
-// see a different first address. Fewer than two records: no opinion.
+// see a different first address. Fewer than two records: no opinion. It
+// does not look at the client: scope 0, so behind a caching resolver every
+// client sees the rotation the resolver cached.
 func RoundRobin() AnswerFunc {
 	var n atomic.Uint64
-	return func(_ netip.Prefix, _, _ string, rrs []libdns.Record) []libdns.Record {
+	return func(_ netip.Prefix, _, _ string, rrs []libdns.Record) ([]libdns.Record, int) {
 		if len(rrs) < 2 {
-			return nil
+			return nil, 0
 		}
 		k := int((n.Add(1) - 1) % uint64(len(rrs)))
 		out := make([]libdns.Record, 0, len(rrs))
 		out = append(out, rrs[k:]...)
-		return append(out, rrs[:k]...)
+		return append(out, rrs[:k]...), 0
 	}
 }
 
@@ -61,7 +77,9 @@ func RoundRobin() AnswerFunc {
 // a one-record subslice of rrs (no allocation per query): read it, do not
 // modify it. The candidates and their weights are worked out once per set
 // of records a name is handed (a plan, kept while the same records come
-// in), so a query costs comparing the records and one draw.
+// in), so a query costs comparing the records and one draw. It does not
+// look at the client: scope 0, so a caching resolver serves the one draw
+// it cached to all its clients until the TTL ends, as without ECS.
 func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 	wm := make(map[netip.Addr]int, len(weights))
 	for a, n := range weights {
@@ -101,7 +119,7 @@ func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 		}
 		return pl
 	}
-	return func(_ netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record {
+	return func(_ netip.Prefix, name, qtype string, rrs []libdns.Record) ([]libdns.Record, int) {
 		if pl := plans.get(name, qtype, rrs, build); pl != nil {
 			var i int
 			switch {
@@ -115,9 +133,9 @@ func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 			case len(pl.addrs) > 0:
 				i = pl.addrs[intN(len(pl.addrs))]
 			default:
-				return nil
+				return nil, 0
 			}
-			return rrs[i : i+1 : i+1]
+			return rrs[i : i+1 : i+1], 0
 		}
 		total, addrs := 0, 0
 		for _, r := range rrs {
@@ -127,14 +145,14 @@ func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 			}
 		}
 		if addrs == 0 {
-			return nil
+			return nil, 0
 		}
 		if total == 0 {
 			k := intN(addrs)
 			for i, r := range rrs {
 				if _, ok := addrOf(r); ok {
 					if k == 0 {
-						return rrs[i : i+1 : i+1]
+						return rrs[i : i+1 : i+1], 0
 					}
 					k--
 				}
@@ -145,12 +163,12 @@ func WeightedRandom(weights map[netip.Addr]int, src rand.Source) AnswerFunc {
 			if a, ok := addrOf(r); ok {
 				n := w.get(a)
 				if k < n {
-					return rrs[i : i+1 : i+1]
+					return rrs[i : i+1 : i+1], 0
 				}
 				k -= n
 			}
 		}
-		return nil // unreachable: k < total
+		return nil, 0 // unreachable: k < total
 	}
 }
 
@@ -167,10 +185,13 @@ type weightPlan struct {
 // Chain returns an AnswerFunc that applies fs in order, each to the
 // previous one's answer (or to rrs while no one had an opinion); nil
 // entries are skipped. E.g. Chain(geo, RoundRobin()) rotates the nearest
-// region's addresses.
+// region's addresses. Its scope is the longest of its steps' (each step
+// asked counts, with or without an opinion): the answer depends on every
+// decision taken on the way.
 func Chain(fs ...AnswerFunc) AnswerFunc {
-	return func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record {
+	return func(client netip.Prefix, name, qtype string, rrs []libdns.Record) ([]libdns.Record, int) {
 		var out []libdns.Record
+		scope := 0
 		for _, f := range fs {
 			if f == nil {
 				continue
@@ -179,11 +200,13 @@ func Chain(fs ...AnswerFunc) AnswerFunc {
 			if len(out) > 0 {
 				in = out
 			}
-			if got := f(client, name, qtype, in); len(got) > 0 {
+			got, s := f(client, name, qtype, in)
+			if len(got) > 0 {
 				out = got
 			}
+			scope = max(scope, s)
 		}
-		return out
+		return out, scope
 	}
 }
 
@@ -198,6 +221,13 @@ func Chain(fs ...AnswerFunc) AnswerFunc {
 // each client region is worked out once per set of records a name is
 // handed (a plan, as WeightedRandom's), so a query costs placing the client
 // and comparing the records.
+//
+// Its scope is the locator's (LocateScope), with or without an opinion: the
+// network around the client inside which every client is placed alike, so
+// a caching resolver that keeps the answer for that network (RFC 7871
+// section 7.2.1) hands no client another region's answer. An unplaced
+// client's "no opinion" (every address) is scoped to the widest network
+// around it that no map prefix reaches, not to every client.
 func Geo(loc *Locator, tags map[netip.Addr][]string) AnswerFunc {
 	return geo(loc, tags, true)
 }
@@ -205,7 +235,7 @@ func Geo(loc *Locator, tags map[netip.Addr][]string) AnswerFunc {
 // RegionFilter returns an AnswerFunc that answers only the addresses tagged
 // with the client's region (by the locator): the record service's
 // region-filtered view, per query. No match: no opinion. Its answer is
-// shared as Geo's is.
+// shared as Geo's is, and scoped as Geo's is.
 func RegionFilter(loc *Locator, tags map[netip.Addr][]string) AnswerFunc {
 	return geo(loc, tags, false)
 }
@@ -215,13 +245,24 @@ func geo(loc *Locator, tags map[netip.Addr][]string, prefs bool) AnswerFunc {
 	for a, rs := range tags {
 		tm[a.Unmap()] = append([]string(nil), rs...)
 	}
+	return geoTagged(loc, tm, false, prefs)
+}
+
+// geoTagged is Geo (prefs) or RegionFilter over tm (addresses unmapped,
+// owned); with open, an address absent from tm is tagged with every
+// region (see NetFence).
+func geoTagged(loc *Locator, tm map[netip.Addr][]string, open bool, prefs bool) AnswerFunc {
 	t := newAddrTable(tm)
 	tagged := func(r libdns.Record, region string) bool {
 		a, ok := addrOf(r)
 		if !ok {
 			return false
 		}
-		for _, x := range t.get(a) {
+		rs := t.get(a)
+		if open && rs == nil {
+			return true
+		}
+		for _, x := range rs {
 			if x == region {
 				return true
 			}
@@ -231,6 +272,9 @@ func geo(loc *Locator, tags map[netip.Addr][]string, prefs bool) AnswerFunc {
 	// One remembered answer per region, built when the answer changes
 	// (health or configuration), not per query: see pick.
 	memo := make(map[string]*atomic.Pointer[[]libdns.Record])
+	for _, r := range loc.names {
+		memo[r] = new(atomic.Pointer[[]libdns.Record])
+	}
 	for _, rs := range tm {
 		for _, r := range rs {
 			if memo[r] == nil {
@@ -268,24 +312,24 @@ func geo(loc *Locator, tags map[netip.Addr][]string, prefs bool) AnswerFunc {
 		}
 		return pl
 	}
-	return func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record {
-		ri := loc.locate(client)
+	return func(client netip.Prefix, name, qtype string, rrs []libdns.Record) ([]libdns.Record, int) {
+		ri, scope := loc.locate(client)
 		if ri < 0 {
-			return nil
+			return nil, scope
 		}
 		if pl := plans.get(name, qtype, rrs, build); pl != nil {
 			if sp := (*pl)[ri]; sp.first >= 0 || sp.recs != nil {
-				return sp.of(rrs)
+				return sp.of(rrs), scope
 			}
-			return nil
+			return nil, scope
 		}
 		for _, reg := range loc.orderOf(ri, prefs) {
 			region := loc.names[reg]
 			if out := pickTagged(rrs, region, tagged, memo[region]); len(out) > 0 {
-				return out
+				return out, scope
 			}
 		}
-		return nil
+		return nil, scope
 	}
 }
 

@@ -56,9 +56,9 @@ func TestAnswerFuncsAllocs(t *testing.T) {
 	chain := failover.Chain(geo, weighted)
 	i := 0
 	for name, f := range map[string]func(){
-		"weighted": func() { _ = weighted(clients[0], "w.example.", "A", wrrs) },
-		"geo":      func() { i++; _ = geo(clients[i%len(clients)], "g.example.", "A", grrs) },
-		"chain":    func() { i++; _ = chain(clients[i%len(clients)], "g.example.", "A", grrs) },
+		"weighted": func() { _ = rrsOf(weighted(clients[0], "w.example.", "A", wrrs)) },
+		"geo":      func() { i++; _ = rrsOf(geo(clients[i%len(clients)], "g.example.", "A", grrs)) },
+		"chain":    func() { i++; _ = rrsOf(chain(clients[i%len(clients)], "g.example.", "A", grrs)) },
 	} {
 		f() // the first answer per region builds its table entry
 		f()
@@ -79,18 +79,18 @@ func TestAnswerFuncsAllocs(t *testing.T) {
 			t.Fatalf("answer %v, want %v", got, ips)
 		}
 	}
-	want(geo(clients[1], "g.example.", "A", grrs), "198.51.100.11", "198.51.100.12") // eu
-	want(geo(clients[1], "g.example.", "A", grrs[1:]), "198.51.100.11", "198.51.100.12")
+	want(rrsOf(geo(clients[1], "g.example.", "A", grrs)), "198.51.100.11", "198.51.100.12") // eu
+	want(rrsOf(geo(clients[1], "g.example.", "A", grrs[1:])), "198.51.100.11", "198.51.100.12")
 	down := slices.Delete(slices.Clone(grrs), 4, 5) // 198.51.100.12
-	want(geo(clients[1], "g.example.", "A", down), "198.51.100.11")
+	want(rrsOf(geo(clients[1], "g.example.", "A", down)), "198.51.100.11")
 	noEU := slices.DeleteFunc(slices.Clone(grrs), func(r libdns.Record) bool {
 		return r.(libdns.Address).IP.As4()[3]/10 == 1
 	})
-	want(geo(clients[1], "g.example.", "A", noEU), "198.51.100.1", "198.51.100.2") // eu's preference: us
-	want(geo(clients[1], "g.example.", "A", grrs), "198.51.100.11", "198.51.100.12")
+	want(rrsOf(geo(clients[1], "g.example.", "A", noEU)), "198.51.100.1", "198.51.100.2") // eu's preference: us
+	want(rrsOf(geo(clients[1], "g.example.", "A", grrs)), "198.51.100.11", "198.51.100.12")
 	counts := map[string]int{}
 	for range 10000 {
-		counts[fmt.Sprint(weighted(clients[0], "w.example.", "A", wrrs)[0].(libdns.Address).IP)]++
+		counts[fmt.Sprint(rrsOf(weighted(clients[0], "w.example.", "A", wrrs))[0].(libdns.Address).IP)]++
 	}
 	for k := range 4 {
 		n := counts[fmt.Sprintf("192.0.2.%d", k+1)]
@@ -126,19 +126,19 @@ func TestAnswerPlansUnderRealTraffic(t *testing.T) {
 		query func()
 	}{
 		// Clients of one region in runs of 2 and of 5.
-		{"chain, runs of 2", func() { i++; _ = chain(clients[i/2%len(clients)], "g.example.", "A", grrs) }},
-		{"chain, runs of 5", func() { i++; _ = chain(clients[i/5%len(clients)], "g.example.", "A", grrs) }},
+		{"chain, runs of 2", func() { i++; _ = rrsOf(chain(clients[i/2%len(clients)], "g.example.", "A", grrs)) }},
+		{"chain, runs of 5", func() { i++; _ = rrsOf(chain(clients[i/5%len(clients)], "g.example.", "A", grrs)) }},
 		// Four names of a zone-wide hook in runs of 2.
-		{"zone hook, 4 names", func() { i++; _ = weighted(clients[0], names[i/2%4], "A", wrrs) }},
+		{"zone hook, 4 names", func() { i++; _ = rrsOf(weighted(clients[0], names[i/2%4], "A", wrrs)) }},
 		// Twelve names, more than a function keeps plans for, in runs of 2.
-		{"zone hook, 12 names", func() { i++; _ = weighted(clients[0], names[i/2%12], "A", wrrs) }},
+		{"zone hook, 12 names", func() { i++; _ = rrsOf(weighted(clients[0], names[i/2%12], "A", wrrs)) }},
 		// The records of w changed 20 times; the last set is asked now.
-		{"after 20 changes", func() { _ = weighted(clients[0], "w.example.", "A", changes[len(changes)-1]) }},
+		{"after 20 changes", func() { _ = rrsOf(weighted(clients[0], "w.example.", "A", changes[len(changes)-1])) }},
 	} {
 		if c.name == "after 20 changes" {
 			for _, rs := range changes {
 				for range 100 {
-					_ = weighted(clients[0], "w.example.", "A", rs)
+					_ = rrsOf(weighted(clients[0], "w.example.", "A", rs))
 				}
 			}
 		}
@@ -177,7 +177,7 @@ func BenchmarkAnswerFuncs(b *testing.B) {
 	b.Run("weighted", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = weighted(clients[0], "w.example.", "A", wrrs)
+			_ = rrsOf(weighted(clients[0], "w.example.", "A", wrrs))
 		}
 	})
 	b.Run("geo", func(b *testing.B) {
@@ -185,7 +185,7 @@ func BenchmarkAnswerFuncs(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			i++
-			_ = geo(clients[i%len(clients)], "g.example.", "A", grrs)
+			_ = rrsOf(geo(clients[i%len(clients)], "g.example.", "A", grrs))
 		}
 	})
 	// Geo, then one address by weight within the region; clients of a
@@ -196,7 +196,7 @@ func BenchmarkAnswerFuncs(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			i++
-			_ = chain(clients[i/3%len(clients)], "g.example.", "A", grrs)
+			_ = rrsOf(chain(clients[i/3%len(clients)], "g.example.", "A", grrs))
 		}
 	})
 }

@@ -77,8 +77,8 @@ func TestAnswerPlansAgreeWithoutPlans(t *testing.T) {
 			}
 			client := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(rapid.IntRange(0, 3).Draw(t, "cb")), 7, 9}), 32)
 			for _, f := range fs {
-				got := f.plan(client, "x.example.", "A", rrs)
-				want := f.plain(client, fmt.Sprintf("q%d.example.", q), "A", rrs)
+				got := rrsOf(f.plan(client, "x.example.", "A", rrs))
+				want := rrsOf(f.plain(client, fmt.Sprintf("q%d.example.", q), "A", rrs))
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("%s, query %d, client %v, records %v: with a plan %v, without %v", f.name, q, client, rrs, got, want)
 				}
@@ -123,17 +123,17 @@ func TestAnswerPlansConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range 2000 {
 				rs, ws := sets[(i/50+g)%len(sets)], wsets[(i/70+g)%len(wsets)]
-				for _, r := range geo(clients[(i+g)%len(clients)], "g.example.", "A", rs) {
+				for _, r := range rrsOf(geo(clients[(i+g)%len(clients)], "g.example.", "A", rs)) {
 					if !in(rs, r) {
 						errs <- fmt.Sprintf("geo answered %v, not among %v", r, rs)
 						return
 					}
 				}
-				if got := weighted(clients[0], "w.example.", "A", ws); len(got) != 1 || !in(ws, got[0]) {
+				if got := rrsOf(weighted(clients[0], "w.example.", "A", ws)); len(got) != 1 || !in(ws, got[0]) {
 					errs <- fmt.Sprintf("weighted answered %v, not one of %v", got, ws)
 					return
 				}
-				if got := chain(clients[(i/3+g)%len(clients)], "c.example.", "A", rs); len(got) != 1 || !in(rs, got[0]) {
+				if got := rrsOf(chain(clients[(i/3+g)%len(clients)], "c.example.", "A", rs)); len(got) != 1 || !in(rs, got[0]) {
 					errs <- fmt.Sprintf("geo then weighted answered %v, not one of %v", got, rs)
 					return
 				}

@@ -101,7 +101,7 @@ func BenchmarkAnswer(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if len(bc.f(client, "www.example.com.", "A", rrs)) == 0 {
+				if len(rrsOf(bc.f(client, "www.example.com.", "A", rrs))) == 0 {
 					b.Fatal("no answer")
 				}
 			}
@@ -120,5 +120,30 @@ func BenchmarkLocate(b *testing.B) {
 		if _, ok := loc.Locate(client); !ok {
 			b.Fatal("not placed")
 		}
+	}
+}
+
+// BenchmarkLocateScope places clients by 1,024 /24s (every other one of
+// 10.0.0.0/13) and 10.5.0.0/16 around 128 of them, with a default region: a
+// client of a /24 (the common case: the longest match has nothing inside
+// it), one of 10.5.0.0/16 between two /24s (the scope has to leave them
+// out), and two no prefix matches, far from the map and near it (the
+// widest network holding none).
+func BenchmarkLocateScope(b *testing.B) {
+	g := failover.GeoMap{Prefixes: map[netip.Prefix]string{netip.MustParsePrefix("10.5.0.0/16"): "eu"}, Default: "us"}
+	for i := 0; i < 2048; i += 2 {
+		g.Prefixes[netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), 0}), 24)] = []string{"us", "eu", "ap"}[i%3]
+	}
+	loc, err := failover.NewLocator(g)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, client string }{{"mapped", "10.1.2.0/24"}, {"inner", "10.5.3.0/24"}, {"unmapped", "192.0.2.0/24"}, {"unmapped-near", "10.20.0.0/24"}} {
+		client := netip.MustParsePrefix(c.client)
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				_, _, _ = loc.LocateScope(client)
+			}
+		})
 	}
 }

@@ -113,11 +113,26 @@
 // Record.ForRegions gives region-filtered views. A Strategy chooses the
 // published set among the healthy endpoints: all healthy, priority
 // (primary region first), or weighted (weight 0 only when nothing else is
-// healthy). Choices made per query — RoundRobin, WeightedRandom, Geo and
-// RegionFilter, combined with Chain — are AnswerFuncs for the embedded
+// healthy). Choices made per query — RoundRobin, WeightedRandom, Geo,
+// RegionFilter, Sticky, FirstN and NetFence, combined with Chain — are
+// AnswerFuncs for the embedded
 // zone's answer hook; a Locator places clients by EDNS Client Subnet or
 // resolver address using the caller's GeoMap. Every policy handles IPv4
 // and IPv6 alike.
+//
+// Each answer function also reports its scope: how many leading bits of
+// the client's prefix its answer depends on, which the embedded zone
+// echoes as the EDNS Client Subnet SCOPE PREFIX-LENGTH (RFC 7871 section
+// 7.2.1; never more than the query's SOURCE PREFIX-LENGTH). A caching
+// resolver serves an answer to every client inside that network, so the
+// scope is never wider than the decision: Geo and RegionFilter report the
+// shortest prefix around the client inside which every client is placed
+// alike (with 10/8 → us and 10.1/16 → eu, a client in 10.2/16 gets scope
+// 15, which leaves 10.1/16 out; an unplaced client the widest network
+// around it that holds no map prefix, as gdnsd derives its scope from its
+// network tree), Chain the longest of its steps', and RoundRobin and
+// WeightedRandom, which do not look at the client, 0 (a resolver then
+// caches one draw for all its clients, as it does without ECS).
 //
 // # Policies are values
 //

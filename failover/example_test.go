@@ -97,7 +97,11 @@ func Example_record() {
 
 // Per-query answers for the embedded zone: clients in 10.1.0.0/16 are in
 // eu, whose nearest other region is us; eu has no address left, so the
-// answer is us's.
+// answer is us's. Its scope, 16, tells a caching resolver that the answer
+// suits all of 10.1.0.0/16 (RFC 7871 section 7.2.1). For 192.0.2.0/24,
+// which the map does not place, Geo has no opinion and WeightedRandom draws
+// among every address; the chain's scope is still Geo's, 1: the answer
+// suits 128.0.0.0/1, which holds no map prefix, not every client.
 func ExampleGeo() {
 	loc, err := failover.NewLocator(failover.GeoMap{
 		Prefixes:    map[netip.Prefix]string{netip.MustParsePrefix("10.1.0.0/16"): "eu"},
@@ -116,11 +120,18 @@ func ExampleGeo() {
 		libdns.Address{Name: "api", TTL: time.Minute, IP: netip.MustParseAddr("192.0.2.1")},
 		libdns.Address{Name: "api", TTL: time.Minute, IP: netip.MustParseAddr("192.0.2.2")},
 	}
-	for _, r := range answer(netip.MustParsePrefix("10.1.7.0/24"), "api.example.com.", "A", rrs) {
-		fmt.Println(r.RR().Data)
+	for _, client := range []string{"10.1.7.0/24", "192.0.2.0/24"} {
+		out, scope := answer(netip.MustParsePrefix(client), "api.example.com.", "A", rrs)
+		fmt.Println(client, len(out), "record(s), scope", scope)
+		for _, r := range out {
+			fmt.Println(" ", r.RR().Data)
+		}
 	}
 	// Output:
-	// 192.0.2.2
+	// 10.1.7.0/24 1 record(s), scope 16
+	//   192.0.2.2
+	// 192.0.2.0/24 1 record(s), scope 1
+	//   192.0.2.1
 }
 
 // Priority publishes the first region, in order, that has a healthy
@@ -152,10 +163,46 @@ func ExampleRoundRobin() {
 	}
 	client := netip.MustParsePrefix("203.0.113.0/24")
 	for i := 0; i < 3; i++ {
-		fmt.Println(rr(client, "www.example.com.", "A", rrs)[0].RR().Data)
+		out, _ := rr(client, "www.example.com.", "A", rrs) // scope 0: the same for every client
+		fmt.Println(out[0].RR().Data)
 	}
 	// Output:
 	// 192.0.2.1
 	// 2001:db8::1
 	// 192.0.2.1
+}
+
+// Sticky keeps each client /24 on one address while it stays: when
+// 192.0.2.2 goes, only the networks it served move. Its scope, 24, lets a
+// caching resolver share the answer within the /24.
+func ExampleSticky() {
+	sticky, err := failover.Sticky(24, 56)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var rrs []libdns.Record
+	for i := 1; i <= 3; i++ {
+		rrs = append(rrs, libdns.Address{Name: "www", TTL: time.Minute, IP: netip.AddrFrom4([4]byte{192, 0, 2, byte(i)})})
+	}
+	moved, stayed := 0, 0
+	for i := range 256 {
+		client := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24)
+		before, scope := sticky(client, "www.example.com.", "A", rrs)
+		after, _ := sticky(client, "www.example.com.", "A", []libdns.Record{rrs[0], rrs[2]})
+		switch {
+		case before[0] == after[0]:
+			stayed++
+		case before[0] == rrs[1]:
+			moved++
+		default:
+			fmt.Println("moved without cause:", client)
+		}
+		if scope != 24 {
+			fmt.Println("scope", scope)
+		}
+	}
+	fmt.Println("all moved networks were 192.0.2.2's:", moved+stayed == 256 && moved > 0)
+	// Output:
+	// all moved networks were 192.0.2.2's: true
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	mathbits "math/bits"
 	"net/netip"
 	"slices"
 )
@@ -68,17 +69,69 @@ func sortedPrefixes(m map[netip.Prefix]string) []netip.Prefix {
 // Locator places clients in regions by a GeoMap. It is immutable and safe
 // for concurrent use. Build it with NewLocator; a nil *Locator places no
 // client.
+//
+// Besides the region it tells how far around the client every client is
+// placed alike (LocateScope): the EDNS Client Subnet scope an answer
+// chosen by region may be cached for (RFC 7871 section 7.2.1).
 type Locator struct {
 	v4, v6 []int // distinct prefix lengths, longest first
-	// The prefixes, by region index (see names): IPv4 ones keyed by
-	// v4Key, a uint64 that is cheaper to hash than a netip.Prefix.
-	v4m        map[uint64]int
-	v6m        map[netip.Prefix]int
+	// The prefixes, by node (see node): IPv4 ones keyed by v4Key, a
+	// uint64 that is cheaper to hash than a netip.Prefix.
+	v4m map[uint64]node
+	v6m map[netip.Prefix]node
+	// The prefixes' addresses per length, sorted, in v4's and v6's order:
+	// the client's nearest neighbours there tell where its network stops
+	// holding only its own region (see scopeV4, scopeV6).
+	v4s [][]uint32
+	v6s [][]u128
+	// Every prefix's address, sorted, once: a client no prefix matches
+	// shares the most leading bits with one of its neighbours there.
+	v4all      []uint32
+	v6all      []u128
 	names      []string            // region index → name: every region the map names
 	order      [][]int             // region index → itself, then its preferences
 	prefs      map[string][]string // region name → itself, then its preferences
 	defaultReg int                 // region index of unplaced clients; -1: none
 }
+
+// node is a map prefix: its region index times 2, plus 1 when a longer map
+// prefix lies inside it (then a client's scope needs the sorted lists;
+// otherwise it is the prefix's own length).
+type node int
+
+func (n node) region() int { return int(n) >> 1 }
+func (n node) inner() bool { return n&1 != 0 }
+
+// u128 is an IPv6 address as two big-endian halves.
+type u128 struct{ hi, lo uint64 }
+
+func u128Of(a netip.Addr) u128 {
+	b := a.As16()
+	return u128{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
+}
+
+// masked keeps the first bits bits (0 to 128).
+func (x u128) masked(bits int) u128 {
+	switch {
+	case bits <= 0:
+		return u128{}
+	case bits < 64:
+		return u128{x.hi & (^uint64(0) << (64 - bits)), 0}
+	case bits < 128:
+		return u128{x.hi, x.lo & (^uint64(0) << (128 - bits))}
+	}
+	return x
+}
+
+// commonBits returns how many leading bits x and y share (128 when equal).
+func (x u128) commonBits(y u128) int {
+	if x.hi != y.hi {
+		return mathbits.LeadingZeros64(x.hi ^ y.hi)
+	}
+	return 64 + mathbits.LeadingZeros64(x.lo^y.lo)
+}
+
+func (x u128) compare(y u128) int { return cmp.Or(cmp.Compare(x.hi, y.hi), cmp.Compare(x.lo, y.lo)) }
 
 // v4Key is the key of an IPv4 prefix of bits bits whose address is a
 // (host bits clear) in Locator.v4m.
@@ -92,7 +145,7 @@ func NewLocator(g GeoMap) (*Locator, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
-	l := &Locator{v4m: make(map[uint64]int), v6m: make(map[netip.Prefix]int), prefs: make(map[string][]string), defaultReg: -1}
+	l := &Locator{v4m: make(map[uint64]node), v6m: make(map[netip.Prefix]node), prefs: make(map[string][]string), defaultReg: -1}
 	index := map[string]int{}
 	idx := func(r string) int {
 		i, ok := index[r]
@@ -108,10 +161,10 @@ func NewLocator(g GeoMap) (*Locator, error) {
 		if p.Addr().Is4() {
 			l.v4 = append(l.v4, p.Bits())
 			a := p.Addr().As4()
-			l.v4m[v4Key(binary.BigEndian.Uint32(a[:]), p.Bits())] = r
+			l.v4m[v4Key(binary.BigEndian.Uint32(a[:]), p.Bits())] = node(2 * r)
 		} else {
 			l.v6 = append(l.v6, p.Bits())
-			l.v6m[p] = r
+			l.v6m[p] = node(2 * r)
 		}
 	}
 	for _, s := range []*[]int{&l.v4, &l.v6} {
@@ -119,6 +172,34 @@ func NewLocator(g GeoMap) (*Locator, error) {
 		*s = slices.Compact(*s)
 		slices.Reverse(*s)
 	}
+	l.v4s, l.v6s = make([][]uint32, len(l.v4)), make([][]u128, len(l.v6))
+	for _, p := range sortedPrefixes(g.Prefixes) { // sorted: so is each list
+		n := p.Bits()
+		if p.Addr().Is4() {
+			a := p.Addr().As4()
+			v := binary.BigEndian.Uint32(a[:])
+			i := slices.Index(l.v4, n)
+			l.v4s[i] = append(l.v4s[i], v)
+			l.v4all = append(l.v4all, v)
+			for _, m := range l.v4[i+1:] { // the shorter map prefixes holding p
+				k := v4Key(v&v4Mask(m), m)
+				if r, ok := l.v4m[k]; ok {
+					l.v4m[k] = r | 1
+				}
+			}
+		} else {
+			i := slices.Index(l.v6, n)
+			l.v6s[i] = append(l.v6s[i], u128Of(p.Addr()))
+			l.v6all = append(l.v6all, u128Of(p.Addr()))
+			for _, m := range l.v6[i+1:] {
+				q, _ := p.Addr().Prefix(m)
+				if r, ok := l.v6m[q]; ok {
+					l.v6m[q] = r | 1
+				}
+			}
+		}
+	}
+	l.v4all, l.v6all = slices.Compact(l.v4all), slices.Compact(l.v6all) // sorted already
 	keys := make([]string, 0, len(g.Preferences))
 	for k := range g.Preferences {
 		keys = append(keys, k)
@@ -156,50 +237,148 @@ func NewLocator(g GeoMap) (*Locator, error) {
 // address mapped into IPv6 is matched as IPv4. ok is false when the client
 // is not placed.
 func (l *Locator) Locate(client netip.Prefix) (region string, ok bool) {
-	if i := l.locate(client); i >= 0 {
+	if i, _ := l.locate(client); i >= 0 {
 		return l.names[i], true
 	}
 	return "", false
 }
 
-// locate is Locate by region index; -1 when the client is not placed.
-func (l *Locator) locate(client netip.Prefix) int {
-	if l == nil || len(l.names) == 0 {
-		return -1 // a nil or zero Locator places nobody
+// LocateScope is Locate that also returns the scope of the decision: the
+// prefix length s (at most client.Bits()) such that every client prefix
+// of client's length inside client's first s bits is placed as client is
+// (in the same region, or equally unplaced). It is the longest of the
+// matched prefix's length and, for each longer map prefix, the length at
+// which client's network stops containing it; for a client no prefix
+// matches, the widest network around it holding no map prefix. With 10/8
+// and 10.1/16 mapped, 10.2.3.0/24 is placed by 10/8 at scope 15 (10.2/15
+// holds no part of 10.1/16), 192.0.2.0/24 is unplaced at scope 1. An
+// answer chosen by region may tell a caching resolver it suits that whole
+// network: the EDNS Client Subnet SCOPE PREFIX-LENGTH of RFC 7871 section
+// 7.2.1, which Geo and RegionFilter report. A client the map does not
+// concern (an invalid prefix) has scope 0. An IPv4 address mapped into
+// IPv6 has its scope counted in IPv6 bits.
+func (l *Locator) LocateScope(client netip.Prefix) (region string, scope int, ok bool) {
+	i, scope := l.locate(client)
+	if i >= 0 {
+		return l.names[i], scope, true
 	}
-	if client.IsValid() {
-		a, bits := client.Addr(), client.Bits()
-		if a.Is4In6() {
-			a, bits = a.Unmap(), max(bits-96, 0)
+	return "", scope, false
+}
+
+// locate is LocateScope by region index; -1 when the client is not placed.
+// A client placed by a map prefix with no longer one inside it (the common
+// case) costs the lookups of the longest match and nothing more.
+func (l *Locator) locate(client netip.Prefix) (region, scope int) {
+	if l == nil || len(l.names) == 0 || !client.IsValid() {
+		return -1, 0 // a nil or zero Locator places nobody
+	}
+	a, bits, extra := client.Addr(), client.Bits(), 0
+	if a.Is4In6() {
+		a, bits, extra = a.Unmap(), max(bits-96, 0), 96
+	}
+	if a.Is4() {
+		b := a.As4()
+		v := binary.BigEndian.Uint32(b[:])
+		for i, n := range l.v4 {
+			if n > bits {
+				continue
+			}
+			if r, found := l.v4m[v4Key(v&v4Mask(n), n)]; found {
+				if !r.inner() {
+					return r.region(), min(n+extra, client.Bits())
+				}
+				return r.region(), min(l.scopeV4(v, bits, n, i)+extra, client.Bits())
+			}
 		}
-		if a.Is4() {
-			b := a.As4()
-			v := binary.BigEndian.Uint32(b[:])
-			for _, n := range l.v4 {
-				if n > bits {
-					continue
-				}
-				if r, found := l.v4m[v4Key(v&v4Mask(n), n)]; found {
-					return r
-				}
+		return l.defaultReg, min(min(outsideV4(l.v4all, v), bits)+extra, client.Bits())
+	}
+	a = a.WithZone("")
+	for i, n := range l.v6 {
+		if n > bits {
+			continue
+		}
+		p, err := a.Prefix(n)
+		if err != nil {
+			continue
+		}
+		if r, found := l.v6m[p]; found {
+			if !r.inner() {
+				return r.region(), n
 			}
-		} else {
-			a = a.WithZone("")
-			for _, n := range l.v6 {
-				if n > bits {
-					continue
-				}
-				p, err := a.Prefix(n)
-				if err != nil {
-					continue
-				}
-				if r, found := l.v6m[p]; found {
-					return r
-				}
-			}
+			return r.region(), l.scopeV6(u128Of(a), bits, n, i)
 		}
 	}
-	return l.defaultReg
+	return l.defaultReg, min(outsideV6(l.v6all, u128Of(a)), bits)
+}
+
+// outsideV4 is the scope of an IPv4 address v that no map prefix holds:
+// one more than the most leading bits it shares with a prefix's address in
+// all (sorted), which its neighbours there have; 0 when all is empty. (A
+// prefix can share more bits than its length only when it holds v, and
+// then only if it is longer than the client's prefix: the caller caps the
+// scope at that length.)
+func outsideV4(all []uint32, v uint32) int {
+	k, _ := slices.BinarySearch(all, v)
+	n := -1
+	if k > 0 {
+		n = mathbits.LeadingZeros32(v ^ all[k-1])
+	}
+	if k < len(all) {
+		n = max(n, mathbits.LeadingZeros32(v^all[k]))
+	}
+	return n + 1
+}
+
+// outsideV6 is outsideV4 for IPv6.
+func outsideV6(all []u128, v u128) int {
+	k, _ := slices.BinarySearchFunc(all, v, u128.compare)
+	n := -1
+	if k > 0 {
+		n = v.commonBits(all[k-1])
+	}
+	if k < len(all) {
+		n = max(n, v.commonBits(all[k]))
+	}
+	return n + 1
+}
+
+// scopeV4 returns the scope of IPv4 client v/bits placed by a map prefix
+// of n bits with longer ones inside it, the i-th length in v4: the longest of n and, for
+// each longer map prefix, the length at which the client's network stops
+// containing it, capped at bits. Among the prefixes of one length the
+// client shares the most leading bits with a neighbour of its own place in
+// the sorted list, so each length costs a binary search.
+func (l *Locator) scopeV4(v uint32, bits, n, i int) int {
+	scope := n
+	for j, m := range l.v4[:i] {
+		x := v & v4Mask(m)
+		s := l.v4s[j]
+		k, _ := slices.BinarySearch(s, x)
+		for _, y := range s[max(k-1, 0):min(k+1, len(s))] {
+			scope = max(scope, min(mathbits.LeadingZeros32(x^y)+1, m))
+		}
+		if scope >= bits {
+			break
+		}
+	}
+	return min(scope, bits)
+}
+
+// scopeV6 is scopeV4 for IPv6.
+func (l *Locator) scopeV6(v u128, bits, n, i int) int {
+	scope := n
+	for j, m := range l.v6[:i] {
+		x := v.masked(m)
+		s := l.v6s[j]
+		k, _ := slices.BinarySearchFunc(s, x, u128.compare)
+		for _, y := range s[max(k-1, 0):min(k+1, len(s))] {
+			scope = max(scope, min(x.commonBits(y)+1, m))
+		}
+		if scope >= bits {
+			break
+		}
+	}
+	return min(scope, bits)
 }
 
 // Preferences returns region followed by the regions to try after it,

@@ -100,8 +100,8 @@ func TestGeoAndRegionFilter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			client := netip.MustParsePrefix(tc.client)
 			rrs := addrRecs(tc.rrs...)
-			assert.Equal(t, tc.geo, datas(geo(client, "www.example.com.", "A", rrs)), "geo")
-			assert.Equal(t, tc.filter, datas(filter(client, "www.example.com.", "A", rrs)), "region filter")
+			assert.Equal(t, tc.geo, datas(rrsOf(geo(client, "www.example.com.", "A", rrs))), "geo")
+			assert.Equal(t, tc.filter, datas(rrsOf(filter(client, "www.example.com.", "A", rrs))), "region filter")
 			assert.Equal(t, tc.rrs, datas(rrs), "rrs not modified")
 		})
 	}
@@ -118,13 +118,13 @@ func TestChain(t *testing.T) {
 	f := failover.Chain(failover.Geo(loc, tags), nil, failover.RoundRobin())
 	rrs := addrRecs("192.0.2.1", "192.0.2.2", "192.0.2.3")
 	eu := netip.MustParsePrefix("10.1.0.1/32")
-	assert.Equal(t, []string{"192.0.2.1", "192.0.2.2"}, datas(f(eu, "", "A", rrs)))
-	assert.Equal(t, []string{"192.0.2.2", "192.0.2.1"}, datas(f(eu, "", "A", rrs)))
+	assert.Equal(t, []string{"192.0.2.1", "192.0.2.2"}, datas(rrsOf(f(eu, "", "A", rrs))))
+	assert.Equal(t, []string{"192.0.2.2", "192.0.2.1"}, datas(rrsOf(f(eu, "", "A", rrs))))
 	// Geo has no opinion for an unplaced client: round robin over everything.
-	out := f(netip.MustParsePrefix("192.0.2.99/32"), "", "A", rrs)
+	out := rrsOf(f(netip.MustParsePrefix("192.0.2.99/32"), "", "A", rrs))
 	assert.Len(t, out, 3)
-	assert.Nil(t, failover.Chain()(eu, "", "A", rrs))
-	assert.Nil(t, failover.Chain(failover.RoundRobin())(eu, "", "CNAME", []libdns.Record{libdns.CNAME{Name: "x", Target: "y."}}))
+	assert.Nil(t, rrsOf(failover.Chain()(eu, "", "A", rrs)))
+	assert.Nil(t, rrsOf(failover.Chain(failover.RoundRobin())(eu, "", "CNAME", []libdns.Record{libdns.CNAME{Name: "x", Target: "y."}})))
 }
 
 func TestGeoMapValidate(t *testing.T) {

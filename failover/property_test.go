@@ -327,7 +327,7 @@ func TestAnswerFuncProperties(t *testing.T) {
 			"chain":      failover.Chain(failover.Geo(loc, tags), failover.RoundRobin()),
 		}
 		for name, f := range fs {
-			out := f(client, "www.example.com.", "A", rrs)
+			out := rrsOf(f(client, "www.example.com.", "A", rrs))
 			if out != nil && len(out) == 0 {
 				t.Fatalf("%s: empty non-nil answer", name)
 			}

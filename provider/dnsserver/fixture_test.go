@@ -39,7 +39,7 @@ func fastFixture(t testing.TB) *memory.Provider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.SetAnswerFunc("hooked.example.test.", func(netip.Prefix, string, string, []libdns.Record) []libdns.Record { return nil })
+	p.SetAnswerFunc("hooked.example.test.", func(netip.Prefix, string, string, []libdns.Record) ([]libdns.Record, int) { return nil, 0 })
 	return p
 }
 

@@ -30,23 +30,44 @@ import (
 // and rrs are the wildcard's records (named "*.…"); the hook registered for
 // the queried name is used, else the one for the wildcard's name, else the
 // zone's.
-type AnswerFunc func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record
+//
+// scope is how many leading bits of client the answer depends on (its "no
+// opinion" included): every client whose prefix shares them would be
+// answered alike. A query with an EDNS Client Subnet option is answered
+// with SCOPE PREFIX-LENGTH = min(scope, SOURCE PREFIX-LENGTH), never wider
+// than asked; RFC 7871 section 7.2.1 defines it as the leftmost bits of
+// the address the response covers, and a caching resolver serves the
+// answer to every client inside that network. So a hook that chooses by
+// client must not report less than its decision needs (return
+// client.Bits() when unsure); 0 says the answer suits every client. A
+// negative scope counts as 0.
+type AnswerFunc func(client netip.Prefix, name, qtype string, rrs []libdns.Record) (answer []libdns.Record, scope int)
 
-// callHook asks f, turning a panic into "no opinion" (nil): a hook's bug
+// hookAnswer is what a hook returned, carried from the fast path to the
+// general one (see fasthook.go).
+type hookAnswer struct {
+	rrs   []libdns.Record
+	scope int
+}
+
+// callHook asks f, turning a panic into "no opinion" (nil) at the widest
+// scope (128, capped at the source prefix length: nothing is known about
+// the decision, so no other client may share the answer): a hook's bug
 // must not take the DNS server down with it. The panic is counted in
 // HookPanics.
-func (p *Provider) callHook(f AnswerFunc, client netip.Prefix, name, qtype string, rrs []libdns.Record) (out []libdns.Record) {
-	defer p.recoverHook(&out, name, qtype) // a method, not a closure: nothing to allocate per query
-	return f(client, name, qtype, rrs)
+func (p *Provider) callHook(f AnswerFunc, client netip.Prefix, name, qtype string, rrs []libdns.Record) (a hookAnswer) {
+	defer p.recoverHook(&a, name, qtype) // a method, not a closure: nothing to allocate per query
+	a.rrs, a.scope = f(client, name, qtype, rrs)
+	return a
 }
 
 // recoverHook is callHook's deferred half.
-func (p *Provider) recoverHook(out *[]libdns.Record, name, qtype string) {
+func (p *Provider) recoverHook(a *hookAnswer, name, qtype string) {
 	if v := recover(); v != nil {
 		p.hookPanics.Add(1)
 		msg := fmt.Sprintf("answer hook for %s %s panicked: %v", name, qtype, v)
 		p.lastHookPanic.Store(&msg)
-		*out = nil
+		*a = hookAnswer{scope: 128}
 	}
 }
 

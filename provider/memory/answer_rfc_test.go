@@ -102,13 +102,13 @@ func TestAnswerRFC(t *testing.T) {
 		h := new(memory.Provider)
 		loadZone(t, h, "example.test.", diffZone)
 		var names []string
-		h.SetAnswerFunc("*.wild.example.test.", func(_ netip.Prefix, name, _ string, rrs []libdns.Record) []libdns.Record {
+		h.SetAnswerFunc("*.wild.example.test.", func(_ netip.Prefix, name, _ string, rrs []libdns.Record) ([]libdns.Record, int) {
 			names = append(names, name)
-			return []libdns.Record{libdns.Address{Name: "*.wild", IP: netip.MustParseAddr("192.0.2.99")}}
+			return []libdns.Record{libdns.Address{Name: "*.wild", IP: netip.MustParseAddr("192.0.2.99")}}, 0
 		})
-		h.SetZoneAnswerFunc("example.test.", func(_ netip.Prefix, name, _ string, rrs []libdns.Record) []libdns.Record {
+		h.SetZoneAnswerFunc("example.test.", func(_ netip.Prefix, name, _ string, rrs []libdns.Record) ([]libdns.Record, int) {
 			names = append(names, name)
-			return nil
+			return nil, 0
 		})
 		m := new(dns.Msg)
 		require.NoError(t, m.Unpack(h.RespondUDP(q("foo.wild", dns.TypeA), make([]byte, 4096), src)))

@@ -6,8 +6,10 @@
 // changes: one SetRecords call switches a name from addresses to a CNAME.
 // Every change bumps the zone's SOA serial and the Provider's Version and is
 // journaled (Changes, Wait, Since); AnswerFunc hooks choose answers per
-// client subnet. The answer path (ServeDNS, Respond, RespondWire) and the
-// fast path (RespondUDP, RespondTCP) give byte-identical replies; the fast
+// client subnet and report the EDNS Client Subnet scope their choice holds
+// for (echoed at most at the source prefix length, RFC 7871 section 7.2.1;
+// an answer no hook chose goes out at scope 0). The answer path (ServeDNS,
+// Respond, RespondWire) and the fast path (RespondUDP, RespondTCP) give byte-identical replies; the fast
 // path's packed-reply cache lives here, not in the server, because it is
 // keyed on the store's snapshot and answer hooks and dropped by writes: the
 // server (package dnsserver) only moves bytes. Zone transfer (zonetransfer)

@@ -67,8 +67,8 @@ func ExampleProvider_RespondWire() {
 	ask("APP.example.test.")
 
 	// First address only, for every client: a stand-in for a geo strategy.
-	p.SetAnswerFunc("app.example.test.", func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record {
-		return rrs[:1]
+	p.SetAnswerFunc("app.example.test.", func(client netip.Prefix, name, qtype string, rrs []libdns.Record) ([]libdns.Record, int) {
+		return rrs[:1], client.Bits()
 	})
 	ask("app.example.test.")
 

@@ -17,8 +17,8 @@ import (
 // returns back to the zone's record by type and data (a subslice of the
 // records it was given is recognised by identity, with no comparison) and
 // concatenates the chosen parts; the EDNS Client Subnet option is echoed at
-// SCOPE PREFIX-LENGTH = SOURCE PREFIX-LENGTH when the hook had an opinion,
-// 0 when it had none, as the general path does. No allocation happens on
+// SCOPE PREFIX-LENGTH = min(the hook's scope, SOURCE PREFIX-LENGTH), as the
+// general path does (see AnswerFunc). No allocation happens on
 // this path, so a hook that allocates nothing (failover.WeightedRandom,
 // failover.Geo) answers at the cost of its own decision.
 //
@@ -174,12 +174,13 @@ func (h *hookedEntry) index(r libdns.Record) int {
 }
 
 // respond answers query from the entry into buf. When it cannot (a record
-// to build, a reply too large for the limit), ok is false and got is the
-// hook's answer, for the general path.
-func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (out []byte, got []libdns.Record, ok bool) {
-	got = h.p.callHook(h.f, fastClient(query, fq, src), h.name, h.typ, h.in)
+// to build, a reply too large for the limit), ok is false and got and
+// scope are the hook's answer, for the general path.
+func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (out []byte, got []libdns.Record, scope int, ok bool) {
+	a := h.p.callHook(h.f, fastClient(query, fq, src), h.name, h.typ, h.in)
+	got, scope = a.rrs, a.scope
 	out = append(buf[:0], h.head...)
-	count, scoped := 0, false
+	count := 0
 	if len(got) > 0 {
 		base := -1
 		if len(got) <= len(h.in) {
@@ -194,7 +195,7 @@ func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (
 			j := base + k
 			if base < 0 {
 				if j = h.index(r); j == unheld {
-					return nil, got, false
+					return nil, got, scope, false
 				}
 				if j < 0 {
 					continue
@@ -203,7 +204,6 @@ func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (
 			out = append(out, h.parts[j]...)
 			count++
 		}
-		scoped = count > 0
 	}
 	if count == 0 {
 		for _, p := range h.parts {
@@ -212,7 +212,7 @@ func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (
 		count = len(h.parts)
 	}
 	if count > 0xFFFF || len(out)+len(h.opt)+fq.ecsLen > fq.limit {
-		return nil, got, false
+		return nil, got, scope, false
 	}
 	out[0], out[1] = query[0], query[1]
 	out[2] |= query[2] & 0x01 // RD
@@ -225,12 +225,12 @@ func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (
 			out[len(out)-2], out[len(out)-1] = byte(fq.ecsLen>>8), byte(fq.ecsLen)
 			o := len(out)
 			out = append(out, query[fq.ecs:fq.ecs+fq.ecsLen]...)
-			if scoped {
-				out[o+7] = out[o+6] // SCOPE PREFIX-LENGTH = SOURCE PREFIX-LENGTH
+			if src := int(out[o+6]); scope > 0 {
+				out[o+7] = byte(min(scope, src)) // SCOPE PREFIX-LENGTH, at most SOURCE PREFIX-LENGTH
 			}
 		}
 	}
-	return out, nil, true
+	return out, nil, scope, true
 }
 
 // fastClient is the client prefix hooks see (clientPrefix's result), from

@@ -48,8 +48,9 @@ func addHookZone(t testing.TB, p *Provider) {
 }
 
 // testHook is deterministic (the bytes of both paths can be compared) and
-// answers in every way a hook may, chosen by the client prefix.
-func testHook(c netip.Prefix, _, qtype string, rrs []libdns.Record) []libdns.Record {
+// answers in every way a hook may, with every kind of scope, chosen by the
+// client prefix.
+func testHook(c netip.Prefix, _, qtype string, rrs []libdns.Record) ([]libdns.Record, int) {
 	sel := c.Bits()
 	for _, b := range c.Addr().AsSlice() {
 		sel += int(b)
@@ -57,50 +58,53 @@ func testHook(c netip.Prefix, _, qtype string, rrs []libdns.Record) []libdns.Rec
 	if !c.IsValid() {
 		sel = 3
 	}
+	// The scope reported, in every form: the whole prefix, none, part of
+	// it, more than it (capped), negative (counted as 0).
+	scope := []int{c.Bits(), 0, c.Bits() / 2, c.Bits() + 9, -1}[sel/12%5]
 	switch sel % 12 {
 	case 0:
-		return nil
+		return nil, scope
 	case 1:
 		if len(rrs) >= 2 {
-			return rrs[1:2:2] // a subslice
+			return rrs[1:2:2], scope // a subslice
 		}
-		return rrs
+		return rrs, scope
 	case 2:
-		return rrs[:len(rrs):len(rrs)]
+		return rrs[:len(rrs):len(rrs)], scope
 	case 3: // reversed copy
 		out := make([]libdns.Record, 0, len(rrs))
 		for i := len(rrs) - 1; i >= 0; i-- {
 			out = append(out, rrs[i])
 		}
-		return out
+		return out, scope
 	case 4: // a record the zone does not hold
 		if qtype == "TXT" {
-			return []libdns.Record{libdns.TXT{Name: "x", TTL: time.Second, Text: "foreign"}}
+			return []libdns.Record{libdns.TXT{Name: "x", TTL: time.Second, Text: "foreign"}}, scope
 		}
-		return []libdns.Record{libdns.Address{Name: "x", TTL: 7 * time.Second, IP: netip.MustParseAddr("203.0.113.77")}}
+		return []libdns.Record{libdns.Address{Name: "x", TTL: 7 * time.Second, IP: netip.MustParseAddr("203.0.113.77")}}, scope
 	case 5: // another type only: dropped, so no opinion
-		return []libdns.Record{libdns.Address{Name: "x", IP: netip.MustParseAddr("2001:db8::99")}, libdns.TXT{Name: "x", Text: "t"}}
+		return []libdns.Record{libdns.Address{Name: "x", IP: netip.MustParseAddr("2001:db8::99")}, libdns.TXT{Name: "x", Text: "t"}}, scope
 	case 6: // duplicates
-		return []libdns.Record{rrs[len(rrs)-1], rrs[len(rrs)-1]}
+		return []libdns.Record{rrs[len(rrs)-1], rrs[len(rrs)-1]}, scope
 	case 7: // nil entries among held ones
-		return []libdns.Record{nil, rrs[0], nil}
+		return []libdns.Record{nil, rrs[0], nil}, scope
 	case 8:
-		return []libdns.Record{}
+		return []libdns.Record{}, scope
 	case 9: // a held record in another Go form
-		return []libdns.Record{rrs[0].RR()}
+		return []libdns.Record{rrs[0].RR()}, scope
 	case 10: // far more than fits over UDP
 		var out []libdns.Record
 		for range 30 {
 			out = append(out, rrs...)
 		}
-		return out
+		return out, scope
 	default: // a held record with another TTL (the zone's TTL wins)
 		a, ok := rrs[0].(libdns.Address)
 		if !ok {
-			return rrs[:1]
+			return rrs[:1], scope
 		}
 		a.TTL = time.Hour
-		return []libdns.Record{a}
+		return []libdns.Record{a}, scope
 	}
 }
 
@@ -158,7 +162,7 @@ func TestFastPathHooked(t *testing.T) {
 func TestFastPathHookedNoAllocations(t *testing.T) {
 	var calls atomic.Int64
 	count := func(f failover.AnswerFunc) AnswerFunc {
-		return func(c netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record {
+		return func(c netip.Prefix, name, qtype string, rrs []libdns.Record) ([]libdns.Record, int) {
 			calls.Add(1)
 			return f(c, name, qtype, rrs)
 		}
@@ -194,9 +198,11 @@ func TestFastPathHookedNoAllocations(t *testing.T) {
 					t.Errorf("%s %s: answer %v", name, qn, r.Answer)
 				}
 				if qn == "ecs" {
-					e := r.IsEdns0().Option[0].(*dns.EDNS0_SUBNET)
-					if e.SourceScope != 24 {
-						t.Errorf("%s: scope %d, want 24 (the hook chose)", name, e.SourceScope)
+					// Geo: 10.1.2.0/24 is a map prefix with none inside it;
+					// WeightedRandom does not look at the client.
+					want := map[string]uint8{"w": 0, "g": 24}[name]
+					if e := r.IsEdns0().Option[0].(*dns.EDNS0_SUBNET); e.SourceScope != want {
+						t.Errorf("%s: scope %d, want %d (the hook's)", name, e.SourceScope, want)
 					}
 				}
 			}
@@ -214,8 +220,8 @@ func TestFastPathHookedNoAllocations(t *testing.T) {
 	}
 	// A hook that answers a record the zone does not hold takes the
 	// general path, still asked once.
-	p.SetAnswerFunc("w.example.test.", count(func(netip.Prefix, string, string, []libdns.Record) []libdns.Record {
-		return []libdns.Record{libdns.Address{Name: "w", TTL: time.Second, IP: netip.MustParseAddr("203.0.113.1")}}
+	p.SetAnswerFunc("w.example.test.", count(func(netip.Prefix, string, string, []libdns.Record) ([]libdns.Record, int) {
+		return []libdns.Record{libdns.Address{Name: "w", TTL: time.Second, IP: netip.MustParseAddr("203.0.113.1")}}, 0
 	}))
 	q = buildQuery(1, 1, 0, []string{"w", "example", "test"}, dns.TypeA, dns.ClassINET, 0, 0)
 	p.RespondUDP(q, buf, src)
@@ -287,4 +293,64 @@ func dynamicZone(tb testing.TB, wrap func(failover.AnswerFunc) AnswerFunc) *Prov
 	p.SetAnswerFunc("w.example.test.", wrap(failover.WeightedRandom(weights, rand.NewPCG(1, 2))))
 	p.SetAnswerFunc("g.example.test.", wrap(failover.Geo(loc, tags)))
 	return p
+}
+
+// TestHookScope: the EDNS Client Subnet SCOPE PREFIX-LENGTH of a hooked
+// reply is the scope the hook reported, never more than the source prefix
+// length, a negative one counted as 0, with or without an opinion, on the
+// general path (Respond) and the fast path (RespondUDP, RespondTCP) alike.
+func TestHookScope(t *testing.T) {
+	for _, tc := range []struct {
+		scope   int
+		opinion bool
+		want    uint8
+	}{{0, true, 0}, {13, true, 13}, {24, true, 24}, {40, true, 24}, {-3, true, 0}, {13, false, 13}, {0, false, 0}} {
+		p := new(Provider)
+		if err := p.AddZone("example.test."); err != nil {
+			t.Fatal(err)
+		}
+		var rs []libdns.Record
+		for i := range 2 {
+			rs = append(rs, libdns.Address{Name: "h", TTL: time.Minute, IP: netip.AddrFrom4([4]byte{192, 0, 2, byte(i + 1)})})
+		}
+		if _, err := p.AppendRecords(context.Background(), "example.test.", rs); err != nil {
+			t.Fatal(err)
+		}
+		p.SetAnswerFunc("h.example.test.", func(_ netip.Prefix, _, _ string, rrs []libdns.Record) ([]libdns.Record, int) {
+			if tc.opinion {
+				return rrs[:1], tc.scope
+			}
+			return nil, tc.scope
+		})
+		q := withECS(buildQuery(1, 1, 0, []string{"h", "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232), 1, 24, []byte{10, 1, 2}, false)
+		src := netip.MustParseAddr("192.0.2.99")
+		req := new(dns.Msg)
+		if err := req.Unpack(q); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		replies := map[string]*dns.Msg{"general": p.Respond(req, src, false)}
+		for _, path := range []string{"udp", "tcp"} {
+			for i := range 3 { // the first builds the fast path's entry
+				out := p.RespondUDP(q, buf, src)
+				if path == "tcp" {
+					out = p.RespondTCP(q, buf, src)
+				}
+				m := new(dns.Msg)
+				if err := m.Unpack(out); err != nil {
+					t.Fatal(err)
+				}
+				replies[fmt.Sprint(path, i)] = m
+			}
+		}
+		for path, m := range replies {
+			e := m.IsEdns0().Option[0].(*dns.EDNS0_SUBNET)
+			if e.SourceScope != tc.want || e.SourceNetmask != 24 {
+				t.Errorf("hook scope %d (opinion %v), %s: source %d scope %d, want 24 and %d", tc.scope, tc.opinion, path, e.SourceNetmask, e.SourceScope, tc.want)
+			}
+			if n := map[bool]int{true: 1, false: 2}[tc.opinion]; len(m.Answer) != n {
+				t.Errorf("hook scope %d (opinion %v), %s: %d answers, want %d", tc.scope, tc.opinion, path, len(m.Answer), n)
+			}
+		}
+	}
 }

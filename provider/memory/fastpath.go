@@ -225,11 +225,11 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 		e := c.m[string(key[:n])]
 		c.mu.RUnlock()
 		if e.h != nil {
-			out, got, ok := e.h.respond(query, buf, fq, src)
+			out, got, scope, ok := e.h.respond(query, buf, fq, src)
 			if ok {
 				return out
 			}
-			pre := got // allocated only here, on the general path
+			pre := hookAnswer{got, scope} // allocated only here, on the general path
 			out, _ = p.respondWire(c.v, query, src, tcp, &pre)
 			return out
 		}

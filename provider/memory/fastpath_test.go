@@ -36,7 +36,7 @@ func fastFixture(t testing.TB) *Provider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.SetAnswerFunc("hooked.example.test.", func(netip.Prefix, string, string, []libdns.Record) []libdns.Record { return nil })
+	p.SetAnswerFunc("hooked.example.test.", func(netip.Prefix, string, string, []libdns.Record) ([]libdns.Record, int) { return nil, 0 })
 	addHookZone(t, p)
 	return p
 }
@@ -211,8 +211,8 @@ func TestFastPathInvalidatedByChanges(t *testing.T) {
 		t.Fatalf("want one answer, got %v (%v)", r.Answer, err)
 	}
 	// Registering a hook is a change too.
-	p.SetAnswerFunc("www.example.test.", func(netip.Prefix, string, string, []libdns.Record) []libdns.Record {
-		return []libdns.Record{libdns.Address{Name: "www", TTL: time.Second, IP: netip.MustParseAddr("192.0.2.10")}}
+	p.SetAnswerFunc("www.example.test.", func(netip.Prefix, string, string, []libdns.Record) ([]libdns.Record, int) {
+		return []libdns.Record{libdns.Address{Name: "www", TTL: time.Second, IP: netip.MustParseAddr("192.0.2.10")}}, 0
 	})
 	if err := r.Unpack(p.RespondUDP(q, buf, netip.Addr{})); err != nil || r.Answer[0].(*dns.A).A.String() != "192.0.2.10" {
 		t.Fatalf("hook ignored: %v", r.Answer)
@@ -247,9 +247,9 @@ func BenchmarkRespond(b *testing.B) {
 func TestFastPathECSAndTCP(t *testing.T) {
 	p := fastFixture(t)
 	var gotClient netip.Prefix
-	p.SetAnswerFunc("hooked.example.test.", func(c netip.Prefix, _, _ string, _ []libdns.Record) []libdns.Record {
+	p.SetAnswerFunc("hooked.example.test.", func(c netip.Prefix, _, _ string, _ []libdns.Record) ([]libdns.Record, int) {
 		gotClient = c
-		return nil
+		return nil, c.Bits()
 	})
 	src := netip.MustParseAddr("192.0.2.99")
 	plain := buildQuery(7, 1, 0, []string{"www", "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232)

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/gslbkit/gslb/internal/dnswire"
-	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
 
@@ -72,8 +71,9 @@ func (p *Provider) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 //     compress them against the question, as most servers do);
 //   - carries an OPT record whenever the query had one, errors included (RFC
 //     6891 section 6.1.1): advertising Config.MaxUDPSize (default 1232),
-//     copying the DO bit, echoing EDNS Client Subnet with scope 0, or with
-//     the source prefix length when an answer hook ran; over UDP the reply
+//     copying the DO bit, echoing EDNS Client Subnet with scope 0, or when
+//     an answer hook ran with the scope it reported, capped at the source
+//     prefix length (RFC 7871 section 7.2.1, see AnswerFunc); over UDP the reply
 //     is capped at min(the client's size, Config.MaxUDPSize) (512 without
 //     EDNS): when it does not fit, the in-zone addresses in the additional
 //     section go first, and if it still does not fit it carries no records
@@ -94,7 +94,7 @@ func (p *Provider) Respond(req *dns.Msg, src netip.Addr, tcp bool) *dns.Msg {
 //
 // pre, when not nil, is the answer the first answer hook consulted gave
 // already (the fast path's, see fasthook.go): used instead of asking again.
-func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *[]libdns.Record) (m *dns.Msg, asked string, cacheable bool) {
+func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *hookAnswer) (m *dns.Msg, asked string, cacheable bool) {
 	if req == nil || req.Response {
 		return nil, "", false
 	}
@@ -179,9 +179,9 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *
 	}
 	m.Authoritative = true
 	o := answerOpts{minimalANY: !tcp && !p.cfg.FullANYOverUDP, additional: !p.cfg.NoAdditional, pre: pre, p: p}
-	hooked, consulted := v.answer(m, z, q, clientPrefix(ecs, src), o)
-	if hooked && ecs != nil {
-		ro.Option[0].(*dns.EDNS0_SUBNET).SourceScope = ecs.SourceNetmask
+	scope, consulted := v.answer(m, z, q, clientPrefix(ecs, src), o)
+	if consulted && ecs != nil {
+		ro.Option[0].(*dns.EDNS0_SUBNET).SourceScope = uint8(min(max(scope, 0), int(ecs.SourceNetmask)))
 	}
 	if ro != nil {
 		m.Extra = append(m.Extra, ro)
@@ -311,7 +311,7 @@ type view struct {
 
 func (p *Provider) view() view { return view{st: p.load(), hooks: p.hooks.Load()} }
 
-func (p *Provider) respondWire(v view, query []byte, src netip.Addr, tcp bool, pre *[]libdns.Record) ([]byte, bool) {
+func (p *Provider) respondWire(v view, query []byte, src netip.Addr, tcp bool, pre *hookAnswer) ([]byte, bool) {
 	if len(query) < 12 || query[2]&0x80 != 0 {
 		return nil, false
 	}

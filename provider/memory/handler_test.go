@@ -194,14 +194,14 @@ func TestAnswerFunc(t *testing.T) {
 	var gotClient netip.Prefix
 	var gotName, gotType string
 	// Keep only the address whose last byte matches the client's.
-	p.SetAnswerFunc("WWW.example.test", func(client netip.Prefix, name, qtype string, rrs []libdns.Record) []libdns.Record {
+	p.SetAnswerFunc("WWW.example.test", func(client netip.Prefix, name, qtype string, rrs []libdns.Record) ([]libdns.Record, int) {
 		gotClient, gotName, gotType = client, name, qtype
 		for _, r := range rrs {
 			if ad, ok := r.(libdns.Address); ok && ad.IP.Is4() && ad.IP.As4()[3] == client.Addr().As4()[3] {
-				return []libdns.Record{r}
+				return []libdns.Record{r}, client.Bits()
 			}
 		}
-		return nil
+		return nil, client.Bits()
 	})
 	ecs := func(addr string, bits uint8) *dns.Msg {
 		m := query("app.example.test.", dns.TypeA)
@@ -244,12 +244,12 @@ func TestAnswerFunc(t *testing.T) {
 	assert.Len(t, m.Answer, 2, "hook removed")
 
 	// A zone-wide hook that reverses the order.
-	p.SetZoneAnswerFunc(zone, func(_ netip.Prefix, _, _ string, rrs []libdns.Record) []libdns.Record {
+	p.SetZoneAnswerFunc(zone, func(_ netip.Prefix, _, _ string, rrs []libdns.Record) ([]libdns.Record, int) {
 		out := make([]libdns.Record, len(rrs))
 		for i, r := range rrs {
 			out[len(rrs)-1-i] = r
 		}
-		return out
+		return out, 0
 	})
 	m = p.Respond(query("www.example.test.", dns.TypeA), netip.MustParseAddr("198.51.100.2"), false)
 	assert.Equal(t, []string{"www.example.test. A 192.0.2.2", "www.example.test. A 192.0.2.1"}, rrLines(m.Answer))

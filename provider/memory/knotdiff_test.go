@@ -327,7 +327,7 @@ func TestKnotDifferential(t *testing.T) {
 	loadZone(t, p, "example.test.", zoneText)
 	hooked := new(memory.Provider)
 	loadZone(t, hooked, "example.test.", zoneText)
-	hooked.SetZoneAnswerFunc("example.test.", func(netip.Prefix, string, string, []libdns.Record) []libdns.Record { return nil })
+	hooked.SetZoneAnswerFunc("example.test.", func(netip.Prefix, string, string, []libdns.Record) ([]libdns.Record, int) { return nil, 0 })
 
 	src := netip.MustParseAddr("127.0.0.1")
 	qs := diffQueries()

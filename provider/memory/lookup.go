@@ -15,7 +15,7 @@ type answerOpts struct {
 	additional bool // add the in-zone addresses of NS, MX and SRV targets
 	// pre, when set, is what the first answer hook consulted returned: the
 	// fast path asked it already and must not ask twice (see fasthook.go).
-	pre *[]libdns.Record
+	pre *hookAnswer
 	p   *Provider // asks the hooks (Provider.callHook)
 }
 
@@ -25,8 +25,9 @@ type answerOpts struct {
 // referral (AA clear unless a CNAME led there), a name that does not exist
 // is synthesised from the wildcard at its closest encloser when there is
 // one, CNAMEs are followed inside the zone. It reports whether an answer
-// hook chose the answer (hooked) and whether one was consulted at all.
-func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o answerOpts) (hooked, consulted bool) {
+// hook was consulted and the scope it reported (see AnswerFunc; 0 when none
+// was).
+func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o answerOpts) (scope int, consulted bool) {
 	name := q.Name
 	var visited [maxChain + 1]string
 	for i := range maxChain + 1 {
@@ -38,19 +39,19 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 				m.Authoritative = false
 			}
 			z.referral(m, cut)
-			return hooked, consulted
+			return scope, consulted
 		}
 		n, src := z.nodes[name], name // src owns the data: the wildcard when synthesised
 		if n == nil && name != z.name {
 			if z.ents[name] {
 				m.Ns = append(m.Ns, z.negativeSOA())
-				return hooked, consulted
+				return scope, consulted
 			}
 			w := z.wildcardFor(name)
 			if w == "" {
 				m.Rcode = dns.RcodeNameError
 				m.Ns = append(m.Ns, z.negativeSOA())
-				return hooked, consulted
+				return scope, consulted
 			}
 			n, src = z.nodes[w], w
 		}
@@ -70,11 +71,11 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 			if o.additional {
 				z.additional(m, m.Answer[start:])
 			}
-			return hooked, consulted
+			return scope, consulted
 		}
 		if q.Qtype == dns.TypeSOA && name == z.name {
 			m.Answer = append(m.Answer, z.soaRR())
-			return hooked, consulted
+			return scope, consulted
 		}
 		var set []rec
 		if n != nil {
@@ -84,10 +85,11 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 			recs := set
 			if f := v.hooks.hookForSynth(name, src, z.name); f != nil && !(name == z.name && q.Qtype == dns.TypeNS) {
 				consulted = true
-				chosen := o.p.runHook(f, client, name, q.Qtype, set, o.pre)
+				var chosen []rec
+				chosen, scope = o.p.runHook(f, client, name, q.Qtype, set, o.pre)
 				o.pre = nil
 				if chosen != nil {
-					recs, hooked = chosen, true
+					recs = chosen
 				}
 			}
 			start := len(m.Answer)
@@ -97,7 +99,7 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 			if o.additional {
 				z.additional(m, m.Answer[start:])
 			}
-			return hooked, consulted
+			return scope, consulted
 		}
 		var cn []rec
 		if n != nil {
@@ -106,21 +108,21 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 		if len(cn) == 0 {
 			// NODATA, also at a wildcard (RFC 4592 section 3.3.1).
 			m.Ns = append(m.Ns, z.negativeSOA())
-			return hooked, consulted
+			return scope, consulted
 		}
 		m.Answer = append(m.Answer, at(cn[0], name))
 		target := cn[0].rr.Data
 		for _, seen := range visited[:i+1] {
 			if seen == target {
-				return hooked, consulted
+				return scope, consulted
 			}
 		}
 		if !dns.IsSubDomain(z.name, target) {
-			return hooked, consulted
+			return scope, consulted
 		}
 		name = target
 	}
-	return hooked, consulted
+	return scope, consulted
 }
 
 // at returns r's wire form owned by name: r itself, or for a record
@@ -260,19 +262,20 @@ func hookInput(set []rec) []libdns.Record {
 
 // runHook asks f to choose among set, or takes pre when the fast path
 // asked already, and maps the choice back to wire records; nil means "no
-// opinion".
-func (p *Provider) runHook(f AnswerFunc, client netip.Prefix, name string, qtype uint16, set []rec, pre *[]libdns.Record) []rec {
+// opinion". scope is the hook's (see AnswerFunc).
+func (p *Provider) runHook(f AnswerFunc, client netip.Prefix, name string, qtype uint16, set []rec, pre *hookAnswer) (chosen []rec, scope int) {
 	typ := dns.TypeToString[qtype]
-	var out []libdns.Record
+	var a hookAnswer
 	if pre != nil {
-		out = *pre
+		a = *pre
 	} else {
-		out = p.callHook(f, client, name, typ, hookInput(set))
+		a = p.callHook(f, client, name, typ, hookInput(set))
 	}
+	out, scope := a.rrs, a.scope
 	if len(out) == 0 {
-		return nil
+		return nil, scope
 	}
-	chosen := make([]rec, 0, len(out))
+	chosen = make([]rec, 0, len(out))
 	for _, o := range out {
 		if o == nil {
 			continue
@@ -303,7 +306,7 @@ func (p *Provider) runHook(f AnswerFunc, client netip.Prefix, name string, qtype
 		chosen = append(chosen, rec{rr: libdns.RR{Name: rr.Name, TTL: rr.TTL, Type: typ, Data: data}, wire: wire})
 	}
 	if len(chosen) == 0 {
-		return nil
+		return nil, scope
 	}
-	return chosen
+	return chosen, scope
 }

@@ -14,11 +14,11 @@ import (
 // over the fast path and the general path, and the panic is counted.
 func TestAnswerHookPanicIsNoOpinion(t *testing.T) {
 	p := fastFixture(t)
-	p.SetAnswerFunc("www.example.test.", func(c netip.Prefix, _, _ string, rrs []libdns.Record) []libdns.Record {
+	p.SetAnswerFunc("www.example.test.", func(c netip.Prefix, _, _ string, rrs []libdns.Record) ([]libdns.Record, int) {
 		if c.Addr().Is4() && c.Addr().As4()[3] == 13 {
 			panic("bad luck")
 		}
-		return rrs[:1]
+		return rrs[:1], c.Bits()
 	})
 	buf := make([]byte, 4096)
 	q := buildQuery(1, 1, 0, []string{"www", "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232)

@@ -65,7 +65,7 @@ func TestStoreAPI(t *testing.T) {
 
 	hooked, set := p.ZoneHooked("example.test.")
 	assert.False(t, hooked)
-	p.SetAnswerFunc("www.example.test.", func(_ netip.Prefix, _, _ string, rrs []libdns.Record) []libdns.Record { return rrs })
+	p.SetAnswerFunc("www.example.test.", func(_ netip.Prefix, _, _ string, rrs []libdns.Record) ([]libdns.Record, int) { return rrs, 0 })
 	hooked, set2 := p.ZoneHooked("example.test.")
 	assert.True(t, hooked)
 	assert.NotEqual(t, set, set2)

@@ -398,7 +398,7 @@ func TestTransferWarnsAboutHooks(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, logs.String(), "answer hooks")
 
-	p.SetAnswerFunc("a1."+xfrZone, func(netip.Prefix, string, string, []libdns.Record) []libdns.Record { return nil })
+	p.SetAnswerFunc("a1."+xfrZone, func(netip.Prefix, string, string, []libdns.Record) ([]libdns.Record, int) { return nil, 0 })
 	for range 2 {
 		_, err = x.ServeTCP(io.Discard, q, src, nil)
 		require.NoError(t, err)
