@@ -46,7 +46,7 @@ type Config struct {
 	// The kit fills in Cluster, Region, Prefix, the zones, and sets both
 	// scopes' rules to Heartbeat. Default heartbeat.DefaultConfig with
 	// BeatVersion 2, so beats carry each cluster's gateway summary and
-	// every controller's Snapshot has Cluster.Reported (with BeatVersion
+	// every controller's Snapshot has failover.Cluster.Reported (with BeatVersion
 	// 0 or 1 it stays unknown, as against peers of an older release).
 	Publisher heartbeat.Config `json:"publisher"`
 	// Reconcile is how often a controller reads the beats and the

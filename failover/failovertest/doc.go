@@ -30,7 +30,7 @@
 // (a failed read is unknown, never stale; a partitioned region's clusters
 // are unknown; it observes only its own gateways, with their smoothed
 // RTT, and knows another cluster's through the healthy-of-total count its
-// version-2 beats carry, Cluster.Reported), decides, and applies
+// version-2 beats carry, failover.Cluster.Reported), decides, and applies
 // the part its region writes. Config's bound methods state the failover
 // times for this wiring — the time until a client stops getting a failed
 // gateway is at most the probe policy's worst-case detection

@@ -34,7 +34,7 @@ var ErrExpectation = errors.New("failovertest: expectation not met")
 // heartbeat timing), and its Reported summary counts its served gateways
 // of all of them, as a version-2 beat does; a slow gateway (GatewaySlow)
 // answers each probe at once with its scripted latency (a timeout when
-// that reaches the probe Timeout), smoothed into Gateway.RTT as a
+// that reaches the probe Timeout), smoothed into failover.Gateway.RTT as a
 // probe.Monitor with the default LatencySmoothing does; the controller decides every reconcile interval and
 // at once after a gateway changes state, and its whole Desired (every
 // writer's part, each view into its region's private zone) is published
