@@ -298,3 +298,21 @@ func TestRollingUpgradeToV2(t *testing.T) {
 		})
 	})
 }
+
+// TestRegionSummaries: a region sums the summaries of its fresh clusters;
+// a fresh cluster writing v1 beats counts as fresh but not summarized (its
+// gateways are unknown), and a stale cluster counts in no sum.
+func TestRegionSummaries(t *testing.T) {
+	v2 := func(c string, h, n int) Beat { return Beat{Cluster: c, Region: "eu", Time: t0, Gateways: h, Total: n} }
+	got := regions([]ClusterStatus{
+		{Cluster: "eu-1", Region: "eu", Fresh: true, Beat: v2("eu-1", 1, 2)},
+		{Cluster: "eu-2", Region: "eu", Fresh: true, Beat: v2("eu-2", 3, 3)},
+		{Cluster: "eu-3", Region: "eu", Fresh: true, Beat: Beat{Cluster: "eu-3", Region: "eu", Time: t0, Gateways: 4}},
+		{Cluster: "eu-4", Region: "eu", Fresh: false, Beat: v2("eu-4", 2, 2)},
+		{Cluster: "us-1", Region: "us", Fresh: false, Beat: Beat{Cluster: "us-1", Region: "us", Time: t0, Gateways: 1, Total: 2}},
+	})
+	assert.Equal(t, []RegionStatus{
+		{Region: "eu", Healthy: true, Fresh: 3, Clusters: 4, Summarized: 2, Gateways: 4, TotalGateways: 5},
+		{Region: "us", Clusters: 1, FailoverInProgress: true},
+	}, got)
+}
