@@ -97,8 +97,12 @@
 // Stale; every cluster is FreshnessUnknown when the read failed (even
 // though the reader still judges the beats it saw last), and so is a
 // cluster whose beats this controller cannot read at all. Gateways this
-// controller probes carry their probe state (Health(state)); the others
-// carry HealthUnknown. Published holds the addresses read back at the
+// controller probes carry their probe state (Health(state)) and their RTT,
+// the probe monitor's smoothed latency (probe.TargetStats.SmoothedLatency);
+// the others carry HealthUnknown. A cluster's Reported summary is what its
+// fresh beat says (heartbeat.Beat.Summary; unknown for a version-1 beat):
+// how many of its gateways are healthy, which a controller of another
+// region cannot observe. Published holds the addresses read back at the
 // failover name and at the region's own regional name. DesiredSet.RelativeName
 // and DesiredSet.Values give the record package's form of a set.
 //

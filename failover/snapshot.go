@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/gslbkit/gslb/internal/fielderr"
 	"net/netip"
+	"time"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
 )
@@ -62,7 +63,29 @@ type Cluster struct {
 	Global Freshness
 	// Gateways are the cluster's gateways.
 	Gateways []Gateway
+	// Reported is what the cluster's own beat says of its gateways: how
+	// many of how many are healthy (heartbeat.Beat.Summary of its global
+	// beat, or of its local beat for a controller of the same region). It
+	// lets a controller of another region count that cluster's served
+	// gateways without observing them. The zero value means unknown: no
+	// fresh beat, or a beat without a summary (format version 1).
+	Reported GatewaySummary
 }
+
+// GatewaySummary is a cluster's own count of its gateways, as its beat
+// carries it: never which gateways, only how many. The zero value means
+// unknown.
+type GatewaySummary struct {
+	// Healthy is the number of the cluster's gateways its controller
+	// serves, 0–Total.
+	Healthy int
+	// Total is the number of the cluster's gateways, served or not; 0
+	// means the summary is unknown.
+	Total int
+}
+
+// Known reports whether s carries a count (Total > 0).
+func (s GatewaySummary) Known() bool { return s.Total > 0 }
 
 // Gateway is one gateway (load balancer, edge proxy) of a cluster.
 type Gateway struct {
@@ -74,6 +97,15 @@ type Gateway struct {
 	// Health is this controller's observation of the gateway, or
 	// HealthUnknown when another controller observes it.
 	Health Health
+	// RTT is this controller's smoothed round-trip time to the gateway,
+	// from its own probes: an exponentially weighted moving average of
+	// their latencies, as probe.TargetStats.SmoothedLatency keeps it (each
+	// new sample weighs probe.MonitorConfig.LatencySmoothing, 0.2 by
+	// default, so a step change is 89 % reached after 10 probes). 0 means
+	// not measured (a gateway this controller does not probe, or before its
+	// first probe). The built-in policies do not read it; a user's Decider
+	// may (prefer the nearest region, spill away from a slow gateway).
+	RTT time.Duration
 }
 
 // index is a validated snapshot, arranged for the policy.
@@ -132,10 +164,16 @@ func indexSnapshot(s *Snapshot, regional string) (*index, error) {
 		if c.Local > Stale || c.Global > Stale {
 			return nil, snapErr(f+".local/global", fmt.Sprint(c.Local, "/", c.Global), fielderr.OneOf("unknown", "fresh", "stale")+" each")
 		}
+		if r := c.Reported; r.Total < 0 || r.Healthy < 0 || r.Healthy > max(r.Total, 0) {
+			return nil, snapErr(f+".reported", fmt.Sprintf("%d/%d", r.Healthy, r.Total), "healthy 0–total, total ≥ 0 (0/0 = unknown)")
+		}
 		ix.byRegion[c.Region] = append(ix.byRegion[c.Region], i)
 		for j, g := range c.Gateways {
 			if g.Health > Recovery {
 				return nil, snapErr(fmt.Sprintf("%s.gateways[%d].health", f, j), g.Health, healthValues)
+			}
+			if g.RTT < 0 {
+				return nil, snapErr(fmt.Sprintf("%s.gateways[%d].rtt", f, j), g.RTT, "0 (not measured) or more")
 			}
 			for k, a := range g.Addrs {
 				fa := func() string { return fmt.Sprintf("%s.gateways[%d].addrs[%d]", f, j, k) }

@@ -412,6 +412,12 @@ func TestTopologySnapshotErrors(t *testing.T) {
 		}},
 		{"bad health", "clusters[0].gateways[0].health", func(s *failover.Snapshot) { s.Clusters[0].Gateways[0].Health = 9 }},
 		{"bad freshness", "clusters[0].local/global", func(s *failover.Snapshot) { s.Clusters[0].Global = 7 }},
+		{"negative rtt", "clusters[0].gateways[0].rtt", func(s *failover.Snapshot) { s.Clusters[0].Gateways[0].RTT = -time.Millisecond }},
+		{"more reported healthy than total", "clusters[1].reported", func(s *failover.Snapshot) {
+			s.Clusters[1].Reported = failover.GatewaySummary{Healthy: 3, Total: 2}
+		}},
+		{"healthy without total", "clusters[1].reported", func(s *failover.Snapshot) { s.Clusters[1].Reported.Healthy = 1 }},
+		{"negative total", "clusters[1].reported", func(s *failover.Snapshot) { s.Clusters[1].Reported.Total = -1 }},
 	}
 	tp := topo(t)
 	for _, tc := range cases {
@@ -607,4 +613,25 @@ func TestPanicThreshold(t *testing.T) {
 	assert.Equal(t, []netip.Addr{a("198.51.100.1")}, dec.Regions[0].Regional, "the region moves on")
 	cfg.PanicThreshold = 101
 	assert.ErrorIs(t, cfg.Validate(), failover.ErrInvalidConfig)
+}
+
+// TestTopologyReadsNoLatencyOrSummary: the CNAME topology decides on
+// health and beats alone; measured RTTs and the beats' gateway summaries
+// are there for users' Deciders and change nothing in its Decision.
+func TestTopologyReadsNoLatencyOrSummary(t *testing.T) {
+	tp := topo(t)
+	s := twoRegions()
+	want, err := tp.Decide(time.Time{}, s)
+	require.NoError(t, err)
+	for i := range s.Clusters {
+		s.Clusters[i].Reported = failover.GatewaySummary{Healthy: 1, Total: 2}
+		for j := range s.Clusters[i].Gateways {
+			s.Clusters[i].Gateways[j].RTT = time.Duration(i+j+1) * 10 * time.Millisecond
+		}
+	}
+	got, err := tp.Decide(time.Time{}, s)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.True(t, s.Clusters[0].Reported.Known())
+	assert.False(t, failover.GatewaySummary{}.Known())
 }

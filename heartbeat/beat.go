@@ -19,8 +19,12 @@ const MaxGateways = 65535
 // maxMillis keeps timestamps to at most 15 decimal digits (year ≈ 33658).
 const maxMillis = 999_999_999_999_999
 
-// version is the first field of every beat of this format.
-const version = "v=gslb1"
+// version1 and version2 are the first field of a beat of each format
+// version; both are 7 bytes.
+const (
+	version1 = "v=gslb1"
+	version2 = "v=gslb2"
+)
 
 // Errors returned while encoding, parsing or verifying beats. Parse and
 // verify errors are *BeatError values wrapping one of these; test with
@@ -72,24 +76,32 @@ func beatErr(sentinel error, field, reason string) error {
 }
 
 // Beat is one cluster's heartbeat: who, where, when, and optionally how
-// many gateways are healthy. It is a plain value.
+// many of its gateways are healthy. It is a plain value.
 //
 // The text form (the TXT record's value, at most MaxBeatLen bytes, one
 // character-string) is a fixed-order list of key=value fields separated
-// by semicolons:
+// by semicolons, in one of two format versions:
 //
 //	v=gslb1;c=<cluster>;r=<region>;t=<unix ms>[;g=<gateways>][;h=1][;k=<key id>;m=<mac>]
+//	v=gslb2;c=<cluster>;r=<region>;t=<unix ms>;g=<healthy>;n=<total>[;h=1][;k=<key id>;m=<mac>]
 //
 // v is the format version; c the cluster and r the region, each a DNS
 // label; t the timestamp in milliseconds since the Unix epoch (decimal, no
-// leading zeros); g the healthy-gateway count (1–65535, omitted when 0); h=1
-// marks a self-heal beat (stamped in the future, see Rules); k and m, present
-// together and last, are the signing key's id and the MAC: HMAC-SHA256
-// with the key's secret over "gslb1/local\n" or "gslb1/global\n" (the
-// scope) followed by every byte of the value before ";m=", written in raw
-// base64url (43 characters, no padding). No
-// field may repeat, appear out of order or be unknown: a reader of this
-// version rejects anything else as malformed.
+// leading zeros). In version 1, g is the healthy-gateway count (1–65535,
+// omitted when 0 = not reported). Version 2 adds the gateway summary: g is
+// the healthy count (0–n) and n the cluster's total count of gateways
+// (1–65535), both required. h=1 marks a self-heal beat (stamped in the
+// future, see Rules); k and m, present together and last, are the signing
+// key's id and the MAC: HMAC-SHA256 with the key's secret over
+// "gslb1/local\n" or "gslb1/global\n" (the scope; the same in both
+// versions, since the version field itself is signed) followed by every
+// byte of the value before ";m=", written in raw base64url (43 characters,
+// no padding). No field may repeat, appear out of order or be unknown: a
+// reader rejects anything else as malformed. This package reads both
+// versions (a version-1 beat has no summary: Total is 0); readers of
+// releases before version 2 existed reject version-2 beats with
+// ErrVersion, which is why writing them is an option (Config.BeatVersion)
+// to turn on only once every reader is upgraded.
 type Beat struct {
 	// Cluster is the publishing cluster's name, a DNS label of 1–63 bytes;
 	// encoding writes it in lower case.
@@ -99,9 +111,14 @@ type Beat struct {
 	// Time is the beat's timestamp, kept to the millisecond (encoding
 	// truncates); it must not be before the Unix epoch.
 	Time time.Time
-	// Gateways is the number of healthy gateways, 0–MaxGateways; 0 means
-	// "not reported" and is omitted from the text.
+	// Gateways is the number of healthy gateways, 0–MaxGateways. Without
+	// a summary (Total 0), 0 means "not reported" and is omitted from the
+	// text; with one, it is the healthy count, 0–Total.
 	Gateways int
+	// Total is the number of gateways the cluster has, served or not,
+	// 0–MaxGateways; 0 means no summary. A beat with Total > 0 encodes as
+	// format version 2, one with Total 0 as version 1 (see Version).
+	Total int
 	// SelfHeal marks a beat stamped in the future by self-heal.
 	SelfHeal bool
 	// KeyID is the id of the key that signed the beat; "" for an
@@ -125,7 +142,32 @@ func (b Beat) Validate() error {
 	if b.Gateways < 0 || b.Gateways > MaxGateways {
 		return fmt.Errorf("%w: Gateways %d: allowed 0–%d", ErrInvalidBeat, b.Gateways, MaxGateways)
 	}
+	if b.Total < 0 || b.Total > MaxGateways {
+		return fmt.Errorf("%w: Total %d: allowed 0–%d", ErrInvalidBeat, b.Total, MaxGateways)
+	}
+	if b.Total > 0 && b.Gateways > b.Total {
+		return fmt.Errorf("%w: Gateways %d: allowed 0–Total (%d) in a beat with a summary", ErrInvalidBeat, b.Gateways, b.Total)
+	}
 	return nil
+}
+
+// Version returns the format version b encodes as: 2 when it carries a
+// gateway summary (Total > 0), else 1.
+func (b Beat) Version() int {
+	if b.Total > 0 {
+		return 2
+	}
+	return 1
+}
+
+// Summary returns the beat's gateway summary: healthy of total gateways,
+// and ok false when the beat carries none (a version-1 beat), which means
+// "unknown", not "none healthy".
+func (b Beat) Summary() (healthy, total int, ok bool) {
+	if b.Total <= 0 {
+		return 0, 0, false
+	}
+	return b.Gateways, b.Total, true
 }
 
 // AppendText appends b's unsigned text form to dst (see Beat). It fails
@@ -134,7 +176,11 @@ func (b Beat) AppendText(dst []byte) ([]byte, error) {
 	if err := b.Validate(); err != nil {
 		return dst, err
 	}
-	dst = append(dst, version...)
+	if b.Total > 0 {
+		dst = append(dst, version2...)
+	} else {
+		dst = append(dst, version1...)
+	}
 	dst = append(dst, ";c="...)
 	for i := 0; i < len(b.Cluster); i++ {
 		c := b.Cluster[i]
@@ -147,7 +193,12 @@ func (b Beat) AppendText(dst []byte) ([]byte, error) {
 	dst = append(dst, b.Region...)
 	dst = append(dst, ";t="...)
 	dst = strconv.AppendInt(dst, b.Time.UnixMilli(), 10)
-	if b.Gateways > 0 {
+	if b.Total > 0 {
+		dst = append(dst, ";g="...)
+		dst = strconv.AppendInt(dst, int64(b.Gateways), 10)
+		dst = append(dst, ";n="...)
+		dst = strconv.AppendInt(dst, int64(b.Total), 10)
+	} else if b.Gateways > 0 {
 		dst = append(dst, ";g="...)
 		dst = strconv.AppendInt(dst, int64(b.Gateways), 10)
 	}
@@ -180,7 +231,8 @@ type parsed struct {
 	mac string
 }
 
-// ParseBeat reads a beat's text form, checking syntax only: it does not
+// ParseBeat reads a beat's text form, of either format version (see
+// Beat), checking syntax only: it does not
 // verify a signature (use Keyring.Open for that), so a beat it returns
 // with a KeyID is signed but not yet trusted. It never panics; errors are
 // *BeatError values wrapping ErrOversized, ErrVersion or ErrMalformed.
@@ -194,13 +246,14 @@ func parse(s string) (parsed, error) {
 	if len(s) > MaxBeatLen {
 		return p, beatErr(ErrOversized, "value", "has "+strconv.Itoa(len(s))+" bytes, allowed at most 255")
 	}
-	if !strings.HasPrefix(s, version) || (len(s) > len(version) && s[len(version)] != ';') {
+	v2 := hasVersion(s, version2)
+	if !v2 && !hasVersion(s, version1) {
 		if strings.HasPrefix(s, "v=") {
-			return p, beatErr(ErrVersion, "v", "want gslb1")
+			return p, beatErr(ErrVersion, "v", "want gslb1 or gslb2")
 		}
-		return p, beatErr(ErrMalformed, "v", "the value must start with v=gslb1")
+		return p, beatErr(ErrMalformed, "v", "the value must start with v=gslb1 or v=gslb2")
 	}
-	rest := s[len(version):]
+	rest := s[len(version1):]
 	next := func(key string, required bool) (string, bool, error) {
 		if !strings.HasPrefix(rest, ";"+key+"=") {
 			if required {
@@ -239,7 +292,28 @@ func parse(s string) (parsed, error) {
 		return p, beatErr(ErrMalformed, "t", "want milliseconds since the epoch, 1–15 digits")
 	}
 	p.beat = Beat{Cluster: c, Region: r, Time: time.UnixMilli(ms)}
-	if g, ok, _ := next("g", false); ok {
+	if v2 {
+		g, _, err := next("g", true)
+		if err != nil {
+			return parsed{}, err
+		}
+		healthy, ok := decimal(g, MaxGateways)
+		if !ok {
+			return parsed{}, beatErr(ErrMalformed, "g", "want a healthy-gateway count 0–65535")
+		}
+		n, _, err := next("n", true)
+		if err != nil {
+			return parsed{}, err
+		}
+		total, ok := decimal(n, MaxGateways)
+		if !ok || total == 0 {
+			return parsed{}, beatErr(ErrMalformed, "n", "want a gateway total 1–65535")
+		}
+		if healthy > total {
+			return parsed{}, beatErr(ErrMalformed, "g", "want at most n healthy gateways")
+		}
+		p.beat.Gateways, p.beat.Total = int(healthy), int(total)
+	} else if g, ok, _ := next("g", false); ok {
 		n, ok := decimal(g, MaxGateways)
 		if !ok || n == 0 {
 			return parsed{}, beatErr(ErrMalformed, "g", "want a gateway count 1–65535")
@@ -268,6 +342,12 @@ func parse(s string) (parsed, error) {
 		return parsed{}, beatErr(ErrMalformed, "value", "unexpected text after the last field")
 	}
 	return p, nil
+}
+
+// hasVersion reports whether s starts with the version field v, followed
+// by a field separator or nothing.
+func hasVersion(s, v string) bool {
+	return strings.HasPrefix(s, v) && (len(s) == len(v) || s[len(v)] == ';')
 }
 
 // decimal parses 1–15 ASCII digits without leading zeros (except "0") and

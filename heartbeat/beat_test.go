@@ -124,7 +124,7 @@ func TestRejects(t *testing.T) {
 		{"truncated in t", good[:20], ErrMalformed},
 		{"empty", "", ErrMalformed},
 		{"oversized", good + strings.Repeat("x", MaxBeatLen), ErrOversized},
-		{"other version", "v=gslb2;c=a;r=b;t=1", ErrVersion},
+		{"other version", "v=gslb3;c=a;r=b;t=1", ErrVersion},
 		{"not a beat", "hello world", ErrMalformed},
 		{"version prefix only", "v=gslb1x;c=a", ErrVersion},
 		{"out of order", "v=gslb1;r=b;c=a;t=1", ErrMalformed},
@@ -219,6 +219,9 @@ func TestBeatRoundTripProperty(t *testing.T) {
 			Time:     time.UnixMilli(rapid.Int64Range(0, maxMillis).Draw(t, "ms")),
 			Gateways: rapid.IntRange(0, MaxGateways).Draw(t, "gw"),
 			SelfHeal: rapid.Bool().Draw(t, "heal"),
+		}
+		if rapid.Bool().Draw(t, "v2") { // a summary: Gateways of Total
+			b.Total = rapid.IntRange(max(b.Gateways, 1), MaxGateways).Draw(t, "total")
 		}
 		for _, kr := range []*Keyring{nil, keyed} {
 			scope := Scope(rapid.IntRange(1, 2).Draw(t, "scope"))

@@ -71,6 +71,15 @@ type Config struct {
 	// becomes uniform in [d × (1 − RetryJitter), d]. DefaultConfig sets
 	// 0.1; 0 (not replaced by the default) means no jitter. Allowed [0, 1].
 	RetryJitter float64 `json:"retryJitter"`
+	// BeatVersion is the beat format version the publisher writes (see
+	// Beat). 0 or 1 (the default): version 1, which every release reads;
+	// 2: version 2, which adds the gateway summary (Verdict.Gateways of
+	// Verdict.Total) so peers know how much of the cluster serves. Readers
+	// of releases before version 2 reject version-2 beats, and would judge
+	// the cluster stale: upgrade every reader first, then set 2 on the
+	// writers (see the package documentation, "Upgrading to version 2").
+	// Allowed 0, 1 or 2.
+	BeatVersion int `json:"beatVersion,omitempty"`
 }
 
 // DefaultConfig returns a config with DefaultRules in both scopes, a 5 s
@@ -206,7 +215,7 @@ func (c Config) Validate() error {
 	if !(c.RetryJitter >= 0 && c.RetryJitter <= 1) {
 		return fieldErr("retryJitter", c.RetryJitter, fielderr.Range(0, 1))
 	}
-	return nil
+	return c.validateBeatVersion()
 }
 
 // MarshalJSON writes Config with its durations as strings such as "10s".

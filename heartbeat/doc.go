@@ -9,7 +9,15 @@
 // A Beat is one TXT string of at most 255 bytes — format version, cluster,
 // region, timestamp, optional healthy-gateway count and self-heal flag —
 // optionally signed with HMAC-SHA256 by a Keyring whose key id travels in
-// the beat, so keys rotate. ParseBeat and Keyring.Open never trust their
+// the beat, so keys rotate. Format version 1 (v=gslb1) carries at most a
+// healthy count; version 2 (v=gslb2) adds the cluster's gateway summary,
+// healthy of total gateways (Beat.Summary; RegionStatus sums them), so
+// other regions see how much of a cluster serves, never which gateways.
+// This package reads both, a version-1 beat as "summary unknown".
+// Upgrading to version 2 takes two steps, since readers of earlier
+// releases reject it (ErrVersion) and would judge its writer stale: first
+// deploy this release everywhere (it writes version 1 by default), then set
+// Config.BeatVersion to 2 on the writers. ParseBeat and Keyring.Open never trust their
 // input. Rules are pure functions of a timestamp and now: a beat is fresh
 // while now − ts ≤ HealthyDuration + SkewTolerance, a beat stamped further
 // ahead than SelfHealInterval + SkewTolerance is rejected (by the Reader

@@ -12,11 +12,20 @@ func fuzzSeeds(f *testing.F) {
 	signed, _ := kr.Seal(Global, b)
 	b.SelfHeal = true
 	healed, _ := kr.Seal(Local, b)
+	b.Total, b.SelfHeal = 4, false
+	signed2, _ := kr.Seal(Global, b)
+	b.SelfHeal = true
+	healed2, _ := kr.Seal(Local, b)
 	for _, s := range []string{
 		"", "v=gslb1", "v=gslb1;c=a;r=b;t=0", "v=gslb1;c=a;r=b;t=1;g=1;h=1",
 		signed, healed, signed[:len(signed)-3], strings.ToUpper(signed),
 		"v=gslb1;c=a;r=b;t=1;k=k1;m=" + strings.Repeat("A", 43),
 		"v=gslb2;c=a", "\"v=gslb1;c=a;r=b;t=1\"", strings.Repeat("v=gslb1;", 40),
+		// Format version 2: the gateway summary.
+		"v=gslb2;c=a;r=b;t=1;g=0;n=1", "v=gslb2;c=a;r=b;t=1;g=65535;n=65535;h=1",
+		"v=gslb2;c=a;r=b;t=1;g=2;n=1", "v=gslb2;c=a;r=b;t=1;n=1", "v=gslb1;c=a;r=b;t=1;g=1;n=2",
+		signed2, healed2, signed2[:len(signed2)-3], strings.Replace(signed2, "v=gslb2", "v=gslb1", 1),
+		"v=gslb2;c=a;r=b;t=1;g=1;n=1;k=k1;m=" + strings.Repeat("A", 43), strings.Repeat("v=gslb2;", 40),
 	} {
 		f.Add(s)
 	}

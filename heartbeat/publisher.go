@@ -30,8 +30,13 @@ type Verdict struct {
 	// while it is true.
 	Healthy bool
 	// Gateways is the number of healthy gateways written in the beat,
-	// 0–MaxGateways (0 = not reported).
+	// 0–MaxGateways (0 = not reported in a version-1 beat).
 	Gateways int
+	// Total is the cluster's number of gateways, served or not,
+	// 0–MaxGateways (0 = not reported). With Config.BeatVersion 2 and
+	// Total > 0 the beat is a version-2 beat carrying Gateways of Total;
+	// otherwise Total is not written.
+	Total int
 }
 
 // Options are a publisher's collaborators.
@@ -98,9 +103,14 @@ func NewPublisher(cfg Config, opts Options) (*Publisher, error) {
 }
 
 // SetVerdict sets the local verdict the next interval acts on. Gateways
-// outside 0–MaxGateways are clamped into it.
+// and Total outside 0–MaxGateways are clamped into it, and Gateways to at
+// most Total when Total > 0.
 func (p *Publisher) SetVerdict(v Verdict) {
 	v.Gateways = min(max(v.Gateways, 0), MaxGateways)
+	v.Total = min(max(v.Total, 0), MaxGateways)
+	if v.Total > 0 {
+		v.Gateways = min(v.Gateways, v.Total)
+	}
 	p.verdict.Store(&v)
 }
 
@@ -233,6 +243,9 @@ func (sp *scopePublisher) tick(ctx context.Context) {
 			sp.setRecovering(now, true)
 		}
 		b := Beat{Cluster: p.cfg.Cluster, Region: p.cfg.Region, Time: plan.Time, Gateways: v.Gateways, SelfHeal: plan.SelfHeal}
+		if p.cfg.BeatVersion == 2 {
+			b.Total = v.Total
+		}
 		var err error
 		sp.buf, err = p.opts.Keyring.AppendSeal(sp.buf[:0], sp.scope, b)
 		if err != nil { // cannot happen with a validated config; do not retry

@@ -40,6 +40,12 @@ type RegionStatus struct {
 	Healthy bool
 	// Fresh and Clusters count its fresh and known clusters.
 	Fresh, Clusters int
+	// Summarized counts its fresh clusters whose beat carries a gateway
+	// summary (a version-2 beat, see Beat.Summary); Gateways and
+	// TotalGateways sum those summaries' healthy and total counts. While
+	// Summarized < Fresh, some fresh cluster's gateways are unknown (it
+	// writes version-1 beats); stale clusters count in none of the three.
+	Summarized, Gateways, TotalGateways int
 	// FailoverInProgress is true when the region is unhealthy while
 	// another region in the snapshot is healthy: its traffic is being
 	// served elsewhere.
@@ -108,6 +114,11 @@ func regions(clusters []ClusterStatus) []RegionStatus {
 		if c.Fresh {
 			out[i].Fresh++
 			out[i].Healthy = true
+			if h, n, ok := c.Beat.Summary(); ok {
+				out[i].Summarized++
+				out[i].Gateways += h
+				out[i].TotalGateways += n
+			}
 		}
 	}
 	anyHealthy := false

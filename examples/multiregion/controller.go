@@ -82,6 +82,11 @@ func newController(d *deployment, cl *cluster, out *printer, met *metrics) (*con
 	hb.Local, hb.Global = rules, rules
 	hb.TTL = d.opts.ttl
 	hb.RetryBackoff = d.opts.interval / 4
+	// Every controller here runs this build, which reads both beat format
+	// versions, so beats carry the gateway summary (format version 2) from
+	// the start. A deployment upgrading from a release that reads version 1
+	// only sets this once every reader is upgraded.
+	hb.BeatVersion = 2
 	obs := met.observer(cl.name)
 	c.throttle = &throttleStore{view: c.view}
 	c.events = &publisherEvents{c: c, next: obs}
@@ -161,7 +166,7 @@ func (c *controller) tick(ctx context.Context, now time.Time) {
 	if th := c.d.opts.panic; th > 0 && float64(100*healthy/len(own)) < th {
 		beat = false
 	}
-	c.pub.SetVerdict(heartbeat.Verdict{Healthy: beat, Gateways: healthy})
+	c.pub.SetVerdict(heartbeat.Verdict{Healthy: beat, Gateways: healthy, Total: len(own)})
 
 	// 2. The beats, and the shared sets as published.
 	ls, lerr := c.local.Read(ctx, now)
@@ -178,6 +183,15 @@ func (c *controller) tick(ctx context.Context, now time.Time) {
 			fc := failover.Cluster{Name: k.name, Region: k.region, Global: freshness(gs, gerr, k.name)}
 			if k.region == c.cl.region {
 				fc.Local = freshness(ls, lerr, k.name)
+			}
+			// What a fresh beat says of the cluster's gateways (how many
+			// of how many are healthy), for policies that weigh regions.
+			if fc.Global == failover.Fresh {
+				if st, ok := gs.Cluster(k.name); ok {
+					if h, n, ok := st.Beat.Summary(); ok {
+						fc.Reported = failover.GatewaySummary{Healthy: h, Total: n}
+					}
+				}
 			}
 			for _, g := range k.gateways {
 				fc.Gateways = append(fc.Gateways, failover.Gateway{Name: g.name, Addrs: []netip.Addr{g.addr}})

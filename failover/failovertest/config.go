@@ -49,7 +49,10 @@ type Config struct {
 	// Publisher is the template of every controller's heartbeat
 	// publisher: TTL and write retries (MaxAttempts, RetryBackoff, ...).
 	// The kit fills in Cluster, Region, Prefix, the zones, and sets both
-	// scopes' rules to Heartbeat. Default heartbeat.DefaultConfig.
+	// scopes' rules to Heartbeat. Default heartbeat.DefaultConfig with
+	// BeatVersion 2, so beats carry each cluster's gateway summary and
+	// every controller's Snapshot has failover.Cluster.Reported (with BeatVersion
+	// 0 or 1 it stays unknown, as against peers of an older release).
 	Publisher heartbeat.Config `json:"publisher"`
 	// Reconcile is how often a controller reads the beats and the
 	// published sets, decides and publishes. Default 0 means
@@ -85,7 +88,9 @@ func DefaultConfig() Config {
 	tc.AppNames = []failover.AppName{{Name: "httpbin.example.test"}}
 	p := probe.DefaultPolicy()
 	p.MaxBackoff = p.Interval
-	return Config{Topology: tc, Probe: p, Heartbeat: heartbeat.DefaultRules(), Publisher: heartbeat.DefaultConfig(), Seed: 1}
+	hc := heartbeat.DefaultConfig()
+	hc.BeatVersion = 2
+	return Config{Topology: tc, Probe: p, Heartbeat: heartbeat.DefaultRules(), Publisher: hc, Seed: 1}
 }
 
 // FastConfig returns DefaultConfig with the embedded zone's timings:
@@ -95,6 +100,7 @@ func FastConfig() Config {
 	c := DefaultConfig()
 	c.Heartbeat = heartbeat.FastRules()
 	c.Publisher = heartbeat.FastConfig()
+	c.Publisher.BeatVersion = 2
 	c.Probe.Interval = 2 * time.Second
 	c.Probe.MaxBackoff = c.Probe.Interval
 	return c

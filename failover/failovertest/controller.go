@@ -81,11 +81,11 @@ func newController(t *testing.T, w *World, name string) (*controller, error) {
 	}
 	for _, g := range c.gws {
 		gname := g.name
-		prober := probe.ProberFunc(func(context.Context) probe.Result {
-			if w.gatewayUp(gname) {
-				return probe.Result{Status: probe.Pass}
+		prober := probe.ProberFunc(func(ctx context.Context) probe.Result {
+			if !w.gatewayUp(gname) {
+				return probe.Result{Status: probe.Fail, Kind: probe.KindRefused, Detail: "scripted down"}
 			}
-			return probe.Result{Status: probe.Fail, Kind: probe.KindRefused, Detail: "scripted down"}
+			return scriptedRoundTrip(ctx, w.gatewayRTT(gname), time.Duration(s.cfg.Probe.Timeout))
 		})
 		if err := mon.Add(probe.Target{ID: gname, Prober: prober, Policy: s.cfg.Probe}); err != nil {
 			return nil, err
@@ -156,7 +156,29 @@ func (c *controller) verdict() heartbeat.Verdict {
 	if th := c.w.s.cfg.Topology.PanicThreshold; th > 0 && len(c.health) > 0 && float64(100*n/len(c.health)) < th {
 		healthy = false
 	}
-	return heartbeat.Verdict{Healthy: healthy, Gateways: n}
+	return heartbeat.Verdict{Healthy: healthy, Gateways: n, Total: len(c.health)}
+}
+
+// scriptedRoundTrip is an up gateway's answer to a probe after rtt (see
+// Moment.GatewaySlow): a pass with that latency, or a timeout when rtt is
+// the probe timeout or longer (decided up front, so a round trip equal to
+// the timeout does not race it).
+func scriptedRoundTrip(ctx context.Context, rtt, timeout time.Duration) probe.Result {
+	if rtt <= 0 {
+		return probe.Result{Status: probe.Pass}
+	}
+	if timeout > 0 && rtt >= timeout {
+		<-ctx.Done()
+		return probe.Result{Status: probe.Fail, Kind: probe.KindTimeout, Detail: "scripted round trip " + rtt.String() + " reaches the timeout"}
+	}
+	t := time.NewTimer(rtt)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return probe.Result{Status: probe.Pass, Latency: rtt}
+	case <-ctx.Done():
+		return probe.Result{Status: probe.Fail, Kind: probe.KindTimeout, Detail: "stopped"}
+	}
 }
 
 // observeProbe records a gateway's new state, updates the beat verdict and
@@ -293,15 +315,24 @@ func (c *controller) snapshot(ctx context.Context) failover.Snapshot {
 		} else if c.w.partitioned(c.region, k.region) {
 			fc.Global = failover.FreshnessUnknown
 		}
+		switch {
+		case fc.Global == failover.Fresh:
+			fc.Reported = summary(gsnap, k.name)
+		case fc.Local == failover.Fresh:
+			fc.Reported = summary(lsnap, k.name)
+		}
 		for _, g := range s.gateways {
 			if g.cluster != k.name {
 				continue
 			}
-			h := failover.HealthUnknown
+			fg := failover.Gateway{Name: g.name, Addrs: g.addrs}
 			if k.name == c.name {
-				h = failover.Health(health[g.name])
+				fg.Health = failover.Health(health[g.name])
+				if st, ok := c.mon.Stats(g.name); ok {
+					fg.RTT = st.SmoothedLatency
+				}
 			}
-			fc.Gateways = append(fc.Gateways, failover.Gateway{Name: g.name, Addrs: g.addrs, Health: h})
+			fc.Gateways = append(fc.Gateways, fg)
 		}
 		snap.Clusters = append(snap.Clusters, fc)
 	}
@@ -320,6 +351,14 @@ func freshness(snap heartbeat.Snapshot, err error, cluster string) failover.Fres
 		return failover.Fresh
 	}
 	return failover.Stale
+}
+
+// summary is the gateway summary of cluster's beat in a heartbeat read
+// (unknown for a version-1 beat); the caller has judged it fresh.
+func summary(snap heartbeat.Snapshot, cluster string) failover.GatewaySummary {
+	st, _ := snap.Cluster(cluster)
+	h, n, _ := st.Beat.Summary()
+	return failover.GatewaySummary{Healthy: h, Total: n}
 }
 
 // published reads back the addresses at name in zone; a failed read is

@@ -1,7 +1,8 @@
 // Package failovertest is a kit for testing failover end to end in virtual
 // time. A test declares a deployment — regions, clusters (each run by one
 // controller), gateways with IPv4 and IPv6 addresses — and a timeline:
-// gateways going down and up, controllers crashing and restarting, a
+// gateways going down and up or turning slow (Moment.GatewaySlow sets a
+// round trip), controllers crashing and restarting, a
 // region lost whole, a zone throttled or unreadable for a while, two
 // regions partitioned (neither can read the other's beats, every write
 // still lands), a cluster's clock skewed. At chosen instants it asserts
@@ -27,7 +28,9 @@
 // clock, reads back its region's regional record and the failover record,
 // builds a failover.Snapshot by the rules of that package's documentation
 // (a failed read is unknown, never stale; a partitioned region's clusters
-// are unknown; it observes only its own gateways), decides, and applies
+// are unknown; it observes only its own gateways, with their smoothed
+// RTT, and knows another cluster's through the healthy-of-total count its
+// version-2 beats carry, failover.Cluster.Reported), decides, and applies
 // the part its region writes. Config's bound methods state the failover
 // times for this wiring — the time until a client stops getting a failed
 // gateway is at most the probe policy's worst-case detection
@@ -60,5 +63,7 @@
 // simpler simulated world without one — a single controller observing
 // every gateway through pure probe machines, publishing at once — so an
 // Example can run a scenario: Example_spillOver defines a spill-over
-// policy and replays region a's gateways dying one by one.
+// policy that reads other regions' healthy counts from their beats and
+// replays region a's gateways dying one by one. World.ProbeStats gives a
+// gateway's probe statistics (latencies among them) in a Do step.
 package failovertest

@@ -31,15 +31,19 @@ var ErrExpectation = errors.New("failovertest: expectation not met")
 // through a probe.Machine with Config.Probe (base delays, no jitter; a
 // gateway that is down fails each probe at once); a cluster's beats are
 // fresh while one of its gateways is served and stale otherwise (no
-// heartbeat timing); the controller decides every reconcile interval and
+// heartbeat timing), and its Reported summary counts its served gateways
+// of all of them, as a version-2 beat does; a slow gateway (GatewaySlow)
+// answers each probe at once with its scripted latency (a timeout when
+// that reaches the probe Timeout), smoothed into failover.Gateway.RTT as a
+// probe.Monitor with the default LatencySmoothing does; the controller decides every reconcile interval and
 // at once after a gateway changes state, and its whole Desired (every
 // writer's part, each view into its region's private zone) is published
 // through a record.Reconciler at that instant. So an answer changes at
 // most a probe detection after the gateway does, inside
 // Config.GatewayBound. The warm-up runs first, every gateway up.
 //
-// Only GatewayDown, GatewayUp, Expect and ExpectWithin steps can be
-// replayed; a scenario with other steps (controllers, partitions, faults,
+// Only GatewayDown, GatewayUp, GatewaySlow, Expect and ExpectWithin steps
+// can be replayed; a scenario with other steps (controllers, partitions, faults,
 // Do) gives an error wrapping ErrInvalid: use Run. Always conditions and
 // Until are Run's only; Replay ends at the last step or deadline. A
 // Scenario may be replayed any number of times, and run once as well.
@@ -150,6 +154,10 @@ func (s *Scenario) Replay(out io.Writer) error {
 			rs := steps[i].replay
 			i++
 			switch {
+			case rs.slow:
+				for _, g := range rs.gateways {
+					r.rtt[g] = rs.rtt
+				}
 			case len(rs.gateways) > 0:
 				for _, g := range rs.gateways {
 					r.up[g] = rs.up
@@ -181,18 +189,23 @@ type replayer struct {
 	nextDecide time.Time
 	gws        []replayGateway
 	up         map[string]bool
+	rtt        map[string]time.Duration
+	alpha      float64 // the probe monitor's default latency smoothing
 	global     *record.Reconciler
 	locals     map[string]*record.Reconciler
 }
 
 type replayGateway struct {
-	decl gatewayDecl
-	m    *probe.Machine
-	next time.Time
+	decl   gatewayDecl
+	m      *probe.Machine
+	next   time.Time
+	probes int
+	ewma   float64 // smoothed latency, nanoseconds
 }
 
 func newReplayer(s *Scenario, w *World) (*replayer, error) {
-	r := &replayer{s: s, w: w, up: map[string]bool{}, locals: map[string]*record.Reconciler{}}
+	r := &replayer{s: s, w: w, up: map[string]bool{}, rtt: map[string]time.Duration{}, locals: map[string]*record.Reconciler{},
+		alpha: probe.DefaultMonitorConfig().LatencySmoothing}
 	opts := record.Options{Limiter: rate.NewLimiter(rate.Inf, 1)}
 	var err error
 	if r.global, err = record.New(w.global, record.LocalConfig(ownerID), opts); err != nil {
@@ -233,9 +246,18 @@ func (r *replayer) stepProbes() (bool, error) {
 		if g.next.After(r.clock) {
 			continue
 		}
-		res := probe.Result{Status: probe.Pass}
+		res := probe.Result{Status: probe.Pass, Latency: r.rtt[g.decl.name]}
+		if timeout := time.Duration(r.s.cfg.Probe.Timeout); timeout > 0 && res.Latency >= timeout {
+			res = probe.Result{Status: probe.Fail, Kind: probe.KindTimeout, Latency: timeout, Detail: "scripted round trip reaches the timeout"}
+		}
 		if !r.up[g.decl.name] {
 			res = probe.Result{Status: probe.Fail, Kind: probe.KindRefused, Detail: "scripted down"}
+		}
+		g.probes++
+		if g.probes == 1 {
+			g.ewma = float64(res.Latency)
+		} else {
+			g.ewma += r.alpha * (float64(res.Latency) - g.ewma)
 		}
 		st := g.m.Observe(r.clock, res)
 		changed = changed || st.Changed
@@ -263,8 +285,14 @@ func (r *replayer) decide() error {
 			h := failover.Health(g.m.State())
 			if h.Served() {
 				fc.Local, fc.Global = failover.Fresh, failover.Fresh
+				fc.Reported.Healthy++
 			}
-			fc.Gateways = append(fc.Gateways, failover.Gateway{Name: g.decl.name, Addrs: g.decl.addrs, Health: h})
+			fc.Reported.Total++
+			fc.Gateways = append(fc.Gateways, failover.Gateway{Name: g.decl.name, Addrs: g.decl.addrs, Health: h,
+				RTT: time.Duration(g.ewma)})
+		}
+		if fc.Global != failover.Fresh {
+			fc.Reported = failover.GatewaySummary{} // no fresh beat, no summary
 		}
 		snap.Clusters = append(snap.Clusters, fc)
 	}

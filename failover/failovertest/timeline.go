@@ -52,6 +52,8 @@ type step struct {
 type replayStep struct {
 	gateways []string
 	up       bool
+	slow     bool          // a GatewaySlow step: set rtt, leave up alone
+	rtt      time.Duration // with slow
 	expect   bool
 	bound    time.Duration
 	region   string
@@ -143,6 +145,28 @@ func (m Moment) GatewayDown(gateways ...string) Moment {
 			w.setGateway(g, false)
 		}
 	}, &replayStep{gateways: gateways})
+}
+
+// GatewaySlow makes the named gateways answer each probe after rtt from
+// now on (0 restores an immediate answer); a gateway that is down still
+// fails at once. A round trip as long as the probe policy's Timeout or
+// longer fails the probe as a timeout (KindTimeout), as a real prober
+// would. Each controller's probe monitor smooths the latencies
+// (World.ProbeStats) and hands the result to its policy as
+// failover.Gateway.RTT. rtt must not be negative.
+func (m Moment) GatewaySlow(rtt time.Duration, gateways ...string) Moment {
+	if rtt < 0 {
+		m.s.fail("at %v: GatewaySlow: rtt %v must not be negative", m.at, rtt)
+		return m
+	}
+	if !m.gateways(gateways) {
+		return m
+	}
+	return m.addReplay(fmt.Sprintf("gateway slow %v %s", rtt, strings.Join(gateways, " ")), func(_ *testing.T, w *World) {
+		for _, g := range gateways {
+			w.setRTT(g, rtt)
+		}
+	}, &replayStep{gateways: gateways, slow: true, rtt: rtt})
 }
 
 // GatewayUp makes the named gateways pass every probe from now on.

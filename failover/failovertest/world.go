@@ -30,6 +30,7 @@ type World struct {
 
 	mu         sync.Mutex
 	gwUp       map[string]bool
+	rtt        map[string]time.Duration // scripted round trips (GatewaySlow)
 	throttled  map[Zone]throttle
 	unreadable map[[2]string]bool // {reader region, zone}
 	parted     map[[2]string]bool // {region, region}, both orders
@@ -49,7 +50,7 @@ type throttle struct {
 }
 
 func newWorld(s *Scenario, zero time.Time) (*World, error) {
-	w := &World{s: s, zero: zero, locals: map[string]*memory.Provider{}, gwUp: map[string]bool{},
+	w := &World{s: s, zero: zero, locals: map[string]*memory.Provider{}, gwUp: map[string]bool{}, rtt: map[string]time.Duration{},
 		throttled: map[Zone]throttle{}, unreadable: map[[2]string]bool{}, parted: map[[2]string]bool{},
 		skew: map[string]time.Duration{}, writes: map[string]int{}, states: map[string][]probe.State{}, ctrls: map[string]*controller{}, seeds: s.cfg.Seed,
 		violations: map[int]violation{}}
@@ -139,6 +140,37 @@ func (w *World) gatewayUp(name string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.gwUp[name]
+}
+
+func (w *World) setRTT(name string, rtt time.Duration) {
+	w.mu.Lock()
+	w.rtt[name] = rtt
+	w.mu.Unlock()
+}
+
+func (w *World) gatewayRTT(name string) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rtt[name]
+}
+
+// ProbeStats returns the statistics of gateway's probes, as the probe
+// monitor of the controller of its cluster keeps them (counts, last and
+// smoothed latency, percentiles: probe.TargetStats), and false while that
+// controller is down or gateway is not declared. Its SmoothedLatency is
+// the RTT the controller puts in its Snapshot (failover.Gateway.RTT).
+func (w *World) ProbeStats(gateway string) (probe.TargetStats, bool) {
+	i := w.s.gateway(gateway)
+	if i < 0 {
+		return probe.TargetStats{}, false
+	}
+	w.mu.Lock()
+	c := w.ctrls[w.s.gateways[i].cluster]
+	w.mu.Unlock()
+	if c == nil {
+		return probe.TargetStats{}, false
+	}
+	return c.mon.Stats(gateway)
 }
 
 func (w *World) throttle(z Zone, until time.Duration, writesOnly bool) {
