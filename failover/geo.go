@@ -269,8 +269,8 @@ func (l *Locator) LocateScope(client netip.Prefix) (region string, scope int, ok
 // A client placed by a map prefix with no longer one inside it (the common
 // case) costs the lookups of the longest match and nothing more.
 func (l *Locator) locate(client netip.Prefix) (region, scope int) {
-	if l == nil || len(l.names) == 0 || !client.IsValid() {
-		return -1, 0 // a nil or zero Locator places nobody
+	if l == nil || !client.IsValid() {
+		return -1, 0
 	}
 	a, bits, extra := client.Addr(), client.Bits(), 0
 	if a.Is4In6() {
@@ -290,7 +290,7 @@ func (l *Locator) locate(client netip.Prefix) (region, scope int) {
 				return r.region(), min(l.scopeV4(v, bits, n, i)+extra, client.Bits())
 			}
 		}
-		return l.defaultReg, min(min(outsideV4(l.v4all, v), bits)+extra, client.Bits())
+		return l.unplaced(), min(min(outsideV4(l.v4all, v), bits)+extra, client.Bits())
 	}
 	a = a.WithZone("")
 	for i, n := range l.v6 {
@@ -308,7 +308,16 @@ func (l *Locator) locate(client netip.Prefix) (region, scope int) {
 			return r.region(), l.scopeV6(u128Of(a), bits, n, i)
 		}
 	}
-	return l.defaultReg, min(outsideV6(l.v6all, u128Of(a)), bits)
+	return l.unplaced(), min(outsideV6(l.v6all, u128Of(a)), bits)
+}
+
+// unplaced is the region index of a client no prefix holds: the default
+// region's, or -1 (also for a zero Locator, which names no region).
+func (l *Locator) unplaced() int {
+	if len(l.names) == 0 {
+		return -1
+	}
+	return l.defaultReg
 }
 
 // outsideV4 is the scope of an IPv4 address v that no map prefix holds:
