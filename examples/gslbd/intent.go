@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,7 +26,8 @@ import (
 // intervals, at least 30 s) after the file was written: a trusted passing
 // or warning address starts passing, a trusted critical or recovery one
 // starts critical; an address whose saved state is older, or that the file
-// does not know while others are known, starts critical.
+// does not know, or any address when there is no file, starts critical and
+// its first probe result decides at once (see restoredInitial).
 
 // stateTrustAge is how long after a save an address's saved state is
 // trusted.
@@ -45,22 +47,27 @@ func startupBound(cfg Config) time.Duration {
 }
 
 // restoredInitial returns the initial state of an address given what the
-// state file says of it (ok false: nothing).
-func restoredInitial(m addressMemory, ok bool, savedAt, now time.Time, pol probe.Policy, haveFile bool) probe.State {
-	if !haveFile {
-		return pol.InitialState
-	}
-	if !ok || now.Sub(savedAt) > stateTrustAge(pol) {
-		return probe.Critical
+// state file says of it (ok false: nothing), and whether its first probe
+// result decides at once (probe.Policy.FirstPassImmediate). A trusted saved
+// state (see stateTrustAge) is kept: passing or warning restarts passing,
+// critical or recovery restarts critical, its policy's thresholds applying
+// from there. An address nothing trustworthy is known of (no file, a file
+// older than the trust age, an address the file lacks) starts critical
+// with its first result deciding: one success passes it, one failure keeps
+// it critical. It is never answered before a probe said it is up, and the
+// zone served meanwhile (restored, or none yet) is the last good answer.
+func restoredInitial(m addressMemory, ok bool, savedAt, now time.Time, pol probe.Policy, haveFile bool) (probe.State, bool) {
+	if !haveFile || !ok || now.Sub(savedAt) > stateTrustAge(pol) {
+		return probe.Critical, true
 	}
 	var s probe.State
 	if err := s.UnmarshalText([]byte(m.State)); err != nil {
-		return probe.Critical
+		return probe.Critical, true
 	}
 	if s.Served() {
-		return probe.Passing
+		return probe.Passing, false
 	}
-	return probe.Critical
+	return probe.Critical, false
 }
 
 // drained reports whether a's drain holds at now (an expired one does not).
@@ -107,6 +114,9 @@ func (r *refusal) Error() string { return r.why }
 // that leaves rs without a served address. It returns what happened in
 // words for the log and the response.
 func (c *controller) setDrain(rs *recState, a *addrState, on bool, req actionRequest, now time.Time) (string, error) {
+	if c.holding.Load() {
+		return "", errStarting
+	}
 	c.mu.Lock()
 	if on {
 		others := 0
@@ -132,8 +142,9 @@ func (c *controller) setDrain(rs *recState, a *addrState, on bool, req actionReq
 	if err := c.mon.SetDisabled(a.id, on); err != nil {
 		return "", err
 	}
-	c.publish()
-	c.requestSave()
+	if err := c.commit(); err != nil {
+		return "", err
+	}
 	if on {
 		return "drained: out of every answer until undrained; probing goes on", nil
 	}
@@ -143,6 +154,9 @@ func (c *controller) setDrain(rs *recState, a *addrState, on bool, req actionReq
 // setDisabled disables or enables rs. It refuses, unless req.Force, to
 // disable a record that has no failover name (it would answer nothing).
 func (c *controller) setDisabled(rs *recState, on bool, req actionRequest, now time.Time) (string, error) {
+	if c.holding.Load() {
+		return "", errStarting
+	}
 	if on && rs.spec.Failover == "" && !req.Force {
 		return "", &refusal{fmt.Sprintf("%s has no failover name: disabled, it would answer nothing (NODATA); repeat with {\"force\": true} to disable it anyway", rs.spec.Name)}
 	}
@@ -150,8 +164,9 @@ func (c *controller) setDisabled(rs *recState, on bool, req actionRequest, now t
 	rs.disabled = on
 	rs.intent = &recordIntent{Disabled: on, By: req.By, At: now, Reason: req.Reason}
 	c.mu.Unlock()
-	c.publish()
-	c.requestSave()
+	if err := c.commit(); err != nil {
+		return "", err
+	}
 	if on {
 		if rs.spec.Failover != "" {
 			return "disabled: answers " + rs.spec.Failover + " until enabled", nil
@@ -159,6 +174,27 @@ func (c *controller) setDisabled(rs *recState, on bool, req actionRequest, now t
 		return "disabled: answers nothing until enabled", nil
 	}
 	return "enabled", nil
+}
+
+// errStarting refuses an operator action during the startup hold: the zone
+// served then is the restored one, and the action would be published only
+// once the hold ends; the caller is told to retry.
+var errStarting = errors.New("starting: operator actions are taken once the first probe results are in; retry in a few seconds")
+
+// commit publishes an operator's change, reconciles the embedded zone
+// (at most 5 s) so that it answers it, and writes the state file, so that a 2xx
+// answer means DNS answers it and a kill -9 the instant after keeps it.
+// Its error wraps errStateNotSaved when the file could not be written (the
+// change holds in this process).
+func (c *controller) commit() error {
+	c.publish()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_, err := c.local.ReconcileOnce(ctx) // serialised with Run's own reconciles
+	cancel()
+	if err != nil {
+		c.log.Warn("operator action: the embedded zone did not take the change; saved anyway", "err", err)
+	}
+	return c.saveNow()
 }
 
 // allUnhealthyEffect says in words what rs answers when none of its
@@ -247,16 +283,7 @@ func (c *controller) stateNow(now time.Time) controllerState {
 func (c *controller) saveLoop(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	last := time.Now()
-	save := func() {
-		now := time.Now()
-		if err := saveState(c.cfg.StateDir, c.stateNow(now)); err != nil {
-			c.log.Error("state file not written", "dir", c.cfg.StateDir, "err", err)
-			c.met.stateSaveErrors.Inc()
-			return
-		}
-		last = now
-	}
+	save := func() { _ = c.saveNow() }
 	for {
 		select {
 		case <-ctx.Done():
@@ -266,6 +293,9 @@ func (c *controller) saveLoop(ctx context.Context) error {
 			save()
 		case now := <-tick.C:
 			c.expireDrains(now)
+			c.saveMu.Lock()
+			last := c.lastSave
+			c.saveMu.Unlock()
 			if now.Sub(last) >= 10*time.Second {
 				save()
 			}
@@ -311,3 +341,4 @@ func (c *controller) startupHold(ctx context.Context) error {
 		}
 	}
 }
+

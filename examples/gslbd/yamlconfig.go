@@ -109,7 +109,12 @@ func yamlSyntaxError(err error) error {
 
 type yamlChecker struct{ visited int }
 
+// yamlPlain marks a struct whose UnmarshalJSON only sets the defaults of
+// fields left out: the checker treats it as a plain struct, field by field.
+type yamlPlain interface{ yamlPlain() }
+
 var (
+	plainYAML       = reflect.TypeFor[yamlPlain]()
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 	rawMessageType  = reflect.TypeFor[json.RawMessage]()
@@ -264,7 +269,7 @@ func (c *yamlChecker) check(n *yaml.Node, t reflect.Type, path string) error {
 	if t == rawMessageType || t.Kind() == reflect.Interface {
 		return nil
 	}
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+	if (reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)) && !reflect.PointerTo(t).Implements(plainYAML) {
 		return c.checkCustom(n, t, path)
 	}
 	switch t.Kind() {
