@@ -30,7 +30,7 @@ records:
 func newTestController(t *testing.T, yaml string) *controller {
 	t.Helper()
 	c := newFakeController(t, yaml)
-	c.holding.Store(false)         // no Run: the test publishes the initial state itself
+	c.holding.Store(false) // no Run: the test publishes the initial state itself
 	allPassing(t, c)
 	c.publish()
 	if _, err := c.local.ReconcileOnce(context.Background()); err != nil {

@@ -341,4 +341,3 @@ func (c *controller) startupHold(ctx context.Context) error {
 		}
 	}
 }
-
