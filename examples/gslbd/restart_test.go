@@ -1,17 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gslbkit/gslb/probe"
-	"github.com/gslbkit/gslb/provider/memory"
 )
 
 // TestConfigRefusesUnanswerableNames: a record named like an owner marker
@@ -251,10 +248,12 @@ func TestDefaultStateDir(t *testing.T) {
 // the field's path where it does not — never silently replaced.
 func TestYAMLZeroRule(t *testing.T) {
 	const base = "zone: example.test.\nstyle: relaxed\nrecords:\n  - name: app.example.test.\n    addresses: [{ip: 192.0.2.1}]\n"
-	rec := func(field string) string { return strings.Replace(base, "    addresses:", "    "+field+"\n    addresses:", 1) }
+	rec := func(field string) string {
+		return strings.Replace(base, "    addresses:", "    "+field+"\n    addresses:", 1)
+	}
 	for _, tc := range []struct {
 		name, yaml string
-		want       string           // an error containing this, or "" for accepted
+		want       string            // an error containing this, or "" for accepted
 		check      func(Config) bool // what an accepted zero means
 	}{
 		{"ttl left out", base, "", func(c Config) bool { return c.Records[0].TTL.D() == DefaultRecordTTL }},
@@ -289,19 +288,3 @@ func TestYAMLZeroRule(t *testing.T) {
 		})
 	}
 }
-
-// zoneSerial returns the zone's serial in a state file's saved zone.
-func savedSerial(t *testing.T, dir string) uint32 {
-	t.Helper()
-	st, ok, err := loadState(dir, "example.test.", "test")
-	if err != nil || !ok || st.Published == nil {
-		t.Fatalf("state file: %v %v", ok, err)
-	}
-	return st.Published.Zones[0].SOA.Serial
-}
-
-var (
-	_ = json.Marshal
-	_ = filepath.Join
-	_ = memory.SerialGreater
-)
