@@ -175,7 +175,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 		log.Warn("stateDir is off: a restart forgets drains and disables, and DNS waits for the first probe results at every start")
 	} else {
 		if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-			return nil, fmt.Errorf("stateDir: %w", err)
+			return nil, fmt.Errorf("stateDir %s: %w (set stateDir to a writable directory, or stateDir: \"\" to keep no state)", cfg.StateDir, err)
 		}
 		c.saveReq = make(chan struct{}, 1)
 		c.checkStateDir()

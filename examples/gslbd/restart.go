@@ -199,6 +199,12 @@ func (c *controller) addStartChecks() {
 				c.cfg.StateDir, c.saveErrSince.UTC().Format(time.RFC3339), c.saveErr)
 		})
 	}
+	c.met.ready.add("startup_hold", func(time.Time) (bool, string) {
+		if !c.holding.Load() || !c.isAnswering() {
+			return false, ""
+		}
+		return true, "starting: serving the restored zone; publishing, and operator actions, wait for every address's first probe result (at most " + startupBound(c.cfg).String() + ")"
+	})
 	c.met.ready.add("not_answering", func(time.Time) (bool, string) {
 		if c.isAnswering() {
 			return false, ""
