@@ -577,7 +577,7 @@ func (c *controller) logReconcile(target string) func(record.Event) {
 				}
 			}
 		case record.AppliedEvent:
-			if target == "embedded" && c.published.Load() {
+			if target == "embedded" && c.published.Load() && !c.isAnswering() && c.openable() {
 				c.markAnswering() // the zone holds the first publication
 			}
 		case record.HeldStale:

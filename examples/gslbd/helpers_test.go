@@ -198,7 +198,10 @@ func answer(server, name string) ([]string, int) {
 	m.SetQuestion(dns.Fqdn(name), dns.TypeA)
 	m.RecursionDesired = true
 	r, _, err := c.Exchange(m, server)
-	if err != nil {
+	if err != nil || !r.Response {
+		// Not a reply: asking a port nothing holds, the client's own
+		// ephemeral port can be that very port (the kernel picks it from
+		// the same range), and its query comes back to it as the "answer".
 		return nil, -1
 	}
 	var out []string

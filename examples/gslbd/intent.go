@@ -36,14 +36,18 @@ func stateTrustAge(pol probe.Policy) time.Duration {
 }
 
 // startupBound is the longest the controller holds its first publication
-// waiting for every address's first result.
+// waiting for every address's first result: two of the longest probe
+// intervals plus that check's timeout, at least 5 s.
 func startupBound(cfg Config) time.Duration {
 	var b time.Duration
 	for _, r := range cfg.Records {
 		pol := r.check.Policy
 		b = max(b, 2*time.Duration(pol.Interval)+time.Duration(pol.Timeout))
 	}
-	return max(b, time.Second)
+	// At least 5 s: with short test intervals a loaded host can take longer
+	// than two intervals to bring the first results, and publishing before
+	// them takes every address not yet probed as critical.
+	return max(b, 5*time.Second)
 }
 
 // restoredInitial returns the initial state of an address given what the
@@ -337,7 +341,24 @@ func (c *controller) startupHold(ctx context.Context) error {
 			}
 			c.publish()
 			c.requestSave()
-			return nil
+			return c.awaitAnswering(ctx, tick.C)
 		}
 	}
+}
+
+// awaitAnswering opens DNS and replication once the zone holds the first
+// publication and openable says it may (the reconciler's AppliedEvent does
+// it too; this catches first results that changed no state).
+func (c *controller) awaitAnswering(ctx context.Context, tick <-chan time.Time) error {
+	for !c.isAnswering() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick:
+		}
+		if c.published.Load() && !c.local.Pending() && c.openable() {
+			c.markAnswering()
+		}
+	}
+	return nil
 }

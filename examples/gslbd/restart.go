@@ -120,6 +120,31 @@ func (c *controller) isAnswering() bool {
 	}
 }
 
+// openable reports whether a start without a restored zone may open DNS:
+// every record's name has an answer in the zone, or every address has had
+// its first probe result (then a name without an answer truly has none to
+// give, see README). A publication made at the startup bound with
+// addresses not yet probed would otherwise answer NXDOMAIN for their
+// names.
+func (c *controller) openable() bool {
+	all := true
+	for _, rs := range c.records {
+		if len(c.answer(context.Background(), rs.spec.Name)) == 0 {
+			all = false
+			break
+		}
+	}
+	if all {
+		return true
+	}
+	for id := range c.byID {
+		if st, ok := c.mon.Stats(id); !ok || st.Probes == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // gateReplication answers 503 to nodes until the zone holds answers, so a
 // node never copies the empty zone of a controller still starting.
 func (c *controller) gateReplication(h http.Handler) http.Handler {

@@ -155,6 +155,9 @@ func TestKill9RestartNeverServesADeadBackend(t *testing.T) {
 			t.Errorf("an answer other than the live backend after the restart: %q", k)
 		}
 	}
+	if t.Failed() {
+		t.Logf("controller %s (node %s), restarted:\n%s", ctlDNS, node.dns, ctl2.stderr.String())
+	}
 	if !strings.Contains(ctl2.stderr.String(), `"msg":"state restored"`) {
 		t.Errorf("the restarted controller did not restore its state:\n%s", ctl2.stderr.String())
 	}
