@@ -25,7 +25,8 @@ import (
 //     the saved one.
 //   - Without one (no stateDir, a first start, a missing, torn, edited or
 //     foreign file) the DNS listener is bound but not read, and
-//     replication answers 503, until the first publication is in the zone:
+//     replication answers 503, until the first publication is in the zone
+//     and every name answers there or every address was probed (openable):
 //     queries wait in the socket's queue (resolvers retry, or ask another
 //     server) instead of getting NXDOMAIN for names the config has. The
 //     first publication comes when every address has had its first probe
