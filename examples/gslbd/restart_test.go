@@ -288,3 +288,22 @@ func TestYAMLZeroRule(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicationWaitsForAnswers: before its first publication (no state
+// restored) a controller answers nodes 503, so a node never copies an
+// empty zone, and /readyz says not_answering; afterwards it serves them.
+func TestReplicationWaitsForAnswers(t *testing.T) {
+	c := newFakeController(t, apiYAML)
+	h := c.handler()
+	secret := map[string]string{"X-Gslb-Replication-Secret": "0123456789abcdef0123"}
+	if rec := do(h, "GET", "/replication/snapshot", secret); rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("snapshot before the first publication: %d %s", rec.Code, rec.Body.String())
+	}
+	if rec := do(h, "GET", "/readyz", nil); !strings.Contains(rec.Body.String(), "not_answering") {
+		t.Fatalf("/readyz before the first publication: %s", rec.Body.String())
+	}
+	allPassing(t, c)
+	if rec := do(h, "GET", "/replication/snapshot", secret); rec.Code != http.StatusOK {
+		t.Fatalf("snapshot after: %d %s", rec.Code, rec.Body.String())
+	}
+}
