@@ -231,8 +231,8 @@ func TestStaleStateKeepsTheLastGoodAnswer(t *testing.T) {
 	if err := saveState(dir, st); err != nil {
 		t.Fatal(err)
 	}
-	s := sample(name, func() string { return ctlDNS })
 	ctl = startSubDaemon(t, y, 1024)
+	s := sample(name, func() string { return ctlDNS }) // from the restart on (see TestStartWithoutUsableState...)
 	waitFor(t, guard, "three probes of each address", func() bool {
 		_, body := get(t, ctl.http, "/api/records/app.example.test")
 		return probesOf(body, "192.0.2.1") >= 3 && probesOf(body, "192.0.2.2") >= 3
@@ -270,8 +270,8 @@ func TestDrainSurvivesKill9AtOnce(t *testing.T) {
 			t.Fatalf("step %d: %s %s: %d", i, step.action, step.ip, code)
 		}
 		ctl.kill9()
-		s := sample(name, func() string { return ctlDNS })
 		ctl = startSubDaemon(t, y, 1024)
+		s := sample(name, func() string { return ctlDNS })
 		waitFor(t, guard, "the restarted controller probed every address", func() bool {
 			_, body := get(t, ctlHTTP, "/api/records/app.example.test")
 			return probesOf(body, "192.0.2.1") >= 2 && probesOf(body, "192.0.2.2") >= 2 && probesOf(body, "192.0.2.3") >= 2
