@@ -208,12 +208,13 @@ func TestSerialNeverGoesBack(t *testing.T) {
 // trusted: the answer stays the addresses — never the failover CNAME —
 // because an address nothing recent is known of passes on its first
 // probe. (Before: restored critical, then recovery, and the failover
-// CNAME for two probe intervals.)
+// CNAME for two probe intervals.) The probes get 1 s: a first probe that
+// times out on a loaded host rightly keeps its address critical.
 func TestStaleStateKeepsTheLastGoodAnswer(t *testing.T) {
 	b := newBackend(t)
 	dir := filepath.Join(ownStateDir(), "state")
 	y, ctlDNS, _ := fixedPorts(t, controllerYAML("stateDir: "+dir+"\npolicy: {allUnhealthy: failClosed}",
-		fmt.Sprintf("  - name: app.example.test.\n    failover: app.backup.example.net.\n    probe: {policy: {passingThreshold: 2}}\n    addresses:\n      - {ip: 192.0.2.1, probeAddr: %q}\n      - {ip: 192.0.2.2, probeAddr: %q}\n", b.addr(), b.addr())))
+		fmt.Sprintf("  - name: app.example.test.\n    failover: app.backup.example.net.\n    probe: {policy: {passingThreshold: 2, interval: 1s, timeout: 1s, maxBackoff: 2s}}\n    addresses:\n      - {ip: 192.0.2.1, probeAddr: %q}\n      - {ip: 192.0.2.2, probeAddr: %q}\n", b.addr(), b.addr())))
 	guard := 60 * time.Second
 	const name = "app.example.test."
 	ctl := startSubDaemon(t, y, 1024)
