@@ -162,6 +162,7 @@ func TestRefusedNamesShowOnReadyz(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	allPassing(t, c)
 	c.holding.Store(false)
 	c.publish()
 	_, _ = c.local.ReconcileOnce(t.Context())

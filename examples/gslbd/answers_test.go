@@ -690,7 +690,7 @@ func TestAnswerDigest(t *testing.T) {
 
 // TestNodeComparesAnswersWithController runs a controller and two nodes:
 // one with the controller's records and geo block (and interval and
-// timeout 0, the defaults), one whose file lags
+// timeout left out, the defaults), one whose file lags
 // (a weight changed, a record without its answer kind). The first reports
 // its answers as the controller's, the second names what differs, in its
 // status, on its status page and in gslbd_node_answers_differ, and stays
@@ -700,9 +700,9 @@ func TestNodeComparesAnswersWithController(t *testing.T) {
 	cfg, _ := replicatedAnswersYAML(t)
 	ctl := startDaemon(t, cfg)
 	follow := fmt.Sprintf("node: {url: \"http://%s/replication\", interval: 200ms}\n", ctl.http)
-	// Zero interval and timeout read as the defaults (10 s, 5 s): the
+	// Interval and timeout left out take the defaults (10 s, 5 s): the
 	// first comparison is made at start.
-	same := startDaemon(t, cfg+fmt.Sprintf("node: {url: \"http://%s/replication\", interval: 0s, timeout: 0s}\n", ctl.http), "-node")
+	same := startDaemon(t, cfg+fmt.Sprintf("node: {url: \"http://%s/replication\"}\n", ctl.http), "-node")
 	lagging := strings.Replace(cfg, "{ip: 192.0.2.9, weight: 1,", "{ip: 192.0.2.9, weight: 2,", 1)
 	lagging = strings.Replace(lagging, "    answer: regionFilter\n", "", 1)
 	stale := startDaemon(t, lagging+follow, "-node")

@@ -65,7 +65,7 @@ func (c *controller) handler() http.Handler {
 		mux.HandleFunc("POST /api/notify", c.authorized(c.notifyNow))
 	}
 	if c.repl != nil {
-		mux.Handle("/replication/", c.repl)
+		mux.Handle("/replication/", c.gateReplication(c.repl))
 		ra := c.cfg.Replication.auth()
 		mux.HandleFunc("GET /replication/answers", headerOnly(ra.Header, ra.Secret, "missing or wrong replication secret", c.serveAnswerDigest))
 	}
@@ -292,6 +292,11 @@ func (c *controller) actionDone(w http.ResponseWriter, r *http.Request, rs *recS
 	switch {
 	case errors.As(err, &ref):
 		writeJSON(w, http.StatusConflict, apiError{ref.why})
+	case errors.Is(err, errStarting):
+		w.Header().Set("Retry-After", "2")
+		writeJSON(w, http.StatusServiceUnavailable, apiError{err.Error()})
+	case errors.Is(err, errStateNotSaved):
+		writeJSON(w, http.StatusInternalServerError, apiError{"applied in this process but NOT saved: a restart would forget it (" + err.Error() + "); see /readyz"})
 	case errors.Is(err, probe.ErrUnknownTarget):
 		writeJSON(w, http.StatusNotFound, apiError{err.Error()})
 	case err != nil:

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/provider/replication"
 )
 
@@ -29,6 +31,7 @@ func newTestController(t *testing.T, yaml string) *controller {
 	t.Helper()
 	c := newFakeController(t, yaml)
 	c.holding.Store(false) // no Run: the test publishes the initial state itself
+	allPassing(t, c)
 	c.publish()
 	if _, err := c.local.ReconcileOnce(context.Background()); err != nil {
 		t.Fatal(err)
@@ -36,11 +39,27 @@ func newTestController(t *testing.T, yaml string) *controller {
 	return c
 }
 
+// allPassing makes every address of c passing, as if its first probe had
+// passed (a start without a state file starts them critical, their first
+// result deciding), and opens DNS and replication.
+func allPassing(t *testing.T, c *controller) {
+	t.Helper()
+	for _, rs := range c.records {
+		for _, a := range rs.addrs {
+			if err := c.mon.Override(a.id, probe.Passing); err != nil {
+				t.Fatal(err)
+			}
+			a.state, a.health = probe.Passing, failover.Health(probe.Passing)
+		}
+	}
+	c.markAnswering()
+}
+
 // newFakeController parses and validates yaml and builds a controller
 // whose probers are fakes; nothing is started or published.
 func newFakeController(t *testing.T, yaml string) *controller {
 	t.Helper()
-	cfg, err := ParseConfig([]byte(yaml))
+	cfg, err := ParseConfig([]byte(withStateDir(yaml)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +180,7 @@ func BenchmarkPublish(b *testing.B) {
 			y.WriteString("      - {ip: 10.0." + itoa(i) + "." + itoa(j+1) + ", probeAddr: \"127.0.0.1:1\"}\n")
 		}
 	}
-	cfg, err := ParseConfig([]byte(y.String()))
+	cfg, err := ParseConfig([]byte(withStateDir(y.String())))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gslbkit/gslb/failover"
@@ -120,9 +123,10 @@ type Config struct {
 	// StateDir is the directory where the controller keeps its state file
 	// (operator intent, each address's last state, the last published zone
 	// and its serial), so that a restart changes no answer by accident; it
-	// is created (mode 0700) if missing. Empty: nothing is kept, and a
-	// restart forgets drains and disables and starts every address from its
-	// policy's initial state (gslbd logs a warning).
+	// is created (mode 0700) if missing. Left out, it is DefaultStateDir:
+	// a state file is kept unless turned off. Written as "" it is off:
+	// nothing is kept, a restart forgets drains and disables and starts
+	// every address from its first probe (gslbd logs a warning).
 	StateDir string `json:"stateDir,omitempty"`
 	// Transfer lets standard secondaries (BIND, Knot, ...) follow the zone
 	// by AXFR and IXFR on the DNS port: allow (by TSIG key and/or source
@@ -248,7 +252,8 @@ type NodeConfig = replication.ReplicaConfig
 type RecordSpec struct {
 	// Name is the fully qualified name inside Zone (not its apex).
 	Name string `json:"name"`
-	// TTL of the answers, whole seconds from 1s to 24h. Default 30s.
+	// TTL of the answers, whole seconds from 1s to 24h. Left out: 30s
+	// (DefaultRecordTTL); 0s is refused.
 	TTL Duration `json:"ttl"`
 	// Failover is the failover FQDN answered (as a CNAME) while no address
 	// is healthy or the record is disabled. Optional.
@@ -279,6 +284,23 @@ type RecordSpec struct {
 	check probecheck.Spec // resolved by Validate
 }
 
+// DefaultRecordTTL is the TTL of a record whose config leaves ttl out.
+const DefaultRecordTTL = 30 * time.Second
+
+func (*RecordSpec) yamlPlain() {}
+
+// UnmarshalJSON decodes a record; a ttl left out is DefaultRecordTTL, one
+// written (0s included) is kept as written, for Validate to judge.
+func (r *RecordSpec) UnmarshalJSON(data []byte) error {
+	type plain RecordSpec
+	p := plain{TTL: Duration(DefaultRecordTTL)}
+	if err := decodeStrict(data, &p); err != nil {
+		return err
+	}
+	*r = RecordSpec(p)
+	return nil
+}
+
 // AddressSpec is one address of a record.
 type AddressSpec struct {
 	// IP is the address published (IPv4 or IPv6).
@@ -294,22 +316,42 @@ type AddressSpec struct {
 	ProbeAddr string `json:"probeAddr,omitempty"`
 }
 
+// DefaultStateDir is the state directory used when the config leaves
+// stateDir out: $STATE_DIRECTORY as systemd sets it for a unit with
+// StateDirectory= (its first entry), else $XDG_STATE_HOME/gslbd, else
+// ~/.local/state/gslbd; "" when none of these can be found (no home
+// directory), which turns the state file off.
+func DefaultStateDir() string {
+	if d, _, _ := strings.Cut(os.Getenv("STATE_DIRECTORY"), ":"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "gslbd")
+	}
+	if h, err := os.UserHomeDir(); err == nil && h != "" {
+		return filepath.Join(h, ".local", "state", "gslbd")
+	}
+	return ""
+}
+
 // DefaultConfig returns gslbd's defaults: owner "gslbd", record-service
 // style, DNS on 127.0.0.1:5353, HTTP on 127.0.0.1:8053, the embedded zone
 // only, keep-last record policy, the default monitor and probe, and the
 // default replica settings for node mode.
 func DefaultConfig() Config {
 	return Config{
-		OwnerID:  "gslbd",
-		Style:    StyleRecordService,
-		DNS:      DNSConfig{Addr: "127.0.0.1:5353", TCPIdleTimeout: Duration(10 * time.Second)},
-		HTTP:     HTTPConfig{Addr: "127.0.0.1:8053", MaxConns: 256},
-		Provider: ProviderConfig{Type: "embedded"},
-		Policy:   failover.DefaultRecordConfig(),
-		Monitor:  probe.DefaultMonitorConfig(),
-		Probe:    DefaultProbe(),
-		Node:     replication.DefaultReplicaConfig(),
-		Transfer: zonetransfer.DefaultTransferConfig(),
+		OwnerID:     "gslbd",
+		Style:       StyleRecordService,
+		DNS:         DNSConfig{Addr: "127.0.0.1:5353", TCPIdleTimeout: Duration(10 * time.Second)},
+		HTTP:        HTTPConfig{Addr: "127.0.0.1:8053", MaxConns: 256},
+		Replication: ReplicationConfig{Header: replication.DefaultSecretHeader},
+		StateDir:    DefaultStateDir(),
+		Provider:    ProviderConfig{Type: "embedded"},
+		Policy:      failover.DefaultRecordConfig(),
+		Monitor:     probe.DefaultMonitorConfig(),
+		Probe:       DefaultProbe(),
+		Node:        replication.DefaultReplicaConfig(),
+		Transfer:    zonetransfer.DefaultTransferConfig(),
 	}
 }
 

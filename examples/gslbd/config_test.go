@@ -208,6 +208,7 @@ func FuzzParseConfig(f *testing.F) {
 		if err != nil {
 			return
 		}
+		cfg.StateDir = t.TempDir() // each controller its own
 		if err := cfg.Validate(); err == nil {
 			// A valid config must build a controller (nothing is started).
 			if _, err := newController(cfg, deps{}, newMetrics(), nil); err != nil {

@@ -61,12 +61,30 @@ type controller struct {
 	// holding: the first publication waits for every address's first
 	// result (see startupHold).
 	holding atomic.Bool
+	// published: a desired state was handed to the embedded reconciler;
+	// its first AppliedEvent after that opens DNS (markAnswering).
+	published atomic.Bool
 	// saveReq asks saveLoop to write the state file; nil without StateDir.
 	saveReq chan struct{}
 	// answers is how each record is answered per query (hooks on zone);
 	// fixed. answerDigest is its fingerprint, for nodes.
 	answers      map[string]answerOf
 	answerDigest answerDigest
+	// answering is closed once the embedded zone holds answers (see
+	// restart.go); DNS and replication wait for it.
+	answering     chan struct{}
+	answeringOnce sync.Once
+	// saveMu serialises writes of the state file; saveErr is the last
+	// write's error (nil after a success), since saveErrSince.
+	saveMu       sync.Mutex
+	saveErrMu    sync.Mutex
+	saveErr      error
+	saveErrSince time.Time
+	lastSave     time.Time
+	// refusedErr is the embedded reconciler's refusal of the last desired
+	// state (nil: accepted).
+	refusedMu  sync.Mutex
+	refusedErr error
 
 	mu      sync.Mutex
 	records []*recState
@@ -101,7 +119,8 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &controller{cfg: cfg, log: log, met: met, client: d.client, st: newStatusTracker(), byName: map[string]*recState{}, byID: map[string]*addrState{}}
+	c := &controller{cfg: cfg, log: log, met: met, client: d.client, st: newStatusTracker(), byName: map[string]*recState{}, byID: map[string]*addrState{},
+		answering: make(chan struct{})}
 	if c.client == nil {
 		c.client = http.DefaultClient
 	}
@@ -109,7 +128,11 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	if c.zone, err = memory.New(memory.DefaultConfig()); err != nil {
 		return nil, err
 	}
-	if err := c.zone.AddZone(cfg.Zone); err != nil {
+	// A fresh zone's serial is the clock's, so it is past any serial an
+	// earlier run served (see restart.go).
+	zc := memory.DefaultZoneConfig()
+	zc.Serial = clockSerial(time.Now())
+	if err := c.zone.AddZoneWith(cfg.Zone, zc); err != nil {
 		return nil, err
 	}
 	c.notified = c.zone.Version()
@@ -146,34 +169,55 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	}
 	c.watchLocalFailures()
 	c.met.ready.add("records_refused", c.refusedCheck)
-	// What a restart must not forget (see intent.go).
+	// What a restart must not forget (see intent.go and restart.go).
 	var saved controllerState
 	haveState := false
 	if cfg.StateDir == "" {
-		log.Warn("no stateDir: a restart forgets drains and disables and starts every address from its policy's initial state")
+		log.Warn("stateDir is off: a restart forgets drains and disables, and DNS waits for the first probe results at every start")
 	} else {
 		if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-			return nil, fmt.Errorf("stateDir: %w", err)
+			return nil, fmt.Errorf("stateDir %s: %w (set stateDir to a writable directory, or stateDir: \"\" to keep no state)", cfg.StateDir, err)
 		}
 		c.saveReq = make(chan struct{}, 1)
+		c.checkStateDir()
 		st, ok, err := loadState(cfg.StateDir, cfg.Zone, cfg.OwnerID)
 		switch {
 		case err != nil:
 			log.Warn("state file ignored: starting without it", "dir", cfg.StateDir, "err", err)
 		case ok:
 			saved, haveState = st, true
-			if st.Published != nil {
-				if err := c.zone.Restore(*st.Published); err != nil {
-					log.Warn("saved zone not restored", "err", err)
-				} else {
-					c.restored = true
-				}
-			}
-			log.Info("state restored", "savedAt", st.SavedAt, "age", time.Since(st.SavedAt).Round(time.Millisecond).String(), "zoneRestored", c.restored)
 		}
 	}
-	c.holding.Store(true)
 	now := time.Now()
+	if haveState && saved.Published != nil {
+		drained := map[string]map[string]bool{}
+		for id, m := range saved.Addresses {
+			name, ip, ok := strings.Cut(id, "/")
+			if !ok || m.Drain == nil || (!m.Drain.Until.IsZero() && !now.Before(m.Drain.Until)) {
+				continue
+			}
+			rel := relName(name, cfg.Zone)
+			if drained[rel] == nil {
+				drained[rel] = map[string]bool{}
+			}
+			drained[rel][ip] = true
+		}
+		removed := prepareRestored(saved.Published, cfg, drained, now)
+		if len(removed) > 0 {
+			log.Warn("names the config no longer has removed from the restored zone", "names", removed)
+		}
+		if err := c.zone.Restore(*saved.Published); err != nil {
+			log.Warn("saved zone not restored", "err", err)
+		} else {
+			c.restored = true
+			c.markAnswering()
+		}
+	}
+	if haveState {
+		log.Info("state restored", "savedAt", saved.SavedAt, "age", now.Sub(saved.SavedAt).Round(time.Millisecond).String(), "zoneRestored", c.restored)
+	}
+	c.addStartChecks()
+	c.holding.Store(true)
 	newProber := d.prober
 	if newProber == nil {
 		newProber = func(ch probecheck.Spec, addr string) (probe.Prober, error) { return ch.NewProber(addr) }
@@ -189,7 +233,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			as := &addrState{spec: a, rec: spec.Name, ip: ip, id: targetID(spec.Name, ip)}
 			mem, known := saved.Addresses[as.id]
 			pol := spec.check.Policy
-			pol.InitialState = restoredInitial(mem, known, saved.SavedAt, now, spec.check.Policy, haveState)
+			pol.InitialState, pol.FirstPassImmediate = restoredInitial(mem, known, saved.SavedAt, now, spec.check.Policy, haveState)
 			as.state = pol.InitialState
 			as.health = failover.Health(as.state)
 			if known && mem.Drain != nil && (mem.Drain.Until.IsZero() || now.Before(mem.Drain.Until)) {
@@ -417,7 +461,11 @@ func (c *controller) publish() {
 		c.log.Error("failover policy", "err", err)
 	}
 	if err := c.local.Set(local); err != nil {
-		c.log.Error("embedded desired state", "err", err)
+		c.log.Error("embedded desired state refused: the last good answers stay", "err", err)
+		c.setRefused(err)
+	} else {
+		c.setRefused(nil)
+		c.published.Store(true)
 	}
 	if c.remote != nil {
 		if err := c.remote.Set(remote); err != nil {
@@ -466,6 +514,17 @@ func merge(rd record.Desired, fd failover.DesiredState) record.Desired {
 // version moves.
 func (c *controller) notifyLoop(ctx context.Context) error {
 	v := c.notified // the version before Run's first publish
+	// Replication answers 503 until the zone holds answers: the first
+	// notify goes when it does.
+	select {
+	case <-c.answering:
+		if c.zone.Version() != v {
+			v = c.zone.Version()
+			c.notifyAll(ctx)
+		}
+	case <-ctx.Done():
+		return nil
+	}
 	for {
 		nv, err := c.zone.Wait(ctx, v)
 		if err != nil {
@@ -518,6 +577,10 @@ func (c *controller) logReconcile(target string) func(record.Event) {
 					c.requestSave() // the state file's zone follows what was published
 				}
 			}
+		case record.AppliedEvent:
+			if target == "embedded" && c.published.Load() && !c.isAnswering() && c.openable() {
+				c.markAnswering() // the zone holds the first publication
+			}
 		case record.HeldStale:
 			c.log.Warn("held stale", "target", target, "rrset", e.Key.String(), "since", e.Since)
 		case record.RefusedEvent:
@@ -529,7 +592,9 @@ func (c *controller) logReconcile(target string) func(record.Event) {
 }
 
 // zoneServer is what the DNS server answers from.
-func (c *controller) zoneServer() zoneSource { return zoneSource{zone: c.zone, met: c.met} }
+func (c *controller) zoneServer() zoneSource {
+	return zoneSource{zone: c.zone, met: c.met, answering: c.answering}
+}
 
 // providerDetail says how a failing provider fails: class, since when,
 // the last error and when it was met.

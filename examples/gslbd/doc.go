@@ -10,10 +10,16 @@
 // Prometheus metrics; logs are JSON on stderr.
 //
 // Drains are maintenance: they hold until undrained (or an expiry), while
-// probing goes on. With stateDir set, the controller keeps operator intent,
-// address states and its last published zone in a state file, so a restart
-// (kill -9 included) serves the same answer and publishes nothing new before
-// its probes have spoken.
+// probing goes on. The controller keeps operator intent, address states and
+// its last published zone in a state file (stateDir, on unless written as
+// ""; by default $STATE_DIRECTORY, else $XDG_STATE_HOME/gslbd, else
+// ~/.local/state/gslbd), written and fsynced before an operator's action is
+// answered, so a restart (kill -9 included) serves the same answer, without
+// the names the config no longer has, and publishes nothing new before its
+// probes have spoken. Without a usable state file DNS and replication wait
+// for the first probe results rather than answer NXDOMAIN; an address is
+// answered only once a probe said it is up; the SOA serial starts at the
+// clock and never goes back.
 //
 // A record's answer kind makes the embedded server choose per query among
 // the healthy addresses the record publishes, from the client's subnet

@@ -72,7 +72,7 @@ var addrRE = regexp.MustCompile(`dns=(\S+) http=(\S+)`)
 func startSubDaemon(t *testing.T, yaml string, nofile int) *subDaemon {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "gslbd.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(withStateDir(yaml)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	args, _ := json.Marshal([]string{"-config", path})

@@ -29,7 +29,54 @@ func TestMain(m *testing.M) {
 	if childMain != nil {
 		childMain()
 	}
-	goleak.VerifyTestMain(m)
+	root, err := os.MkdirTemp("", "gslbd-test-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testStateRoot = root
+	// A controller whose test forgot its own stateDir would use the
+	// default one, shared by every test and process: make that default a
+	// path under a regular file, so such a controller fails to start.
+	trap := filepath.Join(root, "no-default-state-dir-in-tests")
+	if err := os.WriteFile(trap, nil, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("STATE_DIRECTORY", filepath.Join(trap, "state"))
+	goleak.VerifyTestMain(cleanupM{m, root})
+}
+
+// cleanupM removes the tests' state directories after the run.
+type cleanupM struct {
+	m    *testing.M
+	root string
+}
+
+func (c cleanupM) Run() int {
+	defer os.RemoveAll(c.root)
+	return c.m.Run()
+}
+
+// testStateRoot holds every test's own state directory (see ownStateDir).
+var testStateRoot string
+
+// ownStateDir returns a new state directory no other test or process
+// uses.
+func ownStateDir() string {
+	d, err := os.MkdirTemp(testStateRoot, "state-")
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// withStateDir gives yaml its own stateDir unless it names one.
+func withStateDir(yaml string) string {
+	if strings.Contains(yaml, "stateDir:") {
+		return yaml
+	}
+	return "stateDir: " + ownStateDir() + "\n" + yaml
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers that signals
@@ -77,7 +124,7 @@ var startedRE = regexp.MustCompile(`dns=(\S+) http=(\S+)`)
 func startDaemon(t *testing.T, yaml string, args ...string) *daemon {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "gslbd.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(withStateDir(yaml)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -151,7 +198,10 @@ func answer(server, name string) ([]string, int) {
 	m.SetQuestion(dns.Fqdn(name), dns.TypeA)
 	m.RecursionDesired = true
 	r, _, err := c.Exchange(m, server)
-	if err != nil {
+	if err != nil || !r.Response {
+		// Not a reply: asking a port nothing holds, the client's own
+		// ephemeral port can be that very port (the kernel picks it from
+		// the same range), and its query comes back to it as the "answer".
 		return nil, -1
 	}
 	var out []string
@@ -206,16 +256,15 @@ func get(t *testing.T, base, path string) (int, string) {
 
 // controllerYAML is a relaxed-style config with the given records block.
 func controllerYAML(extra, records string) string {
-	return fmt.Sprintf(`ownerId: test
+	return withStateDir(extra) + "\n" + fmt.Sprintf(`ownerId: test
 zone: example.test.
 style: relaxed
 dns: {addr: "127.0.0.1:0"}
 http: {addr: "127.0.0.1:0"}
-%s
 probe:
   type: HTTP
   policy: {interval: 200ms, timeout: 200ms, warningThreshold: 1, criticalThreshold: 2, passingThreshold: 1, maxBackoff: 400ms}
   http: {path: /healthz}
 records:
-%s`, extra, records)
+%s`, records)
 }

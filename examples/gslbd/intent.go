@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,7 +26,8 @@ import (
 // intervals, at least 30 s) after the file was written: a trusted passing
 // or warning address starts passing, a trusted critical or recovery one
 // starts critical; an address whose saved state is older, or that the file
-// does not know while others are known, starts critical.
+// does not know, or any address when there is no file, starts critical and
+// its first probe result decides at once (see restoredInitial).
 
 // stateTrustAge is how long after a save an address's saved state is
 // trusted.
@@ -34,33 +36,42 @@ func stateTrustAge(pol probe.Policy) time.Duration {
 }
 
 // startupBound is the longest the controller holds its first publication
-// waiting for every address's first result.
+// waiting for every address's first result: two of the longest probe
+// intervals plus that check's timeout, at least 5 s.
 func startupBound(cfg Config) time.Duration {
 	var b time.Duration
 	for _, r := range cfg.Records {
 		pol := r.check.Policy
 		b = max(b, 2*time.Duration(pol.Interval)+time.Duration(pol.Timeout))
 	}
-	return max(b, time.Second)
+	// At least 5 s: with short test intervals a loaded host can take longer
+	// than two intervals to bring the first results, and publishing before
+	// them takes every address not yet probed as critical.
+	return max(b, 5*time.Second)
 }
 
 // restoredInitial returns the initial state of an address given what the
-// state file says of it (ok false: nothing).
-func restoredInitial(m addressMemory, ok bool, savedAt, now time.Time, pol probe.Policy, haveFile bool) probe.State {
-	if !haveFile {
-		return pol.InitialState
-	}
-	if !ok || now.Sub(savedAt) > stateTrustAge(pol) {
-		return probe.Critical
+// state file says of it (ok false: nothing), and whether its first probe
+// result decides at once (probe.Policy.FirstPassImmediate). A trusted saved
+// state (see stateTrustAge) is kept: passing or warning restarts passing,
+// critical or recovery restarts critical, its policy's thresholds applying
+// from there. An address nothing trustworthy is known of (no file, a file
+// older than the trust age, an address the file lacks) starts critical
+// with its first result deciding: one success passes it, one failure keeps
+// it critical. It is never answered before a probe said it is up, and the
+// zone served meanwhile (restored, or none yet) is the last good answer.
+func restoredInitial(m addressMemory, ok bool, savedAt, now time.Time, pol probe.Policy, haveFile bool) (probe.State, bool) {
+	if !haveFile || !ok || now.Sub(savedAt) > stateTrustAge(pol) {
+		return probe.Critical, true
 	}
 	var s probe.State
 	if err := s.UnmarshalText([]byte(m.State)); err != nil {
-		return probe.Critical
+		return probe.Critical, true
 	}
 	if s.Served() {
-		return probe.Passing
+		return probe.Passing, false
 	}
-	return probe.Critical
+	return probe.Critical, false
 }
 
 // drained reports whether a's drain holds at now (an expired one does not).
@@ -107,6 +118,9 @@ func (r *refusal) Error() string { return r.why }
 // that leaves rs without a served address. It returns what happened in
 // words for the log and the response.
 func (c *controller) setDrain(rs *recState, a *addrState, on bool, req actionRequest, now time.Time) (string, error) {
+	if c.holding.Load() {
+		return "", errStarting
+	}
 	c.mu.Lock()
 	if on {
 		others := 0
@@ -132,8 +146,9 @@ func (c *controller) setDrain(rs *recState, a *addrState, on bool, req actionReq
 	if err := c.mon.SetDisabled(a.id, on); err != nil {
 		return "", err
 	}
-	c.publish()
-	c.requestSave()
+	if err := c.commit(); err != nil {
+		return "", err
+	}
 	if on {
 		return "drained: out of every answer until undrained; probing goes on", nil
 	}
@@ -143,6 +158,9 @@ func (c *controller) setDrain(rs *recState, a *addrState, on bool, req actionReq
 // setDisabled disables or enables rs. It refuses, unless req.Force, to
 // disable a record that has no failover name (it would answer nothing).
 func (c *controller) setDisabled(rs *recState, on bool, req actionRequest, now time.Time) (string, error) {
+	if c.holding.Load() {
+		return "", errStarting
+	}
 	if on && rs.spec.Failover == "" && !req.Force {
 		return "", &refusal{fmt.Sprintf("%s has no failover name: disabled, it would answer nothing (NODATA); repeat with {\"force\": true} to disable it anyway", rs.spec.Name)}
 	}
@@ -150,8 +168,9 @@ func (c *controller) setDisabled(rs *recState, on bool, req actionRequest, now t
 	rs.disabled = on
 	rs.intent = &recordIntent{Disabled: on, By: req.By, At: now, Reason: req.Reason}
 	c.mu.Unlock()
-	c.publish()
-	c.requestSave()
+	if err := c.commit(); err != nil {
+		return "", err
+	}
 	if on {
 		if rs.spec.Failover != "" {
 			return "disabled: answers " + rs.spec.Failover + " until enabled", nil
@@ -159,6 +178,27 @@ func (c *controller) setDisabled(rs *recState, on bool, req actionRequest, now t
 		return "disabled: answers nothing until enabled", nil
 	}
 	return "enabled", nil
+}
+
+// errStarting refuses an operator action during the startup hold: the zone
+// served then is the restored one, and the action would be published only
+// once the hold ends; the caller is told to retry.
+var errStarting = errors.New("starting: operator actions are taken once the first probe results are in; retry in a few seconds")
+
+// commit publishes an operator's change, reconciles the embedded zone
+// (at most 5 s) so that it answers it, and writes the state file, so that a 2xx
+// answer means DNS answers it and a kill -9 the instant after keeps it.
+// Its error wraps errStateNotSaved when the file could not be written (the
+// change holds in this process).
+func (c *controller) commit() error {
+	c.publish()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_, err := c.local.ReconcileOnce(ctx) // serialised with Run's own reconciles
+	cancel()
+	if err != nil {
+		c.log.Warn("operator action: the embedded zone did not take the change; saved anyway", "err", err)
+	}
+	return c.saveNow()
 }
 
 // allUnhealthyEffect says in words what rs answers when none of its
@@ -247,16 +287,7 @@ func (c *controller) stateNow(now time.Time) controllerState {
 func (c *controller) saveLoop(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	last := time.Now()
-	save := func() {
-		now := time.Now()
-		if err := saveState(c.cfg.StateDir, c.stateNow(now)); err != nil {
-			c.log.Error("state file not written", "dir", c.cfg.StateDir, "err", err)
-			c.met.stateSaveErrors.Inc()
-			return
-		}
-		last = now
-	}
+	save := func() { _ = c.saveNow() }
 	for {
 		select {
 		case <-ctx.Done():
@@ -266,6 +297,9 @@ func (c *controller) saveLoop(ctx context.Context) error {
 			save()
 		case now := <-tick.C:
 			c.expireDrains(now)
+			c.saveMu.Lock()
+			last := c.lastSave
+			c.saveMu.Unlock()
 			if now.Sub(last) >= 10*time.Second {
 				save()
 			}
@@ -307,7 +341,24 @@ func (c *controller) startupHold(ctx context.Context) error {
 			}
 			c.publish()
 			c.requestSave()
-			return nil
+			return c.awaitAnswering(ctx, tick.C)
 		}
 	}
+}
+
+// awaitAnswering opens DNS and replication once the zone holds the first
+// publication and openable says it may (the reconciler's AppliedEvent does
+// it too; this catches first results that changed no state).
+func (c *controller) awaitAnswering(ctx context.Context, tick <-chan time.Time) error {
+	for !c.isAnswering() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick:
+		}
+		if c.published.Load() && !c.local.Pending() && c.openable() {
+			c.markAnswering()
+		}
+	}
+	return nil
 }

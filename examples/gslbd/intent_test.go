@@ -199,6 +199,7 @@ func stateController(t *testing.T, dir string) *controller {
 func TestRestartRestoresIntentStatesAndZone(t *testing.T) {
 	dir := t.TempDir()
 	c := stateController(t, dir)
+	allPassing(t, c)
 	c.holding.Store(false)
 	reconcile(t, c)
 	h := c.handler()
@@ -251,7 +252,8 @@ func TestRestartRestoresIntentStatesAndZone(t *testing.T) {
 		t.Fatalf("publishing during the startup hold changed the answer to %v", got)
 	}
 
-	// A state file saved long ago: every address starts critical.
+	// A state file saved long ago: every address starts critical, its
+	// first probe result deciding.
 	old := c.stateNow(time.Now().Add(-time.Hour))
 	if err := saveState(dir, old); err != nil {
 		t.Fatal(err)

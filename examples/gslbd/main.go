@@ -148,6 +148,9 @@ func styleName(s Style) string {
 type zoneSource struct {
 	zone *memory.Provider
 	met  *metrics
+	// answering, when not nil, is closed once the zone holds answers: the
+	// DNS listener is bound at once but read only from then on.
+	answering <-chan struct{}
 }
 
 // serve binds the DNS and HTTP listeners, prints where they are, and runs
@@ -192,7 +195,15 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 		}
 	})
 	if dnsSrv != nil {
-		wg.Go(func() { fail(dnsSrv.Run(ctx)) })
+		wg.Go(func() {
+			if zs.answering != nil {
+				select {
+				case <-zs.answering:
+				case <-ctx.Done(): // Run returns at once, closing the sockets
+				}
+			}
+			fail(dnsSrv.Run(ctx))
+		})
 	}
 	wg.Go(func() { fail(loop(ctx)) })
 	wg.Go(func() { zs.met.ready.run(ctx, log) })

@@ -111,7 +111,7 @@ type cluster struct {
 
 func newCluster(t *testing.T, sync time.Duration, notify bool) *cluster {
 	t.Helper()
-	cfg, err := ParseConfig([]byte(syncTestYAML))
+	cfg, err := ParseConfig([]byte(withStateDir(syncTestYAML)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/probe/grpcprobe"
@@ -50,6 +51,9 @@ func (s *ProbeSpec) UnmarshalJSON(data []byte) error {
 			}
 			out.Type = probecheck.CheckType(strings.ToUpper(t))
 		case "policy":
+			if err := explicitZeros(v); err != nil {
+				return fmt.Errorf("probe.policy.%w", err)
+			}
 			if err := out.Policy.UnmarshalJSON(v); err != nil {
 				return fmt.Errorf("probe.policy: %w", err)
 			}
@@ -138,4 +142,44 @@ func decodeStrict(data []byte, v any) error {
 		return errors.New("trailing data")
 	}
 	return nil
+}
+
+// zerolessPolicyFields are the probe.Policy fields whose zero has no
+// meaning of its own: the probe package reads a zero as "the default", so
+// a zero written in the config would be silently replaced. gslbd refuses
+// it instead (leave the field out for the default).
+var zerolessPolicyFields = []string{"interval", "timeout", "warningThreshold", "criticalThreshold", "unhealthyThreshold",
+	"passingThreshold", "healthyThreshold", "warningExitThreshold", "failureResetThreshold", "initialState", "schedule"}
+
+// explicitZeros refuses a zero written for a zeroless policy field.
+func explicitZeros(data []byte) error {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(data, &raw) != nil {
+		return nil // the policy's own decoder reports it
+	}
+	for _, k := range zerolessPolicyFields {
+		v, ok := raw[k]
+		if !ok || !isZeroJSON(v) {
+			continue
+		}
+		return fmt.Errorf("%s: %s: allowed a non-zero value (leave it out for the default)", k, strings.TrimSpace(string(v)))
+	}
+	return nil
+}
+
+// isZeroJSON reports whether v is 0, "", or a duration string of zero.
+func isZeroJSON(v json.RawMessage) bool {
+	var n float64
+	if json.Unmarshal(v, &n) == nil {
+		return n == 0
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return false
+	}
+	if s == "" {
+		return true
+	}
+	d, err := time.ParseDuration(s)
+	return err == nil && d == 0
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/provider/replication"
 	"github.com/gslbkit/gslb/provider/zonetransfer"
 	"github.com/gslbkit/gslb/record"
 )
@@ -22,7 +23,7 @@ func (c *Config) Validate() error {
 		return badErr("ownerId", c.OwnerID, "1–255 printable ASCII characters without spaces, quotes or backslashes", err)
 	}
 	switch c.Style {
-	case "", StyleRecordService, StyleRelaxed:
+	case StyleRecordService, StyleRelaxed:
 	default:
 		return bad("style", c.Style, `"recordService" or "relaxed"`)
 	}
@@ -35,6 +36,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.validateAPIAccess(); err != nil {
 		return err
+	}
+	if c.Replication.Header == "" {
+		return bad("replication.header", "", "an HTTP header name (leave it out for "+replication.DefaultSecretHeader+")")
 	}
 	if c.Replication.Secret != "" {
 		if strings.TrimSpace(c.Replication.Secret) != c.Replication.Secret {
@@ -78,6 +82,9 @@ func (c *Config) Validate() error {
 		if err := c.validateRecord(i, pol, seen); err != nil {
 			return err
 		}
+	}
+	if err := c.validateFailovers(); err != nil {
+		return err
 	}
 	return c.validateAnswers(c.Provider.Type)
 }
@@ -125,7 +132,7 @@ func (p ProviderConfig) validate() error {
 	}
 	var err error
 	switch p.Type {
-	case "", "embedded":
+	case "embedded":
 		if p.RFC2136 != nil || p.Route53 != nil || p.Cloudflare != nil {
 			return bad("provider.type", p.Type, "the type whose block is given (rfc2136, route53, cloudflare)")
 		}
@@ -170,15 +177,15 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 	if !dnsname.InZone(r.Name, c.Zone) || r.Name == c.Zone {
 		return bad(f+".name", r.Name, "a name below the zone "+c.Zone)
 	}
+	if first, _, _ := strings.Cut(r.Name, "."); first == record.DefaultMarkerPrefix {
+		return bad(f+".name", r.Name, "a name whose first label is not "+record.DefaultMarkerPrefix+" (owner markers live there: the reconciler writes them and would refuse the whole zone's answers)")
+	}
 	if seen[r.Name] {
 		return bad(f+".name", r.Name, "each name once")
 	}
 	seen[r.Name] = true
-	if r.TTL == 0 {
-		r.TTL = Duration(30 * time.Second)
-	}
 	if d := r.TTL.D(); d < time.Second || d > 24*time.Hour || d%time.Second != 0 {
-		return bad(f+".ttl", d, "whole seconds from 1s to 24h")
+		return bad(f+".ttl", d, "whole seconds from 1s to 24h (leave it out for 30s)")
 	}
 	if r.Failover != "" {
 		if err := dnsname.Check(r.Failover); err != nil {
@@ -212,8 +219,60 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 			return badErr(af+".probeAddr", probeAddr(a, ip), "an address the check can probe (host:port, or a check port)", err)
 		}
 	}
-	if _, err := pol.Embedded(r.model(c.Zone, nil)); err != nil {
-		return badErr(f, r.Name, "a record the failover policy accepts", err)
+	for _, m := range []failover.Record{r.model(c.Zone, nil), withDisabled(r.model(c.Zone, nil))} {
+		fd, err := pol.Embedded(m)
+		if err != nil {
+			return badErr(f, r.Name, "a record the failover policy accepts", err)
+		}
+		if err := merge(record.Desired{}, fd).Validate(); err != nil {
+			return badErr(f, r.Name, "a record the reconciler accepts", err)
+		}
+	}
+	return nil
+}
+
+func withDisabled(m failover.Record) failover.Record {
+	m.Disabled = true
+	return m
+}
+
+// validateFailovers refuses failover names that cannot answer: the apex
+// (which holds only SOA and NS, so the CNAME would answer nothing), a name
+// inside the zone that is no record (NXDOMAIN behind the CNAME), and a
+// chain of records failing over to each other that comes back to where it
+// started (a CNAME loop once they are all disabled or down). (With an
+// external provider the zone may hold names gslbd does not manage, so a
+// failover name inside it need not be a record.) A record may
+// fail over to another record of the zone: disabled or with nothing healthy
+// it answers a CNAME to it, and the other record answers as it answers.
+func (c *Config) validateFailovers() error {
+	idx := map[string]int{}
+	for i, r := range c.Records {
+		idx[r.Name] = i
+	}
+	for i, r := range c.Records {
+		f := fmt.Sprintf("records[%d].failover", i)
+		if r.Failover == "" || !dnsname.InZone(r.Failover, c.Zone) {
+			continue
+		}
+		if r.Failover == c.Zone {
+			return bad(f, r.Failover, "a name other than the zone's apex (the apex holds only SOA and NS: the CNAME would answer nothing)")
+		}
+		if _, ok := idx[r.Failover]; !ok && (c.Provider.Type == "embedded" || c.Provider.Type == "") {
+			return bad(f, r.Failover, "a name outside the zone "+c.Zone+", or one of its records (gslbd answers nothing else in it)")
+		}
+		chain := []string{r.Name}
+		for n := r.Failover; n != ""; {
+			chain = append(chain, n)
+			if n == r.Name {
+				return bad(f, r.Failover, "a chain of failover names without a loop (this one goes "+strings.Join(chain, " → ")+")")
+			}
+			j, ok := idx[n]
+			if !ok || len(chain) > len(c.Records)+1 {
+				break
+			}
+			n = c.Records[j].Failover
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,6 +81,9 @@ func decodeYAML(data []byte, out any) error {
 	if err := c.check(root, reflect.TypeOf(out).Elem(), ""); err != nil {
 		return err
 	}
+	if err := checkZeros(root, "", 0); err != nil {
+		return err
+	}
 	js, err := c.toJSON(root, "")
 	if err != nil {
 		return err
@@ -109,7 +113,12 @@ func yamlSyntaxError(err error) error {
 
 type yamlChecker struct{ visited int }
 
+// yamlPlain marks a struct whose UnmarshalJSON only sets the defaults of
+// fields left out: the checker treats it as a plain struct, field by field.
+type yamlPlain interface{ yamlPlain() }
+
 var (
+	plainYAML       = reflect.TypeFor[yamlPlain]()
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 	rawMessageType  = reflect.TypeFor[json.RawMessage]()
@@ -264,7 +273,7 @@ func (c *yamlChecker) check(n *yaml.Node, t reflect.Type, path string) error {
 	if t == rawMessageType || t.Kind() == reflect.Interface {
 		return nil
 	}
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+	if (reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)) && !reflect.PointerTo(t).Implements(plainYAML) {
 		return c.checkCustom(n, t, path)
 	}
 	switch t.Kind() {
@@ -665,4 +674,60 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 	b.WriteString(s)
 	b.WriteByte('"')
+}
+
+// zerolessFields are the paths (list indices written []) of the fields of
+// the library's blocks whose zero has no meaning of its own: their
+// packages read a zero as "the default", so a zero written in the config
+// would be silently replaced. gslbd refuses it instead: leave the field
+// out for the default. (The probe policy's are refused by ProbeSpec.)
+var zerolessFields = map[string]bool{
+	"monitor.concurrency": true, "monitor.latencyWindow": true, "monitor.latencySmoothing": true,
+	"transfer.notifyTimeout": true, "transfer.notifyRetries": true,
+	"policy.poolLabel": true,
+	"node.interval":    true, "node.timeout": true, "node.degradedAfter": true, "node.maxBody": true,
+}
+
+var indexRE = regexp.MustCompile(`\[\d+\]`)
+
+// checkZeros refuses a zero written for a field of zerolessFields.
+func checkZeros(n *yaml.Node, path string, depth int) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil && depth < 100 {
+		n, depth = n.Alias, depth+1
+	}
+	if depth > 100 {
+		return nil // check reports alias loops
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := join(path, k.Value)
+			if zerolessFields[indexRE.ReplaceAllString(p, "[]")] && v.Kind == yaml.ScalarNode && zeroScalar(v.Value) {
+				return &YAMLError{Field: p, Line: v.Line, Msg: fmt.Sprintf("%q: allowed a non-zero value (leave it out for the default)", v.Value)}
+			}
+			if err := checkZeros(v, p, depth+1); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for i, e := range n.Content {
+			if err := checkZeros(e, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// zeroScalar reports whether a YAML scalar is 0, "" or a zero duration.
+func zeroScalar(v string) bool {
+	if v == "" {
+		return true
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return f == 0
+	}
+	d, err := time.ParseDuration(v)
+	return err == nil && d == 0
 }

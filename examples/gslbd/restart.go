@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/libdns/libdns"
+
+	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/record"
+)
+
+// What a start answers, and when (see README, "Restarts"):
+//
+//   - With a usable state file, the zone it saved is served at once
+//     (records of names the config no longer has removed first, drained
+//     addresses too where the name keeps another one), with a serial past
+//     the saved one.
+//   - Without one (no stateDir, a first start, a missing, torn, edited or
+//     foreign file) the DNS listener is bound but not read, and
+//     replication answers 503, until the first publication is in the zone
+//     and every name answers there or every address was probed (openable):
+//     queries wait in the socket's queue (resolvers retry, or ask another
+//     server) instead of getting NXDOMAIN for names the config has. The
+//     first publication comes when every address has had its first probe
+//     result, or at the startup bound (two of the longest intervals plus
+//     that check's timeout).
+//
+// The SOA serial never goes back: a fresh zone starts at the clock
+// (seconds since 1970, Knot's "unixtime" serial policy), a restored one at
+// the clock or one past its saved serial, whichever is later (RFC 1982).
+
+// clockSerial is the serial of a zone started at now: its Unix time, never 0.
+func clockSerial(now time.Time) uint32 {
+	return max(uint32(now.Unix()), 1)
+}
+
+// restartSerial is the serial a restored zone restarts at: past the saved
+// serial, and at least the clock.
+func restartSerial(saved uint32, now time.Time) uint32 {
+	c := clockSerial(now)
+	if memory.SerialGreater(c, saved) {
+		return c
+	}
+	if next := saved + 1; next != 0 {
+		return next
+	}
+	return 1
+}
+
+// prepareRestored rewrites the saved zone s for this config before it is
+// served: records of names the config does not have go, with their owner
+// markers; addresses drained per drained (relative name → set of IPs) go
+// where their name keeps another address; and the serial moves forward.
+// It returns the names removed.
+func prepareRestored(s *memory.Snapshot, cfg Config, drained map[string]map[string]bool, now time.Time) []string {
+	keep := map[string]bool{"@": true}
+	for _, r := range cfg.Records {
+		rel := relName(r.Name, cfg.Zone)
+		keep[rel] = true
+		keep[record.DefaultMarkerPrefix+"."+rel] = true
+	}
+	var removed []string
+	for i := range s.Zones {
+		z := &s.Zones[i]
+		left := 0
+		addrs := map[string]int{}
+		for _, r := range z.Records {
+			if (r.Type == "A" || r.Type == "AAAA") && keep[r.Name] && !drained[r.Name][r.Data] {
+				addrs[r.Name]++
+			}
+		}
+		for _, r := range z.Records {
+			switch {
+			case !keep[r.Name]:
+				if !slices.Contains(removed, r.Name) {
+					removed = append(removed, r.Name)
+				}
+				continue
+			case (r.Type == "A" || r.Type == "AAAA") && drained[r.Name][r.Data] && addrs[r.Name] > 0:
+				continue
+			}
+			z.Records[left] = r
+			left++
+		}
+		z.Records = z.Records[:left]
+		z.SOA.Serial = restartSerial(z.SOA.Serial, now)
+	}
+	return removed
+}
+
+// relName is name relative to zone ("@" at the apex).
+func relName(name, zone string) string {
+	rel := libdns.RelativeName(name, zone)
+	if rel == "" {
+		return "@"
+	}
+	return strings.ToLower(rel)
+}
+
+// answering is closed once the embedded zone holds answers: at once for a
+// restored zone, else after the first publication (see above).
+func (c *controller) markAnswering() {
+	c.answeringOnce.Do(func() { close(c.answering) })
+}
+
+// isAnswering reports whether the zone holds answers yet.
+func (c *controller) isAnswering() bool {
+	select {
+	case <-c.answering:
+		return true
+	default:
+		return false
+	}
+}
+
+// openable reports whether a start without a restored zone may open DNS:
+// every record's name has an answer in the zone, or every address has had
+// its first probe result (then a name without an answer truly has none to
+// give, see README). A publication made at the startup bound with
+// addresses not yet probed would otherwise answer NXDOMAIN for their
+// names.
+func (c *controller) openable() bool {
+	all := true
+	for _, rs := range c.records {
+		if len(c.answer(context.Background(), rs.spec.Name)) == 0 {
+			all = false
+			break
+		}
+	}
+	if all {
+		return true
+	}
+	for id := range c.byID {
+		if st, ok := c.mon.Stats(id); !ok || st.Probes == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// gateReplication answers 503 to nodes until the zone holds answers, so a
+// node never copies the empty zone of a controller still starting.
+func (c *controller) gateReplication(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !c.isAnswering() {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusServiceUnavailable, apiError{"starting: no answers published yet (waiting for the first probe results)"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// errStateNotSaved wraps the error of a state file that could not be
+// written after an operator's action.
+var errStateNotSaved = errors.New("the state file could not be written")
+
+// saveNow writes the state file now (nil without StateDir); saveLoop and
+// the API's actions share it. A failure is counted, logged and kept for
+// /readyz (state_not_saved) until a write succeeds.
+func (c *controller) saveNow() error {
+	if c.saveReq == nil {
+		return nil
+	}
+	c.saveMu.Lock()
+	defer c.saveMu.Unlock()
+	now := time.Now()
+	err := saveState(c.cfg.StateDir, c.stateNow(now))
+	c.saveErrMu.Lock()
+	defer c.saveErrMu.Unlock()
+	if err != nil {
+		if c.saveErr == nil {
+			c.saveErrSince = now
+		}
+		c.saveErr = err
+		c.log.Error("state file not written", "dir", c.cfg.StateDir, "err", err)
+		c.met.stateSaveErrors.Inc()
+		return fmt.Errorf("%w in %s: %v", errStateNotSaved, c.cfg.StateDir, err)
+	}
+	c.saveErr = nil
+	c.lastSave = now
+	return nil
+}
+
+// checkStateDir tries to create and remove a file in dir, so an unwritable
+// state directory is on /readyz from the start rather than at the first
+// save.
+func (c *controller) checkStateDir() {
+	f, err := os.CreateTemp(c.cfg.StateDir, ".probe-*")
+	if err == nil {
+		name := f.Name()
+		err = f.Close()
+		if rerr := os.Remove(name); err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		c.saveErrMu.Lock()
+		c.saveErr, c.saveErrSince = err, time.Now()
+		c.saveErrMu.Unlock()
+		c.log.Error("state directory not writable: operator actions will be refused until it is", "dir", c.cfg.StateDir, "err", err)
+	}
+}
+
+// addStartChecks registers the /readyz problems of this file: the state
+// file not written, the zone not answering yet, and names in the embedded
+// zone the config does not have.
+func (c *controller) addStartChecks() {
+	if c.saveReq != nil {
+		c.met.ready.add("state_not_saved", func(time.Time) (bool, string) {
+			c.saveErrMu.Lock()
+			defer c.saveErrMu.Unlock()
+			if c.saveErr == nil {
+				return false, ""
+			}
+			return true, fmt.Sprintf("state not saved: writing the state file in %s fails since %s: %v; drains and disables hold in this process but a restart would forget them, and operator actions are answered 500",
+				c.cfg.StateDir, c.saveErrSince.UTC().Format(time.RFC3339), c.saveErr)
+		})
+	}
+	c.met.ready.add("startup_hold", func(time.Time) (bool, string) {
+		if !c.holding.Load() || !c.isAnswering() {
+			return false, ""
+		}
+		return true, "starting: serving the restored zone; publishing, and operator actions, wait for every address's first probe result (at most " + startupBound(c.cfg).String() + ")"
+	})
+	c.met.ready.add("not_answering", func(time.Time) (bool, string) {
+		if c.isAnswering() {
+			return false, ""
+		}
+		return true, "starting: no state restored and no answer published yet; DNS and replication wait for the first probe results (at most " + startupBound(c.cfg).String() + ")"
+	})
+	c.met.ready.add("desired_state_refused", func(time.Time) (bool, string) {
+		c.refusedMu.Lock()
+		defer c.refusedMu.Unlock()
+		if c.refusedErr == nil {
+			return false, ""
+		}
+		return true, "desired state refused, the last good answers stay: " + c.refusedErr.Error()
+	})
+	names := map[string]bool{}
+	for _, r := range c.cfg.Records {
+		names[relName(r.Name, c.cfg.Zone)] = true
+	}
+	c.met.ready.add("names_not_in_config", func(time.Time) (bool, string) {
+		recs, err := c.zone.GetRecords(context.Background(), c.cfg.Zone)
+		if err != nil {
+			return false, ""
+		}
+		var extra []string
+		for _, r := range recs {
+			rr := r.RR()
+			rel := relName(libdns.AbsoluteName(rr.Name, c.cfg.Zone), c.cfg.Zone)
+			if rel == "@" || names[rel] || names[strings.TrimPrefix(rel, record.DefaultMarkerPrefix+".")] {
+				continue
+			}
+			if n := dnsname.Fqdn(rel + "." + c.cfg.Zone); !slices.Contains(extra, n) {
+				extra = append(extra, n)
+			}
+		}
+		if len(extra) == 0 {
+			return false, ""
+		}
+		return true, fmt.Sprintf("the embedded zone answers %d names the config does not have: %s", len(extra), strings.Join(extra, ", "))
+	})
+}
+
+// refused records the outcome of the last Set of the embedded reconciler.
+func (c *controller) setRefused(err error) {
+	c.refusedMu.Lock()
+	c.refusedErr = err
+	c.refusedMu.Unlock()
+}

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gslbkit/gslb/probe"
+)
+
+// TestConfigRefusesUnanswerableNames: a record named like an owner marker
+// (the reconciler refuses the whole desired state at run time, so every
+// name would answer NXDOMAIN) and failover names that cannot answer (the
+// apex, a name of the zone that is no record, a loop) are refused at load,
+// with the field and the reason.
+func TestConfigRefusesUnanswerableNames(t *testing.T) {
+	rec := func(name, failover string) string {
+		s := "  - name: " + name + "\n"
+		if failover != "" {
+			s += "    failover: " + failover + "\n"
+		}
+		return s + "    addresses: [{ip: 192.0.2.1}]\n"
+	}
+	for _, tc := range []struct{ name, records, want string }{
+		{"marker-named record", rec("_gslb-owner.x.example.test.", ""), `records[0].name: "_gslb-owner.x.example.test.": allowed a name whose first label is not _gslb-owner`},
+		{"marker at the zone's top", rec("_gslb-owner.example.test.", ""), `records[0].name: "_gslb-owner.example.test."`},
+		{"failover to the apex", rec("a.example.test.", "example.test."), `records[0].failover: "example.test.": allowed a name other than the zone's apex`},
+		{"failover to itself", rec("a.example.test.", "a.example.test."), `failoverFQDN = "a.example.test."; allowed: a valid host name other than the record's name`},
+		{"failover loop of two", rec("a.example.test.", "b.example.test.") + rec("b.example.test.", "a.example.test."), "a.example.test. → b.example.test. → a.example.test."},
+		{"failover loop of three", rec("a.example.test.", "b.example.test.") + rec("b.example.test.", "c.example.test.") + rec("c.example.test.", "a.example.test."), "a.example.test. → b.example.test. → c.example.test. → a.example.test."},
+		{"failover to no record of the zone", rec("a.example.test.", "nothing.example.test."), `records[0].failover: "nothing.example.test.": allowed a name outside the zone example.test., or one of its records`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte("zone: example.test.\nrecords:\n" + tc.records))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cfg.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v\nwant it to contain %q", err, tc.want)
+			}
+		})
+	}
+	// A chain without a loop is fine: a fails over to b, b outside.
+	cfg, err := ParseConfig([]byte("zone: example.test.\nrecords:\n" + rec("a.example.test.", "b.example.test.") + rec("b.example.test.", "b.backup.example.net.")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("a chain without a loop: %v", err)
+	}
+}
+
+// TestRefusedDesiredStateIsAProblem: when the reconciler refuses the
+// desired state (here a record renamed behind validation's back), the
+// embedded zone keeps its last good answers and /readyz says why.
+func TestRefusedDesiredStateIsAProblem(t *testing.T) {
+	c := newTestController(t, apiYAML)
+	const name = "app.example.test."
+	before := zoneAnswer(c.zone, name)
+	if len(before) != 3 {
+		t.Fatalf("before: %v", before)
+	}
+	c.records[0].spec.Name = "_gslb-owner.app.example.test."
+	c.publish()
+	reconcile(t, c)
+	if got := zoneAnswer(c.zone, name); !slices.Equal(got, before) {
+		t.Fatalf("after a refused desired state the zone answers %v, before %v", got, before)
+	}
+	rec := do(c.handler(), "GET", "/readyz", nil)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "desired_state_refused") {
+		t.Fatalf("/readyz: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// TestDrainResponseAndZoneAgree: a drain is answered after the embedded
+// zone stopped answering the address, so the response's answer no longer
+// lists it (it used to: the reconcile came after the response).
+func TestDrainResponseAndZoneAgree(t *testing.T) {
+	c := newTestController(t, apiYAML)
+	code, res, body := act(t, c.handler(), "/api/records/app.example.test/addresses/192.0.2.1/drain", "")
+	if code != http.StatusOK {
+		t.Fatalf("drain: %d %s", code, body)
+	}
+	if slices.Contains(res.Answer, "A 192.0.2.1") || len(res.Answer) != 2 {
+		t.Fatalf("the drain's response answers %v", res.Answer)
+	}
+	if got := zoneAnswer(c.zone, "app.example.test."); slices.Contains(got, "192.0.2.1") {
+		t.Fatalf("the zone answers the drained address after the 200: %v", got)
+	}
+	st, ok, err := loadState(c.cfg.StateDir, c.cfg.Zone, c.cfg.OwnerID)
+	if err != nil || !ok || st.Addresses["app.example.test./192.0.2.1"].Drain == nil {
+		t.Fatalf("the drain is not in the state file when answered: %v %v %+v", ok, err, st.Addresses)
+	}
+}
+
+// TestUnsavedActionIsAnError: when the state file cannot be written, an
+// operator action is answered 500 saying so, and /readyz lists
+// state_not_saved until a write succeeds.
+func TestUnsavedActionIsAnError(t *testing.T) {
+	c := newTestController(t, apiYAML)
+	dir := c.cfg.StateDir
+	// Root ignores permissions: a regular file where the directory was
+	// makes every write fail, for any user.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := act(t, c.handler(), "/api/records/app.example.test/addresses/192.0.2.1/drain", "")
+	if code != http.StatusInternalServerError || !strings.Contains(body, "NOT saved") {
+		t.Fatalf("drain with an unwritable state directory: %d %s", code, body)
+	}
+	rec := do(c.handler(), "GET", "/readyz", nil)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "state_not_saved") {
+		t.Fatalf("/readyz: %d %s", rec.Code, rec.Body.String())
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := act(t, c.handler(), "/api/records/app.example.test/addresses/192.0.2.2/drain", ""); code != http.StatusOK {
+		t.Fatalf("drain once the directory is back: %d %s", code, body)
+	}
+	if rec := do(c.handler(), "GET", "/readyz", nil); strings.Contains(rec.Body.String(), "state_not_saved") {
+		t.Fatalf("/readyz after a successful write: %s", rec.Body.String())
+	}
+}
+
+// TestRestoredZoneDropsNamesAndMovesTheSerial: a saved zone restored under
+// a config that no longer has one of its names serves without it (and
+// without its owner marker), and its serial moves past the saved one and
+// to at least the clock.
+func TestRestoredZoneDropsNamesAndMovesTheSerial(t *testing.T) {
+	dir := ownStateDir()
+	c := stateController(t, dir)
+	allPassing(t, c)
+	c.holding.Store(false)
+	reconcile(t, c)
+	if got := zoneAnswer(c.zone, "www.example.test."); len(got) != 1 {
+		t.Fatalf("before: www answers %v", got)
+	}
+	saved := c.stateNow(time.Now())
+	ahead := uint32(time.Now().Unix()) + 1000 // a serial ahead of the clock
+	saved.Published.Zones[0].SOA.Serial = ahead
+	if err := saveState(dir, saved); err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(stateYAML, "  - name: www.example.test.\n    failover: www.backup.example.net.\n    addresses:\n      - {ip: 192.0.2.7, probeAddr: \"10.0.0.7:80\"}\n", "", 1)
+	if y == stateYAML {
+		t.Fatal("the record was not removed from the config")
+	}
+	r := newFakeController(t, y+"stateDir: "+dir+"\n")
+	if got := zoneAnswer(r.zone, "www.example.test."); !slices.Equal(got, []string{"NXDOMAIN"}) {
+		t.Fatalf("a name removed from the config answers %v after the restart", got)
+	}
+	for _, rr := range r.zone.Snapshot().Zones[0].Records {
+		if strings.Contains(rr.Name, "www") {
+			t.Fatalf("the restored zone keeps %+v", rr)
+		}
+	}
+	if got := zoneAnswer(r.zone, "app.example.test."); len(got) != 3 {
+		t.Fatalf("app answers %v after the restart", got)
+	}
+	soa, _ := r.zone.SOA("example.test.")
+	if soa.Serial != ahead+1 {
+		t.Fatalf("restored serial %d, want one past the saved %d", soa.Serial, ahead)
+	}
+	if rec := do(r.handler(), "GET", "/readyz", nil); strings.Contains(rec.Body.String(), "names_not_in_config") {
+		t.Fatalf("/readyz: %s", rec.Body.String())
+	}
+	// A fresh zone starts at the clock.
+	f := newFakeController(t, stateYAML)
+	fs, _ := f.zone.SOA("example.test.")
+	if now := uint32(time.Now().Unix()); fs.Serial < now-5 || fs.Serial > now {
+		t.Fatalf("a fresh zone's serial %d, want the clock's %d", fs.Serial, now)
+	}
+	if got := restartSerial(100, time.Unix(5000, 0)); got != 5000 {
+		t.Fatalf("restartSerial(100, clock 5000) = %d", got)
+	}
+}
+
+// TestRestoredInitialState: a trusted saved state is kept; an address
+// nothing trustworthy is known of starts critical with its first probe
+// result deciding at once.
+func TestRestoredInitialState(t *testing.T) {
+	pol := probe.RecordService()
+	now := time.Now()
+	for _, tc := range []struct {
+		name      string
+		m         addressMemory
+		known     bool
+		age       time.Duration
+		file      bool
+		want      probe.State
+		firstPass bool
+	}{
+		{"no file", addressMemory{}, false, 0, false, probe.Critical, true},
+		{"trusted passing", addressMemory{State: "warning"}, true, time.Second, true, probe.Passing, false},
+		{"trusted critical", addressMemory{State: "recovery"}, true, time.Second, true, probe.Critical, false},
+		{"stale passing", addressMemory{State: "passing"}, true, time.Hour, true, probe.Critical, true},
+		{"stale critical", addressMemory{State: "critical"}, true, time.Hour, true, probe.Critical, true},
+		{"unknown to the file", addressMemory{}, false, time.Second, true, probe.Critical, true},
+	} {
+		s, fp := restoredInitial(tc.m, tc.known, now.Add(-tc.age), now, pol, tc.file)
+		if s != tc.want || fp != tc.firstPass {
+			t.Errorf("%s: %v first pass %v, want %v %v", tc.name, s, fp, tc.want, tc.firstPass)
+		}
+	}
+}
+
+// TestDefaultStateDir: $STATE_DIRECTORY (systemd), else
+// $XDG_STATE_HOME/gslbd, else ~/.local/state/gslbd; "stateDir: \"\""
+// turns it off, a stateDir left out is the default.
+func TestDefaultStateDir(t *testing.T) {
+	t.Setenv("STATE_DIRECTORY", "/var/lib/gslbd:/var/lib/other")
+	if got := DefaultStateDir(); got != "/var/lib/gslbd" {
+		t.Errorf("with STATE_DIRECTORY: %q", got)
+	}
+	t.Setenv("STATE_DIRECTORY", "")
+	t.Setenv("XDG_STATE_HOME", "/x/state")
+	if got := DefaultStateDir(); got != "/x/state/gslbd" {
+		t.Errorf("with XDG_STATE_HOME: %q", got)
+	}
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "/home/op")
+	if got := DefaultStateDir(); got != "/home/op/.local/state/gslbd" {
+		t.Errorf("with HOME: %q", got)
+	}
+	cfg, err := ParseConfig([]byte("zone: example.test.\n"))
+	if err != nil || cfg.StateDir != "/home/op/.local/state/gslbd" {
+		t.Errorf("left out: %q %v", cfg.StateDir, err)
+	}
+	cfg, err = ParseConfig([]byte("zone: example.test.\nstateDir: \"\"\n"))
+	if err != nil || cfg.StateDir != "" {
+		t.Errorf("written empty: %q %v", cfg.StateDir, err)
+	}
+}
+
+// TestYAMLZeroRule: a field left out takes its default; a zero written
+// explicitly is kept where the field gives zero a meaning, and refused with
+// the field's path where it does not — never silently replaced.
+func TestYAMLZeroRule(t *testing.T) {
+	const base = "zone: example.test.\nstyle: relaxed\nrecords:\n  - name: app.example.test.\n    addresses: [{ip: 192.0.2.1}]\n"
+	rec := func(field string) string {
+		return strings.Replace(base, "    addresses:", "    "+field+"\n    addresses:", 1)
+	}
+	for _, tc := range []struct {
+		name, yaml string
+		want       string            // an error containing this, or "" for accepted
+		check      func(Config) bool // what an accepted zero means
+	}{
+		{"ttl left out", base, "", func(c Config) bool { return c.Records[0].TTL.D() == DefaultRecordTTL }},
+		{"ttl 0s", rec("ttl: 0s"), "records[0].ttl: \"0s\": allowed whole seconds from 1s to 24h", nil},
+		{"ttl 0", rec("ttl: 0"), "records[0].ttl", nil},
+		{"style empty", strings.Replace(base, "style: relaxed", `style: ""`, 1), `style: "": allowed`, nil},
+		{"provider.type empty", base + "provider: {type: \"\"}\n", `provider.type: "": allowed`, nil},
+		{"replication.header empty", base + "replication: {header: \"\"}\n", `replication.header: "": allowed`, nil},
+		{"http.maxConns 0", base + "http: {maxConns: 0}\n", `http.maxConns: "0": allowed 1–100000`, nil},
+		{"http.addr empty", base + "http: {addr: \"\"}\n", `http.addr`, nil},
+		{"dns.tcpIdleTimeout 0s", base + "dns: {tcpIdleTimeout: 0s}\n", `dns.tcpIdleTimeout`, nil},
+		{"probe interval 0s", base + "probe: {policy: {interval: 0s}}\n", `interval`, nil},
+		{"probe timeout 0s", base + "probe: {policy: {timeout: 0s}}\n", `timeout`, nil},
+		{"node.interval 0s", base + "node: {interval: 0s}\n", `node.interval (line 6): "0s": allowed a non-zero value`, nil},
+		{"monitor.concurrency 0", base + "monitor: {concurrency: 0}\n", `monitor.concurrency (line 6)`, nil},
+		{"transfer.notifyRetries 0", base + "transfer: {notifyRetries: 0}\n", `transfer.notifyRetries`, nil},
+		{"policy.poolLabel empty", base + "policy: {poolLabel: \"\"}\n", `policy.poolLabel`, nil},
+		{"dns.addr empty: no DNS", base + "dns: {addr: \"\"}\n", "", func(c Config) bool { return c.DNS.Addr == "" }},
+		{"dns.maxTCPConns 0: from the descriptor limit", base + "dns: {maxTCPConns: 0}\n", "", func(c Config) bool { return c.DNS.MaxTCPConns == 0 }},
+		{"stateDir empty: off", base + "stateDir: \"\"\n", "", func(c Config) bool { return c.StateDir == "" }},
+		{"weight 0", strings.Replace(base, "{ip: 192.0.2.1}", "{ip: 192.0.2.1, weight: 0}", 1), "", func(c Config) bool { return c.Records[0].Addresses[0].Weight == 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(tc.yaml))
+			if err == nil {
+				err = cfg.Validate()
+			}
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want == "" && !tc.check(cfg):
+				t.Fatalf("the zero was replaced: %+v", cfg)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v\nwant it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReplicationWaitsForAnswers: before its first publication (no state
+// restored) a controller answers nodes 503, so a node never copies an
+// empty zone, and /readyz says not_answering; afterwards it serves them.
+func TestReplicationWaitsForAnswers(t *testing.T) {
+	c := newFakeController(t, apiYAML)
+	h := c.handler()
+	secret := map[string]string{"X-Gslb-Replication-Secret": "0123456789abcdef0123"}
+	if rec := do(h, "GET", "/replication/snapshot", secret); rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("snapshot before the first publication: %d %s", rec.Code, rec.Body.String())
+	}
+	if rec := do(h, "GET", "/readyz", nil); !strings.Contains(rec.Body.String(), "not_answering") {
+		t.Fatalf("/readyz before the first publication: %s", rec.Body.String())
+	}
+	allPassing(t, c)
+	if rec := do(h, "GET", "/replication/snapshot", secret); rec.Code != http.StatusOK {
+		t.Fatalf("snapshot after: %d %s", rec.Code, rec.Body.String())
+	}
+}
