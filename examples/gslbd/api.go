@@ -100,9 +100,21 @@ func (c *controller) authorized(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// tokenOnly serves h only to requests that carry the bearer token.
+// tokenOnly serves h only to requests that carry the bearer token:
+// "Authorization: Bearer <token>", the scheme in any case (RFC 9110
+// §11.1), the token compared in constant time as SHA-256 digests.
 func tokenOnly(tok string, h http.HandlerFunc) http.HandlerFunc {
-	return headerOnly("Authorization", "Bearer "+tok, "missing or wrong API token", h)
+	want := sha256.Sum256([]byte(tok))
+	return func(w http.ResponseWriter, r *http.Request) {
+		scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		got := sha256.Sum256([]byte(strings.TrimLeft(cred, " ")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || !strings.EqualFold(scheme, "Bearer") {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gslbd"`)
+			writeJSON(w, http.StatusUnauthorized, apiError{"missing or wrong API token"})
+			return
+		}
+		h(w, r)
+	}
 }
 
 // headerOnly serves h only to requests whose header carries value

@@ -172,6 +172,15 @@ type HTTPConfig struct {
 	// MaxConns bounds the HTTP connections held at once, 1–100,000; more
 	// wait in the kernel's accept queue until one closes. Default 256.
 	MaxConns int `json:"maxConns,omitempty"`
+	// AllowedHosts lists the host names (case-insensitive, no port) a
+	// request's Host header may name, besides IP literals and "localhost"
+	// (always allowed) and the host of Addr. Any other Host is answered
+	// 421 Misdirected Request, so a page that rebinds its own DNS name to
+	// gslbd's address (DNS rebinding) reads nothing. /healthz, /readyz and
+	// /replication/ (shared secret) answer whatever the Host: a liveness
+	// probe must not fail on a name. List the names operators and
+	// Prometheus reach gslbd by.
+	AllowedHosts []string `json:"allowedHosts,omitempty"`
 }
 
 // ReplicationConfig configures the replication endpoints of a controller

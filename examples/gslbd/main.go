@@ -176,7 +176,7 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	hs := newHTTPServer(h)
+	hs := newHTTPServer(hostGuard(cfg.HTTP.Addr, cfg.HTTP.AllowedHosts, h))
 	var wg sync.WaitGroup
 	errc := make(chan error, 3)
 	fail := func(err error) {

@@ -108,7 +108,12 @@ func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*
 		if st.Synced {
 			return false, ""
 		}
-		return true, "no copy of the zone yet from " + cfg.Node.URL + " (answering REFUSED)" + lastErr(st.LastErr)
+		if st.LastSync.IsZero() && !st.FromDisk {
+			return true, "no copy of the zone yet from " + cfg.Node.URL + " (answering REFUSED)" + lastErr(st.LastErr)
+		}
+		// A change set was refused: the next sync takes a whole snapshot,
+		// and until then the node answers the copy it has.
+		return true, fmt.Sprintf("waiting for a whole snapshot from %s; answering its last good copy (version %d)", cfg.Node.URL, st.Version) + lastErr(st.LastErr)
 	})
 	met.ready.add("replica_degraded", func(time.Time) (bool, string) {
 		st := n.replica.Status()

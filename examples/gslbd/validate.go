@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -321,6 +322,14 @@ func (c *Config) validateAPIAccess() error {
 	h := c.HTTP
 	if strings.TrimSpace(h.APIToken) != h.APIToken {
 		return bad("http.apiToken", "(hidden)", "no leading or trailing whitespace (HTTP strips it, so it could never match)")
+	}
+	if h.APIToken != "" && len(h.APIToken) < 16 {
+		return bad("http.apiToken", "(hidden, "+strconv.Itoa(len(h.APIToken))+" bytes)", "at least 16 bytes (a short token can be guessed; try: openssl rand -hex 16)")
+	}
+	for i, n := range h.AllowedHosts {
+		if err := dnsname.Check(n); err != nil || n == "" || strings.ContainsAny(n, ":/") {
+			return badErr(fmt.Sprintf("http.allowedHosts[%d]", i), n, "a host name without port, such as gslb.example.net", err)
+		}
 	}
 	if h.ProtectReads && h.APIToken == "" {
 		return bad("http.protectReads", true, "false, or true with http.apiToken set")
