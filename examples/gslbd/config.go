@@ -147,6 +147,30 @@ type DNSConfig struct {
 	// MaxTCPConnsPerSource bounds the TCP connections of one client
 	// address, 0–1,000,000; 0 (the default) sets no such bound.
 	MaxTCPConnsPerSource int `json:"maxTCPConnsPerSource,omitempty"`
+	// RRL is response rate limiting of UDP answers (memory.RRLConfig:
+	// rate, slip, tableSize, ipv4Prefix, ipv6Prefix, exempt), against
+	// reflection: one spoofed source cannot make gslbd send more than
+	// Rate answers a second per netblock, name and kind of answer; beyond
+	// that every Slip-th answer is sent truncated (TC, no records), which
+	// a real resolver retries over TCP (never limited), and the others
+	// are dropped. On by default at DefaultRRLRate (200) and
+	// DefaultRRLSlip (2), Knot's example figures; rate 0 turns it off.
+	RRL memory.RRLConfig `json:"rrl"`
+}
+
+// DefaultRRLRate and DefaultRRLSlip are gslbd's RRL defaults: 200 answers
+// a second per bucket (a /24 or /56 client netblock, a name and a kind of
+// answer), every second limited answer sent truncated.
+const (
+	DefaultRRLRate = 200
+	DefaultRRLSlip = 2
+)
+
+// defaultRRL is the library's RRL table with gslbd's rate and slip.
+func defaultRRL() memory.RRLConfig {
+	r := memory.DefaultRRLConfig()
+	r.Rate, r.Slip = DefaultRRLRate, DefaultRRLSlip
+	return r
 }
 
 // HTTPConfig configures the HTTP listener.
@@ -310,7 +334,7 @@ func DefaultConfig() Config {
 	return Config{
 		OwnerID:  "gslbd",
 		Style:    StyleRecordService,
-		DNS:      DNSConfig{Addr: "127.0.0.1:5353", TCPIdleTimeout: Duration(10 * time.Second)},
+		DNS:      DNSConfig{Addr: "127.0.0.1:5353", TCPIdleTimeout: Duration(10 * time.Second), RRL: defaultRRL()},
 		HTTP:     HTTPConfig{Addr: "127.0.0.1:8053", MaxConns: 256},
 		Provider: ProviderConfig{Type: "embedded"},
 		Policy:   failover.DefaultRecordConfig(),

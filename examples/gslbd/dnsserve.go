@@ -18,6 +18,7 @@ func newDNSServer(cfg Config, zone *memory.Provider, log *slog.Logger) (*memory.
 	sc.TCPIdleTimeout = cfg.DNS.TCPIdleTimeout.D()
 	sc.MaxTCPConns = cfg.DNS.MaxTCPConns
 	sc.MaxTCPConnsPerSource = cfg.DNS.MaxTCPConnsPerSource
+	sc.RRL = cfg.DNS.RRL
 	if cfg.Transfer.Enabled() {
 		sc.Transfer = cfg.Transfer
 		// Secondaries get the stored records: the region-filtered views of

@@ -98,6 +98,13 @@ func (c *Config) validateListeners() error {
 	if n := c.DNS.MaxTCPConnsPerSource; n < 0 || n > 1_000_000 {
 		return bad("dns.maxTCPConnsPerSource", n, "0 (no limit) to 1000000")
 	}
+	if err := c.DNS.RRL.Validate(); err != nil {
+		var fe *memory.FieldError
+		if errors.As(err, &fe) {
+			return &ConfigError{Field: "dns." + fe.Field, Value: fe.Value, Allowed: fe.Allowed, Err: err}
+		}
+		return badErr("dns.rrl", "", "a valid rrl block", err)
+	}
 	if _, _, err := net.SplitHostPort(c.HTTP.Addr); err != nil {
 		return badErr("http.addr", c.HTTP.Addr, "host:port", err)
 	}
