@@ -193,8 +193,12 @@ type HTTPConfig struct {
 	// APIToken too; it needs APIToken. /healthz, /readyz and /replication
 	// (shared secret) stay open.
 	ProtectReads bool `json:"protectReads,omitempty"`
-	// MaxConns bounds the HTTP connections held at once, 1–100,000; more
-	// wait in the kernel's accept queue until one closes. Default 256.
+	// MaxConns bounds the HTTP connections held at once, 0–100,000. 0 (the
+	// default) derives it from the descriptor limit (a quarter, 16 to
+	// 1,024), as dns.maxTCPConns is, so DNS over TCP keeps its share
+	// whatever HTTP does. A new connection at a full table closes the one
+	// idle longest; when every one is busy it takes one of 8 slots
+	// reserved for /healthz and /readyz (anything else is answered 503 there).
 	MaxConns int `json:"maxConns,omitempty"`
 	// AllowedHosts lists the host names (case-insensitive, no port) a
 	// request's Host header may name, besides IP literals and "localhost"
@@ -335,7 +339,7 @@ func DefaultConfig() Config {
 		OwnerID:  "gslbd",
 		Style:    StyleRecordService,
 		DNS:      DNSConfig{Addr: "127.0.0.1:5353", TCPIdleTimeout: Duration(10 * time.Second), RRL: defaultRRL()},
-		HTTP:     HTTPConfig{Addr: "127.0.0.1:8053", MaxConns: 256},
+		HTTP:     HTTPConfig{Addr: "127.0.0.1:8053"},
 		Provider: ProviderConfig{Type: "embedded"},
 		Policy:   failover.DefaultRecordConfig(),
 		Monitor:  probe.DefaultMonitorConfig(),

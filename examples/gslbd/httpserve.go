@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/net/netutil"
 )
 
 // Server-wide HTTP limits. There is deliberately no server-wide
@@ -16,8 +14,8 @@ import (
 // routeDeadlines), so a long replication snapshot is not cut while a
 // stalled API client still is.
 const (
-	httpReadHeaderTimeout = 10 * time.Second
-	httpIdleTimeout       = 60 * time.Second
+	httpReadHeaderTimeout = 5 * time.Second
+	httpIdleTimeout       = 30 * time.Second
 	httpMaxHeaderBytes    = 16 << 10
 )
 
@@ -63,8 +61,20 @@ func newHTTPServer(h http.Handler) *http.Server {
 	}
 }
 
-// limitListener bounds the connections accepted from ln at once.
-func limitListener(ln net.Listener, n int) net.Listener { return netutil.LimitListener(ln, n) }
+// httpMaxConns is http.maxConns, or when it is 0 its default derived from
+// the descriptor limit: a quarter of it, 16 to 1,024 (the embedded DNS
+// server takes another quarter for TCP by default; the rest is left to
+// probes, the provider, replication and the listeners).
+func httpMaxConns(n int) int {
+	if n > 0 {
+		return n
+	}
+	lim, ok := fileLimit()
+	if !ok {
+		return 1024
+	}
+	return int(min(max(lim/4, 16), 1024))
+}
 
 // hostGuard answers 421 Misdirected Request to a request whose Host names
 // neither an IP literal, nor localhost, nor the host of the listen address,

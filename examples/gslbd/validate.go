@@ -108,8 +108,8 @@ func (c *Config) validateListeners() error {
 	if _, _, err := net.SplitHostPort(c.HTTP.Addr); err != nil {
 		return badErr("http.addr", c.HTTP.Addr, "host:port", err)
 	}
-	if n := c.HTTP.MaxConns; n < 1 || n > 100_000 {
-		return bad("http.maxConns", n, "1–100000")
+	if n := c.HTTP.MaxConns; n < 0 || n > 100_000 {
+		return bad("http.maxConns", n, "0 (derived from the descriptor limit) to 100000")
 	}
 	if err := c.Transfer.Validate(); err != nil {
 		var fe *memory.FieldError
