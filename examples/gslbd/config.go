@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/gslbkit/gslb/failover"
@@ -155,6 +156,9 @@ type DNSConfig struct {
 	// a real resolver retries over TCP (never limited), and the others
 	// are dropped. On by default at DefaultRRLRate (200) and
 	// DefaultRRLSlip (2), Knot's example figures; rate 0 turns it off.
+	// Loopback clients are exempt by default (127.0.0.0/8, ::1: a kernel
+	// drops packets from the network that claim those sources), so local
+	// monitoring is never limited; setting exempt replaces that list.
 	RRL memory.RRLConfig `json:"rrl"`
 }
 
@@ -170,6 +174,7 @@ const (
 func defaultRRL() memory.RRLConfig {
 	r := memory.DefaultRRLConfig()
 	r.Rate, r.Slip = DefaultRRLRate, DefaultRRLSlip
+	r.Exempt = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	return r
 }
 

@@ -106,7 +106,7 @@ func TestRRLLimitsReflection(t *testing.T) {
 	amp := map[string]float64{}
 	for _, tc := range []struct{ name, dns string }{
 		{"off", `dns: {addr: "127.0.0.1:0", rrl: {rate: 0}}`},
-		{"default", `dns: {addr: "127.0.0.1:0"}`},
+		{"default", `dns: {addr: "127.0.0.1:0", rrl: {exempt: []}}`}, // loopback is exempt by default
 	} {
 		y := strings.Replace(controllerYAML("", recs.String()), `dns: {addr: "127.0.0.1:0"}`, tc.dns, 1)
 		d := startDaemon(t, y)
