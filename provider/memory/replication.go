@@ -1,8 +1,6 @@
 package memory
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -89,8 +87,7 @@ type Handler struct {
 	source *Provider
 	filter RegionFilter
 	notify func()
-	header string
-	secret [32]byte
+	auth   HandlerConfig
 }
 
 // NewHandler returns a replication Handler, or cfg's validation error.
@@ -102,13 +99,12 @@ func NewHandler(source *Provider, cfg HandlerConfig, filter RegionFilter, notify
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Handler{source: source, filter: filter, notify: notify, header: cfg.Header, secret: sha256.Sum256([]byte(cfg.Secret))}, nil
+	return &Handler{source: source, filter: filter, notify: notify, auth: cfg}, nil
 }
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	got := sha256.Sum256([]byte(r.Header.Get(h.header)))
-	if subtle.ConstantTimeCompare(got[:], h.secret[:]) != 1 {
+	if !h.auth.VerifyRequest(r) { // a signed request, or the secret from older replicas
 		http.Error(w, "missing or wrong replication secret", http.StatusUnauthorized)
 		return
 	}
@@ -135,7 +131,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		snap := h.source.Snapshot()
-		writeJSON(w, h.filterSnapshot(region, snap))
+		h.auth.WriteSignedJSON(w, r, h.filterSnapshot(region, snap))
 	case strings.HasSuffix(path, "/changes") || path == "changes":
 		if !h.get(w, r) {
 			return
@@ -149,7 +145,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("since %q is not a version (a decimal integer 0 to 2^64-1)", r.URL.Query().Get("since")), http.StatusBadRequest)
 			return
 		}
-		writeJSON(w, h.changes(region, since, r.URL.Query().Get("epoch")))
+		h.auth.WriteSignedJSON(w, r, h.changes(region, since, r.URL.Query().Get("epoch")))
 	default:
 		http.NotFound(w, r)
 	}
