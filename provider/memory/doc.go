@@ -23,8 +23,9 @@
 // it keeps every part of the reply but the choice, asks the hook and
 // assembles the records it chose, so a hook that allocates nothing
 // (failover.WeightedRandom, failover.Geo) answers with no allocation. Handler and Replica replicate zones over HTTP (snapshot,
-// changes since a version, notify; a shared secret), so a DNS node can
-// serve a copy that keeps answering while its source is away.
+// changes since a version, notify; requests and replies signed with
+// HMAC-SHA256 keyed by a shared secret, which never travels), so a DNS
+// node can serve a copy that keeps answering while its source is away.
 //
 // Answers follow RFC 1034 and RFC 4592 as Knot DNS does (a differential test
 // against knotd is part of the tests): wildcards, delegations at NS records

@@ -14,8 +14,9 @@ const DefaultSecretHeader = "X-Gslb-Replication-Secret"
 
 // HandlerConfig configures both ends of zone replication.
 type HandlerConfig struct {
-	// Secret is the shared secret every request must carry, 16 to 1024
-	// bytes. Required; there is no default.
+	// Secret is the shared secret that keys the HMAC-SHA256 of every
+	// request and reply (see SignRequest), 16 to 1024 bytes. Required;
+	// there is no default.
 	Secret string `json:"secret"`
 	// Header is the HTTP header that carries it. Default
 	// DefaultSecretHeader.
@@ -74,8 +75,10 @@ type ChangesResponse struct {
 //	GET  <base>/changes?since=V[&epoch=E][&region=R]  a ChangesResponse (JSON)
 //	POST <base>/notify                         204; calls the notify function
 //
-// Every request must carry the shared secret in the configured header
-// (compared in constant time), else 401. A Handler built without a source
+// Every request must be signed with the shared secret (see SignRequest;
+// older replicas may send the secret itself in the configured header,
+// compared in constant time), else 401; replies to signed requests are
+// signed (SignatureHeader). A Handler built without a source
 // Provider answers 404 to snapshot and changes (a replica's notify
 // endpoint); one without a notify function answers 404 to notify. With
 // ?region= and a RegionFilter, records the filter rejects are left out (an
