@@ -18,7 +18,10 @@ import (
 // connection between requests), which is closed; when every connection is
 // busy it takes a reserved slot, where it may ask /healthz or /readyz once
 // within reservedLifetime (anything else is answered 503) before it is
-// closed; when the reserved slots are busy too it is closed at once. So
+// closed; when every reserved slot is taken, the reserved connection that
+// has waited longest without a request read (a slow client) is closed to
+// make room, and only when all of them are being answered is the new one
+// closed at once. So
 // idle, slow or busy clients can neither hold the port (a kubelet liveness
 // probe is answered) nor take more descriptors than their share.
 const (
@@ -30,6 +33,8 @@ type connInfo struct {
 	idle     bool
 	since    time.Time // when it went idle
 	reserved bool
+	serving  bool        // a reserved connection's request is being answered
+	at       time.Time   // when it was accepted
 	timer    *time.Timer // closes a reserved connection
 }
 
@@ -92,11 +97,25 @@ func (l *connLimiter) admit(c net.Conn) bool {
 		return true
 	}
 	if l.nres >= reserveConns {
-		return false
+		var slow net.Conn
+		var at time.Time
+		for oc, ci := range l.conns {
+			if ci.reserved && !ci.serving && (slow == nil || ci.at.Before(at)) {
+				slow, at = oc, ci.at
+			}
+		}
+		if slow == nil {
+			return false
+		}
+		l.conns[slow].timer.Stop()
+		delete(l.conns, slow)
+		l.nres--
+		l.evicted.Add(1)
+		_ = slow.Close()
 	}
 	l.nres++
 	l.reservedUsed.Add(1)
-	l.conns[c] = &connInfo{reserved: true, timer: time.AfterFunc(reservedLifetime, func() { _ = c.Close() })}
+	l.conns[c] = &connInfo{reserved: true, at: time.Now(), timer: time.AfterFunc(reservedLifetime, func() { _ = c.Close() })}
 	return true
 }
 
@@ -132,19 +151,23 @@ func (l *connLimiter) connContext(ctx context.Context, c net.Conn) context.Conte
 	ci := l.conns[c]
 	l.mu.Unlock()
 	if ci != nil && ci.reserved {
-		return context.WithValue(ctx, reservedKey{}, true)
+		return context.WithValue(ctx, reservedKey{}, ci)
 	}
 	return ctx
 }
 
 // guard serves only /healthz and /readyz on reserved connections, and
 // closes them after the answer.
-func guardReserved(h http.Handler) http.Handler {
+func (l *connLimiter) guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Context().Value(reservedKey{}) == nil {
+		ci, _ := r.Context().Value(reservedKey{}).(*connInfo)
+		if ci == nil {
 			h.ServeHTTP(w, r)
 			return
 		}
+		l.mu.Lock()
+		ci.serving = true // read whole: no longer a slow client to evict
+		l.mu.Unlock()
 		w.Header().Set("Connection", "close")
 		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 			h.ServeHTTP(w, r)
@@ -174,7 +197,7 @@ func (l *connLimiter) register(reg *prometheus.Registry) {
 			func() float64 { return float64(l.max) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gslbkit_http_connections", Help: "HTTP connections held now, reserved ones (for /healthz and /readyz while every other is busy) included."},
 			func() float64 { n, r, _ := l.counts(); return float64(n + r) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gslbkit_http_connections_evicted_total", Help: "Idle keep-alive HTTP connections closed, idle longest first, to make room for a new one."},
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gslbkit_http_connections_evicted_total", Help: "HTTP connections closed to make room for a new one: idle keep-alive ones (idle longest first), and reserved ones still without a request (waiting longest first)."},
 			func() float64 { return float64(l.evicted.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gslbkit_http_connections_reserved_total", Help: "HTTP connections given a reserved slot because every other was busy."},
 			func() float64 { return float64(l.reservedUsed.Load()) }),

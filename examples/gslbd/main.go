@@ -178,7 +178,7 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 	defer cancel()
 	lim := newConnLimiter(ln, httpMaxConns(cfg.HTTP.MaxConns))
 	lim.register(zs.met.reg)
-	hs := newHTTPServer(guardReserved(hostGuard(cfg.HTTP.Addr, cfg.HTTP.AllowedHosts, h)))
+	hs := newHTTPServer(lim.guard(hostGuard(cfg.HTTP.Addr, cfg.HTTP.AllowedHosts, h)))
 	hs.ConnState, hs.ConnContext = lim.track, lim.connContext
 	if n, ok := fileLimit(); ok && dnsSrv != nil && uint64(lim.max+reserveConns+dnsSrv.TCPLimit()) > n*3/4 {
 		log.Warn("http.maxConns and dns.maxTCPConns together take more than three quarters of the descriptor limit: probes and DNS TCP may run out of descriptors under an HTTP flood (leave them 0 to derive them)",
