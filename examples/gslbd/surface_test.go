@@ -98,3 +98,34 @@ func TestShortAPITokenRefused(t *testing.T) {
 		t.Errorf("allowedHosts with a port: %v", err)
 	}
 }
+
+// TestRRLConfig: dns.rrl is a known key, on by default at rate 200 and
+// slip 2 with loopback exempt, and a bad value is refused naming its path.
+func TestRRLConfig(t *testing.T) {
+	base := strings.Replace(apiYAML, "http: {apiToken: let-me-in-0123456789}\n", "", 1)
+	cfg, err := ParseConfig([]byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cfg.DNS.RRL; r.Rate != 200 || r.Slip != 2 || len(r.Exempt) != 2 {
+		t.Errorf("default rrl: %+v", r)
+	}
+	for _, tc := range []struct{ yaml, field string }{
+		{"dns: {rrl: {rate: 0}}\n", ""},
+		{"dns: {rrl: {rate: 50, slip: 1, exempt: [10.0.0.0/8]}}\n", ""},
+		{"dns: {rrl: {slip: 101}}\n", "dns.rrl.slip"},
+		{"dns: {rrl: {rate: -1}}\n", "dns.rrl.rate"},
+	} {
+		cfg, err := ParseConfig([]byte(base + tc.yaml))
+		if err == nil {
+			err = cfg.Validate()
+		}
+		var ce *ConfigError
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%s: %v", tc.yaml, err)
+		case tc.field != "" && (!errors.As(err, &ce) || ce.Field != tc.field):
+			t.Errorf("%s: %v, want an error naming %s", tc.yaml, err, tc.field)
+		}
+	}
+}
