@@ -67,7 +67,13 @@ func (c *controller) handler() http.Handler {
 	if c.repl != nil {
 		mux.Handle("/replication/", c.gateReplication(c.repl))
 		ra := c.cfg.Replication.auth()
-		mux.HandleFunc("GET /replication/answers", headerOnly(ra.Header, ra.Secret, "missing or wrong replication secret", c.serveAnswerDigest))
+		mux.HandleFunc("GET /replication/answers", func(w http.ResponseWriter, r *http.Request) {
+			if !ra.VerifyRequest(r) {
+				writeJSON(w, http.StatusUnauthorized, apiError{"missing or wrong replication secret or MAC"})
+				return
+			}
+			ra.WriteSignedJSON(w, r, c.answerDigest)
+		})
 	}
 	mux.HandleFunc("GET /metrics", read(c.met.handler().ServeHTTP))
 	mux.Handle("GET /readyz", c.met.ready.handler("controller"))
@@ -100,19 +106,17 @@ func (c *controller) authorized(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// tokenOnly serves h only to requests that carry the bearer token.
+// tokenOnly serves h only to requests that carry the bearer token:
+// "Authorization: Bearer <token>", the scheme in any case (RFC 9110
+// §11.1), the token compared in constant time as SHA-256 digests.
 func tokenOnly(tok string, h http.HandlerFunc) http.HandlerFunc {
-	return headerOnly("Authorization", "Bearer "+tok, "missing or wrong API token", h)
-}
-
-// headerOnly serves h only to requests whose header carries value
-// (compared in constant time); the others get 401 and why.
-func headerOnly(header, value, why string, h http.HandlerFunc) http.HandlerFunc {
-	want := sha256.Sum256([]byte(value))
+	want := sha256.Sum256([]byte(tok))
 	return func(w http.ResponseWriter, r *http.Request) {
-		got := sha256.Sum256([]byte(r.Header.Get(header)))
-		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			writeJSON(w, http.StatusUnauthorized, apiError{why})
+		scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		got := sha256.Sum256([]byte(strings.TrimLeft(cred, " ")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || !strings.EqualFold(scheme, "Bearer") {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gslbd"`)
+			writeJSON(w, http.StatusUnauthorized, apiError{"missing or wrong API token"})
 			return
 		}
 		h(w, r)
@@ -391,11 +395,4 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
-}
-
-// serveAnswerDigest answers GET /replication/answers (for nodes, behind
-// the replication secret) with the digest of the controller's per-query
-// answer config (answerDigest): nodes compare it with their own.
-func (c *controller) serveAnswerDigest(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, c.answerDigest)
 }

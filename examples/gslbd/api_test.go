@@ -15,7 +15,7 @@ import (
 )
 
 const apiYAML = `zone: example.test.
-http: {apiToken: let-me-in}
+http: {apiToken: let-me-in-0123456789}
 replication: {secret: 0123456789abcdef0123}
 records:
   - name: app.example.test.
@@ -86,7 +86,7 @@ func do(h http.Handler, method, path string, hdr map[string]string) *httptest.Re
 func TestAPIStatusCodes(t *testing.T) {
 	c := newTestController(t, apiYAML)
 	h := c.handler()
-	auth := map[string]string{"Authorization": "Bearer let-me-in"}
+	auth := map[string]string{"Authorization": "Bearer let-me-in-0123456789"}
 	cases := []struct {
 		name, method, path string
 		hdr                map[string]string

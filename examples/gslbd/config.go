@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/probe/probecheck"
 	"github.com/gslbkit/gslb/provider/cloudflare"
+	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/replication"
 	"github.com/gslbkit/gslb/provider/rfc2136"
 	"github.com/gslbkit/gslb/provider/route53"
@@ -152,6 +154,34 @@ type DNSConfig struct {
 	// MaxTCPConnsPerSource bounds the TCP connections of one client
 	// address, 0–1,000,000; 0 (the default) sets no such bound.
 	MaxTCPConnsPerSource int `json:"maxTCPConnsPerSource,omitempty"`
+	// RRL is response rate limiting of UDP answers (dnsserver.RRLConfig:
+	// rate, slip, tableSize, ipv4Prefix, ipv6Prefix, exempt), against
+	// reflection: one spoofed source cannot make gslbd send more than
+	// Rate answers a second per netblock, name and kind of answer; beyond
+	// that every Slip-th answer is sent truncated (TC, no records), which
+	// a real resolver retries over TCP (never limited), and the others
+	// are dropped. On by default at DefaultRRLRate (200) and
+	// DefaultRRLSlip (2), Knot's example figures; rate 0 turns it off.
+	// Loopback clients are exempt by default (127.0.0.0/8, ::1: a kernel
+	// drops packets from the network that claim those sources), so local
+	// monitoring is never limited; setting exempt replaces that list.
+	RRL dnsserver.RRLConfig `json:"rrl"`
+}
+
+// DefaultRRLRate and DefaultRRLSlip are gslbd's RRL defaults: 200 answers
+// a second per bucket (a /24 or /56 client netblock, a name and a kind of
+// answer), every second limited answer sent truncated.
+const (
+	DefaultRRLRate = 200
+	DefaultRRLSlip = 2
+)
+
+// defaultRRL is the library's RRL table with gslbd's rate and slip.
+func defaultRRL() dnsserver.RRLConfig {
+	r := dnsserver.DefaultRRLConfig()
+	r.Rate, r.Slip = DefaultRRLRate, DefaultRRLSlip
+	r.Exempt = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	return r
 }
 
 // HTTPConfig configures the HTTP listener.
@@ -174,9 +204,22 @@ type HTTPConfig struct {
 	// APIToken too; it needs APIToken. /healthz, /readyz and /replication
 	// (shared secret) stay open.
 	ProtectReads bool `json:"protectReads,omitempty"`
-	// MaxConns bounds the HTTP connections held at once, 1–100,000; more
-	// wait in the kernel's accept queue until one closes. Default 256.
+	// MaxConns bounds the HTTP connections held at once, 0–100,000. 0 (the
+	// default) derives it from the descriptor limit (a quarter, 16 to
+	// 1,024), as dns.maxTCPConns is, so DNS over TCP keeps its share
+	// whatever HTTP does. A new connection at a full table closes the one
+	// idle longest; when every one is busy it takes one of 8 slots
+	// reserved for /healthz and /readyz (anything else is answered 503 there).
 	MaxConns int `json:"maxConns,omitempty"`
+	// AllowedHosts lists the host names (case-insensitive, no port) a
+	// request's Host header may name, besides IP literals and "localhost"
+	// (always allowed) and the host of Addr. Any other Host is answered
+	// 421 Misdirected Request, so a page that rebinds its own DNS name to
+	// gslbd's address (DNS rebinding) reads nothing. /healthz, /readyz and
+	// /replication/ (shared secret) answer whatever the Host: a liveness
+	// probe must not fail on a name. List the names operators and
+	// Prometheus reach gslbd by.
+	AllowedHosts []string `json:"allowedHosts,omitempty"`
 }
 
 // ReplicationConfig configures the replication endpoints of a controller
@@ -342,8 +385,8 @@ func DefaultConfig() Config {
 	return Config{
 		OwnerID:     "gslbd",
 		Style:       StyleRecordService,
-		DNS:         DNSConfig{Addr: "127.0.0.1:5353", TCPIdleTimeout: Duration(10 * time.Second)},
-		HTTP:        HTTPConfig{Addr: "127.0.0.1:8053", MaxConns: 256},
+		DNS:         DNSConfig{Addr: "127.0.0.1:5353", TCPIdleTimeout: Duration(10 * time.Second), RRL: defaultRRL()},
+		HTTP:        HTTPConfig{Addr: "127.0.0.1:8053"},
 		Replication: ReplicationConfig{Header: replication.DefaultSecretHeader},
 		StateDir:    DefaultStateDir(),
 		Provider:    ProviderConfig{Type: "embedded"},

@@ -86,7 +86,14 @@ type controller struct {
 	refusedMu  sync.Mutex
 	refusedErr error
 
+	// depHold is DefaultDependencyHold (tests shorten it); poolGauge
+	// counts records by pool conflict state (external provider only).
+	depHold     time.Duration
+	poolGauge   *prometheus.GaugeVec
+	poolRetries atomic.Int64 // retries of taken pools, for tests
+
 	mu      sync.Mutex
+	deps    map[string]*depState // pool conflicts by record name (depconflict.go)
 	records []*recState
 	byName  map[string]*recState  // by record name; fixed after newController
 	byID    map[string]*addrState // by target ID; fixed after newController
@@ -120,7 +127,8 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &controller{cfg: cfg, log: log, met: met, client: d.client, st: newStatusTracker(), byName: map[string]*recState{}, byID: map[string]*addrState{},
-		answering: make(chan struct{})}
+		answering: make(chan struct{}),
+		deps:      map[string]*depState{}, depHold: DefaultDependencyHold}
 	if c.client == nil {
 		c.client = http.DefaultClient
 	}
@@ -157,6 +165,8 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 		if err := c.newRemote(d.provider); err != nil {
 			return nil, err
 		}
+		c.poolGauge = newPoolConflictGauge(met.reg)
+		met.ready.add("pool_conflict", c.poolConflictCheck)
 	}
 	if cfg.Replication.Secret != "" {
 		c.repl, err = replication.NewHandler(c.zone, cfg.Replication.auth(), c.regionFilter(), nil)
@@ -390,6 +400,7 @@ func (c *controller) Run(ctx context.Context) error {
 	start("embedded reconciler", c.local.Run)
 	if c.remote != nil {
 		start("provider reconciler", c.remote.Run)
+		start("pool conflicts", c.dependencyLoop)
 	}
 	if len(c.cfg.Replication.Notify) > 0 {
 		start("notifier", c.notifyLoop)
@@ -448,6 +459,9 @@ func (c *controller) publish() {
 			}
 		}
 		if c.remote != nil {
+			if c.inFallbackLocked(rs.spec.Name) {
+				m.Disabled = true // its pool is taken: its failover name (depconflict.go)
+			}
 			if fd, err := c.policy.Provider(m); err != nil {
 				errs = append(errs, err)
 			} else {

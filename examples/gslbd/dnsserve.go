@@ -21,6 +21,7 @@ func newDNSServer(cfg Config, zone *memory.Provider, log *slog.Logger) (*dnsserv
 	sc.MaxTCPConns = cfg.DNS.MaxTCPConns
 	sc.MaxTCPConnsPerSource = cfg.DNS.MaxTCPConnsPerSource
 	var xfr *zonetransfer.Transfer
+	sc.RRL = cfg.DNS.RRL
 	if cfg.Transfer.Enabled() {
 		var err error
 		if xfr, err = zonetransfer.NewTransfer(zone, cfg.Transfer, log); err != nil {

@@ -6,8 +6,11 @@
 // (RFC 2136, Route 53, Cloudflare) as well when configured. An HTTP API lists
 // records with per-address state and statistics, drains and undrains
 // addresses, enables and disables records, and serves the zone to DNS nodes
-// (snapshot, changes, notify) behind a shared secret; /metrics exports
-// Prometheus metrics; logs are JSON on stderr.
+// (snapshot, changes, notify), signed with HMAC-SHA256 keyed by a shared
+// secret that never travels; /metrics exports Prometheus metrics; logs are
+// JSON on stderr. UDP answers are rate limited (dns.rrl) against
+// reflection; HTTP keeps slots for /healthz and /readyz and answers 421 to
+// a Host it does not know (DNS rebinding).
 //
 // Drains are maintenance: they hold until undrained (or an expiry), while
 // probing goes on. The controller keeps operator intent, address states and

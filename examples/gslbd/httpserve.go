@@ -3,10 +3,10 @@ package main
 import (
 	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/net/netutil"
 )
 
 // Server-wide HTTP limits. There is deliberately no server-wide
@@ -14,8 +14,8 @@ import (
 // routeDeadlines), so a long replication snapshot is not cut while a
 // stalled API client still is.
 const (
-	httpReadHeaderTimeout = 10 * time.Second
-	httpIdleTimeout       = 60 * time.Second
+	httpReadHeaderTimeout = 5 * time.Second
+	httpIdleTimeout       = 30 * time.Second
 	httpMaxHeaderBytes    = 16 << 10
 )
 
@@ -61,5 +61,58 @@ func newHTTPServer(h http.Handler) *http.Server {
 	}
 }
 
-// limitListener bounds the connections accepted from ln at once.
-func limitListener(ln net.Listener, n int) net.Listener { return netutil.LimitListener(ln, n) }
+// httpMaxConns is http.maxConns, or when it is 0 its default derived from
+// the descriptor limit: a quarter of it, 16 to 1,024 (the embedded DNS
+// server takes another quarter for TCP by default; the rest is left to
+// probes, the provider, replication and the listeners).
+func httpMaxConns(n int) int {
+	if n > 0 {
+		return n
+	}
+	lim, ok := fileLimit()
+	if !ok {
+		return 1024
+	}
+	return int(min(max(lim/4, 16), 1024))
+}
+
+// hostGuard answers 421 Misdirected Request to a request whose Host names
+// neither an IP literal, nor localhost, nor the host of the listen address,
+// nor one of allowed (http.allowedHosts), against DNS rebinding: a page
+// on evil.test that rebinds evil.test to 127.0.0.1 sends "Host: evil.test"
+// and reads nothing. /healthz, /readyz and /replication/ are exempt (a
+// probe or load balancer may send any name; replication needs the shared
+// secret, which a browser does not have).
+func hostGuard(listen string, allowed []string, h http.Handler) http.Handler {
+	names := map[string]bool{"localhost": true}
+	if host, _, err := net.SplitHostPort(listen); err == nil && host != "" {
+		names[strings.ToLower(host)] = true
+	}
+	for _, a := range allowed {
+		names[strings.ToLower(strings.TrimSuffix(a, "."))] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if p == "/healthz" || p == "/readyz" || strings.HasPrefix(p, "/replication/") || hostAllowed(r.Host, names) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		writeJSON(w, http.StatusMisdirectedRequest, apiError{"Host " + strconv.Quote(r.Host) + " is not a name of this server: add it to http.allowedHosts, or use its IP address or localhost"})
+	})
+}
+
+// hostAllowed reports whether the Host header host (with or without a
+// port) is an IP literal or one of names.
+func hostAllowed(host string, names map[string]bool) bool {
+	if host == "" {
+		return true // HTTP/1.0 without Host: no browser sends that
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ".")
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	return names[strings.ToLower(host)]
+}

@@ -21,7 +21,7 @@ import (
 func act(t *testing.T, h http.Handler, path, body string) (int, recordView, string) {
 	t.Helper()
 	req := httptest.NewRequest("POST", path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer let-me-in")
+	req.Header.Set("Authorization", "Bearer let-me-in-0123456789")
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -172,7 +172,7 @@ func TestStateFile(t *testing.T) {
 
 const stateYAML = `zone: example.test.
 ownerId: gslbd
-http: {apiToken: let-me-in}
+http: {apiToken: let-me-in-0123456789}
 records:
   - name: app.example.test.
     failover: app.backup.example.net.

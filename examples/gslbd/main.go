@@ -180,7 +180,14 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	hs := newHTTPServer(h)
+	lim := newConnLimiter(ln, httpMaxConns(cfg.HTTP.MaxConns))
+	lim.register(zs.met.reg)
+	hs := newHTTPServer(lim.guard(hostGuard(cfg.HTTP.Addr, cfg.HTTP.AllowedHosts, h)))
+	hs.ConnState, hs.ConnContext = lim.track, lim.connContext
+	if n, ok := fileLimit(); ok && dnsSrv != nil && uint64(lim.max+reserveConns+dnsSrv.TCPLimit()) > n*3/4 {
+		log.Warn("http.maxConns and dns.maxTCPConns together take more than three quarters of the descriptor limit: probes and DNS TCP may run out of descriptors under an HTTP flood (leave them 0 to derive them)",
+			"httpMaxConns", lim.max, "dnsMaxTCPConns", dnsSrv.TCPLimit(), "nofile", n)
+	}
 	var wg sync.WaitGroup
 	errc := make(chan error, 3)
 	fail := func(err error) {
@@ -190,7 +197,7 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 		}
 	}
 	wg.Go(func() {
-		if err := hs.Serve(limitListener(ln, cfg.HTTP.MaxConns)); !errors.Is(err, http.ErrServerClosed) {
+		if err := hs.Serve(lim); !errors.Is(err, http.ErrServerClosed) {
 			fail(err)
 		}
 	})

@@ -138,6 +138,7 @@ type dnsCollector struct {
 	queries, open, limit                 *prometheus.Desc
 	accepted, evicted, refused, accFails *prometheus.Desc
 	panics, pauses, tooBig               *prometheus.Desc
+	rrl                                  *prometheus.Desc
 }
 
 func newDNSCollector() *dnsCollector {
@@ -154,6 +155,7 @@ func newDNSCollector() *dnsCollector {
 		accFails: d("gslbkit_dns_tcp_accept_errors_total", "Failed TCP accepts (out of descriptors, for instance), each followed by a back-off."),
 		panics:   d("gslbkit_dns_panics_total", "Recovered panics while answering (bugs): where=\"server\" cost the query its reply, where=\"answer_hook\" answered with every record.", "where"),
 		pauses:   d("gslbkit_dns_udp_pause_trials_total", "Trials of the UDP pause by the embedded server's UDP loops (made while a loop receives more than the pause's rate, 60,000 queries/s by default), by whether the trial chose to pause.", "chosen"),
+		rrl:      d("gslbkit_dns_rrl_responses_total", "UDP answers by the response rate limiter's decision (dns.rrl): sent, dropped, or slipped (sent truncated, so a real client retries over TCP). Zero while RRL is off.", "action"),
 		tooBig:   d("gslbkit_dns_udp_too_big_total", "UDP replies larger than the outgoing interface's MTU, sent truncated (the server never fragments) so the client retried over TCP; above zero, maxUDPSize is larger than the link carries."),
 	}
 }
@@ -162,7 +164,7 @@ func newDNSCollector() *dnsCollector {
 func (c *dnsCollector) serve(srv *dnsserver.Server) { c.srv.Store(srv) }
 
 func (c *dnsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.queries, c.open, c.limit, c.accepted, c.evicted, c.refused, c.accFails, c.panics, c.pauses, c.tooBig} {
+	for _, d := range []*prometheus.Desc{c.queries, c.open, c.limit, c.accepted, c.evicted, c.refused, c.accFails, c.panics, c.pauses, c.tooBig, c.rrl} {
 		ch <- d
 	}
 }
@@ -194,6 +196,9 @@ func (c *dnsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.pauses, prometheus.CounterValue, float64(st.UDPPauseChosen), "true")
 	ch <- prometheus.MustNewConstMetric(c.pauses, prometheus.CounterValue, float64(st.UDPPauseTrials-st.UDPPauseChosen), "false")
 	ch <- prometheus.MustNewConstMetric(c.tooBig, prometheus.CounterValue, float64(st.UDPTooBig))
+	ch <- prometheus.MustNewConstMetric(c.rrl, prometheus.CounterValue, float64(st.RRL.Sent), "sent")
+	ch <- prometheus.MustNewConstMetric(c.rrl, prometheus.CounterValue, float64(st.RRL.Dropped), "dropped")
+	ch <- prometheus.MustNewConstMetric(c.rrl, prometheus.CounterValue, float64(st.RRL.Slipped), "slipped")
 }
 
 // reconcilerObserver turns the events of the reconciler publishing to name

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -109,7 +110,26 @@ func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*
 		if st.Synced {
 			return false, ""
 		}
-		return true, "no copy of the zone yet from " + cfg.Node.URL + " (answering REFUSED)" + lastErr(st.LastErr)
+		if st.LastSync.IsZero() && !st.FromDisk {
+			return true, "no copy of the zone yet from " + cfg.Node.URL + " (answering REFUSED)" + lastErr(st.LastErr)
+		}
+		// A change set was refused: the next sync takes a whole snapshot,
+		// and until then the node answers the copy it has.
+		return true, fmt.Sprintf("waiting for a whole snapshot from %s; answering its last good copy (version %d)", cfg.Node.URL, st.Version) + lastErr(st.LastErr)
+	})
+	met.ready.add("replica_source_untrusted", func(time.Time) (bool, string) {
+		st := n.replica.Status()
+		var re *replication.RejectError
+		if !errors.As(st.LastErr, &re) {
+			return false, ""
+		}
+		switch re.Reason {
+		case replication.RejectUnsigned, replication.RejectForged:
+			return true, fmt.Sprintf("forged or older source: the last reply from %s was not signed with the shared secret (%s); refused, serving the copy of version %d", cfg.Node.URL, re.Reason, st.Version) + lastErr(st.LastErr)
+		case replication.RejectRollback:
+			return true, fmt.Sprintf("forged or older source: %s served an older version of the copy's epoch; refused, serving the copy of version %d", cfg.Node.URL, st.Version) + lastErr(st.LastErr)
+		}
+		return false, ""
 	})
 	met.ready.add("replica_degraded", func(time.Time) (bool, string) {
 		st := n.replica.Status()
@@ -183,7 +203,7 @@ func (n *node) fetchAnswerDigest(ctx context.Context) (answerDigest, error) {
 	if err != nil {
 		return answerDigest{}, err
 	}
-	req.Header.Set(cmp.Or(n.cfg.Node.Auth.Header, replication.DefaultSecretHeader), n.cfg.Node.Auth.Secret)
+	nonce := n.cfg.Node.Auth.SignRequest(req) // never the secret itself
 	resp, err := n.client.Do(req)
 	if err != nil {
 		return answerDigest{}, err
@@ -196,8 +216,15 @@ func (n *node) fetchAnswerDigest(ctx context.Context) (answerDigest, error) {
 		}
 		return answerDigest{}, fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return answerDigest{}, fmt.Errorf("GET %s: %w", u, err)
+	}
+	if !n.cfg.Node.Auth.VerifyReply(nonce, body, resp.Header.Get(replication.SignatureHeader)) {
+		return answerDigest{}, fmt.Errorf("GET %s: the reply is unsigned or its signature does not verify with the shared secret: not the configured controller", u)
+	}
 	var d answerDigest
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&d); err != nil {
+	if err := json.Unmarshal(body, &d); err != nil {
 		return answerDigest{}, fmt.Errorf("GET %s: %w", u, err)
 	}
 	if d.Names == nil {

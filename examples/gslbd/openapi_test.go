@@ -248,7 +248,7 @@ func TestOpenAPIDescribesRealResponses(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	waitFor(t, 30*time.Second, "node synced", func() bool { return n.replica.Status().Synced })
 
-	auth := "Bearer let-me-in"
+	auth := "Bearer let-me-in-0123456789"
 	reqs := []struct{ method, base, path string }{
 		{"GET", ctlSrv.URL, "/api/status"},
 		{"GET", ctlSrv.URL, "/api/records"},

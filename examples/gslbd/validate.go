@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/replication"
 	"github.com/gslbkit/gslb/provider/zonetransfer"
 	"github.com/gslbkit/gslb/record"
@@ -104,11 +106,18 @@ func (c *Config) validateListeners() error {
 	if n := c.DNS.MaxTCPConnsPerSource; n < 0 || n > 1_000_000 {
 		return bad("dns.maxTCPConnsPerSource", n, "0 (no limit) to 1000000")
 	}
+	if err := c.DNS.RRL.Validate(); err != nil {
+		var fe *dnsserver.FieldError
+		if errors.As(err, &fe) {
+			return &ConfigError{Field: "dns." + fe.Path, Value: fe.Value, Allowed: fe.Allowed, Err: err}
+		}
+		return badErr("dns.rrl", "", "a valid rrl block", err)
+	}
 	if _, _, err := net.SplitHostPort(c.HTTP.Addr); err != nil {
 		return badErr("http.addr", c.HTTP.Addr, "host:port", err)
 	}
-	if n := c.HTTP.MaxConns; n < 1 || n > 100_000 {
-		return bad("http.maxConns", n, "1–100000")
+	if n := c.HTTP.MaxConns; n < 0 || n > 100_000 {
+		return bad("http.maxConns", n, "0 (derived from the descriptor limit) to 100000")
 	}
 	if err := c.Transfer.Validate(); err != nil {
 		var fe *zonetransfer.FieldError
@@ -380,6 +389,14 @@ func (c *Config) validateAPIAccess() error {
 	h := c.HTTP
 	if strings.TrimSpace(h.APIToken) != h.APIToken {
 		return bad("http.apiToken", "(hidden)", "no leading or trailing whitespace (HTTP strips it, so it could never match)")
+	}
+	if h.APIToken != "" && len(h.APIToken) < 16 {
+		return bad("http.apiToken", "(hidden, "+strconv.Itoa(len(h.APIToken))+" bytes)", "at least 16 bytes (a short token can be guessed; try: openssl rand -hex 16)")
+	}
+	for i, n := range h.AllowedHosts {
+		if err := dnsname.Check(n); err != nil || n == "" || strings.ContainsAny(n, ":/") {
+			return badErr(fmt.Sprintf("http.allowedHosts[%d]", i), n, "a host name without port, such as gslb.example.net", err)
+		}
 	}
 	if h.ProtectReads && h.APIToken == "" {
 		return bad("http.protectReads", true, "false, or true with http.apiToken set")

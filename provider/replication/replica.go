@@ -281,6 +281,12 @@ const (
 	RejectTooLarge = "too-large"
 	// RejectInvalid: the data does not parse or its records do not validate.
 	RejectInvalid = "invalid"
+	// RejectUnsigned: the reply carries no signature (SignatureHeader).
+	RejectUnsigned = "unsigned"
+	// RejectForged: the reply's signature does not verify.
+	RejectForged = "forged"
+	// RejectRollback: a snapshot of the copy's epoch with a lower version.
+	RejectRollback = "rollback"
 )
 
 // RejectError is a snapshot or change set the Replica refused; its local
@@ -579,6 +585,13 @@ func (r *Replica) restore(ctx context.Context, snap memory.Snapshot) error {
 	if err := r.checkSnapshot(snap); err != nil {
 		return err
 	}
+	r.mu.Lock()
+	epoch, version := r.st.Epoch, r.st.Version
+	r.mu.Unlock()
+	if epoch != "" && snap.Epoch == epoch && snap.Version < version {
+		// The same history, older: a replayed or stale source.
+		return &RejectError{Reason: RejectRollback, Err: fmt.Errorf("snapshot version %d of epoch %s is older than the copy's %d", snap.Version, epoch, version)}
+	}
 	if err := r.local.RestoreContext(ctx, snap); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("replication: replica: building the copy: %w", err)
@@ -667,7 +680,7 @@ func (r *Replica) get(ctx context.Context, endpoint string, q url.Values, decode
 	if err != nil {
 		return fmt.Errorf("replication: replica: %w", err)
 	}
-	req.Header.Set(r.cfg.Auth.Header, r.cfg.Auth.Secret)
+	nonce := r.cfg.Auth.SignRequest(req) // the secret itself is never sent
 	resp, err := r.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("replication: replica: GET %s: %w", endpoint, err)
@@ -681,10 +694,14 @@ func (r *Replica) get(ctx context.Context, endpoint string, q url.Values, decode
 		return &RejectError{Reason: RejectTooLarge, Err: fmt.Errorf("GET %s: %w: announced %d bytes, limit %d", endpoint, ErrTooLarge, resp.ContentLength, r.cfg.MaxBody)}
 	}
 	body := &limitReader{r: resp.Body, n: r.cfg.MaxBody, limit: r.cfg.MaxBody}
-	err = decode(body)
+	vb := &verifyingBody{r: body, mac: replyMAC(r.cfg.Auth.Secret, nonce)}
+	err = decode(vb)
+	if err == nil {
+		_, err = io.Copy(io.Discard, vb) // the rest (a newline) is signed too
+	}
 	switch {
 	case err == nil:
-		return nil
+		return checkSignature(endpoint, resp.Header.Get(SignatureHeader), vb)
 	case errors.Is(err, ErrTooLarge):
 		return &RejectError{Reason: RejectTooLarge, Err: fmt.Errorf("GET %s: %w", endpoint, err)}
 	case body.err != nil:
@@ -726,7 +743,7 @@ func SendNotify(ctx context.Context, client *http.Client, baseURL string, auth H
 	if err != nil {
 		return fmt.Errorf("replication: notify: %w", err)
 	}
-	req.Header.Set(auth.Header, auth.Secret)
+	auth.SignRequest(req) // the secret itself is never sent
 	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("replication: notify: %w", err)

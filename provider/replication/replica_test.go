@@ -75,8 +75,9 @@ func (c *controller) setDown(down bool) {
 
 // serveBody answers every request with body.
 func serveBody(body string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set(replication.SignatureHeader, auth().SignReply(r.Header.Get(replication.NonceHeader), []byte(body)))
 		io.WriteString(w, body)
 	})
 }
@@ -89,6 +90,7 @@ func serveSnapshot(body string) http.Handler {
 		if strings.HasSuffix(r.URL.Path, "/changes") {
 			body = `{"version":9,"full":true,"snapshot":` + body + `}`
 		}
+		w.Header().Set(replication.SignatureHeader, auth().SignReply(r.Header.Get(replication.NonceHeader), []byte(body)))
 		io.WriteString(w, body)
 	})
 }
@@ -357,9 +359,14 @@ func TestReplicaBodyLimit(t *testing.T) {
 // is tested.
 func legacyHandler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !auth().VerifyRequest(r) {
+			http.Error(w, "wrong MAC", http.StatusUnauthorized)
+			return
+		}
 		q := r.URL.Query()
 		q.Del("epoch")
-		r.URL.RawQuery = q.Encode()
+		r.URL.RawQuery = q.Encode() // which the MAC covered: the secret vouches instead
+		r.Header.Set(auth().Header, auth().Secret)
 		h.ServeHTTP(w, r)
 	})
 }

@@ -1,8 +1,6 @@
 package replication
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -19,8 +17,9 @@ const DefaultSecretHeader = "X-Gslb-Replication-Secret"
 
 // HandlerConfig configures both ends of zone replication.
 type HandlerConfig struct {
-	// Secret is the shared secret every request must carry, 16 to 1024
-	// bytes. Required; there is no default.
+	// Secret is the shared secret that keys the HMAC-SHA256 of every
+	// request and reply (see SignRequest), 16 to 1024 bytes. Required;
+	// there is no default.
 	Secret string `json:"secret"`
 	// Header is the HTTP header that carries it. Default
 	// DefaultSecretHeader.
@@ -79,8 +78,10 @@ type ChangesResponse struct {
 //	GET  <base>/changes?since=V[&epoch=E][&region=R]  a ChangesResponse (JSON)
 //	POST <base>/notify                         204; calls the notify function
 //
-// Every request must carry the shared secret in the configured header
-// (compared in constant time), else 401. A Handler built without a source
+// Every request must be signed with the shared secret (see SignRequest;
+// older replicas may send the secret itself in the configured header,
+// compared in constant time), else 401; replies to signed requests are
+// signed (SignatureHeader). A Handler built without a source
 // Provider answers 404 to snapshot and changes (a replica's notify
 // endpoint); one without a notify function answers 404 to notify. With
 // ?region= and a RegionFilter, records the filter rejects are left out (an
@@ -93,8 +94,7 @@ type Handler struct {
 	source *memory.Provider
 	filter RegionFilter
 	notify func()
-	header string
-	secret [32]byte
+	auth   HandlerConfig
 }
 
 // NewHandler returns a replication Handler, or cfg's validation error.
@@ -106,17 +106,12 @@ func NewHandler(source *memory.Provider, cfg HandlerConfig, filter RegionFilter,
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Handler{source: source, filter: filter, notify: notify, header: cfg.Header, secret: sha256.Sum256([]byte(cfg.Secret))}, nil
+	return &Handler{source: source, filter: filter, notify: notify, auth: cfg}, nil
 }
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h == nil || h.header == "" {
-		http.Error(w, "replication handler not configured", http.StatusUnauthorized)
-		return
-	}
-	got := sha256.Sum256([]byte(r.Header.Get(h.header)))
-	if subtle.ConstantTimeCompare(got[:], h.secret[:]) != 1 {
+	if h == nil || h.auth.Header == "" || !h.auth.VerifyRequest(r) { // a signed request, or the secret from older replicas
 		http.Error(w, "missing or wrong replication secret", http.StatusUnauthorized)
 		return
 	}
@@ -143,7 +138,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		snap := h.source.Snapshot()
-		writeJSON(w, h.filterSnapshot(region, snap))
+		h.auth.WriteSignedJSON(w, r, h.filterSnapshot(region, snap))
 	case strings.HasSuffix(path, "/changes") || path == "changes":
 		if !h.get(w, r) {
 			return
@@ -157,7 +152,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("since %q is not a version (a decimal integer 0 to 2^64-1)", r.URL.Query().Get("since")), http.StatusBadRequest)
 			return
 		}
-		writeJSON(w, h.changes(region, since, r.URL.Query().Get("epoch")))
+		h.auth.WriteSignedJSON(w, r, h.changes(region, since, r.URL.Query().Get("epoch")))
 	default:
 		http.NotFound(w, r)
 	}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The HTTP listener holds at most maxConns connections (http.maxConns, by
+// default derived from the descriptor limit: see httpMaxConns) plus
+// reserveConns reserved for /healthz and /readyz. A new connection at a
+// full table takes the place of the connection idle longest (a keep-alive
+// connection between requests), which is closed; when every connection is
+// busy it takes a reserved slot, where it may ask /healthz or /readyz once
+// within reservedLifetime (anything else is answered 503) before it is
+// closed; when every reserved slot is taken, the reserved connection that
+// has waited longest without a request read (a slow client) is closed to
+// make room, and only when all of them are being answered is the new one
+// closed at once. So
+// idle, slow or busy clients can neither hold the port (a kubelet liveness
+// probe is answered) nor take more descriptors than their share.
+const (
+	reserveConns     = 8
+	reservedLifetime = 3 * time.Second
+)
+
+type connInfo struct {
+	idle     bool
+	since    time.Time // when it went idle
+	reserved bool
+	serving  bool        // a reserved connection's request is being answered
+	at       time.Time   // when it was accepted
+	timer    *time.Timer // closes a reserved connection
+}
+
+// connLimiter is a net.Listener that keeps the table above; its track
+// method is the http.Server's ConnState hook, connContext its ConnContext.
+type connLimiter struct {
+	net.Listener
+	max int
+
+	mu    sync.Mutex
+	conns map[net.Conn]*connInfo
+	n     int // non-reserved connections in conns
+	nres  int // reserved ones
+
+	evicted, refused, reservedUsed atomic.Uint64
+}
+
+func newConnLimiter(ln net.Listener, max int) *connLimiter {
+	return &connLimiter{Listener: ln, max: max, conns: map[net.Conn]*connInfo{}}
+}
+
+// Accept returns the next connection, making room for it as described.
+func (l *connLimiter) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.admit(c) {
+			return c, nil
+		}
+		l.refused.Add(1)
+		_ = c.Close()
+	}
+}
+
+// admit places c in the table, evicting the connection idle longest if
+// the table is full; false when there is no place for it at all.
+func (l *connLimiter) admit(c net.Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n >= l.max {
+		var oldest net.Conn
+		var at time.Time
+		for oc, ci := range l.conns {
+			if ci.idle && !ci.reserved && (oldest == nil || ci.since.Before(at)) {
+				oldest, at = oc, ci.since
+			}
+		}
+		if oldest != nil {
+			delete(l.conns, oldest)
+			l.n--
+			l.evicted.Add(1)
+			_ = oldest.Close()
+		}
+	}
+	if l.n < l.max {
+		l.conns[c] = &connInfo{}
+		l.n++
+		return true
+	}
+	if l.nres >= reserveConns {
+		var slow net.Conn
+		var at time.Time
+		for oc, ci := range l.conns {
+			if ci.reserved && !ci.serving && (slow == nil || ci.at.Before(at)) {
+				slow, at = oc, ci.at
+			}
+		}
+		if slow == nil {
+			return false
+		}
+		l.conns[slow].timer.Stop()
+		delete(l.conns, slow)
+		l.nres--
+		l.evicted.Add(1)
+		_ = slow.Close()
+	}
+	l.nres++
+	l.reservedUsed.Add(1)
+	l.conns[c] = &connInfo{reserved: true, at: time.Now(), timer: time.AfterFunc(reservedLifetime, func() { _ = c.Close() })}
+	return true
+}
+
+// track is the http.Server's ConnState hook.
+func (l *connLimiter) track(c net.Conn, st http.ConnState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ci := l.conns[c]
+	if ci == nil {
+		return
+	}
+	switch st {
+	case http.StateIdle:
+		ci.idle, ci.since = true, time.Now()
+	case http.StateActive:
+		ci.idle = false
+	case http.StateClosed, http.StateHijacked:
+		delete(l.conns, c)
+		if ci.reserved {
+			ci.timer.Stop()
+			l.nres--
+		} else {
+			l.n--
+		}
+	}
+}
+
+type reservedKey struct{}
+
+// connContext marks the requests of reserved connections.
+func (l *connLimiter) connContext(ctx context.Context, c net.Conn) context.Context {
+	l.mu.Lock()
+	ci := l.conns[c]
+	l.mu.Unlock()
+	if ci != nil && ci.reserved {
+		return context.WithValue(ctx, reservedKey{}, ci)
+	}
+	return ctx
+}
+
+// guard serves only /healthz and /readyz on reserved connections, and
+// closes them after the answer.
+func (l *connLimiter) guard(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ci, _ := r.Context().Value(reservedKey{}).(*connInfo)
+		if ci == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		l.mu.Lock()
+		ci.serving = true // read whole: no longer a slow client to evict
+		l.mu.Unlock()
+		w.Header().Set("Connection", "close")
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, apiError{"every HTTP connection is busy (http.maxConns): only /healthz and /readyz are served on the reserved ones; retry"})
+	})
+}
+
+// counts returns the connections held now (non-reserved, reserved, idle).
+func (l *connLimiter) counts() (n, reserved, idle int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ci := range l.conns {
+		if ci.idle {
+			idle++
+		}
+	}
+	return l.n, l.nres, idle
+}
+
+// register exports the limiter's figures on reg.
+func (l *connLimiter) register(reg *prometheus.Registry) {
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gslbkit_http_connections_limit", Help: "The most HTTP connections held at once (http.maxConns or its default from the descriptor limit), besides the reserved ones."},
+			func() float64 { return float64(l.max) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gslbkit_http_connections", Help: "HTTP connections held now, reserved ones (for /healthz and /readyz while every other is busy) included."},
+			func() float64 { n, r, _ := l.counts(); return float64(n + r) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gslbkit_http_connections_evicted_total", Help: "HTTP connections closed to make room for a new one: idle keep-alive ones (idle longest first), and reserved ones still without a request (waiting longest first)."},
+			func() float64 { return float64(l.evicted.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gslbkit_http_connections_reserved_total", Help: "HTTP connections given a reserved slot because every other was busy."},
+			func() float64 { return float64(l.reservedUsed.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gslbkit_http_connections_refused_total", Help: "HTTP connections closed at once: every slot, reserved ones included, busy."},
+			func() float64 { return float64(l.refused.Load()) }),
+	)
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/libdns/libdns"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gslbkit/gslb/record"
+)
+
+// One conflict model for names whose answer depends on another name. With
+// an external provider a record's name is a CNAME to its pool name, which
+// holds the addresses (failover.RecordPolicy.Provider). When the pool
+// cannot be written (another owner or records without gslbd's marker took
+// it over, a refused type switch), the record keeps its last good answer
+// for DependencyHold (the pool's owner may be a colleague's mistake fixed
+// in minutes); then, if it has a failover name, it is answered with a
+// CNAME to that name, which needs no pool, and the pool is tried again
+// every DependencyHold (the reconciler holds the CNAME back while the
+// pool cannot be written, so a retry never points it into the foreign
+// pool); without a failover name it keeps its answer, and /readyz says the
+// name answers whatever the pool's new owner put there. Every step is
+// logged, named on /readyz (pool_conflict) and counted in
+// gslbkit_records_pool_conflict.
+
+// DefaultDependencyHold is how long a record keeps its last good answer
+// while its pool cannot be written, before it falls back to its failover
+// name.
+const DefaultDependencyHold = 2 * time.Minute
+
+// depState is one record's pool conflict.
+type depState struct {
+	pool     string
+	why      string
+	since    time.Time // the conflict was first seen (zero: none)
+	fallback bool      // answered by the failover name
+	fellAt   time.Time // when the fallback (or the last retry) began
+	retrying time.Time // a retry of the pool began (zero: none)
+}
+
+// checkDependencies compares the external reconciler's conflicts with the
+// records' pools and moves records into and out of their fallback;
+// it publishes when one moved.
+func (c *controller) checkDependencies(now time.Time) {
+	if c.remote == nil {
+		return
+	}
+	bad := map[string]string{}
+	for _, r := range c.remote.Conflicts() {
+		if errors.Is(r.Err, record.ErrDependency) {
+			continue // the dependent itself, held back
+		}
+		bad[strings.ToLower(libdns.AbsoluteName(r.Key.Name, r.Key.Zone))] = r.Err.Error()
+	}
+	changed := false
+	c.mu.Lock()
+	for _, rs := range c.records {
+		pool, err := c.policy.PoolName(c.modelLocked(rs))
+		if err != nil {
+			continue
+		}
+		st := c.deps[rs.spec.Name]
+		why, conflicted := bad[strings.ToLower(pool)]
+		switch {
+		case conflicted:
+			if st == nil {
+				st = &depState{pool: pool, since: now}
+				c.deps[rs.spec.Name] = st
+				c.log.Warn("pool cannot be written: keeping the last answer", "record", rs.spec.Name, "pool", pool, "hold", c.depHold.String(), "err", why)
+			}
+			st.why, st.retrying = why, time.Time{}
+			if !st.fallback && rs.spec.Failover != "" && now.Sub(st.since) >= c.depHold {
+				st.fallback, st.fellAt, changed = true, now, true
+				c.log.Error("pool still cannot be written: answering the failover name", "record", rs.spec.Name, "pool", pool, "failover", rs.spec.Failover, "since", st.since)
+			}
+		case st == nil:
+		case st.fallback && now.Sub(st.fellAt) >= c.depHold:
+			// Try the pool again; the conflict, if it is still there,
+			// shows at the next reconcile and the fallback resumes at once.
+			st.fallback, st.retrying, changed = false, now, true
+			c.poolRetries.Add(1)
+			c.log.Info("trying the pool again", "record", rs.spec.Name, "pool", pool)
+		case st.fallback:
+		case !st.retrying.IsZero() && now.Sub(st.retrying) < c.depHold:
+			// Judged after a hold without a conflict.
+		default:
+			delete(c.deps, rs.spec.Name)
+			c.log.Info("pool written again: the record answers from it", "record", rs.spec.Name, "pool", pool)
+		}
+	}
+	held, fell := 0, 0
+	for _, st := range c.deps {
+		if st.fallback {
+			fell++
+		} else {
+			held++
+		}
+	}
+	c.mu.Unlock()
+	c.poolGauge.WithLabelValues("held").Set(float64(held))
+	c.poolGauge.WithLabelValues("failover").Set(float64(fell))
+	if changed {
+		c.publish()
+	}
+}
+
+// dependencyLoop runs checkDependencies every second (a quarter of the
+// hold when that is shorter) until ctx ends.
+func (c *controller) dependencyLoop(ctx context.Context) error {
+	t := time.NewTicker(min(time.Second, max(c.depHold/4, time.Millisecond)))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C:
+			c.checkDependencies(now)
+		}
+	}
+}
+
+// inFallbackLocked reports whether name is answered by its failover name
+// because its pool cannot be written; c.mu is held.
+func (c *controller) inFallbackLocked(name string) bool {
+	st := c.deps[name]
+	return st != nil && st.fallback
+}
+
+// poolConflictCheck is the /readyz check pool_conflict.
+func (c *controller) poolConflictCheck(now time.Time) (bool, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.deps) == 0 {
+		return false, ""
+	}
+	var parts []string
+	for _, rs := range c.records {
+		st := c.deps[rs.spec.Name]
+		if st == nil {
+			continue
+		}
+		s := fmt.Sprintf("%s: its pool %s cannot be written since %s (%s); ", rs.spec.Name, st.pool, st.since.UTC().Format(time.RFC3339), st.why)
+		switch {
+		case st.fallback:
+			s += fmt.Sprintf("answering its failover name %s, trying the pool again every %v", rs.spec.Failover, c.depHold)
+		case rs.spec.Failover == "":
+			s += "no failover name: the name answers whatever the pool's new owner put there (set one, or free the pool)"
+		default:
+			s += fmt.Sprintf("keeping its last answer until %s, then its failover name %s", st.since.Add(c.depHold).UTC().Format(time.RFC3339), rs.spec.Failover)
+		}
+		parts = append(parts, s)
+	}
+	return true, strings.Join(parts, "; ")
+}
+
+func newPoolConflictGauge(reg *prometheus.Registry) *prometheus.GaugeVec {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gslbkit_records_pool_conflict",
+		Help: "Records whose pool name cannot be written at the external provider: state=\"held\" keep their last answer (up to the hold), state=\"failover\" are answered by their failover name.",
+	}, []string{"state"})
+	reg.MustRegister(g)
+	g.WithLabelValues("held").Set(0)
+	g.WithLabelValues("failover").Set(0)
+	return g
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libdns/libdns"
+
+	"github.com/gslbkit/gslb/provider/memory"
+)
+
+const poolYAML = `ownerId: test
+zone: example.test.
+provider: {type: rfc2136, rfc2136: {server: "127.0.0.1:53"}, resyncInterval: 1s}
+probe:
+  policy: {interval: 10s, timeout: 1s, warningThreshold: 1, criticalThreshold: 3}
+records:
+  - name: app.example.test.
+    ttl: 5s
+    failover: app.backup.example.net.
+    addresses:
+      - {ip: 192.0.2.1, probeAddr: "10.0.0.1:80"}
+`
+
+// TestPoolTakenOverFallsBackToFailover (issue 29, fix 12): with an
+// external provider, a third party takes over the record's pool name. The
+// record keeps its last answer for the hold, /readyz naming pool_conflict;
+// then it is answered by its failover name (a CNAME that needs no pool),
+// never a CNAME into the foreign pool, and the metrics count it; once the
+// pool is free again the record answers from it. Before, the CNAME kept
+// pointing into the empty pool (NODATA) indefinitely, reported only as
+// records_refused.
+func TestPoolTakenOverFallsBackToFailover(t *testing.T) {
+	cfg, err := ParseConfig([]byte(poolYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ext, err := memory.New(memory.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.AddZone("example.test."); err != nil {
+		t.Fatal(err)
+	}
+	c, err := newController(cfg, deps{prober: (&fakeProbers{}).prober, provider: ext}, newMetrics(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.depHold = 500 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = c.Run(ctx) })
+	defer func() { cancel(); wg.Wait() }()
+	guard := 30 * time.Second
+	var pool string
+	waitFor(t, guard, "app published as a CNAME to its pool", func() bool {
+		got := zoneAnswer(ext, "app.example.test.")
+		for _, g := range got {
+			if p, ok := strings.CutPrefix(g, "CNAME "); ok && strings.Contains(strings.Join(got, ","), "192.0.2.1") {
+				pool = p
+				return true
+			}
+		}
+		return false
+	})
+	relPool := libdns.RelativeName(pool, "example.test.")
+	// The takeover: gslbd's addresses and marker at the pool go, a
+	// stranger's record comes.
+	recs, err := ext.GetRecords(ctx, "example.test.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []libdns.Record
+	for _, r := range recs {
+		if n := r.RR().Name; n == relPool || n == "_gslb-owner."+relPool {
+			ours = append(ours, r)
+		}
+	}
+	if _, err := ext.DeleteRecords(ctx, "example.test.", ours); err != nil {
+		t.Fatal(err)
+	}
+	foreign := []libdns.Record{libdns.TXT{Name: relPool, TTL: time.Minute, Text: "someone else's"}}
+	if _, err := ext.AppendRecords(ctx, "example.test.", foreign); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, guard, "/readyz names pool_conflict", func() bool {
+		return strings.Contains(do(c.handler(), "GET", "/readyz", nil).Body.String(), "pool_conflict")
+	})
+	t.Logf("/readyz while held: %s", do(c.handler(), "GET", "/readyz", nil).Body.String())
+	waitFor(t, guard, "app answered by its failover name", func() bool {
+		got := zoneAnswer(ext, "app.example.test.")
+		return len(got) == 1 && got[0] == "CNAME app.backup.example.net."
+	})
+	body := do(c.handler(), "GET", "/readyz", nil).Body.String()
+	if !strings.Contains(body, "answering its failover name app.backup.example.net.") {
+		t.Errorf("/readyz after the hold: %s", body)
+	}
+	if m := do(c.handler(), "GET", "/metrics", nil).Body.String(); !strings.Contains(m, `gslbkit_records_pool_conflict{state="failover"} 1`) {
+		t.Errorf("metrics: %s", grepLines(m, "pool_conflict"))
+	}
+	// Retries of the pool (every hold) never point app into it while it
+	// is taken.
+	retries := c.poolRetries.Load()
+	waitFor(t, guard, "three retries of the taken pool", func() bool {
+		if got := zoneAnswer(ext, "app.example.test."); len(got) != 1 || got[0] != "CNAME app.backup.example.net." {
+			t.Fatalf("during retries of the taken pool app answers %v", got)
+		}
+		return c.poolRetries.Load() >= retries+3
+	})
+	// The pool is freed: app answers from it again.
+	if _, err := ext.DeleteRecords(ctx, "example.test.", foreign); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, guard, "app answered from its pool again", func() bool {
+		got := strings.Join(zoneAnswer(ext, "app.example.test."), ",")
+		return strings.Contains(got, "CNAME "+pool) && strings.Contains(got, "192.0.2.1")
+	})
+	waitFor(t, guard, "pool_conflict cleared", func() bool {
+		return !strings.Contains(do(c.handler(), "GET", "/readyz", nil).Body.String(), "pool_conflict")
+	})
+}
