@@ -119,35 +119,65 @@ func lastLines(s string, n int) string {
 	return strings.Join(ls, "\n")
 }
 
-// tBackend is a real HTTP server on loopback; dead answers 503 (a probe
-// failure), alive 200.
+// tBackend is a real HTTP server on loopback that the test kills (its
+// listener closed: connections refused) and revives on the same port.
 type tBackend struct {
+	mu   sync.Mutex
+	port string
 	srv  *http.Server
-	ln   net.Listener
-	dead atomic.Bool
+	done chan struct{}
 }
 
 func newTBackend(t *testing.T) *tBackend {
 	b := &tBackend{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if err := b.listen("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
-	b.ln = ln
-	b.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		if b.dead.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = io.WriteString(w, "ok")
-	}), ReadHeaderTimeout: 5 * time.Second}
-	done := make(chan struct{})
-	go func() { _ = b.srv.Serve(ln); close(done) }()
-	t.Cleanup(func() { _ = b.srv.Close(); <-done })
+	t.Cleanup(func() { b.setDead(true) })
 	return b
 }
 
-func (b *tBackend) addr() string { return b.ln.Addr().String() }
+func (b *tBackend) listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	b.port = ln.Addr().String()
+	b.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	}), ReadHeaderTimeout: 5 * time.Second}
+	b.done = make(chan struct{})
+	srv, done := b.srv, b.done
+	go func() { _ = srv.Serve(ln); close(done) }()
+	return nil
+}
+
+// setDead kills (closes) or revives (listens again on the same port).
+func (b *tBackend) setDead(dead bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if dead {
+		if b.srv != nil {
+			_ = b.srv.Close()
+			<-b.done
+			b.srv = nil
+		}
+		return nil
+	}
+	if b.srv != nil {
+		return nil
+	}
+	var err error
+	for range 50 {
+		if err = b.listen(b.port); err == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond) // the port in TIME_WAIT or taken a moment
+	}
+	return err
+}
+
+func (b *tBackend) addr() string { return b.port }
 
 // knotSecondary is a real knotd following the controller's zone by
 // NOTIFY + IXFR/AXFR, signing with the transfer key.

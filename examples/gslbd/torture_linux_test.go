@@ -164,13 +164,16 @@ func (w *walk) pick(r *rand.Rand, allowed func(string) bool) string {
 	var cs []c
 	for i := range tOps {
 		o := &tOps[i]
-		if !allowed(o.name) {
+		if !allowed(o.name) || o.weight == 0 {
 			continue
 		}
 		if a := o.pick(w, r); a != nil {
 			cs = append(cs, c{o, a})
 			total += o.weight
 		}
+	}
+	if total == 0 {
+		return ""
 	}
 	n := r.IntN(total)
 	for _, x := range cs {

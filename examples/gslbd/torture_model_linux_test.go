@@ -26,6 +26,7 @@ const (
 // tPolicies are the probe policies a record may have (relaxed style).
 var tPolicies = map[string]probe.Policy{
 	"fast": {Interval: 200 * time.Millisecond, Timeout: 200 * time.Millisecond, WarningThreshold: 1, CriticalThreshold: 2, PassingThreshold: 1, MaxBackoff: 400 * time.Millisecond},
+	"wide": {Interval: 200 * time.Millisecond, Timeout: 200 * time.Millisecond, WarningThreshold: 1, CriticalThreshold: 5, PassingThreshold: 1, MaxBackoff: 400 * time.Millisecond},
 	"slow": {Interval: 400 * time.Millisecond, Timeout: 200 * time.Millisecond, WarningThreshold: 2, CriticalThreshold: 3, PassingThreshold: 2, MaxBackoff: 800 * time.Millisecond},
 }
 

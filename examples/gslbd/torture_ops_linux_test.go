@@ -60,7 +60,12 @@ var tOps = []tOp{
 	{"dns-tcp-flood-lownofile", 1, always, opDNSTCPFlood},
 	{"udp-reflection", 1, always, opUDPReflection},
 	{"impostor", 1, always, opImpostor},
-	{"rollback", 1, always, opRollback},
+	{"rollback", 1, pickAddr(false), opRollback},
+	{"ctl-down-35s", 0, always, opCtlDownLong},
+	{"observe", 2, always, func(*walk, []string) error {
+		time.Sleep(3 * time.Second) // the walk's pace: dead backends pass their detection bound
+		return nil
+	}},
 	{"rebinding", 1, always, func(w *walk, _ []string) error { w.chk.checkSurface(); return nil }},
 }
 
@@ -144,7 +149,7 @@ func pickPolicy(w *walk, r *rand.Rand) []string {
 	if a == nil {
 		return nil
 	}
-	return append(a, []string{"fast", "slow"}[r.IntN(2)])
+	return append(a, []string{"fast", "slow", "wide"}[r.IntN(3)])
 }
 
 func pickAllUnhealthy(w *walk, r *rand.Rand) []string {
@@ -156,7 +161,9 @@ func (w *walk) setBackend(i int, dead bool) error {
 	if i < 0 || i >= len(w.e.backends) {
 		return fmt.Errorf("backend %d: out of range", i)
 	}
-	w.e.backends[i].dead.Store(dead)
+	if err := w.e.backends[i].setDead(dead); err != nil {
+		return err
+	}
 	w.m.change(func(s *mState) { s.Backends[i] = mBackend{Dead: dead, Since: time.Now()} })
 	return nil
 }
@@ -623,17 +630,65 @@ func opImpostor(w *walk, _ []string) error {
 	return w.impostorRound(w.forged, true)
 }
 
-// opRollback: an impostor serves the snapshot captured at the walk's
-// start, same epoch, lower version (item 7, rollback).
-func opRollback(w *walk, _ []string) error {
+// opRollback: the node syncs version V, then V+2 (a drain and an undrain
+// of one address); the controller stops and an impostor serves version V
+// again, same epoch (item 7, rollback). The node's serial going back is I7.
+func opRollback(w *walk, a []string) error {
 	if w.ctl == nil {
 		return fmt.Errorf("%w: the controller is down", errSkip)
 	}
-	now, err := fetchSnapshot(w.e.ctlHTTP, w.e.secret)
-	if err != nil || now.Epoch != w.first.Epoch || now.Version <= w.first.Version {
-		return fmt.Errorf("%w: no older version of this epoch", errSkip)
+	old, err := fetchSnapshot(w.e.ctlHTTP, w.e.secret)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errSkip, err)
 	}
-	return w.impostorRound(w.first, false)
+	if err := w.intent(a[0], a[1], "drain"); err != nil {
+		return err
+	}
+	if err := w.intent(a[0], a[1], "undrain"); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if n, err := fetchSnapshot(w.e.ctlHTTP, w.e.secret); err == nil && n.Version > old.Version && nodeSerial(w.e.nodeDNS) == soaSerial(n) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // polling the node's copy
+	}
+	return w.impostorRound(old, false)
+}
+
+func soaSerial(s memory.Snapshot) uint32 {
+	if len(s.Zones) == 0 {
+		return 0
+	}
+	return s.Zones[0].SOA.Serial
+}
+
+func nodeSerial(addr string) uint32 {
+	c := &dns.Client{Net: "udp", Timeout: 300 * time.Millisecond}
+	m := new(dns.Msg)
+	m.SetQuestion(tZone, dns.TypeSOA)
+	r, _, err := c.Exchange(m, addr)
+	if err != nil || len(r.Answer) == 0 {
+		return 0
+	}
+	if soa, ok := r.Answer[0].(*dns.SOA); ok {
+		return soa.Serial
+	}
+	return 0
+}
+
+// opCtlDownLong stops the controller for 35 s, past the 30 s its saved
+// address states are trusted, and restarts it (item 8 with failClosed and
+// passingThreshold 2). Weight 0: only in a step list (it costs 35 s).
+func opCtlDownLong(w *walk, _ []string) error {
+	if w.ctl != nil {
+		if err := w.stopCtl(false); err != nil {
+			return err
+		}
+	}
+	time.Sleep(35 * time.Second) // the outage being simulated, not a wait for an event
+	return w.startCtl(0, "")
 }
 
 func (w *walk) impostorRound(snap memory.Snapshot, forged bool) error {
