@@ -306,7 +306,9 @@ func settledAt(s *mState, r *mRec, a *mAddr, server string) time.Time {
 		// controller has to probe it.
 		at = later(at, s.CtlUpSince.Add(tStartupBound()+recoveryBound(r.Policy)))
 	}
-	if server != "controller" {
+	if server != "controller" || (!a.Added.IsZero() && !a.Added.Before(s.CtlDownAt)) {
+		// A node or a secondary hears from the restarted controller; an
+		// address new to the config has no history to restore.
 		at = later(at, s.CtlUpSince.Add(tStartupBound()+recoveryBound(r.Policy)))
 	}
 	return at
@@ -395,18 +397,8 @@ func addrDrained(body, ip string) bool {
 // not a speed); with tcp, a fresh DNS-over-TCP query is answered
 // (3 tries, as a resolver would).
 func (c *checker) checkI5(server, httpAddr, dnsAddr string, tcp bool) {
-	okHTTP := false
-	var last string
-	for range 1 {
-		code, _, err := httpDo("GET", httpAddr, "/healthz", "", 3*time.Second)
-		if err == nil && code == 200 {
-			okHTTP = true
-			break
-		}
-		last = fmt.Sprint(code, " ", err)
-	}
-	if !okHTTP {
-		c.report("I5", server, "/healthz not served to a fresh client", last, time.Now())
+	if code, _, err := httpDo("GET", httpAddr, "/healthz", "", 3*time.Second); err != nil || code != 200 {
+		c.report("I5", server, "/healthz not served to a fresh client", fmt.Sprint(code, " ", err), time.Now())
 	}
 	if !tcp {
 		return

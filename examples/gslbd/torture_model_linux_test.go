@@ -59,6 +59,7 @@ type mAddr struct {
 	IP      string
 	Backend int
 	Drained bool
+	Added   time.Time // when it entered the config (zero: at the start)
 }
 
 type mRec struct {

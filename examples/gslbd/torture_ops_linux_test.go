@@ -335,7 +335,7 @@ func opEditAdd(w *walk, _ []string) error {
 	name := fmt.Sprintf("n%d.%s", w.nameSeq, tZone)
 	return w.editConfig(func(s *mState) {
 		s.Recs = append(s.Recs, mRec{Name: name, Failover: tFailover, Policy: "fast",
-			Addrs: []mAddr{{IP: backendIP(free[0]), Backend: free[0]}, {IP: backendIP(free[1]), Backend: free[1]}}})
+			Addrs: []mAddr{{IP: backendIP(free[0]), Backend: free[0], Added: time.Now()}, {IP: backendIP(free[1]), Backend: free[1], Added: time.Now()}}})
 		s.Removed = slices.DeleteFunc(s.Removed, func(n string) bool { return n == name })
 	})
 }
@@ -366,6 +366,7 @@ func opEditRename(w *walk, a []string) error {
 			r.APIDisabled = false // intent is per name
 			for i := range r.Addrs {
 				r.Addrs[i].Drained = false
+				r.Addrs[i].Added = time.Now() // a new name: no history
 			}
 		}
 		s.Removed = append(s.Removed, a[0])
@@ -445,7 +446,7 @@ func opEditMarker(w *walk, _ []string) error {
 		return fmt.Errorf("%w: no free backend", errSkip)
 	}
 	return w.editConfig(func(s *mState) {
-		s.Recs = append(s.Recs, mRec{Name: tMarkerRec, Failover: tFailover, Policy: "fast", Addrs: []mAddr{{IP: backendIP(b), Backend: b}}})
+		s.Recs = append(s.Recs, mRec{Name: tMarkerRec, Failover: tFailover, Policy: "fast", Addrs: []mAddr{{IP: backendIP(b), Backend: b, Added: time.Now()}}})
 	})
 }
 
