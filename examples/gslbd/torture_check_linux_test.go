@@ -94,6 +94,9 @@ func startWatcher(servers map[string]string, names func() []string) *watcher {
 					}
 					o := obs{server: server, name: n, t0: t0, t1: time.Now(), rcode: r.Rcode}
 					for _, rr := range r.Answer {
+						if !strings.EqualFold(rr.Header().Name, m.Question[0].Name) {
+							continue // further down a CNAME chain: that name's own answer
+						}
 						switch rr := rr.(type) {
 						case *dns.A:
 							o.addrs = append(o.addrs, rr.A.String())
@@ -455,6 +458,17 @@ func (c *checker) checkI6() {
 		if code != 503 {
 			c.report("I6", server, "/readyz ready while "+why, fmt.Sprint(code, " ", compact(body)), time.Now())
 		}
+	}
+}
+
+// checkNodeStale: I6 for a node whose controller has been away for many
+// sync intervals (its copy is stale).
+func (c *checker) checkNodeStale() {
+	if !c.w.m.cur().NodeUp {
+		return
+	}
+	if code, body, err := httpDo("GET", c.w.e.nodeHTTP, "/readyz", "", 3*time.Second); err == nil && code == 200 {
+		c.report("I6", "node", "/readyz ready while its controller has been away for 25 sync intervals", fmt.Sprint(code, " ", compact(body)), time.Now())
 	}
 }
 

@@ -13,11 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mathrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -119,6 +121,45 @@ func lastLines(s string, n int) string {
 	return strings.Join(ls, "\n")
 }
 
+// stablePort returns a loopback port free for TCP and UDP below the
+// kernel's ephemeral range: the walk restarts servers on the same ports,
+// and a port of that range could meanwhile be taken by any outgoing
+// connection or UDP query (the watcher alone opens 150 a second).
+func stablePort() (string, error) {
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 12000 {
+				lo = n
+			}
+		}
+	}
+	for range 200 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(10000+mathrand.IntN(lo-10000)))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		u, err := net.ListenPacket("udp", addr)
+		l.Close()
+		if err != nil {
+			continue
+		}
+		u.Close()
+		return addr, nil
+	}
+	return "", errors.New("no free loopback port below the ephemeral range")
+}
+
+func tFreeAddr(t *testing.T) string {
+	t.Helper()
+	a, err := stablePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // tBackend is a real HTTP server on loopback that the test kills (its
 // listener closed: connections refused) and revives on the same port.
 type tBackend struct {
@@ -130,7 +171,7 @@ type tBackend struct {
 
 func newTBackend(t *testing.T) *tBackend {
 	b := &tBackend{}
-	if err := b.listen("127.0.0.1:0"); err != nil {
+	if err := b.listen(tFreeAddr(t)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.setDead(true) })

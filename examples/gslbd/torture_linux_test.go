@@ -67,7 +67,7 @@ func newWalk(t *testing.T) *walk {
 		t.Skip(msg)
 	}
 	dir := t.TempDir()
-	e := &tEnv{dir: dir, ctlDNS: freeAddr(t), ctlHTTP: freeAddr(t), nodeDNS: freeAddr(t), nodeHTTP: freeAddr(t), knotAddr: freeAddr(t),
+	e := &tEnv{dir: dir, ctlDNS: tFreeAddr(t), ctlHTTP: tFreeAddr(t), nodeDNS: tFreeAddr(t), nodeHTTP: tFreeAddr(t), knotAddr: tFreeAddr(t),
 		stateDir: filepath.Join(dir, "state"), nodeDir: filepath.Join(dir, "node"),
 		cfgPath: filepath.Join(dir, "gslbd.yaml"), nodeCfgPath: filepath.Join(dir, "node.yaml"),
 		secret: "torture-replication-secret-0123", xfrSecret: base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))}

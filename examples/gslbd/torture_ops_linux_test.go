@@ -162,7 +162,7 @@ func (w *walk) setBackend(i int, dead bool) error {
 		return fmt.Errorf("backend %d: out of range", i)
 	}
 	if err := w.e.backends[i].setDead(dead); err != nil {
-		return err
+		return fmt.Errorf("%w: backend %d: %v", errSkip, i, err)
 	}
 	w.m.change(func(s *mState) { s.Backends[i] = mBackend{Dead: dead, Since: time.Now()} })
 	return nil
@@ -688,7 +688,9 @@ func opCtlDownLong(w *walk, _ []string) error {
 			return err
 		}
 	}
-	time.Sleep(35 * time.Second) // the outage being simulated, not a wait for an event
+	time.Sleep(5 * time.Second) // the outage being simulated, not a wait for an event
+	w.chk.checkNodeStale()
+	time.Sleep(30 * time.Second)
 	return w.startCtl(0, "")
 }
 
