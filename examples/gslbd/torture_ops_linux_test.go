@@ -168,7 +168,10 @@ func (w *walk) setBackend(i int, dead bool) error {
 	return nil
 }
 
-// intent calls the API; the model follows only a 2xx.
+// intent calls the API. A call that forbids (drain, disable) enters the
+// model once answered 2xx; one that allows again (undrain, enable) enters
+// it before the call, since the server may apply it before it answers, and
+// leaves it again when the call is refused.
 func (w *walk) intent(name, ip, action string) error {
 	if w.ctl == nil {
 		return fmt.Errorf("%w: the controller is down", errSkip)
@@ -177,31 +180,45 @@ func (w *walk) intent(name, ip, action string) error {
 	if ip != "" {
 		path += "/addresses/" + ip
 	}
-	code, body, err := httpDo("POST", w.e.ctlHTTP, path+"/"+action, "", 10*time.Second)
-	if err != nil {
-		return err
-	}
-	if code/100 != 2 {
-		w.t.Logf("  %s %s %s: %d %s (the model is unchanged)", action, name, ip, code, strings.TrimSpace(body))
-		return nil
-	}
-	w.m.change(func(s *mState) {
-		r := s.rec(name)
-		if r == nil {
-			return
-		}
-		switch action {
-		case "drain", "undrain":
-			if a := r.addr(ip); a != nil {
-				a.Drained = action == "drain"
+	set := func(action string) {
+		w.m.change(func(s *mState) {
+			r := s.rec(name)
+			if r == nil {
+				return
 			}
-		case "disable":
-			r.APIDisabled = true
-		case "enable":
-			r.APIDisabled = false
+			switch action {
+			case "drain", "undrain":
+				if a := r.addr(ip); a != nil {
+					a.Drained = action == "drain"
+				}
+			case "disable":
+				r.APIDisabled = true
+			case "enable":
+				r.APIDisabled = false
+			}
+		})
+	}
+	undo := map[string]string{"undrain": "drain", "enable": "disable"}
+	before := w.m.cur()
+	allows := undo[action] != ""
+	if allows {
+		set(action)
+	}
+	code, body, err := httpDo("POST", w.e.ctlHTTP, path+"/"+action, "", 10*time.Second)
+	if err == nil && code/100 != 2 {
+		w.t.Logf("  %s %s %s: %d %s (the model is unchanged)", action, name, ip, code, strings.TrimSpace(body))
+	}
+	ok := err == nil && code/100 == 2
+	switch {
+	case allows && !ok:
+		// Back as it was, unless it was already allowed.
+		if r := before.rec(name); r != nil && ((action == "undrain" && r.addr(ip) != nil && r.addr(ip).Drained) || (action == "enable" && r.APIDisabled)) {
+			set(undo[action])
 		}
-	})
-	return nil
+	case !allows && ok:
+		set(action)
+	}
+	return err
 }
 
 // opDrainKill9 drains and kills the controller the instant the API
