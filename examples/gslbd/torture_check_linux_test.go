@@ -474,10 +474,17 @@ func (c *checker) checkNodeStale() {
 
 // checkI7 judges the node after an impostor held the controller's port:
 // its secret must not have reached the impostor, and it must not answer
-// the impostor's data.
-func (c *checker) checkI7(im *impostor, forged bool) {
+// the impostor's data (forged), nor go back to an older version than the
+// serial it held before (a rollback round).
+func (c *checker) checkI7(im *impostor, forged bool, held uint32) {
 	if n := im.secretSeen.Load(); n > 0 {
 		c.report("I7", "node", "sent its replication secret in clear text to a process on the controller's port", fmt.Sprintf("%d requests carried it", n), time.Now())
+	}
+	if now := nodeSerial(c.w.e.nodeDNS); !forged && held != 0 && now != 0 && int32(now-held) < 0 {
+		c.report("I7", "node", "applied an older version of the same epoch", fmt.Sprintf("serial %d → %d", held, now), time.Now())
+		if code, body, _ := httpDo("GET", c.w.e.nodeHTTP, "/readyz", "", 3*time.Second); code == 200 {
+			c.report("I6", "node", "/readyz ready while it answers an older version", fmt.Sprint(code, " ", compact(body)), time.Now())
+		}
 	}
 	if forged {
 		for _, r := range c.w.m.cur().Recs {

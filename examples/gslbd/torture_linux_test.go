@@ -293,14 +293,14 @@ var tScenarios = []struct{ name, steps string }{
 }
 
 // TestTortureScenarios replays tScenarios, each on fresh processes. They
-// take about three minutes, so they run only with
+// take about five minutes, so they run only with
 // GSLBKIT_TORTURE_SCENARIOS=1 (as in CI) or when -run names them.
 func TestTortureScenarios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
 	if os.Getenv("GSLBKIT_TORTURE_SCENARIOS") != "1" && !strings.Contains(flag.Lookup("test.run").Value.String(), "Scenarios") {
-		t.Skip("about three minutes: set GSLBKIT_TORTURE_SCENARIOS=1 or -run TestTortureScenarios")
+		t.Skip("about five minutes: set GSLBKIT_TORTURE_SCENARIOS=1 or -run TestTortureScenarios")
 	}
 	for _, sc := range tScenarios {
 		t.Run(sc.name, func(t *testing.T) {

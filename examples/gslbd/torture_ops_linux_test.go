@@ -712,6 +712,7 @@ func opCtlDownLong(w *walk, _ []string) error {
 }
 
 func (w *walk) impostorRound(snap memory.Snapshot, forged bool) error {
+	held := nodeSerial(w.e.nodeDNS)
 	if err := w.stopCtl(false); err != nil {
 		return err
 	}
@@ -725,7 +726,7 @@ func (w *walk) impostorRound(snap memory.Snapshot, forged bool) error {
 		time.Sleep(50 * time.Millisecond) // polling the impostor's counter
 	}
 	w.chk.judgeAnswers()
-	w.chk.checkI7(im, forged)
+	w.chk.checkI7(im, forged, held)
 	im.close()
 	w.m.change(func(s *mState) { s.Impostor = false })
 	return w.restartCtl(false, nil)
