@@ -311,7 +311,6 @@ zone:
 // request and then say nothing; "slowloris" ones send a header line every
 // second and never finish it.
 type httpFlood struct {
-	mu    sync.Mutex
 	conns []net.Conn
 	stop  chan struct{}
 	wg    sync.WaitGroup
