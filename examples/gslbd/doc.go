@@ -35,6 +35,20 @@
 // publish is never answered; an external provider cannot answer per query,
 // and such a config is refused.
 //
+// gslbd keeps seven invariants (README.md "Invariants", checked by
+// TestTorture against real processes): it never answers an address that is
+// drained, disabled, removed from the config or known dead beyond its
+// detection bound (I1); never answers NXDOMAIN, NODATA, REFUSED or SERVFAIL
+// for a configured name the config or an operator did not withdraw, at
+// startup and across restarts included (I2); never moves the SOA serial
+// backwards (I3); keeps every operator call it answered 2xx across kill -9
+// (I4); serves /healthz to a fresh client and DNS over TCP whatever the
+// HTTP port's connections do (I5); names in /readyz every condition that
+// makes an answer differ from the config and the probes (I6); and, as a
+// node, applies data only from its own controller, never an older version
+// of the same epoch, without exposing its secret (I7). A node and a
+// standard secondary keep I1–I3 after their sync or NOTIFY + IXFR delay.
+//
 // With -node it is a DNS node instead: it never probes, follows a
 // controller's replication endpoints and answers from its copy of the zone,
 // which it keeps serving while the controller is away. Answer hooks do not

@@ -1,0 +1,456 @@
+//go:build linux
+
+package main
+
+// The torture test's environment: gslbd processes (this test binary run
+// as gslbd, see flood_linux_test.go), a Knot secondary, HTTP backends the
+// test kills and revives, floods and an impostor. Nothing here checks
+// anything; torture_check_linux_test.go does.
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	mathrand "math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gslbkit/gslb/internal/testproc"
+	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/miekg/dns"
+)
+
+// gproc is one gslbd process (controller or node) the walk starts, kills
+// and restarts on the same ports.
+type gproc struct {
+	role   string
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	exited chan struct{}
+}
+
+// startGslbd runs gslbd (this test binary, see childMain) on the config
+// at path with args; nofile > 0 lowers its descriptor limit. It returns
+// once the process printed the addresses it serves, or an error with its
+// log when it exited first.
+func startGslbd(role, path string, nofile int, args ...string) (*gproc, error) {
+	a, _ := json.Marshal(append([]string{"-config", path}, args...))
+	p := &gproc{role: role, stderr: newSyncBuffer(), exited: make(chan struct{})}
+	p.stderr.first = nil
+	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
+	p.cmd.Env = append(os.Environ(), "GSLBD_E2E_ARGS="+string(a))
+	if nofile > 0 {
+		p.cmd.Env = append(p.cmd.Env, fmt.Sprintf("GSLBD_E2E_NOFILE=%d", nofile))
+	}
+	p.cmd.Stderr = p.stderr
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	first := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			select {
+			case first <- sc.Text():
+			default:
+			}
+		}
+		_ = p.cmd.Wait()
+		close(p.exited)
+	}()
+	select {
+	case line := <-first:
+		if !addrRE.MatchString(line) {
+			p.kill9()
+			return nil, fmt.Errorf("%s: unexpected first line %q\n%s", role, line, p.stderr.String())
+		}
+		return p, nil
+	case <-p.exited:
+		return nil, fmt.Errorf("%s exited before serving:\n%s", role, lastLines(p.stderr.String(), 20))
+	case <-time.After(30 * time.Second):
+		p.kill9()
+		return nil, fmt.Errorf("hang guard: %s did not start within 30s\n%s", role, lastLines(p.stderr.String(), 20))
+	}
+}
+
+// kill9 sends SIGKILL and waits for the process to be gone.
+func (p *gproc) kill9() {
+	if p == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+}
+
+// term sends SIGTERM and waits (30 s hang guard, then SIGKILL).
+func (p *gproc) term() error {
+	if p == nil {
+		return nil
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(30 * time.Second):
+		p.kill9()
+		return fmt.Errorf("hang guard: %s did not stop within 30s of SIGTERM", p.role)
+	}
+}
+
+func lastLines(s string, n int) string {
+	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	return strings.Join(ls, "\n")
+}
+
+// stablePort returns a loopback port free for TCP and UDP below the
+// kernel's ephemeral range: the walk restarts servers on the same ports,
+// and a port of that range could meanwhile be taken by any outgoing
+// connection or UDP query (the watcher alone opens 150 a second).
+func stablePort() (string, error) {
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 12000 {
+				lo = n
+			}
+		}
+	}
+	for range 200 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(10000+mathrand.IntN(lo-10000)))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		u, err := net.ListenPacket("udp", addr)
+		l.Close()
+		if err != nil {
+			continue
+		}
+		u.Close()
+		return addr, nil
+	}
+	return "", errors.New("no free loopback port below the ephemeral range")
+}
+
+func tFreeAddr(t *testing.T) string {
+	t.Helper()
+	a, err := stablePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// tBackend is a real HTTP server on loopback that the test kills (its
+// listener closed: connections refused) and revives on the same port.
+type tBackend struct {
+	mu   sync.Mutex
+	port string
+	srv  *http.Server
+	done chan struct{}
+}
+
+func newTBackend(t *testing.T) *tBackend {
+	b := &tBackend{}
+	if err := b.listen(tFreeAddr(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.setDead(true) })
+	return b
+}
+
+func (b *tBackend) listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	b.port = ln.Addr().String()
+	b.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	}), ReadHeaderTimeout: 5 * time.Second}
+	b.done = make(chan struct{})
+	srv, done := b.srv, b.done
+	go func() { _ = srv.Serve(ln); close(done) }()
+	return nil
+}
+
+// setDead kills (closes) or revives (listens again on the same port).
+func (b *tBackend) setDead(dead bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if dead {
+		if b.srv != nil {
+			_ = b.srv.Close()
+			<-b.done
+			b.srv = nil
+		}
+		return nil
+	}
+	if b.srv != nil {
+		return nil
+	}
+	var err error
+	for range 50 {
+		if err = b.listen(b.port); err == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond) // the port in TIME_WAIT or taken a moment
+	}
+	return err
+}
+
+func (b *tBackend) addr() string { return b.port }
+
+// knotSecondary is a real knotd following the controller's zone by
+// NOTIFY + IXFR/AXFR, signing with the transfer key.
+type knotSecondary struct {
+	addr, dir string
+	proc      *testproc.Process
+	log       *testproc.Buffer
+}
+
+// findKnotBin returns knotd's path or "".
+func findKnotBin() string {
+	if p, err := exec.LookPath("knotd"); err == nil {
+		return p
+	}
+	for _, p := range []string{"/usr/sbin/knotd", "/usr/local/sbin/knotd"} {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+
+func startKnotSecondary(t *testing.T, bin, addr, primary, zone, keyName, secret string) (*knotSecondary, error) {
+	dir := t.TempDir()
+	_, port, _ := net.SplitHostPort(addr)
+	ph, pp, _ := net.SplitHostPort(primary)
+	z := strings.TrimSuffix(zone, ".")
+	conf := fmt.Sprintf(`server:
+    listen: 127.0.0.1@%[1]s
+    rundir: %[2]s
+log:
+  - target: stderr
+    any: info
+database:
+    storage: %[2]s
+key:
+  - id: %[3]s
+    algorithm: hmac-sha256
+    secret: %[4]s
+remote:
+  - id: primary
+    address: %[5]s@%[6]s
+    key: %[3]s
+acl:
+  - id: notify
+    address: %[5]s
+    action: notify
+template:
+  - id: default
+    storage: %[2]s
+zone:
+  - domain: %[7]s
+    master: primary
+    acl: notify
+    file: %[2]s/%[7]s.zone
+`, port, dir, keyName, secret, ph, pp, z)
+	if err := os.WriteFile(filepath.Join(dir, "conf"), []byte(conf), 0o600); err != nil {
+		return nil, err
+	}
+	k := &knotSecondary{addr: addr, dir: dir, log: &testproc.Buffer{}}
+	cmd := exec.Command(bin, "-c", filepath.Join(dir, "conf"))
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = k.log, k.log
+	var err error
+	if k.proc, err = testproc.Start(cmd); err != nil {
+		return nil, err
+	}
+	t.Cleanup(k.proc.Stop)
+	c := &dns.Client{Net: "udp", Timeout: 200 * time.Millisecond}
+	m := new(dns.Msg)
+	m.SetQuestion(zone, dns.TypeSOA)
+	guard := time.Now().Add(30 * time.Second)
+	for {
+		if _, _, err := c.Exchange(m, addr); err == nil {
+			return k, nil
+		}
+		select {
+		case <-k.proc.Done():
+			return nil, fmt.Errorf("knotd exited before answering:\n%s", k.log.String())
+		default:
+		}
+		if time.Now().After(guard) {
+			return nil, fmt.Errorf("hang guard: knotd did not answer on %s within 30s", addr)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a real socket
+	}
+}
+
+// httpFlood holds n connections to addr: "idle" ones sent one keep-alive
+// request and then say nothing; "slowloris" ones send a header line every
+// second and never finish it.
+type httpFlood struct {
+	conns []net.Conn
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func startHTTPFlood(addr string, n int, kind string) *httpFlood {
+	f := &httpFlood{stop: make(chan struct{})}
+	for range n {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			continue
+		}
+		f.conns = append(f.conns, c)
+		switch kind {
+		case "idle":
+			fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+			f.wg.Go(func() { _, _ = io.Copy(io.Discard, c) })
+		default: // slowloris
+			fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n", addr)
+			f.wg.Go(func() {
+				tick := time.NewTicker(time.Second) // the attacker's pace
+				defer tick.Stop()
+				for i := 0; ; i++ {
+					select {
+					case <-f.stop:
+						return
+					case <-tick.C:
+					}
+					if _, err := fmt.Fprintf(c, "X-Slow-%d: 1\r\n", i); err != nil {
+						return
+					}
+				}
+			})
+		}
+	}
+	return f
+}
+
+func (f *httpFlood) close() {
+	if f == nil {
+		return
+	}
+	close(f.stop)
+	for _, c := range f.conns {
+		c.Close()
+	}
+	f.wg.Wait()
+}
+
+// impostor is another local process's HTTP server on the controller's
+// port while the controller is down: it serves a forged (or an older)
+// snapshot on the replication paths and notes every request that carried
+// the replication secret in clear text.
+type impostor struct {
+	srv        *http.Server
+	done       chan struct{}
+	requests   atomic.Int64
+	secretSeen atomic.Int64
+}
+
+func startImpostor(addr, secret string, snap memory.Snapshot) (*impostor, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	body, _ := json.Marshal(snap)
+	changes, _ := json.Marshal(map[string]any{"version": snap.Version, "epoch": snap.Epoch, "full": true, "snapshot": snap})
+	im := &impostor{done: make(chan struct{})}
+	im.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		im.requests.Add(1)
+		for _, vs := range r.Header {
+			for _, v := range vs {
+				if strings.Contains(v, secret) {
+					im.secretSeen.Add(1)
+				}
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/snapshot"):
+			_, _ = w.Write(body)
+		case strings.HasSuffix(r.URL.Path, "/changes"):
+			_, _ = w.Write(changes)
+		default:
+			http.NotFound(w, r)
+		}
+	})}
+	go func() { _ = im.srv.Serve(ln); close(im.done) }()
+	return im, nil
+}
+
+func (im *impostor) close() {
+	if im == nil {
+		return
+	}
+	_ = im.srv.Close()
+	<-im.done
+}
+
+// fetchSnapshot reads the controller's full snapshot as a node would.
+func fetchSnapshot(base, secret string) (memory.Snapshot, error) {
+	var s memory.Snapshot
+	req, _ := http.NewRequest(http.MethodGet, "http://"+base+"/replication/snapshot", nil)
+	req.Header.Set(memory.DefaultSecretHeader, secret)
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return s, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return s, fmt.Errorf("snapshot: %s", resp.Status)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&s)
+	return s, err
+}
+
+// httpDo sends one request with a fresh client (no pooled connection)
+// and returns the status and body; err when no answer came within timeout.
+func httpDo(method, base, path, host string, timeout time.Duration) (int, string, error) {
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: timeout}
+	req, err := http.NewRequest(method, "http://"+base+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if host != "" {
+		req.Host = host
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(b), nil
+}
+
+var errSkip = errors.New("skipped")
