@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/provider/replication"
 	"io"
 	mathrand "math/rand/v2"
 	"net"
@@ -316,7 +317,7 @@ type httpFlood struct {
 	wg    sync.WaitGroup
 }
 
-func startHTTPFlood(addr string, n int, kind string) *httpFlood {
+func startTortureHTTPFlood(addr string, n int, kind string) *httpFlood {
 	f := &httpFlood{stop: make(chan struct{})}
 	for range n {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -414,7 +415,7 @@ func (im *impostor) close() {
 func fetchSnapshot(base, secret string) (memory.Snapshot, error) {
 	var s memory.Snapshot
 	req, _ := http.NewRequest(http.MethodGet, "http://"+base+"/replication/snapshot", nil)
-	req.Header.Set(memory.DefaultSecretHeader, secret)
+	req.Header.Set(replication.DefaultSecretHeader, secret)
 	c := &http.Client{Timeout: 5 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {

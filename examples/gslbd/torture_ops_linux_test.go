@@ -538,7 +538,7 @@ func opHTTPFlood(kind string) func(w *walk, _ []string) error {
 		if w.ctl == nil {
 			return fmt.Errorf("%w: the controller is down", errSkip)
 		}
-		f := startHTTPFlood(w.e.ctlHTTP, 300, kind)
+		f := startTortureHTTPFlood(w.e.ctlHTTP, 300, kind)
 		defer f.close()
 		w.chk.checkI5("controller", w.e.ctlHTTP, w.e.ctlDNS, false)
 		return nil
@@ -557,7 +557,7 @@ func opDNSTCPFlood(w *walk, _ []string) error {
 	if err := w.startCtl(300, ""); err != nil {
 		return err
 	}
-	hf := startHTTPFlood(w.e.ctlHTTP, 300, "idle")
+	hf := startTortureHTTPFlood(w.e.ctlHTTP, 300, "idle")
 	df := startFlood(w.e.ctlDNS, 200)
 	w.chk.checkI5("controller", w.e.ctlHTTP, w.e.ctlDNS, true)
 	df.close()
@@ -566,7 +566,7 @@ func opDNSTCPFlood(w *walk, _ []string) error {
 }
 
 // opUDPReflection configures response rate limiting (dns.rrl, the
-// interface issue 29 item 6 asks for: memory.RRLConfig's fields) and
+// interface issue 29 item 6 asks for: dnsserver.RRLConfig's fields) and
 // sends 400 queries from one address: most must go unanswered or
 // truncated (S2, beside I1–I7). Skipped, with the reason, while gslbd does
 // not know the key.
@@ -667,7 +667,7 @@ func opRollback(w *walk, a []string) error {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if n, err := fetchSnapshot(w.e.ctlHTTP, w.e.secret); err == nil && n.Version > old.Version && nodeSerial(w.e.nodeDNS) == soaSerial(n) {
+		if n, err := fetchSnapshot(w.e.ctlHTTP, w.e.secret); err == nil && n.Version > old.Version && nodeSerial(w.e.nodeDNS) == snapshotSerial(n) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond) // polling the node's copy
@@ -675,7 +675,7 @@ func opRollback(w *walk, a []string) error {
 	return w.impostorRound(old, false)
 }
 
-func soaSerial(s memory.Snapshot) uint32 {
+func snapshotSerial(s memory.Snapshot) uint32 {
 	if len(s.Zones) == 0 {
 		return 0
 	}
