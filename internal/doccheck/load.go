@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // Package is one package of the set, type-checked from source.
@@ -86,7 +87,10 @@ func Load(dir string, patterns ...string) (*Set, error) {
 			return nil, fmt.Errorf("doccheck: %s: %s", p.ImportPath, p.Error.Err)
 		}
 		exports[p.ImportPath] = p.Export
-		if p.Name != "" && p.Name != "main" {
+		if p.Name != "" && p.Name != "main" && !(p.DepOnly && internalPath(p.ImportPath)) {
+			// Another module's internal package is nothing a reader could
+			// look up: a prose word such as client.Bits (a parameter's
+			// method) must not resolve against it.
 			s.byName[p.Name] = append(s.byName[p.Name], p.ImportPath)
 		}
 		if !p.DepOnly {
@@ -133,6 +137,13 @@ func (s *Set) check(t listed) (*Package, error) {
 	}
 	p.Types = tp
 	return p, nil
+}
+
+// internalPath reports whether path is an internal package (has an
+// "internal" element), which only its own module may import.
+func internalPath(path string) bool {
+	return path == "internal" || strings.HasPrefix(path, "internal/") ||
+		strings.Contains(path, "/internal/") || strings.HasSuffix(path, "/internal")
 }
 
 // packagesNamed returns the packages of the graph whose name is name,
