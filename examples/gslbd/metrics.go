@@ -29,6 +29,7 @@ type metrics struct {
 	heldStale    prometheus.Gauge
 	writes       *prometheus.CounterVec
 	provErrors   *prometheus.CounterVec
+	readBack     *prometheus.CounterVec
 	provLastOK   *prometheus.GaugeVec
 	provFailing  *prometheus.GaugeVec
 	dns          *dnsCollector
@@ -69,6 +70,9 @@ func newMetrics() *metrics {
 	m.provErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gslbkit_provider_errors_total", Help: "Failed reads and writes of a publishing target (the provider, or embedded), by error class (throttled, transient, permanent).",
 	}, []string{"provider", "class"})
+	m.readBack = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gslbkit_provider_readback_mismatches_total", Help: "Record sets a publishing target kept different from what was written, as the read-back after a write found them; result=conflict once the same set differed on consecutive applies and is held instead of rewritten.",
+	}, []string{"provider", "result"})
 	m.provLastOK = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "gslbkit_provider_last_success_timestamp_seconds", Help: "Unix time of the last reconcile of a publishing target that left nothing pending.",
 	}, []string{"provider"})
@@ -90,7 +94,7 @@ func newMetrics() *metrics {
 	m.startupHeld = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "gslbd_startup_hold", Help: "Controller: 1 while the first publication waits for every address's first probe result.",
 	})
-	m.reg.MustRegister(m.probes, m.probeSeconds, m.addrState, m.transitions, m.heldStale, m.writes, m.provErrors, m.provLastOK, m.provFailing, m.dns, m.syncs, m.degraded,
+	m.reg.MustRegister(m.probes, m.probeSeconds, m.addrState, m.transitions, m.heldStale, m.writes, m.provErrors, m.readBack, m.provLastOK, m.provFailing, m.dns, m.syncs, m.degraded,
 		m.stateSaveErrors, m.startupHeld, m.answersDiffer)
 	// The runtime's and the process's own: memory, goroutines, open
 	// descriptors against their limit.
@@ -211,6 +215,12 @@ func (m *metrics) reconcilerObserver(name string, count bool, log func(record.Ev
 		case record.ErrorEvent:
 			m.provErrors.WithLabelValues(name, e.Class()).Inc()
 			m.provFailing.WithLabelValues(name).Set(1)
+		case record.ReadBackEvent:
+			res := "differed"
+			if e.Conflict {
+				res = "conflict"
+			}
+			m.readBack.WithLabelValues(name, res).Inc()
 		case record.AppliedEvent:
 			m.provLastOK.WithLabelValues(name).Set(float64(e.At.UnixNano()) / 1e9)
 			m.provFailing.WithLabelValues(name).Set(0)
