@@ -132,8 +132,8 @@ func Explain(steps []Step, client netip.Prefix, name, qtype string, rrs []libdns
 }
 
 // EchoedScope is the ECS scope the embedded server sends for an answer of
-// scope scope to client: scope capped at client.Bits(), a negative one (or
-// an invalid client) counted as 0.
+// scope scope to client: scope capped at the client's prefix length, a
+// negative one (or an invalid client) counted as 0.
 func EchoedScope(scope int, client netip.Prefix) int {
 	if !client.IsValid() || scope < 0 {
 		return 0
