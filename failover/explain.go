@@ -228,12 +228,15 @@ func geoWhy(loc *Locator, tags map[netip.Addr][]string) func(netip.Prefix, []lib
 	}
 	return func(client netip.Prefix, _, out []libdns.Record) string {
 		s := loc.Placement(client)
+		region, placed := loc.Locate(client)
+		if !placed {
+			return s
+		}
 		if len(out) == 0 {
 			return s + "; no address of its regions"
 		}
 		// The region answered: the first of the client's order every
 		// answered address is tagged with.
-		region, _ := loc.Locate(client)
 		for _, reg := range loc.Preferences(region) {
 			all := true
 			for _, r := range out {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -69,6 +70,7 @@ func TestExplainGeo(t *testing.T) {
 			if v.Answer.ECSScope != v.Reply.ECSScope || v.Reply.Rcode != "NOERROR" {
 				t.Errorf("answer's ECS scope %d, the reply's %d (%s)", v.Answer.ECSScope, v.Reply.ECSScope, v.Reply.Rcode)
 			}
+			t.Logf("GET /api/explain for %s:\n%s", c.client, body)
 			if !strings.Contains(v.Trace, "1 geo: kept") {
 				t.Errorf("trace:\n%s", v.Trace)
 			}
@@ -113,4 +115,48 @@ func TestExplainClient(t *testing.T) {
 	if p, from, err := explainClient("", "[2001:db8::9]:4711"); err != nil || p.String() != "2001:db8::9/128" || from != "requester" {
 		t.Errorf("requester: %v %s %v", p, from, err)
 	}
+}
+
+// TestExplainWithinUnplaced: a geo record answered one address by weight
+// within the region, and a geo block without a default: a client no
+// prefix places has the geo step's "no opinion" (every address goes on)
+// and the weighted step's one draw, with the note that the reply draws
+// again; an eu client has eu's addresses kept and then one of them.
+func TestExplainWithinUnplaced(t *testing.T) {
+	bs := []*backend{newBackend(t), newBackend(t), newBackend(t)}
+	var recs strings.Builder
+	recs.WriteString("  - name: gw.example.test.\n    ttl: 1s\n    answer: geo\n    within: weightedRandom\n    addresses:\n")
+	for i, reg := range []string{"eu", "eu", "us"} {
+		fmt.Fprintf(&recs, "      - {ip: 192.0.2.%d, regions: [%s], weight: %d, probeAddr: %q}\n", i+1, reg, 3-i, bs[i].addr())
+	}
+	d := startDaemon(t, controllerYAML(`geo:
+  prefixes: {"198.51.100.0/24": eu, "203.0.113.0/24": us}`, recs.String()))
+	q := url.Values{"name": {"gw.example.test."}, "client": {"192.0.2.0/24"}}
+	waitFor(t, 60*time.Second, "every address published", func() bool {
+		_, v, _ := getExplain(t, d.http, q)
+		return len(v.Published) == 3
+	})
+	_, v, body := getExplain(t, d.http, q)
+	if len(v.Steps) != 2 || v.Steps[0].Name != "geo" || v.Steps[1].Name != "within weightedRandom" {
+		t.Fatalf("steps: %s", body)
+	}
+	if g := v.Steps[0]; !g.NoOpinion || len(g.Kept) != 3 || len(g.Dropped) != 0 || !strings.Contains(g.Why, "client not placed") {
+		t.Errorf("geo step for an unplaced client: %+v", g)
+	}
+	if w := v.Steps[1]; len(w.Kept) != 1 || len(w.Dropped) != 2 || !strings.Contains(w.Why, "192.0.2.1=3") {
+		t.Errorf("weighted step: %+v", w)
+	}
+	if len(v.Answer.Records) != 1 || len(v.Reply.Records) != 1 || v.Note == "" || v.Within != AnswerWeightedRandom {
+		t.Errorf("answer %v, reply %v, note %q: %s", v.Answer.Records, v.Reply.Records, v.Note, body)
+	}
+	t.Logf("unplaced:\n%s", v.Trace)
+	q.Set("client", "198.51.100.9")
+	_, v, body = getExplain(t, d.http, q)
+	if g := v.Steps[0]; g.NoOpinion || !slices.Equal(sorted(g.Kept), []string{"192.0.2.1", "192.0.2.2"}) {
+		t.Errorf("geo step for an eu client: %s", body)
+	}
+	if a := v.Answer.Records; len(a) != 1 || (a[0] != "192.0.2.1" && a[0] != "192.0.2.2") || v.Answer.ECSScope != 24 || v.Reply.ECSScope != 24 {
+		t.Errorf("eu client: %s", body)
+	}
+	t.Logf("eu:\n%s", v.Trace)
 }
