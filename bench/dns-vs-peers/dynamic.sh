@@ -8,14 +8,24 @@
 #   w.example.test: 4 addresses, weights 1/2/3/4, one answered per query
 #   g.example.test: 1,024 /24 prefixes (10.0.0.0/24 ... 10.3.255.0/24)
 #                   mapped to 3 regions of 2 addresses (prefix i -> i mod 3)
+#   k.example.test: 4 addresses, one per client network (the loads sticky
+#                   and sticky-fix): failover.Sticky(24, 56), rendezvous
+#                   hashing of the client's /24, beside gdnsd's geoip with a
+#                   nets map listing, for each of the 1,024 /24s, the 4
+#                   addresses in the order Sticky chooses them (written by
+#                   embedded -sticky-ranks), so both answer every network
+#                   alike and fail over in the same order; Knot serves the 4
+#                   statically as the floor; PowerDNS has no row
 #
-# dnsperf alternates the two names with one EDNS Client Subnet option per
-# run (-E; round r uses 10.(r*37 mod 1024 as a /24)), so the geo choice is
-# exercised through ECS; every server is pinned to core $SERVER_CPU and
+# dnsperf alternates w and g (loads saturate and fixed), or asks k alone
+# (sticky and sticky-fix), with one EDNS Client Subnet option per run (-E;
+# round r uses 10.(r*37 mod 1024 as a /24)), so the geo and sticky choices
+# are exercised through ECS; every server is pinned to core $SERVER_CPU and
 # dnsperf to $CLIENT_CPU, at saturation and at $FIXED_QPS, $ROUNDS times.
 #
 #   bench/dns-vs-peers/dynamic.sh     # apt-get install knot gdnsd pdns-server pdns-backend-bind dnsperf
 #   DURATION=2 ROUNDS=1 SERVERS="fast gdnsd" bench/dns-vs-peers/dynamic.sh
+#   LOADS="sticky sticky-fix" SERVERS="gdnsd fast" bench/dns-vs-peers/dynamic.sh   # the sticky rows only
 #   FAST_FLAGS="-udp-coalesce 0" bench/dns-vs-peers/dynamic.sh   # flags for the embedded server
 #
 # Prints one line per run and the table of medians (min–max) with CPU per
@@ -30,6 +40,10 @@ SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
 BASEPORT=${BASEPORT:-15400}
 SERVERS=${SERVERS:-"knot gdnsd pdns fast"}
+LOADS=${LOADS:-"saturate fixed sticky sticky-fix"}
+for l in $LOADS; do
+	case $l in saturate | fixed | sticky | sticky-fix) ;; *) echo "unknown load $l (saturate fixed sticky sticky-fix)" >&2; exit 1 ;; esac
+done
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -67,10 +81,16 @@ port_of() { case $1 in knot) echo $((BASEPORT + 1)) ;; gdnsd) echo $((BASEPORT +
 
 # The data: addresses (kept equal to embedded/dynamic.go), the prefix table.
 W=(192.0.2.1 192.0.2.2 192.0.2.3 192.0.2.4)
+K=(192.0.2.21 192.0.2.22 192.0.2.23 192.0.2.24)
 REG=(us eu ap)
 declare -A RA=([us]="198.51.100.1 198.51.100.2" [eu]="198.51.100.11 198.51.100.12" [ap]="198.51.100.21 198.51.100.22")
 for i in $(seq 0 1023); do echo "10.$((i / 256)).$((i % 256)).0/24 ${REG[$((i % 3))]}"; done >"$dir/nets.txt"
 printf 'w.example.test A\ng.example.test A\n' >"$dir/queries.txt"
+printf 'k.example.test A\n' >"$dir/sticky.txt"
+(cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)
+# The sticky name's choice per network, in order (Sticky's first choice,
+# then its choice once that one is gone, ...): gdnsd's nets map for k.
+"$dir/embedded" -nets "$dir/nets.txt" -sticky-ranks "$dir/sticky-ranks.txt"
 soa='@ 30 IN SOA ns1.example.test. hostmaster.example.test. 1 7200 1800 259200 30
 @ 30 IN NS ns1.example.test.
 ns1 30 IN A 192.0.2.53'
@@ -80,10 +100,12 @@ ns1 30 IN A 192.0.2.53'
 	echo "\$ORIGIN example.test."
 	echo "$soa"
 	for a in "${W[@]}"; do echo "w 30 IN A $a"; done
+	for a in "${K[@]}"; do echo "k 30 IN A $a"; done
 	for r in "${REG[@]}"; do for a in ${RA[$r]}; do echo "g 30 IN A $a"; done; done
 } >"$dir/example.test.zone"
 
-# gdnsd: weighted (one address per answer) and geoip with a nets map.
+# gdnsd: weighted (one address per answer) and geoip with a nets map; k is
+# geoip too, each network's datacenters (one address each) in Sticky's order.
 mkdir -p "$dir/gdnsd/zones" "$dir/gdnsd/run" "$dir/gdnsd/state"
 {
 	echo "options => { listen => [ 127.0.0.1:$(port_of gdnsd) ], run_dir => $dir/gdnsd/run, state_dir => $dir/gdnsd/state, udp_threads => 1, tcp_threads => 1 }"
@@ -91,13 +113,19 @@ mkdir -p "$dir/gdnsd/zones" "$dir/gdnsd/run" "$dir/gdnsd/state"
 	echo "  weighted => { w => { a1 => [ ${W[0]}, 1 ], a2 => [ ${W[1]}, 2 ], a3 => [ ${W[2]}, 3 ], a4 => [ ${W[3]}, 4 ] } }"
 	echo "  geoip => { maps => { m => { datacenters => [ us, eu, ap ], nets => {"
 	awk '{ pref = ($2 == "us") ? "us, eu, ap" : ($2 == "eu") ? "eu, us, ap" : "ap, eu, us"; print "    " $1 " => [ " pref " ]" }' "$dir/nets.txt"
+	echo "  } }"
+	echo "  s => { datacenters => [ k1, k2, k3, k4 ], nets => {"
+	awk -v k="${K[*]}" 'BEGIN { n = split(k, a, " "); for (i = 1; i <= n; i++) dc[a[i]] = "k" i }
+		{ printf "    %s => [ %s, %s, %s, %s ]\n", $1, dc[$2], dc[$3], dc[$4], dc[$5] }' "$dir/sticky-ranks.txt"
 	echo "  } } }"
 	printf '  resources => { g => { map => m, dcmap => {'
 	for r in "${REG[@]}"; do set -- ${RA[$r]}; printf ' %s => [ %s, %s ]' "$r" "$1" "$2"; done
+	printf ' } }, k => { map => s, dcmap => {'
+	for i in "${!K[@]}"; do printf ' k%d => %s' $((i + 1)) "${K[i]}"; done
 	echo ' } } } }'
 	echo "}"
 } >"$dir/gdnsd/config"
-printf '%s\nw 30 DYNA weighted!w\ng 30 DYNA geoip!g\n' "$soa" | sed 's/^@ 30 IN SOA/$TTL 30\n@ 30 IN SOA/' >"$dir/gdnsd/zones/example.test"
+printf '%s\nw 30 DYNA weighted!w\ng 30 DYNA geoip!g\nk 30 DYNA geoip!k\n' "$soa" | sed 's/^@ 30 IN SOA/$TTL 30\n@ 30 IN SOA/' >"$dir/gdnsd/zones/example.test"
 
 # PowerDNS: bind backend, LUA records (pickwrandom; netmask() per region in
 # a Lua block), every cache off.
@@ -135,7 +163,6 @@ distributor-threads=1
 loglevel=3
 CONF
 
-(cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)
 clk=$(getconf CLK_TCK)
 
 
@@ -164,17 +191,18 @@ ecs_of() { # round -> dnsperf -E value: family 1, /24, scope 0, the prefix's 3 b
 run_one() { # round server pid load
 	local round=$1 s=$2 pid=$3 load=$4 port out before after
 	port=$(port_of "$s")
-	local rate=()
-	[ "$load" = fixed ] && rate=(-Q "$FIXED_QPS")
+	local rate=() queries=$dir/queries.txt
+	case $load in fixed | sticky-fix) rate=(-Q "$FIXED_QPS") ;; esac
+	case $load in sticky | sticky-fix) queries=$dir/sticky.txt ;; esac
 	stray=$(off_core "$pid")
 	before=$(cpu_ticks "$pid")
 	sw0=$(ctx_switches "$pid")
-	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 -E "$(ecs_of "$round")" "${rate[@]}" 2>&1) || true
+	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$DURATION" -c 1 -T 1 -q 200 -E "$(ecs_of "$round")" "${rate[@]}" 2>&1) || true
 	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
 	sw1=$(ctx_switches "$pid")
 	stray+=$(off_core "$pid")
 	local fixed=0
-	[ "$load" = fixed ] && fixed=1
+	if [ ${#rate[@]} -gt 0 ]; then fixed=1; fi
 	record_run "$round" "$s" "$load" "$fixed" "$out" "$before" "$after"
 }
 
@@ -189,21 +217,38 @@ for s in $SERVERS; do
 	got=$(dig +short +subnet=10.0.1.0/24 -p "$(port_of "$s")" @127.0.0.1 g.example.test A 2>/dev/null | sort | tr '\n' ' ' || true)
 	[ "$got" = "198.51.100.11 198.51.100.12 " ] || { echo "$s answers g.example.test for 10.0.1.0/24 with '$got', want eu's two addresses" >&2; exit 1; }
 done
+# ... and the sticky name by the network as Sticky chooses (first, middle
+# and last of the networks, and the rounds' own).
+sticky_server() { [ "$1" = gdnsd ] || [ "$1" = fast ]; }
+for s in $SERVERS; do
+	sticky_server "$s" || continue
+	for i in 0 1 511 1023 $(for r in $(seq "$ROUNDS"); do echo $(((r * 37) % 1024)); done); do
+		net="10.$((i / 256)).$((i % 256)).0/24"
+		want=$(awk -v n="$net" '$1 == n { print $2 }' "$dir/sticky-ranks.txt")
+		got=$(dig +short +subnet="$net" -p "$(port_of "$s")" @127.0.0.1 k.example.test A 2>/dev/null || true)
+		[ -n "$want" ] && [ "$got" = "$want" ] || { echo "$s answers k.example.test for $net with '$got', want Sticky's $want" >&2; exit 1; }
+	done
+done
 : >"$dir/results"
 header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds, ECS on every query"
 echo "$header"
+# The sticky loads run on the servers that have an equivalent (and Knot,
+# the static floor).
+runs_load() { case $2 in sticky | sticky-fix) [ "$1" != pdns ] ;; esac; }
 for round in $(seq "$ROUNDS"); do
-	for load in saturate fixed; do
-		for s in $(in_order "$round" $SERVERS); do run_one "$round" "$s" "${pid_of[$s]}" "$load"; done # shellcheck disable=SC2086
+	for load in $LOADS; do
+		for s in $(in_order "$round" $SERVERS); do # shellcheck disable=SC2086
+			if runs_load "$s" "$load"; then run_one "$round" "$s" "${pid_of[$s]}" "$load"; fi
+		done
 	done
 done
 
 echo
 echo "$header"
 echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s; a row with an aborted round shows why"
-printf '%-13s %-8s %26s %24s %28s %22s %24s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / gdnsd's" "switches/1k queries"
-for load in saturate fixed; do
+printf '%-13s %-10s %26s %24s %28s %22s %24s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / gdnsd's" "switches/1k queries"
+for load in $LOADS; do
 	for s in $SERVERS; do
-		table_row "$s" "$load" gdnsd
+		if runs_load "$s" "$load"; then table_row "$s" "$load" gdnsd; fi
 	done
 done

@@ -177,11 +177,11 @@ done
 echo
 echo "$header"
 echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s over UDP, tcp = saturation over one TCP connection; a row with an aborted round shows why"
-printf '%-13s %-8s %26s %24s %28s %22s %24s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / Knot's" "switches/1k queries"
+printf '%-13s %-10s %26s %24s %28s %22s %24s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / Knot's" "switches/1k queries"
 for load in $LOADS; do
 	for s in $SERVERS; do
 		if ! tcp_capable "$s" "$load"; then
-			printf '%-13s %-8s (serves UDP only)\n' "$s" "$load"
+			printf '%-13s %-10s (serves UDP only)\n' "$s" "$load"
 			continue
 		fi
 		table_row "$s" "$load" knot

@@ -145,7 +145,7 @@ table_row() {
 	local s=$1 load=$2 base=$3 why ratio="-"
 	why=$(awk -v s="$s" -v l="$load" '$1 == "ABORT" && $3 == s && $4 == l { $1 = $3 = $4 = ""; sub(/^ +/, ""); gsub(/ +/, " "); print "round " $0; exit }' "$dir/results")
 	if [ -n "$why" ]; then
-		printf '%-13s %-8s ABORTED: %s\n' "$s" "$load" "$why"
+		printf '%-13s %-10s ABORTED: %s\n' "$s" "$load" "$why"
 		return
 	fi
 	col() { awk -v s="$s" -v l="$load" -v c="$1" '$2 == s && $3 == l { print $c }' "$dir/results" | mmm | fmt_mmm "$2"; }
@@ -155,5 +155,5 @@ table_row() {
 	fi
 	local sw
 	sw=$(awk -v s="$s" -v l="$load" '$2 == s && $3 == l && $8 != "-" { print $8 }' "$dir/results" | mmm | fmt_mmm %.1f)
-	printf '%-13s %-8s %26s %24s %28s %22s %24s\n' "$s" "$load" "$(col 4 %.0f)" "$(col 5 %.1f)" "$(col 6 %.2f)" "$ratio" "${sw:--}"
+	printf '%-13s %-10s %26s %24s %28s %22s %24s\n' "$s" "$load" "$(col 4 %.0f)" "$(col 5 %.1f)" "$(col 6 %.2f)" "$ratio" "${sw:--}"
 }

@@ -95,6 +95,8 @@ func checkKind(f string, k AnswerKind, known []AnswerKind, allowed string) error
 // and regionFilter, how the chosen region's addresses are answered.
 type answerOf struct {
 	kind, within AnswerKind
+	// steps are the hook's steps (nil for kind all), for GET /api/explain.
+	steps []failover.Step
 }
 
 // choiceHook is the answer function of kind roundRobin or weightedRandom
@@ -289,24 +291,14 @@ func installAnswers(zone *memory.Provider, cfg Config) (map[string]answerOf, err
 		k := r.Answer.kind()
 		within := r.within()
 		kinds[r.Name] = answerOf{kind: k, within: within}
-		m := r.model(cfg.Zone, nil)
-		var f failover.AnswerFunc
-		switch k {
-		case AnswerRoundRobin, AnswerWeightedRandom:
-			f = choiceHook(k, m)
-		case AnswerGeo:
-			f = failover.Geo(loc, m.Tags())
-		case AnswerRegionFilter:
-			f = failover.RegionFilter(loc, m.Tags())
-		default:
+		steps := recordSteps(k, within, loc, r.model(cfg.Zone, nil))
+		if len(steps) == 0 {
 			continue
 		}
-		if w := choiceHook(within, m); w != nil {
-			// Then among the region's addresses (or, with no region
-			// chosen, among all of them).
-			f = failover.Chain(f, w)
-		}
-		zone.SetAnswerFunc(r.Name, memory.AnswerFunc(f))
+		kinds[r.Name] = answerOf{kind: k, within: within, steps: steps}
+		// The query path: the steps' functions, chained (explain.go
+		// explains the same values on request).
+		zone.SetAnswerFunc(r.Name, memory.AnswerFunc(failover.StepChain(steps...)))
 	}
 	return kinds, nil
 }

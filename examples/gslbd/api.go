@@ -30,6 +30,7 @@ import (
 //	GET  /api/openapi.yaml                             this API, described in OpenAPI 3
 //	GET  /api/records                                  every record, its addresses, states and statistics
 //	GET  /api/records/{name}                           one record
+//	GET  /api/explain?name=N[&type=A|AAAA][&client=C]   why a client gets its answer (explain.go)
 //	POST /api/records/{name}/addresses/{ip}/drain      keep the address out of answers until undrained (probing goes on)
 //	POST /api/records/{name}/addresses/{ip}/undrain    serve it again when its probes say so
 //	POST /api/records/{name}/disable                   answer the failover FQDN until enabled
@@ -59,6 +60,7 @@ func (c *controller) handler() http.Handler {
 	mux.HandleFunc("GET /api/openapi.yaml", read(serveOpenAPI))
 	mux.HandleFunc("GET /api/records", read(c.listRecords))
 	mux.HandleFunc("GET /api/records/{name}", read(c.getRecord))
+	mux.HandleFunc("GET /api/explain", read(c.explain))
 	if !c.cfg.HTTP.DisableAPI {
 		mux.HandleFunc("POST /api/records/{name}/addresses/{ip}/{action}", c.authorized(c.addressAction))
 		mux.HandleFunc("POST /api/records/{name}/{action}", c.authorized(c.recordAction))

@@ -98,7 +98,8 @@ func artifactDir(t *testing.T) string {
 // in a real headless Chromium, 360 px wide, and reads them as a person
 // would: every address passing; a backend stopped → its address critical
 // and not served; a drain made through the API → drained; the node's
-// source, last sync and health. The page must refresh itself (the test
+// source, last sync and health; a record's "why this answer" link opens its
+// explanation. The page must refresh itself (the test
 // never reloads it) and fit 360 px without horizontal scrolling. A
 // screenshot is saved as an artifact. Order is asserted under hang
 // guards; times are logged.
@@ -195,6 +196,21 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot of the controller's status page at 360 px: %s", shot)
+
+	// The record's "why this answer" link explains it for the browser's
+	// own address (GET /api/explain without client).
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.rec[data-record="app.example.test."] a[data-explain]').href`))
+	if err != nil {
+		t.Fatalf("the record's explain link: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(href)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, guard, "the explain link opens the record's explanation", func() bool {
+		b := strings.Join(pageText(t, ctx, "body"), "")
+		return strings.Contains(b, `"name": "app.example.test."`) && strings.Contains(b, `"clientFrom": "requester"`) &&
+			strings.Contains(b, `"client": "127.0.0.1/32"`) && strings.Contains(b, `"trace"`)
+	})
 
 	// The node's page: its source, last sync and health.
 	node := startDaemon(t, fmt.Sprintf(`zone: example.test.

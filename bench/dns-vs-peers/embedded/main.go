@@ -4,6 +4,7 @@
 //
 //	embedded -gen DIR                       write DIR/example.test.zone and DIR/queries.txt
 //	embedded -zonefile F -addr 127.0.0.1:5301 [-mode fast|batch|miekg] [-nets FILE]
+//	embedded -nets FILE -sticky-ranks OUT   write gdnsd's equivalent of the sticky name's choices
 //
 // Modes: fast is dnsserver.Server (batched recvmmsg/sendmmsg loop and the
 // packed-reply fast path); batch is the same loop answering every query
@@ -45,6 +46,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:5301", "UDP and TCP address")
 	mode := flag.String("mode", "fast", "fast, batch or miekg")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here while serving")
+	stickyRanks := flag.String("sticky-ranks", "", "with -nets: write each prefix's sticky addresses in failover.Sticky's order of choice to this file and exit (gdnsd's equivalent map)")
 	nets := flag.String("nets", "", "dynamic scenario: answer w and g with weighted and geo hooks, g's table from this file (\"prefix region\" lines)")
 	coalesce := flag.Duration("udp-coalesce", -1, "fast mode: ServerConfig.UDPCoalesce (0 turns the pause off; default: the config's default)")
 	coalesceRate := flag.Int("udp-coalesce-rate", 0, "fast mode: ServerConfig.UDPCoalesceRate (0: the config's default)")
@@ -58,6 +60,12 @@ func main() {
 			log.Fatal(err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *stickyRanks != "" {
+		if err := writeStickyRanks(*nets, *stickyRanks); err != nil {
+			log.Fatal(err)
+		}
+		return
 	}
 	if *gen != "" {
 		if err := generate(*gen); err != nil {
