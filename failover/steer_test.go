@@ -247,9 +247,15 @@ func TestSteerConfigErrors(t *testing.T) {
 		name, want string
 		err        func() error
 	}{
-		{"margin", "switchMargin = 100", func() error { _, err := failover.NewLatencyTable(failover.LatencyConfig{SwitchMargin: 100}); return err }},
+		{"margin", "switchMargin = 100", func() error {
+			_, err := failover.NewLatencyTable(failover.LatencyConfig{SwitchMargin: 100})
+			return err
+		}},
 		{"after", "switchAfter = -1", func() error { _, err := failover.NewLatencyTable(failover.LatencyConfig{SwitchAfter: -1}); return err }},
-		{"high", "high = 1", func() error { _, err := failover.LoadShed(new(failover.LoadTable), failover.ShedConfig{Low: 2, High: 1}, nil); return err }},
+		{"high", "high = 1", func() error {
+			_, err := failover.LoadShed(new(failover.LoadTable), failover.ShedConfig{Low: 2, High: 1}, nil)
+			return err
+		}},
 		{"v4Bits", "v4Bits = 33", func() error {
 			_, err := failover.LoadShed(new(failover.LoadTable), failover.ShedConfig{V4Bits: 33}, nil)
 			return err
