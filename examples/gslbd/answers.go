@@ -133,6 +133,20 @@ func (c *Config) validateAnswers(providerType string) error {
 				return err
 			}
 		}
+		if len(r.Steps) > 0 && providerType != "" && providerType != "embedded" {
+			return bad(f+".steps", fmt.Sprintf("%d steps", len(r.Steps)), "none with provider.type "+providerType+": steps choose per query, which needs provider.type embedded (the embedded zone and gslbd nodes answer them)")
+		}
+		if _, err := buildSteps(f, *r, c.Geo, nil); err != nil {
+			return err
+		}
+		if slices.ContainsFunc(r.Steps, func(s StepSpec) bool { return s.Proximity != nil }) {
+			geoUsed = true
+			for _, a := range r.Addresses {
+				for _, reg := range a.Regions {
+					geoRegions[reg] = true
+				}
+			}
+		}
 		if k.perQuery() && providerType != "" && providerType != "embedded" {
 			return bad(f+".answer", r.Answer, `"all" (or "") with provider.type `+providerType+
 				": the provider answers every published address to every client; per-query answers need provider.type embedded (the embedded zone and gslbd nodes answer them)")
@@ -166,7 +180,7 @@ func (c *Config) validateAnswers(providerType string) error {
 		return nil
 	}
 	if !geoUsed {
-		return bad("geo", "a geo block", `only with a record whose answer is "geo" or "regionFilter" (no record uses it)`)
+		return bad("geo", "a geo block", `only with a record whose answer is "geo" or "regionFilter", or with a proximity step (no record uses it)`)
 	}
 	return c.validateGeo(geoRegions)
 }
@@ -194,7 +208,10 @@ func (c *Config) validateGeo(addrRegions map[string]bool) error {
 	if g.Default != "" {
 		placed[g.Default] = true
 	}
-	known := func(reg string) bool { return addrRegions[reg] || len(g.Preferences[reg]) > 0 }
+	known := func(reg string) bool {
+		_, hasCoords := g.Coordinates[reg] // a place proximity steps measure from
+		return addrRegions[reg] || len(g.Preferences[reg]) > 0 || hasCoords
+	}
 	allowed := "a region some address of a geo or regionFilter record is tagged with (" + strings.Join(have, ", ") + "), or one with a geo.preferences entry"
 	prefixes := slices.SortedFunc(maps.Keys(g.Prefixes), func(a, b netip.Prefix) int {
 		return cmp.Or(a.Addr().Compare(b.Addr()), cmp.Compare(a.Bits(), b.Bits()))
@@ -248,7 +265,7 @@ func (c *Config) validateNodeAnswers() error {
 	seen := map[string]bool{}
 	for i := range c.Records {
 		r := &c.Records[i]
-		if !r.Answer.perQuery() {
+		if !r.perQuery() {
 			continue
 		}
 		f := fmt.Sprintf("records[%d]", i)
@@ -277,6 +294,12 @@ func (c *Config) validateNodeAnswers() error {
 // cfg (validated) with a per-query answer kind, and returns how each
 // record is answered, by name.
 func installAnswers(zone *memory.Provider, cfg Config) (map[string]answerOf, error) {
+	return installAnswersWith(zone, cfg, newSteering())
+}
+
+// installAnswersWith is installAnswers registering the steps' tables with
+// st.
+func installAnswersWith(zone *memory.Provider, cfg Config, st *steering) (map[string]answerOf, error) {
 	var loc *failover.Locator
 	if cfg.Geo != nil {
 		var err error
@@ -285,7 +308,7 @@ func installAnswers(zone *memory.Provider, cfg Config) (map[string]answerOf, err
 		}
 	}
 	kinds := map[string]answerOf{}
-	for _, r := range cfg.Records {
+	for i, r := range cfg.Records {
 		k := r.Answer.kind()
 		within := r.within()
 		kinds[r.Name] = answerOf{kind: k, within: within}
@@ -298,13 +321,21 @@ func installAnswers(zone *memory.Provider, cfg Config) (map[string]answerOf, err
 			f = failover.Geo(loc, m.Tags())
 		case AnswerRegionFilter:
 			f = failover.RegionFilter(loc, m.Tags())
-		default:
-			continue
 		}
-		if w := choiceHook(within, m); w != nil {
+		if w := choiceHook(within, m); w != nil && f != nil {
 			// Then among the region's addresses (or, with no region
 			// chosen, among all of them).
 			f = failover.Chain(f, w)
+		}
+		steps, err := buildSteps(fmt.Sprintf("records[%d]", i), r, cfg.Geo, st)
+		if err != nil {
+			return nil, err
+		}
+		if len(steps) > 0 {
+			f = failover.Chain(append([]failover.AnswerFunc{f}, steps...)...)
+		}
+		if f == nil {
+			continue
 		}
 		zone.SetAnswerFunc(r.Name, memory.AnswerFunc(f))
 	}
@@ -383,7 +414,7 @@ func digestAnswers(cfg Config) answerDigest {
 	d := answerDigest{Names: map[string]string{}}
 	for _, r := range cfg.Records {
 		k := r.Answer.kind()
-		if !k.perQuery() {
+		if !r.perQuery() {
 			continue
 		}
 		var as []addr
@@ -395,7 +426,11 @@ func digestAnswers(cfg Config) answerDigest {
 			as = append(as, addr{IP: ip, Weight: a.Weight, Regions: slices.Sorted(slices.Values(a.Regions))})
 		}
 		slices.SortFunc(as, func(x, y addr) int { return strings.Compare(x.IP, y.IP) })
-		d.Names[dnsname.Fqdn(strings.ToLower(r.Name))] = sum([]any{k, r.within(), as})
+		parts := []any{k, r.within(), as}
+		if len(r.Steps) > 0 {
+			parts = append(parts, r.Steps)
+		}
+		d.Names[dnsname.Fqdn(strings.ToLower(r.Name))] = sum(parts)
 	}
 	if g := cfg.Geo; g != nil {
 		prefixes := make([][2]string, 0, len(g.Prefixes))
@@ -403,7 +438,11 @@ func digestAnswers(cfg Config) answerDigest {
 			prefixes = append(prefixes, [2]string{p.String(), reg})
 		}
 		slices.SortFunc(prefixes, func(x, y [2]string) int { return strings.Compare(x[0], y[0]) })
-		d.Geo = sum([]any{prefixes, g.Preferences, g.Default}) // json sorts the map's keys
+		parts := []any{prefixes, g.Preferences, g.Default} // json sorts the map's keys
+		if len(g.Coordinates) > 0 {
+			parts = append(parts, g.Coordinates)
+		}
+		d.Geo = sum(parts)
 	}
 	return d
 }

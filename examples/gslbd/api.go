@@ -35,6 +35,8 @@ import (
 //	POST /api/records/{name}/disable                   answer the failover FQDN until enabled
 //	POST /api/records/{name}/enable
 //	POST /api/notify                                   tell every configured node to sync now
+//	GET  /api/load                                     the load of every loadShed pool
+//	PUT  /api/load/{pool}                              set a loadShed pool's load: {"load": 0.93}
 //	GET  /replication/snapshot[?region=R]              for nodes; shared-secret header
 //	GET  /replication/changes?since=V[&region=R]       for nodes; shared-secret header
 //	GET  /replication/answers                          for nodes: digests of the per-query answer config; shared-secret header
@@ -59,7 +61,9 @@ func (c *controller) handler() http.Handler {
 	mux.HandleFunc("GET /api/openapi.yaml", read(serveOpenAPI))
 	mux.HandleFunc("GET /api/records", read(c.listRecords))
 	mux.HandleFunc("GET /api/records/{name}", read(c.getRecord))
+	mux.HandleFunc("GET /api/load", read(c.listLoad))
 	if !c.cfg.HTTP.DisableAPI {
+		mux.HandleFunc("PUT /api/load/{pool}", c.authorized(c.putLoad))
 		mux.HandleFunc("POST /api/records/{name}/addresses/{ip}/{action}", c.authorized(c.addressAction))
 		mux.HandleFunc("POST /api/records/{name}/{action}", c.authorized(c.recordAction))
 		mux.HandleFunc("POST /api/notify", c.authorized(c.notifyNow))
