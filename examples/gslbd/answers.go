@@ -346,6 +346,19 @@ func installAnswersWith(zone *memory.Provider, cfg Config, st *steering) (map[st
 // "weightedRandom (weights 192.0.2.1=3, 192.0.2.2=1)" or "geo (regions
 // eu-west, us-east; 3 prefixes, default us-east)".
 func answerSummary(cfg Config, r RecordSpec) string {
+	s := kindSummary(cfg, r)
+	if len(r.Steps) > 0 {
+		ks := make([]string, len(r.Steps))
+		for i, st := range r.Steps {
+			ks[i] = st.kind()
+		}
+		s += ", then steps " + strings.Join(ks, ", ")
+	}
+	return s
+}
+
+// kindSummary is answerSummary without the steps.
+func kindSummary(cfg Config, r RecordSpec) string {
 	k := r.Answer.kind()
 	switch k {
 	case AnswerAll:

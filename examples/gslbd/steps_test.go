@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -266,5 +267,26 @@ func TestStepConfigErrors(t *testing.T) {
 	var ye *YAMLError
 	if !errors.As(err, &ye) || ye.Field != "records[0].steps[0].latency.switchAfter" {
 		t.Fatalf("switchAfter 0: %v, want a YAMLError naming it", err)
+	}
+}
+
+// TestReadmeStepsExample: the README's steering example is a valid config.
+func TestReadmeStepsExample(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "### Steering steps")
+	_, blk, ok2 := strings.Cut(sec, "```yaml\n")
+	blk, _, ok3 := strings.Cut(blk, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README.md: no yaml block under Steering steps")
+	}
+	c, err := ParseConfig([]byte("zone: gslb.example.test.\n" + blk))
+	if err == nil {
+		err = c.Validate()
+	}
+	if err != nil {
+		t.Fatalf("README steering example: %v", err)
 	}
 }
