@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -10,7 +11,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/miekg/dns"
@@ -35,6 +38,9 @@ records:
     addresses: *addrs
   - name: shed.example.test.
     steps: [{loadShed: {pools: region, low: 0.5, high: 1.5, v4Bits: 24}}]
+    addresses: *addrs
+  - name: shedprox.example.test.
+    steps: [{loadShed: {pools: region, low: 0.5, high: 1.5}}, {proximity: {}}]
     addresses: *addrs
   - name: sticky.example.test.
     steps: [{sticky: {v4Bits: 24}}]
@@ -171,10 +177,14 @@ func TestStepsAnswerPerQuery(t *testing.T) {
 	if got, _ := query(t, c, "shed.example.test.", "10.0.7.0/24"); !slices.Equal(got, func() []string { g, _ := query(t, c, "shed.example.test.", "10.0.7.0/24"); return g }()) {
 		t.Fatal("one client answered two ways at one load")
 	}
+	check("shedprox.example.test.", "198.51.100.0/24", "192.0.2.1", "192.0.2.3") // Paris: eu at load 1 (this /24 kept)
 	put("eu", `{"load": 1.5}`)
 	if n := shedEU(); n != 400 {
 		t.Fatalf("load 1.5: %d of 400 clients shed, want all", n)
 	}
+	check("shedprox.example.test.", "198.51.100.0/24", "192.0.2.2") // eu sheds everyone: Paris gets the next region
+	put("eu", `{"load": 0}`)
+	check("shedprox.example.test.", "198.51.100.0/24", "192.0.2.1", "192.0.2.3")
 	for _, bad := range []struct{ pool, body string }{{"ap", `{"load": 1}`}, {"eu", `{"load": "high"}`}, {"eu", `{"lode": 1}`}} {
 		if code := put(bad.pool, bad.body); code != http.StatusNotFound && code != http.StatusBadRequest {
 			t.Errorf("PUT %s %s: %d, want 404 or 400", bad.pool, bad.body, code)
@@ -203,7 +213,7 @@ func TestStepsAllocateNothing(t *testing.T) {
 	c.feedLatency(func(string) (time.Duration, bool) { return time.Millisecond, true })
 	buf := make([]byte, 4096)
 	src := netip.MustParseAddr("127.0.0.1")
-	for _, name := range []string{"lat.example.test.", "latr.example.test.", "prox.example.test.", "shed.example.test.", "sticky.example.test.", "first.example.test."} {
+	for _, name := range []string{"lat.example.test.", "latr.example.test.", "prox.example.test.", "shed.example.test.", "shedprox.example.test.", "sticky.example.test.", "first.example.test."} {
 		m := new(dns.Msg)
 		m.SetQuestion(name, dns.TypeA)
 		o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
@@ -289,4 +299,56 @@ func TestReadmeStepsExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("README steering example: %v", err)
 	}
+}
+
+// TestLatencyLoopFeedsEveryInterval: the controller's latency loop hands
+// the steps one round per probe interval (virtual time), so a faster
+// address takes over after switchAfter intervals, and the loop ends with
+// its context.
+func TestLatencyLoopFeedsEveryInterval(t *testing.T) {
+	c := newTestController(t, stepsYAML)
+	var lat *latencyFeed
+	for _, lf := range c.steer.latency {
+		if lf.record == "lat.example.test." && lf.pools == nil {
+			lat = lf
+		}
+	}
+	interval := c.byName["lat.example.test."].spec.check.Policy.Interval
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		rtt := map[string]time.Duration{"192.0.2.1": 30 * time.Millisecond, "192.0.2.2": 20 * time.Millisecond}
+		c.steer.rtt = func(id string) (time.Duration, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			_, ip, _ := strings.Cut(id, "/")
+			d, ok := rtt[ip]
+			return d, ok
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- c.latencyLoop(ctx) }()
+		time.Sleep(interval + time.Millisecond)
+		synctest.Wait()
+		if got := lat.table.Chosen(); got != "192.0.2.2" {
+			t.Fatalf("after one interval: %q, want 192.0.2.2", got)
+		}
+		mu.Lock()
+		rtt["192.0.2.1"] = 10 * time.Millisecond
+		mu.Unlock()
+		for i := range 3 {
+			time.Sleep(interval)
+			synctest.Wait()
+			want := "192.0.2.2"
+			if i == 2 {
+				want = "192.0.2.1"
+			}
+			if got := lat.table.Chosen(); got != want {
+				t.Fatalf("interval %d of the faster address: %q, want %q", i+1, got, want)
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 }
