@@ -67,7 +67,8 @@ func (c LatencyConfig) withDefaults() LatencyConfig {
 // step answers, chosen with hysteresis (LatencyConfig). The program feeds
 // it, e.g. from probe.TargetStats.SmoothedLatency after every probe round;
 // the query path reads it without a lock. Safe for concurrent use; build
-// it with NewLatencyTable.
+// it with NewLatencyTable (the zero value is a table with the default
+// hysteresis and nothing measured).
 //
 // The RTTs are measured from the controller, not from the clients: the
 // choice is one for every client (as Cloudflare's dynamic steering does
@@ -112,8 +113,8 @@ func (t *LatencyTable) Update(rtt map[string]time.Duration) (chosen string, chan
 			m[k] = v
 		}
 	}
-	cur := t.state.Load().cur
-	next := latencyNext(t.cfg, cur, &t.streak, m)
+	cur := t.Chosen()
+	next := latencyNext(t.cfg.withDefaults(), cur, &t.streak, m)
 	st := &latencyState{rtt: newPoolValues(m), cur: next}
 	if a, err := netip.ParseAddr(next); err == nil {
 		st.curAddr = a.Unmap()
@@ -160,7 +161,12 @@ func latencyNext(cfg LatencyConfig, cur string, streak *int, m map[string]time.D
 
 // Chosen returns the pool the table currently answers ("" before the
 // first measured Update).
-func (t *LatencyTable) Chosen() string { return t.state.Load().cur }
+func (t *LatencyTable) Chosen() string {
+	if st := t.state.Load(); st != nil {
+		return st.cur
+	}
+	return ""
+}
 
 // Latency returns an AnswerFunc that answers the pool t has chosen: the
 // fastest from this controller, with hysteresis (see LatencyTable). pools
@@ -178,6 +184,9 @@ func Latency(t *LatencyTable, pools map[netip.Addr]string) AnswerFunc {
 	var memo, fallback atomic.Pointer[[]libdns.Record]
 	return func(_ netip.Prefix, _, _ string, rrs []libdns.Record) ([]libdns.Record, int) {
 		st := t.state.Load()
+		if st == nil {
+			return nil, 0
+		}
 		if st.cur != "" {
 			if keys.byName {
 				if out := pickTagged(rrs, st.cur, inPool, &memo); len(out) > 0 {

@@ -113,7 +113,8 @@ func (t *LoadTable) Load(pool string) float64 {
 // everybody, is shed: the answer does not depend on the client). The
 // answer is a subslice of rrs when the kept records are adjacent, else a
 // slice remembered per set of kept records (no allocation per query for up
-// to 10 records per name).
+// to 10 records per name). More than 64 records, or no client: no
+// opinion.
 func LoadShed(t *LoadTable, cfg ShedConfig, pools map[netip.Addr]string) (AnswerFunc, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

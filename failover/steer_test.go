@@ -329,3 +329,28 @@ func steerAllocCases(t testing.TB) map[string]func() {
 		"netFence":      func() { _ = rrsOf(fence(client, "w.example.", "A", rrs)) },
 	}
 }
+
+// TestSteerZeroValues: a zero LatencyTable or LoadTable is usable: no
+// opinion until fed, then the default hysteresis and rule.
+func TestSteerZeroValues(t *testing.T) {
+	var lt failover.LatencyTable
+	f := failover.Latency(&lt, nil)
+	rrs := []libdns.Record{libdns.Address{Name: "w", IP: netip.MustParseAddr("192.0.2.1")}, libdns.Address{Name: "w", IP: netip.MustParseAddr("192.0.2.2")}}
+	if out, _ := f(netip.Prefix{}, "w.example.", "A", rrs); out != nil {
+		t.Fatalf("zero table: %v, want no opinion", out)
+	}
+	if got, _ := lt.Update(map[string]time.Duration{"192.0.2.2": time.Millisecond}); got != "192.0.2.2" || lt.Chosen() != got {
+		t.Fatalf("zero table after an update: %q", got)
+	}
+	var load failover.LoadTable
+	if load.Load("eu") != 0 {
+		t.Fatal("zero LoadTable: load not 0")
+	}
+	shed, err := failover.LoadShed(&load, failover.ShedConfig{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, scope := shed(netip.MustParsePrefix("10.0.0.0/24"), "w.example.", "A", rrs); out != nil || scope != 0 {
+		t.Fatalf("zero LoadTable: %v scope %d, want no opinion at scope 0", out, scope)
+	}
+}
