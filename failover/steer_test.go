@@ -3,6 +3,7 @@ package failover_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/netip"
 	"slices"
@@ -352,5 +353,23 @@ func TestSteerZeroValues(t *testing.T) {
 	}
 	if out, scope := shed(netip.MustParsePrefix("10.0.0.0/24"), "w.example.", "A", rrs); out != nil || scope != 0 {
 		t.Fatalf("zero LoadTable: %v scope %d, want no opinion at scope 0", out, scope)
+	}
+}
+
+// BenchmarkSteer measures each steering step per query (the cases of
+// TestAnswerFuncsAllocs).
+func BenchmarkSteer(b *testing.B) {
+	cases := steerAllocCases(b)
+	for _, name := range slices.Sorted(maps.Keys(cases)) {
+		f := cases[name]
+		b.Run(name, func(b *testing.B) {
+			for range 130 {
+				f()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				f()
+			}
+		})
 	}
 }
