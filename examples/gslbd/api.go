@@ -180,7 +180,7 @@ type notifyView struct {
 func (c *controller) view(ctx context.Context, rs *recState) recordView {
 	c.mu.Lock()
 	v := recordView{Name: rs.spec.Name, TTL: rs.spec.TTL.String(), Failover: rs.spec.Failover, Disabled: rs.disabled,
-		AnswerKind: string(c.answers[rs.spec.Name].kind), AnswerWithin: string(c.answers[rs.spec.Name].within), Addresses: []addressView{}}
+		AnswerKind: string(c.answers[rs.spec.Name].kind), AnswerWithin: string(c.answers[rs.spec.Name].within), AnswerSteps: stepKindsOf(rs.spec), Addresses: []addressView{}}
 	if rs.disabled && rs.intent != nil && rs.intent.Disabled {
 		at := rs.intent.At
 		v.DisabledSince = &at

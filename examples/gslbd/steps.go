@@ -420,3 +420,12 @@ func (c *controller) listLoad(w http.ResponseWriter, _ *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// stepKindsOf lists r's steps by kind, for the status (nil: none).
+func stepKindsOf(r RecordSpec) []string {
+	var out []string
+	for _, s := range r.Steps {
+		out = append(out, s.kind())
+	}
+	return out
+}

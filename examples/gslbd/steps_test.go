@@ -191,6 +191,12 @@ func TestStepsAnswerPerQuery(t *testing.T) {
 		}
 	}
 
+	// The status names each record's steps.
+	code, body := get(t, strings.TrimPrefix(srv.URL, "http://"), "/api/records/shedprox.example.test.")
+	if code != http.StatusOK || !strings.Contains(body, `"answerSteps": [`) || !strings.Contains(body, `"loadShed"`) {
+		t.Errorf("record view lacks its steps: %d %s", code, body)
+	}
+
 	// Sticky: one address, the same for a /24.
 	a, scope := query(t, c, "sticky.example.test.", "192.0.2.0/24")
 	for range 5 {
