@@ -263,7 +263,7 @@ func TestOpenAPIDescribesRealResponses(t *testing.T) {
 		{"POST", ctlSrv.URL, "/api/notify"},
 		{"GET", ctlSrv.URL, "/api/load"},
 		{"PUT", ctlSrv.URL, "/api/load/eu"}, // no loadShed step: 404
-		{"GET", ctlSrv.URL, "/api/status"}, // again, with transitions and notify results
+		{"GET", ctlSrv.URL, "/api/status"},  // again, with transitions and notify results
 		{"GET", ctlSrv.URL, "/"},
 		{"GET", ctlSrv.URL, "/api/openapi.yaml"},
 		{"GET", nodeSrv.URL, "/api/status"},
