@@ -358,3 +358,32 @@ func TestLatencyLoopFeedsEveryInterval(t *testing.T) {
 		}
 	})
 }
+
+// TestNodeSteps: a node validates and installs a record's steps (a record
+// with steps but no answer kind is answered per query there too), and
+// refuses a bad step naming its field.
+func TestNodeSteps(t *testing.T) {
+	const y = "zone: example.test.\nreplication: {secret: 0123456789abcdef}\nnode: {url: http://ctl:8053/replication}\n" + `records:
+  - name: s.example.test.
+    steps: [{sticky: {v4Bits: 24}}, {firstN: 1}]
+    addresses: [{ip: 192.0.2.1}, {ip: 192.0.2.2}]
+`
+	c, err := ParseConfig([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ValidateNode(); err != nil {
+		t.Fatalf("ValidateNode: %v", err)
+	}
+	if d := digestAnswers(c); d.Names["s.example.test."] == "" {
+		t.Errorf("a record with steps is missing from the answer digest: %v", d.Names)
+	}
+	c, err = ParseConfig([]byte(strings.Replace(y, "firstN: 1", "firstN: 0", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce *ConfigError
+	if err := c.ValidateNode(); !errors.As(err, &ce) || ce.Field != "records[0].steps[1].firstN" {
+		t.Fatalf("err = %v, want records[0].steps[1].firstN", err)
+	}
+}
