@@ -182,14 +182,38 @@ func Latency(t *LatencyTable, pools map[netip.Addr]string) AnswerFunc {
 	keys := newPoolKeys(pools)
 	inPool := func(r libdns.Record, pool string) bool { return keys.inPool(r, pool, netip.Addr{}) }
 	var memo, fallback atomic.Pointer[[]libdns.Record]
-	return func(_ netip.Prefix, _, _ string, rrs []libdns.Record) ([]libdns.Record, int) {
+	// Each pool's records, planned once per set of records (see
+	// planCache): a query then costs a comparison and a lookup.
+	var plans planCache[map[string]span]
+	build := func(rrs []libdns.Record) map[string]span {
+		pl := map[string]span{}
+		for _, r := range rrs {
+			if a, ok := addrOf(r); ok {
+				pool := keys.t.get(a)
+				if _, done := pl[pool]; pool != "" && !done {
+					recs := pickTagged(rrs, pool, inPool, nil)
+					sp := span{recs: recs}
+					if first := slices.IndexFunc(rrs, func(x libdns.Record) bool { return inPool(x, pool) }); &rrs[first] == &recs[0] {
+						sp = span{first: first, end: first + len(recs)}
+					}
+					pl[pool] = sp
+				}
+			}
+		}
+		return pl
+	}
+	return func(_ netip.Prefix, name, qtype string, rrs []libdns.Record) ([]libdns.Record, int) {
 		st := t.state.Load()
 		if st == nil {
 			return nil, 0
 		}
 		if st.cur != "" {
 			if keys.byName {
-				if out := pickTagged(rrs, st.cur, inPool, &memo); len(out) > 0 {
+				if pl := plans.get(name, qtype, rrs, build); pl != nil {
+					if sp, ok := (*pl)[st.cur]; ok {
+						return sp.of(rrs), 0
+					}
+				} else if out := pickTagged(rrs, st.cur, inPool, &memo); len(out) > 0 {
 					return out, 0
 				}
 			} else if st.curAddr.IsValid() {
@@ -211,6 +235,11 @@ func Latency(t *LatencyTable, pools map[netip.Addr]string) AnswerFunc {
 		case best < 0:
 			return nil, 0
 		case keys.byName:
+			if pl := plans.get(name, qtype, rrs, build); pl != nil {
+				if sp, ok := (*pl)[bestPool]; ok {
+					return sp.of(rrs), 0
+				}
+			}
 			return pickTagged(rrs, bestPool, inPool, &fallback), 0
 		}
 		return rrs[best : best+1 : best+1], 0

@@ -297,9 +297,15 @@ func steerAllocCases(t testing.TB) map[string]func() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab.Update(map[string]time.Duration{"192.0.2.2": time.Millisecond, "eu": time.Millisecond})
+	tab.Update(map[string]time.Duration{"192.0.2.2": time.Millisecond})
 	lat := failover.Latency(tab, nil)
-	latPools := failover.Latency(tab, map[netip.Addr]string{a: "eu", b: "us", c: "eu"})
+	ptab, err := failover.NewLatencyTable(failover.LatencyConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptab.Update(map[string]time.Duration{"eu": time.Millisecond, "us": 2 * time.Millisecond})
+	latPools := failover.Latency(ptab, map[netip.Addr]string{a: "eu", b: "us", c: "eu"})
+	latFallback := failover.Latency(ptab, map[netip.Addr]string{a: "eu", b: "us", c: "eu"})
 	g := failover.GeoMap{Prefixes: map[netip.Prefix]string{netip.MustParsePrefix("10.0.0.0/8"): "eu"},
 		Coordinates: map[string]failover.LatLon{"eu": {Lat: 50.1, Lon: 8.7}, "us": {Lat: 39, Lon: -77.5}}}
 	prox, err := failover.Proximity(g, map[netip.Addr][]string{a: {"eu"}, b: {"us"}, c: {"eu"}}, map[string]int{"us": 50})
@@ -321,13 +327,14 @@ func steerAllocCases(t testing.TB) map[string]func() {
 	}
 	i := 0
 	return map[string]func(){
-		"latency":       func() { _ = rrsOf(lat(client, "w.example.", "A", rrs)) },
-		"latency pools": func() { _ = rrsOf(latPools(client, "w.example.", "A", rrs)) },
-		"proximity":     func() { _ = rrsOf(prox(client, "w.example.", "A", rrs)) },
-		"loadShed":      func() { i++; _ = rrsOf(shed(clients[i%len(clients)], "w.example.", "A", rrs)) },
-		"sticky":        func() { _ = rrsOf(sticky(client, "w.example.", "A", rrs)) },
-		"firstN":        func() { _ = rrsOf(first(client, "w.example.", "A", rrs)) },
-		"netFence":      func() { _ = rrsOf(fence(client, "w.example.", "A", rrs)) },
+		"latency":                        func() { _ = rrsOf(lat(client, "w.example.", "A", rrs)) },
+		"latency pools":                  func() { _ = rrsOf(latPools(client, "w.example.", "A", rrs)) },
+		"latency pools, chosen one down": func() { _ = rrsOf(latFallback(client, "w.example.", "A", rrs[1:2])) },
+		"proximity":                      func() { _ = rrsOf(prox(client, "w.example.", "A", rrs)) },
+		"loadShed":                       func() { i++; _ = rrsOf(shed(clients[i%len(clients)], "w.example.", "A", rrs)) },
+		"sticky":                         func() { _ = rrsOf(sticky(client, "w.example.", "A", rrs)) },
+		"firstN":                         func() { _ = rrsOf(first(client, "w.example.", "A", rrs)) },
+		"netFence":                       func() { _ = rrsOf(fence(client, "w.example.", "A", rrs)) },
 	}
 }
 
