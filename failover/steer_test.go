@@ -136,11 +136,13 @@ func TestPropertyProximity(t *testing.T) {
 		for _, r := range []string{"us", "eu", "ap"} {
 			g.Coordinates[r] = genLatLon(t, r)
 		}
-		pools := []string{"p1", "p2", "p3", "p4"}
+		pools := []string{"eu", "p2", "p3", "p4"} // eu is a client region too
 		tags := map[netip.Addr][]string{}
 		var rrs []libdns.Record
 		for i, p := range pools {
-			g.Coordinates[p] = genLatLon(t, p)
+			if _, ok := g.Coordinates[p]; !ok {
+				g.Coordinates[p] = genLatLon(t, p)
+			}
 			a := netip.AddrFrom4([4]byte{198, 51, 100, byte(i + 1)})
 			tags[a] = []string{p}
 			if rapid.Bool().Draw(t, "has"+p) {
