@@ -2,6 +2,7 @@ package failover_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"runtime"
@@ -55,14 +56,16 @@ func TestAnswerFuncsAllocs(t *testing.T) {
 	weighted, geo, wrrs, grrs, clients := dynamicFixture(t)
 	chain := failover.Chain(geo, weighted)
 	i := 0
-	for name, f := range map[string]func(){
+	cases := map[string]func(){
 		"weighted": func() { _ = rrsOf(weighted(clients[0], "w.example.", "A", wrrs)) },
 		"geo":      func() { i++; _ = rrsOf(geo(clients[i%len(clients)], "g.example.", "A", grrs)) },
 		"chain":    func() { i++; _ = rrsOf(chain(clients[i%len(clients)], "g.example.", "A", grrs)) },
-	} {
-		f() // the first answer per region builds its table entry
-		f()
-		f()
+	}
+	maps.Copy(cases, steerAllocCases(t)) // latency, proximity, loadShed, sticky, firstN, netFence
+	for name, f := range cases {
+		for range 130 { // the first answers build plans (loadShed: one per set of kept records)
+			f()
+		}
 		if n := testing.AllocsPerRun(200, f); n != 0 {
 			t.Errorf("%s: %v allocations per query, want 0", name, n)
 		}

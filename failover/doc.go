@@ -122,7 +122,13 @@
 // AnswerFuncs for the embedded
 // zone's answer hook; a Locator places clients by EDNS Client Subnet or
 // resolver address using the caller's GeoMap. Every policy handles IPv4
-// and IPv6 alike.
+// and IPv6 alike. The steering commercial GSLBs sell is three more steps:
+// Latency answers the pool this controller measures fastest (a
+// LatencyTable the program feeds, with hysteresis: LatencyConfig),
+// Proximity the nearest pool by great-circle distance after a Route 53
+// style bias (GeoMap.Coordinates), and LoadShed moves a growing,
+// per-client-network share of clients off a loaded pool (a LoadTable and
+// ShedConfig's watermarks).
 //
 // Each answer function also reports its scope: how many leading bits of
 // the client's prefix its answer depends on, which the embedded zone

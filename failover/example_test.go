@@ -206,3 +206,31 @@ func ExampleSticky() {
 	// Output:
 	// all moved networks were 192.0.2.2's: true
 }
+
+// Example_latency answers the address this controller measures fastest,
+// moving only when another is at least 20 % faster for 3 updates in a row.
+func Example_latency() {
+	tab, _ := failover.NewLatencyTable(failover.DefaultLatencyConfig())
+	answer := failover.Latency(tab, nil)
+	rrs := []libdns.Record{
+		libdns.Address{Name: "www", IP: netip.MustParseAddr("192.0.2.1")},
+		libdns.Address{Name: "www", IP: netip.MustParseAddr("192.0.2.2")},
+	}
+	for _, rtt := range [][2]time.Duration{
+		{30 * time.Millisecond, 40 * time.Millisecond}, // first round: .1
+		{30 * time.Millisecond, 27 * time.Millisecond}, // 10 % faster: noise
+		{30 * time.Millisecond, 20 * time.Millisecond}, // 33 % faster: 1 of 3
+		{30 * time.Millisecond, 21 * time.Millisecond}, // 2 of 3
+		{30 * time.Millisecond, 22 * time.Millisecond}, // 3 of 3: switch
+	} {
+		tab.Update(map[string]time.Duration{"192.0.2.1": rtt[0], "192.0.2.2": rtt[1]})
+		out, scope := answer(netip.Prefix{}, "www.example.", "A", rrs)
+		fmt.Println(out[0].(libdns.Address).IP, scope)
+	}
+	// Output:
+	// 192.0.2.1 0
+	// 192.0.2.1 0
+	// 192.0.2.1 0
+	// 192.0.2.1 0
+	// 192.0.2.2 0
+}

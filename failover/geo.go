@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	mathbits "math/bits"
 	"net/netip"
 	"slices"
@@ -22,6 +23,11 @@ type GeoMap struct {
 	// Default is the region of clients no prefix matches; "" leaves them
 	// unplaced (the answer functions then have no opinion).
 	Default string `json:"default,omitempty"`
+	// Coordinates places regions on the globe, by region name: the
+	// clients' regions (of Prefixes and Default) and the pools' (the
+	// regions addresses are tagged with). Only Proximity reads it; nil is
+	// fine for every other step.
+	Coordinates map[string]LatLon `json:"coordinates,omitempty"`
 }
 
 // Validate reports the first bad prefix or region list; the error wraps
@@ -34,6 +40,18 @@ func (g GeoMap) Validate() error {
 		}
 		if g.Prefixes[p] == "" {
 			return configErr(f, "", "a non-empty region name")
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(g.Coordinates)) {
+		c := g.Coordinates[k]
+		f := fmt.Sprintf("coordinates[%s]", k)
+		switch {
+		case k == "":
+			return configErr("coordinates", k, "non-empty region names as keys")
+		case !(c.Lat >= -90 && c.Lat <= 90):
+			return configErr(f+".lat", c.Lat, "[-90, 90] (degrees north)")
+		case !(c.Lon >= -180 && c.Lon <= 180):
+			return configErr(f+".lon", c.Lon, "[-180, 180] (degrees east)")
 		}
 	}
 	keys := make([]string, 0, len(g.Preferences))

@@ -135,6 +135,20 @@ func (c *Config) validateAnswers(providerType string) error {
 				return err
 			}
 		}
+		if len(r.Steps) > 0 && providerType != "" && providerType != "embedded" {
+			return bad(f+".steps", fmt.Sprintf("%d steps", len(r.Steps)), "none with provider.type "+providerType+": steps choose per query, which needs provider.type embedded (the embedded zone and gslbd nodes answer them)")
+		}
+		if _, err := buildSteps(f, *r, c.Geo, nil); err != nil {
+			return err
+		}
+		if slices.ContainsFunc(r.Steps, func(s StepSpec) bool { return s.Proximity != nil }) {
+			geoUsed = true
+			for _, a := range r.Addresses {
+				for _, reg := range a.Regions {
+					geoRegions[reg] = true
+				}
+			}
+		}
 		if k.perQuery() && providerType != "" && providerType != "embedded" {
 			return bad(f+".answer", r.Answer, `"all" (or "") with provider.type `+providerType+
 				": the provider answers every published address to every client; per-query answers need provider.type embedded (the embedded zone and gslbd nodes answer them)")
@@ -168,7 +182,7 @@ func (c *Config) validateAnswers(providerType string) error {
 		return nil
 	}
 	if !geoUsed {
-		return bad("geo", "a geo block", `only with a record whose answer is "geo" or "regionFilter" (no record uses it)`)
+		return bad("geo", "a geo block", `only with a record whose answer is "geo" or "regionFilter", or with a proximity step (no record uses it)`)
 	}
 	return c.validateGeo(geoRegions)
 }
@@ -196,7 +210,10 @@ func (c *Config) validateGeo(addrRegions map[string]bool) error {
 	if g.Default != "" {
 		placed[g.Default] = true
 	}
-	known := func(reg string) bool { return addrRegions[reg] || len(g.Preferences[reg]) > 0 }
+	known := func(reg string) bool {
+		_, hasCoords := g.Coordinates[reg] // a place proximity steps measure from
+		return addrRegions[reg] || len(g.Preferences[reg]) > 0 || hasCoords
+	}
 	allowed := "a region some address of a geo or regionFilter record is tagged with (" + strings.Join(have, ", ") + "), or one with a geo.preferences entry"
 	prefixes := slices.SortedFunc(maps.Keys(g.Prefixes), func(a, b netip.Prefix) int {
 		return cmp.Or(a.Addr().Compare(b.Addr()), cmp.Compare(a.Bits(), b.Bits()))
@@ -250,7 +267,7 @@ func (c *Config) validateNodeAnswers() error {
 	seen := map[string]bool{}
 	for i := range c.Records {
 		r := &c.Records[i]
-		if !r.Answer.perQuery() {
+		if !r.perQuery() {
 			continue
 		}
 		f := fmt.Sprintf("records[%d]", i)
@@ -279,6 +296,12 @@ func (c *Config) validateNodeAnswers() error {
 // cfg (validated) with a per-query answer kind, and returns how each
 // record is answered, by name.
 func installAnswers(zone *memory.Provider, cfg Config) (map[string]answerOf, error) {
+	return installAnswersWith(zone, cfg, newSteering())
+}
+
+// installAnswersWith is installAnswers registering the steps' tables with
+// st.
+func installAnswersWith(zone *memory.Provider, cfg Config, st *steering) (map[string]answerOf, error) {
 	var loc *failover.Locator
 	if cfg.Geo != nil {
 		var err error
@@ -287,11 +310,19 @@ func installAnswers(zone *memory.Provider, cfg Config) (map[string]answerOf, err
 		}
 	}
 	kinds := map[string]answerOf{}
-	for _, r := range cfg.Records {
+	for i, r := range cfg.Records {
 		k := r.Answer.kind()
 		within := r.within()
 		kinds[r.Name] = answerOf{kind: k, within: within}
 		steps := recordSteps(k, within, loc, r.model(cfg.Zone, nil))
+		extra, err := buildSteps(fmt.Sprintf("records[%d]", i), r, cfg.Geo, st)
+		if err != nil {
+			return nil, err
+		}
+		for j, f := range extra {
+			// The record's steps: after answer and within, in order.
+			steps = append(steps, failover.Step{Name: r.Steps[j].kind(), Answer: f})
+		}
 		if len(steps) == 0 {
 			continue
 		}
@@ -307,6 +338,19 @@ func installAnswers(zone *memory.Provider, cfg Config) (map[string]answerOf, err
 // "weightedRandom (weights 192.0.2.1=3, 192.0.2.2=1)" or "geo (regions
 // eu-west, us-east; 3 prefixes, default us-east)".
 func answerSummary(cfg Config, r RecordSpec) string {
+	s := kindSummary(cfg, r)
+	if len(r.Steps) > 0 {
+		ks := make([]string, len(r.Steps))
+		for i, st := range r.Steps {
+			ks[i] = st.kind()
+		}
+		s += ", then steps " + strings.Join(ks, ", ")
+	}
+	return s
+}
+
+// kindSummary is answerSummary without the steps.
+func kindSummary(cfg Config, r RecordSpec) string {
 	k := r.Answer.kind()
 	switch k {
 	case AnswerAll:
@@ -375,7 +419,7 @@ func digestAnswers(cfg Config) answerDigest {
 	d := answerDigest{Names: map[string]string{}}
 	for _, r := range cfg.Records {
 		k := r.Answer.kind()
-		if !k.perQuery() {
+		if !r.perQuery() {
 			continue
 		}
 		var as []addr
@@ -387,7 +431,11 @@ func digestAnswers(cfg Config) answerDigest {
 			as = append(as, addr{IP: ip, Weight: a.Weight, Regions: slices.Sorted(slices.Values(a.Regions))})
 		}
 		slices.SortFunc(as, func(x, y addr) int { return strings.Compare(x.IP, y.IP) })
-		d.Names[dnsname.Fqdn(strings.ToLower(r.Name))] = sum([]any{k, r.within(), as})
+		parts := []any{k, r.within(), as}
+		if len(r.Steps) > 0 {
+			parts = append(parts, r.Steps)
+		}
+		d.Names[dnsname.Fqdn(strings.ToLower(r.Name))] = sum(parts)
 	}
 	if g := cfg.Geo; g != nil {
 		prefixes := make([][2]string, 0, len(g.Prefixes))
@@ -395,7 +443,11 @@ func digestAnswers(cfg Config) answerDigest {
 			prefixes = append(prefixes, [2]string{p.String(), reg})
 		}
 		slices.SortFunc(prefixes, func(x, y [2]string) int { return strings.Compare(x[0], y[0]) })
-		d.Geo = sum([]any{prefixes, g.Preferences, g.Default}) // json sorts the map's keys
+		parts := []any{prefixes, g.Preferences, g.Default} // json sorts the map's keys
+		if len(g.Coordinates) > 0 {
+			parts = append(parts, g.Coordinates)
+		}
+		d.Geo = sum(parts)
 	}
 	return d
 }

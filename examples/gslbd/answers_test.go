@@ -527,7 +527,7 @@ geo:
 		{"bad prefix key", strings.Replace(y, `"2001:db8:1::/48"`, `"2001:db8:1::/129"`, 1), `config: geo.prefixes.2001:db8:1::/129 (line 9): key "2001:db8:1::/129": `},
 		{"answer as a list", strings.Replace(y, "answer: geo", "answer: [geo]", 1), `config: records[0].answer (line 4): want a string, got a list`},
 		{"preferences as a string", strings.Replace(y, "{eu: [us]}", "{eu: us}", 1), `config: geo.preferences.eu (line 10): want a list`},
-		{"unknown geo field", y + "  fallback: us\n", `config: geo.fallback (line 12): unknown field "fallback" (allowed: default, preferences, prefixes)`},
+		{"unknown geo field", y + "  fallback: us\n", `config: geo.fallback (line 12): unknown field "fallback" (allowed: coordinates, default, preferences, prefixes)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseConfig([]byte(tc.yaml))

@@ -36,6 +36,8 @@ import (
 //	POST /api/records/{name}/disable                   answer the failover FQDN until enabled
 //	POST /api/records/{name}/enable
 //	POST /api/notify                                   tell every configured node to sync now
+//	GET  /api/load                                     the load of every loadShed pool
+//	PUT  /api/load/{pool}                              set a loadShed pool's load: {"load": 0.93}
 //	GET  /replication/snapshot[?region=R]              for nodes; shared-secret header
 //	GET  /replication/changes?since=V[&region=R]       for nodes; shared-secret header
 //	GET  /replication/answers                          for nodes: digests of the per-query answer config; shared-secret header
@@ -61,7 +63,9 @@ func (c *controller) handler() http.Handler {
 	mux.HandleFunc("GET /api/records", read(c.listRecords))
 	mux.HandleFunc("GET /api/records/{name}", read(c.getRecord))
 	mux.HandleFunc("GET /api/explain", read(c.explain))
+	mux.HandleFunc("GET /api/load", read(c.listLoad))
 	if !c.cfg.HTTP.DisableAPI {
+		mux.HandleFunc("PUT /api/load/{pool}", c.authorized(c.putLoad))
 		mux.HandleFunc("POST /api/records/{name}/addresses/{ip}/{action}", c.authorized(c.addressAction))
 		mux.HandleFunc("POST /api/records/{name}/{action}", c.authorized(c.recordAction))
 		mux.HandleFunc("POST /api/notify", c.authorized(c.notifyNow))
@@ -178,7 +182,7 @@ type notifyView struct {
 func (c *controller) view(ctx context.Context, rs *recState) recordView {
 	c.mu.Lock()
 	v := recordView{Name: rs.spec.Name, TTL: rs.spec.TTL.String(), Failover: rs.spec.Failover, Disabled: rs.disabled,
-		AnswerKind: string(c.answers[rs.spec.Name].kind), AnswerWithin: string(c.answers[rs.spec.Name].within), Addresses: []addressView{}}
+		AnswerKind: string(c.answers[rs.spec.Name].kind), AnswerWithin: string(c.answers[rs.spec.Name].within), AnswerSteps: stepKindsOf(rs.spec), Addresses: []addressView{}}
 	if rs.disabled && rs.intent != nil && rs.intent.Disabled {
 		at := rs.intent.At
 		v.DisabledSince = &at

@@ -323,6 +323,11 @@ type RecordSpec struct {
 	// client is not placed, or no region has a published address) it
 	// chooses among every published address.
 	Within AnswerKind `json:"within,omitempty"`
+	// Steps are steering steps applied after answer (and within), in
+	// order, each to the previous one's answer: sticky, firstN, netFence,
+	// latency, proximity and loadShed (see StepSpec). Like per-query kinds
+	// they need the embedded zone.
+	Steps []StepSpec `json:"steps,omitempty"`
 
 	check probecheck.Spec // resolved by Validate
 }

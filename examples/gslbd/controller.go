@@ -70,6 +70,9 @@ type controller struct {
 	// fixed. answerDigest is its fingerprint, for nodes.
 	answers      map[string]answerOf
 	answerDigest answerDigest
+	// steer holds the steps' tables: the latency the controller feeds
+	// and the load the operator sets (steps.go).
+	steer *steering
 	// answering is closed once the embedded zone holds answers (see
 	// restart.go); DNS and replication wait for it.
 	answering     chan struct{}
@@ -145,7 +148,8 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	}
 	c.notified = c.zone.Version()
 	// Per-query answers choose among the addresses the policy publishes.
-	if c.answers, err = installAnswers(c.zone, cfg); err != nil {
+	c.steer = newSteering()
+	if c.answers, err = installAnswersWith(c.zone, cfg, c.steer); err != nil {
 		return nil, err
 	}
 	c.answerDigest = digestAnswers(cfg)
@@ -393,6 +397,7 @@ func (c *controller) Run(ctx context.Context) error {
 		})
 	}
 	start("monitor", c.mon.Run)
+	start("latency steps", c.latencyLoop)
 	start("startup hold", c.startupHold)
 	if c.saveReq != nil {
 		start("state file", c.saveLoop)

@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			fmt.Fprintf(stdout, "config OK: node following %s, DNS on %s%s\n", cfg.Node.URL, cfg.DNS.Addr, note)
 			for _, r := range cfg.Records {
-				if r.Answer.perQuery() {
+				if r.perQuery() {
 					fmt.Fprintf(stdout, "  %s: answer %s\n", r.Name, answerSummary(cfg, r))
 				}
 			}

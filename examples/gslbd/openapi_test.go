@@ -265,7 +265,9 @@ func TestOpenAPIDescribesRealResponses(t *testing.T) {
 		{"POST", ctlSrv.URL, "/api/records/app.example.test/disable"},
 		{"POST", ctlSrv.URL, "/api/records/app.example.test/enable"},
 		{"POST", ctlSrv.URL, "/api/notify"},
-		{"GET", ctlSrv.URL, "/api/status"}, // again, with transitions and notify results
+		{"GET", ctlSrv.URL, "/api/load"},
+		{"PUT", ctlSrv.URL, "/api/load/eu"}, // no loadShed step: 404
+		{"GET", ctlSrv.URL, "/api/status"},  // again, with transitions and notify results
 		{"GET", ctlSrv.URL, "/"},
 		{"GET", ctlSrv.URL, "/api/openapi.yaml"},
 		{"GET", nodeSrv.URL, "/api/status"},
@@ -276,7 +278,7 @@ func TestOpenAPIDescribesRealResponses(t *testing.T) {
 	var notifyCode int
 	for _, r := range reqs {
 		req, _ := http.NewRequest(r.method, r.base+r.path, nil)
-		if r.method == "POST" {
+		if r.method != "GET" {
 			req.Header.Set("Authorization", auth)
 			req.Header.Set("Content-Type", "application/json")
 		}

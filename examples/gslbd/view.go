@@ -31,8 +31,11 @@ type recordView struct {
 	// AnswerWithin is how a geo or regionFilter record answers the
 	// chosen region's addresses ("roundRobin", "weightedRandom"; absent:
 	// every one).
-	AnswerWithin string        `json:"answerWithin,omitempty"`
-	Addresses    []addressView `json:"addresses"`
+	AnswerWithin string `json:"answerWithin,omitempty"`
+	// AnswerSteps are the record's steering steps, in order ("latency",
+	// "loadShed", ...; absent: none).
+	AnswerSteps []string      `json:"answerSteps,omitempty"`
+	Addresses   []addressView `json:"addresses"`
 }
 
 // addressView is one address with its state and statistics.

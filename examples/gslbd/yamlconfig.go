@@ -686,6 +686,8 @@ var zerolessFields = map[string]bool{
 	"transfer.notifyTimeout": true, "transfer.notifyRetries": true,
 	"policy.poolLabel": true,
 	"node.interval":    true, "node.timeout": true, "node.degradedAfter": true, "node.maxBody": true,
+	"records[].steps[].latency.switchMargin": true, "records[].steps[].latency.switchAfter": true,
+	"records[].steps[].loadShed.v4Bits": true, "records[].steps[].loadShed.v6Bits": true,
 }
 
 var indexRE = regexp.MustCompile(`\[\d+\]`)
