@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
@@ -136,7 +137,7 @@ func (z *zone) get(name string, typ uint16) []rec {
 // rrsetChange describes the RRset (name, typ) of z as a journal entry; old
 // (nil for a new zone) is the zone before the change.
 func rrsetChange(old, z *zone, name string, typ uint16) Change {
-	c := Change{Kind: ChangeRRSet, Zone: z.name, Serial: z.soa.Serial, Name: relName(name, z.name), Type: dns.TypeToString[typ]}
+	c := Change{Kind: ChangeRRSet, Zone: z.name, Serial: z.soa.Serial, Name: zonerecord.Rel(name, z.name), Type: dns.TypeToString[typ]}
 	for _, r := range z.get(name, typ) {
 		c.Records = append(c.Records, zoneRecord(r))
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/miekg/dns"
 )
 
@@ -40,7 +41,7 @@ func qualify(name, zone string) string {
 	return name + "." + zone
 }
 
-func secs(d time.Duration) uint32 { s, _ := ttlSeconds(d); return s }
+func secs(d time.Duration) uint32 { s, _ := zonerecord.TTL(d); return s }
 
 // zone is one immutable version of a zone. Writers build a new zone that
 // shares unchanged nodes with the old one.
