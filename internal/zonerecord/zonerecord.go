@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -184,4 +185,34 @@ func canonicalData(fqdn, typ string, code uint16, ttl uint32, data string) (stri
 		}
 		return strings.TrimPrefix(rr.String(), rr.Header().String()), rr, nil
 	}
+}
+
+// TypeOrder ranks a type for listing: its index in Types, unknown types
+// last.
+func TypeOrder(t string) int {
+	if i := slices.Index(Types, t); i >= 0 {
+		return i
+	}
+	return len(Types)
+}
+
+// CanonicalCompare orders names label by label from the right (DNS
+// canonical order, RFC 4034 section 6.1, for lower-case names).
+func CanonicalCompare(a, b string) int {
+	la, lb := dns.SplitDomainName(a), dns.SplitDomainName(b)
+	for i, j := len(la)-1, len(lb)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
+		if c := strings.Compare(la[i], lb[j]); c != 0 {
+			return c
+		}
+	}
+	return len(la) - len(lb)
+}
+
+// CanonicalKey is a key whose byte order is CanonicalCompare's: the labels
+// from the right, joined by NUL (which a stored name never holds raw).
+// Computing it once per name makes sorting many names cheap.
+func CanonicalKey(name string) string {
+	l := dns.SplitDomainName(name)
+	slices.Reverse(l)
+	return strings.Join(l, "\x00")
 }

@@ -375,7 +375,7 @@ func (p *Provider) Apply(changes []Change) error {
 			keys = append(keys, k)
 		}
 		slices.SortFunc(keys, func(a, b setKey) int {
-			if c := canonicalCompare(a.name, b.name); c != 0 {
+			if c := zonerecord.CanonicalCompare(a.name, b.name); c != 0 {
 				return c
 			}
 			return int(a.typ) - int(b.typ)

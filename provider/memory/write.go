@@ -112,7 +112,7 @@ func (t *txn) commit(old *zone) []Change {
 		return nil
 	}
 	slices.SortFunc(keys, func(a, b setKey) int {
-		if c := canonicalCompare(a.name, b.name); c != 0 {
+		if c := zonerecord.CanonicalCompare(a.name, b.name); c != 0 {
 			return c
 		}
 		return int(a.typ) - int(b.typ)
@@ -345,7 +345,7 @@ func typesOf(n *node) []uint16 {
 		out = append(out, t)
 	}
 	slices.SortFunc(out, func(a, b uint16) int {
-		return typeOrder(dns.TypeToString[a]) - typeOrder(dns.TypeToString[b])
+		return zonerecord.TypeOrder(dns.TypeToString[a]) - zonerecord.TypeOrder(dns.TypeToString[b])
 	})
 	return out
 }
