@@ -20,15 +20,15 @@ import (
 //
 // scope is how many leading bits of client the answer depends on, the
 // answer's "no opinion" included: every client whose prefix shares them
-// would be answered alike. The server echoes it (capped at client.Bits())
-// as the EDNS Client Subnet SCOPE PREFIX-LENGTH, which RFC 7871 section
+// would be answered alike. The server echoes it (capped at the client
+// prefix's Bits()) as the EDNS Client Subnet SCOPE PREFIX-LENGTH, which RFC 7871 section
 // 7.2.1 defines as the leftmost bits of the address that the response
 // covers: a caching resolver serves the answer to every client inside that
 // network, so a scope wider than the decision hands one client's answer to
 // others. 0 says the answer suits every client (as an answer drawn at
 // random does: a resolver then caches one draw for all its clients, as it
-// would without ECS); client.Bits() says it suits only this client's
-// network. Geo and RegionFilter report the Locator's scope (see
+// would without ECS); the client prefix's Bits() says it suits only this
+// client's network. Geo and RegionFilter report the Locator's scope (see
 // LocateScope), RoundRobin and WeightedRandom 0, Chain the longest of its
 // steps'.
 //

@@ -262,7 +262,7 @@ func (l *Locator) Locate(client netip.Prefix) (region string, ok bool) {
 }
 
 // LocateScope is Locate that also returns the scope of the decision: the
-// prefix length s (at most client.Bits()) such that every client prefix
+// prefix length s (at most the client prefix's Bits()) such that every client prefix
 // of client's length inside client's first s bits is placed as client is
 // (in the same region, or equally unplaced). It is the longest of the
 // matched prefix's length and, for each longer map prefix, the length at

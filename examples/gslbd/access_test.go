@@ -134,11 +134,11 @@ func TestAPIAccessValidation(t *testing.T) {
 		if err == nil {
 			err = cfg.Validate()
 		}
-		var ce *ConfigError
+		var ce *FieldError
 		switch {
 		case tc.field == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
-		case tc.field != "" && (!errors.As(err, &ce) || ce.Field != tc.field):
+		case tc.field != "" && (!errors.As(err, &ce) || ce.Path != tc.field):
 			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.field)
 		}
 	}

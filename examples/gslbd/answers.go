@@ -159,7 +159,7 @@ func (c *Config) validateAnswers(providerType string) error {
 				if k != AnswerWeightedRandom {
 					with = "within weightedRandom"
 				}
-				return bad(f+".addresses", "every weight 0", "at least one address of weight 1–65535 with "+with+" (weight 0 is answered only while no address of positive weight is published; give every address weight 1 for a uniform choice)")
+				return bad(f+".addresses", "every weight 0", "at least one address of weight in [1, 65535] with "+with+" (weight 0 is answered only while no address of positive weight is published; give every address weight 1 for a uniform choice)")
 			}
 		}
 		switch {
@@ -194,10 +194,7 @@ func (c *Config) validateAnswers(providerType string) error {
 func (c *Config) validateGeo(addrRegions map[string]bool) error {
 	g := *c.Geo
 	if err := g.Validate(); err != nil {
-		if fe, ok := err.(*failover.FieldError); ok {
-			return &ConfigError{Field: "geo." + fe.Path, Value: fe.Value, Allowed: fe.Allowed, Err: fe.Err}
-		}
-		return badErr("geo", "", "a valid geo block", err)
+		return badErr("geo", nil, "a valid geo block", err)
 	}
 	if len(g.Prefixes) == 0 && g.Default == "" {
 		return bad("geo.prefixes", "{}", "at least one prefix, or a geo.default region: a geo block that places no client changes no answer")

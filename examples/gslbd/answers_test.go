@@ -370,7 +370,7 @@ func TestNodeServesPerQueryAnswers(t *testing.T) {
 }
 
 // TestAnswerConfigErrors: every bad answer setting is refused with a
-// *ConfigError naming the field, its value and what is allowed.
+// *FieldError naming the field, its value and what is allowed.
 func TestAnswerConfigErrors(t *testing.T) {
 	const base = `zone: example.test.
 probe: {policy: {interval: 10s, timeout: 1s}}
@@ -420,12 +420,12 @@ records:
 				t.Fatalf("parse: %v", err)
 			}
 			err = c.Validate()
-			var ce *ConfigError
+			var ce *FieldError
 			if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) {
-				t.Fatalf("err = %v, want a *ConfigError", err)
+				t.Fatalf("err = %v, want a *FieldError", err)
 			}
-			if ce.Field != tc.field || ce.Value != fmt.Sprintf("%q", tc.value) || ce.Allowed == "" {
-				t.Fatalf("err = %v: field %q value %s, want %q %q with an allowed range", err, ce.Field, ce.Value, tc.field, tc.value)
+			if ce.Path != tc.field || ce.Value != fmt.Sprintf("%q", tc.value) || ce.Allowed == "" {
+				t.Fatalf("err = %v: field %q value %s, want %q %q with an allowed range", err, ce.Path, ce.Value, tc.field, tc.value)
 			}
 			t.Log(err)
 		})
@@ -480,8 +480,8 @@ records:
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ce *ConfigError
-			if err := c.ValidateNode(); !errors.As(err, &ce) || ce.Field != tc.field {
+			var ce *FieldError
+			if err := c.ValidateNode(); !errors.As(err, &ce) || ce.Path != tc.field {
 				t.Fatalf("err = %v, want field %q", err, tc.field)
 			}
 		})

@@ -7,10 +7,13 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/internal/jsontime"
 	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/probe/probecheck"
@@ -25,44 +28,52 @@ import (
 // Duration reads and writes Go duration strings ("30s") in the config.
 type Duration = jsontime.Duration
 
-// ErrConfig is wrapped by every error about a configuration.
-var ErrConfig = errors.New("config")
+// ErrConfig is wrapped by every error about a configuration; its text,
+// "gslbd: invalid config", begins every such message.
+var ErrConfig = errors.New("gslbd: invalid config")
 
-// ConfigError names a bad configuration field, its value and what is allowed.
-type ConfigError struct {
-	// Field is the field's path, e.g. "records[1].addresses[0].ip".
-	Field string
-	// Value is the offending value, formatted.
-	Value string
-	// Allowed says what the field may hold.
-	Allowed string
-	// Err is an underlying library error, if any.
-	Err error
-}
+// FieldError is a bad configuration value, in the module's one shape
+// (the library packages' FieldError is the same type): the field's path,
+// the value as written and what is allowed, e.g.
+// `gslbd: invalid config: records[1].probe.policy.interval = -1s: allowed [1ms, 24h]`.
+// It wraps ErrConfig, and the library's error when a library config
+// refused the value.
+type FieldError = fielderr.Error
 
-// Error formats the field, the value and the allowed range.
-func (e *ConfigError) Error() string {
-	s := fmt.Sprintf("config: %s: %s: allowed %s", e.Field, e.Value, e.Allowed)
-	if e.Err != nil {
-		s += " (" + e.Err.Error() + ")"
-	}
-	return s
-}
-
-// Unwrap returns ErrConfig and the library error, if any.
-func (e *ConfigError) Unwrap() []error {
-	if e.Err != nil {
-		return []error{ErrConfig, e.Err}
-	}
-	return []error{ErrConfig}
-}
-
+// bad reports field holding value, formatted as written (strings quoted,
+// durations short), and what is allowed.
 func bad(field string, value any, allowed string) error {
-	return &ConfigError{Field: field, Value: fmt.Sprintf("%q", fmt.Sprint(value)), Allowed: allowed}
+	return &FieldError{Path: field, Value: asWritten(value), Allowed: allowed, Err: ErrConfig}
 }
 
+// badErr reports field refused by a library with err. When err is a
+// library config's own *FieldError, a whole block (value nil) is re-rooted
+// under field (one prefix, the whole path), and a single field keeps its
+// path and value with the library's allowed text; any other error is cited
+// after allowed. Either way err stays matchable
+// with errors.Is, as does ErrConfig.
 func badErr(field string, value any, allowed string, err error) error {
-	return &ConfigError{Field: field, Value: fmt.Sprintf("%q", fmt.Sprint(value)), Allowed: allowed, Err: err}
+	if fe := (*fielderr.Error)(nil); errors.As(err, &fe) {
+		if value == nil {
+			return fielderr.In(field, fielderr.Both(ErrConfig, err), err)
+		}
+		return &FieldError{Path: field, Value: asWritten(value), Allowed: fe.Allowed, Err: fielderr.Both(ErrConfig, err)}
+	}
+	return &FieldError{Path: field, Value: asWritten(value), Allowed: allowed + " (" + err.Error() + ")", Err: fielderr.Both(ErrConfig, err)}
+}
+
+// asWritten formats a value as fielderr does, quoting named string types
+// (Style) too; nil, for a whole block, is no value.
+func asWritten(v any) string {
+	if v == nil {
+		return ""
+	}
+	if _, ok := v.(fmt.Stringer); !ok {
+		if r := reflect.ValueOf(v); r.Kind() == reflect.String {
+			return strconv.Quote(r.String())
+		}
+	}
+	return fielderr.Value(v)
 }
 
 // Style says which ranges the probe settings must respect.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/probe/probecheck"
+	"github.com/gslbkit/gslb/provider/dnsserver"
 )
 
 const goodYAML = `zone: gslb.example.test.
@@ -97,12 +98,52 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 			if err == nil {
 				err = cfg.Validate()
 			}
-			var ce *ConfigError
+			var ce *FieldError
 			if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) {
-				t.Fatalf("err = %v, want a *ConfigError", err)
+				t.Fatalf("err = %v, want a *FieldError", err)
 			}
-			if ce.Field != tc.field || ce.Allowed == "" {
-				t.Fatalf("err = %v: field %q, want %q with an allowed range", err, ce.Field, tc.field)
+			if ce.Path != tc.field || ce.Allowed == "" {
+				t.Fatalf("err = %v: field %q, want %q with an allowed range", err, ce.Path, tc.field)
+			}
+		})
+	}
+}
+
+// TestConfigErrorFormat: a bad value reads as every gslbkit config error
+// does — one prefix, the whole path, the value as written, what is allowed
+// with ranges as [lo, hi] — and matches ErrConfig (and the library's
+// sentinel when a library config refused it).
+func TestConfigErrorFormat(t *testing.T) {
+	cases := []struct {
+		name, yaml, want string
+		lib              error
+	}{
+		{"probe policy nested in a record", strings.Replace(goodYAML, "interval: 10s", "interval: 5s", 1),
+			"gslbd: invalid config: records[0].probe.policy.interval = 5s: allowed [10s, 5m]", probe.ErrInvalidPolicy},
+		{"rrl block of the DNS server", goodYAML + "dns: {rrl: {slip: 101}}\n",
+			"gslbd: invalid config: dns.rrl.slip = 101: allowed [1, 100]", dnsserver.ErrInvalidConfig},
+		{"a gslbd duration", goodYAML + "dns: {tcpIdleTimeout: 50ms}\n",
+			"gslbd: invalid config: dns.tcpIdleTimeout = 50ms: allowed [100ms, 10m]", nil},
+		{"a gslbd number", strings.Replace(goodYAML, "regions: [eu]", "weight: 70000", 1),
+			"gslbd: invalid config: records[0].addresses[0].weight = 70000: allowed [0, 65535]", nil},
+		{"a gslbd string", goodYAML + "style: fast\n",
+			`gslbd: invalid config: style = "fast": allowed "recordService" or "relaxed"`, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(tc.yaml))
+			if err == nil {
+				err = cfg.Validate()
+			}
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("err = %v\nwant    %s", err, tc.want)
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || !errors.Is(err, ErrConfig) {
+				t.Errorf("%v: not a *FieldError matching ErrConfig", err)
+			}
+			if tc.lib != nil && !errors.Is(err, tc.lib) {
+				t.Errorf("%v: does not match %v", err, tc.lib)
 			}
 		})
 	}
@@ -153,12 +194,12 @@ func TestNodeConfig(t *testing.T) {
 		t.Errorf("node config: %+v", cfg.Node)
 	}
 	cfg, _ = ParseConfig([]byte("node: {url: http://ctl:8053/replication}\n"))
-	var ce *ConfigError
-	if err := cfg.ValidateNode(); !errors.As(err, &ce) || ce.Field != "replication.secret" {
+	var ce *FieldError
+	if err := cfg.ValidateNode(); !errors.As(err, &ce) || ce.Path != "replication.secret" {
 		t.Fatalf("node without secret: %v", err)
 	}
 	cfg, _ = ParseConfig([]byte("replication: {secret: 0123456789abcdef}\nnode: {url: http://ctl:8053/replication}\n"))
-	if err := cfg.ValidateNode(); !errors.As(err, &ce) || ce.Field != "node.zones" {
+	if err := cfg.ValidateNode(); !errors.As(err, &ce) || ce.Path != "node.zones" {
 		t.Fatalf("node without a zone: %v", err)
 	}
 }
@@ -251,5 +292,5 @@ records:
 	// Output:
 	// api.gslb.example.com. 20s api.backup.example.net. 2 addresses
 	// HTTP / 10s 1s
-	// config: records[0].probe.policy.interval: 5s: allowed [10s, 5m]
+	// gslbd: invalid config: records[0].probe.policy.interval = 5s: allowed [10s, 5m]
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,9 +27,18 @@ func main() {
 		if errors.Is(err, flag.ErrHelp) {
 			return
 		}
-		fmt.Fprintln(os.Stderr, "gslbd:", err)
+		fmt.Fprintln(os.Stderr, errorLine(err))
 		os.Exit(1)
 	}
+}
+
+// errorLine is err as main prints it: with the prefix "gslbd: " once (a
+// config error carries it already).
+func errorLine(err error) string {
+	if msg := err.Error(); strings.HasPrefix(msg, "gslbd: ") {
+		return msg
+	}
+	return "gslbd: " + err.Error()
 }
 
 // run is the whole program: it parses args, loads the config and serves

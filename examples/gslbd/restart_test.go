@@ -25,13 +25,13 @@ func TestConfigRefusesUnanswerableNames(t *testing.T) {
 		return s + "    addresses: [{ip: 192.0.2.1}]\n"
 	}
 	for _, tc := range []struct{ name, records, want string }{
-		{"marker-named record", rec("_gslb-owner.x.example.test.", ""), `records[0].name: "_gslb-owner.x.example.test.": allowed a name whose first label is not _gslb-owner`},
-		{"marker at the zone's top", rec("_gslb-owner.example.test.", ""), `records[0].name: "_gslb-owner.example.test."`},
-		{"failover to the apex", rec("a.example.test.", "example.test."), `records[0].failover: "example.test.": allowed a name other than the zone's apex`},
-		{"failover to itself", rec("a.example.test.", "a.example.test."), `failoverFQDN = "a.example.test."; allowed: a valid host name other than the record's name`},
+		{"marker-named record", rec("_gslb-owner.x.example.test.", ""), `records[0].name = "_gslb-owner.x.example.test.": allowed a name whose first label is not _gslb-owner`},
+		{"marker at the zone's top", rec("_gslb-owner.example.test.", ""), `records[0].name = "_gslb-owner.example.test."`},
+		{"failover to the apex", rec("a.example.test.", "example.test."), `records[0].failover = "example.test.": allowed a name other than the zone's apex`},
+		{"failover to itself", rec("a.example.test.", "a.example.test."), `records[0] = "a.example.test.": allowed a DNS name: dot-separated labels`},
 		{"failover loop of two", rec("a.example.test.", "b.example.test.") + rec("b.example.test.", "a.example.test."), "a.example.test. → b.example.test. → a.example.test."},
 		{"failover loop of three", rec("a.example.test.", "b.example.test.") + rec("b.example.test.", "c.example.test.") + rec("c.example.test.", "a.example.test."), "a.example.test. → b.example.test. → c.example.test. → a.example.test."},
-		{"failover to no record of the zone", rec("a.example.test.", "nothing.example.test."), `records[0].failover: "nothing.example.test.": allowed a name outside the zone example.test., or one of its records`},
+		{"failover to no record of the zone", rec("a.example.test.", "nothing.example.test."), `records[0].failover = "nothing.example.test.": allowed a name outside the zone example.test., or one of its records`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := ParseConfig([]byte("zone: example.test.\nrecords:\n" + tc.records))
@@ -257,12 +257,12 @@ func TestYAMLZeroRule(t *testing.T) {
 		check      func(Config) bool // what an accepted zero means
 	}{
 		{"ttl left out", base, "", func(c Config) bool { return c.Records[0].TTL.D() == DefaultRecordTTL }},
-		{"ttl 0s", rec("ttl: 0s"), "records[0].ttl: \"0s\": allowed whole seconds from 1s to 24h", nil},
+		{"ttl 0s", rec("ttl: 0s"), "records[0].ttl = 0s: allowed whole seconds in [1s, 24h]", nil},
 		{"ttl 0", rec("ttl: 0"), "records[0].ttl", nil},
-		{"style empty", strings.Replace(base, "style: relaxed", `style: ""`, 1), `style: "": allowed`, nil},
-		{"provider.type empty", base + "provider: {type: \"\"}\n", `provider.type: "": allowed`, nil},
-		{"replication.header empty", base + "replication: {header: \"\"}\n", `replication.header: "": allowed`, nil},
-		{"http.maxConns 0", base + "http: {maxConns: 0}\n", `http.maxConns: "0": allowed 1–100000`, nil},
+		{"style empty", strings.Replace(base, "style: relaxed", `style: ""`, 1), `style = "": allowed`, nil},
+		{"provider.type empty", base + "provider: {type: \"\"}\n", `provider.type = "": allowed`, nil},
+		{"replication.header empty", base + "replication: {header: \"\"}\n", `replication.header = "": allowed`, nil},
+		{"http.maxConns 0", base + "http: {maxConns: 0}\n", `http.maxConns = 0: allowed [1, 100000]`, nil},
 		{"http.addr empty", base + "http: {addr: \"\"}\n", `http.addr`, nil},
 		{"dns.tcpIdleTimeout 0s", base + "dns: {tcpIdleTimeout: 0s}\n", `dns.tcpIdleTimeout`, nil},
 		{"probe interval 0s", base + "probe: {policy: {interval: 0s}}\n", `interval`, nil},

@@ -143,7 +143,7 @@ func TestErrorsAreSaidOnce(t *testing.T) {
 			if err == nil {
 				t.Fatal("run succeeded")
 			}
-			msg := "gslbd: " + err.Error() // as main prints it
+			msg := errorLine(err) // as main prints it
 			if strings.Count(msg, tc.addr) != 1 || strings.Count(msg, "gslbd:") != 1 || strings.Count(msg, "config:") > 1 || strings.Count(msg, "listen") > 1 {
 				t.Fatalf("error says things more than once: %q", msg)
 			}

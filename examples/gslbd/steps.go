@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"io"
 	"maps"
 	"math"
@@ -178,7 +179,7 @@ func stepErr(f string, err error) error {
 		if strings.HasPrefix(fe.Path, "coordinates") {
 			f = "geo"
 		}
-		return &ConfigError{Field: f + "." + fe.Path, Value: fe.Value, Allowed: fe.Allowed, Err: fe.Err}
+		return fielderr.In(f, fielderr.Both(ErrConfig, err), err)
 	}
 	return badErr(f, "", "a valid step", err)
 }

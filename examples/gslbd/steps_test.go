@@ -268,12 +268,12 @@ func TestStepConfigErrors(t *testing.T) {
 				t.Fatalf("parse: %v", err)
 			}
 			err = c.Validate()
-			var ce *ConfigError
+			var ce *FieldError
 			if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) {
-				t.Fatalf("err = %v, want a *ConfigError", err)
+				t.Fatalf("err = %v, want a *FieldError", err)
 			}
-			if ce.Field != tc.field || strings.Trim(ce.Value, `"`) != tc.value || ce.Allowed == "" {
-				t.Fatalf("err = %v: field %q value %s, want %q %q", err, ce.Field, ce.Value, tc.field, tc.value)
+			if ce.Path != tc.field || strings.Trim(ce.Value, `"`) != tc.value || ce.Allowed == "" {
+				t.Fatalf("err = %v: field %q value %s, want %q %q", err, ce.Path, ce.Value, tc.field, tc.value)
 			}
 		})
 	}
@@ -382,8 +382,8 @@ func TestNodeSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ce *ConfigError
-	if err := c.ValidateNode(); !errors.As(err, &ce) || ce.Field != "records[0].steps[1].firstN" {
+	var ce *FieldError
+	if err := c.ValidateNode(); !errors.As(err, &ce) || ce.Path != "records[0].steps[1].firstN" {
 		t.Fatalf("err = %v, want records[0].steps[1].firstN", err)
 	}
 }

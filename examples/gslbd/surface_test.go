@@ -82,19 +82,19 @@ func TestShortAPITokenRefused(t *testing.T) {
 		if err == nil {
 			err = cfg.Validate()
 		}
-		var ce *ConfigError
+		var ce *FieldError
 		switch {
 		case tc.want && err != nil:
 			t.Errorf("token of %d bytes: %v", len(tc.tok), err)
-		case !tc.want && (!errors.As(err, &ce) || ce.Field != "http.apiToken" || !strings.Contains(err.Error(), "16 bytes")):
+		case !tc.want && (!errors.As(err, &ce) || ce.Path != "http.apiToken" || !strings.Contains(err.Error(), "16 bytes")):
 			t.Errorf("token of %d bytes: %v, want an error naming http.apiToken and 16 bytes", len(tc.tok), err)
 		case !tc.want && strings.Contains(err.Error(), tc.tok+"\""):
 			t.Errorf("the error shows the token: %v", err)
 		}
 	}
 	cfg, _ := ParseConfig([]byte(base + "http: {allowedHosts: [\"evil.test:80\"]}\n"))
-	var ce *ConfigError
-	if err := cfg.Validate(); !errors.As(err, &ce) || ce.Field != "http.allowedHosts[0]" {
+	var ce *FieldError
+	if err := cfg.Validate(); !errors.As(err, &ce) || ce.Path != "http.allowedHosts[0]" {
 		t.Errorf("allowedHosts with a port: %v", err)
 	}
 }
@@ -120,11 +120,11 @@ func TestRRLConfig(t *testing.T) {
 		if err == nil {
 			err = cfg.Validate()
 		}
-		var ce *ConfigError
+		var ce *FieldError
 		switch {
 		case tc.field == "" && err != nil:
 			t.Errorf("%s: %v", tc.yaml, err)
-		case tc.field != "" && (!errors.As(err, &ce) || ce.Field != tc.field):
+		case tc.field != "" && (!errors.As(err, &ce) || ce.Path != tc.field):
 			t.Errorf("%s: %v, want an error naming %s", tc.yaml, err, tc.field)
 		}
 	}

@@ -11,18 +11,18 @@ import (
 
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/probe"
-	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/replication"
-	"github.com/gslbkit/gslb/provider/zonetransfer"
 	"github.com/gslbkit/gslb/record"
 )
 
 // Validate checks a controller configuration and resolves every record's
-// probe; errors are *ConfigError naming the field, the value and the range.
+// probe; errors are *FieldError naming the field, the value and what is
+// allowed.
 func (c *Config) Validate() error {
 	if err := record.DefaultConfig(c.OwnerID).Validate(); err != nil {
-		return badErr("ownerId", c.OwnerID, "1–255 printable ASCII characters without spaces, quotes or backslashes", err)
+		return badErr("ownerId", c.OwnerID, "[1, 255] printable ASCII characters without spaces, quotes or backslashes", err)
 	}
 	switch c.Style {
 	case StyleRecordService, StyleRelaxed:
@@ -47,7 +47,7 @@ func (c *Config) Validate() error {
 			return bad("replication.secret", "(hidden)", "no leading or trailing whitespace (HTTP strips it, so it could never match)")
 		}
 		if err := c.Replication.auth().Validate(); err != nil {
-			return badErr("replication.secret", "(hidden)", "16–1024 bytes", err)
+			return badErr("replication.secret", "(hidden)", "[16, 1024] bytes", err)
 		}
 	}
 	for i, u := range c.Replication.Notify {
@@ -55,17 +55,17 @@ func (c *Config) Validate() error {
 			return bad(fmt.Sprintf("replication.notify[%d]", i), u, "an http:// or https:// URL")
 		}
 		if c.Replication.Secret == "" {
-			return bad("replication.secret", "", "a secret of 16–1024 bytes when replication.notify is set")
+			return bad("replication.secret", "", "a secret of [16, 1024] bytes when replication.notify is set")
 		}
 	}
 	if err := c.Provider.validate(); err != nil {
 		return err
 	}
 	if err := c.Policy.Validate(); err != nil {
-		return badErr("policy", "", "a valid failover record policy", err)
+		return badErr("policy", nil, "a valid failover record policy", err)
 	}
 	if err := c.Monitor.Validate(); err != nil {
-		return badErr("monitor", "", "a valid monitor config", err)
+		return badErr("monitor", nil, "a valid monitor config", err)
 	}
 	if c.Monitor.Shard.Count > 1 {
 		// Every controller publishes whole records, so each must know the
@@ -74,7 +74,7 @@ func (c *Config) Validate() error {
 	}
 	pol, err := failover.NewRecordPolicy(c.Policy)
 	if err != nil {
-		return badErr("policy", "", "a valid failover record policy", err)
+		return badErr("policy", nil, "a valid failover record policy", err)
 	}
 	if len(c.Records) == 0 {
 		return bad("records", "[]", "at least one record")
@@ -98,33 +98,25 @@ func (c *Config) validateListeners() error {
 		}
 	}
 	if d := c.DNS.TCPIdleTimeout.D(); d < 100*time.Millisecond || d > 10*time.Minute {
-		return bad("dns.tcpIdleTimeout", d, "100ms–10m")
+		return bad("dns.tcpIdleTimeout", d, fielderr.DurationRange(100*time.Millisecond, 10*time.Minute))
 	}
 	if n := c.DNS.MaxTCPConns; n < 0 || n > 1_000_000 {
-		return bad("dns.maxTCPConns", n, "0 (derived from the descriptor limit) to 1000000")
+		return bad("dns.maxTCPConns", n, fielderr.Range(0, 1_000_000)+" (0: derived from the descriptor limit)")
 	}
 	if n := c.DNS.MaxTCPConnsPerSource; n < 0 || n > 1_000_000 {
-		return bad("dns.maxTCPConnsPerSource", n, "0 (no limit) to 1000000")
+		return bad("dns.maxTCPConnsPerSource", n, fielderr.Range(0, 1_000_000)+" (0: no limit)")
 	}
 	if err := c.DNS.RRL.Validate(); err != nil {
-		var fe *dnsserver.FieldError
-		if errors.As(err, &fe) {
-			return &ConfigError{Field: "dns." + fe.Path, Value: fe.Value, Allowed: fe.Allowed, Err: err}
-		}
-		return badErr("dns.rrl", "", "a valid rrl block", err)
+		return badErr("dns.rrl", nil, "a valid rrl block", err)
 	}
 	if _, _, err := net.SplitHostPort(c.HTTP.Addr); err != nil {
 		return badErr("http.addr", c.HTTP.Addr, "host:port", err)
 	}
 	if n := c.HTTP.MaxConns; n < 0 || n > 100_000 {
-		return bad("http.maxConns", n, "0 (derived from the descriptor limit) to 100000")
+		return bad("http.maxConns", n, fielderr.Range(0, 100_000)+" (0: derived from the descriptor limit)")
 	}
 	if err := c.Transfer.Validate(); err != nil {
-		var fe *zonetransfer.FieldError
-		if errors.As(err, &fe) {
-			return &ConfigError{Field: "transfer." + fe.Path, Value: fe.Value, Allowed: fe.Allowed, Err: err}
-		}
-		return badErr("transfer", "", "a valid transfer block", err)
+		return badErr("transfer", nil, "a valid transfer block", err)
 	}
 	if c.Transfer.Enabled() && c.DNS.Addr == "" {
 		return bad("dns.addr", "", "host:port when transfer is on (secondaries transfer on the DNS port)")
@@ -149,19 +141,19 @@ func (p ProviderConfig) validate() error {
 	case "rfc2136":
 		if err = one(p.RFC2136 != nil, "rfc2136"); err == nil {
 			if e := p.RFC2136.FromEnv(nil).Validate(); e != nil {
-				err = badErr("provider.rfc2136", "", "a valid RFC 2136 server and key", e)
+				err = badErr("provider.rfc2136", nil, "a valid RFC 2136 server and key", e)
 			}
 		}
 	case "route53":
 		if err = one(p.Route53 != nil, "route53"); err == nil {
 			if e := p.Route53.FromEnv(nil).Validate(); e != nil {
-				err = badErr("provider.route53", "", "a valid Route 53 config", e)
+				err = badErr("provider.route53", nil, "a valid Route 53 config", e)
 			}
 		}
 	case "cloudflare":
 		if err = one(p.Cloudflare != nil, "cloudflare"); err == nil {
 			if e := p.Cloudflare.FromEnv(nil).Validate(); e != nil {
-				err = badErr("provider.cloudflare", "", "a valid Cloudflare config", e)
+				err = badErr("provider.cloudflare", nil, "a valid Cloudflare config", e)
 			}
 		}
 	default:
@@ -171,7 +163,7 @@ func (p ProviderConfig) validate() error {
 		return err
 	}
 	if d := p.ResyncInterval.D(); d != 0 && (d < time.Second || d > 24*time.Hour) {
-		return bad("provider.resyncInterval", d, "1s–24h, or 0 for the provider's preset")
+		return bad("provider.resyncInterval", d, "[1s, 24h], or 0 for the provider's preset")
 	}
 	return nil
 }
@@ -194,7 +186,7 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 	}
 	seen[r.Name] = true
 	if d := r.TTL.D(); d < time.Second || d > 24*time.Hour || d%time.Second != 0 {
-		return bad(f+".ttl", d, "whole seconds from 1s to 24h (leave it out for 30s)")
+		return bad(f+".ttl", d, "whole seconds in [1s, 24h] (leave it out for 30s)")
 	}
 	if r.Failover != "" {
 		if err := dnsname.Check(r.Failover); err != nil {
@@ -214,7 +206,7 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 	}
 	if c.Style != StyleRelaxed {
 		if err := r.check.Policy.ValidateRecordService(); err != nil {
-			return checkErr(f+".probe", r.check.Type, "interval 10s–300s and timeout 100ms–3s (style recordService)", err)
+			return checkErr(f+".probe", r.check.Type, "interval in [10s, 5m] and timeout in [100ms, 3s] (style recordService)", err)
 		}
 	}
 	if err := checkAddresses(f, r); err != nil {
@@ -306,11 +298,11 @@ func checkAddresses(f string, r *RecordSpec) error {
 		}
 		ips[ip] = true
 		if a.Weight < 0 || a.Weight > 65535 {
-			return bad(af+".weight", a.Weight, "0–65535")
+			return bad(af+".weight", a.Weight, fielderr.Range(0, 65535))
 		}
 		for k, reg := range a.Regions {
 			if reg == "" || len(reg) > 63 {
-				return bad(fmt.Sprintf("%s.regions[%d]", af, k), reg, "1–63 characters")
+				return bad(fmt.Sprintf("%s.regions[%d]", af, k), reg, "[1, 63] characters")
 			}
 		}
 	}
@@ -322,7 +314,7 @@ func checkAddresses(f string, r *RecordSpec) error {
 func checkErr(field string, value any, allowed string, err error) error {
 	var pe *probe.FieldError
 	if errors.As(err, &pe) && errors.Is(err, probe.ErrInvalidPolicy) {
-		return &ConfigError{Field: field + ".policy." + strings.TrimPrefix(pe.Path, "policy."), Value: pe.Value, Allowed: pe.Allowed}
+		return fielderr.In(field+".policy", fielderr.Both(ErrConfig, err), &FieldError{Path: strings.TrimPrefix(pe.Path, "policy."), Value: pe.Value, Allowed: pe.Allowed})
 	}
 	return badErr(field, value, allowed, err)
 }
@@ -359,7 +351,7 @@ func (c *Config) ValidateNode() error {
 		return bad("node.url", "", "the controller's replication URL, e.g. http://controller:8053/replication")
 	}
 	if c.Node.Auth.Secret == "" {
-		return bad("replication.secret", "", "the shared secret (16–1024 bytes) in node mode")
+		return bad("replication.secret", "", "the shared secret ([16, 1024] bytes) in node mode")
 	}
 	if strings.TrimSpace(c.Node.Auth.Secret) != c.Node.Auth.Secret {
 		return bad("replication.secret", "(hidden)", "no leading or trailing whitespace (HTTP strips it, so it could never match)")

@@ -42,11 +42,12 @@ type YAMLError struct {
 }
 
 // Error formats the path, the line and the message, e.g.
-// `config: records[0].ttl (line 12): "thirty" is not a duration`, or
-// `config (line 3): did not find expected key` without a field.
+// `gslbd: invalid config: records[0].ttl (line 12): "thirty" is not a
+// duration`, or `gslbd: invalid config (line 3): did not find expected key`
+// without a field: the prefix of every config error (ErrConfig).
 func (e *YAMLError) Error() string {
 	var b strings.Builder
-	b.WriteString("config")
+	b.WriteString(ErrConfig.Error())
 	if e.Field != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Field)

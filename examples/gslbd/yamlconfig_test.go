@@ -46,7 +46,7 @@ func TestYAMLErrorsNameFieldAndLine(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %q\nwant it to contain %q", err, tc.want)
 			}
-			if strings.Count(err.Error(), "config") > 1 || strings.Contains(err.Error(), "gslbd:") || strings.Contains(err.Error(), "JSON") {
+			if strings.Count(err.Error(), "config") > 1 || !strings.HasPrefix(err.Error(), "gslbd: invalid config") || strings.Contains(err.Error(), "JSON") {
 				t.Errorf("error repeats itself or names JSON: %q", err)
 			}
 			if !errors.Is(err, ErrConfig) {

@@ -38,8 +38,9 @@ import (
 // than asked; RFC 7871 section 7.2.1 defines it as the leftmost bits of
 // the address the response covers, and a caching resolver serves the
 // answer to every client inside that network. So a hook that chooses by
-// client must not report less than its decision needs (return
-// client.Bits() when unsure); 0 says the answer suits every client. A
+// client must not report less than its decision needs (return the client
+// prefix's length, its Bits, when unsure); 0 says the answer suits every
+// client. A
 // negative scope counts as 0.
 type AnswerFunc func(client netip.Prefix, name, qtype string, rrs []libdns.Record) (answer []libdns.Record, scope int)
 

@@ -7,14 +7,13 @@
 // Every change bumps the zone's SOA serial and the Provider's Version and is
 // journaled (Changes, Wait, Since); AnswerFunc hooks choose answers per
 // client subnet and report the EDNS Client Subnet scope their choice holds
-// for (echoed at most at the source prefix length, RFC 7871 section 7.2.1;
-// an answer no hook chose goes out at scope 0). The answer path (ServeDNS,
-// Respond, RespondWire) and the fast path (RespondUDP, RespondTCP) give byte-identical replies; the fast
-// path's packed-reply cache lives here, not in the server, because it is
-// keyed on the store's snapshot and answer hooks and dropped by writes: the
-// server (package dnsserver) only moves bytes. Zone transfer (zonetransfer)
-// and HTTP replication (replication) read the store through XFR, SOARecords,
-// Since and Restore.
+// for (at most the source prefix length, RFC 7871 section 7.2.1; scope 0
+// when no hook chose). The answer path (ServeDNS, Respond, RespondWire) and
+// the fast path (RespondUDP, RespondTCP) give byte-identical replies; the
+// fast path's reply cache lives here, keyed on the store's snapshot and
+// hooks and dropped by writes, so the server (dnsserver) only moves bytes.
+// Zone transfer (zonetransfer) and replication (replication) read the store
+// through ZoneState, SOARecords, Since, Restore and Apply.
 //
 // Answers follow RFC 1034 and RFC 4592 as Knot DNS does (a differential test
 // against knotd is part of the tests): wildcards, referrals with glue,
@@ -27,7 +26,6 @@
 // returns unchanged. A zero Config or ZoneConfig field takes its default
 // except where zero means something (ZoneConfig.TTL and Minimum: zero
 // seconds); Validate reports a *FieldError ("memory: invalid config: ...").
-// The zero Provider is ready to use.
-//
-// See Example and ExampleProvider_RespondWire.
+// The zero Provider is ready to use. See Example and
+// ExampleProvider_RespondWire.
 package memory

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gslbkit/gslb/internal/fielderr"
+	"github.com/gslbkit/gslb/internal/zonerecord"
 )
 
 // Sentinel errors. Every error the Provider returns wraps one of these, so
@@ -15,12 +16,12 @@ var (
 	// ErrZoneExists means AddZone was called for a zone that is already held.
 	ErrZoneExists = errors.New("memory: zone already exists")
 	// ErrNotInZone means a record's owner name lies outside the zone.
-	ErrNotInZone = errors.New("memory: name not in zone")
+	ErrNotInZone = zonerecord.ErrNotInZone
 	// ErrInvalidRecord means a record's name, TTL or data cannot be served.
-	ErrInvalidRecord = errors.New("memory: invalid record")
+	ErrInvalidRecord = zonerecord.ErrInvalidRecord
 	// ErrUnsupportedType means the record type is not one the zone stores
 	// (see SupportedTypes). SOA is managed by the zone itself and is refused.
-	ErrUnsupportedType = errors.New("memory: unsupported record type")
+	ErrUnsupportedType = zonerecord.ErrUnsupportedType
 	// ErrCNAMEConflict means the change would leave a CNAME beside other data
 	// at one name (or two CNAMEs at one name), which RFC 1034 forbids.
 	ErrCNAMEConflict = errors.New("memory: CNAME beside other data")

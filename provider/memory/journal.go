@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+
+	"github.com/gslbkit/gslb/internal/journal"
 )
 
 // ChangeKind says what one journal entry records.
@@ -134,40 +136,13 @@ func (p *Provider) Since(since uint64, epoch string) History {
 }
 
 func (s *state) changes(since uint64) ([]Change, bool) {
-	if since >= s.version {
-		return nil, true
-	}
-	if since < s.floor {
-		return nil, false
-	}
-	j := s.journal
-	// Entries are in version order; find the first with Version > since.
-	lo, hi := 0, len(j)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if j[m].Version > since {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	return j[lo:len(j):len(j)], true
+	return journal.After(s.journal, s.floor, s.version, since, changeVersion)
 }
 
-// appendJournal returns journal with entries appended, trimmed to at most
-// limit entries by dropping whole versions from the front, and the new floor.
-// Older states keep their own slice headers, so sharing the backing array is
-// safe: writers only ever write beyond every published length.
-func appendJournal(journal []Change, floor uint64, entries []Change, limit int) ([]Change, uint64) {
-	journal = append(journal, entries...)
-	for len(journal) > limit {
-		v := journal[0].Version
-		i := 0
-		for i < len(journal) && journal[i].Version == v {
-			i++
-		}
-		journal = journal[i:]
-		floor = v
-	}
-	return journal, floor
+// appendJournal returns the journal with entries appended, trimmed to at
+// most limit entries by whole versions, and the new floor (internal/journal).
+func appendJournal(j []Change, floor uint64, entries []Change, limit int) ([]Change, uint64) {
+	return journal.Append(j, floor, entries, limit, changeVersion)
 }
+
+func changeVersion(c *Change) uint64 { return c.Version }

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
@@ -295,11 +296,11 @@ func (p *Provider) runHook(f AnswerFunc, client netip.Prefix, name string, qtype
 		if found {
 			continue
 		}
-		ttl, err := ttlSeconds(rr.TTL)
+		ttl, err := zonerecord.TTL(rr.TTL)
 		if err != nil {
 			continue
 		}
-		data, wire, err := canonicalRecord(o, name, typ, qtype, ttl, rr.Data)
+		data, wire, err := zonerecord.Canonical(o, name, typ, qtype, ttl, rr.Data)
 		if err != nil {
 			continue
 		}

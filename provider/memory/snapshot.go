@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
@@ -56,19 +57,22 @@ func (s *state) snapshot() Snapshot {
 func zoneRecord(r rec) ZoneRecord {
 	zr := ZoneRecord{Name: r.rr.Name, Type: r.rr.Type, TTL: r.wire.Header().Ttl, Data: r.rr.Data}
 	if t, ok := r.wire.(*dns.TXT); ok {
-		ss := txtStrings(t)
-		if _, plain := txtData(ss); !plain {
+		ss := zonerecord.TXTStrings(t)
+		if _, plain := zonerecord.TXTData(ss); !plain {
 			zr.Data, zr.Strings = strings.Join(ss, ""), ss
 		}
 	}
 	return zr
 }
 
-func (r ZoneRecord) libdns() libdns.Record {
+// Record returns r as the libdns record it was written as: a TXT whose
+// Strings are set as a libdns.RR in presentation form, any other TXT as a
+// libdns.TXT, the rest as a libdns.RR.
+func (r ZoneRecord) Record() libdns.Record {
 	ttl := time.Duration(r.TTL) * time.Second
 	if strings.EqualFold(r.Type, "TXT") {
 		if r.Strings != nil {
-			return libdns.RR{Name: r.Name, Type: r.Type, TTL: ttl, Data: txtPresentation(r.Strings)}
+			return libdns.RR{Name: r.Name, Type: r.Type, TTL: ttl, Data: zonerecord.TXTPresentation(r.Strings)}
 		}
 		return libdns.TXT{Name: r.Name, TTL: ttl, Text: r.Data}
 	}
@@ -135,7 +139,7 @@ func buildZone(ctx context.Context, zs ZoneSnapshot) (*zone, error) {
 				return nil, fmt.Errorf("zone %s: building stopped after %d records: %w", key, i, err)
 			}
 		}
-		name, r, err := makeRec(key, zr.libdns())
+		name, r, err := makeRec(key, zr.Record())
 		if err != nil {
 			return nil, err
 		}
@@ -335,18 +339,18 @@ func (p *Provider) Apply(changes []Change) error {
 				t = newTxn(z)
 				txns[key] = t
 			}
-			name, err := ownerName(key, c.Name)
+			name, err := zonerecord.Owner(key, c.Name)
 			if err != nil {
 				return recErr(key, c.Name, c.Type, err)
 			}
-			code, ok := typeCodes[c.Type]
+			code, ok := zonerecord.TypeCode(c.Type)
 			if !ok {
 				return recErr(key, name, c.Type, ErrUnsupportedType)
 			}
 			var set setBuilder
 			for _, zr := range c.Records {
 				zr.Name, zr.Type = c.Name, c.Type
-				_, r, err := makeRec(key, zr.libdns())
+				_, r, err := makeRec(key, zr.Record())
 				if err != nil {
 					return err
 				}
@@ -371,7 +375,7 @@ func (p *Provider) Apply(changes []Change) error {
 			keys = append(keys, k)
 		}
 		slices.SortFunc(keys, func(a, b setKey) int {
-			if c := canonicalCompare(a.name, b.name); c != 0 {
+			if c := zonerecord.CanonicalCompare(a.name, b.name); c != 0 {
 				return c
 			}
 			return int(a.typ) - int(b.typ)

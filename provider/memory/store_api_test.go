@@ -17,8 +17,14 @@ import (
 // a zero Provider (it holds no zone) and never panic.
 func TestStoreAPIZeroProvider(t *testing.T) {
 	var p memory.Provider
-	_, err := p.XFR("example.test.", false, 0)
+	_, err := p.ZoneState("example.test.")
 	assert.True(t, errors.Is(err, memory.ErrNoZone))
+	var st memory.ZoneState
+	assert.Nil(t, st.SOA())
+	assert.Empty(t, st.Records())
+	assert.Zero(t, st.Len())
+	assert.Empty(t, st.Journal())
+	assert.Empty(t, st.Name())
 	_, err = p.SOARecord("example.test.")
 	assert.True(t, errors.Is(err, memory.ErrNoZone))
 	v, soas := p.SOARecords()
@@ -33,7 +39,7 @@ func TestStoreAPIZeroProvider(t *testing.T) {
 	require.NoError(t, p.RestoreContext(context.Background(), memory.Snapshot{}))
 }
 
-// TestStoreAPI: XFR, SOARecords, HoldsZone, ZoneHooked and Since read one
+// TestStoreAPI: ZoneState, SOARecords, HoldsZone, ZoneHooked and Since read one
 // snapshot of the store.
 func TestStoreAPI(t *testing.T) {
 	p := new(memory.Provider)
@@ -44,20 +50,13 @@ func TestStoreAPI(t *testing.T) {
 		libdns.Address{Name: "www", TTL: time.Minute, IP: netip.MustParseAddr("192.0.2.1")},
 	})
 	require.NoError(t, err)
-	x, err := p.XFR("EXAMPLE.test", true, 1)
+	st, err := p.ZoneState("EXAMPLE.test")
 	require.NoError(t, err)
-	assert.Equal(t, memory.XFRIncremental, x.Kind)
-	assert.Equal(t, "example.test.", x.Zone)
-	assert.Equal(t, uint32(2), x.Serial)
-	x, err = p.XFR("example.test.", true, 2)
-	require.NoError(t, err)
-	assert.Equal(t, memory.XFRUpToDate, x.Kind)
-	assert.Len(t, x.Records, 1)
-	x, err = p.XFR("example.test.", false, 0)
-	require.NoError(t, err)
-	assert.Equal(t, memory.XFRFull, x.Kind)
-	assert.Equal(t, "AXFR", x.Kind.String())
-	assert.Len(t, x.Records, 4, "SOA, NS, A, SOA")
+	assert.Equal(t, "example.test.", st.Name())
+	assert.Equal(t, uint32(2), st.SOA().Serial)
+	assert.Len(t, st.Records(), 2, "NS, A")
+	assert.Equal(t, 2, st.Len())
+	assert.NotEmpty(t, st.Journal())
 
 	v, soas := p.SOARecords()
 	assert.Equal(t, p.Version(), v)

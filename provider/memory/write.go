@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
@@ -111,7 +112,7 @@ func (t *txn) commit(old *zone) []Change {
 		return nil
 	}
 	slices.SortFunc(keys, func(a, b setKey) int {
-		if c := canonicalCompare(a.name, b.name); c != 0 {
+		if c := zonerecord.CanonicalCompare(a.name, b.name); c != 0 {
 			return c
 		}
 		return int(a.typ) - int(b.typ)
@@ -136,7 +137,7 @@ func (z *zone) get(name string, typ uint16) []rec {
 // rrsetChange describes the RRset (name, typ) of z as a journal entry; old
 // (nil for a new zone) is the zone before the change.
 func rrsetChange(old, z *zone, name string, typ uint16) Change {
-	c := Change{Kind: ChangeRRSet, Zone: z.name, Serial: z.soa.Serial, Name: relName(name, z.name), Type: dns.TypeToString[typ]}
+	c := Change{Kind: ChangeRRSet, Zone: z.name, Serial: z.soa.Serial, Name: zonerecord.Rel(name, z.name), Type: dns.TypeToString[typ]}
 	for _, r := range z.get(name, typ) {
 		c.Records = append(c.Records, zoneRecord(r))
 	}
@@ -344,7 +345,7 @@ func typesOf(n *node) []uint16 {
 		out = append(out, t)
 	}
 	slices.SortFunc(out, func(a, b uint16) int {
-		return typeOrder(dns.TypeToString[a]) - typeOrder(dns.TypeToString[b])
+		return zonerecord.TypeOrder(dns.TypeToString[a]) - zonerecord.TypeOrder(dns.TypeToString[b])
 	})
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/miekg/dns"
 )
 
@@ -40,7 +41,7 @@ func qualify(name, zone string) string {
 	return name + "." + zone
 }
 
-func secs(d time.Duration) uint32 { s, _ := ttlSeconds(d); return s }
+func secs(d time.Duration) uint32 { s, _ := zonerecord.TTL(d); return s }
 
 // zone is one immutable version of a zone. Writers build a new zone that
 // shares unchanged nodes with the old one.
@@ -118,27 +119,15 @@ func (z *zone) rebuildENTs() {
 	z.ents = ents
 }
 
-// typeOrder ranks a type for listing: SupportedTypes order.
-func typeOrder(t string) int {
-	if i := slices.Index(SupportedTypes, t); i >= 0 {
-		return i
-	}
-	return len(SupportedTypes)
-}
-
 // sortedNames returns the zone's owner names, apex first, then in DNS
 // canonical order (RFC 4034 section 6.1).
 func (z *zone) sortedNames() []string {
-	// Sort by a key computed once per name (the labels from the right,
-	// joined by NUL, which a stored name never holds raw), in the order
-	// canonicalCompare gives: splitting names in every comparison made a
-	// 10,000-name zone take half a second to list.
+	// Sort by a key computed once per name: splitting names in every
+	// comparison made a 10,000-name zone take half a second to list.
 	type keyed struct{ key, name string }
 	ks := make([]keyed, 0, len(z.nodes))
 	for n := range z.nodes {
-		l := dns.SplitDomainName(n)
-		slices.Reverse(l)
-		ks = append(ks, keyed{strings.Join(l, "\x00"), n})
+		ks = append(ks, keyed{zonerecord.CanonicalKey(n), n})
 	}
 	slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
 	names := make([]string, len(ks))
@@ -146,17 +135,6 @@ func (z *zone) sortedNames() []string {
 		names[i] = k.name
 	}
 	return names
-}
-
-// canonicalCompare orders names label by label from the right.
-func canonicalCompare(a, b string) int {
-	la, lb := dns.SplitDomainName(a), dns.SplitDomainName(b)
-	for i, j := len(la)-1, len(lb)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
-		if c := strings.Compare(la[i], lb[j]); c != 0 {
-			return c
-		}
-	}
-	return len(la) - len(lb)
 }
 
 // records returns every record in the zone: names in canonical order, types
@@ -175,7 +153,7 @@ func (n *node) sorted() []rec {
 		types = append(types, t)
 	}
 	slices.SortFunc(types, func(a, b uint16) int {
-		return typeOrder(dns.TypeToString[a]) - typeOrder(dns.TypeToString[b])
+		return zonerecord.TypeOrder(dns.TypeToString[a]) - zonerecord.TypeOrder(dns.TypeToString[b])
 	})
 	var out []rec
 	for _, t := range types {

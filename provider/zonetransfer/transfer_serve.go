@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/internal/dnswire"
-	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/miekg/dns"
 )
 
@@ -303,18 +302,18 @@ func (x *Transfer) ServeTCP(w io.Writer, query []byte, src netip.Addr, pin func(
 		pin()
 	}
 	x.warnHooks(zoneName)
-	z, err := x.p.XFR(zoneName, ixfr, client)
+	z, err := ReadXFR(x.p, zoneName, ixfr, client)
 	if err != nil { // removed since it was found
 		x.stats.refused.Add(1)
 		return true, writeFramed(w, x.finish(x.errorReply(req, dns.RcodeNotAuth), key, reqMAC))
 	}
 	rrs, kind := z.Records, z.Kind
 	switch kind {
-	case memory.XFRFull:
+	case XFRFull:
 		x.stats.axfr.Add(1)
-	case memory.XFRIncremental:
+	case XFRIncremental:
 		x.stats.ixfr.Add(1)
-	case memory.XFRUpToDate:
+	case XFRUpToDate:
 		x.stats.upToDate.Add(1)
 	}
 	msgs := xfrChunk(req, rrs)

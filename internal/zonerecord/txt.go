@@ -1,4 +1,4 @@
-package memory
+package zonerecord
 
 import (
 	"fmt"
@@ -27,19 +27,16 @@ import (
 // canonical presentation form (each string quoted, one space between), so
 // a record read back and written again is the same record.
 
-// splitTXT cuts raw text into strings of at most 255 bytes.
-func splitTXT(s string) []string { return zoneops.SplitTXT(s) }
-
 // txtInput returns the character-strings (raw bytes) of a TXT record given
 // to the zone: in is the record as passed (libdns.TXT means plain text),
 // data its RR().Data.
 func txtInput(in libdns.Record, data string) ([]string, error) {
 	switch in.(type) {
 	case libdns.TXT, *libdns.TXT:
-		return splitTXT(data), nil
+		return zoneops.SplitTXT(data), nil
 	}
 	if !zoneops.IsTXTStrings(data) {
-		return splitTXT(data), nil
+		return zoneops.SplitTXT(data), nil
 	}
 	ss, ok := zoneops.ParseTXTStrings(data)
 	if !ok {
@@ -48,12 +45,12 @@ func txtInput(in libdns.Record, data string) ([]string, error) {
 	return ss, nil
 }
 
-// txtData is the libdns Data the zone reports for strings ss: the text when
+// TXTData is the libdns Data the zone reports for strings ss: the text when
 // ss is the text cut into 255-byte strings, else the presentation form.
-func txtData(ss []string) (data string, plain bool) { return zoneops.TXTData(ss) }
+func TXTData(ss []string) (data string, plain bool) { return zoneops.TXTData(ss) }
 
-// txtPresentation writes ss in zone-file presentation form.
-func txtPresentation(ss []string) string { return zoneops.FormatTXTStrings(ss) }
+// TXTPresentation writes ss in zone-file presentation form.
+func TXTPresentation(ss []string) string { return zoneops.FormatTXTStrings(ss) }
 
 // txtWire returns ss escaped for miekg/dns, which reads backslash escapes
 // when packing.
@@ -65,8 +62,8 @@ func txtWire(ss []string) []string {
 	return out
 }
 
-// txtStrings returns the raw character-strings of a wire TXT record.
-func txtStrings(t *dns.TXT) []string {
+// TXTStrings returns the raw character-strings of a wire TXT record.
+func TXTStrings(t *dns.TXT) []string {
 	out := make([]string, len(t.Txt))
 	for i, s := range t.Txt {
 		out[i] = zoneops.UnescapeTXT(s)
