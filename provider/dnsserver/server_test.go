@@ -38,14 +38,6 @@ func fixture(t testing.TB) *memory.Provider {
 	return p
 }
 
-type want struct {
-	rcode  int
-	answer []string // "name type data"
-	ns     []string
-	aa     bool
-	tc     bool
-}
-
 func rrLines(rrs []dns.RR) []string {
 	var out []string
 	for _, rr := range rrs {
@@ -64,8 +56,6 @@ func query(name string, qtype uint16) *dns.Msg {
 	m.SetQuestion(name, qtype)
 	return m
 }
-
-const soaLine = "example.test. SOA ns1.example.test. hostmaster.example.test. 2 60 60 600 30"
 
 // startServer runs a Server for p on a free port of 127.0.0.1, with the
 // default config changed by mod, until the test ends.

@@ -1,7 +1,6 @@
 package replication
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -219,9 +218,4 @@ func (h *Handler) filterSnapshot(region string, s memory.Snapshot) memory.Snapsh
 		s.Zones[i].Records = keep
 	}
 	return s
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
 }
