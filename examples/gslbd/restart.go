@@ -194,19 +194,48 @@ func (c *controller) saveNow() error {
 // state directory is on /readyz from the start rather than at the first
 // save.
 func (c *controller) checkStateDir() {
-	f, err := os.CreateTemp(c.cfg.StateDir, ".probe-*")
-	if err == nil {
-		name := f.Name()
-		err = f.Close()
-		if rerr := os.Remove(name); err == nil {
-			err = rerr
-		}
-	}
-	if err != nil {
+	if err := probeStateDir(c.cfg.StateDir); err != nil {
 		c.saveErrMu.Lock()
 		c.saveErr, c.saveErrSince = err, time.Now()
 		c.saveErrMu.Unlock()
 		c.log.Error("state directory not writable: operator actions will be refused until it is", "dir", c.cfg.StateDir, "err", err)
+	}
+}
+
+// probeStateDir creates and removes an empty file in dir (no fsync: it
+// asks whether a write can be made, not for one to last).
+func probeStateDir(dir string) error {
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	err = f.Close()
+	if rerr := os.Remove(name); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// watchStateDir runs between saves (every second): a state directory that
+// became unwritable (removed, replaced, made read-only, its file system
+// full) is on /readyz (state_not_saved) within a second rather than at the
+// next save, up to 10 s later; once it is writable again a save is made at
+// once, which clears the problem.
+func (c *controller) watchStateDir() {
+	c.saveErrMu.Lock()
+	failing := c.saveErr != nil
+	c.saveErrMu.Unlock()
+	err := probeStateDir(c.cfg.StateDir)
+	switch {
+	case err != nil && !failing:
+		c.saveErrMu.Lock()
+		c.saveErr, c.saveErrSince = err, time.Now()
+		c.saveErrMu.Unlock()
+		c.met.stateSaveErrors.Inc()
+		c.log.Error("state directory no longer writable: operator actions will be refused until it is", "dir", c.cfg.StateDir, "err", err)
+	case err == nil && failing:
+		_ = c.saveNow()
 	}
 }
 

@@ -311,3 +311,39 @@ func TestReplicationWaitsForAnswers(t *testing.T) {
 		t.Fatalf("snapshot after: %d %s", rec.Code, rec.Body.String())
 	}
 }
+
+// TestStateDirLostBetweenSavesIsOnReadyz: a state directory that becomes
+// unwritable while no save is due is on /readyz (state_not_saved) at the
+// next check, without an operator action or the 10 s save, and leaves it
+// once writable again.
+func TestStateDirLostBetweenSavesIsOnReadyz(t *testing.T) {
+	c := newTestController(t, apiYAML)
+	dir := c.cfg.StateDir
+	c.watchStateDir()
+	if rec := do(c.handler(), "GET", "/readyz", nil); strings.Contains(rec.Body.String(), "state_not_saved") {
+		t.Fatalf("/readyz with a writable directory: %s", rec.Body.String())
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.watchStateDir()
+	if rec := do(c.handler(), "GET", "/readyz", nil); rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "state_not_saved") {
+		t.Fatalf("/readyz once the directory is a file: %d %s", rec.Code, rec.Body.String())
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c.watchStateDir()
+	if rec := do(c.handler(), "GET", "/readyz", nil); strings.Contains(rec.Body.String(), "state_not_saved") {
+		t.Fatalf("/readyz once the directory is back: %s", rec.Body.String())
+	}
+	if _, ok, err := loadState(dir, c.cfg.Zone, c.cfg.OwnerID); err != nil || !ok {
+		t.Fatalf("no state file written once the directory is back: %v %v", ok, err)
+	}
+}

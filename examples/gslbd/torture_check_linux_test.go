@@ -285,6 +285,16 @@ func deadTooLong(s *mState, r *mRec, a *mAddr, e time.Time, server string) bool 
 		return false
 	}
 	start := b.Since
+	if server == "controller" && !s.CtlDownAt.IsZero() && (s.DownStateBroken || !b.Since.Add(detectionBound(r.Policy)+time.Second).Before(s.CtlDownAt)) {
+		// A restarted controller knows of the death only what its state
+		// file says. A trusted passing or warning address restarts passing,
+		// its thresholds applying from there (README, "Restarts"); the file
+		// holds a death the controller detected (a publication saves it),
+		// so the bound counts again from the start for a backend that died
+		// while it was down, or too shortly before (a second for the save),
+		// or with a state directory that could not be written.
+		start = later(start, s.CtlUpSince)
+	}
 	if server != "controller" {
 		if !s.CtlUp || s.Impostor {
 			return false

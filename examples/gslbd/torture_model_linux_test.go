@@ -98,9 +98,13 @@ type mState struct {
 	CtlUp        bool
 	CtlUpSince   time.Time
 	CtlDownAt    time.Time // when the controller last went down
-	NodeUp       bool
-	Impostor     bool
-	StateBroken  bool // the state directory cannot be written
+	// DownStateBroken: the state directory could not be written when the
+	// controller last went down (its file may be older than its last
+	// detection).
+	DownStateBroken bool
+	NodeUp          bool
+	Impostor        bool
+	StateBroken     bool // the state directory cannot be written
 }
 
 func (s *mState) rec(name string) *mRec {

@@ -239,7 +239,7 @@ func (w *walk) stopCtl(kill bool) error {
 		err = w.ctl.term()
 	}
 	w.ctl = nil
-	w.m.change(func(s *mState) { s.CtlUp = false; s.CtlDownAt = time.Now() })
+	w.m.change(func(s *mState) { s.CtlUp = false; s.CtlDownAt = time.Now(); s.DownStateBroken = s.StateBroken })
 	return err
 }
 
