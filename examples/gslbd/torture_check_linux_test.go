@@ -92,6 +92,11 @@ func startWatcher(servers map[string]string, names func() []string) *watcher {
 					if err != nil {
 						continue // no reply: the server is down, not an answer
 					}
+					if r.Truncated {
+						// TC (an RRL slip): "ask over TCP", which a
+						// resolver does; not an answer.
+						continue
+					}
 					o := obs{server: server, name: n, t0: t0, t1: time.Now(), rcode: r.Rcode}
 					for _, rr := range r.Answer {
 						if !strings.EqualFold(rr.Header().Name, m.Question[0].Name) {
