@@ -8,9 +8,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/provider/memory"
@@ -34,8 +36,15 @@ import (
 //     that check's timeout).
 //
 // The SOA serial never goes back: a fresh zone starts at the clock
-// (seconds since 1970, Knot's "unixtime" serial policy), a restored one at
-// the clock or one past its saved serial, whichever is later (RFC 1982).
+// (seconds since 1970), a restored one at the clock or one past its saved
+// serial, whichever is later (RFC 1982), and every change moves it to
+// max(old + 1, the clock) (memory.SerialUnixTime, Knot's "unixtime"
+// serial policy). So the serial runs ahead of the clock only by a burst of
+// more than one change a second, and falls back to it within as many
+// seconds. A fresh start (no zone restored) also asks the secondaries it
+// notifies for their serial and starts past the highest one that answers
+// (serialPastSecondaries): a restart right after such a burst, without a
+// state file, then still moves their serial forward.
 
 // clockSerial is the serial of a zone started at now: its Unix time, never 0.
 func clockSerial(now time.Time) uint32 {
@@ -53,6 +62,61 @@ func restartSerial(saved uint32, now time.Time) uint32 {
 		return next
 	}
 	return 1
+}
+
+// secondarySOATimeout bounds the SOA queries of a fresh start to the
+// secondaries (all at once; one that does not answer in time is passed
+// over).
+const secondarySOATimeout = 500 * time.Millisecond
+
+// serialPastSecondaries asks each secondary (IP:port) for the zone's SOA
+// over UDP and moves the zone's serial past the highest serial one holds,
+// when that is ahead of it (RFC 1982). It runs before DNS opens and before
+// anything is published or replicated.
+func (c *controller) serialPastSecondaries(addrs []string, timeout time.Duration) {
+	serials := make([]uint32, len(addrs))
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
+		wg.Go(func() {
+			cl := &dns.Client{Net: "udp", Timeout: timeout}
+			m := new(dns.Msg)
+			m.SetQuestion(dnsname.Fqdn(c.cfg.Zone), dns.TypeSOA)
+			r, _, err := cl.Exchange(m, addr)
+			if err != nil || r.Rcode != dns.RcodeSuccess {
+				return
+			}
+			for _, rr := range r.Answer {
+				if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, dnsname.Fqdn(c.cfg.Zone)) {
+					serials[i] = soa.Serial
+				}
+			}
+		})
+	}
+	wg.Wait()
+	snap := c.zone.Snapshot()
+	if len(snap.Zones) != 1 {
+		return
+	}
+	cur := snap.Zones[0].SOA.Serial
+	high, from := cur, ""
+	for i, s := range serials {
+		if s != 0 && memory.SerialGreater(s, high) {
+			high, from = s, addrs[i]
+		}
+	}
+	if from == "" {
+		return
+	}
+	next := high + 1
+	if next == 0 {
+		next = 1
+	}
+	snap.Zones[0].SOA.Serial = next
+	if err := c.zone.Restore(snap); err != nil {
+		c.log.Warn("serial not moved past the secondaries'", "err", err)
+		return
+	}
+	c.log.Info("a secondary holds a serial ahead of the clock (a burst of changes before the restart): starting past it", "secondary", from, "serial", high, "clock", cur, "start", next)
 }
 
 // prepareRestored rewrites the saved zone s for this config before it is

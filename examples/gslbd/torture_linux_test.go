@@ -280,6 +280,7 @@ var tScenarios = []struct{ name, steps string }{
 	{"item01-removed-record", "edit-remove r1.example.test.; observe"},
 	{"item02-marker-named-record", "edit-marker; observe"},
 	{"item03-serial-after-state-loss", "drain r0.example.test. 192.0.2.10; drain r1.example.test. 192.0.2.12; state-remove; backend-kill 4; observe"},
+	{"item03b-serial-after-burst-and-state-loss", "burst r0.example.test. 192.0.2.10; state-remove; observe"},
 	{"item04-no-usable-state", "edit-policy r0.example.test. wide; backend-kill 0; observe; state-truncate; observe"},
 	{"item05-http-idle-flood", "http-idle-flood; http-slowloris"},
 	{"item06-udp-reflection", "udp-reflection"},

@@ -61,6 +61,7 @@ var tOps = []tOp{
 	{"udp-reflection", 1, always, opUDPReflection},
 	{"impostor", 1, always, opImpostor},
 	{"rollback", 1, pickAddr(false), opRollback},
+	{"burst", 1, pickAddr(false), opBurst},
 	{"ctl-down-35s", 0, always, opCtlDownLong},
 	{"observe", 2, always, func(*walk, []string) error {
 		time.Sleep(3 * time.Second) // the walk's pace: dead backends pass their detection bound
@@ -732,4 +733,31 @@ func (w *walk) impostorRound(snap memory.Snapshot, forged bool) error {
 	im.close()
 	w.m.change(func(s *mState) { s.Impostor = false })
 	return w.restartCtl(false, nil)
+}
+
+// opBurst drains and undrains one address 20 times in a row, as fast as
+// the API answers (each call a change, fsynced): the serial runs ahead of
+// the clock (one more a change under the unixtime policy), and waits until
+// the Knot secondary holds the last serial. A restart without a state file
+// next (state-remove) must still not present a lower serial (I3): the
+// clock alone would, gslbd asks its secondaries.
+func opBurst(w *walk, a []string) error {
+	if w.ctl == nil {
+		return fmt.Errorf("%w: the controller is down", errSkip)
+	}
+	for range 20 {
+		if err := w.intent(a[0], a[1], "drain"); err != nil {
+			return err
+		}
+		if err := w.intent(a[0], a[1], "undrain"); err != nil {
+			return err
+		}
+	}
+	ctl := nodeSerial(w.e.ctlDNS)
+	w.t.Logf("  serial %d, clock %d", ctl, time.Now().Unix())
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) && nodeSerial(w.e.knotAddr) != nodeSerial(w.e.ctlDNS) {
+		time.Sleep(50 * time.Millisecond) // polling the secondary's copy
+	}
+	return nil
 }
