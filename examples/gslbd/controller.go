@@ -136,10 +136,14 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	if c.zone, err = memory.New(memory.DefaultConfig()); err != nil {
 		return nil, err
 	}
-	// A fresh zone's serial is the clock's, so it is past any serial an
-	// earlier run served (see restart.go).
+	// A fresh zone's serial is the clock's, and every change moves it to
+	// max(old + 1, the clock) (memory.SerialUnixTime), so it is past any
+	// serial an earlier run served unless that run made bursts of more
+	// than a change a second shortly before it stopped: a start also asks
+	// the secondaries (see restart.go).
 	zc := memory.DefaultZoneConfig()
 	zc.Serial = clockSerial(time.Now())
+	zc.SerialPolicy = memory.SerialUnixTime
 	if err := c.zone.AddZoneWith(cfg.Zone, zc); err != nil {
 		return nil, err
 	}
@@ -222,6 +226,9 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			c.restored = true
 			c.markAnswering()
 		}
+	}
+	if len(cfg.Transfer.Notify) > 0 {
+		c.serialPastSecondaries(cfg.Transfer.Notify, secondarySOATimeout)
 	}
 	if haveState {
 		log.Info("state restored", "savedAt", saved.SavedAt, "age", now.Sub(saved.SavedAt).Round(time.Millisecond).String(), "zoneRestored", c.restored)

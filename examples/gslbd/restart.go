@@ -41,10 +41,10 @@ import (
 // max(old + 1, the clock) (memory.SerialUnixTime, Knot's "unixtime"
 // serial policy). So the serial runs ahead of the clock only by a burst of
 // more than one change a second, and falls back to it within as many
-// seconds. A fresh start (no zone restored) also asks the secondaries it
-// notifies for their serial and starts past the highest one that answers
-// (serialPastSecondaries): a restart right after such a burst, without a
-// state file, then still moves their serial forward.
+// seconds. A start also asks the secondaries it notifies for their serial
+// and starts past the highest one that answers (serialPastSecondaries): a
+// restart right after such a burst, without a state file or with one that
+// could not be written lately, then still moves their serial forward.
 
 // clockSerial is the serial of a zone started at now: its Unix time, never 0.
 func clockSerial(now time.Time) uint32 {

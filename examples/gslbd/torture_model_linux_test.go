@@ -82,6 +82,14 @@ func (r *mRec) addr(ip string) *mAddr {
 	return nil
 }
 
+// mUnsaved is an operator action the running controller holds but its
+// state file does not: Value is the file's (drained, or disabled when IP
+// is empty).
+type mUnsaved struct {
+	Name, IP string
+	Value    bool
+}
+
 type mBackend struct {
 	Dead  bool
 	Since time.Time // of the last change
@@ -105,6 +113,12 @@ type mState struct {
 	NodeUp          bool
 	Impostor        bool
 	StateBroken     bool // the state directory cannot be written
+	// Alt is the state before an operator call in flight: the server may
+	// show either until it answers (see walk.intent).
+	Alt *mState
+	// Unsaved lists operator actions answered 500 "NOT saved", with the
+	// value the state file still has for each.
+	Unsaved []mUnsaved
 }
 
 func (s *mState) rec(name string) *mRec {
@@ -125,6 +139,7 @@ func (s *mState) clone() mState {
 	}
 	c.Removed = slices.Clone(s.Removed)
 	c.Backends = slices.Clone(s.Backends)
+	c.Unsaved = slices.Clone(s.Unsaved)
 	return c
 }
 

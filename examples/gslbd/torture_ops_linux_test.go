@@ -169,10 +169,14 @@ func (w *walk) setBackend(i int, dead bool) error {
 	return nil
 }
 
-// intent calls the API. A call that forbids (drain, disable) enters the
-// model once answered 2xx; one that allows again (undrain, enable) enters
-// it before the call, since the server may apply it before it answers, and
-// leaves it again when the call is refused.
+// intent calls the API. The server applies an action at some instant
+// during the call: while it is in flight the model holds the new value
+// with the old one as an alternative (mState.Alt), either of which may
+// show; once answered 2xx the new value stands, once refused the old one.
+// An action answered 500 "NOT saved" (the state file cannot be written)
+// holds in the running process only (README, "Operator API"): the model
+// keeps it until the controller stops, then takes back the value the file
+// has (mState.Unsaved).
 func (w *walk) intent(name, ip, action string) error {
 	if w.ctl == nil {
 		return fmt.Errorf("%w: the controller is down", errSkip)
@@ -181,44 +185,68 @@ func (w *walk) intent(name, ip, action string) error {
 	if ip != "" {
 		path += "/addresses/" + ip
 	}
-	set := func(action string) {
-		w.m.change(func(s *mState) {
-			r := s.rec(name)
-			if r == nil {
-				return
+	apply := func(s *mState, action string) {
+		r := s.rec(name)
+		if r == nil {
+			return
+		}
+		switch action {
+		case "drain", "undrain":
+			if a := r.addr(ip); a != nil {
+				a.Drained = action == "drain"
 			}
-			switch action {
-			case "drain", "undrain":
-				if a := r.addr(ip); a != nil {
-					a.Drained = action == "drain"
-				}
-			case "disable":
-				r.APIDisabled = true
-			case "enable":
-				r.APIDisabled = false
-			}
-		})
+		case "disable":
+			r.APIDisabled = true
+		case "enable":
+			r.APIDisabled = false
+		}
 	}
-	undo := map[string]string{"undrain": "drain", "enable": "disable"}
+	// value reads what action sets, so that it can be put back.
+	value := func(s *mState) (bool, bool) {
+		r := s.rec(name)
+		if r == nil {
+			return false, false
+		}
+		if ip == "" {
+			return r.APIDisabled, true
+		}
+		if a := r.addr(ip); a != nil {
+			return a.Drained, true
+		}
+		return false, false
+	}
 	before := w.m.cur()
-	allows := undo[action] != ""
-	if allows {
-		set(action)
-	}
+	w.m.change(func(s *mState) {
+		old := s.clone()
+		old.Alt = nil
+		apply(s, action)
+		s.Alt = &old
+	})
 	code, body, err := httpDo("POST", w.e.ctlHTTP, path+"/"+action, "", 10*time.Second)
 	if err == nil && code/100 != 2 {
-		w.t.Logf("  %s %s %s: %d %s (the model is unchanged)", action, name, ip, code, strings.TrimSpace(body))
+		w.t.Logf("  %s %s %s: %d %s", action, name, ip, code, lastLines(strings.TrimSpace(body), 1))
 	}
 	ok := err == nil && code/100 == 2
-	switch {
-	case allows && !ok:
-		// Back as it was, unless it was already allowed.
-		if r := before.rec(name); r != nil && ((action == "undrain" && r.addr(ip) != nil && r.addr(ip).Drained) || (action == "enable" && r.APIDisabled)) {
-			set(undo[action])
+	unsaved := err == nil && code == 500 && strings.Contains(body, "NOT saved")
+	w.m.change(func(s *mState) {
+		s.Alt = nil
+		switch {
+		case unsaved:
+			if was, found := value(&before); found && !slices.ContainsFunc(s.Unsaved, func(u mUnsaved) bool { return u.Name == name && u.IP == ip }) {
+				s.Unsaved = append(s.Unsaved, mUnsaved{Name: name, IP: ip, Value: was})
+			}
+		case !ok:
+			// Refused: back as it was.
+			if was, found := value(&before); found {
+				r := s.rec(name)
+				if ip == "" {
+					r.APIDisabled = was
+				} else if a := r.addr(ip); a != nil {
+					a.Drained = was
+				}
+			}
 		}
-	case !allows && ok:
-		set(action)
-	}
+	})
 	return err
 }
 
@@ -240,7 +268,23 @@ func (w *walk) stopCtl(kill bool) error {
 		err = w.ctl.term()
 	}
 	w.ctl = nil
-	w.m.change(func(s *mState) { s.CtlUp = false; s.CtlDownAt = time.Now(); s.DownStateBroken = s.StateBroken })
+	w.m.change(func(s *mState) {
+		s.CtlUp = false
+		s.CtlDownAt = time.Now()
+		s.DownStateBroken = s.StateBroken
+		// What was answered "NOT saved" is forgotten: the file's value
+		// comes back with the next start.
+		for _, u := range s.Unsaved {
+			if r := s.rec(u.Name); r != nil {
+				if u.IP == "" {
+					r.APIDisabled = u.Value
+				} else if a := r.addr(u.IP); a != nil {
+					a.Drained = u.Value
+				}
+			}
+		}
+		s.Unsaved = nil
+	})
 	return err
 }
 
