@@ -224,7 +224,14 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			log.Warn("saved zone not restored", "err", err)
 		} else {
 			c.restored = true
-			c.markAnswering()
+			if missing := c.unanswered(cfg); len(missing) == 0 {
+				c.markAnswering()
+			} else {
+				// Served now, the restored zone would answer NXDOMAIN for
+				// names added to the config while gslbd was down: DNS waits
+				// for the first publication, as on a start without state.
+				log.Info("the restored zone lacks names the config has: DNS waits for the first publication", "names", missing)
+			}
 		}
 	}
 	if len(cfg.Transfer.Notify) > 0 {

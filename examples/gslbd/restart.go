@@ -24,7 +24,9 @@ import (
 //   - With a usable state file, the zone it saved is served at once
 //     (records of names the config no longer has removed first, drained
 //     addresses too where the name keeps another one), with a serial past
-//     the saved one.
+//     the saved one; unless the config has names that zone lacks (added
+//     while gslbd was down): it would answer NXDOMAIN for them, so DNS
+//     waits as below.
 //   - Without one (no stateDir, a first start, a missing, torn, edited or
 //     foreign file) the DNS listener is bound but not read, and
 //     replication answers 503, until the first publication is in the zone
@@ -167,6 +169,19 @@ func relName(name, zone string) string {
 		return "@"
 	}
 	return strings.ToLower(rel)
+}
+
+// unanswered lists the names of cfg's records that have no answer in the
+// zone (a restored zone lacks the names added to the config since it was
+// saved).
+func (c *controller) unanswered(cfg Config) []string {
+	var out []string
+	for _, r := range cfg.Records {
+		if len(c.answer(context.Background(), r.Name)) == 0 {
+			out = append(out, r.Name)
+		}
+	}
+	return out
 }
 
 // answering is closed once the embedded zone holds answers: at once for a

@@ -347,3 +347,35 @@ func TestStateDirLostBetweenSavesIsOnReadyz(t *testing.T) {
 		t.Fatalf("no state file written once the directory is back: %v %v", ok, err)
 	}
 }
+
+// TestRestoredZoneLackingANewNameWaits: a saved zone restored under a
+// config that gained a name since would answer NXDOMAIN for it, so DNS
+// and replication wait (not_answering) as on a start without state; a
+// config with no new name serves the restored zone at once. (Before: the
+// restored zone was served at once, NXDOMAIN for the new name until the
+// first publication.)
+func TestRestoredZoneLackingANewNameWaits(t *testing.T) {
+	dir := ownStateDir()
+	c := stateController(t, dir)
+	allPassing(t, c)
+	c.holding.Store(false)
+	reconcile(t, c)
+	if err := saveState(dir, c.stateNow(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	same := newFakeController(t, stateYAML+"stateDir: "+dir+"\n")
+	if !same.isAnswering() {
+		t.Fatal("a restored zone with every configured name does not answer at once")
+	}
+	y := stateYAML + "  - name: new.example.test.\n    addresses:\n      - {ip: 192.0.2.9, probeAddr: \"10.0.0.9:80\"}\n"
+	r := newFakeController(t, y+"stateDir: "+dir+"\n")
+	if !r.restored {
+		t.Fatal("the saved zone was not restored")
+	}
+	if r.isAnswering() {
+		t.Fatalf("a restored zone lacking new.example.test. answers at once (new answers %v)", zoneAnswer(r.zone, "new.example.test."))
+	}
+	if rec := do(r.handler(), "GET", "/readyz", nil); !strings.Contains(rec.Body.String(), "not_answering") {
+		t.Fatalf("/readyz: %s", rec.Body.String())
+	}
+}
