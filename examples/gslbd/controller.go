@@ -128,7 +128,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	}
 	c := &controller{cfg: cfg, log: log, met: met, client: d.client, st: newStatusTracker(), byName: map[string]*recState{}, byID: map[string]*addrState{},
 		answering: make(chan struct{}),
-		deps:      map[string]*depState{}, depHold: DefaultDependencyHold}
+		deps:      map[string]*depState{}, depHold: dependencyHold}
 	if c.client == nil {
 		c.client = http.DefaultClient
 	}

@@ -33,6 +33,10 @@ import (
 // name.
 const DefaultDependencyHold = 2 * time.Minute
 
+// dependencyHold is the hold a controller starts with: DefaultDependencyHold
+// (tests of the whole daemon shorten it).
+var dependencyHold = DefaultDependencyHold
+
 // depState is one record's pool conflict.
 type depState struct {
 	pool     string
