@@ -174,7 +174,7 @@ func (w *walk) setBackend(i int, dead bool) error {
 // with the old one as an alternative (mState.Alt), either of which may
 // show; once answered 2xx the new value stands, once refused the old one.
 // An action answered 500 "NOT saved" (the state file cannot be written)
-// holds in the running process only (README, "Operator API"): the model
+// holds in the running process only (README, "HTTP API"): the model
 // keeps it until the controller stops, then takes back the value the file
 // has (mState.Unsaved).
 func (w *walk) intent(name, ip, action string) error {
