@@ -49,10 +49,13 @@ type controller struct {
 	zone   *memory.Provider
 	policy *failover.RecordPolicy
 	mon    *probe.Monitor
-	local  *record.Reconciler   // into the embedded zone
-	remote *record.Reconciler   // into the provider; nil for embedded only
-	repl   *replication.Handler // nil without a replication secret
-	client *http.Client
+	local  *record.Reconciler // into the embedded zone
+	remote *record.Reconciler // into the provider; nil for embedded only
+	// remoteZone is the provider the remote reconciler writes (read by
+	// checkDependencies to see whether a taken pool still holds addresses).
+	remoteZone record.ZoneEditor
+	repl       *replication.Handler // nil without a replication secret
+	client     *http.Client
 	// notified is the zone version the nodes were last told about.
 	notified uint64
 	st       *statusTracker // what the status page shows
@@ -92,11 +95,13 @@ type controller struct {
 	poolGauge   *prometheus.GaugeVec
 	poolRetries atomic.Int64 // retries of taken pools, for tests
 
-	mu      sync.Mutex
-	deps    map[string]*depState // pool conflicts by record name (depconflict.go)
-	records []*recState
-	byName  map[string]*recState  // by record name; fixed after newController
-	byID    map[string]*addrState // by target ID; fixed after newController
+	mu   sync.Mutex
+	deps map[string]*depState // pool conflicts by record name (depconflict.go)
+	// poolRead is when poolAddresses last read the provider (under mu).
+	poolRead time.Time
+	records  []*recState
+	byName   map[string]*recState  // by record name; fixed after newController
+	byID     map[string]*addrState // by target ID; fixed after newController
 }
 
 // recState is the live state of one record.
@@ -298,6 +303,7 @@ func (c *controller) newRemote(p record.ZoneEditor) error {
 	if pc.ResyncInterval != 0 {
 		rcfg.ResyncInterval = pc.ResyncInterval.D()
 	}
+	c.remoteZone = p
 	var err error
 	c.remote, err = record.New(p, rcfg, record.Options{
 		Observer: c.met.reconcilerObserver(pc.Type, true, c.logReconcile(pc.Type)),

@@ -54,7 +54,7 @@
 // reads check the Host, a pool taken over at a provider falls back to the
 // failover name) and the exceptions that remain (keepLast without a
 // failover name on a start whose every probe fails; a pool emptied by a
-// third party during the hold).
+// third party, for a record without a failover name).
 //
 // With -node it is a DNS node instead: it never probes, follows a
 // controller's replication endpoints and answers from its copy of the zone,
