@@ -26,10 +26,10 @@ records:
       - {ip: 192.0.2.1, probeAddr: "10.0.0.1:80"}
 `
 
-// TestPoolTakenOverFallsBackToFailover: with an
-// external provider, a third party takes over the record's pool name. The
-// record keeps its last answer for the hold, /readyz naming pool_conflict;
-// then it is answered by its failover name (a CNAME that needs no pool),
+// TestPoolTakenOverFallsBackToFailover: with an external provider, a
+// third party takes over the record's pool name (and empties it, so the
+// hold is cut short: TestPoolEmptiedFallsBackAtOnce), /readyz naming
+// pool_conflict; the record is answered by its failover name (a CNAME that needs no pool),
 // never a CNAME into the foreign pool, and the metrics count it; once the
 // pool is free again the record answers from it. Before, the CNAME kept
 // pointing into the empty pool (NODATA) indefinitely, reported only as
