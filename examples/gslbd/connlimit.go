@@ -18,10 +18,10 @@ import (
 // connection between requests), which is closed; when every connection is
 // busy it takes a reserved slot, where it may ask /healthz or /readyz once
 // within reservedLifetime (anything else is answered 503) before it is
-// closed; when every reserved slot is taken, the reserved connection that
-// has waited longest without a request read (a slow client) is closed to
-// make room, and only when all of them are being answered is the new one
-// closed at once. So
+// closed; when every reserved slot is taken, the reserved connection
+// accepted longest ago that is not being answered now (a slow client, or
+// one already answered) is closed to make room, and only when all of them
+// are being answered is the new one closed at once. So
 // idle, slow or busy clients can neither hold the port (a kubelet liveness
 // probe is answered) nor take more descriptors than their share.
 const (
@@ -33,7 +33,7 @@ type connInfo struct {
 	idle     bool
 	since    time.Time // when it went idle
 	reserved bool
-	serving  bool        // a reserved connection's request is being answered
+	serving  bool        // a reserved connection's request is being answered (until the handler returns)
 	at       time.Time   // when it was accepted
 	timer    *time.Timer // closes a reserved connection
 }
@@ -168,6 +168,15 @@ func (l *connLimiter) guard(h http.Handler) http.Handler {
 		l.mu.Lock()
 		ci.serving = true // read whole: no longer a slow client to evict
 		l.mu.Unlock()
+		defer func() {
+			// Answered: the server still lingers before closing (it waits
+			// for the client to close first), but the slot may go to the
+			// next connection. Left "serving", eight answered clients that
+			// keep their end open would make every fresh one refused.
+			l.mu.Lock()
+			ci.serving = false
+			l.mu.Unlock()
+		}()
 		w.Header().Set("Connection", "close")
 		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 			h.ServeHTTP(w, r)

@@ -49,10 +49,13 @@ type controller struct {
 	zone   *memory.Provider
 	policy *failover.RecordPolicy
 	mon    *probe.Monitor
-	local  *record.Reconciler   // into the embedded zone
-	remote *record.Reconciler   // into the provider; nil for embedded only
-	repl   *replication.Handler // nil without a replication secret
-	client *http.Client
+	local  *record.Reconciler // into the embedded zone
+	remote *record.Reconciler // into the provider; nil for embedded only
+	// remoteZone is the provider the remote reconciler writes (read by
+	// checkDependencies to see whether a taken pool still holds addresses).
+	remoteZone record.ZoneEditor
+	repl       *replication.Handler // nil without a replication secret
+	client     *http.Client
 	// notified is the zone version the nodes were last told about.
 	notified uint64
 	st       *statusTracker // what the status page shows
@@ -95,11 +98,13 @@ type controller struct {
 	poolGauge   *prometheus.GaugeVec
 	poolRetries atomic.Int64 // retries of taken pools, for tests
 
-	mu      sync.Mutex
-	deps    map[string]*depState // pool conflicts by record name (depconflict.go)
-	records []*recState
-	byName  map[string]*recState  // by record name; fixed after newController
-	byID    map[string]*addrState // by target ID; fixed after newController
+	mu   sync.Mutex
+	deps map[string]*depState // pool conflicts by record name (depconflict.go)
+	// poolRead is when poolAddresses last read the provider (under mu).
+	poolRead time.Time
+	records  []*recState
+	byName   map[string]*recState  // by record name; fixed after newController
+	byID     map[string]*addrState // by target ID; fixed after newController
 }
 
 // recState is the live state of one record.
@@ -131,7 +136,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	}
 	c := &controller{cfg: cfg, log: log, met: met, client: d.client, st: newStatusTracker(), byName: map[string]*recState{}, byID: map[string]*addrState{},
 		answering: make(chan struct{}),
-		deps:      map[string]*depState{}, depHold: DefaultDependencyHold}
+		deps:      map[string]*depState{}, depHold: dependencyHold}
 	if c.client == nil {
 		c.client = http.DefaultClient
 	}
@@ -139,10 +144,14 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	if c.zone, err = memory.New(memory.DefaultConfig()); err != nil {
 		return nil, err
 	}
-	// A fresh zone's serial is the clock's, so it is past any serial an
-	// earlier run served (see restart.go).
+	// A fresh zone's serial is the clock's, and every change moves it to
+	// max(old + 1, the clock) (memory.SerialUnixTime), so it is past any
+	// serial an earlier run served unless that run made bursts of more
+	// than a change a second shortly before it stopped: a start also asks
+	// the secondaries (see restart.go).
 	zc := memory.DefaultZoneConfig()
 	zc.Serial = clockSerial(time.Now())
+	zc.SerialPolicy = memory.SerialUnixTime
 	if err := c.zone.AddZoneWith(cfg.Zone, zc); err != nil {
 		return nil, err
 	}
@@ -224,8 +233,18 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			log.Warn("saved zone not restored", "err", err)
 		} else {
 			c.restored = true
-			c.markAnswering()
+			if missing := c.unanswered(cfg); len(missing) == 0 {
+				c.markAnswering()
+			} else {
+				// Served now, the restored zone would answer NXDOMAIN for
+				// names added to the config while gslbd was down: DNS waits
+				// for the first publication, as on a start without state.
+				log.Info("the restored zone lacks names the config has: DNS waits for the first publication", "names", missing)
+			}
 		}
+	}
+	if len(cfg.Transfer.Notify) > 0 {
+		c.serialPastSecondaries(cfg.Transfer.Notify, secondarySOATimeout)
 	}
 	if haveState {
 		log.Info("state restored", "savedAt", saved.SavedAt, "age", now.Sub(saved.SavedAt).Round(time.Millisecond).String(), "zoneRestored", c.restored)
@@ -288,6 +307,7 @@ func (c *controller) newRemote(p record.ZoneEditor) error {
 	if pc.ResyncInterval != 0 {
 		rcfg.ResyncInterval = pc.ResyncInterval.D()
 	}
+	c.remoteZone = p
 	var err error
 	c.remote, err = record.New(p, rcfg, record.Options{
 		Observer: c.met.reconcilerObserver(pc.Type, true, c.logReconcile(pc.Type)),

@@ -20,7 +20,8 @@ import (
 // it over, a refused type switch), the record keeps its last good answer
 // for DependencyHold (the pool's owner may be a colleague's mistake fixed
 // in minutes); then, if it has a failover name, it is answered with a
-// CNAME to that name, which needs no pool, and the pool is tried again
+// CNAME to that name, which needs no pool (at once when the pool holds no
+// address any more: the name would answer NODATA for the hold), and the pool is tried again
 // every DependencyHold (the reconciler holds the CNAME back while the
 // pool cannot be written, so a retry never points it into the foreign
 // pool); without a failover name it keeps its answer, and /readyz says the
@@ -32,6 +33,10 @@ import (
 // while its pool cannot be written, before it falls back to its failover
 // name.
 const DefaultDependencyHold = 2 * time.Minute
+
+// dependencyHold is the hold a controller starts with: DefaultDependencyHold
+// (tests of the whole daemon shorten it).
+var dependencyHold = DefaultDependencyHold
 
 // depState is one record's pool conflict.
 type depState struct {
@@ -51,12 +56,15 @@ func (c *controller) checkDependencies(now time.Time) {
 		return
 	}
 	bad := map[string]string{}
+	zones := map[string]bool{}
 	for _, r := range c.remote.Conflicts() {
 		if errors.Is(r.Err, record.ErrDependency) {
 			continue // the dependent itself, held back
 		}
 		bad[strings.ToLower(libdns.AbsoluteName(r.Key.Name, r.Key.Zone))] = r.Err.Error()
+		zones[r.Key.Zone] = true
 	}
+	addrs := c.poolAddresses(now, zones)
 	changed := false
 	c.mu.Lock()
 	for _, rs := range c.records {
@@ -74,9 +82,14 @@ func (c *controller) checkDependencies(now time.Time) {
 				c.log.Warn("pool cannot be written: keeping the last answer", "record", rs.spec.Name, "pool", pool, "hold", c.depHold.String(), "err", why)
 			}
 			st.why, st.retrying = why, time.Time{}
-			if !st.fallback && rs.spec.Failover != "" && now.Sub(st.since) >= c.depHold {
+			emptied := addrs != nil && !addrs[strings.ToLower(pool)]
+			if !st.fallback && rs.spec.Failover != "" && (emptied || now.Sub(st.since) >= c.depHold) {
 				st.fallback, st.fellAt, changed = true, now, true
-				c.log.Error("pool still cannot be written: answering the failover name", "record", rs.spec.Name, "pool", pool, "failover", rs.spec.Failover, "since", st.since)
+				if emptied {
+					c.log.Error("pool cannot be written and holds no address (the name would answer NODATA): answering the failover name now", "record", rs.spec.Name, "pool", pool, "failover", rs.spec.Failover, "since", st.since)
+				} else {
+					c.log.Error("pool still cannot be written: answering the failover name", "record", rs.spec.Name, "pool", pool, "failover", rs.spec.Failover, "since", st.since)
+				}
 			}
 		case st == nil:
 		case st.fallback && now.Sub(st.fellAt) >= c.depHold:
@@ -107,6 +120,44 @@ func (c *controller) checkDependencies(now time.Time) {
 	if changed {
 		c.publish()
 	}
+}
+
+// poolReadEvery is how often, while a pool conflict lasts, the provider's
+// zone is read to see whether the taken pool still holds addresses.
+const poolReadEvery = 5 * time.Second
+
+// poolAddresses reads the provider's zones that hold conflicts, at most
+// every poolReadEvery while there are any, and returns the names (fully
+// qualified, lower case) that hold an A or AAAA record; nil when not read
+// now (no conflict, read lately, or the read failed). A held record whose pool holds no address answers NODATA
+// at the provider (its name is a CNAME into the pool), so it falls back at
+// once instead of after the hold.
+func (c *controller) poolAddresses(now time.Time, zones map[string]bool) map[string]bool {
+	if len(zones) == 0 || c.remoteZone == nil {
+		return nil
+	}
+	c.mu.Lock()
+	if !c.poolRead.IsZero() && now.Sub(c.poolRead) < poolReadEvery {
+		c.mu.Unlock()
+		return nil
+	}
+	c.poolRead = now
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out := map[string]bool{}
+	for zone := range zones {
+		recs, err := c.remoteZone.GetRecords(ctx, zone)
+		if err != nil {
+			return nil
+		}
+		for _, r := range recs {
+			if rr := r.RR(); rr.Type == "A" || rr.Type == "AAAA" {
+				out[strings.ToLower(libdns.AbsoluteName(rr.Name, zone))] = true
+			}
+		}
+	}
+	return out
 }
 
 // dependencyLoop runs checkDependencies every second (a quarter of the

@@ -26,16 +26,16 @@ records:
       - {ip: 192.0.2.1, probeAddr: "10.0.0.1:80"}
 `
 
-// TestPoolTakenOverFallsBackToFailover (issue 29, fix 12): with an
-// external provider, a third party takes over the record's pool name. The
-// record keeps its last answer for the hold, /readyz naming pool_conflict;
-// then it is answered by its failover name (a CNAME that needs no pool),
+// TestPoolTakenOverFallsBackToFailover: with an external provider, a
+// third party takes over the record's pool name (and empties it, so the
+// hold is cut short: TestPoolEmptiedFallsBackAtOnce), /readyz naming
+// pool_conflict; the record is answered by its failover name (a CNAME that needs no pool),
 // never a CNAME into the foreign pool, and the metrics count it; once the
 // pool is free again the record answers from it. Before, the CNAME kept
 // pointing into the empty pool (NODATA) indefinitely, reported only as
 // records_refused.
 func TestPoolTakenOverFallsBackToFailover(t *testing.T) {
-	cfg, err := ParseConfig([]byte(poolYAML))
+	cfg, err := ParseConfig([]byte(withStateDir(poolYAML)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,4 +125,71 @@ func TestPoolTakenOverFallsBackToFailover(t *testing.T) {
 	waitFor(t, guard, "pool_conflict cleared", func() bool {
 		return !strings.Contains(do(c.handler(), "GET", "/readyz", nil).Body.String(), "pool_conflict")
 	})
+}
+
+// TestPoolEmptiedFallsBackAtOnce: a third party takes the pool name and
+// deletes gslbd's addresses there. The name, a CNAME into the emptied
+// pool, would answer NODATA for the whole hold: with nothing good left to
+// keep, it answers its failover name at once. (Before: NODATA for the
+// hold, 2 minutes by default.)
+func TestPoolEmptiedFallsBackAtOnce(t *testing.T) {
+	cfg, err := ParseConfig([]byte(withStateDir(poolYAML)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ext, err := memory.New(memory.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.AddZone("example.test."); err != nil {
+		t.Fatal(err)
+	}
+	c, err := newController(cfg, deps{prober: (&fakeProbers{}).prober, provider: ext}, newMetrics(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.depHold = time.Hour // far beyond the test's guard: only an emptied pool falls back
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = c.Run(ctx) })
+	defer func() { cancel(); wg.Wait() }()
+	guard := 30 * time.Second
+	var pool string
+	waitFor(t, guard, "app published as a CNAME to its pool", func() bool {
+		got := zoneAnswer(ext, "app.example.test.")
+		for _, g := range got {
+			if p, ok := strings.CutPrefix(g, "CNAME "); ok && strings.Contains(strings.Join(got, ","), "192.0.2.1") {
+				pool = p
+				return true
+			}
+		}
+		return false
+	})
+	relPool := libdns.RelativeName(pool, "example.test.")
+	recs, err := ext.GetRecords(ctx, "example.test.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []libdns.Record
+	for _, r := range recs {
+		if n := r.RR().Name; n == relPool || n == "_gslb-owner."+relPool {
+			ours = append(ours, r)
+		}
+	}
+	if _, err := ext.DeleteRecords(ctx, "example.test.", ours); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ext.AppendRecords(ctx, "example.test.", []libdns.Record{libdns.TXT{Name: relPool, TTL: time.Minute, Text: "someone else's"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, guard, "app answered by its failover name long before the hold ends", func() bool {
+		got := zoneAnswer(ext, "app.example.test.")
+		return len(got) == 1 && got[0] == "CNAME app.backup.example.net."
+	})
+	if body := do(c.handler(), "GET", "/readyz", nil).Body.String(); !strings.Contains(body, "pool_conflict") {
+		t.Errorf("/readyz after the fallback: %s", body)
+	}
 }

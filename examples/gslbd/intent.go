@@ -283,7 +283,8 @@ func (c *controller) stateNow(now time.Time) controllerState {
 }
 
 // saveLoop writes the state file when asked, every 10 s, and when ctx
-// ends; it also ends expired drains.
+// ends; between saves it checks every second that the state directory is
+// still writable (watchStateDir); it also ends expired drains.
 func (c *controller) saveLoop(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -302,6 +303,8 @@ func (c *controller) saveLoop(ctx context.Context) error {
 			c.saveMu.Unlock()
 			if now.Sub(last) >= 10*time.Second {
 				save()
+			} else {
+				c.watchStateDir()
 			}
 		}
 	}

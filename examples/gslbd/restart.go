@@ -8,9 +8,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/provider/memory"
@@ -22,7 +24,9 @@ import (
 //   - With a usable state file, the zone it saved is served at once
 //     (records of names the config no longer has removed first, drained
 //     addresses too where the name keeps another one), with a serial past
-//     the saved one.
+//     the saved one; unless the config has names that zone lacks (added
+//     while gslbd was down): it would answer NXDOMAIN for them, so DNS
+//     waits as below.
 //   - Without one (no stateDir, a first start, a missing, torn, edited or
 //     foreign file) the DNS listener is bound but not read, and
 //     replication answers 503, until the first publication is in the zone
@@ -34,8 +38,15 @@ import (
 //     that check's timeout).
 //
 // The SOA serial never goes back: a fresh zone starts at the clock
-// (seconds since 1970, Knot's "unixtime" serial policy), a restored one at
-// the clock or one past its saved serial, whichever is later (RFC 1982).
+// (seconds since 1970), a restored one at the clock or one past its saved
+// serial, whichever is later (RFC 1982), and every change moves it to
+// max(old + 1, the clock) (memory.SerialUnixTime, Knot's "unixtime"
+// serial policy). So the serial runs ahead of the clock only by a burst of
+// more than one change a second, and falls back to it within as many
+// seconds. A start also asks the secondaries it notifies for their serial
+// and starts past the highest one that answers (serialPastSecondaries): a
+// restart right after such a burst, without a state file or with one that
+// could not be written lately, then still moves their serial forward.
 
 // clockSerial is the serial of a zone started at now: its Unix time, never 0.
 func clockSerial(now time.Time) uint32 {
@@ -53,6 +64,61 @@ func restartSerial(saved uint32, now time.Time) uint32 {
 		return next
 	}
 	return 1
+}
+
+// secondarySOATimeout bounds the SOA queries of a fresh start to the
+// secondaries (all at once; one that does not answer in time is passed
+// over).
+const secondarySOATimeout = 500 * time.Millisecond
+
+// serialPastSecondaries asks each secondary (IP:port) for the zone's SOA
+// over UDP and moves the zone's serial past the highest serial one holds,
+// when that is ahead of it (RFC 1982). It runs before DNS opens and before
+// anything is published or replicated.
+func (c *controller) serialPastSecondaries(addrs []string, timeout time.Duration) {
+	serials := make([]uint32, len(addrs))
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
+		wg.Go(func() {
+			cl := &dns.Client{Net: "udp", Timeout: timeout}
+			m := new(dns.Msg)
+			m.SetQuestion(dnsname.Fqdn(c.cfg.Zone), dns.TypeSOA)
+			r, _, err := cl.Exchange(m, addr)
+			if err != nil || r.Rcode != dns.RcodeSuccess {
+				return
+			}
+			for _, rr := range r.Answer {
+				if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, dnsname.Fqdn(c.cfg.Zone)) {
+					serials[i] = soa.Serial
+				}
+			}
+		})
+	}
+	wg.Wait()
+	snap := c.zone.Snapshot()
+	if len(snap.Zones) != 1 {
+		return
+	}
+	cur := snap.Zones[0].SOA.Serial
+	high, from := cur, ""
+	for i, s := range serials {
+		if s != 0 && memory.SerialGreater(s, high) {
+			high, from = s, addrs[i]
+		}
+	}
+	if from == "" {
+		return
+	}
+	next := high + 1
+	if next == 0 {
+		next = 1
+	}
+	snap.Zones[0].SOA.Serial = next
+	if err := c.zone.Restore(snap); err != nil {
+		c.log.Warn("serial not moved past the secondaries'", "err", err)
+		return
+	}
+	c.log.Info("a secondary holds a serial ahead of the clock (a burst of changes before the restart): starting past it", "secondary", from, "serial", high, "clock", cur, "start", next)
 }
 
 // prepareRestored rewrites the saved zone s for this config before it is
@@ -103,6 +169,19 @@ func relName(name, zone string) string {
 		return "@"
 	}
 	return strings.ToLower(rel)
+}
+
+// unanswered lists the names of cfg's records that have no answer in the
+// zone (a restored zone lacks the names added to the config since it was
+// saved).
+func (c *controller) unanswered(cfg Config) []string {
+	var out []string
+	for _, r := range cfg.Records {
+		if len(c.answer(context.Background(), r.Name)) == 0 {
+			out = append(out, r.Name)
+		}
+	}
+	return out
 }
 
 // answering is closed once the embedded zone holds answers: at once for a
@@ -194,19 +273,48 @@ func (c *controller) saveNow() error {
 // state directory is on /readyz from the start rather than at the first
 // save.
 func (c *controller) checkStateDir() {
-	f, err := os.CreateTemp(c.cfg.StateDir, ".probe-*")
-	if err == nil {
-		name := f.Name()
-		err = f.Close()
-		if rerr := os.Remove(name); err == nil {
-			err = rerr
-		}
-	}
-	if err != nil {
+	if err := probeStateDir(c.cfg.StateDir); err != nil {
 		c.saveErrMu.Lock()
 		c.saveErr, c.saveErrSince = err, time.Now()
 		c.saveErrMu.Unlock()
 		c.log.Error("state directory not writable: operator actions will be refused until it is", "dir", c.cfg.StateDir, "err", err)
+	}
+}
+
+// probeStateDir creates and removes an empty file in dir (no fsync: it
+// asks whether a write can be made, not for one to last).
+func probeStateDir(dir string) error {
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	err = f.Close()
+	if rerr := os.Remove(name); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// watchStateDir runs between saves (every second): a state directory that
+// became unwritable (removed, replaced, made read-only, its file system
+// full) is on /readyz (state_not_saved) within a second rather than at the
+// next save, up to 10 s later; once it is writable again a save is made at
+// once, which clears the problem.
+func (c *controller) watchStateDir() {
+	c.saveErrMu.Lock()
+	failing := c.saveErr != nil
+	c.saveErrMu.Unlock()
+	err := probeStateDir(c.cfg.StateDir)
+	switch {
+	case err != nil && !failing:
+		c.saveErrMu.Lock()
+		c.saveErr, c.saveErrSince = err, time.Now()
+		c.saveErrMu.Unlock()
+		c.met.stateSaveErrors.Inc()
+		c.log.Error("state directory no longer writable: operator actions will be refused until it is", "dir", c.cfg.StateDir, "err", err)
+	case err == nil && failing:
+		_ = c.saveNow()
 	}
 }
 

@@ -311,3 +311,71 @@ func TestReplicationWaitsForAnswers(t *testing.T) {
 		t.Fatalf("snapshot after: %d %s", rec.Code, rec.Body.String())
 	}
 }
+
+// TestStateDirLostBetweenSavesIsOnReadyz: a state directory that becomes
+// unwritable while no save is due is on /readyz (state_not_saved) at the
+// next check, without an operator action or the 10 s save, and leaves it
+// once writable again.
+func TestStateDirLostBetweenSavesIsOnReadyz(t *testing.T) {
+	c := newTestController(t, apiYAML)
+	dir := c.cfg.StateDir
+	c.watchStateDir()
+	if rec := do(c.handler(), "GET", "/readyz", nil); strings.Contains(rec.Body.String(), "state_not_saved") {
+		t.Fatalf("/readyz with a writable directory: %s", rec.Body.String())
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.watchStateDir()
+	if rec := do(c.handler(), "GET", "/readyz", nil); rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "state_not_saved") {
+		t.Fatalf("/readyz once the directory is a file: %d %s", rec.Code, rec.Body.String())
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c.watchStateDir()
+	if rec := do(c.handler(), "GET", "/readyz", nil); strings.Contains(rec.Body.String(), "state_not_saved") {
+		t.Fatalf("/readyz once the directory is back: %s", rec.Body.String())
+	}
+	if _, ok, err := loadState(dir, c.cfg.Zone, c.cfg.OwnerID); err != nil || !ok {
+		t.Fatalf("no state file written once the directory is back: %v %v", ok, err)
+	}
+}
+
+// TestRestoredZoneLackingANewNameWaits: a saved zone restored under a
+// config that gained a name since would answer NXDOMAIN for it, so DNS
+// and replication wait (not_answering) as on a start without state; a
+// config with no new name serves the restored zone at once. (Before: the
+// restored zone was served at once, NXDOMAIN for the new name until the
+// first publication.)
+func TestRestoredZoneLackingANewNameWaits(t *testing.T) {
+	dir := ownStateDir()
+	c := stateController(t, dir)
+	allPassing(t, c)
+	c.holding.Store(false)
+	reconcile(t, c)
+	if err := saveState(dir, c.stateNow(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	same := newFakeController(t, stateYAML+"stateDir: "+dir+"\n")
+	if !same.isAnswering() {
+		t.Fatal("a restored zone with every configured name does not answer at once")
+	}
+	y := stateYAML + "  - name: new.example.test.\n    addresses:\n      - {ip: 192.0.2.9, probeAddr: \"10.0.0.9:80\"}\n"
+	r := newFakeController(t, y+"stateDir: "+dir+"\n")
+	if !r.restored {
+		t.Fatal("the saved zone was not restored")
+	}
+	if r.isAnswering() {
+		t.Fatalf("a restored zone lacking new.example.test. answers at once (new answers %v)", zoneAnswer(r.zone, "new.example.test."))
+	}
+	if rec := do(r.handler(), "GET", "/readyz", nil); !strings.Contains(rec.Body.String(), "not_answering") {
+		t.Fatalf("/readyz: %s", rec.Body.String())
+	}
+}

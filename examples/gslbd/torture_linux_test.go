@@ -273,13 +273,15 @@ func TestTorture(t *testing.T) {
 	runWalk(t, seed, steps, budget, time.Now().Add(*tortureDuration), only)
 }
 
-// tScenarios are short walks, one per fault class of issue 29 (items 1–14;
-// 12 needs an RFC 2136 server and is not here), each the steps that
-// reached a breach on the code before the fixes. They must all pass.
+// tScenarios are short walks, one per fault class (items 1–14; item 12
+// needs an RFC 2136 server: tortureItem12, run beside them), each the
+// steps that reached a breach on the code before the fixes. They must all
+// pass.
 var tScenarios = []struct{ name, steps string }{
 	{"item01-removed-record", "edit-remove r1.example.test.; observe"},
 	{"item02-marker-named-record", "edit-marker; observe"},
 	{"item03-serial-after-state-loss", "drain r0.example.test. 192.0.2.10; drain r1.example.test. 192.0.2.12; state-remove; backend-kill 4; observe"},
+	{"item03b-serial-after-burst-and-state-loss", "burst r0.example.test. 192.0.2.10; state-remove; observe"},
 	{"item04-no-usable-state", "edit-policy r0.example.test. wide; backend-kill 0; observe; state-truncate; observe"},
 	{"item05-http-idle-flood", "http-idle-flood; http-slowloris"},
 	{"item06-udp-reflection", "udp-reflection"},
@@ -311,4 +313,5 @@ func TestTortureScenarios(t *testing.T) {
 			runWalk(t, 1, steps, 0, time.Time{}, nil)
 		})
 	}
+	t.Run("item12-pool-taken-over-at-rfc2136", tortureItem12)
 }

@@ -82,6 +82,14 @@ func (r *mRec) addr(ip string) *mAddr {
 	return nil
 }
 
+// mUnsaved is an operator action the running controller holds but its
+// state file does not: Value is the file's (drained, or disabled when IP
+// is empty).
+type mUnsaved struct {
+	Name, IP string
+	Value    bool
+}
+
 type mBackend struct {
 	Dead  bool
 	Since time.Time // of the last change
@@ -98,9 +106,19 @@ type mState struct {
 	CtlUp        bool
 	CtlUpSince   time.Time
 	CtlDownAt    time.Time // when the controller last went down
-	NodeUp       bool
-	Impostor     bool
-	StateBroken  bool // the state directory cannot be written
+	// DownStateBroken: the state directory could not be written when the
+	// controller last went down (its file may be older than its last
+	// detection).
+	DownStateBroken bool
+	NodeUp          bool
+	Impostor        bool
+	StateBroken     bool // the state directory cannot be written
+	// Alt is the state before an operator call in flight: the server may
+	// show either until it answers (see walk.intent).
+	Alt *mState
+	// Unsaved lists operator actions answered 500 "NOT saved", with the
+	// value the state file still has for each.
+	Unsaved []mUnsaved
 }
 
 func (s *mState) rec(name string) *mRec {
@@ -121,6 +139,7 @@ func (s *mState) clone() mState {
 	}
 	c.Removed = slices.Clone(s.Removed)
 	c.Backends = slices.Clone(s.Backends)
+	c.Unsaved = slices.Clone(s.Unsaved)
 	return c
 }
 

@@ -29,6 +29,16 @@ type ZoneConfig struct {
 	// with Provider.SOA after each change, or Wait) and start at the next
 	// one, or derive it from the clock.
 	Serial uint32 `json:"serial"`
+	// SerialPolicy is how every change moves the serial: SerialIncrement
+	// (the default, "" too) adds one; SerialUnixTime makes it
+	// max(old + 1, now in Unix seconds), in RFC 1982 arithmetic, as Knot
+	// DNS's "serial-policy: unixtime" does. With SerialUnixTime a program
+	// that rebuilds the zone at every start without keeping its serial
+	// restarts at the clock (Serial: now in Unix seconds) and never
+	// presents a lower serial than it served before, however many changes a
+	// second it made, as long as the clock does not go back: every serial
+	// it served was at most the clock when it served it.
+	SerialPolicy SerialPolicy `json:"serialPolicy,omitempty"`
 	// TTL is the TTL of the SOA and apex NS records, 0s to 68 years, in whole
 	// seconds. DefaultZoneConfig has 60s.
 	TTL time.Duration `json:"ttl"`
@@ -42,6 +52,20 @@ type ZoneConfig struct {
 	// has 30s.
 	Minimum time.Duration `json:"minimum"`
 }
+
+// SerialPolicy is how a zone's SOA serial moves on each change: see
+// ZoneConfig.SerialPolicy.
+type SerialPolicy string
+
+// The serial policies.
+const (
+	// SerialIncrement adds one to the serial on every change (after
+	// 4294967295 comes 1). The zero SerialPolicy means it.
+	SerialIncrement SerialPolicy = "increment"
+	// SerialUnixTime moves the serial to max(old + 1, now in Unix seconds)
+	// on every change (RFC 1982 arithmetic; 0 is skipped).
+	SerialUnixTime SerialPolicy = "unixtime"
+)
 
 // DefaultZoneConfig returns the configuration AddZone uses: one name server
 // "ns1.<zone>", mailbox "hostmaster.<zone>", serial 1, TTL 60s, refresh 60s,
@@ -93,6 +117,11 @@ func (c ZoneConfig) Validate() error {
 	}
 	if _, err := ownerName(".", qualify(c.Mbox, "example.")); err != nil {
 		return fielderr.New(ErrInvalidZone, "mbox", c.Mbox, "a domain name, relative to the zone unless it ends with a dot")
+	}
+	switch c.SerialPolicy {
+	case "", SerialIncrement, SerialUnixTime:
+	default:
+		return fielderr.New(ErrInvalidZone, "serialPolicy", string(c.SerialPolicy), fielderr.OneOf(string(SerialIncrement), string(SerialUnixTime)))
 	}
 	for _, f := range []struct {
 		name string

@@ -4,7 +4,8 @@
 // (libdns v1 semantics) and answers DNS queries for them authoritatively.
 // Writers publish immutable snapshots, so readers never wait and see whole
 // changes: one SetRecords call switches a name from addresses to a CNAME.
-// Every change bumps the zone's SOA serial and the Provider's Version and is
+// Every change bumps the zone's SOA serial (by one, or to the clock with
+// ZoneConfig.SerialPolicy SerialUnixTime) and the Provider's Version and is
 // journaled (Changes, Wait, Since); AnswerFunc hooks choose answers per
 // client subnet and report the EDNS Client Subnet scope their choice holds
 // for (at most the source prefix length, RFC 7871 section 7.2.1; scope 0

@@ -185,7 +185,8 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 			Refresh: secs(cfg.Refresh), Retry: secs(cfg.Retry), Expire: secs(cfg.Expire),
 			Minimum: secs(cfg.Minimum), TTL: ttl,
 		},
-		nodes: map[string]*node{},
+		nodes:        map[string]*node{},
+		serialPolicy: cfg.SerialPolicy,
 	}
 	apex := &node{sets: map[uint16][]rec{}}
 	for _, ns := range cfg.NS {

@@ -1,5 +1,7 @@
 package memory
 
+import "time"
+
 // SerialGreater reports whether zone serial a is greater than b in the
 // serial number arithmetic of RFC 1982 (32-bit serials, compared modulo
 // 2^32): true when a differs from b and a lies less than 2^31 ahead of it.
@@ -20,4 +22,17 @@ func nextSerial(s uint32) uint32 {
 		s = 1
 	}
 	return s
+}
+
+// bumpSerial is the serial after s under policy at now: see
+// ZoneConfig.SerialPolicy.
+func bumpSerial(s uint32, policy SerialPolicy, now time.Time) uint32 {
+	next := nextSerial(s)
+	if policy != SerialUnixTime {
+		return next
+	}
+	if clock := uint32(now.Unix()); clock != 0 && SerialGreater(clock, next) {
+		return clock
+	}
+	return next
 }

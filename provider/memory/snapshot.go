@@ -251,6 +251,7 @@ func (p *Provider) Resume(s Snapshot) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
+	keepSerialPolicies(old.zones, zones)
 	if s.Version < old.version {
 		return fmt.Errorf("%w: Resume at version %d, below the Provider's %d", ErrInvalidZone, s.Version, old.version)
 	}
@@ -258,6 +259,16 @@ func (p *Provider) Resume(s Snapshot) error {
 	p.cur.Store(ns)
 	close(old.next)
 	return nil
+}
+
+// keepSerialPolicies gives each zone of zones the serial policy of the
+// zone of that name in old (a snapshot does not carry it).
+func keepSerialPolicies(old, zones map[string]*zone) {
+	for name, z := range zones {
+		if o, ok := old[name]; ok {
+			z.serialPolicy = o.serialPolicy
+		}
+	}
 }
 
 // buildZones validates and builds every zone of s, checking ctx between
@@ -287,6 +298,7 @@ func (p *Provider) RestoreContext(ctx context.Context, s Snapshot) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
+	keepSerialPolicies(old.zones, zones)
 	ns := &state{version: old.version + 1, epoch: old.epoch, zones: zones, floor: old.version + 1, next: make(chan struct{})}
 	p.cur.Store(ns)
 	close(old.next)

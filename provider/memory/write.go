@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/libdns/libdns"
@@ -117,7 +118,7 @@ func (t *txn) commit(old *zone) []Change {
 		}
 		return int(a.typ) - int(b.typ)
 	})
-	t.z.soa.Serial = nextSerial(t.z.soa.Serial)
+	t.z.soa.Serial = bumpSerial(t.z.soa.Serial, t.z.serialPolicy, time.Now())
 	if t.names {
 		t.z.rebuildENTs()
 	}

@@ -52,6 +52,9 @@ type zone struct {
 	ents  map[string]bool  // empty non-terminals: names with no records but with descendants
 	cuts  map[string]bool  // delegation points: names below the apex holding NS records
 	wild  bool             // some owner name starts with the "*" label
+	// serialPolicy is ZoneConfig.SerialPolicy; a zone replaced by Restore
+	// or Resume keeps it.
+	serialPolicy SerialPolicy
 }
 
 // node holds the records at one owner name, grouped by type.
