@@ -345,16 +345,6 @@ func TestFloodNoFalseFailover(t *testing.T) {
 	}
 }
 
-func grepLines(s, sub string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
 // TestDescriptorsExhaustedNoFalseFailover lets a flood take every
 // descriptor of a gslbd limited to 128 (dns.maxTCPConns set far above
 // that): the probes then fail with "too many open files", which is this
