@@ -272,8 +272,9 @@ func (l *Locator) Locate(client netip.Prefix) (region string, ok bool) {
 // holds no part of 10.1/16), 192.0.2.0/24 is unplaced at scope 1. An
 // answer chosen by region may tell a caching resolver it suits that whole
 // network: the EDNS Client Subnet SCOPE PREFIX-LENGTH of RFC 7871 section
-// 7.2.1, which Geo and RegionFilter report. A client the map does not
-// concern (an invalid prefix) has scope 0. An IPv4 address mapped into
+// 7.2.1, which Geo and RegionFilter report. An invalid prefix (no address
+// to place) gets the default region, if the map has one, at scope 0. An
+// IPv4 address mapped into
 // IPv6 has its scope counted in IPv6 bits.
 func (l *Locator) LocateScope(client netip.Prefix) (region string, scope int, ok bool) {
 	i, scope := l.locate(client)
@@ -287,8 +288,11 @@ func (l *Locator) LocateScope(client netip.Prefix) (region string, scope int, ok
 // A client placed by a map prefix with no longer one inside it (the common
 // case) costs the lookups of the longest match and nothing more.
 func (l *Locator) locate(client netip.Prefix) (region, scope int) {
-	if l == nil || !client.IsValid() {
+	if l == nil {
 		return -1, 0
+	}
+	if !client.IsValid() {
+		return l.unplaced(), 0 // no address to place: the default region, for everyone
 	}
 	a, bits, extra := client.Addr(), client.Bits(), 0
 	if a.Is4In6() {
