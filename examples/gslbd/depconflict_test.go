@@ -35,6 +35,69 @@ records:
 // pointing into the empty pool (NODATA) indefinitely, reported only as
 // records_refused.
 func TestPoolTakenOverFallsBackToFailover(t *testing.T) {
+	c, ext, pool, foreign := poolTakenOver(t, 500*time.Millisecond)
+	guard := 30 * time.Second
+	waitFor(t, guard, "/readyz names pool_conflict", func() bool {
+		return strings.Contains(do(c.handler(), "GET", "/readyz", nil).Body.String(), "pool_conflict")
+	})
+	t.Logf("/readyz while held: %s", do(c.handler(), "GET", "/readyz", nil).Body.String())
+	waitFor(t, guard, "app answered by its failover name", func() bool {
+		got := zoneAnswer(ext, "app.example.test.")
+		return len(got) == 1 && got[0] == "CNAME app.backup.example.net."
+	})
+	body := do(c.handler(), "GET", "/readyz", nil).Body.String()
+	if !strings.Contains(body, "answering its failover name app.backup.example.net.") {
+		t.Errorf("/readyz after the hold: %s", body)
+	}
+	if m := do(c.handler(), "GET", "/metrics", nil).Body.String(); !strings.Contains(m, `gslbkit_records_pool_conflict{state="failover"} 1`) {
+		t.Errorf("metrics: %s", grepLines(m, "pool_conflict"))
+	}
+	// Retries of the pool (every hold) never point app into it while it
+	// is taken.
+	retries := c.poolRetries.Load()
+	waitFor(t, guard, "three retries of the taken pool", func() bool {
+		if got := zoneAnswer(ext, "app.example.test."); len(got) != 1 || got[0] != "CNAME app.backup.example.net." {
+			t.Fatalf("during retries of the taken pool app answers %v", got)
+		}
+		return c.poolRetries.Load() >= retries+3
+	})
+	// The pool is freed: app answers from it again.
+	if _, err := ext.DeleteRecords(context.Background(), "example.test.", foreign); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, guard, "app answered from its pool again", func() bool {
+		got := strings.Join(zoneAnswer(ext, "app.example.test."), ",")
+		return strings.Contains(got, "CNAME "+pool) && strings.Contains(got, "192.0.2.1")
+	})
+	waitFor(t, guard, "pool_conflict cleared", func() bool {
+		return !strings.Contains(do(c.handler(), "GET", "/readyz", nil).Body.String(), "pool_conflict")
+	})
+}
+
+// TestPoolEmptiedFallsBackAtOnce: a third party takes the pool name and
+// deletes gslbd's addresses there. The name, a CNAME into the emptied
+// pool, would answer NODATA for the whole hold: with nothing good left to
+// keep, it answers its failover name at once. (Before: NODATA for the
+// hold, 2 minutes by default.)
+func TestPoolEmptiedFallsBackAtOnce(t *testing.T) {
+	c, ext, _, _ := poolTakenOver(t, time.Hour) // far beyond the test's guard: only an emptied pool falls back
+	guard := 30 * time.Second
+	waitFor(t, guard, "app answered by its failover name long before the hold ends", func() bool {
+		got := zoneAnswer(ext, "app.example.test.")
+		return len(got) == 1 && got[0] == "CNAME app.backup.example.net."
+	})
+	if body := do(c.handler(), "GET", "/readyz", nil).Body.String(); !strings.Contains(body, "pool_conflict") {
+		t.Errorf("/readyz after the fallback: %s", body)
+	}
+}
+
+// poolTakenOver starts a controller publishing poolYAML's record to an
+// embedded zone used as an external provider, with the given dependency
+// hold, waits for the record's CNAME to its pool, then plays the third
+// party: gslbd's addresses and marker at the pool go, a stranger's record
+// comes; it returns the pool's name and the stranger's records. The controller stops when the test ends.
+func poolTakenOver(t *testing.T, hold time.Duration) (c *controller, ext *memory.Provider, pool string, foreign []libdns.Record) {
+	t.Helper()
 	cfg, err := ParseConfig([]byte(withStateDir(poolYAML)))
 	if err != nil {
 		t.Fatal(err)
@@ -42,24 +105,23 @@ func TestPoolTakenOverFallsBackToFailover(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	ext, err := memory.New(memory.DefaultConfig())
+	ext, err = memory.New(memory.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := ext.AddZone("example.test."); err != nil {
 		t.Fatal(err)
 	}
-	c, err := newController(cfg, deps{prober: (&fakeProbers{}).prober, provider: ext}, newMetrics(), slog.New(slog.DiscardHandler))
+	c, err = newController(cfg, deps{prober: (&fakeProbers{}).prober, provider: ext}, newMetrics(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.depHold = 500 * time.Millisecond
+	c.depHold = hold
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = c.Run(ctx) })
-	defer func() { cancel(); wg.Wait() }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
 	guard := 30 * time.Second
-	var pool string
 	waitFor(t, guard, "app published as a CNAME to its pool", func() bool {
 		got := zoneAnswer(ext, "app.example.test.")
 		for _, g := range got {
@@ -86,110 +148,9 @@ func TestPoolTakenOverFallsBackToFailover(t *testing.T) {
 	if _, err := ext.DeleteRecords(ctx, "example.test.", ours); err != nil {
 		t.Fatal(err)
 	}
-	foreign := []libdns.Record{libdns.TXT{Name: relPool, TTL: time.Minute, Text: "someone else's"}}
+	foreign = []libdns.Record{libdns.TXT{Name: relPool, TTL: time.Minute, Text: "someone else's"}}
 	if _, err := ext.AppendRecords(ctx, "example.test.", foreign); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, guard, "/readyz names pool_conflict", func() bool {
-		return strings.Contains(do(c.handler(), "GET", "/readyz", nil).Body.String(), "pool_conflict")
-	})
-	t.Logf("/readyz while held: %s", do(c.handler(), "GET", "/readyz", nil).Body.String())
-	waitFor(t, guard, "app answered by its failover name", func() bool {
-		got := zoneAnswer(ext, "app.example.test.")
-		return len(got) == 1 && got[0] == "CNAME app.backup.example.net."
-	})
-	body := do(c.handler(), "GET", "/readyz", nil).Body.String()
-	if !strings.Contains(body, "answering its failover name app.backup.example.net.") {
-		t.Errorf("/readyz after the hold: %s", body)
-	}
-	if m := do(c.handler(), "GET", "/metrics", nil).Body.String(); !strings.Contains(m, `gslbkit_records_pool_conflict{state="failover"} 1`) {
-		t.Errorf("metrics: %s", grepLines(m, "pool_conflict"))
-	}
-	// Retries of the pool (every hold) never point app into it while it
-	// is taken.
-	retries := c.poolRetries.Load()
-	waitFor(t, guard, "three retries of the taken pool", func() bool {
-		if got := zoneAnswer(ext, "app.example.test."); len(got) != 1 || got[0] != "CNAME app.backup.example.net." {
-			t.Fatalf("during retries of the taken pool app answers %v", got)
-		}
-		return c.poolRetries.Load() >= retries+3
-	})
-	// The pool is freed: app answers from it again.
-	if _, err := ext.DeleteRecords(ctx, "example.test.", foreign); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, guard, "app answered from its pool again", func() bool {
-		got := strings.Join(zoneAnswer(ext, "app.example.test."), ",")
-		return strings.Contains(got, "CNAME "+pool) && strings.Contains(got, "192.0.2.1")
-	})
-	waitFor(t, guard, "pool_conflict cleared", func() bool {
-		return !strings.Contains(do(c.handler(), "GET", "/readyz", nil).Body.String(), "pool_conflict")
-	})
-}
-
-// TestPoolEmptiedFallsBackAtOnce: a third party takes the pool name and
-// deletes gslbd's addresses there. The name, a CNAME into the emptied
-// pool, would answer NODATA for the whole hold: with nothing good left to
-// keep, it answers its failover name at once. (Before: NODATA for the
-// hold, 2 minutes by default.)
-func TestPoolEmptiedFallsBackAtOnce(t *testing.T) {
-	cfg, err := ParseConfig([]byte(withStateDir(poolYAML)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	ext, err := memory.New(memory.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ext.AddZone("example.test."); err != nil {
-		t.Fatal(err)
-	}
-	c, err := newController(cfg, deps{prober: (&fakeProbers{}).prober, provider: ext}, newMetrics(), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.depHold = time.Hour // far beyond the test's guard: only an emptied pool falls back
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = c.Run(ctx) })
-	defer func() { cancel(); wg.Wait() }()
-	guard := 30 * time.Second
-	var pool string
-	waitFor(t, guard, "app published as a CNAME to its pool", func() bool {
-		got := zoneAnswer(ext, "app.example.test.")
-		for _, g := range got {
-			if p, ok := strings.CutPrefix(g, "CNAME "); ok && strings.Contains(strings.Join(got, ","), "192.0.2.1") {
-				pool = p
-				return true
-			}
-		}
-		return false
-	})
-	relPool := libdns.RelativeName(pool, "example.test.")
-	recs, err := ext.GetRecords(ctx, "example.test.")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ours []libdns.Record
-	for _, r := range recs {
-		if n := r.RR().Name; n == relPool || n == "_gslb-owner."+relPool {
-			ours = append(ours, r)
-		}
-	}
-	if _, err := ext.DeleteRecords(ctx, "example.test.", ours); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ext.AppendRecords(ctx, "example.test.", []libdns.Record{libdns.TXT{Name: relPool, TTL: time.Minute, Text: "someone else's"}}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, guard, "app answered by its failover name long before the hold ends", func() bool {
-		got := zoneAnswer(ext, "app.example.test.")
-		return len(got) == 1 && got[0] == "CNAME app.backup.example.net."
-	})
-	if body := do(c.handler(), "GET", "/readyz", nil).Body.String(); !strings.Contains(body, "pool_conflict") {
-		t.Errorf("/readyz after the fallback: %s", body)
-	}
+	return c, ext, pool, foreign
 }
