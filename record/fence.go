@@ -1,0 +1,265 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/libdns/libdns"
+
+	"github.com/gslbkit/gslb/internal/errclass"
+)
+
+// DefaultFenceName is the relative name of the fence record in each zone a
+// fenced Reconciler writes (Options.FenceToken): "_gslb-fence.example.com."
+// for the zone "example.com.".
+const DefaultFenceName = "_gslb-fence"
+
+// Fencer is an optional capability of a ZoneEditor: a write that the store
+// itself applies only while a fence record holds an expected value. A
+// Reconciler given a fencing token (Options.FenceToken) writes through it
+// and nothing else, so a deposed writer holding an older token is refused
+// by the store, not by its own check. provider/memory (a compare-and-set
+// under its write lock), provider/rfc2136 (an RFC 2136 prerequisite) and
+// provider/route53 (a DELETE of the old fence in the change batch)
+// implement it; plain libdns providers do not, and a Reconciler refuses a
+// fencing token with them (ErrCannotFence) rather than pretend.
+//
+// ReplaceFenced applies, as one atomic change of zone, the deletion of del
+// (records exactly as GetRecords returned them), the records of set (with
+// libdns SetRecords semantics: each RRset named is replaced) and the
+// replacement of the fence — the TXT RRset at was.Name, relative to zone —
+// by the single record now (same name) — but only if, when the store
+// applies it, that TXT RRset holds exactly the one text was.Text (was.Text
+// empty: no TXT RRset at the name). was.TTL is the fence's TTL as read
+// (stores that match an RRset whole, TTL included, need it). When the
+// condition does not hold it changes nothing and returns an error with,
+// somewhere in its chain, a method Fenced() bool that returns true; other
+// failures return errors judged as usual (Throttled, Temporary). del and
+// set may be empty (a fence-only write). It must be safe for concurrent
+// use and honour context cancellation.
+type Fencer interface {
+	ReplaceFenced(ctx context.Context, zone string, was, now libdns.TXT, del, set []libdns.Record) error
+}
+
+// ErrFenced marks a write refused because the zone's fence record holds a
+// newer fencing token than the Reconciler's (or another owner's fence): a
+// newer writer has taken over. A Reconciler that meets it stops writing,
+// in every zone, and does not retry (its reconciles return a *FencedError
+// at once, reading nothing) until SetFenceToken gives it a higher token.
+var ErrFenced = errors.New("record: fenced: a newer writer holds the zone")
+
+// ErrCannotFence is wrapped by the error New and SetFenceToken return for
+// a fencing token with a ZoneEditor that is not a Fencer (a plain libdns
+// provider cannot make a write conditional), together with ErrInvalid.
+var ErrCannotFence = errors.New("record: the provider cannot fence writes")
+
+// FencedError reports a refused, fenced write or a fence read holding a
+// newer token. It unwraps to ErrFenced and to the store's refusal, if any.
+type FencedError struct {
+	// Zone is the zone whose fence refused the writer.
+	Zone string
+	// Token is the Reconciler's fencing token.
+	Token uint64
+	// Holder is the fence's value as last read ("<ownerId> <token>"), empty
+	// when the store refused a write without it being read.
+	Holder string
+	// Err is the store's refusal (its chain answers Fenced() true); nil
+	// when the fence was read holding a newer token and nothing was sent.
+	Err error
+}
+
+// Error names the zone, the token and the fence's holder.
+func (e *FencedError) Error() string {
+	s := fmt.Sprintf("record: fenced in zone %s: token %d is not the zone's newest", e.Zone, e.Token)
+	if e.Holder != "" {
+		s += fmt.Sprintf(" (fence holds %q)", e.Holder)
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns ErrFenced and the store's refusal.
+func (e *FencedError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrFenced}
+	}
+	return []error{ErrFenced, e.Err}
+}
+
+// Temporary is false: waiting does not lift a fence.
+func (e *FencedError) Temporary() bool { return false }
+
+// Throttled is false.
+func (e *FencedError) Throttled() bool { return false }
+
+// FencedEvent reports that the Reconciler was fenced off: a store refused
+// its write, or a zone's fence holds a newer token. It stops writing until
+// SetFenceToken gives it a higher token. It is reported once per token.
+type FencedEvent struct {
+	// At is when the fence was met.
+	At time.Time
+	// Err is the *FencedError.
+	Err *FencedError
+}
+
+// When returns At.
+func (e FencedEvent) When() time.Time { return e.At }
+
+// SetFenceToken gives the Reconciler a new fencing token, e.g. when its
+// process becomes leader again. A token lower than the current one is
+// refused (tokens only grow); the same token changes nothing; a higher one
+// lifts a fence met with the older token, and the next reconcile takes
+// the zones over (a compare-and-set of each zone's fence from the value it
+// read). A token with a ZoneEditor that is not a Fencer is refused
+// (ErrCannotFence). Safe for concurrent use.
+func (r *Reconciler) SetFenceToken(token uint64) error {
+	if r.p == nil {
+		return ErrNotConfigured
+	}
+	if token > 0 && r.fencer == nil {
+		return cannotFence(token, r.p)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if token < r.token {
+		return fmt.Errorf("%w: fence token %d is lower than the current %d (tokens only grow)", ErrInvalid, token, r.token)
+	}
+	r.token = token
+	return nil
+}
+
+// FenceToken returns the current fencing token (0: no fencing) and whether
+// the Reconciler is fenced off with it.
+func (r *Reconciler) FenceToken() (token uint64, fenced bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.token, r.token > 0 && r.fencedAt == r.token
+}
+
+func cannotFence(token uint64, p ZoneEditor) error {
+	return fmt.Errorf("%w: %w: Options.FenceToken = %d: %T does not implement record.Fencer; use 0 (no fencing) or a store that fences (provider/memory, provider/rfc2136, provider/route53)",
+		ErrInvalid, ErrCannotFence, token, p)
+}
+
+// fenceValue is the text of a fence record: "<ownerId> <token>".
+func fenceValue(owner string, token uint64) string {
+	return owner + " " + strconv.FormatUint(token, 10)
+}
+
+// parseFence splits a fence's text; ok is false for text not written by a
+// Reconciler.
+func parseFence(text string) (owner string, token uint64, ok bool) {
+	i := strings.LastIndexByte(text, ' ')
+	if i <= 0 {
+		return "", 0, false
+	}
+	t, err := strconv.ParseUint(text[i+1:], 10, 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return text[:i], t, true
+}
+
+// zoneFence is a zone's fence as read and what this writer makes of it.
+type zoneFence struct {
+	token    uint64
+	was, now libdns.TXT
+	// newer is set when the fence refuses this writer (a newer token, or
+	// another owner's, or several values): nothing is written.
+	newer bool
+}
+
+// readFence finds the fence of a zone in its index and decides.
+func (r *Reconciler) readFence(idx *zoneIndex, token uint64) zoneFence {
+	name := r.cfg.FenceName
+	f := zoneFence{
+		token: token,
+		was: libdns.TXT{Name: name},
+		now: libdns.TXT{Name: name, TTL: r.cfg.MarkerTTL, Text: fenceValue(r.cfg.OwnerID, token)},
+	}
+	cs := idx.get(idx.lookup(name), "TXT")
+	if cs == nil {
+		return f
+	}
+	vals := idx.values(cs)
+	f.was.TTL = cs.ttl
+	f.was.Text = strings.Join(vals, " | ")
+	if len(vals) != 1 || cs.nrec != 1 {
+		f.newer = true
+		return f
+	}
+	f.was.Text = vals[0]
+	owner, held, ok := parseFence(vals[0])
+	if !ok || owner != r.cfg.OwnerID || held > token {
+		f.newer = true
+	}
+	return f
+}
+
+// fencedErr reports whether err is a store's refusal of a fenced write.
+func fencedErr(err error) bool {
+	var f interface{ Fenced() bool }
+	return errors.As(err, &f) && f.Fenced()
+}
+
+// fenceOff stops the writes with the current token and reports it once.
+func (r *Reconciler) fenceOff(err *FencedError, emit func(Event)) {
+	r.mu.Lock()
+	first := r.fencedAt != err.Token
+	if r.token == err.Token {
+		r.fencedAt = err.Token
+	}
+	r.mu.Unlock()
+	r.fenced = err
+	if first {
+		r.log.Warn("record: fenced off; writes stop until a higher fencing token", "err", err)
+		emit(FencedEvent{At: time.Now(), Err: err})
+	}
+}
+
+// takeOver writes the fence of every zone read whose fence does not hold
+// this writer's token yet and that no change of the plan wrote: a new
+// writer fences off the older ones at once, even with nothing to change.
+func (r *Reconciler) takeOver(ctx context.Context, fences map[string]*zoneFence, token uint64, rep *Report, emit func(Event)) error {
+	if len(fences) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	off := r.fencedAt == token
+	r.mu.Unlock()
+	if off || ctx.Err() != nil {
+		return nil
+	}
+	var errs []error
+	for _, zn := range slices.Sorted(maps.Keys(fences)) {
+		f := fences[zn]
+		if f.was == f.now {
+			continue
+		}
+		if err := r.lim.Wait(ctx); err != nil {
+			return errors.Join(append(errs, fmt.Errorf("record: waiting for the write limiter: %w", err))...)
+		}
+		err := r.write(ctx, zn, Step{Kind: StepSet}, f)
+		rep.Writes++
+		emit(WriteEvent{At: time.Now(), Zone: zn, Kind: StepSet, Records: 1, Err: err})
+		if ferr, ok := errors.AsType[*FencedError](err); ok {
+			r.fenceOff(ferr, emit)
+			return errors.Join(append(errs, err)...)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			if errclass.Of(err) == errclass.Throttled {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
