@@ -182,8 +182,8 @@ func (r *Reconciler) readFence(idx *zoneIndex, token uint64) zoneFence {
 	name := r.cfg.FenceName
 	f := zoneFence{
 		token: token,
-		was: libdns.TXT{Name: name},
-		now: libdns.TXT{Name: name, TTL: r.cfg.MarkerTTL, Text: fenceValue(r.cfg.OwnerID, token)},
+		was:   libdns.TXT{Name: name},
+		now:   libdns.TXT{Name: name, TTL: r.cfg.MarkerTTL, Text: fenceValue(r.cfg.OwnerID, token)},
 	}
 	cs := idx.get(idx.lookup(name), "TXT")
 	if cs == nil {
