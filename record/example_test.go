@@ -157,6 +157,6 @@ func Example_fencing() {
 	// term 4: <nil>
 	// term 5: <nil>
 	// term 4 again, fenced: true
-	// _gslb-fence TXT deploy-eu 5
+	// _gslb-fence TXT deploy-eu 5 0
 	// app A 192.0.2.2
 }

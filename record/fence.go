@@ -149,32 +149,47 @@ func cannotFence(token uint64, p ZoneEditor) error {
 		ErrInvalid, ErrCannotFence, token, p)
 }
 
-// fenceValue is the text of a fence record: "<ownerId> <token>".
-func fenceValue(owner string, token uint64) string {
-	return owner + " " + strconv.FormatUint(token, 10)
+// fenceValue is the text of a fence record: "<ownerId> <token> <seq>",
+// seq counting the writes made with the token, so that every fenced write
+// changes the fence (and a DELETE of the old value names one write).
+func fenceValue(owner string, token, seq uint64) string {
+	return owner + " " + strconv.FormatUint(token, 10) + " " + strconv.FormatUint(seq, 10)
 }
 
 // parseFence splits a fence's text; ok is false for text not written by a
 // Reconciler.
-func parseFence(text string) (owner string, token uint64, ok bool) {
-	i := strings.LastIndexByte(text, ' ')
-	if i <= 0 {
-		return "", 0, false
+func parseFence(text string) (owner string, token, seq uint64, ok bool) {
+	f := strings.Split(text, " ")
+	if len(f) != 3 || f[0] == "" {
+		return "", 0, 0, false
 	}
-	t, err := strconv.ParseUint(text[i+1:], 10, 64)
-	if err != nil {
-		return "", 0, false
+	t, err1 := strconv.ParseUint(f[1], 10, 64)
+	n, err2 := strconv.ParseUint(f[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, false
 	}
-	return text[:i], t, true
+	return f[0], t, n, true
 }
 
 // zoneFence is a zone's fence as read and what this writer makes of it.
 type zoneFence struct {
-	token    uint64
+	token, seq uint64
+	// was is the fence as last read or written; now what the next write
+	// makes it (the token, and one more write).
 	was, now libdns.TXT
 	// newer is set when the fence refuses this writer (a newer token, or
 	// another owner's, or several values): nothing is written.
 	newer bool
+	// own is true when was already holds this writer's token.
+	own bool
+}
+
+// wrote moves the fence on after a successful write.
+func (f *zoneFence) wrote() {
+	f.was, f.own = f.now, true
+	f.seq++
+	owner, _, _, _ := parseFence(f.now.Text)
+	f.now.Text = fenceValue(owner, f.token, f.seq)
 }
 
 // readFence finds the fence of a zone in its index and decides.
@@ -183,7 +198,7 @@ func (r *Reconciler) readFence(idx *zoneIndex, token uint64) zoneFence {
 	f := zoneFence{
 		token: token,
 		was:   libdns.TXT{Name: name},
-		now:   libdns.TXT{Name: name, TTL: r.cfg.MarkerTTL, Text: fenceValue(r.cfg.OwnerID, token)},
+		now:   libdns.TXT{Name: name, TTL: r.cfg.MarkerTTL, Text: fenceValue(r.cfg.OwnerID, token, 0)},
 	}
 	cs := idx.get(idx.lookup(name), "TXT")
 	if cs == nil {
@@ -197,9 +212,13 @@ func (r *Reconciler) readFence(idx *zoneIndex, token uint64) zoneFence {
 		return f
 	}
 	f.was.Text = vals[0]
-	owner, held, ok := parseFence(vals[0])
-	if !ok || owner != r.cfg.OwnerID || held > token {
+	owner, held, seq, ok := parseFence(vals[0])
+	switch {
+	case !ok || owner != r.cfg.OwnerID || held > token:
 		f.newer = true
+	case held == token:
+		f.own, f.seq = true, seq+1
+		f.now.Text = fenceValue(r.cfg.OwnerID, token, f.seq)
 	}
 	return f
 }
@@ -241,7 +260,7 @@ func (r *Reconciler) takeOver(ctx context.Context, fences map[string]*zoneFence,
 	var errs []error
 	for _, zn := range slices.Sorted(maps.Keys(fences)) {
 		f := fences[zn]
-		if f.was == f.now {
+		if f.own {
 			continue
 		}
 		if err := r.lim.Wait(ctx); err != nil {

@@ -110,16 +110,16 @@ func TestFenceTakeOver(t *testing.T) {
 
 	_, err := w1.Apply(ctx, appAt("192.0.2.1"))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"deploy 1"}, published(t, z, "_gslb-fence", "TXT"))
+	assert.Equal(t, []string{"deploy 1 1"}, published(t, z, "_gslb-fence", "TXT"))
 	_, err = w2.Apply(ctx, appAt("192.0.2.2"))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"deploy 2"}, published(t, z, "_gslb-fence", "TXT"))
+	assert.Equal(t, []string{"deploy 2 0"}, published(t, z, "_gslb-fence", "TXT"))
 
 	_, err = w1.Apply(ctx, appAt("192.0.2.9"))
 	require.ErrorIs(t, err, record.ErrFenced)
 	var fe *record.FencedError
 	require.ErrorAs(t, err, &fe)
-	assert.Equal(t, "deploy 2", fe.Holder)
+	assert.Equal(t, "deploy 2 0", fe.Holder)
 	assert.Equal(t, []string{"192.0.2.2"}, published(t, z, "app", "A"))
 	tok, fenced := w1.FenceToken()
 	assert.Equal(t, uint64(1), tok)
@@ -156,7 +156,7 @@ func TestFenceTakeOverWithoutChanges(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, rep.Changes.Empty())
 	assert.Equal(t, 1, rep.Writes)
-	assert.Equal(t, []string{"deploy 2"}, published(t, z, "_gslb-fence", "TXT"))
+	assert.Equal(t, []string{"deploy 2 0"}, published(t, z, "_gslb-fence", "TXT"))
 	rep, err = w2.ReconcileOnce(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 0, rep.Writes)

@@ -564,7 +564,7 @@ func (r *Reconciler) write(ctx context.Context, zone string, st Step, f *zoneFen
 	case f != nil:
 		err = r.fencer.ReplaceFenced(ctx, zone, f.was, f.now, st.Delete, st.Set)
 		if err == nil {
-			f.was = f.now
+			f.wrote()
 		} else if fencedErr(err) {
 			return &FencedError{Zone: zone, Token: f.token, Err: &WriteError{Zone: zone, Op: st.Kind, Records: len(st.Set) + len(st.Delete), Err: err}}
 		}

@@ -108,7 +108,7 @@ func TestFencedReconcilersBIND(t *testing.T) {
 			}
 			require.True(t, errors.Is(err, record.ErrFenced), "%v", err)
 			assert.Equal(t, []string{"192.0.2.2"}, data(t, p, "app", "A"))
-			assert.Equal(t, []string{"deploy 2"}, data(t, p, "_gslb-fence", "TXT"))
+			assert.Equal(t, []string{"deploy 2 0"}, data(t, p, "_gslb-fence", "TXT"))
 		})
 	}
 }
