@@ -116,9 +116,9 @@ func (e FencedEvent) When() time.Time { return e.At }
 // SetFenceToken gives the Reconciler a new fencing token, e.g. when its
 // process becomes leader again. A token lower than the current one is
 // refused (tokens only grow); the same token changes nothing; a higher one
-// lifts a fence met with the older token, and the next reconcile takes
-// the zones over (a compare-and-set of each zone's fence from the value it
-// read). A token with a ZoneEditor that is not a Fencer is refused
+// lifts a fence met with the older token and wakes Run: the next
+// reconcile takes the zones over (a compare-and-set of each zone's fence
+// from the value it read). A token with a ZoneEditor that is not a Fencer is refused
 // (ErrCannotFence). Safe for concurrent use.
 func (r *Reconciler) SetFenceToken(token uint64) error {
 	if r.p == nil {
@@ -128,11 +128,20 @@ func (r *Reconciler) SetFenceToken(token uint64) error {
 		return cannotFence(token, r.p)
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if token < r.token {
-		return fmt.Errorf("%w: fence token %d is lower than the current %d (tokens only grow)", ErrInvalid, token, r.token)
+		cur := r.token
+		r.mu.Unlock()
+		return fmt.Errorf("%w: fence token %d is lower than the current %d (tokens only grow)", ErrInvalid, token, cur)
 	}
+	raised := token > r.token
 	r.token = token
+	r.mu.Unlock()
+	if raised {
+		select { // Run takes over at once
+		case r.wake <- struct{}{}:
+		default:
+		}
+	}
 	return nil
 }
 
@@ -281,4 +290,29 @@ func (r *Reconciler) takeOver(ctx context.Context, fences map[string]*zoneFence,
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// errFenceMoved is the class of a fenced write refused because a writer
+// with the same token (a sibling in the same process, such as a
+// FencedStore) moved the fence since it was read: retried, not fenced.
+var errFenceMoved = errors.New("record: the fence moved under a writer with the same token; will retry")
+
+// refused judges a store's refusal of a fenced write: it reads the zone's
+// fence again and returns a *FencedError when a newer token (or another
+// owner) holds it, and else a transient error, so that Run retries with
+// the fence read anew. The zone's fence f is updated to what was read.
+func (r *Reconciler) refused(ctx context.Context, zone string, f *zoneFence, werr *WriteError) error {
+	if err := r.lim.Wait(ctx); err != nil {
+		return errors.Join(werr, err)
+	}
+	recs, err := r.p.GetRecords(ctx, zone)
+	if err != nil {
+		return errors.Join(werr, &ReadError{Zone: zone, Err: err})
+	}
+	nf := r.readFence(indexZone(zone, recs, r.cfg.MarkerPrefix), f.token)
+	*f = nf
+	if nf.newer {
+		return &FencedError{Zone: zone, Token: f.token, Holder: nf.was.Text, Err: werr}
+	}
+	return errclass.Mark(fmt.Errorf("%w: %w", errFenceMoved, werr), errclass.Transient)
 }

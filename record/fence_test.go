@@ -6,12 +6,14 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/libdns/libdns"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/record"
 )
@@ -237,4 +239,73 @@ func TestFenceNameValidated(t *testing.T) {
 		require.True(t, errors.As(err, &fe))
 		assert.Equal(t, "fenceName", fe.Path)
 	}
+}
+
+// Run, fenced off, stops: no retry, no write, one FencedEvent, however
+// many resyncs pass; a higher token wakes it and it takes the zone back.
+func TestFenceRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		z := newZone(t)
+		var ev events
+		cfg := record.LocalConfig("deploy")
+		cfg.ResyncInterval = 30 * time.Second
+		w1, err := record.New(z, cfg, record.Options{FenceToken: 1, Observer: &ev})
+		require.NoError(t, err)
+		w2 := writer(t, z, 2, nil)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w1.Run(ctx) }()
+		require.NoError(t, w1.Set(appAt("192.0.2.1")))
+		synctest.Wait()
+		assert.Equal(t, []string{"192.0.2.1"}, published(t, z, "app", "A"))
+
+		_, err = w2.Apply(ctx, appAt("192.0.2.2"))
+		require.NoError(t, err)
+		v := z.Version()
+		time.Sleep(5 * time.Minute) // ten resyncs
+		synctest.Wait()
+		assert.Equal(t, v, z.Version(), "no write once fenced")
+		assert.Equal(t, 1, ev.fenced())
+		ev.mu.Lock()
+		for _, e := range ev.evs {
+			_, retry := e.(record.RetryEvent)
+			assert.False(t, retry, "a fence is not retried")
+		}
+		ev.mu.Unlock()
+
+		require.NoError(t, w1.SetFenceToken(3))
+		synctest.Wait()
+		assert.Equal(t, []string{"192.0.2.1"}, published(t, z, "app", "A"))
+		_, err = w2.ReconcileOnce(ctx)
+		require.ErrorIs(t, err, record.ErrFenced)
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+// Two writers with the same token (siblings in one process) that move
+// the fence under each other are not fenced: the refused one reads the
+// fence again, finds its own token, reports a transient error and the
+// next reconcile writes.
+func TestFenceSiblingSameToken(t *testing.T) {
+	ctx := context.Background()
+	z := &pausing{Provider: newZone(t)}
+	a, b := writer(t, z, 7, nil), writer(t, z, 7, nil)
+	_, err := a.Apply(ctx, appAt("192.0.2.1"))
+	require.NoError(t, err)
+	www := record.Desired{Sets: []record.RRSet{{Zone: "example.com.", Name: "www", Type: "A", TTL: time.Minute, Values: []string{"192.0.2.5"}}}}
+	z.pause = func() {
+		_, err := b.Apply(ctx, www)
+		require.NoError(t, err)
+	}
+	_, err = a.Apply(ctx, appAt("192.0.2.2"))
+	require.Error(t, err)
+	require.NotErrorIs(t, err, record.ErrFenced)
+	assert.True(t, provider.Classify(err).Retryable(), "%v", err)
+	_, fenced := a.FenceToken()
+	assert.False(t, fenced)
+	_, err = a.ReconcileOnce(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"192.0.2.2"}, published(t, z, "app", "A"))
+	assert.Equal(t, []string{"192.0.2.5"}, published(t, z, "www", "A"))
 }

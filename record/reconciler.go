@@ -566,7 +566,7 @@ func (r *Reconciler) write(ctx context.Context, zone string, st Step, f *zoneFen
 		if err == nil {
 			f.wrote()
 		} else if fencedErr(err) {
-			return &FencedError{Zone: zone, Token: f.token, Err: &WriteError{Zone: zone, Op: st.Kind, Records: len(st.Set) + len(st.Delete), Err: err}}
+			return r.refused(ctx, zone, f, &WriteError{Zone: zone, Op: st.Kind, Records: len(st.Set) + len(st.Delete), Err: err})
 		}
 	case st.Kind == StepSet:
 		_, err = r.p.SetRecords(ctx, zone, st.Set)
