@@ -243,10 +243,9 @@ func (r *Reconciler) fenceOff(err *FencedError, emit func(Event)) {
 	r.mu.Lock()
 	first := r.fencedAt != err.Token
 	if r.token == err.Token {
-		r.fencedAt = err.Token
+		r.fencedAt, r.fenced = err.Token, err
 	}
 	r.mu.Unlock()
-	r.fenced = err
 	if first {
 		r.log.Warn("record: fenced off; writes stop until a higher fencing token", "err", err)
 		emit(FencedEvent{At: time.Now(), Err: err})

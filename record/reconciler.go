@@ -133,13 +133,12 @@ type Reconciler struct {
 	done    uint64 // generation last applied without error
 	has     bool
 	// token is the fencing token (0: none); fencedAt the token a fence
-	// refused (writes stop while fencedAt == token).
+	// refused (writes stop while fencedAt == token), fenced that fence.
 	token, fencedAt uint64
+	fenced          *FencedError
 
-	recMu sync.Mutex        // one reconcile at a time; guards held, fenced
+	recMu sync.Mutex        // one reconcile at a time; guards held
 	held  map[Key]time.Time // keys held stale -> since
-	// fenced is the fence met with token fencedAt.
-	fenced *FencedError
 
 	conflicts []Refusal // of the last reconcile that planned; guarded by mu
 
@@ -278,14 +277,14 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 	defer r.recMu.Unlock()
 	r.mu.Lock()
 	desired, zones, gen, has := r.desired, r.zones, r.gen, r.has
-	token, fencedAt := r.token, r.fencedAt
+	token, fencedAt, fenced := r.token, r.fencedAt, r.fenced
 	r.mu.Unlock()
 	if !has {
 		return Report{}, nil
 	}
 	if token > 0 && fencedAt == token && !r.cfg.DryRun {
 		// Fenced off: no read, no write, until a higher token.
-		return Report{Pending: true}, []error{r.fenced}
+		return Report{Pending: true}, []error{fenced}
 	}
 	var errs []error
 	fail := func(err error) {
