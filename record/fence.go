@@ -298,8 +298,8 @@ var errFenceMoved = errors.New("record: the fence moved under a writer with the 
 
 // refused judges a store's refusal of a fenced write: it reads the zone's
 // fence again and returns a *FencedError when a newer token (or another
-// owner) holds it, and else a transient error, so that Run retries with
-// the fence read anew. The zone's fence f is updated to what was read.
+// owner) holds it, and else a transient error (the write tries once more
+// with the fence read anew, then Run retries). The zone's fence f is updated to what was read.
 func (r *Reconciler) refused(ctx context.Context, zone string, f *zoneFence, werr *WriteError) error {
 	if err := r.lim.Wait(ctx); err != nil {
 		return errors.Join(werr, err)

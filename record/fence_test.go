@@ -285,20 +285,37 @@ func TestFenceRun(t *testing.T) {
 
 // Two writers with the same token (siblings in one process) that move
 // the fence under each other are not fenced: the refused one reads the
-// fence again, finds its own token, reports a transient error and the
-// next reconcile writes.
+// fence again, finds its own token and writes once more; refused again,
+// it reports a transient error (retried), and the next reconcile writes.
 func TestFenceSiblingSameToken(t *testing.T) {
 	ctx := context.Background()
 	z := &pausing{Provider: newZone(t)}
 	a, b := writer(t, z, 7, nil), writer(t, z, 7, nil)
 	_, err := a.Apply(ctx, appAt("192.0.2.1"))
 	require.NoError(t, err)
-	www := record.Desired{Sets: []record.RRSet{{Zone: "example.com.", Name: "www", Type: "A", TTL: time.Minute, Values: []string{"192.0.2.5"}}}}
+	www := func(ip string) record.Desired {
+		return record.Desired{Sets: []record.RRSet{{Zone: "example.com.", Name: "www", Type: "A", TTL: time.Minute, Values: []string{ip}}}}
+	}
 	z.pause = func() {
-		_, err := b.Apply(ctx, www)
+		_, err := b.Apply(ctx, www("192.0.2.5"))
 		require.NoError(t, err)
 	}
 	_, err = a.Apply(ctx, appAt("192.0.2.2"))
+	require.NoError(t, err, "refused once, written at the second try")
+	assert.Equal(t, []string{"192.0.2.2"}, published(t, z, "app", "A"))
+
+	// The sibling moves the fence before both tries.
+	z.pause = func() {
+		_, err := b.Apply(ctx, www("192.0.2.6"))
+		require.NoError(t, err)
+		z.mu.Lock()
+		z.pause = func() {
+			_, err := b.Apply(ctx, www("192.0.2.7"))
+			require.NoError(t, err)
+		}
+		z.mu.Unlock()
+	}
+	_, err = a.Apply(ctx, appAt("192.0.2.3"))
 	require.Error(t, err)
 	require.NotErrorIs(t, err, record.ErrFenced)
 	assert.True(t, provider.Classify(err).Retryable(), "%v", err)
@@ -306,6 +323,6 @@ func TestFenceSiblingSameToken(t *testing.T) {
 	assert.False(t, fenced)
 	_, err = a.ReconcileOnce(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"192.0.2.2"}, published(t, z, "app", "A"))
-	assert.Equal(t, []string{"192.0.2.5"}, published(t, z, "www", "A"))
+	assert.Equal(t, []string{"192.0.2.3"}, published(t, z, "app", "A"))
+	assert.Equal(t, []string{"192.0.2.7"}, published(t, z, "www", "A"))
 }

@@ -65,11 +65,6 @@ func (s *FencedStore) SetRecords(ctx context.Context, zone string, recs []libdns
 		}
 	}
 	err := r.write(ctx, zn, Step{Kind: StepSet, Set: recs}, &f)
-	if errors.Is(err, errFenceMoved) {
-		// The Reconciler (same token) moved the fence since it was last
-		// written here: once more, with the fence as just read.
-		err = r.write(ctx, zn, Step{Kind: StepSet, Set: recs}, &f)
-	}
 	if ferr, ok := errors.AsType[*FencedError](err); ok {
 		return nil, s.fenceOff(ferr)
 	}

@@ -426,8 +426,10 @@ zones:
 			}
 		}
 	}
-	if err := r.takeOver(ctx, fences, token, &rep, emit); err != nil {
-		fail(err)
+	if worstIsNotThrottled(errs) {
+		if err := r.takeOver(ctx, fences, token, &rep, emit); err != nil {
+			fail(err)
+		}
 	}
 	unconfirmed := false
 	if r.readBackOn && len(written) > 0 && ctx.Err() == nil && worstIsNotThrottled(errs) {
@@ -561,11 +563,21 @@ func (r *Reconciler) write(ctx context.Context, zone string, st Step, f *zoneFen
 	var err error
 	switch {
 	case f != nil:
-		err = r.fencer.ReplaceFenced(ctx, zone, f.was, f.now, st.Delete, st.Set)
-		if err == nil {
-			f.wrote()
-		} else if fencedErr(err) {
-			return r.refused(ctx, zone, f, &WriteError{Zone: zone, Op: st.Kind, Records: len(st.Set) + len(st.Delete), Err: err})
+		for try := 0; ; try++ {
+			err = r.fencer.ReplaceFenced(ctx, zone, f.was, f.now, st.Delete, st.Set)
+			if err == nil {
+				f.wrote()
+				return nil
+			}
+			if !fencedErr(err) {
+				break
+			}
+			// Refused: fenced off, or the fence moved under a writer with
+			// the same token (then once more, with the fence just read).
+			err = r.refused(ctx, zone, f, &WriteError{Zone: zone, Op: st.Kind, Records: len(st.Set) + len(st.Delete), Err: err})
+			if try > 0 || !errors.Is(err, errFenceMoved) {
+				return err
+			}
 		}
 	case st.Kind == StepSet:
 		_, err = r.p.SetRecords(ctx, zone, st.Set)
