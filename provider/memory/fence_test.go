@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -88,4 +89,45 @@ func TestLateWriterLandsWithoutFence(t *testing.T) {
 	_, err = p.SetRecords(ctx, "example.test.", []libdns.Record{addr("app", "192.0.2.9")})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"192.0.2.9"}, lookupA(t, p, "app"))
+}
+
+// benchZone is a zone of 100 names for the write benchmarks.
+func benchZone(b *testing.B) *memory.Provider {
+	p := &memory.Provider{}
+	require.NoError(b, p.AddZone("example.test."))
+	var recs []libdns.Record
+	for i := range 100 {
+		recs = append(recs, addr(fmt.Sprintf("n%d", i), fmt.Sprintf("192.0.2.%d", i)))
+	}
+	_, err := p.SetRecords(context.Background(), "example.test.", recs)
+	require.NoError(b, err)
+	return p
+}
+
+// BenchmarkWriteBatch: one batch of two RRsets, as SetRecords and as a
+// fenced write (the same batch plus the fence's compare-and-set).
+func BenchmarkWriteBatch(b *testing.B) {
+	ctx := context.Background()
+	batch := func(i int) []libdns.Record {
+		return []libdns.Record{addr("app", fmt.Sprintf("198.51.100.%d", i%200)), addr("www", fmt.Sprintf("203.0.113.%d", i%200))}
+	}
+	b.Run("set", func(b *testing.B) {
+		p := benchZone(b)
+		for i := 0; b.Loop(); i++ {
+			if _, err := p.SetRecords(ctx, "example.test.", batch(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fenced", func(b *testing.B) {
+		p := benchZone(b)
+		was := libdns.TXT{Name: "_gslb-fence"}
+		for i := 0; b.Loop(); i++ {
+			now := fence(fmt.Sprintf("d 1 %d", i))
+			if err := p.ReplaceFenced(ctx, "example.test.", was, now, nil, batch(i)); err != nil {
+				b.Fatal(err)
+			}
+			was = now
+		}
+	})
 }
