@@ -25,12 +25,18 @@ type pausing struct {
 	*memory.Provider
 	mu    sync.Mutex
 	pause func()
+	skip  int // writes to let pass before pausing
 }
 
 func (p *pausing) hold() {
 	p.mu.Lock()
 	f := p.pause
-	p.pause = nil
+	if f != nil && p.skip > 0 {
+		p.skip--
+		f = nil
+	} else {
+		p.pause = nil
+	}
 	p.mu.Unlock()
 	if f != nil {
 		f()
