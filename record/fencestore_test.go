@@ -2,7 +2,9 @@ package record_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/libdns/libdns"
@@ -77,4 +79,57 @@ func TestFencedStoreBesideReconciler(t *testing.T) {
 	assert.False(t, fenced)
 	assert.Equal(t, []string{"beat2"}, published(t, z, "health-001-eu1", "TXT"))
 	assert.Equal(t, []string{"192.0.2.3"}, published(t, z, "app", "A"))
+}
+
+// A heartbeat.Publisher writing through a FencedStore: while its leader
+// holds the zone its beats land; once a newer leader has taken the zone
+// over, its beats are refused (not retried) and nothing of them lands.
+func TestFencedStorePublisher(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		z := newZone(t)
+		old, cur := writer(t, z, 1, nil), writer(t, z, 2, nil)
+		var mu sync.Mutex
+		var written, refused int
+		cfg := heartbeat.DefaultConfig()
+		cfg.Cluster, cfg.Region, cfg.GlobalZone = "eu1", "europe", "example.com."
+		pub, err := heartbeat.NewPublisher(cfg, heartbeat.Options{
+			Global: old.FencedStore(),
+			Observer: heartbeat.ObserverFunc(func(e heartbeat.Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				switch e := e.(type) {
+				case heartbeat.BeatWritten:
+					written++
+				case heartbeat.WriteFailed:
+					assert.ErrorIs(t, e.Err, record.ErrFenced)
+					assert.False(t, e.Retrying, "a fence is not retried")
+					refused++
+				}
+			}),
+		})
+		require.NoError(t, err)
+		pub.SetVerdict(heartbeat.Verdict{Healthy: true, Gateways: 1})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- pub.Run(ctx) }()
+		time.Sleep(25 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		assert.Equal(t, 3, written, "beats at 0, 10 and 20 s")
+		mu.Unlock()
+
+		_, err = cur.Apply(ctx, appAt("192.0.2.2")) // the newer leader takes over
+		require.NoError(t, err)
+		beats := published(t, z, "health-001-eu1", "TXT")
+		require.Len(t, beats, 1)
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		assert.Equal(t, 3, written)
+		assert.Equal(t, 3, refused, "one refused attempt per interval")
+		mu.Unlock()
+		assert.Equal(t, beats, published(t, z, "health-001-eu1", "TXT"), "no late beat landed")
+		cancel()
+		require.NoError(t, <-done)
+	})
 }
