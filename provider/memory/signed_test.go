@@ -56,8 +56,14 @@ func signedFixture(t testing.TB, keys ...dnssec.ZoneKey) (*memory.Provider, *dns
 	return p, s
 }
 
+// tb is what the test helpers need of a *testing.T or *rapid.T.
+type tb interface {
+	require.TestingT
+	Helper()
+}
+
 // signedQuery asks p over UDP (the fast path) with EDNS, DO and optionally CO.
-func signedQuery(t testing.TB, p *memory.Provider, name string, qtype uint16, do, co bool, src string) *dns.Msg {
+func signedQuery(t tb, p *memory.Provider, name string, qtype uint16, do, co bool, src string) *dns.Msg {
 	t.Helper()
 	q := new(dns.Msg)
 	q.SetQuestion(name, qtype)
