@@ -43,6 +43,7 @@ type hookedEntry struct {
 	head  []byte          // header (ID 0, RD and CD clear, ANCOUNT 0) and question in lower case
 	opt   []byte          // the OPT record with no options, or nil without EDNS
 	sig   *hookSigs       // a signed zone's DO query: the chosen subsets' RRSIGs (signed.go)
+	mark  *signedMark     // set alone (no hook): the entry is a signed zone's packed reply
 }
 
 // newHookedEntry builds the entry for the question in key (lower case, wire
@@ -188,7 +189,6 @@ func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (
 	got, scope = a.rrs, a.scope
 	out = append(buf[:0], h.head...)
 	count := 0
-	var chosen uint64 // bit i: h.in[i] answered (for the signature)
 	if len(got) > 0 {
 		base := -1
 		if len(got) <= len(h.in) {
@@ -210,7 +210,6 @@ func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (
 				}
 			}
 			out = append(out, h.parts[j]...)
-			chosen |= 1 << uint(j&63)
 			count++
 		}
 	}
@@ -219,10 +218,9 @@ func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (
 			out = append(out, p...)
 		}
 		count = len(h.parts)
-		chosen = 1<<uint(len(h.parts)) - 1
 	}
 	if h.sig != nil {
-		if out, count, ok = h.sig.appendTo(out, count, chosen); !ok {
+		if out, count, ok = h.sig.appendTo(out, count, h.chosen(got)); !ok {
 			return nil, got, scope, false
 		}
 	}

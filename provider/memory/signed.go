@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/provider/dnssec"
+	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
 
@@ -199,20 +200,20 @@ type signedMark struct {
 	until int64 // Unix seconds
 }
 
-// fresh reports whether a cached reply may still be served: always for an
-// unsigned zone's (nil).
+// fresh reports whether a cached signed reply may still be served.
 func (k *signedMark) fresh() bool {
-	return k == nil || (k.s.Generation() == k.gen && time.Now().Unix() < k.until)
+	return k.s.Generation() == k.gen && time.Now().Unix() < k.until
 }
 
-// markFor returns the signedMark for a reply to the question in key (the
-// fast cache's key, the name nameLen bytes of wire form), nil when the
-// zone is not signed. A cached signed reply is reused for at most a
+// markFor returns the entry that marks a cached reply to the question in
+// key (the fast cache's key, the name nameLen bytes of wire form) as a
+// signed zone's, nil when the zone is not signed (the hooked entry's type
+// carries it, so the cache's entries do not grow for unsigned zones). A cached signed reply is reused for at most a
 // quarter of the signer's refresh margin (and at most an hour): the
 // signatures it holds were due for refresh no sooner than that margin
 // before they expire, so they are never served within three quarters of
 // it of their expiration.
-func (v view) markFor(key []byte, nameLen int) *signedMark {
+func (v view) markFor(key []byte, nameLen int) *hookedEntry {
 	name, ok := wireName(key[:nameLen])
 	if !ok {
 		return nil
@@ -222,7 +223,7 @@ func (v view) markFor(key []byte, nameLen int) *signedMark {
 		return nil
 	}
 	reuse := min(z.signer.Config().Refresh/4, time.Hour)
-	return &signedMark{s: z.signer, gen: z.signer.Generation(), until: time.Now().Add(reuse).Unix()}
+	return &hookedEntry{mark: &signedMark{s: z.signer, gen: z.signer.Generation(), until: time.Now().Add(reuse).Unix()}}
 }
 
 // signedDO reports whether a fast-path key asks the zone holding name for
@@ -330,4 +331,28 @@ func (h *hookSigs) sign(chosen uint64, now time.Time) (*sigPart, bool) {
 	n[chosen] = p
 	h.subs.Store(&n)
 	return p, true
+}
+
+// chosen returns the records of h.in that an answer built from got holds,
+// as a bit mask (bit i: h.in[i]), as respond builds it: a subslice of h.in
+// by position, other records by type and data, every record when none is
+// held. Only signed entries ask (at most 64 records).
+func (h *hookedEntry) chosen(got []libdns.Record) uint64 {
+	var m uint64
+	if len(got) > 0 && len(got) <= len(h.in) {
+		for j := range len(h.in) - len(got) + 1 {
+			if &h.in[j] == &got[0] {
+				return (1<<uint(len(got)) - 1) << uint(j)
+			}
+		}
+	}
+	for _, r := range got {
+		if j := h.index(r); j >= 0 {
+			m |= 1 << uint(j)
+		}
+	}
+	if m == 0 {
+		m = 1<<uint(len(h.in)) - 1
+	}
+	return m
 }
