@@ -191,7 +191,7 @@ func (z *zone) typesAt(name string) []uint16 {
 
 // signedMark is what a fast-path entry of a signed zone's reply keeps to
 // know when its signatures must be looked at again: a key change
-// (Signer.Generation) or the time until which they are reused.
+// (dnssec.Signer.Generation) or the time until which they are reused.
 type signedMark struct {
 	s     *dnssec.Signer
 	gen   uint64
@@ -205,9 +205,9 @@ func (k *signedMark) fresh() bool {
 
 // markFor returns the entry that marks a cached reply to the question in
 // key (the fast cache's key, the name nameLen bytes of wire form) as a
-// signed zone's, reused for Signer.Reuse; nil when the zone is not signed.
-// The hooked entry's pointer carries the mark, so the cache's entries do
-// not grow for unsigned zones.
+// signed zone's, reused for dnssec.Signer.Reuse; nil when the zone is not
+// signed. The hooked entry's pointer carries the mark, so the cache's
+// entries do not grow for unsigned zones.
 func (v view) markFor(key []byte, nameLen int) *hookedEntry {
 	name, ok := wireName(key[:nameLen])
 	if !ok {

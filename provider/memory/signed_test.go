@@ -303,3 +303,21 @@ func TestSignedFastPathSameBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestSignedKeptByRestore: a node that adds its zones with their signers
+// and then receives them by replication (Restore) keeps signing; a signer
+// of another zone is refused.
+func TestSignedKeptByRestore(t *testing.T) {
+	src, _ := signedFixture(t)
+	node, s := signedFixture(t)
+	_, err := node.DeleteRecords(context.Background(), signedZone, []libdns.Record{libdns.TXT{Name: "www", Text: "hello"}})
+	require.NoError(t, err)
+	require.NoError(t, node.Restore(src.Snapshot()))
+	require.True(t, node.Signed(signedZone))
+	m := signedQuery(t, node, "www."+signedZone, dns.TypeTXT, true, false, "192.0.2.1")
+	require.Len(t, m.Answer, 2)
+	checkSigned(t, m, s.DNSKEYs(), time.Now())
+	cfg := memory.DefaultZoneConfig()
+	cfg.Signer = s
+	require.ErrorIs(t, new(memory.Provider).AddZoneWith("other.test.", cfg), memory.ErrInvalidZone)
+}
