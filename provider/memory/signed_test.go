@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gslbkit/gslb/provider/dnssec"
@@ -320,4 +321,38 @@ func TestSignedKeptByRestore(t *testing.T) {
 	cfg := memory.DefaultZoneConfig()
 	cfg.Signer = s
 	require.ErrorIs(t, new(memory.Provider).AddZoneWith("other.test.", cfg), memory.ErrInvalidZone)
+}
+
+// TestSignedBudget: past the signing budget a miss is answered SERVFAIL
+// (and not cached); cached signatures keep being served; the signer counts
+// what it refused.
+func TestSignedBudget(t *testing.T) {
+	// In a bubble, time stands still: the budget refills only as the test
+	// says.
+	synctest.Test(t, func(t *testing.T) {
+		k, err := dnssec.GenerateKey(signedZone, dnssec.ECDSAP256SHA256, dnssec.FlagsKSK, 300)
+		require.NoError(t, err)
+		s, err := dnssec.NewSigner(signedZone, dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}}, SignaturesPerSecond: 3})
+		require.NoError(t, err)
+		p := new(memory.Provider)
+		cfg := memory.DefaultZoneConfig()
+		cfg.Signer = s
+		require.NoError(t, p.AddZoneWith(signedZone, cfg))
+		// The SOA's signature, then one NSEC per name: the budget of 3 lasts
+		// for two names.
+		var rcodes []int
+		for i := range 4 {
+			m := signedQuery(t, p, fmt.Sprintf("n%d.%s", i, signedZone), dns.TypeA, true, false, "192.0.2.1")
+			rcodes = append(rcodes, m.Rcode)
+		}
+		require.Equal(t, []int{dns.RcodeSuccess, dns.RcodeSuccess, dns.RcodeServerFailure, dns.RcodeServerFailure}, rcodes)
+		require.NotZero(t, s.Stats().OverBudget)
+		m := signedQuery(t, p, "n0."+signedZone, dns.TypeA, true, false, "192.0.2.1")
+		require.Equal(t, dns.RcodeSuccess, m.Rcode, "cached signatures still served")
+		m = signedQuery(t, p, "n3."+signedZone, dns.TypeA, false, false, "192.0.2.1")
+		require.Equal(t, dns.RcodeNameError, m.Rcode, "no DO: nothing to sign")
+		time.Sleep(time.Second) // the budget refills
+		m = signedQuery(t, p, "n2."+signedZone, dns.TypeA, true, false, "192.0.2.1")
+		require.Equal(t, dns.RcodeSuccess, m.Rcode)
+	})
 }
