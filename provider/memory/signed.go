@@ -78,10 +78,16 @@ func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.T
 			m.Ns = append(m.Ns, dnssec.NoData(name, z.typesAt(name), ttl))
 		}
 	case len(m.Answer) == 0 && len(m.Ns) > 0 && m.Ns[0].Header().Rrtype == dns.TypeNS:
-		// A referral: no DS at the cut (the zone holds none), proved by
-		// the NSEC at the cut.
+		// A referral carries the DS RRset held at the cut, or the NSEC
+		// that proves there is none (RFC 4035 section 3.1.4).
 		cut := m.Ns[0].Header().Name
-		m.Ns = append(m.Ns, dnssec.NoData(cut, z.typesAt(cut), z.negativeSOA().Header().Ttl))
+		if ds := z.nodes[cut].sets[dns.TypeDS]; len(ds) > 0 {
+			for _, r := range ds {
+				m.Ns = append(m.Ns, r.wire)
+			}
+		} else {
+			m.Ns = append(m.Ns, dnssec.NoData(cut, z.typesAt(cut), z.negativeSOA().Header().Ttl))
+		}
 	}
 	ns, _, err := signSection(m.Ns, z, now)
 	if err != nil {

@@ -356,3 +356,30 @@ func TestSignedBudget(t *testing.T) {
 		require.Equal(t, dns.RcodeSuccess, m.Rcode)
 	})
 }
+
+// TestSignedDelegationWithDS: a DS held at a delegation point is answered
+// signed at the cut and carried, signed, in referrals (RFC 4035 section
+// 3.1.4); without DO the referral has no DS.
+func TestSignedDelegationWithDS(t *testing.T) {
+	p, s := signedFixture(t)
+	child, err := dnssec.GenerateKey("sub."+signedZone, dnssec.ECDSAP256SHA256, dnssec.FlagsKSK, 300)
+	require.NoError(t, err)
+	ds := child.DS()
+	_, err = p.AppendRecords(context.Background(), signedZone, []libdns.Record{libdns.RR{Name: "sub", TTL: time.Minute, Type: "DS",
+		Data: fmt.Sprintf("%d %d %d %s", ds.KeyTag, ds.Algorithm, ds.DigestType, ds.Digest)}})
+	require.NoError(t, err)
+	now := time.Now()
+	m := signedQuery(t, p, "sub."+signedZone, dns.TypeDS, true, false, "192.0.2.1")
+	require.Len(t, m.Answer, 2, "%s", m)
+	checkSigned(t, m, s.DNSKEYs(), now)
+	m = signedQuery(t, p, "host.sub."+signedZone, dns.TypeA, true, false, "192.0.2.1")
+	require.False(t, m.Authoritative)
+	var types []uint16
+	for _, rr := range m.Ns {
+		types = append(types, rr.Header().Rrtype)
+	}
+	require.Equal(t, []uint16{dns.TypeNS, dns.TypeDS, dns.TypeRRSIG}, types, "%s", m)
+	checkSigned(t, m, s.DNSKEYs(), now)
+	m = signedQuery(t, p, "host.sub."+signedZone, dns.TypeA, false, false, "192.0.2.1")
+	require.Len(t, m.Ns, 1)
+}
