@@ -119,6 +119,21 @@ func TestRefreshAndBudget(t *testing.T) {
 	}
 	require.Equal(t, 3, over)
 	require.Equal(t, uint64(3), s.Stats().OverBudget)
+	// Over budget, a signature due for refresh is served while valid.
+	s2, err := dnssec.NewSigner("example.com.", dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}},
+		Validity: 4 * time.Hour, Refresh: time.Hour, SignaturesPerSecond: 1})
+	require.NoError(t, err)
+	a := rrs(t, "a.example.com. 60 IN A 192.0.2.1")
+	old, err := s2.Sign(a, t0)
+	require.NoError(t, err)
+	due := t0.Add(3 * time.Hour)
+	_, err = s2.Sign(rrs(t, "x.example.com. 60 IN A 192.0.2.1"), due) // spends the budget
+	require.NoError(t, err)
+	got, err = s2.Sign(a, due)
+	require.NoError(t, err)
+	require.Same(t, old[0], got[0])
+	require.Equal(t, uint64(1), s2.Stats().Deferred)
+	require.True(t, got[0].ValidityPeriod(due))
 	_, err = s.Sign(rrs(t, "late.example.com. 60 IN A 192.0.2.1"), now.Add(time.Second))
 	require.NoError(t, err)
 }
