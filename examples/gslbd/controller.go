@@ -111,6 +111,10 @@ type controller struct {
 type recState struct {
 	spec     RecordSpec
 	disabled bool
+	// unverified: its answer is its first, unverified one (the configured
+	// addresses, none of which has passed a probe since the start; see
+	// firstAnswerModel). Under c.mu.
+	unverified bool
 	intent   *recordIntent // the last disable/enable through the API; nil: none
 	addrs    []*addrState
 }
@@ -473,9 +477,25 @@ func (c *controller) publish() {
 	var local, remote record.Desired
 	var errs []error
 	held := 0
+	var answered map[string]bool // names the zone answers, read once if needed
 	for _, rs := range c.records {
 		m := c.modelLocked(rs)
-		if fd, err := c.policy.Embedded(m); err != nil {
+		fd, err := c.policy.Embedded(m)
+		if err == nil && !m.Disabled && heldByPolicy(fd, m.Name) {
+			// Nothing to serve and nothing kept: a record that never had
+			// an answer gets its configured addresses (restart.go).
+			if answered == nil {
+				answered = c.answeredNames()
+			}
+			if !answered[nameKey(m.Name)] {
+				m = c.firstAnswerModelLocked(rs, m)
+				fd, err = c.policy.Embedded(m)
+				rs.unverified = true
+			}
+		} else if err == nil {
+			rs.unverified = false
+		}
+		if err != nil {
 			errs = append(errs, err)
 		} else {
 			local = merge(local, fd)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 
+	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/record"
@@ -184,6 +186,66 @@ func (c *controller) unanswered(cfg Config) []string {
 	return out
 }
 
+// nameKey is the key of an absolute name in answeredNames.
+func nameKey(name string) string { return strings.ToLower(dnsname.Fqdn(name)) }
+
+// answeredNames is the set of names (nameKey) with an A, AAAA or CNAME
+// record in the embedded zone.
+func (c *controller) answeredNames() map[string]bool {
+	out := map[string]bool{}
+	recs, err := c.zone.GetRecords(context.Background(), c.cfg.Zone)
+	if err != nil {
+		return out
+	}
+	for _, r := range recs {
+		switch rr := r.RR(); rr.Type {
+		case "A", "AAAA", "CNAME":
+			out[nameKey(libdns.AbsoluteName(rr.Name, c.cfg.Zone))] = true
+		}
+	}
+	return out
+}
+
+// firstAnswerModelLocked is m with every address of rs that is not drained
+// served: the first answer of a record that has never had one and to which
+// the policy gives none (keepLast, no failover name, every address
+// critical; as Route 53 answers every record of a set none of which is
+// healthy). Nothing is yet known dead for longer than a detection bound
+// (the bound counts from the start), so I1 holds; keepLast then keeps this
+// set as it keeps any last set, until an address passes (rs.unverified,
+// first_answer_unverified on /readyz). c.mu is held.
+func (c *controller) firstAnswerModelLocked(rs *recState, m failover.Record) failover.Record {
+	now := time.Now()
+	drained := map[netip.Addr]bool{}
+	for _, a := range rs.addrs {
+		if a.drainedAt(now) {
+			drained[a.ip] = true
+		}
+	}
+	eps := slices.Clone(m.Endpoints)
+	for i := range eps {
+		if !drained[eps[i].IP] {
+			eps[i].Health = failover.Passing
+		}
+	}
+	m.Endpoints = eps
+	return m
+}
+
+// unverifiedRecords lists the records answering their first, unverified
+// answer (see firstAnswerModelLocked).
+func (c *controller) unverifiedRecords() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, rs := range c.records {
+		if rs.unverified {
+			out = append(out, rs.spec.Name)
+		}
+	}
+	return out
+}
+
 // answering is closed once the embedded zone holds answers: at once for a
 // restored zone, else after the first publication (see above).
 func (c *controller) markAnswering() {
@@ -344,6 +406,14 @@ func (c *controller) addStartChecks() {
 			return false, ""
 		}
 		return true, "starting: no state restored and no answer published yet; DNS and replication wait for the first probe results (at most " + startupBound(c.cfg).String() + ")"
+	})
+	c.met.ready.add("first_answer_unverified", func(time.Time) (bool, string) {
+		names := c.unverifiedRecords()
+		if len(names) == 0 {
+			return false, ""
+		}
+		return true, fmt.Sprintf("%d records answer their configured addresses although none has passed a probe since the start (their first answer, kept by keepLast until an address passes; give a record a failover name to answer that instead): %s",
+			len(names), strings.Join(names, ", "))
 	})
 	c.met.ready.add("desired_state_refused", func(time.Time) (bool, string) {
 		c.refusedMu.Lock()

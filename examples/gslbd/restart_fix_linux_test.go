@@ -293,3 +293,69 @@ func TestDrainSurvivesKill9AtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstStartAllDeadAnswersConfiguredAddresses: a first start (no state
+// file) under keepLast, for a record without a failover name whose every
+// backend is dead, and a failClosed one beside it. The keepLast name never
+// answers NXDOMAIN or NODATA: its first answer is its configured
+// addresses, kept until one passes, and /readyz
+// says why (first_answer_unverified); once a backend comes up it answers
+// that one alone. The failClosed record is not concerned (policy.allUnhealthy
+// is global, so it runs in a second process). (Before: NXDOMAIN until an
+// address passed.)
+func TestFirstStartAllDeadAnswersConfiguredAddresses(t *testing.T) {
+	b1, b2, b3 := newBackend(t), newBackend(t), newBackend(t)
+	b1.down.Store(true)
+	b2.down.Store(true)
+	b3.down.Store(true)
+	const name = "app.example.test."
+	y, ctlDNS, ctlHTTP := fixedPorts(t, controllerYAML("stateDir: \"\"",
+		fmt.Sprintf("  - name: app.example.test.\n    ttl: 1s\n    addresses:\n      - {ip: 192.0.2.1, probeAddr: %q}\n      - {ip: 192.0.2.2, probeAddr: %q}\n", b1.addr(), b2.addr())))
+	guard := 60 * time.Second
+	s := sample(name, func() string { return ctlDNS })
+	startSubDaemon(t, y, 1024)
+	waitFor(t, guard, "the dead backends probed three times", func() bool {
+		_, body := get(t, ctlHTTP, "/api/records/app.example.test")
+		return probesOf(body, "192.0.2.1") >= 3 && probesOf(body, "192.0.2.2") >= 3
+	})
+	waitFor(t, guard, "DNS is read", func() bool { _, rcode := answer(ctlDNS, name); return rcode != -1 })
+	if got, rcode := answer(ctlDNS, name); rcode != dns.RcodeSuccess || strings.Join(got, ",") != "192.0.2.1,192.0.2.2" {
+		t.Errorf("with every backend dead: %v rcode %d, want the configured addresses", got, rcode)
+	}
+	if _, body := get(t, ctlHTTP, "/readyz"); !strings.Contains(body, "first_answer_unverified") || !strings.Contains(body, name) {
+		t.Errorf("/readyz does not name the unverified first answer:\n%s", body)
+	}
+	if _, body := get(t, ctlHTTP, "/api/status"); !strings.Contains(body, "first_answer_unverified") {
+		t.Errorf("the status body does not name first_answer_unverified:\n%s", body)
+	}
+	b2.down.Store(false)
+	waitFor(t, guard, "the live backend alone is answered", func() bool {
+		got, _ := answer(ctlDNS, name)
+		return strings.Join(got, ",") == "192.0.2.2"
+	})
+	waitFor(t, guard, "first_answer_unverified clears", func() bool {
+		_, body := get(t, ctlHTTP, "/readyz")
+		return !strings.Contains(body, "first_answer_unverified")
+	})
+	for k := range s.done() {
+		t.Logf("seen: %s", k)
+		if !strings.Contains(k, "rcode 0: 192.0.2") {
+			t.Errorf("answered other than addresses: %s", k)
+		}
+	}
+
+	// failClosed keeps withdrawing a record none of whose addresses passed.
+	y2, dns2, http2 := fixedPorts(t, controllerYAML("stateDir: \"\"\npolicy: {allUnhealthy: failClosed}",
+		fmt.Sprintf("  - name: app.example.test.\n    ttl: 1s\n    addresses:\n      - {ip: 192.0.2.3, probeAddr: %q}\n", b3.addr())))
+	startSubDaemon(t, y2, 1024)
+	waitFor(t, guard, "the failClosed controller probed its dead backend", func() bool {
+		_, body := get(t, http2, "/api/records/app.example.test")
+		return probesOf(body, "192.0.2.3") >= 2
+	})
+	if got, rcode := answer(dns2, name); len(got) != 0 || rcode == -1 {
+		t.Errorf("failClosed with its backend dead: %v rcode %d, want no address", got, rcode)
+	}
+	if _, body := get(t, http2, "/readyz"); strings.Contains(body, "first_answer_unverified") {
+		t.Errorf("failClosed reports an unverified first answer:\n%s", body)
+	}
+}
