@@ -115,8 +115,8 @@ type recState struct {
 	// addresses, none of which has passed a probe since the start; see
 	// firstAnswerModel). Under c.mu.
 	unverified bool
-	intent   *recordIntent // the last disable/enable through the API; nil: none
-	addrs    []*addrState
+	intent     *recordIntent // the last disable/enable through the API; nil: none
+	addrs      []*addrState
 }
 
 // addrState is the live state of one address.
