@@ -507,10 +507,18 @@ func (c *controller) publish() {
 			if c.inFallbackLocked(rs.spec.Name) {
 				m.Disabled = true // its pool is taken: its failover name (depconflict.go)
 			}
+			pool, keep := c.poolOverrideLocked(rs.spec.Name)
+			m.Pool = pool // its pool is taken, no failover name: relocated
 			if fd, err := c.policy.Provider(m); err != nil {
 				errs = append(errs, err)
 			} else {
 				remote = merge(remote, fd)
+			}
+			if keep != "" {
+				m.Pool = keep
+				if fd, err := c.policy.Provider(m); err == nil {
+					remote = merge(remote, poolSets(fd, m.Name))
+				}
 			}
 		}
 	}

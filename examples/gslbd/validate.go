@@ -181,6 +181,9 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 	if first, _, _ := strings.Cut(r.Name, "."); first == record.DefaultMarkerPrefix {
 		return bad(f+".name", r.Name, "a name whose first label is not "+record.DefaultMarkerPrefix+" (owner markers live there: the reconciler writes them and would refuse the whole zone's answers)")
 	}
+	if first, _, _ := strings.Cut(r.Name, "."); first == relocatedLabel {
+		return bad(f+".name", r.Name, "a name whose first label is not "+relocatedLabel+" (with a provider, a pool taken over by a third party moves to "+relocatedLabel+".<record name>: see README, Invariants)")
+	}
 	if seen[r.Name] {
 		return bad(f+".name", r.Name, "each name once")
 	}
@@ -193,6 +196,9 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 			return badErr(f+".failover", r.Failover, "a DNS name", err)
 		}
 		r.Failover = dnsname.Fqdn(strings.ToLower(r.Failover))
+		if first, _, _ := strings.Cut(r.Failover, "."); first == relocatedLabel && dnsname.InZone(r.Failover, c.Zone) {
+			return bad(f+".failover", r.Failover, "a name whose first label is not "+relocatedLabel+" in the zone (gslbd's relocated pools live there)")
+		}
 	}
 	spec := c.Probe.clone()
 	if len(r.Probe) > 0 {
