@@ -27,22 +27,38 @@ import (
 // every DependencyHold (the reconciler holds the CNAME back while the
 // pool cannot be written, so a retry never points it into the foreign
 // pool); without a failover name the pool moves, at the same moment, to
-// a name gslbd owns (relocatedPool: "_gslb-pool." before the record's
-// name) and the record's CNAME follows it, so the name keeps answering its
+// a name gslbd owns (relocatedPool: app.example.com's pool
+// app.pool.example.com moves to app.pool-gslb.example.com) and the
+// record's CNAME follows it, so the name keeps answering its
 // addresses; once the original pool name holds nothing (its owner freed
 // it) the pool moves back, the relocated one kept until the CNAME is back.
 // Every step is logged, named on /readyz (pool_conflict) and counted in
 // gslbkit_records_pool_conflict.
 
-// relocatedLabel is the first label of a relocated pool's name: the pool
-// of app.example.com. moves to _gslb-pool.app.example.com. An underscore
-// label is no host name (RFC 8552's convention), so it is no configured
-// record's name; a config where it would be is refused (validatePools).
-const relocatedLabel = "_gslb-pool"
+// relocatedSuffix makes the pool label (failover.RecordConfig.PoolLabel,
+// "pool" by default) the label under which relocated pools live:
+// "pool-gslb". A host name, not an underscore label: BIND refuses A records
+// at underscore names (check-names), as do some providers. No configured
+// name may lie below it (validatePoolNames), and no default pool name can
+// (those lie below the pool label itself).
+const relocatedSuffix = "-gslb"
+
+// relocatedParent is the name under which the config's relocated pools
+// live: <pool label>-gslb.<zone>.
+func relocatedParent(cfg Config) string {
+	label := cfg.Policy.PoolLabel
+	if label == "" {
+		label = failover.DefaultRecordConfig().PoolLabel
+	}
+	return label + relocatedSuffix + "." + nameKey(cfg.Zone)
+}
 
 // relocatedPool is where the pool of the record name moves while its own
-// pool is taken over, for a record without a failover name.
-func relocatedPool(name string) string { return relocatedLabel + "." + nameKey(name) }
+// pool is taken over, for a record without a failover name: the record's
+// name relative to the zone, under relocatedParent.
+func relocatedPool(cfg Config, name string) string {
+	return strings.TrimSuffix(nameKey(name), "."+nameKey(cfg.Zone)) + "." + relocatedParent(cfg)
+}
 
 // DefaultDependencyHold is how long a record keeps its last good answer
 // while its pool cannot be written, before it falls back to its failover
@@ -110,7 +126,7 @@ func (c *controller) checkDependencies(now time.Time) {
 			emptied := addrs != nil && !addrs[strings.ToLower(pool)]
 			if !st.relocated && rs.spec.Failover == "" && (emptied || now.Sub(st.since) >= c.depHold) {
 				st.relocated, st.keepRelocated, st.fellAt, changed = true, false, now, true
-				c.log.Error("pool cannot be written and the record has no failover name: moving the pool to a name gslbd owns", "record", rs.spec.Name, "pool", pool, "to", relocatedPool(rs.spec.Name), "emptied", emptied, "since", st.since)
+				c.log.Error("pool cannot be written and the record has no failover name: moving the pool to a name gslbd owns", "record", rs.spec.Name, "pool", pool, "to", relocatedPool(c.cfg, rs.spec.Name), "emptied", emptied, "since", st.since)
 			}
 			if !st.fallback && rs.spec.Failover != "" && (emptied || now.Sub(st.since) >= c.depHold) {
 				st.fallback, st.fellAt, changed = true, now, true
@@ -133,7 +149,7 @@ func (c *controller) checkDependencies(now time.Time) {
 			// keeping the relocated pool while the CNAME moves.
 			st.relocated, st.keepRelocated, st.retrying, changed = false, true, now, true
 			c.poolRetries.Add(1)
-			c.log.Info("original pool freed: moving the pool back", "record", rs.spec.Name, "pool", pool, "from", relocatedPool(rs.spec.Name))
+			c.log.Info("original pool freed: moving the pool back", "record", rs.spec.Name, "pool", pool, "from", relocatedPool(c.cfg, rs.spec.Name))
 		case st.relocated:
 		case !st.retrying.IsZero() && now.Sub(st.retrying) < c.depHold:
 			// Judged after a hold without a conflict.
@@ -215,9 +231,9 @@ func (c *controller) poolOverrideLocked(name string) (pool, keep string) {
 	case st == nil:
 		return "", ""
 	case st.relocated:
-		return relocatedPool(name), ""
+		return relocatedPool(c.cfg, name), ""
 	case st.keepRelocated:
-		return "", relocatedPool(name)
+		return "", relocatedPool(c.cfg, name)
 	}
 	return "", ""
 }
@@ -273,11 +289,11 @@ func (c *controller) poolConflictCheck(now time.Time) (bool, string) {
 		case st.fallback:
 			s += fmt.Sprintf("answering its failover name %s, trying the pool again every %v", rs.spec.Failover, c.depHold)
 		case st.relocated:
-			s += fmt.Sprintf("no failover name: its pool moved to %s, which the name's CNAME points to, so it answers its addresses; it moves back once %s holds nothing", relocatedPool(rs.spec.Name), st.pool)
+			s += fmt.Sprintf("no failover name: its pool moved to %s, which the name's CNAME points to, so it answers its addresses; it moves back once %s holds nothing", relocatedPool(c.cfg, rs.spec.Name), st.pool)
 		case st.keepRelocated:
-			s += fmt.Sprintf("the pool freed: moving back from %s", relocatedPool(rs.spec.Name))
+			s += fmt.Sprintf("the pool freed: moving back from %s", relocatedPool(c.cfg, rs.spec.Name))
 		case rs.spec.Failover == "":
-			s += fmt.Sprintf("no failover name: keeping its last answer until %s, then its pool moves to %s", st.since.Add(c.depHold).UTC().Format(time.RFC3339), relocatedPool(rs.spec.Name))
+			s += fmt.Sprintf("no failover name: keeping its last answer until %s, then its pool moves to %s", st.since.Add(c.depHold).UTC().Format(time.RFC3339), relocatedPool(c.cfg, rs.spec.Name))
 		default:
 			s += fmt.Sprintf("keeping its last answer until %s, then its failover name %s", st.since.Add(c.depHold).UTC().Format(time.RFC3339), rs.spec.Failover)
 		}

@@ -158,7 +158,7 @@ func poolTakenOver(t *testing.T, yaml string, hold time.Duration) (c *controller
 
 // TestPoolTakenOverWithoutFailoverRelocates: the third party empties the
 // pool of a record without a failover name. The pool moves at once to
-// _gslb-pool.app.example.test. and the record's CNAME follows, so the name
+// app.pool-gslb.example.test. and the record's CNAME follows, so the name
 // answers its address, never NODATA; /readyz names the relocation; once
 // the original pool is freed the pool moves back and the relocated one
 // goes. (Before: a CNAME into the emptied pool, NODATA until it was freed.)
@@ -166,7 +166,7 @@ func TestPoolTakenOverWithoutFailoverRelocates(t *testing.T) {
 	y := strings.Replace(poolYAML, "    failover: app.backup.example.net.\n", "", 1)
 	c, ext, pool, foreign := poolTakenOver(t, y, time.Hour) // only the emptied pool moves it
 	guard := 30 * time.Second
-	const moved = "_gslb-pool.app.example.test."
+	const moved = "app.pool-gslb.example.test."
 	want := "192.0.2.1,CNAME " + moved
 	waitFor(t, guard, "app answered through the relocated pool", func() bool {
 		got := zoneAnswer(ext, "app.example.test.")

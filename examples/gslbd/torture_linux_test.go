@@ -314,4 +314,5 @@ func TestTortureScenarios(t *testing.T) {
 		})
 	}
 	t.Run("item12-pool-taken-over-at-rfc2136", tortureItem12)
+	t.Run("item12b-pool-emptied-no-failover-at-rfc2136", tortureItem12b)
 }
