@@ -78,8 +78,8 @@ type depState struct {
 	// relocated: the pool moved to relocatedPool(record); keepRelocated:
 	// moving back, the relocated pool is kept until the hold is over.
 	relocated, keepRelocated bool
-	fellAt   time.Time // when the fallback (or the last retry) began
-	retrying time.Time // a retry of the pool began (zero: none)
+	fellAt                   time.Time // when the fallback (or the last retry) began
+	retrying                 time.Time // a retry of the pool began (zero: none)
 }
 
 // checkDependencies compares the external reconciler's conflicts with the
