@@ -97,6 +97,10 @@ type controller struct {
 	depHold     time.Duration
 	poolGauge   *prometheus.GaugeVec
 	poolRetries atomic.Int64 // retries of taken pools, for tests
+	// silentSecondaries are the secondaries in transfer.notify that have
+	// not answered an SOA query since the start (secondaryLoop's alone
+	// once Run starts).
+	silentSecondaries []string
 
 	mu   sync.Mutex
 	deps map[string]*depState // pool conflicts by record name (depconflict.go)
@@ -248,7 +252,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 		}
 	}
 	if len(cfg.Transfer.Notify) > 0 {
-		c.serialPastSecondaries(cfg.Transfer.Notify, secondarySOATimeout)
+		c.silentSecondaries = c.serialPastSecondaries(cfg.Transfer.Notify, secondarySOATimeout)
 	}
 	if haveState {
 		log.Info("state restored", "savedAt", saved.SavedAt, "age", now.Sub(saved.SavedAt).Round(time.Millisecond).String(), "zoneRestored", c.restored)
@@ -433,6 +437,9 @@ func (c *controller) Run(ctx context.Context) error {
 	}
 	if len(c.cfg.Replication.Notify) > 0 {
 		start("notifier", c.notifyLoop)
+	}
+	if len(c.silentSecondaries) > 0 {
+		start("secondary serials", c.secondaryLoop)
 	}
 	wg.Wait()
 	select {

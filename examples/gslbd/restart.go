@@ -73,12 +73,19 @@ func restartSerial(saved uint32, now time.Time) uint32 {
 // over).
 const secondarySOATimeout = 500 * time.Millisecond
 
+// secondaryRecheck is how often the secondaries that did not answer at the
+// start are asked again, until each has answered once (secondaryLoop).
+const secondaryRecheck = 5 * time.Second
+
 // serialPastSecondaries asks each secondary (IP:port) for the zone's SOA
 // over UDP and moves the zone's serial past the highest serial one holds,
-// when that is ahead of it (RFC 1982). It runs before DNS opens and before
-// anything is published or replicated.
-func (c *controller) serialPastSecondaries(addrs []string, timeout time.Duration) {
+// when that is not behind it (RFC 1982; memory.Provider.AdvanceSerial: no
+// record changes, the version moves, so NOTIFY follows). It returns the
+// secondaries that did not answer. At the start it runs before DNS opens
+// and before anything is published or replicated.
+func (c *controller) serialPastSecondaries(addrs []string, timeout time.Duration) (silent []string) {
 	serials := make([]uint32, len(addrs))
+	answered := make([]bool, len(addrs))
 	var wg sync.WaitGroup
 	for i, addr := range addrs {
 		wg.Go(func() {
@@ -86,7 +93,11 @@ func (c *controller) serialPastSecondaries(addrs []string, timeout time.Duration
 			m := new(dns.Msg)
 			m.SetQuestion(dnsname.Fqdn(c.cfg.Zone), dns.TypeSOA)
 			r, _, err := cl.Exchange(m, addr)
-			if err != nil || r.Rcode != dns.RcodeSuccess {
+			if err != nil {
+				return
+			}
+			answered[i] = true // a secondary without the zone answers too
+			if r.Rcode != dns.RcodeSuccess {
 				return
 			}
 			for _, rr := range r.Answer {
@@ -97,30 +108,51 @@ func (c *controller) serialPastSecondaries(addrs []string, timeout time.Duration
 		})
 	}
 	wg.Wait()
-	snap := c.zone.Snapshot()
-	if len(snap.Zones) != 1 {
-		return
+	for i, addr := range addrs {
+		if !answered[i] {
+			silent = append(silent, addr)
+		}
 	}
-	cur := snap.Zones[0].SOA.Serial
-	high, from := cur, ""
+	soa, err := c.zone.SOA(c.cfg.Zone)
+	if err != nil {
+		return silent
+	}
+	high, from := soa.Serial, ""
 	for i, s := range serials {
-		if s != 0 && memory.SerialGreater(s, high) {
+		if s != 0 && !memory.SerialGreater(high, s) && (from == "" || memory.SerialGreater(s, high)) {
 			high, from = s, addrs[i]
 		}
 	}
 	if from == "" {
-		return
+		return silent
 	}
-	next := high + 1
-	if next == 0 {
-		next = 1
+	next, moved, err := c.zone.AdvanceSerial(c.cfg.Zone, high)
+	if err != nil || !moved {
+		return silent
 	}
-	snap.Zones[0].SOA.Serial = next
-	if err := c.zone.Restore(snap); err != nil {
-		c.log.Warn("serial not moved past the secondaries'", "err", err)
-		return
+	c.log.Info("a secondary holds a serial not behind the zone's (a burst of changes before a restart without state): moving past it", "secondary", from, "serial", high, "was", soa.Serial, "now", next)
+	return silent
+}
+
+// secondaryLoop asks the secondaries that did not answer at the start
+// again every secondaryRecheck, moving the serial past theirs
+// (serialPastSecondaries), until each has answered once or ctx ends: a
+// secondary that was away when gslbd restarted without state, after a
+// burst that ran the serial ahead of the clock, would otherwise ignore the
+// zone until the clock passed its serial and the zone changed.
+func (c *controller) secondaryLoop(ctx context.Context) error {
+	t := time.NewTicker(secondaryRecheck)
+	defer t.Stop()
+	for len(c.silentSecondaries) > 0 {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		c.silentSecondaries = c.serialPastSecondaries(c.silentSecondaries, secondarySOATimeout)
 	}
-	c.log.Info("a secondary holds a serial ahead of the clock (a burst of changes before the restart): starting past it", "secondary", from, "serial", high, "clock", cur, "start", next)
+	c.log.Info("every secondary has answered since the start")
+	return nil
 }
 
 // prepareRestored rewrites the saved zone s for this config before it is

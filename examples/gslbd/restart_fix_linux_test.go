@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/gslbkit/gslb/provider/memory"
 )
 
 // fixedPorts gives a controllerYAML config fixed loopback ports (so a
@@ -357,5 +360,60 @@ func TestFirstStartAllDeadAnswersConfiguredAddresses(t *testing.T) {
 	}
 	if _, body := get(t, http2, "/readyz"); strings.Contains(body, "first_answer_unverified") {
 		t.Errorf("failClosed reports an unverified first answer:\n%s", body)
+	}
+}
+
+// TestSilentSecondaryGetsASerialPastItsOwn: the burst-then-restart case of
+// I3 with the secondary away at the start. A controller starting without
+// state is at the clock's serial; the secondary in transfer.notify, which
+// holds a serial the previous run's burst ran ahead of the clock (1000
+// here), does not answer then. Once it answers, the controller moves past
+// its serial and notifies it: it transfers again instead of ignoring the
+// zone. (Before: it was asked at the start only, and ignored the zone
+// until the clock passed its serial and the zone changed.)
+func TestSilentSecondaryGetsASerialPastItsOwn(t *testing.T) {
+	secAddr := freeAddr(t)
+	b := newBackend(t)
+	d := startDaemon(t, controllerYAML(fmt.Sprintf("stateDir: \"\"\ntransfer:\n  allow: [{prefix: 127.0.0.0/8}]\n  notify: [%q]\n  notifyTimeout: 100ms", secAddr),
+		fmt.Sprintf("  - name: app.example.test.\n    ttl: 1s\n    addresses:\n      - {ip: 192.0.2.1, probeAddr: %q}\n", b.addr())))
+	guard := 60 * time.Second
+	waitFor(t, guard, "the controller answers", func() bool { got, _ := answer(d.dns, "app.example.test."); return len(got) == 1 })
+	held := soaSerial(d.dns) + 1000
+	notified := make(chan uint32, 100)
+	pc, err := net.ListenPacket("udp", secAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		switch {
+		case r.Opcode == dns.OpcodeNotify && len(r.Answer) == 1:
+			if soa, ok := r.Answer[0].(*dns.SOA); ok {
+				notified <- soa.Serial
+			}
+		case len(r.Question) == 1 && r.Question[0].Qtype == dns.TypeSOA:
+			m.Authoritative = true
+			m.Answer = []dns.RR{&dns.SOA{Hdr: dns.RR_Header{Name: "example.test.", Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 60},
+				Ns: "ns1.example.test.", Mbox: "hostmaster.example.test.", Serial: held, Refresh: 60, Retry: 60, Expire: 600, Minttl: 60}}
+		}
+		_ = w.WriteMsg(m)
+	})}
+	started := make(chan struct{})
+	sec.NotifyStartedFunc = func() { close(started) }
+	go func() { _ = sec.ActivateAndServe() }()
+	<-started
+	defer func() { _ = sec.Shutdown() }()
+	waitFor(t, guard, "the controller's serial passes the secondary's", func() bool { return memory.SerialGreater(soaSerial(d.dns), held) })
+	timeout := time.After(guard)
+	for {
+		select {
+		case s := <-notified:
+			if memory.SerialGreater(s, held) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no NOTIFY with a serial past %d within %v", held, guard)
+		}
 	}
 }
