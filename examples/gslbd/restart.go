@@ -37,7 +37,10 @@ import (
 //     server) instead of getting NXDOMAIN for names the config has. The
 //     first publication comes when every address has had its first probe
 //     result, or at the startup bound (two of the longest intervals plus
-//     that check's timeout).
+//     that check's timeout). A record that has no answer in the zone and
+//     to which the policy gives none (keepLast, no failover name, no
+//     address passed) publishes its configured addresses
+//     (firstAnswerModelLocked), so no name is left without an answer.
 //
 // The SOA serial never goes back: a fresh zone starts at the clock
 // (seconds since 1970), a restored one at the clock or one past its saved
@@ -46,9 +49,10 @@ import (
 // serial policy). So the serial runs ahead of the clock only by a burst of
 // more than one change a second, and falls back to it within as many
 // seconds. A start also asks the secondaries it notifies for their serial
-// and starts past the highest one that answers (serialPastSecondaries): a
-// restart right after such a burst, without a state file or with one that
-// could not be written lately, then still moves their serial forward.
+// and starts past the highest one that answers (serialPastSecondaries),
+// and asks those that did not answer again until each has (secondaryLoop):
+// a restart right after such a burst, without a state file or with one
+// that could not be written lately, then still moves their serial forward.
 
 // clockSerial is the serial of a zone started at now: its Unix time, never 0.
 func clockSerial(now time.Time) uint32 {

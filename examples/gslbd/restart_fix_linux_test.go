@@ -68,8 +68,9 @@ func TestStartWithoutUsableStateNeverAnswersNXDOMAINOrADeadBackend(t *testing.T)
 	y, ctlDNS, ctlHTTP := fixedPorts(t, controllerYAML(fmt.Sprintf("stateDir: %s\nreplication: {secret: %s}", dir, secret),
 		fmt.Sprintf("  - name: app.example.test.\n    ttl: 1s\n    probe: {policy: {interval: 500ms, timeout: 500ms, maxBackoff: 1s}}\n    addresses:\n      - {ip: 192.0.2.1, probeAddr: %q}\n      - {ip: 192.0.2.2, probeAddr: %q}\n", live.addr(), dead.addr())))
 	// (Probes get 500 ms: on a loaded host a first probe of the live
-	// backend that times out would rightly leave the name nothing to
-	// answer, NXDOMAIN, as the README says.)
+	// backend that times out would rightly leave the name no address that
+	// passed, and its first answer would be both configured addresses, as
+	// the README says.)
 	const name = "app.example.test."
 	guard := 60 * time.Second
 	var nodeDNS switchable
