@@ -46,7 +46,8 @@ func bumpSerial(s uint32, policy SerialPolicy, now time.Time) uint32 {
 // no record: the Provider's Version moves (so Wait, and NOTIFY senders,
 // see it) with no journal entry, so an incremental transfer from a serial
 // before the move no longer chains and falls back to a full one, and a
-// replica keeps its records and its serial until the next change. It is
+// replica (provider/replication), handed a newer version without changes,
+// takes a full snapshot. It is
 // for a primary that learns a secondary holds a serial it served before
 // losing its state (a restart without a state file after a burst of
 // changes ran the serial ahead of the clock): moving past it makes the
