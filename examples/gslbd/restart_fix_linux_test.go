@@ -305,8 +305,10 @@ func TestDrainSurvivesKill9AtOnce(t *testing.T) {
 // addresses, kept until one passes, and /readyz
 // says why (first_answer_unverified); once a backend comes up it answers
 // that one alone. The failClosed record is not concerned (policy.allUnhealthy
-// is global, so it runs in a second process). (Before: NXDOMAIN until an
-// address passed.)
+// is global, so it runs in a second process). (Before: with this one
+// record nothing was published, so DNS never opened; beside other records
+// the name answered NXDOMAIN until an address passed, TestTortureScenarios
+// item15.)
 func TestFirstStartAllDeadAnswersConfiguredAddresses(t *testing.T) {
 	b1, b2, b3 := newBackend(t), newBackend(t), newBackend(t)
 	b1.down.Store(true)
