@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/libdns/libdns"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gslbkit/gslb/failover"
@@ -104,6 +105,8 @@ type controller struct {
 
 	mu   sync.Mutex
 	deps map[string]*depState // pool conflicts by record name (depconflict.go)
+	// relocGone: records whose relocated pool is withdrawn, until when.
+	relocGone map[string]time.Time
 	// poolRead is when poolAddresses last read the provider (under mu).
 	poolRead time.Time
 	records  []*recState
@@ -144,7 +147,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	}
 	c := &controller{cfg: cfg, log: log, met: met, client: d.client, st: newStatusTracker(), byName: map[string]*recState{}, byID: map[string]*addrState{},
 		answering: make(chan struct{}),
-		deps:      map[string]*depState{}, depHold: dependencyHold}
+		deps:      map[string]*depState{}, relocGone: map[string]time.Time{}, depHold: dependencyHold}
 	if c.client == nil {
 		c.client = http.DefaultClient
 	}
@@ -514,7 +517,7 @@ func (c *controller) publish() {
 			if c.inFallbackLocked(rs.spec.Name) {
 				m.Disabled = true // its pool is taken: its failover name (depconflict.go)
 			}
-			pool, keep := c.poolOverrideLocked(rs.spec.Name)
+			pool, keep, gone := c.poolOverrideLocked(rs.spec.Name)
 			m.Pool = pool // its pool is taken, no failover name: relocated
 			if fd, err := c.policy.Provider(m); err != nil {
 				errs = append(errs, err)
@@ -525,6 +528,11 @@ func (c *controller) publish() {
 				m.Pool = keep
 				if fd, err := c.policy.Provider(m); err == nil {
 					remote = merge(remote, poolSets(fd, m.Name))
+				}
+			}
+			if gone != "" { // back in its own pool: the relocated one goes
+				for _, typ := range []string{"A", "AAAA"} {
+					remote.Withdraw = append(remote.Withdraw, record.Key{Zone: c.cfg.Zone, Name: libdns.RelativeName(gone, c.cfg.Zone), Type: typ})
 				}
 			}
 		}

@@ -31,7 +31,9 @@ import (
 // app.pool.example.com moves to app.pool-gslb.example.com) and the
 // record's CNAME follows it, so the name keeps answering its
 // addresses; once the original pool name holds nothing (its owner freed
-// it) the pool moves back, the relocated one kept until the CNAME is back.
+// it) the pool moves back, the relocated one kept for a hold while the
+// CNAME moves, then withdrawn (for another hold: the reconciler deletes
+// only what it is asked to withdraw).
 // Every step is logged, named on /readyz (pool_conflict) and counted in
 // gslbkit_records_pool_conflict.
 
@@ -108,6 +110,11 @@ func (c *controller) checkDependencies(now time.Time) {
 	addrs, occupied := c.poolAddresses(now, zones)
 	changed := false
 	c.mu.Lock()
+	for name, until := range c.relocGone {
+		if !now.Before(until) {
+			delete(c.relocGone, name)
+		}
+	}
 	for _, rs := range c.records {
 		pool, err := c.policy.PoolName(c.modelLocked(rs))
 		if err != nil {
@@ -154,7 +161,12 @@ func (c *controller) checkDependencies(now time.Time) {
 		case !st.retrying.IsZero() && now.Sub(st.retrying) < c.depHold:
 			// Judged after a hold without a conflict.
 		default:
-			changed = changed || st.keepRelocated // the relocated pool goes
+			if st.keepRelocated {
+				// The CNAME is back: withdraw the relocated pool.
+				c.relocGone[rs.spec.Name] = now.Add(c.depHold)
+				changed = true
+				c.log.Info("withdrawing the relocated pool", "record", rs.spec.Name, "pool", relocatedPool(c.cfg, rs.spec.Name))
+			}
 			delete(c.deps, rs.spec.Name)
 			c.log.Info("pool written again: the record answers from it", "record", rs.spec.Name, "pool", pool)
 		}
@@ -223,19 +235,25 @@ func (c *controller) poolAddresses(now time.Time, zones map[string]bool) (addrs,
 }
 
 // poolOverrideLocked is the pool name the provider output of name uses
-// ("" for the policy's own) and, while it moves back, the relocated pool
-// to keep publishing beside it ("" for none); c.mu is held.
-func (c *controller) poolOverrideLocked(name string) (pool, keep string) {
+// ("" for the policy's own); while it moves back, the relocated pool to
+// keep publishing beside it, and once it is back the relocated pool to
+// withdraw ("" for none); c.mu is held.
+func (c *controller) poolOverrideLocked(name string) (pool, keep, gone string) {
+	if _, ok := c.relocGone[name]; ok {
+		gone = relocatedPool(c.cfg, name)
+	}
 	st := c.deps[name]
 	switch {
 	case st == nil:
-		return "", ""
 	case st.relocated:
-		return relocatedPool(c.cfg, name), ""
+		pool = relocatedPool(c.cfg, name)
 	case st.keepRelocated:
-		return "", relocatedPool(c.cfg, name)
+		keep = relocatedPool(c.cfg, name)
 	}
-	return "", ""
+	if pool != "" || keep != "" {
+		gone = "" // moved again before the withdraw was done
+	}
+	return pool, keep, gone
 }
 
 // poolSets is the part of fd that is not at name: the pool's sets.

@@ -198,3 +198,42 @@ func TestPoolTakenOverWithoutFailoverRelocates(t *testing.T) {
 		t.Errorf("/readyz while moving back: %s", body)
 	}
 }
+
+// TestPoolRelocationMovesBackAndWithdraws: with a short hold, the relocated
+// pool of a record without a failover name is withdrawn (its addresses and
+// gslbd's marker) a hold after the pool moved back, and pool_conflict
+// clears: nothing of the relocation is left at the provider.
+func TestPoolRelocationMovesBackAndWithdraws(t *testing.T) {
+	y := strings.Replace(poolYAML, "    failover: app.backup.example.net.\n", "", 1)
+	c, ext, pool, foreign := poolTakenOver(t, y, 500*time.Millisecond)
+	guard := 30 * time.Second
+	const moved = "app.pool-gslb.example.test."
+	waitFor(t, guard, "app answered through the relocated pool", func() bool {
+		return strings.Join(zoneAnswer(ext, "app.example.test."), ",") == "192.0.2.1,CNAME "+moved
+	})
+	if _, err := ext.DeleteRecords(context.Background(), "example.test.", foreign); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, guard, "app answered from its own pool again", func() bool {
+		got := zoneAnswer(ext, "app.example.test.")
+		if slices.Contains(got, "NOERROR") {
+			t.Fatalf("app answers NODATA while moving back: %v", got)
+		}
+		return strings.Join(got, ",") == "192.0.2.1,CNAME "+pool
+	})
+	waitFor(t, guard, "the relocated pool and its marker withdrawn, pool_conflict cleared", func() bool {
+		recs, err := ext.GetRecords(context.Background(), "example.test.")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if strings.Contains(r.RR().Name, "pool-gslb") {
+				return false
+			}
+		}
+		return !strings.Contains(do(c.handler(), "GET", "/readyz", nil).Body.String(), "pool_conflict")
+	})
+	if got := strings.Join(zoneAnswer(ext, "app.example.test."), ","); got != "192.0.2.1,CNAME "+pool {
+		t.Errorf("after the withdraw app answers %s", got)
+	}
+}
