@@ -199,7 +199,7 @@ const copyMemZone = "big.test."
 
 // copyMemSource returns a Provider holding one zone of n records, a mix of
 // A (40 %), AAAA (25 %), TXT (20 %) and CNAME (15 %), one owner name each.
-func copyMemSource(t *testing.T, n int) *memory.Provider {
+func copyMemSource(t testing.TB, n int) *memory.Provider {
 	zs := memory.ZoneSnapshot{Name: copyMemZone, SOA: memory.SOA{NS: "ns1." + copyMemZone, Mbox: "hostmaster." + copyMemZone, Serial: 1, Refresh: 3600, Retry: 600, Expire: 86400, Minimum: 60, TTL: 3600}}
 	zs.Records = make([]memory.ZoneRecord, 0, n)
 	for i := range n {
