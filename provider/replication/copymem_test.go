@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func TestCopyMemory(t *testing.T) {
 		t.Skip("reads /proc/self/status")
 	}
 	t.Logf("GOGC=%q GOMEMLIMIT=%q GOMAXPROCS=%d", os.Getenv("GOGC"), os.Getenv("GOMEMLIMIT"), runtime.GOMAXPROCS(0))
-	t.Logf("%-9s %-6s %10s %10s %7s %9s %10s %10s", "records", "phase", "steady MiB", "peak MiB", "ratio", "seconds", "heap MiB", "file MiB")
+	t.Logf("%-9s %-6s %10s %10s %7s %9s %9s %10s %10s", "records", "phase", "steady MiB", "peak MiB", "ratio", "wall s", "CPU s", "heap MiB", "file MiB")
 	for _, f := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
@@ -70,7 +71,7 @@ func TestCopyMemory(t *testing.T) {
 			if m.Phase == "" {
 				t.Fatalf("%d records, %s: no measurement\n%s", n, phase, out)
 			}
-			t.Logf("%-9d %-6s %10.1f %10.1f %7.3f %9.2f %10.1f %10.1f", n, phase, mib(m.SteadyRSS), mib(m.PeakRSS), float64(m.PeakRSS)/float64(m.SteadyRSS), m.Seconds, mib(m.SteadyHeap), mib(m.FileBytes))
+			t.Logf("%-9d %-6s %10.1f %10.1f %7.3f %9.2f %9.2f %10.1f %10.1f", n, phase, mib(m.SteadyRSS), mib(m.PeakRSS), float64(m.PeakRSS)/float64(m.SteadyRSS), m.Seconds, m.CPU, mib(m.SteadyHeap), mib(m.FileBytes))
 		}
 	}
 }
@@ -81,11 +82,19 @@ type copyMeasure struct {
 	SteadyRSS  int64 // bytes, VmRSS with the copy held, after GC
 	PeakRSS    int64 // bytes, VmHWM during the phase (after the steady reading)
 	SteadyHeap int64 // bytes, HeapAlloc with the copy held, after GC
-	Seconds    float64
+	Seconds    float64 // wall time of the phase
+	CPU        float64 // user + system CPU seconds of the phase
 	FileBytes  int64
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// cpuSeconds is the process's user and system CPU time so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
 
 const copyMemSecret = "copy-memory-secret-0123456789"
 
@@ -104,15 +113,16 @@ func TestCopyMemoryChild(t *testing.T) {
 	cfg.URL, cfg.Zones, cfg.Auth.Secret = "http://127.0.0.1:1/replication", []string{copyMemZone}, copyMemSecret
 	cfg.MaxBody, cfg.Timeout = 1<<30, 10*time.Minute
 	var start time.Time
+	var cpu0 float64
 	begin := func() { // the copy is held: steady, then the peak starts over
 		m.SteadyRSS, m.SteadyHeap = steady(t)
 		if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 			t.Fatalf("resetting the peak RSS: %v", err)
 		}
-		start = time.Now()
+		start, cpu0 = time.Now(), cpuSeconds()
 	}
 	end := func() {
-		m.Seconds = time.Since(start).Seconds()
+		m.Seconds, m.CPU = time.Since(start).Seconds(), cpuSeconds()-cpu0
 		m.PeakRSS = procStatus(t, "VmHWM")
 	}
 	switch phase {
