@@ -48,6 +48,12 @@ func TestCopyMemory(t *testing.T) {
 	}
 	t.Logf("GOGC=%q GOMEMLIMIT=%q GOMAXPROCS=%d", os.Getenv("GOGC"), os.Getenv("GOMEMLIMIT"), runtime.GOMAXPROCS(0))
 	t.Logf("%-9s %-6s %10s %10s %7s %9s %9s %10s %10s", "records", "phase", "steady MiB", "peak MiB", "ratio", "wall s", "CPU s", "heap MiB", "file MiB")
+	var curves []string
+	defer func() {
+		for _, c := range curves {
+			t.Log(c)
+		}
+	}()
 	for _, f := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
@@ -73,6 +79,7 @@ func TestCopyMemory(t *testing.T) {
 				t.Fatalf("%d records, %s: no measurement\n%s", n, phase, out)
 			}
 			t.Logf("%-9d %-6s %10.1f %10.1f %7.3f %9.2f %9.2f %10.1f %10.1f", n, phase, mib(m.SteadyRSS), mib(m.PeakRSS), float64(m.PeakRSS)/float64(m.SteadyRSS), m.Seconds, m.CPU, mib(m.SteadyHeap), mib(m.FileBytes))
+			curves = append(curves, fmt.Sprintf("%-9d %-6s RSS MiB during the phase: %v", n, phase, m.Curve))
 		}
 	}
 }
@@ -86,6 +93,40 @@ type copyMeasure struct {
 	Seconds    float64 // wall time of the phase
 	CPU        float64 // user + system CPU seconds of the phase
 	FileBytes  int64
+	Curve      []int64 // the RSS during the phase, MiB, at most 16 points (the highest of each slice of time)
+}
+
+// sampleRSS reads VmRSS every 20 ms until stop is closed, then sends the
+// readings.
+func sampleRSS(stop <-chan struct{}, out chan<- []int64) {
+	var rss []int64
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		v, _ := readStatus("VmRSS")
+		rss = append(rss, v>>20)
+		select {
+		case <-stop:
+			out <- rss
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// curve keeps at most n points of rss, the highest of each slice.
+func curve(rss []int64, n int) []int64 {
+	if len(rss) <= n {
+		return rss
+	}
+	out := make([]int64, n)
+	for i := range n {
+		lo, hi := i*len(rss)/n, (i+1)*len(rss)/n
+		for _, v := range rss[lo:hi] {
+			out[i] = max(out[i], v)
+		}
+	}
+	return out
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
@@ -115,16 +156,20 @@ func TestCopyMemoryChild(t *testing.T) {
 	cfg.MaxBody, cfg.Timeout = 1<<30, 10*time.Minute
 	var start time.Time
 	var cpu0 float64
+	stop, samples := make(chan struct{}), make(chan []int64, 1)
 	begin := func() { // the copy is held: steady, then the peak starts over
 		m.SteadyRSS, m.SteadyHeap = steady(t)
 		if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 			t.Fatalf("resetting the peak RSS: %v", err)
 		}
 		start, cpu0 = time.Now(), cpuSeconds()
+		go sampleRSS(stop, samples)
 	}
 	end := func() {
 		m.Seconds, m.CPU = time.Since(start).Seconds(), cpuSeconds()-cpu0
 		m.PeakRSS = procStatus(t, "VmHWM")
+		close(stop)
+		m.Curve = curve(<-samples, 16)
 	}
 	switch phase {
 	case "serve": // the source writes a signed snapshot reply (to a file)
@@ -274,21 +319,26 @@ func steady(t *testing.T) (rss, heap int64) {
 }
 
 func procStatus(t *testing.T, field string) int64 {
-	data, err := os.ReadFile("/proc/self/status")
+	v, err := readStatus(field)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return v
+}
+
+// readStatus reads a field of /proc/self/status in bytes.
+func readStatus(field string) (int64, error) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
+			return kb << 10, err
 		}
 	}
-	t.Fatalf("no %s in /proc/self/status", field)
-	return 0
+	return 0, fmt.Errorf("no %s in /proc/self/status", field)
 }
 
 // fileResponse is a ResponseWriter that writes the body to a file.
