@@ -706,8 +706,9 @@ func (r *Replica) get(ctx context.Context, endpoint string, q url.Values, decode
 	case errors.Is(err, ErrTooLarge):
 		return &RejectError{Reason: RejectTooLarge, Err: fmt.Errorf("GET %s: %w", endpoint, err)}
 	case ctx.Err() != nil:
-		// The timeout ended reading or building the copy.
-		return fmt.Errorf("replication: replica: GET %s: building the copy: %w", endpoint, err)
+		// The timeout (or shutdown) ended reading the body and building
+		// the copy from it.
+		return fmt.Errorf("replication: replica: GET %s: reading and building the copy: %w", endpoint, err)
 	case body.err != nil:
 		// The connection failed (or ctx ended) while reading.
 		return fmt.Errorf("replication: replica: GET %s: reading body: %w", endpoint, body.err)
