@@ -87,9 +87,9 @@ func TestCopyMemory(t *testing.T) {
 type copyMeasure struct {
 	Phase      string
 	Records    int
-	SteadyRSS  int64 // bytes, VmRSS with the copy held, after GC
-	PeakRSS    int64 // bytes, VmHWM during the phase (after the steady reading)
-	SteadyHeap int64 // bytes, HeapAlloc with the copy held, after GC
+	SteadyRSS  int64   // bytes, VmRSS with the copy held, after GC
+	PeakRSS    int64   // bytes, VmHWM during the phase (after the steady reading)
+	SteadyHeap int64   // bytes, HeapAlloc with the copy held, after GC
 	Seconds    float64 // wall time of the phase
 	CPU        float64 // user + system CPU seconds of the phase
 	FileBytes  int64
