@@ -25,7 +25,8 @@ import (
 // SnapshotView is one consistent state of a Provider (see
 // Provider.SnapshotView), written as a Snapshot without building one. It
 // stays valid and unchanged while the Provider changes; it holds that
-// state's zones in memory until dropped.
+// state's zones in memory until dropped. The zero SnapshotView holds no
+// zone. Its methods are safe for concurrent use.
 type SnapshotView struct {
 	// Version and Epoch are written as the Snapshot's (the Provider's at
 	// the view; a caller may set others, as a replica saving the source's
@@ -289,7 +290,8 @@ func appendJSONString(dst []byte, s string) []byte {
 // the result. Nothing is published before: a builder whose input turns out
 // bad (a record that does not validate, a signature that does not verify)
 // is dropped and the Provider keeps answering from its zones. The first
-// error sticks: later calls return it. Not safe for concurrent use.
+// error sticks: later calls return it. The zero SnapshotBuilder is an
+// empty one without a context. Not safe for concurrent use.
 type SnapshotBuilder struct {
 	// Version and Epoch are the source's, as read (ResumeBuilt adopts them).
 	Version uint64
@@ -316,6 +318,12 @@ func (b *SnapshotBuilder) Zone(name string, soa SOA) error {
 	}
 	if err := b.endZone(); err != nil {
 		return err
+	}
+	if b.zones == nil {
+		b.zones = map[string]*zone{}
+	}
+	if b.ctx == nil {
+		b.ctx = context.Background()
 	}
 	zb, err := newZoneBuild(b.ctx, name, soa)
 	if err == nil {
@@ -383,6 +391,9 @@ func (b *SnapshotBuilder) built() (map[string]*zone, error) {
 		return nil, err
 	}
 	zones := b.zones
+	if zones == nil {
+		zones = map[string]*zone{}
+	}
 	b.zones, b.err = nil, errors.New("memory: SnapshotBuilder already used")
 	return zones, nil
 }

@@ -172,3 +172,32 @@ func TestSnapshotBuilderErrors(t *testing.T) {
 		t.Fatalf("the Provider changed: %+v", zones)
 	}
 }
+
+// TestSnapshotBuilderZero: the zero builder builds; a used one refuses.
+func TestSnapshotBuilderZero(t *testing.T) {
+	var b memory.SnapshotBuilder
+	if err := b.Zone("zero.test.", memory.SOA{NS: "ns.zero.test.", Mbox: "h.zero.test."}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add(memory.ZoneRecord{Name: "a", Type: "A", TTL: 1, Data: "192.0.2.1"}); err != nil {
+		t.Fatal(err)
+	}
+	p := new(memory.Provider)
+	if err := p.RestoreBuilt(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.RestoreBuilt(&b); err == nil {
+		t.Fatal("a builder was used twice")
+	}
+	if err := p.RestoreBuilt(nil); err == nil {
+		t.Fatal("a nil builder was accepted")
+	}
+	if zones := p.Zones(); len(zones) != 1 {
+		t.Fatalf("zones %v", zones)
+	}
+	var v memory.SnapshotView
+	var buf bytes.Buffer
+	if err := v.WriteJSON(&buf, nil); err != nil || buf.String() != `{"format":2,"version":0,"zones":[]}` {
+		t.Fatalf("zero view: %s %v", buf.String(), err)
+	}
+}
