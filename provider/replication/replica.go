@@ -713,6 +713,18 @@ func (r *Replica) get(ctx context.Context, endpoint string, q url.Values, decode
 		// The connection failed (or ctx ended) while reading.
 		return fmt.Errorf("replication: replica: GET %s: reading body: %w", endpoint, body.err)
 	default:
+		// The copy is built as the body is read, so its content can fail
+		// before its signature is known. A reply that is unsigned or does
+		// not verify is refused as such, whatever it holds: the rest is
+		// read (not built) to check it.
+		if strings.TrimSpace(sig) == "" {
+			return checkSignature(endpoint, sig, vb)
+		}
+		if _, derr := io.Copy(io.Discard, vb); derr == nil {
+			if serr := checkSignature(endpoint, sig, vb); serr != nil {
+				return serr
+			}
+		}
 		return &RejectError{Reason: RejectInvalid, Err: fmt.Errorf("GET %s: %w", endpoint, err)}
 	}
 }
