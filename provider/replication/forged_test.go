@@ -141,3 +141,42 @@ func TestTruncatedSnapshotKeepsCopy(t *testing.T) {
 	}
 	copyMemCheck(t, local, 40)
 }
+
+// TestForgedInvalidSnapshot: a reply whose content fails while the copy is
+// built is refused for its signature first: unsigned or forged, not
+// invalid; a signed one is invalid.
+func TestForgedInvalidSnapshot(t *testing.T) {
+	const secret = "the-real-shared-secret-0123"
+	body := `{"version":1000,"epoch":"forged","zones":[{"name":"big.test.","records":[{"name":"app","type":"A","ttl":5,"data":"203.0.113.66"}]}]}` + "\n"
+	for _, tc := range []struct {
+		name, key, want string
+	}{
+		{"unsigned", "", RejectUnsigned},
+		{"forged", "a-forgers-own-secret-456", RejectForged},
+		{"signed", secret, RejectInvalid},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tc.key != "" {
+				w.Header().Set(SignatureHeader, HandlerConfig{Secret: tc.key}.SignReply(r.Header.Get(NonceHeader), []byte(body)))
+			}
+			_, _ = w.Write([]byte(body))
+		}))
+		cfg := DefaultReplicaConfig()
+		cfg.URL, cfg.Zones, cfg.Auth.Secret = srv.URL+"/replication", []string{copyMemZone}, secret
+		local := copyMemSource(t, 3)
+		version := local.Version()
+		r, err := NewReplica(local, cfg, srv.Client(), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.syncOnce(context.Background())
+		srv.Close()
+		var rej *RejectError
+		if err := r.Status().LastErr; !errors.As(err, &rej) || rej.Reason != tc.want {
+			t.Errorf("%s: %v, want a %s refusal", tc.name, err, tc.want)
+		}
+		if local.Version() != version {
+			t.Errorf("%s: the copy changed", tc.name)
+		}
+	}
+}
