@@ -187,6 +187,10 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 		},
 		nodes:        map[string]*node{},
 		serialPolicy: cfg.SerialPolicy,
+		signer:       cfg.Signer,
+	}
+	if cfg.Signer != nil && cfg.Signer.Zone() != key {
+		return fielderr.New(ErrInvalidZone, "signer", cfg.Signer.Zone(), "a signer of "+key)
 	}
 	apex := &node{sets: map[uint16][]rec{}}
 	for _, ns := range cfg.NS {

@@ -267,6 +267,7 @@ func keepSerialPolicies(old, zones map[string]*zone) {
 	for name, z := range zones {
 		if o, ok := old[name]; ok {
 			z.serialPolicy = o.serialPolicy
+			z.signer = o.signer
 		}
 	}
 }

@@ -1,0 +1,178 @@
+package dnssec_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gslbkit/gslb/provider/dnssec"
+	"github.com/miekg/dns"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+func mustKey(t testing.TB, alg uint8, flags uint16) *dnssec.Key {
+	t.Helper()
+	k, err := dnssec.GenerateKey("example.com", alg, flags, 3600)
+	require.NoError(t, err)
+	return k
+}
+
+func rrs(t testing.TB, lines ...string) []dns.RR {
+	t.Helper()
+	var out []dns.RR
+	for _, l := range lines {
+		rr, err := dns.NewRR(l)
+		require.NoError(t, err)
+		out = append(out, rr)
+	}
+	return out
+}
+
+func verify(t testing.TB, sigs []*dns.RRSIG, keys []dns.RR, set []dns.RR, now time.Time) {
+	t.Helper()
+	require.NotEmpty(t, sigs)
+	for _, sig := range sigs {
+		var ok bool
+		for _, k := range keys {
+			k := k.(*dns.DNSKEY)
+			if k.KeyTag() == sig.KeyTag && k.Algorithm == sig.Algorithm {
+				require.NoError(t, sig.Verify(k, set), "sig %s", sig)
+				ok = true
+			}
+		}
+		require.True(t, ok, "no DNSKEY for %s", sig)
+		require.True(t, sig.ValidityPeriod(now), "validity of %s at %s", sig, now)
+	}
+}
+
+func TestSignVerifyAlgorithms(t *testing.T) {
+	for _, alg := range []uint8{dnssec.ECDSAP256SHA256, dnssec.ED25519} {
+		t.Run(dns.AlgorithmToString[alg], func(t *testing.T) {
+			k := mustKey(t, alg, dnssec.FlagsKSK)
+			s, err := dnssec.NewSigner("Example.COM", dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}}})
+			require.NoError(t, err)
+			set := rrs(t, "www.example.com. 60 IN A 192.0.2.1", "www.example.com. 60 IN A 192.0.2.2")
+			sigs, err := s.Sign(set, t0)
+			require.NoError(t, err)
+			verify(t, sigs, s.DNSKEYs(), set, t0)
+			require.Equal(t, uint32(t0.Add(-time.Hour).Unix()), sigs[0].Inception)
+			require.Equal(t, uint32(t0.Add(7*24*time.Hour).Unix()), sigs[0].Expiration)
+			// The same set in another order, with a duplicate: a cache hit.
+			again, err := s.Sign([]dns.RR{set[1], set[0], set[1]}, t0.Add(time.Minute))
+			require.NoError(t, err)
+			require.Same(t, sigs[0], again[0])
+			st := s.Stats()
+			require.Equal(t, uint64(1), st.Made)
+			require.Equal(t, uint64(1), st.Hits)
+			require.Equal(t, 1, st.Entries)
+			// The DNSKEY set is signed by the SEP key.
+			ks, err := s.Sign(s.DNSKEYs(), t0)
+			require.NoError(t, err)
+			verify(t, ks, s.DNSKEYs(), s.DNSKEYs(), t0)
+		})
+	}
+}
+
+func TestSignWildcard(t *testing.T) {
+	k := mustKey(t, dnssec.ECDSAP256SHA256, dnssec.FlagsKSK)
+	s, err := dnssec.NewSigner("example.com.", dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}}})
+	require.NoError(t, err)
+	sigs, err := s.Sign(rrs(t, "*.w.example.com. 60 IN A 192.0.2.1"), t0)
+	require.NoError(t, err)
+	require.Equal(t, uint8(3), sigs[0].Labels)
+	// Expanded at a.b.w.example.com., the same signature verifies.
+	sig := dns.Copy(sigs[0]).(*dns.RRSIG)
+	sig.Hdr.Name = "a.b.w.example.com."
+	verify(t, []*dns.RRSIG{sig}, s.DNSKEYs(), rrs(t, "a.b.w.example.com. 60 IN A 192.0.2.1"), t0)
+}
+
+func TestRefreshAndBudget(t *testing.T) {
+	k := mustKey(t, dnssec.ECDSAP256SHA256, dnssec.FlagsKSK)
+	s, err := dnssec.NewSigner("example.com.", dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}},
+		Validity: 4 * time.Hour, Refresh: time.Hour, SignaturesPerSecond: 2})
+	require.NoError(t, err)
+	set := rrs(t, "a.example.com. 60 IN A 192.0.2.1")
+	first, err := s.Sign(set, t0)
+	require.NoError(t, err)
+	// Before the refresh point: cached. After it: a new signature.
+	got, err := s.Sign(set, t0.Add(3*time.Hour-time.Second))
+	require.NoError(t, err)
+	require.Same(t, first[0], got[0])
+	got, err = s.Sign(set, t0.Add(3*time.Hour))
+	require.NoError(t, err)
+	require.NotSame(t, first[0], got[0])
+	verify(t, got, s.DNSKEYs(), set, t0.Add(3*time.Hour))
+	// The budget: 2 a second, with a burst of 2.
+	now := t0.Add(4 * time.Hour)
+	var over int
+	for i := range 5 {
+		_, err := s.Sign(rrs(t, fmt.Sprintf("n%d.example.com. 60 IN A 192.0.2.1", i)), now)
+		if errors.Is(err, dnssec.ErrOverBudget) {
+			over++
+		}
+	}
+	require.Equal(t, 3, over)
+	require.Equal(t, uint64(3), s.Stats().OverBudget)
+	_, err = s.Sign(rrs(t, "late.example.com. 60 IN A 192.0.2.1"), now.Add(time.Second))
+	require.NoError(t, err)
+}
+
+func TestCacheBounded(t *testing.T) {
+	k := mustKey(t, dnssec.ED25519, dnssec.FlagsKSK)
+	s, err := dnssec.NewSigner("example.com.", dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}}, CacheEntries: 64, CacheBytes: 8192})
+	require.NoError(t, err)
+	for i := range 500 {
+		_, err := s.Sign(rrs(t, fmt.Sprintf("n%d.example.com. 60 IN A 192.0.2.1", i)), t0)
+		require.NoError(t, err)
+		st := s.Stats()
+		require.LessOrEqual(t, st.Entries, 64)
+		require.LessOrEqual(t, st.Bytes, 8192)
+	}
+	require.NotZero(t, s.Stats().Evicted)
+}
+
+func TestKeyFilesRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	for _, alg := range []uint8{dnssec.ECDSAP256SHA256, dnssec.ED25519} {
+		k := mustKey(t, alg, dnssec.FlagsZSK)
+		base, err := k.WriteFiles(dir)
+		require.NoError(t, err)
+		fi, err := os.Stat(base + ".private")
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+		_, err = k.WriteFiles(dir)
+		require.Error(t, err, "no overwrite")
+		got, err := dnssec.ReadKeyFiles(base + ".private")
+		require.NoError(t, err)
+		require.Equal(t, k.DNSKEY().String(), got.DNSKEY().String())
+		require.Equal(t, k.Tag(), got.Tag())
+		require.True(t, strings.HasPrefix(filepath.Base(base), "Kexample.com.+0"))
+	}
+}
+
+func TestKeyNeverPrinted(t *testing.T) {
+	k := mustKey(t, dnssec.ECDSAP256SHA256, dnssec.FlagsKSK)
+	dir := t.TempDir()
+	base, err := k.WriteFiles(dir)
+	require.NoError(t, err)
+	b, err := os.ReadFile(base + ".private")
+	require.NoError(t, err)
+	var secret string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "PrivateKey:") {
+			secret = strings.TrimSpace(strings.TrimPrefix(l, "PrivateKey:"))
+		}
+	}
+	require.NotEmpty(t, secret)
+	for _, s := range []string{fmt.Sprint(k), fmt.Sprintf("%v %+v %#v %s %q %x", k, k, k, k, k, k), k.String(), k.GoString(),
+		fmt.Sprintf("%v", dnssec.ZoneKey{Key: k}), fmt.Sprintf("%+v", []*dnssec.Key{k})} {
+		require.NotContains(t, s, secret)
+		require.Contains(t, s, "tag")
+	}
+}

@@ -1,0 +1,230 @@
+package memory
+
+import (
+	"slices"
+	"time"
+
+	"github.com/gslbkit/gslb/provider/dnssec"
+	"github.com/miekg/dns"
+)
+
+// Online signing (see docs/dnssec.md). A zone added with a
+// ZoneConfig.Signer answers DNSKEY, CDS and CDNSKEY at its apex from the
+// signer's keys, and to a query with the DO bit it adds an RRSIG to every
+// RRset of the answer and authority sections it is authoritative for (the
+// glue and the additional addresses are not signed) and denies by compact
+// denial of existence (RFC 9824): one NSEC at the name, signed. The
+// answer path builds the unsigned reply as for any zone; signReply then
+// signs it, taking signatures from the signer's cache.
+
+// Signed reports whether the zone named zone (any case, trailing dot
+// optional) is held and signed online (added with a ZoneConfig.Signer).
+// zonetransfer refuses to transfer such a zone unless told otherwise: a
+// secondary would serve it unsigned.
+func (p *Provider) Signed(zone string) bool {
+	z := p.load().zones[zoneKey(zone)]
+	return z != nil && z.signer != nil
+}
+
+// signReply finishes m, the answer path's reply to q from the signed zone
+// z; opt is the query's OPT record (nil without EDNS) and ro the reply's.
+// It reports false when a signature could not be made (the signing
+// budget spent, a key that fails): m is then a SERVFAIL with no records.
+func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.Time) bool {
+	s := z.signer
+	if q.Name == z.name && len(m.Answer) == 0 && m.Rcode == dns.RcodeSuccess {
+		var keys []dns.RR
+		switch q.Qtype {
+		case dns.TypeDNSKEY:
+			keys = s.DNSKEYs()
+		case dns.TypeCDS:
+			keys = s.CDS()
+		case dns.TypeCDNSKEY:
+			keys = s.CDNSKEY()
+		}
+		if len(keys) > 0 {
+			m.Answer, m.Ns = append(m.Answer, keys...), m.Ns[:0]
+		}
+	}
+	if opt == nil || !opt.Do() {
+		return true
+	}
+	if opt.Co() {
+		ro.SetCo()
+	}
+	ans, proofs, err := signSection(m.Answer, z, now)
+	if err != nil {
+		return failed(m)
+	}
+	m.Answer = ans
+	switch {
+	case len(m.Ns) > 0 && m.Ns[0].Header().Rrtype == dns.TypeSOA:
+		// NXDOMAIN or NODATA, at the end of a CNAME chain when there is one.
+		name := q.Name
+		for i := len(m.Answer) - 1; i >= 0; i-- {
+			if c, ok := m.Answer[i].(*dns.CNAME); ok {
+				name = c.Target
+				break
+			}
+		}
+		ttl := m.Ns[0].Header().Ttl
+		if m.Rcode == dns.RcodeNameError {
+			m.Ns = append(m.Ns, dnssec.NXName(name, ttl))
+			if !opt.Co() {
+				m.Rcode = dns.RcodeSuccess // NODATA (RFC 9824 section 3.2)
+			}
+		} else {
+			m.Ns = append(m.Ns, dnssec.NoData(name, z.typesAt(name), ttl))
+		}
+	case len(m.Answer) == 0 && len(m.Ns) > 0 && m.Ns[0].Header().Rrtype == dns.TypeNS:
+		// A referral: no DS at the cut (the zone holds none), proved by
+		// the NSEC at the cut.
+		cut := m.Ns[0].Header().Name
+		m.Ns = append(m.Ns, dnssec.NoData(cut, z.typesAt(cut), z.negativeSOA().Header().Ttl))
+	}
+	ns, _, err := signSection(m.Ns, z, now)
+	if err != nil {
+		return failed(m)
+	}
+	m.Ns = append(ns, proofs...)
+	return true
+}
+
+// failed turns m into a SERVFAIL with no records.
+func failed(m *dns.Msg) bool {
+	m.Rcode = dns.RcodeServerFailure
+	m.Answer, m.Ns, m.Extra = nil, nil, nil
+	return false
+}
+
+// signSection returns rrs with each RRset followed by its RRSIGs (the NS
+// RRset of a delegation excepted); an RRset synthesised from a wildcard is
+// signed as the wildcard's (RFC 4035 section 5.3.2), and proofs are the
+// signed NSEC records that prove the names asked do not exist, for the
+// authority section (RFC 4035 section 3.1.3.3).
+func signSection(rrs []dns.RR, z *zone, now time.Time) (out, proofs []dns.RR, err error) {
+	if len(rrs) == 0 {
+		return rrs, nil, nil
+	}
+	out = make([]dns.RR, 0, len(rrs)*2)
+	for i := 0; i < len(rrs); {
+		h := rrs[i].Header()
+		j := i + 1
+		for j < len(rrs) && rrs[j].Header().Rrtype == h.Rrtype && rrs[j].Header().Name == h.Name {
+			j++
+		}
+		set := rrs[i:j]
+		out = append(out, set...)
+		if h.Rrtype == dns.TypeNS && h.Name != z.name {
+			i = j
+			continue // delegation NS: not authoritative, not signed
+		}
+		w := ""
+		if z.nodes[h.Name] == nil && h.Name != z.name && !z.ents[h.Name] && h.Rrtype != dns.TypeNSEC {
+			w = z.wildcardFor(h.Name)
+		}
+		signed := set
+		if w != "" {
+			signed = make([]dns.RR, len(set))
+			for k, rr := range set {
+				signed[k] = dns.Copy(rr)
+				signed[k].Header().Name = w
+			}
+		}
+		sigs, err := z.signer.Sign(signed, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, sig := range sigs {
+			if w != "" {
+				c := *sig
+				c.Hdr.Name = h.Name
+				out = append(out, &c)
+			} else {
+				out = append(out, sig)
+			}
+		}
+		if w != "" {
+			nsec, ok := dnssec.WildcardProof(h.Name, w[2:], z.negativeSOA().Header().Ttl)
+			if ok && !slices.ContainsFunc(proofs, func(r dns.RR) bool { return r.Header().Name == nsec.Hdr.Name }) {
+				psigs, err := z.signer.Sign([]dns.RR{nsec}, now)
+				if err != nil {
+					return nil, nil, err
+				}
+				proofs = append(proofs, nsec)
+				for _, s := range psigs {
+					proofs = append(proofs, s)
+				}
+			}
+		}
+		i = j
+	}
+	return out, proofs, nil
+}
+
+// typesAt returns the types a compact-denial NSEC at name lists: the
+// types held at name (at the apex SOA and the signer's key RRsets too),
+// those of the wildcard that synthesises name, or none for an empty
+// non-terminal.
+func (z *zone) typesAt(name string) []uint16 {
+	n := z.nodes[name]
+	if n == nil && name != z.name && !z.ents[name] {
+		if w := z.wildcardFor(name); w != "" {
+			n = z.nodes[w]
+		}
+	}
+	var types []uint16
+	if n != nil {
+		for t := range n.sets {
+			types = append(types, t)
+		}
+	}
+	if name == z.name {
+		types = append(types, dns.TypeSOA, dns.TypeDNSKEY)
+		if len(z.signer.CDS()) > 0 {
+			types = append(types, dns.TypeCDS, dns.TypeCDNSKEY)
+		}
+	}
+	return types
+}
+
+// signedMark is what a fast-path entry of a signed zone's reply keeps to
+// know when its signatures must be looked at again: a key change
+// (Signer.Generation) or the time until which they are reused.
+type signedMark struct {
+	s     *dnssec.Signer
+	gen   uint64
+	until int64 // Unix seconds
+}
+
+// fresh reports whether a cached reply may still be served: always for an
+// unsigned zone's (nil).
+func (k *signedMark) fresh() bool {
+	return k == nil || (k.s.Generation() == k.gen && time.Now().Unix() < k.until)
+}
+
+// markFor returns the signedMark for a reply to the question in key (the
+// fast cache's key, the name nameLen bytes of wire form), nil when the
+// zone is not signed. A cached signed reply is reused for at most a
+// quarter of the signer's refresh margin (and at most an hour): the
+// signatures it holds were due for refresh no sooner than that margin
+// before they expire, so they are never served within three quarters of
+// it of their expiration.
+func (v view) markFor(key []byte, nameLen int) *signedMark {
+	name, ok := wireName(key[:nameLen])
+	if !ok {
+		return nil
+	}
+	z := v.st.closest(name)
+	if z == nil || z.signer == nil {
+		return nil
+	}
+	reuse := min(z.signer.Config().Refresh/4, time.Hour)
+	return &signedMark{s: z.signer, gen: z.signer.Generation(), until: time.Now().Add(reuse).Unix()}
+}
+
+// signedDO reports whether a fast-path key asks the zone holding name for
+// DNSSEC records (the DO bit of its last byte) and the zone is signed.
+func signedDO(z *zone, key []byte) bool {
+	return z.signer != nil && len(key) > 0 && key[len(key)-1]&0x80 != 0
+}
