@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/miekg/dns"
 )
@@ -48,8 +49,8 @@ func ParseDelv(out string) DelvResult {
 // Delv runs delv against the non-validating unbound (its recursive
 // resolver; delv validates on its own) with the validator's trust anchors
 // and the anchors' owner as root.
-func (v *Validator) Delv(name string, qtype uint16) DelvResult {
-	v.t.Helper()
+func (v *Validator) Delv(t testing.TB, name string, qtype uint16) DelvResult {
+	t.Helper()
 	host, port, _ := strings.Cut(v.PlainAddr, ":")
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
@@ -58,7 +59,7 @@ func (v *Validator) Delv(name string, qtype uint16) DelvResult {
 	out, err := exec.CommandContext(ctx, v.delv, args...).CombinedOutput()
 	r := ParseDelv(string(out))
 	if r.Status == "" && err != nil {
-		v.t.Fatalf("testdnssec: delv %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("testdnssec: delv %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return r
 }

@@ -122,20 +122,20 @@ controls { };
 // Update re-signs z (which must be one of the zones served, changed in
 // place: its Text, keys or validity) with a new serial, makes named reload
 // it (SIGHUP) and returns once named serves the new serial.
-func (a *Authority) Update(z *Zone) {
-	a.t.Helper()
+func (a *Authority) Update(t testing.TB, z *Zone) {
+	t.Helper()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.zones[dns.Fqdn(z.Name)] != z {
-		a.t.Fatalf("testdnssec: %s is not served by this authority", z.Name)
+		t.Fatalf("testdnssec: %s is not served by this authority", z.Name)
 	}
 	a.serial++
-	z.SignTo(a.t, a.file(z.Name), a.serial)
+	z.SignTo(t, a.file(z.Name), a.serial)
 	if err := a.proc.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		a.t.Fatalf("testdnssec: SIGHUP named: %v", err)
+		t.Fatalf("testdnssec: SIGHUP named: %v", err)
 	}
 	if err := waitSerial(a.Addr, z.Name, a.serial, a.proc.Done()); err != nil {
-		a.t.Fatalf("testdnssec: named: %v; log:\n%s", err, a.Log())
+		t.Fatalf("testdnssec: named: %v; log:\n%s", err, a.Log())
 	}
 }
 

@@ -79,22 +79,22 @@ func TestHarnessValidates(t *testing.T) {
 	}
 	for _, c := range secure {
 		t.Run(c.name, func(t *testing.T) {
-			a := v.Query(c.qname, c.qtype)
+			a := v.Query(t, c.qname, c.qtype)
 			if !a.Secure() || a.Rcode != c.rcode {
 				t.Errorf("unbound: %s %s: %v, want %s with AD", c.qname, dns.TypeToString[c.qtype], a, dns.RcodeToString[c.rcode])
 			}
-			d := v.Delv(c.qname, c.qtype)
+			d := v.Delv(t, c.qname, c.qtype)
 			if !d.Validated || d.Negative != c.negative {
 				t.Errorf("delv: %s %s: %q (negative=%v), want validated, negative=%v\n%s", c.qname, dns.TypeToString[c.qtype], d.Status, d.Negative, c.negative, d.Output)
 			}
 		})
 	}
 	t.Run("expired signature fails", func(t *testing.T) {
-		d := v.Delv("www.broken.test.", dns.TypeA)
+		d := v.Delv(t, "www.broken.test.", dns.TypeA)
 		if d.Validated || !strings.Contains(d.Output, "expired") {
 			t.Errorf("delv: www.broken.test A: %q, want a failure saying the signature expired\n%s", d.Status, d.Output)
 		}
-		a := v.Query("www.broken.test.", dns.TypeA)
+		a := v.Query(t, "www.broken.test.", dns.TypeA)
 		if a.Rcode != dns.RcodeServerFailure || !strings.Contains(a.Reason, "expired") {
 			t.Errorf("unbound: www.broken.test A: %v, want SERVFAIL saying the signature expired", a)
 		}
@@ -102,28 +102,28 @@ func TestHarnessValidates(t *testing.T) {
 	t.Run("KSK roll through the parent's DS", func(t *testing.T) {
 		check := func(step string) {
 			t.Helper()
-			v.Flush("test.")
-			if a := v.Query("www.example.test.", dns.TypeA); !a.Secure() {
+			v.Flush(t, "test.")
+			if a := v.Query(t, "www.example.test.", dns.TypeA); !a.Secure() {
 				t.Errorf("%s: unbound: %v", step, a)
 			}
-			if d := v.Delv("www.example.test.", dns.TypeA); !d.Validated {
+			if d := v.Delv(t, "www.example.test.", dns.TypeA); !d.Validated {
 				t.Errorf("%s: delv: %q\n%s", step, d.Status, d.Output)
 			}
 		}
 		newKSK := testdnssec.KeyGen(t, dir, "example.test.", true)
 		child.Sign = []*testdnssec.Key{cKSK, newKSK, cZSK} // double signature of the DNSKEY set
-		auth.Update(child)
+		auth.Update(t, child)
 		check("new KSK signs beside the old")
 		parent.Text = parentText(newKSK.DS(), bKey.DS())
-		auth.Update(parent)
+		auth.Update(t, parent)
 		check("parent's DS names the new KSK")
 		child.Sign = []*testdnssec.Key{newKSK, cZSK}
-		auth.Update(child)
+		auth.Update(t, child)
 		check("old KSK removed")
 		parent.Text = parentText(cKSK.DS(), bKey.DS()) // back to a DS naming a key no longer there
-		auth.Update(parent)
-		v.Flush("test.")
-		if a := v.Query("www.example.test.", dns.TypeA); a.Rcode != dns.RcodeServerFailure {
+		auth.Update(t, parent)
+		v.Flush(t, "test.")
+		if a := v.Query(t, "www.example.test.", dns.TypeA); a.Rcode != dns.RcodeServerFailure {
 			t.Errorf("a DS naming a removed KSK: unbound: %v, want SERVFAIL", a)
 		}
 	})
