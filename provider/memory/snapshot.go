@@ -252,6 +252,7 @@ func (p *Provider) Resume(s Snapshot) error {
 	defer p.mu.Unlock()
 	old := p.load()
 	keepSerialPolicies(old.zones, zones)
+	p.withSigners(zones)
 	if s.Version < old.version {
 		return fmt.Errorf("%w: Resume at version %d, below the Provider's %d", ErrInvalidZone, s.Version, old.version)
 	}
@@ -300,6 +301,7 @@ func (p *Provider) RestoreContext(ctx context.Context, s Snapshot) error {
 	defer p.mu.Unlock()
 	old := p.load()
 	keepSerialPolicies(old.zones, zones)
+	p.withSigners(zones)
 	ns := &state{version: old.version + 1, epoch: old.epoch, zones: zones, floor: old.version + 1, next: make(chan struct{})}
 	p.cur.Store(ns)
 	close(old.next)
@@ -334,6 +336,7 @@ func (p *Provider) Apply(changes []Change) error {
 			if err != nil {
 				return err
 			}
+			z.signer = p.signerFor(key)
 			zones[key] = z
 			delete(txns, key)
 			soa := z.soa
