@@ -109,8 +109,14 @@ func NewKey(zone string, flags uint16, ttl uint32, priv crypto.Signer) (*Key, er
 			return nil, fmt.Errorf("%w: ECDSA key not on P-256", ErrKey)
 		}
 		k.Algorithm = ECDSAP256SHA256
-		b, err := p.PublicKey.Bytes() // 0x04 || X || Y
-		if err != nil || len(b) != 65 {
+		// The public key derived from the private scalar (not the one the
+		// struct carries, which a parser may have taken from the DNSKEY).
+		e, err := p.ECDH()
+		if err != nil {
+			return nil, fmt.Errorf("%w: ECDSA private key: %v", ErrKey, err)
+		}
+		b := e.PublicKey().Bytes() // 0x04 || X || Y
+		if len(b) != 65 {
 			return nil, fmt.Errorf("%w: ECDSA public key", ErrKey)
 		}
 		k.PublicKey = toBase64(b[1:])

@@ -42,6 +42,8 @@ type hookedEntry struct {
 	all   int             // the sum of len(parts)
 	head  []byte          // header (ID 0, RD and CD clear, ANCOUNT 0) and question in lower case
 	opt   []byte          // the OPT record with no options, or nil without EDNS
+	sig   *hookSigs       // a signed zone's DO query: the chosen subsets' RRSIGs (signed.go)
+	mark  *signedMark     // set alone (no hook): the entry is a signed zone's packed reply
 }
 
 // newHookedEntry builds the entry for the question in key (lower case, wire
@@ -77,13 +79,16 @@ func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, 
 	if n == nil {
 		return nil
 	}
-	if signedDO(z, key) {
-		return nil // the general path signs the chosen records
-	}
 	set := n.sets[qtype]
 	f := v.hooks.hookForSynth(name, src, z.name)
 	if len(set) == 0 || f == nil {
 		return nil
+	}
+	var sig *hookSigs
+	if signedDO(z, key) {
+		if sig = newHookSigs(z.signer, set, src != name); sig == nil {
+			return nil // the general path signs the chosen records
+		}
 	}
 	// The reply's fixed parts: NOERROR with AA, no authority records, the
 	// OPT (if any) last.
@@ -92,7 +97,7 @@ func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, 
 		reply[8] != 0 || reply[9] != 0 || reply[10] != 0 || reply[11] > 1 {
 		return nil
 	}
-	h := &hookedEntry{p: p, f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(set)}
+	h := &hookedEntry{p: p, f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(set), sig: sig}
 	h.head = append([]byte(nil), reply[:qEnd]...)
 	h.head[0], h.head[1] = 0, 0
 	h.head[2] &^= 0x01
@@ -213,6 +218,11 @@ func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (
 			out = append(out, p...)
 		}
 		count = len(h.parts)
+	}
+	if h.sig != nil {
+		if out, count, ok = h.sig.appendTo(out, count, h.chosen(got)); !ok {
+			return nil, got, scope, false
+		}
 	}
 	if count > 0xFFFF || len(out)+len(h.opt)+fq.ecsLen > fq.limit {
 		return nil, got, scope, false

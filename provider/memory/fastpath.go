@@ -41,8 +41,7 @@ type fastCache struct {
 // answer a hook chooses, the parts of one (see fasthook.go).
 type fastEntry struct {
 	reply []byte       // ID 0, RD and CD clear, question in lower case
-	h     *hookedEntry // or this
-	s     *signedMark  // for a signed zone's reply: while it may be reused
+	h     *hookedEntry // or this; or with reply, for a signed zone's reply, its mark (signed.go)
 }
 
 // cache returns the fast cache for the current view, starting a new one
@@ -225,7 +224,7 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 		c.mu.RLock()
 		e := c.m[string(key[:n])]
 		c.mu.RUnlock()
-		if e.h != nil {
+		if e.h != nil && e.h.mark == nil {
 			out, got, scope, ok := e.h.respond(query, buf, fq, src)
 			if ok {
 				return out
@@ -234,7 +233,7 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 			out, _ = p.respondWire(c.v, query, src, tcp, &pre)
 			return out
 		}
-		if t := e.reply; t != nil && len(t)+fq.ecsLen <= fq.limit && e.s.fresh() {
+		if t := e.reply; t != nil && len(t)+fq.ecsLen <= fq.limit && (e.h == nil || e.h.mark.fresh()) {
 			out := append(buf[:0], t...)
 			out[0], out[1] = query[0], query[1]
 			out[2] |= query[2] & 0x01 // RD
@@ -288,7 +287,7 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 	}
 	c.mu.Lock()
 	if len(c.m) < fastCacheMax {
-		c.m[string(key[:n])] = fastEntry{reply: t, s: c.v.markFor(key[:n], fq.nameEnd-12)}
+		c.m[string(key[:n])] = fastEntry{reply: t, h: c.v.markFor(key[:n], fq.nameEnd-12)}
 	}
 	c.mu.Unlock()
 	return out

@@ -2,9 +2,12 @@ package memory
 
 import (
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gslbkit/gslb/provider/dnssec"
+	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
 
@@ -197,20 +200,20 @@ type signedMark struct {
 	until int64 // Unix seconds
 }
 
-// fresh reports whether a cached reply may still be served: always for an
-// unsigned zone's (nil).
+// fresh reports whether a cached signed reply may still be served.
 func (k *signedMark) fresh() bool {
-	return k == nil || (k.s.Generation() == k.gen && time.Now().Unix() < k.until)
+	return k.s.Generation() == k.gen && time.Now().Unix() < k.until
 }
 
-// markFor returns the signedMark for a reply to the question in key (the
-// fast cache's key, the name nameLen bytes of wire form), nil when the
-// zone is not signed. A cached signed reply is reused for at most a
+// markFor returns the entry that marks a cached reply to the question in
+// key (the fast cache's key, the name nameLen bytes of wire form) as a
+// signed zone's, nil when the zone is not signed (the hooked entry's type
+// carries it, so the cache's entries do not grow for unsigned zones). A cached signed reply is reused for at most a
 // quarter of the signer's refresh margin (and at most an hour): the
 // signatures it holds were due for refresh no sooner than that margin
 // before they expire, so they are never served within three quarters of
 // it of their expiration.
-func (v view) markFor(key []byte, nameLen int) *signedMark {
+func (v view) markFor(key []byte, nameLen int) *hookedEntry {
 	name, ok := wireName(key[:nameLen])
 	if !ok {
 		return nil
@@ -220,11 +223,136 @@ func (v view) markFor(key []byte, nameLen int) *signedMark {
 		return nil
 	}
 	reuse := min(z.signer.Config().Refresh/4, time.Hour)
-	return &signedMark{s: z.signer, gen: z.signer.Generation(), until: time.Now().Add(reuse).Unix()}
+	return &hookedEntry{mark: &signedMark{s: z.signer, gen: z.signer.Generation(), until: time.Now().Add(reuse).Unix()}}
 }
 
 // signedDO reports whether a fast-path key asks the zone holding name for
 // DNSSEC records (the DO bit of its last byte) and the zone is signed.
 func signedDO(z *zone, key []byte) bool {
 	return z.signer != nil && len(key) > 0 && key[len(key)-1]&0x80 != 0
+}
+
+// hookSigs keeps, for a hooked question of a signed zone asked with DO,
+// the packed RRSIGs of each subset of the zone's records a hook chose (a
+// bit mask over at most 64 records), so the fast path answers a chosen
+// subset it has seen before without signing or packing. The map is
+// replaced whole on each addition (copy on write; at most maxHookSigs
+// subsets are kept, more are signed each time).
+type hookSigs struct {
+	s    *dnssec.Signer
+	set  []dns.RR // the zone's records, owned by the queried name
+	subs atomic.Pointer[map[uint64]*sigPart]
+	mu   sync.Mutex // serialises additions
+}
+
+// sigPart is the RRSIGs of one subset, packed as answer records owned by
+// the question.
+type sigPart struct {
+	b     []byte
+	n     int
+	gen   uint64
+	until int64 // Unix seconds
+}
+
+// maxHookSigs bounds the subsets one hooked question keeps.
+const maxHookSigs = 256
+
+// newHookSigs returns the signature store for set, or nil when the fast
+// path leaves the question to the general path: a wildcard's records (the
+// answer then carries a proof the entry does not build) or more than 64.
+func newHookSigs(s *dnssec.Signer, set []rec, wildcard bool) *hookSigs {
+	if wildcard || len(set) > 64 {
+		return nil
+	}
+	h := &hookSigs{s: s, set: make([]dns.RR, len(set))}
+	for i, r := range set {
+		h.set[i] = r.wire
+	}
+	return h
+}
+
+// appendTo appends the RRSIGs of the subset chosen to out and adds their
+// number to count; ok is false when they cannot be made now.
+func (h *hookSigs) appendTo(out []byte, count int, chosen uint64) ([]byte, int, bool) {
+	now := time.Now()
+	if m := h.subs.Load(); m != nil {
+		if p := (*m)[chosen]; p != nil && p.gen == h.s.Generation() && now.Unix() < p.until {
+			return append(out, p.b...), count + p.n, true
+		}
+	}
+	p, ok := h.sign(chosen, now)
+	if !ok {
+		return out, count, false
+	}
+	return append(out, p.b...), count + p.n, true
+}
+
+// sign makes (or takes from the signer's cache) the RRSIGs of a subset and
+// keeps them packed.
+func (h *hookSigs) sign(chosen uint64, now time.Time) (*sigPart, bool) {
+	gen := h.s.Generation()
+	var rrset []dns.RR
+	for i, rr := range h.set {
+		if chosen&(1<<uint(i)) != 0 {
+			rrset = append(rrset, rr)
+		}
+	}
+	if len(rrset) == 0 {
+		return nil, false
+	}
+	sigs, err := h.s.Sign(rrset, now)
+	if err != nil {
+		return nil, false
+	}
+	p := &sigPart{n: len(sigs), gen: gen, until: now.Add(min(h.s.Config().Refresh/4, time.Hour)).Unix()}
+	var tmp [1024]byte
+	for _, sig := range sigs {
+		c := *sig
+		c.Hdr.Name = "."
+		off, err := dns.PackRR(&c, tmp[:], 0, nil, false)
+		if err != nil || off < 1 {
+			return nil, false
+		}
+		p.b = append(p.b, 0xC0, 12)
+		p.b = append(p.b, tmp[1:off]...)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old := h.subs.Load()
+	n := map[uint64]*sigPart{}
+	if old != nil {
+		if len(*old) >= maxHookSigs {
+			return p, true
+		}
+		for k, v := range *old {
+			n[k] = v
+		}
+	}
+	n[chosen] = p
+	h.subs.Store(&n)
+	return p, true
+}
+
+// chosen returns the records of h.in that an answer built from got holds,
+// as a bit mask (bit i: h.in[i]), as respond builds it: a subslice of h.in
+// by position, other records by type and data, every record when none is
+// held. Only signed entries ask (at most 64 records).
+func (h *hookedEntry) chosen(got []libdns.Record) uint64 {
+	var m uint64
+	if len(got) > 0 && len(got) <= len(h.in) {
+		for j := range len(h.in) - len(got) + 1 {
+			if &h.in[j] == &got[0] {
+				return (1<<uint(len(got)) - 1) << uint(j)
+			}
+		}
+	}
+	for _, r := range got {
+		if j := h.index(r); j >= 0 {
+			m |= 1 << uint(j)
+		}
+	}
+	if m == 0 {
+		m = 1<<uint(len(h.in)) - 1
+	}
+	return m
 }
