@@ -12,6 +12,8 @@
 // Validator.Delv reports delv's verdict ("fully validated", "negative
 // response, fully validated", …). Validator.Flush drops a zone from
 // unbound's cache, standing in for a TTL running out without waiting for it.
+// Transfer and CheckZone fetch a zone by AXFR and check it with kzonecheck
+// and ldns-verify-zone.
 //
 // Where a tool is missing the test is skipped with a message naming the
 // Debian package, unless GSLBKIT_REQUIRE_DNSSEC_TOOLS=1 (CI sets it), which

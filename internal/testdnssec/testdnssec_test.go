@@ -44,7 +44,7 @@ func parentText(ds ...*dns.DS) string {
 // signature fails in both with the reason said, and a child's KSK roll is
 // followed through the parent's DS.
 func TestHarnessValidates(t *testing.T) {
-	testdnssec.Require(t, "named", "dnssec-keygen", "dnssec-signzone", "unbound", "unbound-control", "delv")
+	testdnssec.Require(t, "named", "dnssec-keygen", "dnssec-signzone", "unbound", "unbound-control", "delv", "kzonecheck", "ldns-verify-zone")
 	dir := t.TempDir()
 	pKSK, pZSK := testdnssec.KeyGen(t, dir, "test.", true), testdnssec.KeyGen(t, dir, "test.", false)
 	cKSK, cZSK := testdnssec.KeyGen(t, dir, "example.test.", true), testdnssec.KeyGen(t, dir, "example.test.", false)
@@ -97,6 +97,21 @@ func TestHarnessValidates(t *testing.T) {
 		a := v.Query(t, "www.broken.test.", dns.TypeA)
 		if a.Rcode != dns.RcodeServerFailure || !strings.Contains(a.Reason, "expired") {
 			t.Errorf("unbound: www.broken.test A: %v, want SERVFAIL saying the signature expired", a)
+		}
+	})
+	t.Run("transferred zones checked", func(t *testing.T) {
+		rrs, err := testdnssec.Transfer("example.test.", auth.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := testdnssec.CheckZone(t, "example.test.", rrs); err != nil {
+			t.Errorf("the zone dnssec-signzone signed: %v", err)
+		}
+		if rrs, err = testdnssec.Transfer("broken.test.", auth.Addr); err != nil {
+			t.Fatal(err)
+		}
+		if err := testdnssec.CheckZone(t, "broken.test.", rrs); err == nil || !strings.Contains(err.Error(), "kzonecheck") || !strings.Contains(err.Error(), "ldns-verify-zone") {
+			t.Errorf("the zone whose signatures expired: %v, want both tools to refuse it", err)
 		}
 	})
 	t.Run("KSK roll through the parent's DS", func(t *testing.T) {

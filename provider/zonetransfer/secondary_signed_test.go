@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/testdnssec"
 	"github.com/gslbkit/gslb/provider/dnssec"
 	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/provider/zonetransfer"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
@@ -70,9 +72,11 @@ func TestSecondariesOfSignedZone(t *testing.T) {
 			require.Error(t, err, "a secondary refused the signed zone serves none of it")
 			require.Zero(t, x.Stats().AXFR, "no transfer went out")
 
-			// Told to, the transfer goes out unsigned.
+			// Told to, the transfer goes out unsigned: a zone DNSSEC
+			// checkers reject (no DNSKEY, no RRSIG, no NSEC chain).
 			cfg := xfrConfig()
 			cfg.SignedUnsigned = true
+			cfg.Allow = append(cfg.Allow, zonetransfer.TransferRule{Prefix: netip.MustParsePrefix("127.0.0.1/32")})
 			srv2 := startServer(t, p, cfg)
 			sec2 := newSecondary(t, kind, xfrSecret)
 			sec2.primary = srv2.Addr()
@@ -87,6 +91,11 @@ func TestSecondariesOfSignedZone(t *testing.T) {
 			for _, rr := range append(r.Answer, r.Ns...) {
 				require.NotEqual(t, dns.TypeRRSIG, rr.Header().Rrtype, "the copy SignedUnsigned transfers holds no signature: %v", r)
 			}
+			rrs, err := testdnssec.Transfer(xfrZone, srv2.Addr())
+			require.NoError(t, err)
+			err = testdnssec.CheckZone(t, xfrZone, rrs)
+			require.Error(t, err, "kzonecheck and ldns-verify-zone reject the unsigned copy")
+			t.Logf("what the secondary got, checked: %v", err)
 		})
 	}
 }
