@@ -185,7 +185,7 @@ func TestDNSSECControllerAndNodes(t *testing.T) {
 func TestDNSSECConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml, field string
-		node             bool
+		node              bool
 	}{
 		{"algorithm", "dnssec: {algorithm: rsasha256}\n", "dnssec.algorithm", false},
 		{"validity", "dnssec: {validity: 10m}\n", "dnssec.validity", false},
