@@ -181,6 +181,11 @@ type Stats struct {
 	OverBudget uint64
 	// Evicted counts cache entries dropped to stay within the bounds.
 	Evicted uint64
+	// Deferred counts signatures served past their refresh point because
+	// the budget was spent: still valid, but within Refresh of their
+	// expiration. A growing count means the budget is too small for the
+	// zone (a readiness check can flag it, with Failed and OverBudget).
+	Deferred uint64
 	// Entries and Bytes are the cache's current size (Bytes estimated).
 	Entries int
 	Bytes   int
@@ -211,7 +216,7 @@ type Signer struct {
 	kmu   sync.Mutex // serialises SetKeys
 	cache sigCache
 
-	made, hits, failed, over atomic.Uint64
+	made, hits, failed, over, deferred atomic.Uint64
 }
 
 // NewSigner returns a Signer for zone (any case, trailing dot optional)
@@ -323,7 +328,7 @@ func (s *Signer) CDNSKEY() []dns.RR { return s.keys.Load().cdnskey }
 func (s *Signer) Stats() Stats {
 	n, b, ev := s.cache.size()
 	return Stats{Made: s.made.Load(), Hits: s.hits.Load(), Failed: s.failed.Load(),
-		OverBudget: s.over.Load(), Evicted: ev, Entries: n, Bytes: b}
+		OverBudget: s.over.Load(), Evicted: ev, Deferred: s.deferred.Load(), Entries: n, Bytes: b}
 }
 
 // Sign returns the RRSIGs of rrset (records of one owner, type and class;
@@ -354,7 +359,7 @@ func (s *Signer) Sign(rrset []dns.RR, now time.Time) ([]*dns.RRSIG, error) {
 	}
 	if !s.cache.take(now, s.cfg.SignaturesPerSecond) {
 		if e != nil && e.gen == ks.gen && sec < e.expire-60 {
-			s.hits.Add(1) // still valid: serve it, refresh later
+			s.deferred.Add(1) // still valid: serve it, refresh later
 			return e.sigs, nil
 		}
 		s.over.Add(1)

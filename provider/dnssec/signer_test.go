@@ -119,6 +119,21 @@ func TestRefreshAndBudget(t *testing.T) {
 	}
 	require.Equal(t, 3, over)
 	require.Equal(t, uint64(3), s.Stats().OverBudget)
+	// Over budget, a signature due for refresh is served while valid.
+	s2, err := dnssec.NewSigner("example.com.", dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}},
+		Validity: 4 * time.Hour, Refresh: time.Hour, SignaturesPerSecond: 1})
+	require.NoError(t, err)
+	a := rrs(t, "a.example.com. 60 IN A 192.0.2.1")
+	old, err := s2.Sign(a, t0)
+	require.NoError(t, err)
+	due := t0.Add(3 * time.Hour)
+	_, err = s2.Sign(rrs(t, "x.example.com. 60 IN A 192.0.2.1"), due) // spends the budget
+	require.NoError(t, err)
+	got, err = s2.Sign(a, due)
+	require.NoError(t, err)
+	require.Same(t, old[0], got[0])
+	require.Equal(t, uint64(1), s2.Stats().Deferred)
+	require.True(t, got[0].ValidityPeriod(due))
 	_, err = s.Sign(rrs(t, "late.example.com. 60 IN A 192.0.2.1"), now.Add(time.Second))
 	require.NoError(t, err)
 }
@@ -175,4 +190,38 @@ func TestKeyNeverPrinted(t *testing.T) {
 		require.NotContains(t, s, secret)
 		require.Contains(t, s, "tag")
 	}
+}
+
+func TestSubsets(t *testing.T) {
+	k := mustKey(t, dnssec.ECDSAP256SHA256, dnssec.FlagsKSK)
+	s, err := dnssec.NewSigner("example.com.", dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}}})
+	require.NoError(t, err)
+	require.Equal(t, time.Hour, s.Reuse())
+	set := rrs(t, "geo.example.com. 60 IN A 192.0.2.1", "geo.example.com. 60 IN A 192.0.2.2", "geo.example.com. 60 IN A 192.0.2.3")
+	sub := s.NewSubsets(set)
+	require.NotNil(t, sub)
+	// A message holding the question and the packed RRSIGs of {1, 3}.
+	q := new(dns.Msg)
+	q.SetQuestion("geo.example.com.", dns.TypeA)
+	head, err := q.Pack()
+	require.NoError(t, err)
+	out, n, ok := sub.AppendPacked(head, 0b101, t0)
+	require.True(t, ok)
+	require.Equal(t, 1, n)
+	out[7] = byte(n) // ANCOUNT
+	m := new(dns.Msg)
+	require.NoError(t, m.Unpack(out))
+	sig := m.Answer[0].(*dns.RRSIG)
+	require.Equal(t, "geo.example.com.", sig.Hdr.Name)
+	verify(t, []*dns.RRSIG{sig}, s.DNSKEYs(), []dns.RR{set[0], set[2]}, t0)
+	again, _, _ := sub.AppendPacked(nil, 0b101, t0.Add(time.Minute))
+	require.Equal(t, out[len(head):], again, "reused")
+	require.Equal(t, uint64(1), s.Stats().Made)
+	// New keys: signed again, with the new key.
+	k2 := mustKey(t, dnssec.ED25519, dnssec.FlagsKSK)
+	require.NoError(t, s.SetKeys([]dnssec.ZoneKey{{Key: k2}}))
+	third, _, ok := sub.AppendPacked(nil, 0b101, t0.Add(2*time.Minute))
+	require.True(t, ok)
+	require.NotEqual(t, again, third)
+	require.Nil(t, s.NewSubsets(nil))
 }

@@ -2,7 +2,9 @@ package memory
 
 import (
 	"net/netip"
+	"time"
 
+	"github.com/gslbkit/gslb/provider/dnssec"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
@@ -42,7 +44,7 @@ type hookedEntry struct {
 	all   int             // the sum of len(parts)
 	head  []byte          // header (ID 0, RD and CD clear, ANCOUNT 0) and question in lower case
 	opt   []byte          // the OPT record with no options, or nil without EDNS
-	sig   *hookSigs       // a signed zone's DO query: the chosen subsets' RRSIGs (signed.go)
+	sig   *dnssec.Subsets // a signed zone's DO query: the chosen subsets' RRSIGs (signed.go)
 	mark  *signedMark     // set alone (no hook): the entry is a signed zone's packed reply
 }
 
@@ -84,7 +86,7 @@ func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, 
 	if len(set) == 0 || f == nil {
 		return nil
 	}
-	var sig *hookSigs
+	var sig *dnssec.Subsets
 	if signedDO(z, key) {
 		if sig = newHookSigs(z.signer, set, src != name); sig == nil {
 			return nil // the general path signs the chosen records
@@ -220,9 +222,11 @@ func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (
 		count = len(h.parts)
 	}
 	if h.sig != nil {
-		if out, count, ok = h.sig.appendTo(out, count, h.chosen(got)); !ok {
+		var n int
+		if out, n, ok = h.sig.AppendPacked(out, h.chosen(got), time.Now()); !ok {
 			return nil, got, scope, false
 		}
+		count += n
 	}
 	if count > 0xFFFF || len(out)+len(h.opt)+fq.ecsLen > fq.limit {
 		return nil, got, scope, false

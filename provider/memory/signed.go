@@ -2,8 +2,6 @@ package memory
 
 import (
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gslbkit/gslb/provider/dnssec"
@@ -80,10 +78,16 @@ func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.T
 			m.Ns = append(m.Ns, dnssec.NoData(name, z.typesAt(name), ttl))
 		}
 	case len(m.Answer) == 0 && len(m.Ns) > 0 && m.Ns[0].Header().Rrtype == dns.TypeNS:
-		// A referral: no DS at the cut (the zone holds none), proved by
-		// the NSEC at the cut.
+		// A referral carries the DS RRset held at the cut, or the NSEC
+		// that proves there is none (RFC 4035 section 3.1.4).
 		cut := m.Ns[0].Header().Name
-		m.Ns = append(m.Ns, dnssec.NoData(cut, z.typesAt(cut), z.negativeSOA().Header().Ttl))
+		if ds := z.nodes[cut].sets[dns.TypeDS]; len(ds) > 0 {
+			for _, r := range ds {
+				m.Ns = append(m.Ns, r.wire)
+			}
+		} else {
+			m.Ns = append(m.Ns, dnssec.NoData(cut, z.typesAt(cut), z.negativeSOA().Header().Ttl))
+		}
 	}
 	ns, _, err := signSection(m.Ns, z, now)
 	if err != nil {
@@ -193,7 +197,7 @@ func (z *zone) typesAt(name string) []uint16 {
 
 // signedMark is what a fast-path entry of a signed zone's reply keeps to
 // know when its signatures must be looked at again: a key change
-// (Signer.Generation) or the time until which they are reused.
+// (dnssec.Signer.Generation) or the time until which they are reused.
 type signedMark struct {
 	s     *dnssec.Signer
 	gen   uint64
@@ -207,12 +211,9 @@ func (k *signedMark) fresh() bool {
 
 // markFor returns the entry that marks a cached reply to the question in
 // key (the fast cache's key, the name nameLen bytes of wire form) as a
-// signed zone's, nil when the zone is not signed (the hooked entry's type
-// carries it, so the cache's entries do not grow for unsigned zones). A cached signed reply is reused for at most a
-// quarter of the signer's refresh margin (and at most an hour): the
-// signatures it holds were due for refresh no sooner than that margin
-// before they expire, so they are never served within three quarters of
-// it of their expiration.
+// signed zone's, reused for dnssec.Signer.Reuse; nil when the zone is not
+// signed. The hooked entry's pointer carries the mark, so the cache's
+// entries do not grow for unsigned zones.
 func (v view) markFor(key []byte, nameLen int) *hookedEntry {
 	name, ok := wireName(key[:nameLen])
 	if !ok {
@@ -222,115 +223,28 @@ func (v view) markFor(key []byte, nameLen int) *hookedEntry {
 	if z == nil || z.signer == nil {
 		return nil
 	}
-	reuse := min(z.signer.Config().Refresh/4, time.Hour)
-	return &hookedEntry{mark: &signedMark{s: z.signer, gen: z.signer.Generation(), until: time.Now().Add(reuse).Unix()}}
+	return &hookedEntry{mark: &signedMark{s: z.signer, gen: z.signer.Generation(), until: time.Now().Add(z.signer.Reuse()).Unix()}}
 }
 
-// signedDO reports whether a fast-path key asks the zone holding name for
-// DNSSEC records (the DO bit of its last byte) and the zone is signed.
+// signedDO reports whether z is signed and a fast-path key asks for DNSSEC
+// records (the DO bit of its last byte).
 func signedDO(z *zone, key []byte) bool {
 	return z.signer != nil && len(key) > 0 && key[len(key)-1]&0x80 != 0
 }
 
-// hookSigs keeps, for a hooked question of a signed zone asked with DO,
-// the packed RRSIGs of each subset of the zone's records a hook chose (a
-// bit mask over at most 64 records), so the fast path answers a chosen
-// subset it has seen before without signing or packing. The map is
-// replaced whole on each addition (copy on write; at most maxHookSigs
-// subsets are kept, more are signed each time).
-type hookSigs struct {
-	s    *dnssec.Signer
-	set  []dns.RR // the zone's records, owned by the queried name
-	subs atomic.Pointer[map[uint64]*sigPart]
-	mu   sync.Mutex // serialises additions
-}
-
-// sigPart is the RRSIGs of one subset, packed as answer records owned by
-// the question.
-type sigPart struct {
-	b     []byte
-	n     int
-	gen   uint64
-	until int64 // Unix seconds
-}
-
-// maxHookSigs bounds the subsets one hooked question keeps.
-const maxHookSigs = 256
-
-// newHookSigs returns the signature store for set, or nil when the fast
-// path leaves the question to the general path: a wildcard's records (the
-// answer then carries a proof the entry does not build) or more than 64.
-func newHookSigs(s *dnssec.Signer, set []rec, wildcard bool) *hookSigs {
-	if wildcard || len(set) > 64 {
+// newHookSigs returns the signature store for a hooked question's
+// records, or nil when the fast path leaves it to the general path: a
+// wildcard's records (the answer carries a proof the entry does not
+// build) or more than 64.
+func newHookSigs(s *dnssec.Signer, set []rec, wildcard bool) *dnssec.Subsets {
+	if wildcard {
 		return nil
 	}
-	h := &hookSigs{s: s, set: make([]dns.RR, len(set))}
+	rrs := make([]dns.RR, len(set))
 	for i, r := range set {
-		h.set[i] = r.wire
+		rrs[i] = r.wire
 	}
-	return h
-}
-
-// appendTo appends the RRSIGs of the subset chosen to out and adds their
-// number to count; ok is false when they cannot be made now.
-func (h *hookSigs) appendTo(out []byte, count int, chosen uint64) ([]byte, int, bool) {
-	now := time.Now()
-	if m := h.subs.Load(); m != nil {
-		if p := (*m)[chosen]; p != nil && p.gen == h.s.Generation() && now.Unix() < p.until {
-			return append(out, p.b...), count + p.n, true
-		}
-	}
-	p, ok := h.sign(chosen, now)
-	if !ok {
-		return out, count, false
-	}
-	return append(out, p.b...), count + p.n, true
-}
-
-// sign makes (or takes from the signer's cache) the RRSIGs of a subset and
-// keeps them packed.
-func (h *hookSigs) sign(chosen uint64, now time.Time) (*sigPart, bool) {
-	gen := h.s.Generation()
-	var rrset []dns.RR
-	for i, rr := range h.set {
-		if chosen&(1<<uint(i)) != 0 {
-			rrset = append(rrset, rr)
-		}
-	}
-	if len(rrset) == 0 {
-		return nil, false
-	}
-	sigs, err := h.s.Sign(rrset, now)
-	if err != nil {
-		return nil, false
-	}
-	p := &sigPart{n: len(sigs), gen: gen, until: now.Add(min(h.s.Config().Refresh/4, time.Hour)).Unix()}
-	var tmp [1024]byte
-	for _, sig := range sigs {
-		c := *sig
-		c.Hdr.Name = "."
-		off, err := dns.PackRR(&c, tmp[:], 0, nil, false)
-		if err != nil || off < 1 {
-			return nil, false
-		}
-		p.b = append(p.b, 0xC0, 12)
-		p.b = append(p.b, tmp[1:off]...)
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	old := h.subs.Load()
-	n := map[uint64]*sigPart{}
-	if old != nil {
-		if len(*old) >= maxHookSigs {
-			return p, true
-		}
-		for k, v := range *old {
-			n[k] = v
-		}
-	}
-	n[chosen] = p
-	h.subs.Store(&n)
-	return p, true
+	return s.NewSubsets(rrs)
 }
 
 // chosen returns the records of h.in that an answer built from got holds,

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/gslbkit/gslb/failover"
@@ -22,7 +23,7 @@ func withSigner(tb testing.TB, p *Provider) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := dnssec.NewSigner("example.test.", dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}}})
+	s, err := dnssec.NewSigner("example.test.", dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}}, SignaturesPerSecond: 10_000_000})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -104,3 +105,24 @@ func BenchmarkFastPathHookedDO(b *testing.B) { benchHooked(b, false) }
 // BenchmarkFastPathHookedSigned is BenchmarkFastPathHookedDO on the zone
 // signed.
 func BenchmarkFastPathHookedSigned(b *testing.B) { benchHooked(b, true) }
+
+// FuzzSignedFastPath is FuzzFastPath on the zone signed, with the DO and
+// CO bits drawn: the fast path's replies (cached, or hooked and assembled
+// with cached signatures) are the general path's bytes.
+func FuzzSignedFastPath(f *testing.F) {
+	p := fastFixture(f)
+	withSigner(f, p)
+	for _, name := range []string{"www.example.test", "nope.example.test", "x.y.w.example.test", "app.example.test", "hooked.example.test", "host.sub.example.test", "example.test"} {
+		f.Add(name, uint16(1), byte(0xC1), uint16(1232))
+		f.Add(name, uint16(28), byte(0x81), uint16(512))
+	}
+	f.Add("example.test", uint16(48), byte(0x81), uint16(1232))
+	f.Add("example.test", uint16(128), byte(0x81), uint16(1232))
+	f.Fuzz(func(t *testing.T, name string, qtype uint16, edns byte, size uint16) {
+		q := buildQuery(1, 1, 0, strings.Split(name, "."), qtype, dns.ClassINET, edns, size)
+		if edns&1 != 0 && edns&0x40 != 0 {
+			q[len(q)-4] |= 0x40 // CO, beside DO in the OPT's flags
+		}
+		sameBothPaths(t, p, q, netip.MustParseAddr("192.0.2.7"))
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gslbkit/gslb/provider/dnssec"
@@ -302,4 +303,83 @@ func TestSignedFastPathSameBytes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSignedKeptByRestore: a node that adds its zones with their signers
+// and then receives them by replication (Restore) keeps signing; a signer
+// of another zone is refused.
+func TestSignedKeptByRestore(t *testing.T) {
+	src, _ := signedFixture(t)
+	node, s := signedFixture(t)
+	_, err := node.DeleteRecords(context.Background(), signedZone, []libdns.Record{libdns.TXT{Name: "www", Text: "hello"}})
+	require.NoError(t, err)
+	require.NoError(t, node.Restore(src.Snapshot()))
+	require.True(t, node.Signed(signedZone))
+	m := signedQuery(t, node, "www."+signedZone, dns.TypeTXT, true, false, "192.0.2.1")
+	require.Len(t, m.Answer, 2)
+	checkSigned(t, m, s.DNSKEYs(), time.Now())
+	cfg := memory.DefaultZoneConfig()
+	cfg.Signer = s
+	require.ErrorIs(t, new(memory.Provider).AddZoneWith("other.test.", cfg), memory.ErrInvalidZone)
+}
+
+// TestSignedBudget: past the signing budget a miss is answered SERVFAIL
+// (and not cached); cached signatures keep being served; the signer counts
+// what it refused.
+func TestSignedBudget(t *testing.T) {
+	// In a bubble, time stands still: the budget refills only as the test
+	// says.
+	synctest.Test(t, func(t *testing.T) {
+		k, err := dnssec.GenerateKey(signedZone, dnssec.ECDSAP256SHA256, dnssec.FlagsKSK, 300)
+		require.NoError(t, err)
+		s, err := dnssec.NewSigner(signedZone, dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}}, SignaturesPerSecond: 3})
+		require.NoError(t, err)
+		p := new(memory.Provider)
+		cfg := memory.DefaultZoneConfig()
+		cfg.Signer = s
+		require.NoError(t, p.AddZoneWith(signedZone, cfg))
+		// The SOA's signature, then one NSEC per name: the budget of 3 lasts
+		// for two names.
+		var rcodes []int
+		for i := range 4 {
+			m := signedQuery(t, p, fmt.Sprintf("n%d.%s", i, signedZone), dns.TypeA, true, false, "192.0.2.1")
+			rcodes = append(rcodes, m.Rcode)
+		}
+		require.Equal(t, []int{dns.RcodeSuccess, dns.RcodeSuccess, dns.RcodeServerFailure, dns.RcodeServerFailure}, rcodes)
+		require.NotZero(t, s.Stats().OverBudget)
+		m := signedQuery(t, p, "n0."+signedZone, dns.TypeA, true, false, "192.0.2.1")
+		require.Equal(t, dns.RcodeSuccess, m.Rcode, "cached signatures still served")
+		m = signedQuery(t, p, "n3."+signedZone, dns.TypeA, false, false, "192.0.2.1")
+		require.Equal(t, dns.RcodeNameError, m.Rcode, "no DO: nothing to sign")
+		time.Sleep(time.Second) // the budget refills
+		m = signedQuery(t, p, "n2."+signedZone, dns.TypeA, true, false, "192.0.2.1")
+		require.Equal(t, dns.RcodeSuccess, m.Rcode)
+	})
+}
+
+// TestSignedDelegationWithDS: a DS held at a delegation point is answered
+// signed at the cut and carried, signed, in referrals (RFC 4035 section
+// 3.1.4); without DO the referral has no DS.
+func TestSignedDelegationWithDS(t *testing.T) {
+	p, s := signedFixture(t)
+	child, err := dnssec.GenerateKey("sub."+signedZone, dnssec.ECDSAP256SHA256, dnssec.FlagsKSK, 300)
+	require.NoError(t, err)
+	ds := child.DS()
+	_, err = p.AppendRecords(context.Background(), signedZone, []libdns.Record{libdns.RR{Name: "sub", TTL: time.Minute, Type: "DS",
+		Data: fmt.Sprintf("%d %d %d %s", ds.KeyTag, ds.Algorithm, ds.DigestType, ds.Digest)}})
+	require.NoError(t, err)
+	now := time.Now()
+	m := signedQuery(t, p, "sub."+signedZone, dns.TypeDS, true, false, "192.0.2.1")
+	require.Len(t, m.Answer, 2, "%s", m)
+	checkSigned(t, m, s.DNSKEYs(), now)
+	m = signedQuery(t, p, "host.sub."+signedZone, dns.TypeA, true, false, "192.0.2.1")
+	require.False(t, m.Authoritative)
+	var types []uint16
+	for _, rr := range m.Ns {
+		types = append(types, rr.Header().Rrtype)
+	}
+	require.Equal(t, []uint16{dns.TypeNS, dns.TypeDS, dns.TypeRRSIG}, types, "%s", m)
+	checkSigned(t, m, s.DNSKEYs(), now)
+	m = signedQuery(t, p, "host.sub."+signedZone, dns.TypeA, false, false, "192.0.2.1")
+	require.Len(t, m.Ns, 1)
 }
