@@ -19,8 +19,9 @@ import (
 
 // signedChain is the chain of trust the validation tests walk: a parent
 // zone test. that BIND serves pre-signed (dnssec-signzone), holding the DS
-// of example.test., which the embedded server signs online; unbound and
-// delv validate from the parent's KSK as trust anchor.
+// of example.test., which the embedded server signs online and which holds
+// the DS of sec.example.test., pre-signed and served by BIND again; unbound
+// and delv validate from the parent's KSK as trust anchor.
 type signedChain struct {
 	parent *testdnssec.Zone
 	auth   *testdnssec.Authority
@@ -87,6 +88,20 @@ func startSignedChain(t *testing.T, keys []dnssec.ZoneKey) *signedChain {
 		i := c.hooked.Add(1) % uint64(len(rrs))
 		return rrs[i : i+1], 0
 	})
+	// A signed grandchild, sec.example.test., pre-signed by dnssec-signzone
+	// and served by BIND: the zone holds its DS (a secure delegation).
+	dir := t.TempDir()
+	secKSK := testdnssec.KeyGen(t, dir, "sec.example.test.", true)
+	ds := secKSK.DS()
+	if _, err := c.p.AppendRecords(context.Background(), "example.test.", []libdns.Record{
+		libdns.NS{Name: "sec", TTL: ttl, Target: "ns.sec.example.test."},
+		libdns.Address{Name: "ns.sec", TTL: ttl, IP: ip("127.0.0.1")},
+		libdns.RR{Name: "sec", TTL: ttl, Type: "DS", Data: fmt.Sprintf("%d %d %d %s", ds.KeyTag, ds.Algorithm, ds.DigestType, ds.Digest)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	grandchild := &testdnssec.Zone{Name: "sec.example.test.", Sign: []*testdnssec.Key{secKSK},
+		Text: "@ IN SOA ns hostmaster SERIAL 60 60 600 30\n@ IN NS ns\nns IN A 127.0.0.1\nwww IN A 192.0.2.7\n"}
 	scfg := dnsserver.DefaultServerConfig()
 	scfg.Addr = "127.0.0.1:0"
 	if c.srv, err = dnsserver.NewServer(c.p, scfg, nil); err != nil {
@@ -102,12 +117,11 @@ func startSignedChain(t *testing.T, keys []dnssec.ZoneKey) *signedChain {
 		<-done
 	})
 
-	dir := t.TempDir()
 	pKSK, pZSK := testdnssec.KeyGen(t, dir, "test.", true), testdnssec.KeyGen(t, dir, "test.", false)
 	c.parent = &testdnssec.Zone{Name: "test.", Text: parentOf(c.cds(t)...), Sign: []*testdnssec.Key{pKSK, pZSK}}
-	c.auth = testdnssec.StartAuthority(t, c.parent)
+	c.auth = testdnssec.StartAuthority(t, c.parent, grandchild)
 	c.v = testdnssec.StartValidator(t, []dns.RR{pKSK.DNSKEY}, map[string]string{
-		"test.": c.auth.Addr, "example.test.": c.srv.Addr()})
+		"test.": c.auth.Addr, "example.test.": c.srv.Addr(), "sec.example.test.": c.auth.Addr})
 	return c
 }
 
@@ -196,6 +210,8 @@ func TestValidatorsAcceptSignedAnswers(t *testing.T) {
 		{"wildcard", "x.w.example.test.", dns.TypeA, false},
 		{"wildcard NODATA", "x.w.example.test.", dns.TypeTXT, true},
 		{"CNAME chain", "app.example.test.", dns.TypeA, false},
+		{"delegation with DS: the DS", "sec.example.test.", dns.TypeDS, false},
+		{"delegation with DS: a name below it (BIND's signed zone)", "www.sec.example.test.", dns.TypeA, false},
 		{"delegation without DS (provably insecure)", "sub.example.test.", dns.TypeDS, true},
 		{"apex DNSKEY", "example.test.", dns.TypeDNSKEY, false},
 		{"apex CDS", "example.test.", dns.TypeCDS, false},
