@@ -16,14 +16,14 @@ import (
 // and BIND).
 const (
 	// DefaultValidity is how long a signature is valid from when it is
-	// made: 7 days. Knot's rrsig-lifetime defaults to 14 days, BIND's
-	// sig-validity-interval to 30; an online signer re-signs whenever it
-	// wants, so a shorter life limits how long a signature outlives a
-	// retired key or a replaced answer.
+	// made: 7 days. Knot's rrsig-lifetime and BIND's signatures-validity
+	// default to 14 days; an online signer re-signs whenever it wants, so
+	// a shorter life limits how long a signature outlives a retired key or
+	// a replaced answer.
 	DefaultValidity = 7 * 24 * time.Hour
 	// DefaultBackdate is how far before now a signature's inception is set,
-	// so a validator whose clock is behind accepts it: 1 hour, as BIND
-	// (Knot uses 90 minutes).
+	// so a validator whose clock is behind accepts it: 1 hour, as BIND's
+	// dnssec-signzone (Knot uses 90 minutes).
 	DefaultBackdate = time.Hour
 	// DefaultCacheEntries bounds the signature cache: 65536 RRsets.
 	DefaultCacheEntries = 1 << 16

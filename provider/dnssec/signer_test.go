@@ -1,6 +1,12 @@
 package dnssec_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -224,4 +230,30 @@ func TestSubsets(t *testing.T) {
 	require.True(t, ok)
 	require.NotEqual(t, again, third)
 	require.Nil(t, s.NewSubsets(nil))
+}
+
+func TestParsePEMKey(t *testing.T) {
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	_, ed, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	for _, priv := range []any{ec, ed} {
+		der, err := x509.MarshalPKCS8PrivateKey(priv)
+		require.NoError(t, err)
+		k, err := dnssec.ParsePEMKey("example.com", dnssec.FlagsKSK, 3600, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+		require.NoError(t, err)
+		s, err := dnssec.NewSigner("example.com", dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}}})
+		require.NoError(t, err)
+		set := rrs(t, "example.com. 60 IN TXT x")
+		sigs, err := s.Sign(set, t0)
+		require.NoError(t, err)
+		verify(t, sigs, s.DNSKEYs(), set, t0)
+	}
+	_, err = dnssec.ParsePEMKey("example.com", dnssec.FlagsKSK, 3600, []byte("not pem"))
+	require.ErrorIs(t, err, dnssec.ErrKey)
+	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	require.NoError(t, err)
+	der, _ := x509.MarshalPKCS8PrivateKey(p384)
+	_, err = dnssec.ParsePEMKey("example.com", dnssec.FlagsKSK, 3600, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	require.ErrorIs(t, err, dnssec.ErrKey)
 }

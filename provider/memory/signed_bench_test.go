@@ -126,3 +126,18 @@ func FuzzSignedFastPath(f *testing.F) {
 		sameBothPaths(t, p, q, netip.MustParseAddr("192.0.2.7"))
 	})
 }
+
+// TestSignedHookedECS: signed hooked answers with EDNS Client Subnet (the
+// geo hook, many client subnets; the weighted hook draws at random, so its
+// two paths differ by design) are the general path's bytes on the fast
+// path.
+func TestSignedHookedECS(t *testing.T) {
+	p := dynamicZone(t, func(f failover.AnswerFunc) AnswerFunc { return AnswerFunc(f) })
+	withSigner(t, p)
+	for _, name := range []string{"s", "g"} {
+		for i := range 64 {
+			q := withECS(buildQuery(uint16(i), 1, 0, []string{name, "example", "test"}, dns.TypeA, dns.ClassINET, 0x81, 1232), 1, 24, []byte{10, byte(i >> 2), byte(i)}, false)
+			sameBothPaths(t, p, q, netip.MustParseAddr("10.0.7.9"))
+		}
+	}
+}
