@@ -163,9 +163,13 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	zc := memory.DefaultZoneConfig()
 	zc.Serial = clockSerial(time.Now())
 	zc.SerialPolicy = memory.SerialUnixTime
+	if zc.Signer, err = newZoneSigner(cfg, cfg.Zone, met, log); err != nil { // dnssec.go
+		return nil, err
+	}
 	if err := c.zone.AddZoneWith(cfg.Zone, zc); err != nil {
 		return nil, err
 	}
+	watchSigner(c.zone, zc.Signer, cfg.Zone, met.ready)
 	c.notified = c.zone.Version()
 	// Per-query answers choose among the addresses the policy publishes.
 	c.steer = newSteering()

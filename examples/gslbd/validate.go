@@ -39,6 +39,9 @@ func (c *Config) Validate() error {
 	if err := c.validateAPIAccess(); err != nil {
 		return err
 	}
+	if err := c.validateDNSSEC(false); err != nil {
+		return err
+	}
 	if c.Replication.Header == "" {
 		return bad("replication.header", "", "an HTTP header name (leave it out for "+replication.DefaultSecretHeader+")")
 	}
@@ -378,6 +381,9 @@ func (c *Config) ValidateNode() error {
 		return bad("dns.addr", "", "host:port in node mode (a node serves DNS)")
 	}
 	if err := c.validateListeners(); err != nil {
+		return err
+	}
+	if err := c.validateDNSSEC(true); err != nil {
 		return err
 	}
 	return c.validateNodeAnswers()

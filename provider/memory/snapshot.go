@@ -202,6 +202,7 @@ func (p *Provider) resume(zones map[string]*zone, version uint64, epoch string) 
 		return fmt.Errorf("%w: Resume at version %d, below the Provider's %d", ErrInvalidZone, version, old.version)
 	}
 	keepSerialPolicies(old.zones, zones)
+	p.withSigners(zones)
 	ns := &state{version: version, epoch: epoch, zones: zones, floor: version, next: make(chan struct{})}
 	p.cur.Store(ns)
 	close(old.next)
@@ -254,6 +255,7 @@ func (p *Provider) replace(zones map[string]*zone) {
 	defer p.mu.Unlock()
 	old := p.load()
 	keepSerialPolicies(old.zones, zones)
+	p.withSigners(zones)
 	ns := &state{version: old.version + 1, epoch: old.epoch, zones: zones, floor: old.version + 1, next: make(chan struct{})}
 	p.cur.Store(ns)
 	close(old.next)
@@ -287,6 +289,7 @@ func (p *Provider) Apply(changes []Change) error {
 			if err != nil {
 				return err
 			}
+			z.signer = p.signerFor(key)
 			zones[key] = z
 			delete(txns, key)
 			soa := z.soa
