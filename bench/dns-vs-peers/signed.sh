@@ -110,7 +110,7 @@ probe_name() { if [ "$(group_of "$1")" = dynamic ]; then echo w.example.test; el
 mkdir -p "$dir/presigned"
 key=$(dnssec-keygen -q -K "$dir/presigned" -a ECDSAP256SHA256 -f KSK -n ZONE example.test.)
 { cat "$dir/example.test.zone"; cat "$dir/presigned/$key.key"; } >"$dir/presigned/example.test.zone"
-dnssec-signzone -q -z -o example.test. -e +2592000 -f "$dir/presigned/example.test.signed" "$dir/presigned/example.test.zone" "$dir/presigned/$key" >/dev/null
+dnssec-signzone -q -z -d "$dir/presigned" -o example.test. -e +2592000 -f "$dir/presigned/example.test.signed" "$dir/presigned/example.test.zone" "$dir/presigned/$key" >/dev/null
 
 # The dynamic data (kept equal to dynamic.sh and embedded/dynamic.go).
 W=(192.0.2.1 192.0.2.2 192.0.2.3 192.0.2.4)
