@@ -48,6 +48,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:5301", "UDP and TCP address")
 	mode := flag.String("mode", "fast", "fast, batch or miekg")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here while serving")
+	memprofile := flag.String("memprofile", "", "write a heap profile here once the zone is loaded")
 	stickyRanks := flag.String("sticky-ranks", "", "with -nets: write each prefix's sticky addresses in failover.Sticky's order of choice to this file and exit (gdnsd's equivalent map)")
 	nets := flag.String("nets", "", "dynamic scenario: answer w and g with weighted and geo hooks, g's table from this file (\"prefix region\" lines)")
 	coalesce := flag.Duration("udp-coalesce", -1, "fast mode: ServerConfig.UDPCoalesce (0 turns the pause off; default: the config's default)")
@@ -89,6 +90,11 @@ func main() {
 		// zone's and not the parser's (Go's default GOGC, no GOMEMLIMIT).
 		log.Printf("loaded %s in %.3f s", *zoneFile, time.Since(start).Seconds())
 		debug.FreeOSMemory()
+	}
+	if *memprofile != "" {
+		if err := writeHeapProfile(*memprofile); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if *nets != "" {
 		if err := setupDynamic(p, *nets); err != nil {
@@ -321,4 +327,18 @@ func applyOnSignal(ctx context.Context, p *memory.Provider, path string) {
 		}
 		log.Printf("changes: applied %d", len(recs))
 	}
+}
+
+// writeHeapProfile writes the live heap (after a collection) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
