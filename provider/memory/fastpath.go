@@ -31,8 +31,9 @@ import (
 // allocations' rounding). A full cache takes no more entries until the
 // zone or the hooks change (a flood of random names cannot grow it); the
 // queries it misses take staticReply or the general path. 32 MiB holds
-// about 170,000 replies of a typical answer (an address or two).
-const fastCacheBytes = 32 << 20
+// about 170,000 replies of a typical answer (an address or two). A
+// variable for the tests.
+var fastCacheBytes = 32 << 20
 
 // fastEntryOverhead is what fastCacheBytes counts for an entry beyond its
 // key and reply bytes; a hooked entry counts fastHookedBytes in all.

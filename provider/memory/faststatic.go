@@ -117,7 +117,6 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 		}
 	}
 	n := z.nodes[string(qname)]
-	var wb [2 + 256]byte
 	var wname []byte // the wildcard's name when it synthesises the answer
 	if n == nil {
 		if zi == 0 || !z.wild || z.ents[string(qname)] {
@@ -134,6 +133,7 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 				break
 			}
 		}
+		wb := new([2 + 256]byte) // on the stack: it does not escape
 		wb[0], wb[1] = '*', '.'
 		k := copy(wb[2:], qname[ce:])
 		if n = z.nodes[string(wb[:2+k])]; n == nil {
@@ -180,14 +180,15 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 	}
 	out = append(out, 0, 1, byte(an>>8), byte(an), 0, 0, 0, flags&1)
 	out = append(out, query[12:fq.nameEnd+4]...)
-	comp := staticComp{q: qname, t: target}
-	for i := 0; i < l; i++ {
-		if (i == 0 || qname[i-1] == '.') && !comp.insert(i, false, 12+i) {
-			return nil
-		}
-	}
-	owner := 12
+	owner := 12 // the question's name: every owner but a CNAME's target
 	if cname != nil {
+		// The compression map: the question's suffixes, then the target's.
+		comp := staticComp{q: qname, t: target}
+		for i := 0; i < l; i++ {
+			if (i == 0 || qname[i-1] == '.') && !comp.insert(i, false, 12+i) {
+				return nil
+			}
+		}
 		out = append(out, 0xC0, 12, 0, 5, 0, 1)
 		out = appendTTL(out, cname.Hdr.Ttl)
 		rdl := len(out)

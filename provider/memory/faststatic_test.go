@@ -200,3 +200,46 @@ func BenchmarkStaticReply(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFastPathSpread answers A queries spread over the 20,000 names of
+// a zone through RespondUDP: "cached" with every reply in the cache (a
+// small zone), "past-cache" with a cache that holds nothing (a zone larger
+// than the cache, queried across its names: staticReply).
+func BenchmarkFastPathSpread(b *testing.B) {
+	p := new(Provider)
+	if err := p.AddZone("example.test."); err != nil {
+		b.Fatal(err)
+	}
+	const names = 20000
+	var rs []libdns.Record
+	var qs [][]byte
+	for i := range names {
+		n := fmt.Sprintf("h%07d", i)
+		rs = append(rs, libdns.Address{Name: n, TTL: time.Minute, IP: netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})})
+		qs = append(qs, buildQuery(uint16(i), 1, 0, []string{n, "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232))
+	}
+	if _, err := p.AppendRecords(context.Background(), "example.test.", rs); err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	src := netip.MustParseAddr("192.0.2.1")
+	for _, c := range []struct {
+		name   string
+		budget int
+	}{{"cached", fastCacheBytes}, {"past-cache", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			defer func(old int) { fastCacheBytes = old }(fastCacheBytes)
+			fastCacheBytes = c.budget
+			p.fc.Store(nil)
+			for _, q := range qs {
+				_ = p.RespondUDP(q, buf, src)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				_ = p.RespondUDP(qs[i%names], buf, src)
+				i++
+			}
+		})
+	}
+}
