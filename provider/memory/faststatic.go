@@ -26,34 +26,79 @@ const staticMaxSuffixes = 40
 
 // staticComp is the compression map of a reply staticReply writes, as
 // miekg/dns's Pack keeps it: each name suffix written so far and its
-// offset. A suffix is q[at:] (the question, lower case) or t[at:] (the
-// CNAME's target), so nothing is copied.
+// offset. A suffix is q[at:] (the question, lower case, passed to each
+// method: holding it would move it to the heap) or str[k][at:] (a name
+// written after it), so nothing is copied.
 type staticComp struct {
-	q   []byte
-	t   string
+	str [3]string
+	ns  int // names in str
 	n   int
 	at  [staticMaxSuffixes]int
-	inT [staticMaxSuffixes]bool
+	src [staticMaxSuffixes]int8 // -1: q; else an index in str
 	off [staticMaxSuffixes]int
 }
 
 // find returns the offset of suffix s written so far.
-func (c *staticComp) find(s string) (int, bool) {
+func (c *staticComp) find(q []byte, s string) (int, bool) {
 	for i := range c.n {
-		if c.inT[i] && c.t[c.at[i]:] == s || !c.inT[i] && string(c.q[c.at[i]:]) == s {
+		if c.src[i] >= 0 && c.str[c.src[i]][c.at[i]:] == s || c.src[i] < 0 && string(q[c.at[i]:]) == s {
 			return c.off[i], true
 		}
 	}
 	return 0, false
 }
 
-func (c *staticComp) insert(at int, inT bool, off int) bool {
+func (c *staticComp) insert(at int, src int8, off int) bool {
 	if c.n == staticMaxSuffixes {
 		return false
 	}
-	c.at[c.n], c.inT[c.n], c.off[c.n] = at, inT, off
+	c.at[c.n], c.src[c.n], c.off[c.n] = at, src, off
 	c.n++
 	return true
+}
+
+// question records the question's suffixes (it starts at offset 12).
+func (c *staticComp) question(q []byte) bool {
+	for i := 0; i < len(q); i++ {
+		if (i == 0 || q[i-1] == '.') && !c.insert(i, -1, 12+i) {
+			return false
+		}
+	}
+	return true
+}
+
+// name appends s (lower case, fully qualified) to out compressed as
+// packDomainName does: each suffix not seen yet is written and
+// remembered, the first one seen becomes a pointer.
+func (c *staticComp) name(out, q []byte, s string) ([]byte, bool) {
+	if c.ns == len(c.str) {
+		return nil, false
+	}
+	src := int8(c.ns)
+	c.str[c.ns] = s
+	c.ns++
+	for i := 0; i < len(s); {
+		if o, ok := c.find(q, s[i:]); ok {
+			return append(out, 0xC0|byte(o>>8), byte(o)), true
+		}
+		if len(out) < 0x3FFF && !c.insert(i, src, len(out)) {
+			return nil, false
+		}
+		j := i
+		for j < len(s) && s[j] != '.' {
+			if !staticLabelByte(s[j]) {
+				return nil, false
+			}
+			j++
+		}
+		if j == len(s) || j == i || j-i > 63 {
+			return nil, false
+		}
+		out = append(out, byte(j-i))
+		out = append(out, s[i:j]...)
+		i = j + 1
+	}
+	return append(out, 0), true
 }
 
 // staticLabelByte reports whether b may appear in a label staticReply
@@ -119,8 +164,11 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 	n := z.nodes[string(qname)]
 	var wname []byte // the wildcard's name when it synthesises the answer
 	if n == nil {
-		if zi == 0 || !z.wild || z.ents[string(qname)] {
-			return nil
+		if zi == 0 || z.ents[string(qname)] {
+			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeSuccess) // NODATA
+		}
+		if !z.wild {
+			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeNameError)
 		}
 		// wildcardFor: "*." and the closest encloser.
 		ce := 0
@@ -137,7 +185,7 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 		wb[0], wb[1] = '*', '.'
 		k := copy(wb[2:], qname[ce:])
 		if n = z.nodes[string(wb[:2+k])]; n == nil {
-			return nil
+			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeNameError)
 		}
 		wname = wb[:2+k]
 	}
@@ -152,7 +200,7 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 	} else {
 		cn := n.sets[dns.TypeCNAME]
 		if len(cn) == 0 {
-			return nil // NODATA
+			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeSuccess) // NODATA
 		}
 		c, ok := cn[0].wire.(*dns.CNAME)
 		if !ok {
@@ -183,54 +231,23 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 	owner := 12 // the question's name: every owner but a CNAME's target
 	if cname != nil {
 		// The compression map: the question's suffixes, then the target's.
-		comp := staticComp{q: qname, t: target}
-		for i := 0; i < l; i++ {
-			if (i == 0 || qname[i-1] == '.') && !comp.insert(i, false, 12+i) {
-				return nil
-			}
+		var comp staticComp
+		if !comp.question(qname) {
+			return nil
 		}
 		out = append(out, 0xC0, 12, 0, 5, 0, 1)
 		out = appendTTL(out, cname.Hdr.Ttl)
 		rdl := len(out)
 		out = append(out, 0, 0)
-		// The target, compressed as packDomainName does: each suffix not
-		// seen yet is written and remembered, the first seen one becomes a
-		// pointer.
-		ptr := -1
-		for i := 0; i < len(target); {
-			if o, ok := comp.find(target[i:]); ok {
-				ptr = o
-				break
-			}
-			if len(out) < 0x3FFF && !comp.insert(i, true, len(out)) {
-				return nil
-			}
-			j := i
-			for j < len(target) && target[j] != '.' {
-				if !staticLabelByte(target[j]) {
-					return nil
-				}
-				j++
-			}
-			if j == len(target) || j == i || j-i > 63 {
-				return nil
-			}
-			out = append(out, byte(j-i))
-			out = append(out, target[i:j]...)
-			i = j + 1
-		}
-		if ptr >= 0 {
-			out = append(out, 0xC0|byte(ptr>>8), byte(ptr))
-		} else {
-			out = append(out, 0)
+		var ok bool
+		if out, ok = comp.name(out, qname, target); !ok {
+			return nil
 		}
 		d := len(out) - rdl - 2
 		out[rdl], out[rdl+1] = byte(d>>8), byte(d)
-		o, ok := comp.find(target)
-		if !ok {
+		if owner, ok = comp.find(qname, target); !ok {
 			return nil
 		}
-		owner = o
 	}
 	for _, r := range set {
 		out = append(out, 0xC0|byte(owner>>8), byte(owner), byte(qtype>>8), byte(qtype), 0, 1)
@@ -270,6 +287,14 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 			return nil
 		}
 	}
+	return p.staticOPT(out, query, fq, flags)
+}
+
+// staticOPT appends the OPT record when the query had one (echoing its
+// EDNS Client Subnet option at scope 0) and returns out, or nil when the
+// reply does not fit the query's limit (the general path trims or
+// truncates).
+func (p *Provider) staticOPT(out, query []byte, fq fastQuery, flags byte) []byte {
 	if flags&1 != 0 {
 		size := p.maxUDPSize()
 		out = append(out, 0, 0, 41, byte(size>>8), byte(size), 0, 0, 0, 0)
@@ -281,9 +306,42 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 		}
 	}
 	if len(out) > fq.limit {
-		return nil // the general path trims or truncates
+		return nil
 	}
 	return out
+}
+
+// staticNegative writes an NXDOMAIN (rcode 3) or NODATA (rcode 0) reply
+// from zone z for qname (the zone's name at text offset zi in it): the
+// zone's SOA in the authority section at TTL min(SOA TTL, minimum), its
+// owner a pointer into the question and its names compressed.
+func (p *Provider) staticNegative(query, buf []byte, fq fastQuery, flags byte, z *zone, qname []byte, zi, rcode int) []byte {
+	var comp staticComp
+	if !comp.question(qname) {
+		return nil
+	}
+	out := buf[:0]
+	out = append(out, query[0], query[1], 0x80|0x04|query[2]&0x01, query[3]&0x10|byte(rcode))
+	out = append(out, 0, 1, 0, 0, 0, 1, 0, flags&1)
+	out = append(out, query[12:fq.nameEnd+4]...)
+	apex := 12 + zi
+	out = append(out, 0xC0|byte(apex>>8), byte(apex), 0, 6, 0, 1)
+	out = appendTTL(out, min(z.soa.TTL, z.soa.Minimum))
+	rdl := len(out)
+	out = append(out, 0, 0)
+	var ok bool
+	if out, ok = comp.name(out, qname, z.soa.NS); !ok {
+		return nil
+	}
+	if out, ok = comp.name(out, qname, z.soa.Mbox); !ok {
+		return nil
+	}
+	for _, v := range [5]uint32{z.soa.Serial, z.soa.Refresh, z.soa.Retry, z.soa.Expire, z.soa.Minimum} {
+		out = appendTTL(out, v)
+	}
+	d := len(out) - rdl - 2
+	out[rdl], out[rdl+1] = byte(d>>8), byte(d)
+	return p.staticOPT(out, query, fq, flags)
 }
 
 // staticHooked reports whether an answer hook acts on the RRset answering

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,8 @@ func TestStaticReplySameBytes(t *testing.T) {
 	}
 	mustStatic := map[string]bool{"www A": true, "WwW A": true, "app A": true, "t TXT": true, "x.w A": true,
 		"q.wc A": true, "apex A": true, "apex AAAA": true, "deep.er.x TXT": true, "zz.wcx A": true,
-		"multi TXT": true, "longest TXT": true, "under_score-1 A": true, "many A": true, " A": true, "in.child A": true}
+		"multi TXT": true, "longest TXT": true, "under_score-1 A": true, "many A": true, " A": true, "in.child A": true,
+		"nope A": true, "nope TXT": true, "t A": true, "b A": true, "er.x AAAA": true, "y.x.w AAAA": true, "child TXT": true}
 	src := netip.MustParseAddr("192.0.2.99")
 	buf := make([]byte, 4096)
 	answered := map[string]bool{}
@@ -118,7 +120,7 @@ func TestStaticReplySameBytes(t *testing.T) {
 			t.Errorf("%s: not answered by staticReply", k)
 		}
 	}
-	for _, k := range []string{"hooked A", "tohook A", "dangling A", "deleg A", "sub A", "x.sub A", "esc TXT", "nope A", "www MX", "dyn.hooks.test. A", "x.wild.hooks.test. A", "self A", "towild A", "up.child A"} {
+	for _, k := range []string{"hooked A", "tohook A", "dangling A", "deleg A", "sub A", "x.sub A", "esc TXT", "www MX", "dyn.hooks.test. A", "x.wild.hooks.test. A", "self A", "towild A", "up.child A"} {
 		if answered[k] {
 			t.Errorf("%s: answered by staticReply, want the general path", k)
 		}
@@ -129,7 +131,7 @@ func TestStaticReplySameBytes(t *testing.T) {
 func TestStaticReplyNoAlloc(t *testing.T) {
 	p := staticFixture(t)
 	buf := make([]byte, 4096)
-	for _, name := range []string{"www", "chain", "x.w"} {
+	for _, name := range []string{"www", "chain", "x.w", "nope"} {
 		q := buildQuery(1, 1, 0, []string{name, "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232)
 		var key [300]byte
 		f, n, _ := parseFast(q, &key, p.maxUDPSize(), false)
@@ -179,32 +181,32 @@ func TestFastCacheBudget(t *testing.T) {
 }
 
 // BenchmarkStaticReply is what a static answer costs once the cache is
-// full: parseFast and staticReply, for an address set, a CNAME into it
-// and a wildcard, round robin (compare BenchmarkRespond's general path).
+// full: parseFast and staticReply, for an address set, a CNAME into it, a
+// wildcard and a name that does not exist (compare BenchmarkRespond's
+// general path).
 func BenchmarkStaticReply(b *testing.B) {
 	p := staticFixture(b)
-	var qs [][]byte
-	for _, name := range []string{"www", "app", "x.w"} {
-		qs = append(qs, buildQuery(1, 1, 0, strings.Split(name+".example.test", "."), dns.TypeA, dns.ClassINET, 1, 1232))
-	}
 	buf := make([]byte, 4096)
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		q := qs[i%len(qs)]
-		i++
-		var key [300]byte
-		f, n, ok := parseFast(q, &key, p.maxUDPSize(), false)
-		if !ok || p.staticReply(p.view(), q, buf, f, key[n-1]) == nil {
-			b.Fatalf("%x: not a static answer", q)
-		}
+	for _, name := range []string{"www", "app", "x.w", "nope"} {
+		q := buildQuery(1, 1, 0, strings.Split(name+".example.test", "."), dns.TypeA, dns.ClassINET, 1, 1232)
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var key [300]byte
+				f, n, ok := parseFast(q, &key, p.maxUDPSize(), false)
+				if !ok || p.staticReply(p.view(), q, buf, f, key[n-1]) == nil {
+					b.Fatalf("%x: not a static answer", q)
+				}
+			}
+		})
 	}
 }
 
 // BenchmarkFastPathSpread answers A queries spread over the 20,000 names of
 // a zone through RespondUDP: "cached" with every reply in the cache (a
 // small zone), "past-cache" with a cache that holds nothing (a zone larger
-// than the cache, queried across its names: staticReply).
+// than the cache, queried across its names: staticReply), "nx-past-cache"
+// the same for 20,000 names that do not exist (NXDOMAIN).
 func BenchmarkFastPathSpread(b *testing.B) {
 	p := new(Provider)
 	if err := p.AddZone("example.test."); err != nil {
@@ -212,8 +214,9 @@ func BenchmarkFastPathSpread(b *testing.B) {
 	}
 	const names = 20000
 	var rs []libdns.Record
-	var qs [][]byte
+	var qs, nx [][]byte
 	for i := range names {
+		nx = append(nx, buildQuery(uint16(i), 1, 0, []string{fmt.Sprintf("nx%07d", i), "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232))
 		n := fmt.Sprintf("h%07d", i)
 		rs = append(rs, libdns.Address{Name: n, TTL: time.Minute, IP: netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})})
 		qs = append(qs, buildQuery(uint16(i), 1, 0, []string{n, "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232))
@@ -226,18 +229,20 @@ func BenchmarkFastPathSpread(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		budget int
-	}{{"cached", fastCacheBytes}, {"past-cache", 0}} {
+		qs     [][]byte
+	}{{"cached", fastCacheBytes, qs}, {"past-cache", 0, qs}, {"nx-past-cache", 0, nx}} {
 		b.Run(c.name, func(b *testing.B) {
 			defer func(old int) { fastCacheBytes = old }(fastCacheBytes)
 			fastCacheBytes = c.budget
 			p.fc.Store(nil)
-			for _, q := range qs {
+			for _, q := range c.qs {
 				_ = p.RespondUDP(q, buf, src)
 			}
+			runtime.GC() // the zone's building done: no collection in the loop
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				_ = p.RespondUDP(qs[i%names], buf, src)
+				_ = p.RespondUDP(c.qs[i%names], buf, src)
 				i++
 			}
 		})
