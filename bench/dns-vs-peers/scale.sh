@@ -39,7 +39,7 @@ FIXED_QPS=${FIXED_QPS:-30000}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
 BASEPORT=${BASEPORT:-15600}
-LOAD_TIMEOUT=${LOAD_TIMEOUT:-900}
+LOAD_TIMEOUT=${LOAD_TIMEOUT:-900} # seconds: loading, and each transfer
 SERVERS=${SERVERS:-"knot fast"}
 LOADS="uni-sat uni-fix zipf-sat zipf-fix"
 
@@ -73,7 +73,7 @@ serial_at() { dig +short +time=1 +tries=1 @127.0.0.1 -p "$1" example.test SOA 2>
 # load_wall and load_cpu (seconds until it answers ns1.example.test), or
 # load_wall="" when it did not answer within LOAD_TIMEOUT.
 start_primary() {
-	local s=$1 zf=$2 t0 i
+	local s=$1 zf=$2 t0
 	if dnsperf_probe "$port" ns1.example.test; then
 		echo "port $port already answers: stop that server first" >&2
 		exit 1
@@ -117,7 +117,8 @@ CONF
 	started_pid=$!
 	pids+=("$started_pid")
 	load_wall="" load_cpu=""
-	for ((i = 0; i < LOAD_TIMEOUT * 20; i++)); do
+	local end=$((SECONDS + LOAD_TIMEOUT))
+	while ((SECONDS < end)); do
 		kill -0 "$started_pid" 2>/dev/null || break
 		if dnsperf_probe "$port" ns1.example.test; then
 			load_wall=$(awk -v a="$t0" -v b="$(now)" 'BEGIN {printf "%.3f", b - a}')
@@ -172,8 +173,8 @@ xfr_seconds() { grep -E "$1, incoming, .* finished, [0-9.]+ seconds" "$dir/sec.l
 # wait_serial PORT SERIAL: waits (LOAD_TIMEOUT at most) until the server on
 # PORT answers the zone's SOA with SERIAL; fails otherwise.
 wait_serial() {
-	local i
-	for ((i = 0; i < LOAD_TIMEOUT * 10; i++)); do
+	local end=$((SECONDS + LOAD_TIMEOUT))
+	while ((SECONDS < end)); do
 		[ "$(serial_at "$1")" = "$2" ] && return 0
 		sleep 0.1
 	done
