@@ -1,11 +1,14 @@
 package journal
 
+import "slices"
+
 // Append returns j (whose entries have the versions version reads) with entries appended, trimmed to at most limit entries
 // by dropping whole versions from the front, and the new floor (the
 // version below which the journal no longer reaches; floor if nothing was
 // dropped).
 func Append[E any](j []E, floor uint64, entries []E, limit int, version func(*E) uint64) ([]E, uint64) {
 	j = append(j, entries...)
+	dropped := 0
 	for len(j) > limit {
 		v := version(&j[0])
 		i := 0
@@ -13,7 +16,14 @@ func Append[E any](j []E, floor uint64, entries []E, limit int, version func(*E)
 			i++
 		}
 		j = j[i:]
+		dropped += i
 		floor = v
+	}
+	if dropped > limit && dropped > len(j) {
+		// A large write dropped: its entries would stay reachable through
+		// the array behind j (a million-record load kept its whole journal
+		// so); keep only what j holds.
+		j = slices.Clone(j)
 	}
 	return j, floor
 }

@@ -43,3 +43,17 @@ func TestAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendLargeWriteDropped: a write larger than the limit, dropped
+// whole, leaves no large array behind the journal.
+func TestAppendLargeWriteDropped(t *testing.T) {
+	big := make([]entry, 10000)
+	for i := range big {
+		big[i] = entry{1, "x"}
+	}
+	j, floor := journal.Append(nil, 0, big, 100, version)
+	j, floor = journal.Append(j, floor, []entry{{2, "a"}}, 100, version)
+	if len(j) != 1 || cap(j) > 200 || floor != 1 {
+		t.Fatalf("journal len %d cap %d floor %d; want 1 entry, a small array, floor 1", len(j), cap(j), floor)
+	}
+}

@@ -26,15 +26,36 @@ import (
 // (scope 0, address cut to the source prefix, bits beyond it zero) is
 // exactly the echo. FuzzFastPath checks both paths give the same bytes.
 
-// fastCacheMax bounds the entries of one cache (a flood of random names
-// cannot grow it further; those queries take the general path).
-const fastCacheMax = 16384
+// fastCacheBytes bounds the memory of one cache: the keys and replies it
+// holds plus fastEntryOverhead per entry (the map's slot and the two
+// allocations' rounding). A full cache takes no more entries until the
+// zone or the hooks change (a flood of random names cannot grow it); the
+// queries it misses take staticReply or the general path. 32 MiB holds
+// about 170,000 replies of a typical answer (an address or two). A
+// variable for the tests.
+var fastCacheBytes = 32 << 20
+
+// fastEntryOverhead is what fastCacheBytes counts for an entry beyond its
+// key and reply bytes; a hooked entry counts fastHookedBytes in all.
+const (
+	fastEntryOverhead = 96
+	fastHookedBytes   = 1024
+)
 
 // fastCache holds packed replies for one view.
 type fastCache struct {
-	v  view
-	mu sync.RWMutex
-	m  map[string]fastEntry
+	v     view
+	mu    sync.RWMutex
+	m     map[string]fastEntry
+	bytes int // counted as fastCacheBytes says, under mu
+}
+
+// full reports whether the cache has no room for an entry of n bytes.
+func (c *fastCache) full(n int) bool {
+	c.mu.RLock()
+	f := c.bytes+n > fastCacheBytes
+	c.mu.RUnlock()
+	return f
 }
 
 // fastEntry is one key's entry: a packed reply, or for a question whose
@@ -248,7 +269,15 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 			return out
 		}
 	}
-	out, cacheable := p.respondWire(c.v, query, src, tcp, nil)
+	var out []byte
+	cacheable := false
+	if ok {
+		out = p.staticReply(c.v, query, buf, fq, key[n-1])
+		cacheable = out != nil
+	}
+	if out == nil {
+		out, cacheable = p.respondWire(c.v, query, src, tcp, nil)
+	}
 	if !ok || out == nil || len(out) < fq.nameEnd || (tcp && len(out) > fastTCPMax) {
 		return out
 	}
@@ -257,10 +286,14 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 			return out // truncated: nothing to assemble
 		}
 		// Perhaps a hooked answer the fast path can assemble next time.
+		if c.full(fastHookedBytes) {
+			return out
+		}
 		if h := newHookedEntry(p, c.v, key[:n], fq.nameEnd-12, fq, out); h != nil {
 			c.mu.Lock()
-			if len(c.m) < fastCacheMax {
+			if c.bytes+fastHookedBytes <= fastCacheBytes {
 				c.m[string(key[:n])] = fastEntry{h: h}
+				c.bytes += fastHookedBytes
 			}
 			c.mu.Unlock()
 		}
@@ -276,6 +309,10 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 			return out
 		}
 	}
+	size := n + k + fastEntryOverhead
+	if c.full(size) {
+		return out
+	}
 	t := make([]byte, k)
 	copy(t, out)
 	t[0], t[1] = 0, 0
@@ -286,7 +323,10 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 		t[k-2], t[k-1] = 0, 0
 	}
 	c.mu.Lock()
-	if len(c.m) < fastCacheMax {
+	if c.bytes+size <= fastCacheBytes {
+		if _, dup := c.m[string(key[:n])]; !dup {
+			c.bytes += size
+		}
 		c.m[string(key[:n])] = fastEntry{reply: t, h: c.v.markFor(key[:n], fq.nameEnd-12)}
 	}
 	c.mu.Unlock()

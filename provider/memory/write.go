@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/zonerecord"
@@ -112,12 +113,25 @@ func (t *txn) commit(old *zone) []Change {
 	if len(keys) == 0 {
 		return nil
 	}
-	slices.SortFunc(keys, func(a, b setKey) int {
-		if c := zonerecord.CanonicalCompare(a.name, b.name); c != 0 {
+	// Sort by a key computed once per name: comparing split names made
+	// appending a million records take minutes.
+	type keyed struct {
+		ck string
+		k  setKey
+	}
+	ks := make([]keyed, len(keys))
+	for i, k := range keys {
+		ks[i] = keyed{zonerecord.CanonicalKey(k.name), k}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := strings.Compare(a.ck, b.ck); c != 0 {
 			return c
 		}
-		return int(a.typ) - int(b.typ)
+		return int(a.k.typ) - int(b.k.typ)
 	})
+	for i := range ks {
+		keys[i] = ks[i].k
+	}
 	t.z.soa.Serial = bumpSerial(t.z.soa.Serial, t.z.serialPolicy, time.Now())
 	if t.names {
 		t.z.rebuildENTs()

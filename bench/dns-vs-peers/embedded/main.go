@@ -29,6 +29,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -37,6 +38,7 @@ import (
 	"github.com/gslbkit/gslb/provider/dnssec"
 	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/provider/zonetransfer"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 	"golang.org/x/net/ipv4"
@@ -50,12 +52,15 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:5301", "UDP and TCP address")
 	mode := flag.String("mode", "fast", "fast, batch or miekg")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here while serving")
+	memprofile := flag.String("memprofile", "", "write a heap profile here once the zone is loaded")
 	stickyRanks := flag.String("sticky-ranks", "", "with -nets: write each prefix's sticky addresses in failover.Sticky's order of choice to this file and exit (gdnsd's equivalent map)")
 	nets := flag.String("nets", "", "dynamic scenario: answer w and g with weighted and geo hooks, g's table from this file (\"prefix region\" lines)")
 	coalesce := flag.Duration("udp-coalesce", -1, "fast mode: ServerConfig.UDPCoalesce (0 turns the pause off; default: the config's default)")
 	sign := flag.Bool("sign", false, "sign the zone online with a key made at start (answers to DO queries carry RRSIGs)")
 	signAlg := flag.Int("sign-alg", int(dnssec.ECDSAP256SHA256), "with -sign: the key's algorithm, 13 (ECDSA P-256) or 15 (Ed25519)")
 	coalesceRate := flag.Int("udp-coalesce-rate", 0, "fast mode: ServerConfig.UDPCoalesceRate (0: the config's default)")
+	xfr := flag.Bool("xfr", false, "fast mode: serve AXFR and IXFR to 127.0.0.0/8 (zonetransfer.Transfer) and log the load time")
+	changes := flag.String("changes", "", "fast mode: on SIGUSR1 apply the changes in this file in one write (\"name ttl A address\" lines: each name's A RRset replaced)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -93,9 +98,23 @@ func main() {
 			log.Printf("signer: %d signatures made, %d RRsets from the cache, %d failed, %d over budget", st.Made, st.Hits, st.Failed, st.OverBudget)
 		}()
 	}
+	start := time.Now()
 	p, err := load(*zoneFile, signer)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *xfr {
+		// The scale run reads this line: the zone's load time in this
+		// process. Then the load's garbage goes back to the system once, as
+		// a daemon loading a large zone at start would do, so RSS is the
+		// zone's and not the parser's (Go's default GOGC, no GOMEMLIMIT).
+		log.Printf("loaded %s in %.3f s", *zoneFile, time.Since(start).Seconds())
+		debug.FreeOSMemory()
+	}
+	if *memprofile != "" {
+		if err := writeHeapProfile(*memprofile); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if *nets != "" {
 		if err := setupDynamic(p, *nets); err != nil {
@@ -126,6 +145,20 @@ func main() {
 		if nerr != nil {
 			log.Fatal(nerr)
 		}
+		if *xfr {
+			tc := zonetransfer.DefaultTransferConfig()
+			tc.Allow = []zonetransfer.TransferRule{{Prefix: netip.MustParsePrefix("127.0.0.0/8")}}
+			t, terr := zonetransfer.NewTransfer(p, tc, nil)
+			if terr != nil {
+				log.Fatal(terr)
+			}
+			if terr := srv.SetTransfer(t); terr != nil {
+				log.Fatal(terr)
+			}
+		}
+		if *changes != "" {
+			go applyOnSignal(ctx, p, *changes)
+		}
 		err = srv.Run(ctx)
 		// The bench scripts print this line: whether the UDP pause was
 		// tried and kept during the run.
@@ -146,7 +179,8 @@ func main() {
 }
 
 // load reads a zone file into a Provider: its SOA, apex NS and the A, AAAA,
-// CNAME and TXT records; signer, when not nil, signs the zone.
+// CNAME, TXT and NS (delegation) records; signer, when not nil, signs
+// the zone.
 func load(path string, signer *dnssec.Signer) (*memory.Provider, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -170,9 +204,15 @@ func load(path string, signer *dnssec.Signer) (*memory.Provider, error) {
 			cfg.Expire = time.Duration(v.Expire) * time.Second
 			cfg.Minimum = time.Duration(v.Minttl) * time.Second
 		case *dns.NS:
-			cfg.NS = append(cfg.NS, v.Ns)
+			if name == "@" {
+				cfg.NS = append(cfg.NS, v.Ns)
+			} else {
+				recs = append(recs, libdns.NS{Name: name, TTL: ttl, Target: v.Ns})
+			}
 		case *dns.A:
 			recs = append(recs, libdns.Address{Name: name, TTL: ttl, IP: netip.AddrFrom4([4]byte(v.A.To4()))})
+		case *dns.AAAA:
+			recs = append(recs, libdns.Address{Name: name, TTL: ttl, IP: netip.AddrFrom16([16]byte(v.AAAA.To16()))})
 		case *dns.CNAME:
 			recs = append(recs, libdns.CNAME{Name: name, TTL: ttl, Target: v.Target})
 		case *dns.TXT:
@@ -269,4 +309,58 @@ func serveBatch(ctx context.Context, p *memory.Provider, addr string) error {
 			off += max(m, 1)
 		}
 	}
+}
+
+// applyOnSignal applies the changes in path (see the -changes flag) in one
+// SetRecords call each time the process gets SIGUSR1, and logs it.
+func applyOnSignal(ctx context.Context, p *memory.Provider, path string) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1)
+	defer signal.Stop(sig)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sig:
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			log.Print(err)
+			continue
+		}
+		var recs []libdns.Record
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var name, typ, addr string
+			var ttl int
+			if _, err := fmt.Sscanf(line, "%s %d %s %s", &name, &ttl, &typ, &addr); err != nil || typ != "A" {
+				log.Printf("changes: bad line %q", line)
+				continue
+			}
+			ip, err := netip.ParseAddr(addr)
+			if err != nil {
+				log.Printf("changes: bad line %q", line)
+				continue
+			}
+			recs = append(recs, libdns.Address{Name: name, TTL: time.Duration(ttl) * time.Second, IP: ip})
+		}
+		if _, err := p.SetRecords(ctx, zoneName, recs); err != nil {
+			log.Print(err)
+			continue
+		}
+		log.Printf("changes: applied %d", len(recs))
+	}
+}
+
+// writeHeapProfile writes the live heap (after a collection) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -1,0 +1,348 @@
+#!/usr/bin/env bash
+# Scale run: the embedded zone (fast mode) beside Knot on zones of 10k, 100k
+# and 1M names (see README.md, "Scale"). For every size, ROUNDS rounds;
+# in each, every server in turn (in order in odd rounds, reversed in even
+# ones), alone on the machine's server core:
+#
+#   1. started with the zone's SOA and NS only: its RSS (the empty server);
+#   2. started with the zone: the time until it answers, wall and CPU;
+#      its RSS then (RSS per record = (RSS - empty RSS) / records);
+#   3. dnsperf from the client core: uniform and Zipf-like queries, at
+#      saturation and at FIXED_QPS, DURATION seconds each: CPU per query;
+#   4. a fresh Knot secondary transfers the zone (AXFR): the seconds the
+#      secondary's log reports for the transfer;
+#   5. 1,000 changes in one write on the server (embedded: SIGUSR1 with
+#      -changes; Knot: one knotc transaction), the secondary refreshed: the
+#      seconds its log reports for the IXFR (a refresh that falls back to
+#      AXFR aborts the row).
+#
+# A figure that cannot be trusted aborts its row with a message and no
+# figure (the rules of run.sh, and: a server that did not answer within
+# LOAD_TIMEOUT, a transfer the secondary's log does not report as finished).
+#
+#   bench/dns-vs-peers/scale.sh              # 10k, 100k, 1M names, 3 rounds
+#   QUICK=1 bench/dns-vs-peers/scale.sh      # 10k names, 1 round, 5 s runs
+#   SIZES="100000" ROUNDS=3 bench/dns-vs-peers/scale.sh
+set -euo pipefail
+
+if [ -n "${QUICK:-}" ]; then
+	SIZES=${SIZES:-10000}
+	ROUNDS=${ROUNDS:-1}
+	DURATION=${DURATION:-5}
+	QUERIES=${QUERIES:-200000}
+fi
+SIZES=${SIZES:-"10000 100000 1000000"}
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10}
+QUERIES=${QUERIES:-1000000}
+FIXED_QPS=${FIXED_QPS:-30000}
+SERVER_CPU=${SERVER_CPU:-1}
+CLIENT_CPU=${CLIENT_CPU:-0}
+BASEPORT=${BASEPORT:-15600}
+LOAD_TIMEOUT=${LOAD_TIMEOUT:-900} # seconds: loading, and each transfer
+SERVERS=${SERVERS:-"knot fast"}
+LOADS="uni-sat uni-fix zipf-sat zipf-fix"
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+. "$repo/bench/lib/stats.sh"
+. "$repo/bench/lib/dnsperf.sh"
+dir=$(mktemp -d /tmp/dns-scale.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+for cmd in dnsperf taskset go knotd knotc dig; do
+	command -v "$cmd" >/dev/null || { echo "missing $cmd (apt-get install dnsperf knot knot-dnsutils dnsutils)" >&2; exit 1; }
+done
+[ -z "${GOMEMLIMIT:-}" ] || echo "# note: GOMEMLIMIT=$GOMEMLIMIT is set" >&2
+(cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded && go build -o "$dir/zonegen" ./bench/dns-vs-peers/zonegen)
+clk=$(getconf CLK_TCK)
+port=$((BASEPORT + 1))
+secport=$((BASEPORT + 2))
+
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+now() { date +%s.%N; }
+serial_at() { dig +short +time=1 +tries=1 @127.0.0.1 -p "$1" example.test SOA 2>/dev/null | awk '{print $3}'; }
+
+# start_primary SERVER ZONEFILE: starts it pinned on $port; sets started_pid,
+# load_wall and load_cpu (seconds until it answers ns1.example.test), or
+# load_wall="" when it did not answer within LOAD_TIMEOUT.
+start_primary() {
+	local s=$1 zf=$2 t0
+	if dnsperf_probe "$port" ns1.example.test; then
+		echo "port $port already answers: stop that server first" >&2
+		exit 1
+	fi
+	t0=$(now)
+	case $s in
+	knot)
+		rm -rf "$dir/knot" && mkdir -p "$dir/knot/db"
+		cat >"$dir/knot/knot.conf" <<CONF
+server:
+    listen: 127.0.0.1@$port
+    rundir: $dir/knot
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+database:
+    storage: $dir/knot/db
+control:
+    listen: $dir/knot/knot.sock
+log:
+  - target: stderr
+    any: error
+acl:
+  - id: xfr
+    address: 127.0.0.0/8
+    action: transfer
+zone:
+  - domain: example.test
+    file: $zf
+    acl: xfr
+    zonefile-sync: -1
+    journal-content: changes
+CONF
+		taskset -c "$SERVER_CPU" knotd -c "$dir/knot/knot.conf" >"$dir/knot.log" 2>&1 &
+		;;
+	fast)
+		taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$zf" -addr "127.0.0.1:$port" -mode fast -xfr -changes "$changes" >"$dir/fast.log" 2>&1 &
+		;;
+	*) echo "unknown server $s (knot fast)" >&2; exit 1 ;;
+	esac
+	started_pid=$!
+	pids+=("$started_pid")
+	load_wall="" load_cpu=""
+	local end=$((SECONDS + LOAD_TIMEOUT))
+	while ((SECONDS < end)); do
+		kill -0 "$started_pid" 2>/dev/null || break
+		if dnsperf_probe "$port" ns1.example.test; then
+			load_wall=$(awk -v a="$t0" -v b="$(now)" 'BEGIN {printf "%.3f", b - a}')
+			load_cpu=$(awk -v t="$(cpu_ticks "$started_pid")" -v c="$clk" 'BEGIN {printf "%.3f", t / c}')
+			taskset -a -p -c "$SERVER_CPU" "$started_pid" >/dev/null
+			return
+		fi
+		sleep 0.05
+	done
+}
+
+stop_pid() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+
+# start_secondary: a fresh Knot secondary of example.test from $port on
+# $secport, logging transfers to $dir/sec.log; sets sec_pid.
+start_secondary() {
+	rm -rf "$dir/sec" && mkdir -p "$dir/sec/db"
+	cat >"$dir/sec/knot.conf" <<CONF
+server:
+    listen: 127.0.0.1@$secport
+    rundir: $dir/sec
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+database:
+    storage: $dir/sec/db
+control:
+    listen: $dir/sec/knot.sock
+log:
+  - target: stderr
+    any: info
+remote:
+  - id: primary
+    address: 127.0.0.1@$port
+zone:
+  - domain: example.test
+    master: primary
+    file: $dir/sec/example.test.zone
+    zonefile-sync: -1
+    zonefile-load: none
+    journal-content: changes
+CONF
+	taskset -c "$CLIENT_CPU" knotd -c "$dir/sec/knot.conf" >"$dir/sec.log" 2>&1 &
+	sec_pid=$!
+	pids+=("$sec_pid")
+}
+
+# xfr_seconds KIND: the seconds the secondary's log reports for its last
+# finished incoming KIND (AXFR or IXFR), or nothing.
+xfr_seconds() { grep -E "$1, incoming, .* finished, [0-9.]+ seconds" "$dir/sec.log" | tail -n 1 | sed -E 's/.*finished, ([0-9.]+) seconds.*/\1/'; }
+
+# wait_serial PORT SERIAL: waits (LOAD_TIMEOUT at most) until the server on
+# PORT answers the zone's SOA with SERIAL; fails otherwise.
+wait_serial() {
+	local end=$((SECONDS + LOAD_TIMEOUT))
+	while ((SECONDS < end)); do
+		[ "$(serial_at "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# apply_changes SERVER PID: the 1,000 changes in one write.
+apply_changes() {
+	case $1 in
+	knot)
+		{
+			echo "zone-begin example.test"
+			while read -r name ttl typ addr; do
+				echo "zone-unset example.test $name $typ"
+				echo "zone-set example.test $name $ttl $typ $addr"
+			done <"$changes"
+			echo "zone-commit example.test"
+		} | knotc -s "$dir/knot/knot.sock" >"$dir/knotc.out" 2>&1
+		;;
+	fast) kill -USR1 "$2" ;;
+	esac
+}
+
+abort() { # round server size load why
+	echo "ABORT $1 $2 $3 $4 $5" >>"$dir/results"
+	printf '%-6s %-8s %-9s row aborted (round %d): %s\n' "$2" "$3" "$4" "$1" "$5"
+}
+put() { # round server size what value
+	echo "$1 $2 $3 $4 $5" >>"$dir/results"
+}
+
+run_load() { # round server size pid load
+	local r=$1 s=$2 n=$3 pid=$4 load=$5 out before after qf rate=()
+	case $load in uni-*) qf=$sizedir/uniform.txt ;; *) qf=$sizedir/zipf.txt ;; esac
+	case $load in *-fix) rate=(-Q "$FIXED_QPS") ;; esac
+	stray=$(off_core "$pid")
+	before=$(cpu_ticks "$pid")
+	sw0=$(ctx_switches "$pid")
+	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$qf" -l "$DURATION" -c 1 -T 1 -q 200 "${rate[@]}" 2>&1) || true
+	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
+	sw1=$(ctx_switches "$pid")
+	stray+=$(off_core "$pid")
+	local fixed=0
+	[[ $load == *-fix ]] && fixed=1
+	# record_run keys its lines by server and load: the size goes with the server.
+	record_run "$r" "$s@$n" "$load" "$fixed" "$out" "$before" "$after"
+}
+
+: >"$dir/results"
+header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds, $QUERIES queries per file, GOMEMLIMIT ${GOMEMLIMIT:-unset}, GOGC ${GOGC:-default}"
+echo "$header"
+for n in $SIZES; do
+	sizedir=$dir/z$n
+	mkdir -p "$sizedir"
+	"$dir/zonegen" -names "$n" -queries "$QUERIES" -dir "$sizedir"
+	changes=$sizedir/changes.txt
+	records=$(cat "$sizedir/records")
+	echo "# $n names, $records records"
+	for round in $(seq "$ROUNDS"); do
+		for s in $(in_order "$round" $SERVERS); do # shellcheck disable=SC2086
+			start_primary "$s" "$sizedir/empty.zone"
+			if [ -z "$load_wall" ]; then
+				abort "$round" "$s" "$n" rss "the empty server did not answer"
+				stop_pid "$started_pid"
+				continue
+			fi
+			empty=$(rss_kb "$started_pid")
+			stop_pid "$started_pid"
+			start_primary "$s" "$sizedir/scale.zone"
+			pid=$started_pid
+			if [ -z "$load_wall" ]; then
+				for w in load rss $LOADS axfr ixfr; do abort "$round" "$s" "$n" "$w" "the server did not answer within ${LOAD_TIMEOUT}s (log: $(tail -n 1 "$dir/$s.log" 2>/dev/null))"; done
+				stop_pid "$pid"
+				continue
+			fi
+			loaded=$(rss_kb "$pid")
+			put "$round" "$s" "$n" load "$load_wall"
+			put "$round" "$s" "$n" loadcpu "$load_cpu"
+			put "$round" "$s" "$n" rss "$(awk -v a="$loaded" -v e="$empty" -v r="$records" 'BEGIN {printf "%.1f", (a - e) * 1024 / r}')"
+			printf '%-6s %-8s loaded in %s s (%s s CPU), RSS %d kB (empty %d kB)\n' "$s" "$n" "$load_wall" "$load_cpu" "$loaded" "$empty"
+			for load in $LOADS; do
+				run_load "$round" "$s" "$n" "$pid" "$load"
+			done
+			steady=$(rss_kb "$pid")
+			put "$round" "$s" "$n" rss-after "$(awk -v a="$steady" -v e="$empty" -v r="$records" 'BEGIN {printf "%.1f", (a - e) * 1024 / r}')"
+			serial=$(serial_at "$port")
+			start_secondary
+			if ! wait_serial "$secport" "$serial" || [ -z "$(xfr_seconds AXFR)" ]; then
+				abort "$round" "$s" "$n" axfr "the secondary did not report a finished AXFR of serial $serial: $(grep -E 'AXFR|error' "$dir/sec.log" | tail -n 1)"
+				abort "$round" "$s" "$n" ixfr "no AXFR before it"
+			else
+				put "$round" "$s" "$n" axfr "$(xfr_seconds AXFR)"
+				apply_changes "$s" "$pid"
+				if ! wait_serial "$port" $((serial + 1)); then
+					abort "$round" "$s" "$n" ixfr "the server did not apply the changes (serial $serial)"
+				else
+					knotc -s "$dir/sec/knot.sock" zone-refresh example.test >/dev/null
+					if ! wait_serial "$secport" $((serial + 1)) || [ -z "$(xfr_seconds IXFR)" ]; then
+						abort "$round" "$s" "$n" ixfr "the secondary did not report a finished IXFR: $(grep -E 'XFR|error' "$dir/sec.log" | tail -n 1)"
+					else
+						put "$round" "$s" "$n" ixfr "$(xfr_seconds IXFR)"
+					fi
+				fi
+			fi
+			stop_pid "$sec_pid"
+			stop_pid "$pid"
+		done
+	done
+done
+
+# The tables: per size and server, the median (min–max) of each figure and
+# its ratio to Knot's (per round, then summarised).
+cell() { # server size what format
+	awk -v s="$1" -v n="$2" -v w="$3" '$2 == s && $3 == n && $4 == w { print $5 }' "$dir/results" | mmm | fmt_mmm "$4"
+}
+ratio() { # server size what
+	awk -v s="$1" -v n="$2" -v w="$3" '$3 == n && $4 == w && ($2 == s || $2 == "knot") { v[$1, $2] = $5; r[$1] = 1 }
+		END { for (k in r) if (v[k, "knot"] > 0 && v[k, s] != "") print v[k, s] / v[k, "knot"] }' "$dir/results" | mmm | fmt_mmm %.2f
+}
+why() { # server size what: the first abort message of that row, or nothing
+	awk -v s="$1" -v n="$2" -v w="$3" '$1 == "ABORT" && $3 == s && $4 == n && $5 == w { $1 = $3 = $4 = $5 = ""; sub(/^ +/, ""); gsub(/ +/, " "); print "round " $0; exit }' "$dir/results"
+}
+# record_run wrote "round server@size load qps lat cpu lost sw": the
+# figures per query go into the same shape as the others.
+awk '$1 ~ /^[0-9]+$/ && $2 ~ /@/ { split($2, a, "@"); print $1, a[1], a[2], $3, $6; print $1, a[1], a[2], $3 "-qps", $4 }
+	$1 == "ABORT" && $3 ~ /@/ { split($3, a, "@"); $3 = a[1] " " a[2]; print }' "$dir/results" >"$dir/results.q"
+cat "$dir/results.q" >>"$dir/results"
+
+echo
+echo "$header"
+echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s; ratio = the server's figure / Knot's, per round; a row with an aborted round shows why"
+printf '%-9s %-6s %-10s %30s %20s\n' names server figure "median (min–max)" "/ Knot's"
+for n in $SIZES; do
+	for s in $SERVERS; do
+		for w in uni-sat uni-fix zipf-sat zipf-fix rss rss-after load loadcpu axfr ixfr; do
+			label=$w fmt=%.2f
+			case $w in
+			uni-* | zipf-*) label="$w us/q" ;;
+			rss) label="B/record" fmt=%.0f ;;
+			rss-after) label="B/rec after" fmt=%.0f ;;
+			load) label="load s" ;;
+			loadcpu) label="load CPU s" ;;
+			axfr) label="AXFR s" ;;
+			ixfr) label="IXFR s" ;;
+			esac
+			reason=$(why "$s" "$n" "$w")
+			if [ -n "$reason" ]; then
+				printf '%-9s %-6s %-12s ABORTED: %s\n' "$n" "$s" "$label" "$reason"
+				continue
+			fi
+			r="-"
+			[ "$s" = knot ] || r=$(ratio "$s" "$n" "$w")
+			printf '%-9s %-6s %-12s %28s %20s\n' "$n" "$s" "$label" "$(cell "$s" "$n" "$w" "$fmt")" "${r:--}"
+		done
+	done
+done
+for n in $SIZES; do
+	for s in $SERVERS; do
+		[ "$s" = knot ] && continue
+		# Flatness: CPU per query at this size against the first size's.
+		first=${SIZES%% *}
+		[ "$n" = "$first" ] && continue
+		for w in uni-sat uni-fix zipf-sat zipf-fix; do
+			f=$(awk -v s="$s" -v a="$first" -v b="$n" -v w="$w" '$2 == s && $4 == w && ($3 == a || $3 == b) && $1 ~ /^[0-9]+$/ { v[$3] = v[$3] " " $5 }
+				END { print v[a] "|" v[b] }' "$dir/results")
+			base=$(tr ' ' '\n' <<<"${f%%|*}" | grep . | mmm | awk '{print $1}')
+			this=$(tr ' ' '\n' <<<"${f##*|}" | grep . | mmm | awk '{print $1}')
+			[ -n "$base" ] && [ -n "$this" ] && printf '%-6s %-8s CPU per query %s: %.2f x the %s-name median\n' "$s" "$n" "$w" "$(awk -v a="$this" -v b="$base" 'BEGIN {print a / b}')" "$first"
+		done
+	done
+done

@@ -1,0 +1,387 @@
+package memory
+
+import (
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
+// Static answers without the cache. The fast path's cache holds a bounded
+// number of replies (see fastCacheBytes), so a large zone queried across
+// its names misses it for most queries. For the commonest answers — the
+// queried name (or a wildcard synthesising it) holds records of the queried
+// type A, AAAA or TXT, or a CNAME leading, inside the zone, to a name
+// holding them (one link), no answer hook, no delegation, DO clear —
+// staticReply writes the reply straight from the zone's records instead of
+// unpacking the query and packing a dns.Msg: the header, the question as
+// asked, each record's owner as a pointer to the question or to the CNAME's
+// target, and the OPT record, names compressed as miekg/dns compresses them,
+// so the bytes are the general path's (FuzzFastPath and
+// TestStaticReplySameBytes check). Anything else, or a reply that would
+// not fit, returns nil and takes the general path.
+
+// staticMaxSuffixes bounds the name suffixes staticReply tracks for
+// compression; longer names take the general path.
+const staticMaxSuffixes = 40
+
+// staticComp is the compression map of a reply staticReply writes, as
+// miekg/dns's Pack keeps it: each name suffix written so far and its
+// offset. A suffix is q[at:] (the question, lower case, passed to each
+// method: holding it would move it to the heap) or str[k][at:] (a name
+// written after it), so nothing is copied.
+type staticComp struct {
+	str [3]string
+	ns  int // names in str
+	n   int
+	at  [staticMaxSuffixes]int
+	src [staticMaxSuffixes]int8 // -1: q; else an index in str
+	off [staticMaxSuffixes]int
+}
+
+// find returns the offset of suffix s written so far.
+func (c *staticComp) find(q []byte, s string) (int, bool) {
+	for i := range c.n {
+		if c.src[i] >= 0 && c.str[c.src[i]][c.at[i]:] == s || c.src[i] < 0 && string(q[c.at[i]:]) == s {
+			return c.off[i], true
+		}
+	}
+	return 0, false
+}
+
+func (c *staticComp) insert(at int, src int8, off int) bool {
+	if c.n == staticMaxSuffixes {
+		return false
+	}
+	c.at[c.n], c.src[c.n], c.off[c.n] = at, src, off
+	c.n++
+	return true
+}
+
+// question records the question's suffixes (it starts at offset 12).
+func (c *staticComp) question(q []byte) bool {
+	for i := 0; i < len(q); i++ {
+		if (i == 0 || q[i-1] == '.') && !c.insert(i, -1, 12+i) {
+			return false
+		}
+	}
+	return true
+}
+
+// name appends s (lower case, fully qualified) to out compressed as
+// packDomainName does: each suffix not seen yet is written and
+// remembered, the first one seen becomes a pointer.
+func (c *staticComp) name(out, q []byte, s string) ([]byte, bool) {
+	if c.ns == len(c.str) {
+		return nil, false
+	}
+	src := int8(c.ns)
+	c.str[c.ns] = s
+	c.ns++
+	for i := 0; i < len(s); {
+		if o, ok := c.find(q, s[i:]); ok {
+			return append(out, 0xC0|byte(o>>8), byte(o)), true
+		}
+		if len(out) < 0x3FFF && !c.insert(i, src, len(out)) {
+			return nil, false
+		}
+		j := i
+		for j < len(s) && s[j] != '.' {
+			if !staticLabelByte(s[j]) {
+				return nil, false
+			}
+			j++
+		}
+		if j == len(s) || j == i || j-i > 63 {
+			return nil, false
+		}
+		out = append(out, byte(j-i))
+		out = append(out, s[i:j]...)
+		i = j + 1
+	}
+	return append(out, 0), true
+}
+
+// staticLabelByte reports whether b may appear in a label staticReply
+// handles: bytes miekg/dns writes as themselves in a name's text form (no
+// escaping), after lower-casing.
+func staticLabelByte(b byte) bool {
+	return 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '-' || b == '_' || b == '*'
+}
+
+// staticReply returns the reply to query (parsed by parseFast as fq, flags
+// the last byte of its key) written into buf when the answer is of the
+// kind above, or nil.
+func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags byte) []byte {
+	if flags&0x80 != 0 || fq.nameEnd <= 13 {
+		return nil // DO set, or the root
+	}
+	qtype := uint16(query[fq.nameEnd])<<8 | uint16(query[fq.nameEnd+1])
+	if query[fq.nameEnd+2] != 0 || query[fq.nameEnd+3] != 1 ||
+		(qtype != dns.TypeA && qtype != dns.TypeAAAA && qtype != dns.TypeTXT) {
+		return nil
+	}
+	// The name in text form, lower case: the same length as on the wire,
+	// the label at text offset i starting at wire offset 12+i.
+	var nb [256]byte
+	l := 0
+	for off := 12; query[off] != 0; {
+		ll := int(query[off])
+		for _, c := range query[off+1 : off+1+ll] {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if !staticLabelByte(c) {
+				return nil
+			}
+			nb[l] = c
+			l++
+		}
+		nb[l] = '.'
+		l++
+		off += 1 + ll
+	}
+	qname := nb[:l]
+	var z *zone
+	zi := 0 // text offset of the zone's name in qname
+	for i := 0; i < l; i++ {
+		if i == 0 || qname[i-1] == '.' {
+			if zz, ok := v.st.zones[string(qname[i:])]; ok {
+				z, zi = zz, i
+				break
+			}
+		}
+	}
+	if z == nil {
+		return nil // no zone, or only the root zone: the general path
+	}
+	if z.cuts != nil {
+		for i := 0; i < zi; i++ {
+			if (i == 0 || qname[i-1] == '.') && z.cuts[string(qname[i:])] {
+				return nil // a referral
+			}
+		}
+	}
+	n := z.nodes[string(qname)]
+	var wname []byte // the wildcard's name when it synthesises the answer
+	if n == nil {
+		if zi == 0 || z.ents[string(qname)] {
+			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeSuccess) // NODATA
+		}
+		if !z.wild {
+			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeNameError)
+		}
+		// wildcardFor: "*." and the closest encloser.
+		ce := 0
+		for {
+			for ce < l && qname[ce] != '.' {
+				ce++
+			}
+			ce++
+			if ce >= zi || z.nodes[string(qname[ce:])] != nil || z.ents[string(qname[ce:])] {
+				break
+			}
+		}
+		wb := new([2 + 256]byte) // on the stack: it does not escape
+		wb[0], wb[1] = '*', '.'
+		k := copy(wb[2:], qname[ce:])
+		if n = z.nodes[string(wb[:2+k])]; n == nil {
+			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeNameError)
+		}
+		wname = wb[:2+k]
+	}
+	// The queried type's RRset, else a CNAME's target's (one link).
+	set := n.sets[qtype]
+	var cname *dns.CNAME
+	var target string
+	if len(set) > 0 {
+		if staticHooked(v.hooks, z, qname, wname) {
+			return nil
+		}
+	} else {
+		cn := n.sets[dns.TypeCNAME]
+		if len(cn) == 0 {
+			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeSuccess) // NODATA
+		}
+		c, ok := cn[0].wire.(*dns.CNAME)
+		if !ok {
+			return nil
+		}
+		cname, target = c, c.Target
+		if target == string(qname) || !inZone(target, z.name) || z.cutFor(target) != "" {
+			return nil
+		}
+		tn := z.nodes[target]
+		if tn == nil {
+			return nil
+		}
+		set = tn.sets[qtype]
+		if len(set) == 0 || v.hooks.hookForSynth(target, target, z.name) != nil {
+			return nil
+		}
+	}
+
+	out := buf[:0]
+	out = append(out, query[0], query[1], 0x80|0x04|query[2]&0x01, query[3]&0x10)
+	an := len(set)
+	if cname != nil {
+		an++
+	}
+	out = append(out, 0, 1, byte(an>>8), byte(an), 0, 0, 0, flags&1)
+	out = append(out, query[12:fq.nameEnd+4]...)
+	owner := 12 // the question's name: every owner but a CNAME's target
+	if cname != nil {
+		// The compression map: the question's suffixes, then the target's.
+		var comp staticComp
+		if !comp.question(qname) {
+			return nil
+		}
+		out = append(out, 0xC0, 12, 0, 5, 0, 1)
+		out = appendTTL(out, cname.Hdr.Ttl)
+		rdl := len(out)
+		out = append(out, 0, 0)
+		var ok bool
+		if out, ok = comp.name(out, qname, target); !ok {
+			return nil
+		}
+		d := len(out) - rdl - 2
+		out[rdl], out[rdl+1] = byte(d>>8), byte(d)
+		if owner, ok = comp.find(qname, target); !ok {
+			return nil
+		}
+	}
+	for _, r := range set {
+		out = append(out, 0xC0|byte(owner>>8), byte(owner), byte(qtype>>8), byte(qtype), 0, 1)
+		out = appendTTL(out, r.wire.Header().Ttl)
+		switch w := r.wire.(type) {
+		case *dns.A:
+			a := w.A.To4()
+			if a == nil || len(w.A) != 4 && len(w.A) != 16 {
+				return nil
+			}
+			out = append(out, 0, 4)
+			out = append(out, a...)
+		case *dns.AAAA:
+			if len(w.AAAA) != 16 {
+				return nil
+			}
+			out = append(out, 0, 16)
+			out = append(out, w.AAAA...)
+		case *dns.TXT:
+			rdl := len(out)
+			out = append(out, 0, 0)
+			for _, s := range w.Txt {
+				if len(s) > 255 {
+					return nil
+				}
+				for i := 0; i < len(s); i++ {
+					if s[i] == '\\' {
+						return nil // escapes: miekg/dns's packing decides
+					}
+				}
+				out = append(out, byte(len(s)))
+				out = append(out, s...)
+			}
+			d := len(out) - rdl - 2
+			out[rdl], out[rdl+1] = byte(d>>8), byte(d)
+		default:
+			return nil
+		}
+	}
+	return p.staticOPT(out, query, fq, flags)
+}
+
+// staticOPT appends the OPT record when the query had one (echoing its
+// EDNS Client Subnet option at scope 0) and returns out, or nil when the
+// reply does not fit the query's limit (the general path trims or
+// truncates).
+func (p *Provider) staticOPT(out, query []byte, fq fastQuery, flags byte) []byte {
+	if flags&1 != 0 {
+		size := p.maxUDPSize()
+		out = append(out, 0, 0, 41, byte(size>>8), byte(size), 0, 0, 0, 0)
+		if fq.ecsLen > 0 {
+			out = append(out, byte(fq.ecsLen>>8), byte(fq.ecsLen))
+			out = append(out, query[fq.ecs:fq.ecs+fq.ecsLen]...)
+		} else {
+			out = append(out, 0, 0)
+		}
+	}
+	if len(out) > fq.limit {
+		return nil
+	}
+	return out
+}
+
+// staticNegative writes an NXDOMAIN (rcode 3) or NODATA (rcode 0) reply
+// from zone z for qname (the zone's name at text offset zi in it): the
+// zone's SOA in the authority section at TTL min(SOA TTL, minimum), its
+// owner a pointer into the question and its names compressed.
+func (p *Provider) staticNegative(query, buf []byte, fq fastQuery, flags byte, z *zone, qname []byte, zi, rcode int) []byte {
+	var comp staticComp
+	if !comp.question(qname) {
+		return nil
+	}
+	out := buf[:0]
+	out = append(out, query[0], query[1], 0x80|0x04|query[2]&0x01, query[3]&0x10|byte(rcode))
+	out = append(out, 0, 1, 0, 0, 0, 1, 0, flags&1)
+	out = append(out, query[12:fq.nameEnd+4]...)
+	apex := 12 + zi
+	out = append(out, 0xC0|byte(apex>>8), byte(apex), 0, 6, 0, 1)
+	out = appendTTL(out, min(z.soa.TTL, z.soa.Minimum))
+	rdl := len(out)
+	out = append(out, 0, 0)
+	var ok bool
+	if out, ok = comp.name(out, qname, z.soa.NS); !ok {
+		return nil
+	}
+	if out, ok = comp.name(out, qname, z.soa.Mbox); !ok {
+		return nil
+	}
+	for _, v := range [5]uint32{z.soa.Serial, z.soa.Refresh, z.soa.Retry, z.soa.Expire, z.soa.Minimum} {
+		out = appendTTL(out, v)
+	}
+	d := len(out) - rdl - 2
+	out[rdl], out[rdl+1] = byte(d>>8), byte(d)
+	return p.staticOPT(out, query, fq, flags)
+}
+
+// staticHooked reports whether an answer hook acts on the RRset answering
+// qname (owned by the wildcard wname when not nil), as hookForSynth
+// decides, without building the names as strings.
+func staticHooked(h *hookTable, z *zone, qname, wname []byte) bool {
+	if h == nil {
+		return false
+	}
+	if _, ok := h.byName[string(qname)]; ok {
+		return true
+	}
+	if _, ok := h.byName[string(wname)]; ok && wname != nil {
+		return true
+	}
+	if len(h.byZone) == 0 {
+		return false
+	}
+	for n := z.name; ; {
+		if _, ok := h.byZone[n]; ok {
+			return true
+		}
+		i := strings.IndexByte(n, '.')
+		if i < 0 || i == len(n)-1 {
+			return false
+		}
+		n = n[i+1:]
+	}
+}
+
+// inZone reports whether name (lower case, fully qualified) is zone or
+// below it, as dns.IsSubDomain(zone, name) does for such names, without
+// allocating.
+func inZone(name, zone string) bool {
+	if zone == "." {
+		return true
+	}
+	return name == zone || len(name) > len(zone) && name[len(name)-len(zone)-1] == '.' && strings.HasSuffix(name, zone)
+}
+
+func appendTTL(b []byte, ttl uint32) []byte {
+	return append(b, byte(ttl>>24), byte(ttl>>16), byte(ttl>>8), byte(ttl))
+}

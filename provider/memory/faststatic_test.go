@@ -1,0 +1,250 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/netip"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+)
+
+// staticFixture is fastFixture with the shapes staticReply must tell
+// apart: CNAMEs into and out of the zone, to the apex, to a CNAME, to a
+// missing name, to a delegated name and to a wildcard; wildcards holding
+// addresses and CNAMEs; TXT records with escapes, several strings and the
+// longest string; a child zone; long names; a per-name hook on a CNAME's
+// target.
+func staticFixture(t testing.TB) *Provider {
+	p := fastFixture(t)
+	ttl := 30 * time.Second
+	rs := []libdns.Record{
+		libdns.Address{Name: "@", TTL: ttl, IP: netip.MustParseAddr("192.0.2.50")},
+		libdns.Address{Name: "@", TTL: ttl, IP: netip.MustParseAddr("2001:db8::50")},
+		libdns.CNAME{Name: "out", TTL: ttl, Target: "www.example.net."},
+		libdns.CNAME{Name: "apex", TTL: 60 * time.Second, Target: "example.test."},
+		libdns.CNAME{Name: "chain", TTL: ttl, Target: "app.example.test."},
+		libdns.CNAME{Name: "dangling", TTL: ttl, Target: "missing.example.test."},
+		libdns.CNAME{Name: "deleg", TTL: ttl, Target: "x.sub.example.test."},
+		libdns.CNAME{Name: "towild", TTL: ttl, Target: "q.w.example.test."},
+		libdns.CNAME{Name: "deep.er.x", TTL: ttl, Target: "t.example.test."},
+		libdns.CNAME{Name: "tohook", TTL: ttl, Target: "hooked.example.test."},
+		libdns.CNAME{Name: "self", TTL: ttl, Target: "self.example.test."},
+		libdns.CNAME{Name: "*.wcx", TTL: ttl, Target: "long-target-name.under.a.deep.chain.example.test."},
+		libdns.Address{Name: "long-target-name.under.a.deep.chain", TTL: ttl, IP: netip.MustParseAddr("192.0.2.60")},
+		libdns.RR{Name: "esc", TTL: ttl, Type: "TXT", Data: `"a\"b" "c\\d"`},
+		libdns.RR{Name: "multi", TTL: ttl, Type: "TXT", Data: `"one" "two" ""`},
+		libdns.TXT{Name: "longest", TTL: ttl, Text: strings.Repeat("y", 255)},
+		libdns.Address{Name: "under_score-1", TTL: ttl, IP: netip.MustParseAddr("192.0.2.61")},
+		libdns.Address{Name: strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 60), TTL: ttl, IP: netip.MustParseAddr("192.0.2.62")},
+	}
+	for i := range 30 {
+		rs = append(rs, libdns.Address{Name: "many", TTL: ttl, IP: netip.AddrFrom4([4]byte{198, 18, 0, byte(i)})})
+	}
+	if _, err := p.AppendRecords(context.Background(), "example.test.", rs); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddZone("child.example.test."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendRecords(context.Background(), "child.example.test.", []libdns.Record{
+		libdns.Address{Name: "in", TTL: ttl, IP: netip.MustParseAddr("192.0.2.70")},
+		libdns.CNAME{Name: "up", TTL: ttl, Target: "www.example.test."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestStaticReplySameBytes asks staticReply directly, for every name of
+// staticFixture, in several cases, types and EDNS shapes, and requires the
+// general path's bytes whenever it answers; it must answer the plain shapes.
+func TestStaticReplySameBytes(t *testing.T) {
+	p := staticFixture(t)
+	names := []string{
+		"www", "WwW", "app", "t", "big", "hooked", "a.b", "b", "x.w", "y.x.w", "q.wc", "sub", "ns.sub", "x.sub", "mx",
+		"out", "apex", "chain", "dangling", "deleg", "towild", "deep.er.x", "er.x", "tohook", "self", "zz.wcx",
+		"esc", "multi", "longest", "under_score-1", "many", "nope", "*.w", "in.child", "up.child", "child",
+		strings.Repeat("a", 63) + "." + strings.Repeat("B", 63) + "." + strings.Repeat("c", 60),
+		"", "dyn.hooks.test.", "cn.hooks.test.", "x.wild.hooks.test.", "example.net.",
+	}
+	mustStatic := map[string]bool{"www A": true, "WwW A": true, "app A": true, "t TXT": true, "x.w A": true,
+		"q.wc A": true, "apex A": true, "apex AAAA": true, "deep.er.x TXT": true, "zz.wcx A": true,
+		"multi TXT": true, "longest TXT": true, "under_score-1 A": true, "many A": true, " A": true, "in.child A": true,
+		"nope A": true, "nope TXT": true, "t A": true, "b A": true, "er.x AAAA": true, "y.x.w AAAA": true, "child TXT": true}
+	src := netip.MustParseAddr("192.0.2.99")
+	buf := make([]byte, 4096)
+	answered := map[string]bool{}
+	for _, name := range names {
+		fq := name
+		if !strings.HasSuffix(fq, ".") {
+			fq = strings.TrimPrefix(fq+".example.test.", ".")
+		}
+		for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeTXT, dns.TypeCNAME, dns.TypeMX} {
+			for _, shape := range []struct {
+				edns byte
+				size uint16
+				ecs  bool
+			}{{0, 0, false}, {1, 1232, false}, {0x81, 1232, false}, {1, 512, false}, {1, 4096, true}, {1, 600, true}} {
+				q := buildQuery(0xbeef, 1, 0x10, strings.Split(strings.TrimSuffix(fq, "."), "."), qt, dns.ClassINET, shape.edns, shape.size)
+				if shape.ecs {
+					q = withECS(q, 1, 24, []byte{198, 51, 100}, false)
+				}
+				for _, tcp := range []bool{false, true} {
+					var key [300]byte
+					f, n, ok := parseFast(q, &key, p.maxUDPSize(), tcp)
+					if !ok {
+						t.Fatalf("%s: parseFast refused %x", fq, q)
+					}
+					got := p.staticReply(p.view(), q, buf, f, key[n-1])
+					if got == nil {
+						continue
+					}
+					answered[name+" "+dns.TypeToString[qt]] = true
+					want := p.RespondWire(q, src, tcp)
+					if !bytes.Equal(got, want) {
+						t.Fatalf("%s %s edns %x ecs %v tcp %v: static reply differs\nstatic  %x\ngeneral %x",
+							fq, dns.TypeToString[qt], shape.edns, shape.ecs, tcp, got, want)
+					}
+				}
+			}
+		}
+	}
+	for k := range mustStatic {
+		if !answered[k] {
+			t.Errorf("%s: not answered by staticReply", k)
+		}
+	}
+	for _, k := range []string{"hooked A", "tohook A", "dangling A", "deleg A", "sub A", "x.sub A", "esc TXT", "www MX", "dyn.hooks.test. A", "x.wild.hooks.test. A", "self A", "towild A", "up.child A"} {
+		if answered[k] {
+			t.Errorf("%s: answered by staticReply, want the general path", k)
+		}
+	}
+}
+
+// TestStaticReplyNoAlloc: a static answer past the cache allocates nothing.
+func TestStaticReplyNoAlloc(t *testing.T) {
+	p := staticFixture(t)
+	buf := make([]byte, 4096)
+	for _, name := range []string{"www", "chain", "x.w", "nope"} {
+		q := buildQuery(1, 1, 0, []string{name, "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232)
+		var key [300]byte
+		f, n, _ := parseFast(q, &key, p.maxUDPSize(), false)
+		v := p.view()
+		if a := testing.AllocsPerRun(100, func() { _ = p.staticReply(v, q, buf, f, key[n-1]) }); a != 0 {
+			t.Errorf("%s: %v allocations", name, a)
+		}
+	}
+}
+
+// TestFastCacheBudget: a zone with more names than the cache's budget holds
+// is answered right past it, from staticReply and the general path, and the
+// cache stays within its budget.
+func TestFastCacheBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a 32 MiB cache")
+	}
+	p := new(Provider)
+	if err := p.AddZone("big.test."); err != nil {
+		t.Fatal(err)
+	}
+	const names = 60000
+	var rs []libdns.Record
+	for i := range names {
+		rs = append(rs, libdns.TXT{Name: fmt.Sprintf("n%d", i), TTL: time.Minute, Text: strings.Repeat("z", 400)})
+	}
+	if _, err := p.AppendRecords(context.Background(), "big.test.", rs); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	src := netip.MustParseAddr("192.0.2.1")
+	for i := range names {
+		for _, qt := range []uint16{dns.TypeTXT, dns.TypeA} { // TXT static, A NODATA (general path)
+			q := buildQuery(uint16(i), 0, 0, []string{fmt.Sprintf("n%d", i), "big", "test"}, qt, dns.ClassINET, 1, 1232)
+			if got, want := p.RespondUDP(q, buf, src), p.RespondWire(q, src, false); !bytes.Equal(got, want) {
+				t.Fatalf("n%d %d: fast path differs", i, qt)
+			}
+		}
+	}
+	c := p.cache()
+	c.mu.RLock()
+	b, n := c.bytes, len(c.m)
+	c.mu.RUnlock()
+	if b > fastCacheBytes || n == 2*names || n < 1000 {
+		t.Fatalf("cache: %d bytes in %d entries (budget %d, %d questions asked)", b, n, fastCacheBytes, 2*names)
+	}
+}
+
+// BenchmarkStaticReply is what a static answer costs once the cache is
+// full: parseFast and staticReply, for an address set, a CNAME into it, a
+// wildcard and a name that does not exist (compare BenchmarkRespond's
+// general path).
+func BenchmarkStaticReply(b *testing.B) {
+	p := staticFixture(b)
+	buf := make([]byte, 4096)
+	for _, name := range []string{"www", "app", "x.w", "nope"} {
+		q := buildQuery(1, 1, 0, strings.Split(name+".example.test", "."), dns.TypeA, dns.ClassINET, 1, 1232)
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var key [300]byte
+				f, n, ok := parseFast(q, &key, p.maxUDPSize(), false)
+				if !ok || p.staticReply(p.view(), q, buf, f, key[n-1]) == nil {
+					b.Fatalf("%x: not a static answer", q)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFastPathSpread answers A queries spread over the 20,000 names of
+// a zone through RespondUDP: "cached" with every reply in the cache (a
+// small zone), "past-cache" with a cache that holds nothing (a zone larger
+// than the cache, queried across its names: staticReply), "nx-past-cache"
+// the same for 20,000 names that do not exist (NXDOMAIN).
+func BenchmarkFastPathSpread(b *testing.B) {
+	p := new(Provider)
+	if err := p.AddZone("example.test."); err != nil {
+		b.Fatal(err)
+	}
+	const names = 20000
+	var rs []libdns.Record
+	var qs, nx [][]byte
+	for i := range names {
+		nx = append(nx, buildQuery(uint16(i), 1, 0, []string{fmt.Sprintf("nx%07d", i), "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232))
+		n := fmt.Sprintf("h%07d", i)
+		rs = append(rs, libdns.Address{Name: n, TTL: time.Minute, IP: netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})})
+		qs = append(qs, buildQuery(uint16(i), 1, 0, []string{n, "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232))
+	}
+	if _, err := p.AppendRecords(context.Background(), "example.test.", rs); err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	src := netip.MustParseAddr("192.0.2.1")
+	for _, c := range []struct {
+		name   string
+		budget int
+		qs     [][]byte
+	}{{"cached", fastCacheBytes, qs}, {"past-cache", 0, qs}, {"nx-past-cache", 0, nx}} {
+		b.Run(c.name, func(b *testing.B) {
+			defer func(old int) { fastCacheBytes = old }(fastCacheBytes)
+			fastCacheBytes = c.budget
+			p.fc.Store(nil)
+			for _, q := range c.qs {
+				_ = p.RespondUDP(q, buf, src)
+			}
+			runtime.GC() // the zone's building done: no collection in the loop
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				_ = p.RespondUDP(c.qs[i%names], buf, src)
+				i++
+			}
+		})
+	}
+}
