@@ -77,9 +77,16 @@ func run(ctx context.Context, cfg config, rc *rest.Config, log *slog.Logger, sh 
 func setup(ctx context.Context, cfg config, rc *rest.Config, log *slog.Logger, sh *shared) (*replica, *listeners, error) {
 	rc = rest.CopyConfig(rc)
 	rc.UserAgent = "gslbkit-kubernetes/" + cfg.cluster
-	// A leader must notice a dead API server before its renew deadline.
-	rc.Timeout = max(cfg.retryPeriod, time.Second)
 	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The Lease's client: every request bounded, so that a leader notices
+	// a dead API server well before its renew deadline (the watches of the
+	// informers are long requests and keep the plain client).
+	lc := rest.CopyConfig(rc)
+	lc.Timeout = max(cfg.retryPeriod, time.Second)
+	leaseCS, err := kubernetes.NewForConfig(lc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,7 +143,7 @@ func setup(ctx context.Context, cfg config, rc *rest.Config, log *slog.Logger, s
 	if err != nil {
 		return nil, nil, err
 	}
-	r.cs = cs
+	r.cs = leaseCS
 	ls := &listeners{}
 	if cfg.provider == "memory" && cfg.dnsAddr != "" {
 		if ls.dns, err = newRegionServer(v, n, cfg.dnsAddr); err != nil {
