@@ -641,7 +641,11 @@ func TestKubernetes(t *testing.T) {
 		}
 		failover := want(failoverN, cat(euGW1, euGW2)...)
 		d := h.waitAnswers("us-1's API server unreachable", 60*time.Second, map[string]answer{"eu-west": failover})
-		report(t, "API server gone → stale", d, tRenew+tHealthy+2*tInterval+tRefresh)
+		// The leader's last renewal round starts up to a retry period after
+		// the cut and gives up at the renew deadline; its last beat is up
+		// to an interval older; a beat is stale after healthy + skew (one
+		// interval); peers read every interval.
+		report(t, "API server gone → stale", d, tRetry+tRenew+tHealthy+3*tInterval+tRefresh)
 		for _, tr := range usReplicas {
 			tr.px.heal()
 		}
