@@ -64,6 +64,13 @@ type Config struct {
 	// RetryJitter is the share of each retry delay that is random, 0 to 1
 	// (0.5: a delay d becomes uniform in [d/2, d]). Default 0.5.
 	RetryJitter float64 `json:"retryJitter"`
+	// FenceName is the label, at each zone's apex, of the fence record a
+	// Reconciler with a fencing token (Options.FenceToken) keeps: a TXT
+	// holding "<ownerId> <token>". Default "_gslb-fence"; one label, as
+	// MarkerPrefix, and not MarkerPrefix itself. Deployments (owner ids)
+	// that share a zone and fence need different names. Unused without a
+	// fencing token.
+	FenceName string `json:"fenceName,omitempty"`
 }
 
 // DefaultConfig returns a complete config for ownerID: markers under
@@ -80,6 +87,7 @@ func DefaultConfig(ownerID string) Config {
 		RetryBase:       time.Second,
 		RetryMax:        2 * time.Minute,
 		RetryJitter:     0.5,
+		FenceName:       DefaultFenceName,
 	}
 }
 
@@ -125,6 +133,9 @@ func (c Config) withDefaults() Config {
 	if c.MarkerTTL == 0 {
 		c.MarkerTTL = d.MarkerTTL
 	}
+	if c.FenceName == "" {
+		c.FenceName = d.FenceName
+	}
 	if c.ResyncInterval == 0 {
 		c.ResyncInterval = d.ResyncInterval
 	}
@@ -158,6 +169,9 @@ func (c Config) Validate() error {
 	}
 	if err := dnsname.CheckLabel(c.MarkerPrefix, true); err != nil {
 		return configErr("markerPrefix", c.MarkerPrefix, dnsname.ServiceLabelRule)
+	}
+	if err := dnsname.CheckLabel(c.FenceName, true); err != nil || c.FenceName == c.MarkerPrefix {
+		return configErr("fenceName", c.FenceName, dnsname.ServiceLabelRule+", not markerPrefix")
 	}
 	if err := between("markerTTL", c.MarkerTTL, time.Second, 24*time.Hour); err != nil {
 		return err

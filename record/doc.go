@@ -16,7 +16,9 @@
 // Sets that depend on each other (RRSet.Needs, a CNAME and its pool) are
 // published together or not at all (ErrDependency, Reconciler.Conflicts).
 // FromSource builds a Desired from any Source, which the failover package's
-// DesiredState satisfies.
+// DesiredState satisfies. With a fencing token (Options.FenceToken) every
+// write is conditional, in the store (a Fencer), on the zone's fence, so a
+// deposed leader's late write is refused (ErrFenced).
 //
 // Configuration starts from DefaultConfig(ownerID) or a preset
 // (Route53Config, CloudflareConfig, LocalConfig); an invalid value is a

@@ -24,7 +24,8 @@ type ObserverFunc func(Event)
 func (f ObserverFunc) Observe(e Event) { f(e) }
 
 // Event is one of PlanEvent, WriteEvent, HeldStale, RefusedEvent,
-// SwitchWindow, ErrorEvent, RetryEvent, ReadBackEvent and AppliedEvent.
+// SwitchWindow, ErrorEvent, RetryEvent, ReadBackEvent, FencedEvent and
+// AppliedEvent.
 // Use a type switch.
 type Event interface {
 	// When returns the time the event happened.

@@ -124,3 +124,39 @@ func ExampleReconciler_Run() {
 	// applied with 2 writes; pending: false
 	// run returned: <nil>
 }
+
+// Two leaders write one zone in turn, each with the fencing token of its
+// term. Once the newer one has written, the store itself refuses the
+// older one, which stops writing until it is given a higher token.
+func Example_fencing() {
+	ctx := context.Background()
+	zone := &memory.Provider{}
+	_ = zone.AddZone("example.com.")
+	cfg := record.LocalConfig("deploy-eu")
+	old, _ := record.New(zone, cfg, record.Options{FenceToken: 4})
+	cur, _ := record.New(zone, cfg, record.Options{FenceToken: 5})
+	app := func(ip string) record.Desired {
+		return record.Desired{Sets: []record.RRSet{{Zone: "example.com.", Name: "app", Type: "A",
+			TTL: 30 * time.Second, Values: []string{ip}}}}
+	}
+
+	_, err := old.Apply(ctx, app("192.0.2.1"))
+	fmt.Println("term 4:", err)
+	_, err = cur.Apply(ctx, app("192.0.2.2"))
+	fmt.Println("term 5:", err)
+	_, err = old.Apply(ctx, app("192.0.2.1")) // the deposed leader, late
+	fmt.Println("term 4 again, fenced:", errors.Is(err, record.ErrFenced))
+
+	recs, _ := zone.GetRecords(ctx, "example.com.")
+	for _, r := range recs {
+		if rr := r.RR(); rr.Type == "A" || rr.Name == "_gslb-fence" {
+			fmt.Println(rr.Name, rr.Type, rr.Data)
+		}
+	}
+	// Output:
+	// term 4: <nil>
+	// term 5: <nil>
+	// term 4 again, fenced: true
+	// _gslb-fence TXT deploy-eu 5 0
+	// app A 192.0.2.2
+}

@@ -72,6 +72,17 @@ type Options struct {
 	// Conflicts, an ErrReadBack error) and the set is no longer rewritten
 	// on every reconcile. 0 means DefaultConflictAfter (3); 1 to 100.
 	ConflictAfter int
+	// FenceToken, when not 0, fences every write of the Reconciler: a
+	// number that only grows from one writer to the next (a leader
+	// election's term, e.g. a Kubernetes Lease's leaseTransitions), given
+	// by the caller. Each write to a zone is then conditional, in the
+	// store, on the zone's fence record (Config.FenceName) holding this
+	// token: the first reconcile replaces a lower token by this one (a
+	// compare-and-set from the value read), and a writer with a lower
+	// token is refused by the store (ErrFenced). The ZoneEditor must be a
+	// Fencer (New returns an error wrapping ErrCannotFence otherwise).
+	// SetFenceToken raises it later. 0 means no fencing.
+	FenceToken uint64
 	// NoReadBack turns off the read-back: by default, after a reconcile
 	// wrote changes, the reconciler reads one zone it wrote (one
 	// GetRecords call, under the limiter) and compares the RRsets it
@@ -106,6 +117,7 @@ type Report struct {
 type Reconciler struct {
 	p       ZoneEditor
 	atomic  Replacer
+	fencer  Fencer
 	cfg     Config
 	obs     Observer
 	log     *slog.Logger
@@ -120,6 +132,10 @@ type Reconciler struct {
 	gen     uint64 // bumped by every Set
 	done    uint64 // generation last applied without error
 	has     bool
+	// token is the fencing token (0: none); fencedAt the token a fence
+	// refused (writes stop while fencedAt == token), fenced that fence.
+	token, fencedAt uint64
+	fenced          *FencedError
 
 	recMu sync.Mutex        // one reconcile at a time; guards held
 	held  map[Key]time.Time // keys held stale -> since
@@ -165,6 +181,13 @@ func New(p ZoneEditor, cfg Config, opts Options) (*Reconciler, error) {
 	if rp, ok := p.(Replacer); ok {
 		r.atomic = rp
 	}
+	if f, ok := p.(Fencer); ok {
+		r.fencer = f
+	}
+	if opts.FenceToken > 0 && r.fencer == nil {
+		return nil, cannotFence(opts.FenceToken, p)
+	}
+	r.token = opts.FenceToken
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -254,9 +277,14 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 	defer r.recMu.Unlock()
 	r.mu.Lock()
 	desired, zones, gen, has := r.desired, r.zones, r.gen, r.has
+	token, fencedAt, fenced := r.token, r.fencedAt, r.fenced
 	r.mu.Unlock()
 	if !has {
 		return Report{}, nil
+	}
+	if token > 0 && fencedAt == token && !r.cfg.DryRun {
+		// Fenced off: no read, no write, until a higher token.
+		return Report{Pending: true}, []error{fenced}
 	}
 	var errs []error
 	fail := func(err error) {
@@ -318,6 +346,24 @@ func (r *Reconciler) reconcileLocked(ctx context.Context, emit func(Event)) (Rep
 		rep.Pending = r.finish(gen, errs, 0, false, emit)
 		return rep, errs
 	}
+	// fences are the zones' fences when writes are fenced (nil otherwise).
+	var fences map[string]*zoneFence
+	if token > 0 {
+		fences = make(map[string]*zoneFence, len(idx))
+		for _, zn := range zones {
+			if zi := idx[zn]; zi != nil {
+				f := r.readFence(zi, token)
+				if f.newer {
+					ferr := &FencedError{Zone: zn, Token: token, Holder: f.was.Text}
+					fail(ferr)
+					r.fenceOff(ferr, emit)
+					rep.Pending = r.finish(gen, errs, 0, false, emit)
+					return rep, errs
+				}
+				fences[zn] = &f
+			}
+		}
+	}
 	if !ch.Empty() {
 		r.log.Info("record: applying plan", "zones", len(ch.Zones), "changes", ch.Len())
 	}
@@ -334,7 +380,7 @@ zones:
 	for _, zc := range zoneOrder(ch.Zones) {
 		zc = dropFailedDeps(zc, failed, holdBack)
 		var window time.Time // when a switch's old type was deleted
-		steps := zc.Steps(r.atomic != nil)
+		steps := zc.Steps(r.atomic != nil || fences != nil)
 		if len(steps) > 0 {
 			written = append(written, zc)
 		}
@@ -343,7 +389,7 @@ zones:
 				fail(fmt.Errorf("record: waiting for the write limiter: %w", err))
 				break zones
 			}
-			err := r.write(ctx, zc.Zone, st)
+			err := r.write(ctx, zc.Zone, st, fences[zc.Zone])
 			rep.Writes++
 			end := time.Now()
 			emit(WriteEvent{At: end, Zone: zc.Zone, Kind: st.Kind, Records: len(st.Set) + len(st.Delete), Err: err})
@@ -355,6 +401,11 @@ zones:
 			}
 			if err != nil {
 				fail(err)
+				if ferr, ok := errors.AsType[*FencedError](err); ok {
+					r.fenceOff(ferr, emit)
+					written = written[:len(written)-1]
+					break zones
+				}
 				for _, c := range zc.Changes {
 					failed[c.Key.Node()] = err
 				}
@@ -373,6 +424,11 @@ zones:
 				written = written[:len(written)-1]
 				continue zones
 			}
+		}
+	}
+	if worstIsNotThrottled(errs) {
+		if err := r.takeOver(ctx, fences, token, &rep, emit); err != nil {
+			fail(err)
 		}
 	}
 	unconfirmed := false
@@ -501,15 +557,33 @@ func zoneDependency(zc ZoneChanges, c Change) (Key, bool) {
 	return Key{}, false
 }
 
-// write makes one provider call.
-func (r *Reconciler) write(ctx context.Context, zone string, st Step) error {
+// write makes one provider call; with a fence, one fenced call whose
+// success moves the fence to this writer's token.
+func (r *Reconciler) write(ctx context.Context, zone string, st Step, f *zoneFence) error {
 	var err error
-	switch st.Kind {
-	case StepSet:
+	switch {
+	case f != nil:
+		for try := 0; ; try++ {
+			err = r.fencer.ReplaceFenced(ctx, zone, f.was, f.now, st.Delete, st.Set)
+			if err == nil {
+				f.wrote()
+				return nil
+			}
+			if !fencedErr(err) {
+				break
+			}
+			// Refused: fenced off, or the fence moved under a writer with
+			// the same token (then once more, with the fence just read).
+			err = r.refused(ctx, zone, f, &WriteError{Zone: zone, Op: st.Kind, Records: len(st.Set) + len(st.Delete), Err: err})
+			if try > 0 || !errors.Is(err, errFenceMoved) {
+				return err
+			}
+		}
+	case st.Kind == StepSet:
 		_, err = r.p.SetRecords(ctx, zone, st.Set)
-	case StepDelete:
+	case st.Kind == StepDelete:
 		_, err = r.p.DeleteRecords(ctx, zone, st.Delete)
-	case StepReplace:
+	case st.Kind == StepReplace:
 		err = r.atomic.ReplaceRecords(ctx, zone, st.Delete, st.Set)
 	}
 	if err != nil {

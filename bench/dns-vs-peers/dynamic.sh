@@ -27,6 +27,14 @@
 #   DURATION=2 ROUNDS=1 SERVERS="fast gdnsd" bench/dns-vs-peers/dynamic.sh
 #   LOADS="sticky sticky-fix" SERVERS="gdnsd fast" bench/dns-vs-peers/dynamic.sh   # the sticky rows only
 #   FAST_FLAGS="-udp-coalesce 0" bench/dns-vs-peers/dynamic.sh   # flags for the embedded server
+#   BASE=main bench/dns-vs-peers/dynamic.sh   # head against a base commit, in the same run
+#
+# BASE=<commit> builds the embedded server of that commit too (in a
+# temporary git worktree, removed once built) and runs it as one more
+# server, fast@<short commit>, with BASE_FLAGS (default: FAST_FLAGS),
+# interleaved round by round with the others; the table then shows, beside
+# CPU / gdnsd's, each row's CPU per query relative to the base's (per
+# round, then summarised): head ÷ base on the fast row.
 #
 # Prints one line per run and the table of medians (min–max) with CPU per
 # query relative to gdnsd's. A run that cannot be trusted aborts its row
@@ -40,6 +48,8 @@ SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
 BASEPORT=${BASEPORT:-15400}
 SERVERS=${SERVERS:-"knot gdnsd pdns fast"}
+BASE=${BASE:-}
+BASE_FLAGS=${BASE_FLAGS-${FAST_FLAGS:-}}
 LOADS=${LOADS:-"saturate fixed sticky sticky-fix"}
 for l in $LOADS; do
 	case $l in saturate | fixed | sticky | sticky-fix) ;; *) echo "unknown load $l (saturate fixed sticky sticky-fix)" >&2; exit 1 ;; esac
@@ -54,6 +64,7 @@ pids=()
 cleanup() {
 	for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
+	if [ -d "$dir/base-src" ]; then git -C "$repo" worktree remove --force "$dir/base-src" 2>/dev/null || true; fi
 	# What the embedded server's UDP loops did with their pause (see
 	# ServerConfig.UDPCoalesce): tried above the rate, kept where cheaper.
 	for f in "$dir"/fast*.log; do
@@ -76,8 +87,15 @@ for s in $SERVERS; do
 	*) echo "unknown server $s (knot gdnsd pdns fast)" >&2; exit 1 ;;
 	esac
 done
+# The base commit's embedded server: one more server, fast@<short>.
+base_row=""
+if [ -n "$BASE" ]; then
+	short=$(git -C "$repo" rev-parse --short "$BASE^{commit}") || { echo "BASE=$BASE is not a commit" >&2; exit 1; }
+	base_row="fast@$short"
+	SERVERS="$SERVERS $base_row"
+fi
 
-port_of() { case $1 in knot) echo $((BASEPORT + 1)) ;; gdnsd) echo $((BASEPORT + 2)) ;; pdns) echo $((BASEPORT + 3)) ;; fast) echo $((BASEPORT + 4)) ;; esac; }
+port_of() { case $1 in knot) echo $((BASEPORT + 1)) ;; gdnsd) echo $((BASEPORT + 2)) ;; pdns) echo $((BASEPORT + 3)) ;; fast) echo $((BASEPORT + 4)) ;; fast@*) echo $((BASEPORT + 5)) ;; esac; }
 
 # The data: addresses (kept equal to embedded/dynamic.go), the prefix table.
 W=(192.0.2.1 192.0.2.2 192.0.2.3 192.0.2.4)
@@ -88,6 +106,11 @@ for i in $(seq 0 1023); do echo "10.$((i / 256)).$((i % 256)).0/24 ${REG[$((i % 
 printf 'w.example.test A\ng.example.test A\n' >"$dir/queries.txt"
 printf 'k.example.test A\n' >"$dir/sticky.txt"
 (cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)
+if [ -n "$base_row" ]; then
+	git -C "$repo" worktree add --quiet --detach "$dir/base-src" "$BASE"
+	(cd "$dir/base-src" && go build -o "$dir/embedded-base" ./bench/dns-vs-peers/embedded)
+	git -C "$repo" worktree remove --force "$dir/base-src"
+fi
 # The sticky name's choice per network, in order (Sticky's first choice,
 # then its choice once that one is gone, ...): gdnsd's nets map for k.
 "$dir/embedded" -nets "$dir/nets.txt" -sticky-ranks "$dir/sticky-ranks.txt"
@@ -179,6 +202,7 @@ start_server() { # name -> started_pid
 	gdnsd) taskset -c "$SERVER_CPU" gdnsd -c "$dir/gdnsd" start >"$dir/gdnsd.log" 2>&1 & ;;
 	pdns) taskset -c "$SERVER_CPU" pdns_server --config-dir="$dir/pdns" >"$dir/pdns.log" 2>&1 & ;;
 	fast) taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -nets "$dir/nets.txt" -addr "127.0.0.1:$port" -mode fast ${FAST_FLAGS:-} >"$dir/fast.log" 2>&1 & ;; # shellcheck disable=SC2086
+	fast@*) taskset -c "$SERVER_CPU" "$dir/embedded-base" -zonefile "$dir/example.test.zone" -nets "$dir/nets.txt" -addr "127.0.0.1:$port" -mode fast ${BASE_FLAGS:-} >"$dir/$s.log" 2>&1 & ;; # shellcheck disable=SC2086
 	esac
 	await_server "$s" "$port" w.example.test
 }
@@ -219,7 +243,7 @@ for s in $SERVERS; do
 done
 # ... and the sticky name by the network as Sticky chooses (first, middle
 # and last of the networks, and the rounds' own).
-sticky_server() { [ "$1" = gdnsd ] || [ "$1" = fast ]; }
+sticky_server() { [ "$1" = gdnsd ] || [ "$1" = fast ] || [ "$1" = "$base_row" ]; }
 for s in $SERVERS; do
 	sticky_server "$s" || continue
 	for i in 0 1 511 1023 $(for r in $(seq "$ROUNDS"); do echo $(((r * 37) % 1024)); done); do
@@ -230,7 +254,7 @@ for s in $SERVERS; do
 	done
 done
 : >"$dir/results"
-header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds, ECS on every query"
+header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)${base_row:+ against $base_row} $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds, ECS on every query"
 echo "$header"
 # The sticky loads run on the servers that have an equivalent (and Knot,
 # the static floor).
@@ -246,9 +270,11 @@ done
 echo
 echo "$header"
 echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s; a row with an aborted round shows why"
-printf '%-13s %-10s %26s %24s %28s %22s %24s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / gdnsd's" "switches/1k queries"
+printf '%-13s %-10s %26s %24s %28s %22s %24s' server load "q/s" "avg latency us" "CPU us/query" "CPU / gdnsd's" "switches/1k queries"
+if [ -n "$base_row" ]; then printf ' %22s' "CPU / $base_row's"; fi
+echo
 for load in $LOADS; do
 	for s in $SERVERS; do
-		if runs_load "$s" "$load"; then table_row "$s" "$load" gdnsd; fi
+		if runs_load "$s" "$load"; then table_row "$s" "$load" gdnsd $base_row; fi
 	done
 done

@@ -17,6 +17,13 @@
 #   LOADS=tcp SERVERS="fast knot" bench/dns-vs-peers/run.sh
 #   COREDNS=/path/to/coredns bench/dns-vs-peers/run.sh
 #   FAST_FLAGS="-udp-coalesce 80us" SERVERS="fast knot" bench/dns-vs-peers/run.sh
+#   BASE=main SERVERS="knot fast" bench/dns-vs-peers/run.sh   # head against a base commit, in the same run
+#
+# BASE=<commit> builds the embedded server of that commit too (a temporary
+# git worktree, removed once built) and runs it in fast mode as one more
+# server, fast@<short commit>, with BASE_FLAGS (default: FAST_FLAGS),
+# interleaved with the others; the table then adds each row's CPU per query
+# relative to the base's (head ÷ base on the fast row).
 #
 # CoreDNS is optional: the binary is $COREDNS, else `coredns` on PATH, else
 # /tmp/coredns-bin/coredns (GOBIN=/tmp/coredns-bin go install
@@ -50,6 +57,8 @@ if [ -z "$coredns_bin" ]; then
 fi
 [ -x "$coredns_bin" ] || coredns_bin=""
 SERVERS=${SERVERS:-"knot bind coredns miekg batch fast fast-nopause"}
+BASE=${BASE:-}
+BASE_FLAGS=${BASE_FLAGS-${FAST_FLAGS:-}}
 if [ -z "$coredns_bin" ] && [[ " $SERVERS " == *" coredns "* ]]; then
 	echo "# coredns skipped: no binary (set COREDNS=path, put coredns on PATH, or build /tmp/coredns-bin/coredns)" >&2
 	SERVERS=$(tr ' ' '\n' <<<"$SERVERS" | grep -vx coredns | tr '\n' ' ')
@@ -64,6 +73,7 @@ pids=()
 cleanup() {
 	for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
+	if [ -d "$dir/base-src" ]; then git -C "$repo" worktree remove --force "$dir/base-src" 2>/dev/null || true; fi
 	# What the embedded server's UDP loops did with their pause (see
 	# ServerConfig.UDPCoalesce): tried above the rate, kept where cheaper.
 	for f in "$dir"/fast*.log; do
@@ -78,6 +88,15 @@ for cmd in dnsperf taskset go; do
 done
 
 (cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)
+base_row=""
+if [ -n "$BASE" ]; then
+	short=$(git -C "$repo" rev-parse --short "$BASE^{commit}") || { echo "BASE=$BASE is not a commit" >&2; exit 1; }
+	base_row="fast@$short"
+	SERVERS="$SERVERS $base_row"
+	git -C "$repo" worktree add --quiet --detach "$dir/base-src" "$BASE"
+	(cd "$dir/base-src" && go build -o "$dir/embedded-base" ./bench/dns-vs-peers/embedded)
+	git -C "$repo" worktree remove --force "$dir/base-src"
+fi
 "$dir/embedded" -gen "$dir"
 clk=$(getconf CLK_TCK)
 
@@ -85,7 +104,7 @@ port_of() {
 	case $1 in
 	knot) echo $((BASEPORT + 1)) ;; bind) echo $((BASEPORT + 2)) ;;
 	miekg) echo $((BASEPORT + 3)) ;; batch) echo $((BASEPORT + 4)) ;; fast) echo $((BASEPORT + 5)) ;;
-	coredns) echo $((BASEPORT + 6)) ;; fast-nopause) echo $((BASEPORT + 7)) ;;
+	coredns) echo $((BASEPORT + 6)) ;; fast-nopause) echo $((BASEPORT + 7)) ;; fast@*) echo $((BASEPORT + 8)) ;;
 	*) echo "unknown server $1 (knot bind coredns miekg batch fast fast-nopause)" >&2; exit 1 ;;
 	esac
 }
@@ -129,6 +148,10 @@ CONF
 		# shellcheck disable=SC2086 # FAST_FLAGS: extra flags for the embedded server, split on spaces
 		taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -addr "127.0.0.1:$port" -mode "$s" ${FAST_FLAGS:-} >"$dir/$s.log" 2>&1 &
 		;;
+	fast@*) # the base commit's fast server (BASE)
+		# shellcheck disable=SC2086
+		taskset -c "$SERVER_CPU" "$dir/embedded-base" -zonefile "$dir/example.test.zone" -addr "127.0.0.1:$port" -mode fast ${BASE_FLAGS:-} >"$dir/$s.log" 2>&1 &
+		;;
 	fast-nopause) # the fast server with ServerConfig.UDPCoalesce 0, for comparison
 		taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$dir/example.test.zone" -addr "127.0.0.1:$port" -mode fast -udp-coalesce 0 >"$dir/$s.log" 2>&1 &
 		;;
@@ -163,7 +186,7 @@ for s in $SERVERS; do
 	pid_of[$s]=$started_pid
 done
 : >"$dir/results"
-header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds"
+header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)${base_row:+ against $base_row} $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds"
 echo "$header"
 for round in $(seq "$ROUNDS"); do
 	for load in $LOADS; do
@@ -177,13 +200,15 @@ done
 echo
 echo "$header"
 echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s over UDP, tcp = saturation over one TCP connection; a row with an aborted round shows why"
-printf '%-13s %-10s %26s %24s %28s %22s %24s\n' server load "q/s" "avg latency us" "CPU us/query" "CPU / Knot's" "switches/1k queries"
+printf '%-13s %-10s %26s %24s %28s %22s %24s' server load "q/s" "avg latency us" "CPU us/query" "CPU / Knot's" "switches/1k queries"
+if [ -n "$base_row" ]; then printf ' %22s' "CPU / $base_row's"; fi
+echo
 for load in $LOADS; do
 	for s in $SERVERS; do
 		if ! tcp_capable "$s" "$load"; then
 			printf '%-13s %-10s (serves UDP only)\n' "$s" "$load"
 			continue
 		fi
-		table_row "$s" "$load" knot
+		table_row "$s" "$load" knot $base_row
 	done
 done

@@ -136,24 +136,33 @@ record_run() {
 	}'
 }
 
-# table_row SERVER LOAD BASE: one row of the summary: the median (min–max)
-# of q/s, latency and CPU per query over the rounds in $dir/results, and
-# the CPU per query relative to server BASE's (per round, then
-# summarised; "-" for BASE itself or when BASE did not run or aborted),
+# table_row SERVER LOAD BASE [BASE2]: one row of the summary: the median
+# (min–max) of q/s, latency and CPU per query over the rounds in
+# $dir/results, and the CPU per query relative to server BASE's (per
+# round, then summarised; "-" for BASE itself or when BASE did not run or
+# aborted), then relative to BASE2's likewise when given (a last column),
 # or ABORTED with the first reason.
 table_row() {
-	local s=$1 load=$2 base=$3 why ratio="-"
+	local s=$1 load=$2 base=$3 base2=${4:-} why ratio="-" ratio2="-"
 	why=$(awk -v s="$s" -v l="$load" '$1 == "ABORT" && $3 == s && $4 == l { $1 = $3 = $4 = ""; sub(/^ +/, ""); gsub(/ +/, " "); print "round " $0; exit }' "$dir/results")
 	if [ -n "$why" ]; then
 		printf '%-13s %-10s ABORTED: %s\n' "$s" "$load" "$why"
 		return
 	fi
 	col() { awk -v s="$s" -v l="$load" -v c="$1" '$2 == s && $3 == l { print $c }' "$dir/results" | mmm | fmt_mmm "$2"; }
-	if [ "$s" != "$base" ] && [[ " $SERVERS " == *" $base "* ]] && ! grep -q "^ABORT [0-9]* $base $load " "$dir/results"; then
-		ratio=$(awk -v s="$s" -v l="$load" -v b="$base" '$3 == l && ($2 == s || $2 == b) { v[$1, $2] = $6; r[$1] = 1 }
-			END { for (k in r) if (v[k, b] > 0 && v[k, s] != "") print v[k, s] / v[k, b] }' "$dir/results" | mmm | fmt_mmm %.2f)
-	fi
+	ratio_to() { # base: the per-round CPU ratio of s to base, summarised, or "-"
+		if [ "$s" != "$1" ] && [[ " $SERVERS " == *" $1 "* ]] && ! grep -q "^ABORT [0-9]* $1 $load " "$dir/results"; then
+			awk -v s="$s" -v l="$load" -v b="$1" '$3 == l && ($2 == s || $2 == b) { v[$1, $2] = $6; r[$1] = 1 }
+				END { for (k in r) if (v[k, b] > 0 && v[k, s] != "") print v[k, s] / v[k, b] }' "$dir/results" | mmm | fmt_mmm %.2f
+		fi
+	}
+	ratio=$(ratio_to "$base")
 	local sw
 	sw=$(awk -v s="$s" -v l="$load" '$2 == s && $3 == l && $8 != "-" { print $8 }' "$dir/results" | mmm | fmt_mmm %.1f)
-	printf '%-13s %-10s %26s %24s %28s %22s %24s\n' "$s" "$load" "$(col 4 %.0f)" "$(col 5 %.1f)" "$(col 6 %.2f)" "$ratio" "${sw:--}"
+	printf '%-13s %-10s %26s %24s %28s %22s %24s' "$s" "$load" "$(col 4 %.0f)" "$(col 5 %.1f)" "$(col 6 %.2f)" "${ratio:--}" "${sw:--}"
+	if [ -n "$base2" ]; then
+		ratio2=$(ratio_to "$base2")
+		printf ' %22s' "${ratio2:--}"
+	fi
+	echo
 }

@@ -146,6 +146,10 @@ type Config struct {
 	// prefix), notify (the secondaries sent NOTIFY on every change), keys.
 	// Off by default. See zonetransfer.TransferConfig.
 	Transfer zonetransfer.TransferConfig `json:"transfer"`
+	// DNSSEC, when set, signs the zone online with the keys it names (or
+	// one gslbd keeps in stateDir): see DNSSECConfig. Transfers of the
+	// signed zone are refused unless transfer.signedUnsigned is set.
+	DNSSEC *DNSSECConfig `json:"dnssec,omitempty"`
 }
 
 // DNSConfig configures the embedded authoritative DNS server.

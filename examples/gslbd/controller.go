@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/libdns/libdns"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gslbkit/gslb/failover"
@@ -97,9 +98,15 @@ type controller struct {
 	depHold     time.Duration
 	poolGauge   *prometheus.GaugeVec
 	poolRetries atomic.Int64 // retries of taken pools, for tests
+	// silentSecondaries are the secondaries in transfer.notify that have
+	// not answered an SOA query since the start (secondaryLoop's alone
+	// once Run starts).
+	silentSecondaries []string
 
 	mu   sync.Mutex
 	deps map[string]*depState // pool conflicts by record name (depconflict.go)
+	// relocGone: records whose relocated pool is withdrawn, until when.
+	relocGone map[string]time.Time
 	// poolRead is when poolAddresses last read the provider (under mu).
 	poolRead time.Time
 	records  []*recState
@@ -111,8 +118,12 @@ type controller struct {
 type recState struct {
 	spec     RecordSpec
 	disabled bool
-	intent   *recordIntent // the last disable/enable through the API; nil: none
-	addrs    []*addrState
+	// unverified: its answer is its first, unverified one (the configured
+	// addresses, none of which has passed a probe since the start; see
+	// firstAnswerModel). Under c.mu.
+	unverified bool
+	intent     *recordIntent // the last disable/enable through the API; nil: none
+	addrs      []*addrState
 }
 
 // addrState is the live state of one address.
@@ -136,7 +147,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	}
 	c := &controller{cfg: cfg, log: log, met: met, client: d.client, st: newStatusTracker(), byName: map[string]*recState{}, byID: map[string]*addrState{},
 		answering: make(chan struct{}),
-		deps:      map[string]*depState{}, depHold: dependencyHold}
+		deps:      map[string]*depState{}, relocGone: map[string]time.Time{}, depHold: dependencyHold}
 	if c.client == nil {
 		c.client = http.DefaultClient
 	}
@@ -152,9 +163,13 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	zc := memory.DefaultZoneConfig()
 	zc.Serial = clockSerial(time.Now())
 	zc.SerialPolicy = memory.SerialUnixTime
+	if zc.Signer, err = newZoneSigner(cfg, cfg.Zone, met, log); err != nil { // dnssec.go
+		return nil, err
+	}
 	if err := c.zone.AddZoneWith(cfg.Zone, zc); err != nil {
 		return nil, err
 	}
+	watchSigner(c.zone, zc.Signer, cfg.Zone, met.ready)
 	c.notified = c.zone.Version()
 	// Per-query answers choose among the addresses the policy publishes.
 	c.steer = newSteering()
@@ -244,7 +259,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 		}
 	}
 	if len(cfg.Transfer.Notify) > 0 {
-		c.serialPastSecondaries(cfg.Transfer.Notify, secondarySOATimeout)
+		c.silentSecondaries = c.serialPastSecondaries(cfg.Transfer.Notify, secondarySOATimeout)
 	}
 	if haveState {
 		log.Info("state restored", "savedAt", saved.SavedAt, "age", now.Sub(saved.SavedAt).Round(time.Millisecond).String(), "zoneRestored", c.restored)
@@ -430,6 +445,9 @@ func (c *controller) Run(ctx context.Context) error {
 	if len(c.cfg.Replication.Notify) > 0 {
 		start("notifier", c.notifyLoop)
 	}
+	if len(c.silentSecondaries) > 0 {
+		start("secondary serials", c.secondaryLoop)
+	}
 	wg.Wait()
 	select {
 	case err := <-errc:
@@ -473,9 +491,25 @@ func (c *controller) publish() {
 	var local, remote record.Desired
 	var errs []error
 	held := 0
+	var answered map[string]bool // names the zone answers, read once if needed
 	for _, rs := range c.records {
 		m := c.modelLocked(rs)
-		if fd, err := c.policy.Embedded(m); err != nil {
+		fd, err := c.policy.Embedded(m)
+		if err == nil && !m.Disabled && heldByPolicy(fd, m.Name) {
+			// Nothing to serve and nothing kept: a record that never had
+			// an answer gets its configured addresses (restart.go).
+			if answered == nil {
+				answered = c.answeredNames()
+			}
+			if !answered[nameKey(m.Name)] {
+				m = c.firstAnswerModelLocked(rs, m)
+				fd, err = c.policy.Embedded(m)
+				rs.unverified = true
+			}
+		} else if err == nil {
+			rs.unverified = false
+		}
+		if err != nil {
 			errs = append(errs, err)
 		} else {
 			local = merge(local, fd)
@@ -487,10 +521,23 @@ func (c *controller) publish() {
 			if c.inFallbackLocked(rs.spec.Name) {
 				m.Disabled = true // its pool is taken: its failover name (depconflict.go)
 			}
+			pool, keep, gone := c.poolOverrideLocked(rs.spec.Name)
+			m.Pool = pool // its pool is taken, no failover name: relocated
 			if fd, err := c.policy.Provider(m); err != nil {
 				errs = append(errs, err)
 			} else {
 				remote = merge(remote, fd)
+			}
+			if keep != "" {
+				m.Pool = keep
+				if fd, err := c.policy.Provider(m); err == nil {
+					remote = merge(remote, poolSets(fd, m.Name))
+				}
+			}
+			if gone != "" { // back in its own pool: the relocated one goes
+				for _, typ := range []string{"A", "AAAA"} {
+					remote.Withdraw = append(remote.Withdraw, record.Key{Zone: c.cfg.Zone, Name: libdns.RelativeName(gone, c.cfg.Zone), Type: typ})
+				}
 			}
 		}
 	}

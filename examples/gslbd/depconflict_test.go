@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +36,7 @@ records:
 // pointing into the empty pool (NODATA) indefinitely, reported only as
 // records_refused.
 func TestPoolTakenOverFallsBackToFailover(t *testing.T) {
-	c, ext, pool, foreign := poolTakenOver(t, 500*time.Millisecond)
+	c, ext, pool, foreign := poolTakenOver(t, poolYAML, 500*time.Millisecond)
 	guard := 30 * time.Second
 	waitFor(t, guard, "/readyz names pool_conflict", func() bool {
 		return strings.Contains(do(c.handler(), "GET", "/readyz", nil).Body.String(), "pool_conflict")
@@ -80,7 +81,7 @@ func TestPoolTakenOverFallsBackToFailover(t *testing.T) {
 // keep, it answers its failover name at once. (Before: NODATA for the
 // hold, 2 minutes by default.)
 func TestPoolEmptiedFallsBackAtOnce(t *testing.T) {
-	c, ext, _, _ := poolTakenOver(t, time.Hour) // far beyond the test's guard: only an emptied pool falls back
+	c, ext, _, _ := poolTakenOver(t, poolYAML, time.Hour) // far beyond the test's guard: only an emptied pool falls back
 	guard := 30 * time.Second
 	waitFor(t, guard, "app answered by its failover name long before the hold ends", func() bool {
 		got := zoneAnswer(ext, "app.example.test.")
@@ -91,14 +92,14 @@ func TestPoolEmptiedFallsBackAtOnce(t *testing.T) {
 	}
 }
 
-// poolTakenOver starts a controller publishing poolYAML's record to an
+// poolTakenOver starts a controller publishing yaml's record (poolYAML) to an
 // embedded zone used as an external provider, with the given dependency
 // hold, waits for the record's CNAME to its pool, then plays the third
 // party: gslbd's addresses and marker at the pool go, a stranger's record
 // comes; it returns the pool's name and the stranger's records. The controller stops when the test ends.
-func poolTakenOver(t *testing.T, hold time.Duration) (c *controller, ext *memory.Provider, pool string, foreign []libdns.Record) {
+func poolTakenOver(t *testing.T, yaml string, hold time.Duration) (c *controller, ext *memory.Provider, pool string, foreign []libdns.Record) {
 	t.Helper()
-	cfg, err := ParseConfig([]byte(withStateDir(poolYAML)))
+	cfg, err := ParseConfig([]byte(withStateDir(yaml)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,4 +154,86 @@ func poolTakenOver(t *testing.T, hold time.Duration) (c *controller, ext *memory
 		t.Fatal(err)
 	}
 	return c, ext, pool, foreign
+}
+
+// TestPoolTakenOverWithoutFailoverRelocates: the third party empties the
+// pool of a record without a failover name. The pool moves at once to
+// app.pool-gslb.example.test. and the record's CNAME follows, so the name
+// answers its address, never NODATA; /readyz names the relocation; once
+// the original pool is freed the pool moves back and the relocated one
+// goes. (Before: a CNAME into the emptied pool, NODATA until it was freed.)
+func TestPoolTakenOverWithoutFailoverRelocates(t *testing.T) {
+	y := strings.Replace(poolYAML, "    failover: app.backup.example.net.\n", "", 1)
+	c, ext, pool, foreign := poolTakenOver(t, y, time.Hour) // only the emptied pool moves it
+	guard := 30 * time.Second
+	const moved = "app.pool-gslb.example.test."
+	want := "192.0.2.1,CNAME " + moved
+	waitFor(t, guard, "app answered through the relocated pool", func() bool {
+		got := zoneAnswer(ext, "app.example.test.")
+		if slices.Contains(got, "NOERROR") {
+			t.Fatalf("app answers NODATA: %v", got)
+		}
+		return strings.Join(got, ",") == want
+	})
+	body := do(c.handler(), "GET", "/readyz", nil).Body.String()
+	if !strings.Contains(body, "pool_conflict") || !strings.Contains(body, "its pool moved to "+moved) {
+		t.Errorf("/readyz after the relocation: %s", body)
+	}
+	if m := do(c.handler(), "GET", "/metrics", nil).Body.String(); !strings.Contains(m, `gslbkit_records_pool_conflict{state="relocated"} 1`) {
+		t.Errorf("metrics: %s", grepLines(m, "pool_conflict"))
+	}
+	// The pool is freed: it moves back (the relocated one goes after the
+	// hold, an hour here).
+	if _, err := ext.DeleteRecords(context.Background(), "example.test.", foreign); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, guard, "app answered from its own pool again", func() bool {
+		got := zoneAnswer(ext, "app.example.test.")
+		if slices.Contains(got, "NOERROR") {
+			t.Fatalf("app answers NODATA while moving back: %v", got)
+		}
+		return strings.Join(got, ",") == "192.0.2.1,CNAME "+pool
+	})
+	if body := do(c.handler(), "GET", "/readyz", nil).Body.String(); !strings.Contains(body, "moving back from "+moved) {
+		t.Errorf("/readyz while moving back: %s", body)
+	}
+}
+
+// TestPoolRelocationMovesBackAndWithdraws: with a short hold, the relocated
+// pool of a record without a failover name is withdrawn (its addresses and
+// gslbd's marker) a hold after the pool moved back, and pool_conflict
+// clears: nothing of the relocation is left at the provider.
+func TestPoolRelocationMovesBackAndWithdraws(t *testing.T) {
+	y := strings.Replace(poolYAML, "    failover: app.backup.example.net.\n", "", 1)
+	c, ext, pool, foreign := poolTakenOver(t, y, 500*time.Millisecond)
+	guard := 30 * time.Second
+	const moved = "app.pool-gslb.example.test."
+	waitFor(t, guard, "app answered through the relocated pool", func() bool {
+		return strings.Join(zoneAnswer(ext, "app.example.test."), ",") == "192.0.2.1,CNAME "+moved
+	})
+	if _, err := ext.DeleteRecords(context.Background(), "example.test.", foreign); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, guard, "app answered from its own pool again", func() bool {
+		got := zoneAnswer(ext, "app.example.test.")
+		if slices.Contains(got, "NOERROR") {
+			t.Fatalf("app answers NODATA while moving back: %v", got)
+		}
+		return strings.Join(got, ",") == "192.0.2.1,CNAME "+pool
+	})
+	waitFor(t, guard, "the relocated pool and its marker withdrawn, pool_conflict cleared", func() bool {
+		recs, err := ext.GetRecords(context.Background(), "example.test.")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if strings.Contains(r.RR().Name, "pool-gslb") {
+				return false
+			}
+		}
+		return !strings.Contains(do(c.handler(), "GET", "/readyz", nil).Body.String(), "pool_conflict")
+	})
+	if got := strings.Join(zoneAnswer(ext, "app.example.test."), ","); got != "192.0.2.1,CNAME "+pool {
+		t.Errorf("after the withdraw app answers %s", got)
+	}
 }

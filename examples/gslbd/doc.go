@@ -49,12 +49,14 @@
 // of the same epoch, without exposing its secret (I7). A node and a
 // standard secondary keep I1–I3 after their sync or NOTIFY + IXFR delay.
 // The README lists how (a start without state does not read DNS before
-// every name has an answer, the serial follows the clock on every change
-// and starts past the secondaries', replication is signed, RRL is on,
-// reads check the Host, a pool taken over at a provider falls back to the
-// failover name) and the exceptions that remain (keepLast without a
-// failover name on a start whose every probe fails; a pool emptied by a
-// third party, for a record without a failover name).
+// every name has an answer, and a record keepLast gives none answers its
+// configured addresses; the serial follows the clock on every change and
+// moves past the secondaries', asked until each answered; replication is
+// signed, RRL is on, reads check the Host; a pool taken over at a provider
+// falls back to the failover name or moves to a name gslbd owns) and the
+// exceptions that remain (the moment before gslbd sees an emptied pool; a
+// secondary it does not notify, or a node, after a burst and a restart
+// without state).
 //
 // With -node it is a DNS node instead: it never probes, follows a
 // controller's replication endpoints and answers from its copy of the zone,

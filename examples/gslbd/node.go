@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gslbkit/gslb/provider/dnssec"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/provider/replication"
 )
@@ -77,10 +78,20 @@ func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*
 		client = http.DefaultClient
 	}
 	n := &node{cfg: cfg, log: log, met: met, client: client, own: digestAnswers(cfg)}
-	var err error
-	if n.zone, err = memory.New(memory.DefaultConfig()); err != nil {
+	// A node signs with the key files it was given (dnssec.go): the
+	// signer is the Provider's for the zone, whenever replication brings it.
+	signer, err := newZoneSigner(cfg, cfg.Zone, met, log)
+	if err != nil {
 		return nil, err
 	}
+	mc := memory.DefaultConfig()
+	if signer != nil {
+		mc.Signers = []*dnssec.Signer{signer}
+	}
+	if n.zone, err = memory.New(mc); err != nil {
+		return nil, err
+	}
+	watchSigner(n.zone, signer, cfg.Zone, met.ready)
 	// Answer hooks do not travel with replication: the node registers
 	// those of the records its own config lists with a per-query kind.
 	kinds, err := installAnswers(n.zone, cfg)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 
+	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/record"
@@ -35,7 +37,10 @@ import (
 //     server) instead of getting NXDOMAIN for names the config has. The
 //     first publication comes when every address has had its first probe
 //     result, or at the startup bound (two of the longest intervals plus
-//     that check's timeout).
+//     that check's timeout). A record that has no answer in the zone and
+//     to which the policy gives none (keepLast, no failover name, no
+//     address passed) publishes its configured addresses
+//     (firstAnswerModelLocked), so no name is left without an answer.
 //
 // The SOA serial never goes back: a fresh zone starts at the clock
 // (seconds since 1970), a restored one at the clock or one past its saved
@@ -44,9 +49,10 @@ import (
 // serial policy). So the serial runs ahead of the clock only by a burst of
 // more than one change a second, and falls back to it within as many
 // seconds. A start also asks the secondaries it notifies for their serial
-// and starts past the highest one that answers (serialPastSecondaries): a
-// restart right after such a burst, without a state file or with one that
-// could not be written lately, then still moves their serial forward.
+// and starts past the highest one that answers (serialPastSecondaries),
+// and asks those that did not answer again until each has (secondaryLoop):
+// a restart right after such a burst, without a state file or with one
+// that could not be written lately, then still moves their serial forward.
 
 // clockSerial is the serial of a zone started at now: its Unix time, never 0.
 func clockSerial(now time.Time) uint32 {
@@ -71,12 +77,19 @@ func restartSerial(saved uint32, now time.Time) uint32 {
 // over).
 const secondarySOATimeout = 500 * time.Millisecond
 
+// secondaryRecheck is how often the secondaries that did not answer at the
+// start are asked again, until each has answered once (secondaryLoop).
+const secondaryRecheck = 5 * time.Second
+
 // serialPastSecondaries asks each secondary (IP:port) for the zone's SOA
 // over UDP and moves the zone's serial past the highest serial one holds,
-// when that is ahead of it (RFC 1982). It runs before DNS opens and before
-// anything is published or replicated.
-func (c *controller) serialPastSecondaries(addrs []string, timeout time.Duration) {
+// when that is not behind it (RFC 1982; memory.Provider.AdvanceSerial: no
+// record changes, the version moves, so NOTIFY follows). It returns the
+// secondaries that did not answer. At the start it runs before DNS opens
+// and before anything is published or replicated.
+func (c *controller) serialPastSecondaries(addrs []string, timeout time.Duration) (silent []string) {
 	serials := make([]uint32, len(addrs))
+	answered := make([]bool, len(addrs))
 	var wg sync.WaitGroup
 	for i, addr := range addrs {
 		wg.Go(func() {
@@ -84,7 +97,11 @@ func (c *controller) serialPastSecondaries(addrs []string, timeout time.Duration
 			m := new(dns.Msg)
 			m.SetQuestion(dnsname.Fqdn(c.cfg.Zone), dns.TypeSOA)
 			r, _, err := cl.Exchange(m, addr)
-			if err != nil || r.Rcode != dns.RcodeSuccess {
+			if err != nil {
+				return
+			}
+			answered[i] = true // a secondary without the zone answers too
+			if r.Rcode != dns.RcodeSuccess {
 				return
 			}
 			for _, rr := range r.Answer {
@@ -95,30 +112,51 @@ func (c *controller) serialPastSecondaries(addrs []string, timeout time.Duration
 		})
 	}
 	wg.Wait()
-	snap := c.zone.Snapshot()
-	if len(snap.Zones) != 1 {
-		return
+	for i, addr := range addrs {
+		if !answered[i] {
+			silent = append(silent, addr)
+		}
 	}
-	cur := snap.Zones[0].SOA.Serial
-	high, from := cur, ""
+	soa, err := c.zone.SOA(c.cfg.Zone)
+	if err != nil {
+		return silent
+	}
+	high, from := soa.Serial, ""
 	for i, s := range serials {
-		if s != 0 && memory.SerialGreater(s, high) {
+		if s != 0 && !memory.SerialGreater(high, s) && (from == "" || memory.SerialGreater(s, high)) {
 			high, from = s, addrs[i]
 		}
 	}
 	if from == "" {
-		return
+		return silent
 	}
-	next := high + 1
-	if next == 0 {
-		next = 1
+	next, moved, err := c.zone.AdvanceSerial(c.cfg.Zone, high)
+	if err != nil || !moved {
+		return silent
 	}
-	snap.Zones[0].SOA.Serial = next
-	if err := c.zone.Restore(snap); err != nil {
-		c.log.Warn("serial not moved past the secondaries'", "err", err)
-		return
+	c.log.Info("a secondary holds a serial not behind the zone's (a burst of changes before a restart without state): moving past it", "secondary", from, "serial", high, "was", soa.Serial, "now", next)
+	return silent
+}
+
+// secondaryLoop asks the secondaries that did not answer at the start
+// again every secondaryRecheck, moving the serial past theirs
+// (serialPastSecondaries), until each has answered once or ctx ends: a
+// secondary that was away when gslbd restarted without state, after a
+// burst that ran the serial ahead of the clock, would otherwise ignore the
+// zone until the clock passed its serial and the zone changed.
+func (c *controller) secondaryLoop(ctx context.Context) error {
+	t := time.NewTicker(secondaryRecheck)
+	defer t.Stop()
+	for len(c.silentSecondaries) > 0 {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		c.silentSecondaries = c.serialPastSecondaries(c.silentSecondaries, secondarySOATimeout)
 	}
-	c.log.Info("a secondary holds a serial ahead of the clock (a burst of changes before the restart): starting past it", "secondary", from, "serial", high, "clock", cur, "start", next)
+	c.log.Info("every secondary has answered since the start")
+	return nil
 }
 
 // prepareRestored rewrites the saved zone s for this config before it is
@@ -179,6 +217,66 @@ func (c *controller) unanswered(cfg Config) []string {
 	for _, r := range cfg.Records {
 		if len(c.answer(context.Background(), r.Name)) == 0 {
 			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
+// nameKey is the key of an absolute name in answeredNames.
+func nameKey(name string) string { return strings.ToLower(dnsname.Fqdn(name)) }
+
+// answeredNames is the set of names (nameKey) with an A, AAAA or CNAME
+// record in the embedded zone.
+func (c *controller) answeredNames() map[string]bool {
+	out := map[string]bool{}
+	recs, err := c.zone.GetRecords(context.Background(), c.cfg.Zone)
+	if err != nil {
+		return out
+	}
+	for _, r := range recs {
+		switch rr := r.RR(); rr.Type {
+		case "A", "AAAA", "CNAME":
+			out[nameKey(libdns.AbsoluteName(rr.Name, c.cfg.Zone))] = true
+		}
+	}
+	return out
+}
+
+// firstAnswerModelLocked is m with every address of rs that is not drained
+// served: the first answer of a record that has never had one and to which
+// the policy gives none (keepLast, no failover name, every address
+// critical; as Route 53 answers every record of a set none of which is
+// healthy). Nothing is yet known dead for longer than a detection bound
+// (the bound counts from the start), so I1 holds; keepLast then keeps this
+// set as it keeps any last set, until an address passes (rs.unverified,
+// first_answer_unverified on /readyz). c.mu is held.
+func (c *controller) firstAnswerModelLocked(rs *recState, m failover.Record) failover.Record {
+	now := time.Now()
+	drained := map[netip.Addr]bool{}
+	for _, a := range rs.addrs {
+		if a.drainedAt(now) {
+			drained[a.ip] = true
+		}
+	}
+	eps := slices.Clone(m.Endpoints)
+	for i := range eps {
+		if !drained[eps[i].IP] {
+			eps[i].Health = failover.Passing
+		}
+	}
+	m.Endpoints = eps
+	return m
+}
+
+// unverifiedRecords lists the records answering their first, unverified
+// answer (see firstAnswerModelLocked).
+func (c *controller) unverifiedRecords() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, rs := range c.records {
+		if rs.unverified {
+			out = append(out, rs.spec.Name)
 		}
 	}
 	return out
@@ -344,6 +442,14 @@ func (c *controller) addStartChecks() {
 			return false, ""
 		}
 		return true, "starting: no state restored and no answer published yet; DNS and replication wait for the first probe results (at most " + startupBound(c.cfg).String() + ")"
+	})
+	c.met.ready.add("first_answer_unverified", func(time.Time) (bool, string) {
+		names := c.unverifiedRecords()
+		if len(names) == 0 {
+			return false, ""
+		}
+		return true, fmt.Sprintf("%d records answer their configured addresses although none has passed a probe since the start (their first answer, kept by keepLast until an address passes; give a record a failover name to answer that instead): %s",
+			len(names), strings.Join(names, ", "))
 	})
 	c.met.ready.add("desired_state_refused", func(time.Time) (bool, string) {
 		c.refusedMu.Lock()

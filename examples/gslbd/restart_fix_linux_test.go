@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/gslbkit/gslb/provider/memory"
 )
 
 // fixedPorts gives a controllerYAML config fixed loopback ports (so a
@@ -65,8 +68,9 @@ func TestStartWithoutUsableStateNeverAnswersNXDOMAINOrADeadBackend(t *testing.T)
 	y, ctlDNS, ctlHTTP := fixedPorts(t, controllerYAML(fmt.Sprintf("stateDir: %s\nreplication: {secret: %s}", dir, secret),
 		fmt.Sprintf("  - name: app.example.test.\n    ttl: 1s\n    probe: {policy: {interval: 500ms, timeout: 500ms, maxBackoff: 1s}}\n    addresses:\n      - {ip: 192.0.2.1, probeAddr: %q}\n      - {ip: 192.0.2.2, probeAddr: %q}\n", live.addr(), dead.addr())))
 	// (Probes get 500 ms: on a loaded host a first probe of the live
-	// backend that times out would rightly leave the name nothing to
-	// answer, NXDOMAIN, as the README says.)
+	// backend that times out would rightly leave the name no address that
+	// passed, and its first answer would be both configured addresses, as
+	// the README says.)
 	const name = "app.example.test."
 	guard := 60 * time.Second
 	var nodeDNS switchable
@@ -290,6 +294,129 @@ func TestDrainSurvivesKill9AtOnce(t *testing.T) {
 		_, body := get(t, ctlHTTP, "/api/records/app.example.test")
 		if n := strings.Count(body, `"drained": true`); n != len(step.drained) {
 			t.Errorf("step %d (%s %s): %d addresses drained after the restart, want %d:\n%s", i, step.action, step.ip, n, len(step.drained), body)
+		}
+	}
+}
+
+// TestFirstStartAllDeadAnswersConfiguredAddresses: a first start (no state
+// file) under keepLast, for a record without a failover name whose every
+// backend is dead, and a failClosed one beside it. The keepLast name never
+// answers NXDOMAIN or NODATA: its first answer is its configured
+// addresses, kept until one passes, and /readyz
+// says why (first_answer_unverified); once a backend comes up it answers
+// that one alone. The failClosed record is not concerned (policy.allUnhealthy
+// is global, so it runs in a second process). (Before: with this one
+// record nothing was published, so DNS never opened; beside other records
+// the name answered NXDOMAIN until an address passed, TestTortureScenarios
+// item15.)
+func TestFirstStartAllDeadAnswersConfiguredAddresses(t *testing.T) {
+	b1, b2, b3 := newBackend(t), newBackend(t), newBackend(t)
+	b1.down.Store(true)
+	b2.down.Store(true)
+	b3.down.Store(true)
+	const name = "app.example.test."
+	y, ctlDNS, ctlHTTP := fixedPorts(t, controllerYAML("stateDir: \"\"",
+		fmt.Sprintf("  - name: app.example.test.\n    ttl: 1s\n    addresses:\n      - {ip: 192.0.2.1, probeAddr: %q}\n      - {ip: 192.0.2.2, probeAddr: %q}\n", b1.addr(), b2.addr())))
+	guard := 60 * time.Second
+	s := sample(name, func() string { return ctlDNS })
+	startSubDaemon(t, y, 1024)
+	waitFor(t, guard, "the dead backends probed three times", func() bool {
+		_, body := get(t, ctlHTTP, "/api/records/app.example.test")
+		return probesOf(body, "192.0.2.1") >= 3 && probesOf(body, "192.0.2.2") >= 3
+	})
+	waitFor(t, guard, "DNS is read", func() bool { _, rcode := answer(ctlDNS, name); return rcode != -1 })
+	if got, rcode := answer(ctlDNS, name); rcode != dns.RcodeSuccess || strings.Join(got, ",") != "192.0.2.1,192.0.2.2" {
+		t.Errorf("with every backend dead: %v rcode %d, want the configured addresses", got, rcode)
+	}
+	if _, body := get(t, ctlHTTP, "/readyz"); !strings.Contains(body, "first_answer_unverified") || !strings.Contains(body, name) {
+		t.Errorf("/readyz does not name the unverified first answer:\n%s", body)
+	}
+	if _, body := get(t, ctlHTTP, "/api/status"); !strings.Contains(body, "first_answer_unverified") {
+		t.Errorf("the status body does not name first_answer_unverified:\n%s", body)
+	}
+	b2.down.Store(false)
+	waitFor(t, guard, "the live backend alone is answered", func() bool {
+		got, _ := answer(ctlDNS, name)
+		return strings.Join(got, ",") == "192.0.2.2"
+	})
+	waitFor(t, guard, "first_answer_unverified clears", func() bool {
+		_, body := get(t, ctlHTTP, "/readyz")
+		return !strings.Contains(body, "first_answer_unverified")
+	})
+	for k := range s.done() {
+		t.Logf("seen: %s", k)
+		if !strings.Contains(k, "rcode 0: 192.0.2") {
+			t.Errorf("answered other than addresses: %s", k)
+		}
+	}
+
+	// failClosed keeps withdrawing a record none of whose addresses passed.
+	y2, dns2, http2 := fixedPorts(t, controllerYAML("stateDir: \"\"\npolicy: {allUnhealthy: failClosed}",
+		fmt.Sprintf("  - name: app.example.test.\n    ttl: 1s\n    addresses:\n      - {ip: 192.0.2.3, probeAddr: %q}\n", b3.addr())))
+	startSubDaemon(t, y2, 1024)
+	waitFor(t, guard, "the failClosed controller probed its dead backend", func() bool {
+		_, body := get(t, http2, "/api/records/app.example.test")
+		return probesOf(body, "192.0.2.3") >= 2
+	})
+	if got, rcode := answer(dns2, name); len(got) != 0 || rcode == -1 {
+		t.Errorf("failClosed with its backend dead: %v rcode %d, want no address", got, rcode)
+	}
+	if _, body := get(t, http2, "/readyz"); strings.Contains(body, "first_answer_unverified") {
+		t.Errorf("failClosed reports an unverified first answer:\n%s", body)
+	}
+}
+
+// TestSilentSecondaryGetsASerialPastItsOwn: the burst-then-restart case of
+// I3 with the secondary away at the start. A controller starting without
+// state is at the clock's serial; the secondary in transfer.notify, which
+// holds a serial the previous run's burst ran ahead of the clock (1000
+// here), does not answer then. Once it answers, the controller moves past
+// its serial and notifies it: it transfers again instead of ignoring the
+// zone. (Before: it was asked at the start only, and ignored the zone
+// until the clock passed its serial and the zone changed.)
+func TestSilentSecondaryGetsASerialPastItsOwn(t *testing.T) {
+	secAddr := freeAddr(t)
+	b := newBackend(t)
+	d := startDaemon(t, controllerYAML(fmt.Sprintf("stateDir: \"\"\ntransfer:\n  allow: [{prefix: 127.0.0.0/8}]\n  notify: [%q]\n  notifyTimeout: 100ms", secAddr),
+		fmt.Sprintf("  - name: app.example.test.\n    ttl: 1s\n    addresses:\n      - {ip: 192.0.2.1, probeAddr: %q}\n", b.addr())))
+	guard := 60 * time.Second
+	waitFor(t, guard, "the controller answers", func() bool { got, _ := answer(d.dns, "app.example.test."); return len(got) == 1 })
+	held := soaSerial(d.dns) + 1000
+	notified := make(chan uint32, 100)
+	pc, err := net.ListenPacket("udp", secAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		switch {
+		case r.Opcode == dns.OpcodeNotify && len(r.Answer) == 1:
+			if soa, ok := r.Answer[0].(*dns.SOA); ok {
+				notified <- soa.Serial
+			}
+		case len(r.Question) == 1 && r.Question[0].Qtype == dns.TypeSOA:
+			m.Authoritative = true
+			m.Answer = []dns.RR{&dns.SOA{Hdr: dns.RR_Header{Name: "example.test.", Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 60},
+				Ns: "ns1.example.test.", Mbox: "hostmaster.example.test.", Serial: held, Refresh: 60, Retry: 60, Expire: 600, Minttl: 60}}
+		}
+		_ = w.WriteMsg(m)
+	})}
+	started := make(chan struct{})
+	sec.NotifyStartedFunc = func() { close(started) }
+	go func() { _ = sec.ActivateAndServe() }()
+	<-started
+	defer func() { _ = sec.Shutdown() }()
+	waitFor(t, guard, "the controller's serial passes the secondary's", func() bool { return memory.SerialGreater(soaSerial(d.dns), held) })
+	timeout := time.After(guard)
+	for {
+		select {
+		case s := <-notified:
+			if memory.SerialGreater(s, held) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no NOTIFY with a serial past %d within %v", held, guard)
 		}
 	}
 }

@@ -27,6 +27,8 @@ func TestConfigRefusesUnanswerableNames(t *testing.T) {
 	for _, tc := range []struct{ name, records, want string }{
 		{"marker-named record", rec("_gslb-owner.x.example.test.", ""), `records[0].name = "_gslb-owner.x.example.test.": allowed a name whose first label is not _gslb-owner`},
 		{"marker at the zone's top", rec("_gslb-owner.example.test.", ""), `records[0].name = "_gslb-owner.example.test."`},
+		{"record where relocated pools live", rec("x.pool-gslb.example.test.", ""), `records[0].name = "x.pool-gslb.example.test.": allowed a name not below pool-gslb.example.test.`},
+		{"relocated pool too long", rec(strings.Repeat("a", 63)+"."+strings.Repeat("b", 63)+"."+strings.Repeat("c", 63)+"."+strings.Repeat("d", 48)+".example.test.", ""), "allowed a name whose relocated pool"},
 		{"failover to the apex", rec("a.example.test.", "example.test."), `records[0].failover = "example.test.": allowed a name other than the zone's apex`},
 		{"failover to itself", rec("a.example.test.", "a.example.test."), `records[0] = "a.example.test.": allowed a DNS name: dot-separated labels`},
 		{"failover loop of two", rec("a.example.test.", "b.example.test.") + rec("b.example.test.", "a.example.test."), "a.example.test. → b.example.test. → a.example.test."},

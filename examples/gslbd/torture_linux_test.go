@@ -273,7 +273,7 @@ func TestTorture(t *testing.T) {
 	runWalk(t, seed, steps, budget, time.Now().Add(*tortureDuration), only)
 }
 
-// tScenarios are short walks, one per fault class (items 1–14; item 12
+// tScenarios are short walks, one per fault class (items 1–15; item 12
 // needs an RFC 2136 server: tortureItem12, run beside them), each the
 // steps that reached a breach on the code before the fixes. They must all
 // pass.
@@ -292,6 +292,7 @@ var tScenarios = []struct{ name, steps string }{
 	{"item11-dns-tcp-low-nofile", "dns-tcp-flood-lownofile"},
 	{"item13-failover-loop-and-apex", "edit-failover r0.example.test. loop r2.example.test.; edit-failover r1.example.test. apex r0.example.test.; observe"},
 	{"item14-rebinding", "rebinding"},
+	{"item15-first-answer-all-dead-no-state", "edit-failover r0.example.test. none r1.example.test.; backend-kill 0; backend-kill 1; state-remove; observe; observe"},
 }
 
 // TestTortureScenarios replays tScenarios, each on fresh processes. They
@@ -314,4 +315,5 @@ func TestTortureScenarios(t *testing.T) {
 		})
 	}
 	t.Run("item12-pool-taken-over-at-rfc2136", tortureItem12)
+	t.Run("item12b-pool-emptied-no-failover-at-rfc2136", tortureItem12b)
 }

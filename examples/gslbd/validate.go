@@ -39,6 +39,9 @@ func (c *Config) Validate() error {
 	if err := c.validateAPIAccess(); err != nil {
 		return err
 	}
+	if err := c.validateDNSSEC(false); err != nil {
+		return err
+	}
 	if c.Replication.Header == "" {
 		return bad("replication.header", "", "an HTTP header name (leave it out for "+replication.DefaultSecretHeader+")")
 	}
@@ -181,6 +184,12 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 	if first, _, _ := strings.Cut(r.Name, "."); first == record.DefaultMarkerPrefix {
 		return bad(f+".name", r.Name, "a name whose first label is not "+record.DefaultMarkerPrefix+" (owner markers live there: the reconciler writes them and would refuse the whole zone's answers)")
 	}
+	if parent := relocatedParent(*c); dnsname.InZone(r.Name, parent) {
+		return bad(f+".name", r.Name, "a name not below "+parent+" (gslbd moves a pool taken over at a provider there: see README, Invariants)")
+	}
+	if p := relocatedPool(*c, r.Name); dnsname.Check(p) != nil {
+		return bad(f+".name", r.Name, "a name whose relocated pool "+p+" is a valid name (at most 253 bytes, labels of at most 63)")
+	}
 	if seen[r.Name] {
 		return bad(f+".name", r.Name, "each name once")
 	}
@@ -193,6 +202,9 @@ func (c *Config) validateRecord(i int, pol *failover.RecordPolicy, seen map[stri
 			return badErr(f+".failover", r.Failover, "a DNS name", err)
 		}
 		r.Failover = dnsname.Fqdn(strings.ToLower(r.Failover))
+		if parent := relocatedParent(*c); dnsname.InZone(r.Failover, parent) {
+			return bad(f+".failover", r.Failover, "a name not below "+parent+" (gslbd's relocated pools live there)")
+		}
 	}
 	spec := c.Probe.clone()
 	if len(r.Probe) > 0 {
@@ -369,6 +381,9 @@ func (c *Config) ValidateNode() error {
 		return bad("dns.addr", "", "host:port in node mode (a node serves DNS)")
 	}
 	if err := c.validateListeners(); err != nil {
+		return err
+	}
+	if err := c.validateDNSSEC(true); err != nil {
 		return err
 	}
 	return c.validateNodeAnswers()

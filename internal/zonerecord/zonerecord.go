@@ -25,13 +25,15 @@ var (
 )
 
 // Types lists the record types a zone stores and serves, in the order
-// GetRecords reports them within one name.
-var Types = []string{"NS", "CNAME", "A", "AAAA", "TXT", "MX", "SRV", "CAA", "HTTPS", "SVCB", "PTR"}
+// GetRecords reports them within one name. DS records belong at
+// delegation points (beside NS), for a signed child (RFC 4035 section
+// 3.1.4.1).
+var Types = []string{"NS", "CNAME", "A", "AAAA", "TXT", "MX", "SRV", "CAA", "HTTPS", "SVCB", "PTR", "DS"}
 
 var typeCodes = map[string]uint16{
 	"NS": dns.TypeNS, "CNAME": dns.TypeCNAME, "A": dns.TypeA, "AAAA": dns.TypeAAAA,
 	"TXT": dns.TypeTXT, "MX": dns.TypeMX, "SRV": dns.TypeSRV, "CAA": dns.TypeCAA,
-	"HTTPS": dns.TypeHTTPS, "SVCB": dns.TypeSVCB, "PTR": dns.TypePTR,
+	"HTTPS": dns.TypeHTTPS, "SVCB": dns.TypeSVCB, "PTR": dns.TypePTR, "DS": dns.TypeDS,
 }
 
 // TypeCode returns the type code of typ (upper case) when it is one of

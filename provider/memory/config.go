@@ -6,6 +6,7 @@ import (
 
 	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/internal/jsontime"
+	"github.com/gslbkit/gslb/provider/dnssec"
 )
 
 // ZoneConfig describes a new zone's SOA and apex NS records. Start from
@@ -51,6 +52,14 @@ type ZoneConfig struct {
 	// answers carry the SOA with TTL min(TTL, Minimum). DefaultZoneConfig
 	// has 30s.
 	Minimum time.Duration `json:"minimum"`
+	// Signer, when set, signs the zone online (see docs/dnssec.md): the
+	// apex answers DNSKEY, CDS and CDNSKEY from its keys, every RRset
+	// answered to a query with the DO bit carries its RRSIGs, and negative
+	// answers use compact denial of existence (RFC 9824). It must be a
+	// signer of this zone. Not part of the JSON form: keys are given to
+	// each server out of band. Restore and Resume keep it for the zones
+	// they replace.
+	Signer *dnssec.Signer `json:"-"`
 }
 
 // SerialPolicy is how a zone's SOA serial moves on each change: see

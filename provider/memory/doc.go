@@ -14,7 +14,8 @@
 // fast path's reply cache lives here, keyed on the store's snapshot and
 // hooks and dropped by writes, so the server (dnsserver) only moves bytes.
 // Zone transfer (zonetransfer) and replication (replication) read the store
-// through ZoneState, SOARecords, Since, Restore and Apply.
+// through ZoneState, SOARecords, Since, Restore and Apply. ZoneConfig.Signer
+// signs a zone online (provider/dnssec; docs/dnssec.md).
 //
 // Answers follow RFC 1034 and RFC 4592 as Knot DNS does (a differential test
 // against knotd is part of the tests): wildcards, referrals with glue,

@@ -2,7 +2,9 @@ package memory
 
 import (
 	"net/netip"
+	"time"
 
+	"github.com/gslbkit/gslb/provider/dnssec"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
@@ -42,6 +44,8 @@ type hookedEntry struct {
 	all   int             // the sum of len(parts)
 	head  []byte          // header (ID 0, RD and CD clear, ANCOUNT 0) and question in lower case
 	opt   []byte          // the OPT record with no options, or nil without EDNS
+	sig   *dnssec.Subsets // a signed zone's DO query: the chosen subsets' RRSIGs (signed.go)
+	mark  *signedMark     // set alone (no hook): the entry is a signed zone's packed reply
 }
 
 // newHookedEntry builds the entry for the question in key (lower case, wire
@@ -82,6 +86,12 @@ func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, 
 	if len(set) == 0 || f == nil {
 		return nil
 	}
+	var sig *dnssec.Subsets
+	if signedDO(z, key) {
+		if sig = newHookSigs(z.signer, set, src != name); sig == nil {
+			return nil // the general path signs the chosen records
+		}
+	}
 	// The reply's fixed parts: NOERROR with AA, no authority records, the
 	// OPT (if any) last.
 	qEnd := fq.nameEnd + 4
@@ -89,7 +99,7 @@ func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, 
 		reply[8] != 0 || reply[9] != 0 || reply[10] != 0 || reply[11] > 1 {
 		return nil
 	}
-	h := &hookedEntry{p: p, f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(set)}
+	h := &hookedEntry{p: p, f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(set), sig: sig}
 	h.head = append([]byte(nil), reply[:qEnd]...)
 	h.head[0], h.head[1] = 0, 0
 	h.head[2] &^= 0x01
@@ -210,6 +220,13 @@ func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (
 			out = append(out, p...)
 		}
 		count = len(h.parts)
+	}
+	if h.sig != nil {
+		var n int
+		if out, n, ok = h.sig.AppendPacked(out, h.chosen(got), time.Now()); !ok {
+			return nil, got, scope, false
+		}
+		count += n
 	}
 	if count > 0xFFFF || len(out)+len(h.opt)+fq.ecsLen > fq.limit {
 		return nil, got, scope, false

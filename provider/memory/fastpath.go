@@ -41,7 +41,7 @@ type fastCache struct {
 // answer a hook chooses, the parts of one (see fasthook.go).
 type fastEntry struct {
 	reply []byte       // ID 0, RD and CD clear, question in lower case
-	h     *hookedEntry // or this
+	h     *hookedEntry // or this; or with reply, for a signed zone's reply, its mark (signed.go)
 }
 
 // cache returns the fast cache for the current view, starting a new one
@@ -159,7 +159,7 @@ func parseFast(q []byte, key *[300]byte, maxSize int, tcp bool) (fq fastQuery, n
 	if tcp {
 		fq.limit = 0xFFFF
 	}
-	key[n] = 1 | tcpBit | q[off+7]&0x80 // EDNS, transport, DO bit
+	key[n] = 1 | tcpBit | q[off+7]&0xC0 // EDNS, transport, DO and CO bits
 	return fq, n + 1, true
 }
 
@@ -224,7 +224,7 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 		c.mu.RLock()
 		e := c.m[string(key[:n])]
 		c.mu.RUnlock()
-		if e.h != nil {
+		if e.h != nil && e.h.mark == nil {
 			out, got, scope, ok := e.h.respond(query, buf, fq, src)
 			if ok {
 				return out
@@ -233,7 +233,7 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 			out, _ = p.respondWire(c.v, query, src, tcp, &pre)
 			return out
 		}
-		if t := e.reply; t != nil && len(t)+fq.ecsLen <= fq.limit {
+		if t := e.reply; t != nil && len(t)+fq.ecsLen <= fq.limit && (e.h == nil || e.h.mark.fresh()) {
 			out := append(buf[:0], t...)
 			out[0], out[1] = query[0], query[1]
 			out[2] |= query[2] & 0x01 // RD
@@ -287,7 +287,7 @@ func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []by
 	}
 	c.mu.Lock()
 	if len(c.m) < fastCacheMax {
-		c.m[string(key[:n])] = fastEntry{reply: t}
+		c.m[string(key[:n])] = fastEntry{reply: t, h: c.v.markFor(key[:n], fq.nameEnd-12)}
 	}
 	c.mu.Unlock()
 	return out

@@ -3,6 +3,7 @@ package memory
 import (
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/gslbkit/gslb/internal/dnswire"
 	"github.com/miekg/dns"
@@ -178,8 +179,12 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *
 		return finish(dns.RcodeRefused)
 	}
 	m.Authoritative = true
+	if z.signer != nil && q.Qtype == dns.TypeNXNAME {
+		return finish(dns.RcodeFormatError) // RFC 9824 section 3.5
+	}
 	o := answerOpts{minimalANY: !tcp && !p.cfg.FullANYOverUDP, additional: !p.cfg.NoAdditional, pre: pre, p: p}
 	scope, consulted := v.answer(m, z, q, clientPrefix(ecs, src), o)
+	signFailed := z.signer != nil && !signReply(m, z, q, opt, ro, time.Now())
 	if consulted && ecs != nil {
 		ro.Option[0].(*dns.EDNS0_SUBNET).SourceScope = uint8(min(max(scope, 0), int(ecs.SourceNetmask)))
 	}
@@ -212,7 +217,7 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *
 			}
 		}
 	}
-	return m, asked, !consulted && !m.Truncated && !trimmed
+	return m, asked, !consulted && !m.Truncated && !trimmed && !signFailed
 }
 
 // pack packs a reply built by respond and writes the question name as the

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gslbkit/gslb/internal/fielderr"
+	"github.com/gslbkit/gslb/provider/dnssec"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
@@ -38,6 +40,12 @@ type Config struct {
 	// SRV targets that replies otherwise carry in the additional section.
 	// Glue in referrals is always sent.
 	NoAdditional bool `json:"noAdditional,omitempty"`
+	// Signers sign zones online whenever the Provider holds them, however
+	// they came: AddZone, Restore, Resume or a replica's Apply. A DNS node
+	// following another Provider by replication signs so, with keys it was
+	// given itself: keys never travel with the records. A zone added with
+	// ZoneConfig.Signer set uses that one. At most one signer per zone.
+	Signers []*dnssec.Signer `json:"-"`
 }
 
 // maxUDPSize is Config.MaxUDPSize with the default applied.
@@ -60,7 +68,7 @@ func (c Config) Validate() error {
 	if c.MaxUDPSize != 0 && (c.MaxUDPSize < 512 || c.MaxUDPSize > maxUDPSize) {
 		return fielderr.New(ErrInvalidConfig, "maxUDPSize", c.MaxUDPSize, fielderr.Range(512, maxUDPSize)+", or 0 for the default "+strconv.Itoa(DefaultMaxUDPSize))
 	}
-	return nil
+	return validateSigners(c.Signers)
 }
 
 // Provider is an in-process DNS host holding any number of zones. It
@@ -187,6 +195,10 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 		},
 		nodes:        map[string]*node{},
 		serialPolicy: cfg.SerialPolicy,
+		signer:       cmp.Or(cfg.Signer, p.signerFor(key)),
+	}
+	if cfg.Signer != nil && cfg.Signer.Zone() != key {
+		return fielderr.New(ErrInvalidZone, "signer", cfg.Signer.Zone(), "a signer of "+key)
 	}
 	apex := &node{sets: map[uint16][]rec{}}
 	for _, ns := range cfg.NS {

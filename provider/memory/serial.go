@@ -1,6 +1,9 @@
 package memory
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // SerialGreater reports whether zone serial a is greater than b in the
 // serial number arithmetic of RFC 1982 (32-bit serials, compared modulo
@@ -35,4 +38,37 @@ func bumpSerial(s uint32, policy SerialPolicy, now time.Time) uint32 {
 		return clock
 	}
 	return next
+}
+
+// AdvanceSerial moves zone's SOA serial to one past past when past is not
+// behind it (RFC 1982: past equal to the serial, or greater), and returns
+// the serial then in force and whether it moved; or ErrNoZone. It changes
+// no record: the Provider's Version moves (so Wait, and NOTIFY senders,
+// see it) with no journal entry, so an incremental transfer from a serial
+// before the move no longer chains and falls back to a full one, and a
+// replica (provider/replication), handed a newer version without changes,
+// takes a full snapshot. It is
+// for a primary that learns a secondary holds a serial it served before
+// losing its state (a restart without a state file after a burst of
+// changes ran the serial ahead of the clock): moving past it makes the
+// secondary transfer again instead of ignoring the zone.
+func (p *Provider) AdvanceSerial(zone string, past uint32) (uint32, bool, error) {
+	key := zoneKey(zone)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.load()
+	z, ok := old.zones[key]
+	if !ok {
+		return 0, false, fmt.Errorf("%w: %s", ErrNoZone, key)
+	}
+	cur := z.soa.Serial
+	if SerialGreater(cur, past) {
+		return cur, false, nil
+	}
+	nz := z.clone()
+	nz.soa.Serial = nextSerial(past)
+	zones := maps(old.zones)
+	zones[key] = nz
+	p.publish(old, zones, nil)
+	return nz.soa.Serial, true, nil
 }

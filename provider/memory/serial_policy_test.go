@@ -111,3 +111,44 @@ func TestSerialPolicyValidate(t *testing.T) {
 		t.Fatalf("AddZoneWith with dateserial: %v", err)
 	}
 }
+
+// TestAdvanceSerial: a serial behind or equal to the one given moves one
+// past it, with a new Version and no journal entry (an IXFR from before
+// no longer chains); one ahead stays; an unknown zone is ErrNoZone.
+func TestAdvanceSerial(t *testing.T) {
+	p := &Provider{}
+	zc := DefaultZoneConfig()
+	zc.Serial = 1000
+	if err := p.AddZoneWith("example.test.", zc); err != nil {
+		t.Fatal(err)
+	}
+	v := p.Version()
+	got, moved, err := p.AdvanceSerial("Example.Test", 5000)
+	if err != nil || !moved || got != 5001 {
+		t.Fatalf("AdvanceSerial(5000) from 1000 = %d, %v, %v; want 5001, true", got, moved, err)
+	}
+	if soa, _ := p.SOA("example.test."); soa.Serial != 5001 {
+		t.Fatalf("SOA serial %d, want 5001", soa.Serial)
+	}
+	if p.Version() != v+1 {
+		t.Fatalf("version %d, want %d", p.Version(), v+1)
+	}
+	if ch, ok := p.Changes(v); !ok || len(ch) != 0 {
+		t.Fatalf("journal after the move: %v %v, want no entry", ch, ok)
+	}
+	if got, moved, _ := p.AdvanceSerial("example.test.", 5001); !moved || got != 5002 {
+		t.Fatalf("AdvanceSerial at the serial = %d, %v; want 5002, true", got, moved)
+	}
+	if got, moved, _ := p.AdvanceSerial("example.test.", 100); moved || got != 5002 {
+		t.Fatalf("AdvanceSerial behind = %d, %v; want 5002, false", got, moved)
+	}
+	if got, moved, _ := p.AdvanceSerial("example.test.", 5002+1<<31-1); !moved || got != 5002+1<<31 {
+		t.Fatalf("AdvanceSerial to 2^31-1 ahead = %d, %v; want one past it", got, moved)
+	}
+	if got, moved, _ := p.AdvanceSerial("example.test.", 0xFFFFFFFF); !moved || got != 1 {
+		t.Fatalf("AdvanceSerial(2^32-1) = %d, %v; want 1 (0 skipped), true", got, moved)
+	}
+	if _, _, err := p.AdvanceSerial("other.test.", 1); !errors.Is(err, ErrNoZone) {
+		t.Fatalf("unknown zone: %v", err)
+	}
+}

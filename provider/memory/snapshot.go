@@ -90,74 +90,16 @@ func sortedZoneNames(m map[string]*zone) []string {
 
 // buildZone validates a zone snapshot and builds the zone.
 func buildZone(ctx context.Context, zs ZoneSnapshot) (*zone, error) {
-	key := zoneKey(zs.Name)
-	if _, ok := dns.IsDomainName(key); !ok || zs.Name == "" || len(key) > 254 {
-		return nil, fmt.Errorf("%w: zone name %q is not a valid domain name", ErrInvalidZone, zs.Name)
-	}
-	if err := checkSOA(zs.SOA); err != nil {
-		return nil, fmt.Errorf("zone %s: %w", key, err)
-	}
-	z := &zone{name: key, soa: zs.SOA, nodes: map[string]*node{}}
-	z.soa.NS, z.soa.Mbox = zoneKey(zs.SOA.NS), zoneKey(zs.SOA.Mbox)
-	t := &txn{z: z, touched: map[setKey]bool{}}
-	// Records arrive grouped by RRset (GetRecords order): each run of one
-	// RRset is gathered and put once. Putting after every record copied the
-	// set each time (quadratic in the size of an RRset). An RRset whose
-	// records come in several runs is gathered in late and put at the end.
-	var (
-		run    setBuilder
-		runKey setKey
-		late   map[setKey]*setBuilder
-	)
-	flush := func() {
-		if len(run.recs) == 0 {
-			return
-		}
-		if existing := t.get(runKey.name, runKey.typ); len(existing) > 0 {
-			if late == nil {
-				late = map[setKey]*setBuilder{}
-			}
-			b := late[runKey]
-			if b == nil {
-				b = &setBuilder{}
-				for _, r := range existing {
-					b.add(r)
-				}
-				late[runKey] = b
-			}
-			for _, r := range run.recs {
-				b.add(r)
-			}
-		} else {
-			t.put(runKey.name, runKey.typ, run.recs)
-		}
-		run = setBuilder{}
-	}
-	for i, zr := range zs.Records {
-		if i%1024 == 1023 {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("zone %s: building stopped after %d records: %w", key, i, err)
-			}
-		}
-		name, r, err := makeRec(key, zr.Record())
-		if err != nil {
-			return nil, err
-		}
-		if k := (setKey{name, r.wire.Header().Rrtype}); k != runKey {
-			flush()
-			runKey = k
-		}
-		run.add(r)
-	}
-	flush()
-	for k, b := range late {
-		t.put(k.name, k.typ, b.recs)
-	}
-	if err := t.check(); err != nil {
+	zb, err := newZoneBuild(ctx, zs.Name, zs.SOA)
+	if err != nil {
 		return nil, err
 	}
-	z.rebuildENTs()
-	return z, nil
+	for _, zr := range zs.Records {
+		if err := zb.add(zr); err != nil {
+			return nil, err
+		}
+	}
+	return zb.finish()
 }
 
 func checkSOA(s SOA) error {
@@ -248,14 +190,20 @@ func (p *Provider) Resume(s Snapshot) error {
 	if err != nil {
 		return err
 	}
+	return p.resume(zones, s.Version, s.Epoch)
+}
+
+// resume publishes zones at version of epoch, with an empty journal.
+func (p *Provider) resume(zones map[string]*zone, version uint64, epoch string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
-	keepSerialPolicies(old.zones, zones)
-	if s.Version < old.version {
-		return fmt.Errorf("%w: Resume at version %d, below the Provider's %d", ErrInvalidZone, s.Version, old.version)
+	if version < old.version {
+		return fmt.Errorf("%w: Resume at version %d, below the Provider's %d", ErrInvalidZone, version, old.version)
 	}
-	ns := &state{version: s.Version, epoch: s.Epoch, zones: zones, floor: s.Version, next: make(chan struct{})}
+	keepSerialPolicies(old.zones, zones)
+	p.withSigners(zones)
+	ns := &state{version: version, epoch: epoch, zones: zones, floor: version, next: make(chan struct{})}
 	p.cur.Store(ns)
 	close(old.next)
 	return nil
@@ -267,6 +215,7 @@ func keepSerialPolicies(old, zones map[string]*zone) {
 	for name, z := range zones {
 		if o, ok := old[name]; ok {
 			z.serialPolicy = o.serialPolicy
+			z.signer = o.signer
 		}
 	}
 }
@@ -274,18 +223,18 @@ func keepSerialPolicies(old, zones map[string]*zone) {
 // buildZones validates and builds every zone of s, checking ctx between
 // records so that a caller can bound the time it takes.
 func buildZones(ctx context.Context, s Snapshot) (map[string]*zone, error) {
-	zones := make(map[string]*zone, len(s.Zones))
+	b := NewSnapshotBuilder(ctx)
 	for _, zs := range s.Zones {
-		z, err := buildZone(ctx, zs)
-		if err != nil {
+		if err := b.Zone(zs.Name, zs.SOA); err != nil {
 			return nil, err
 		}
-		if _, dup := zones[z.name]; dup {
-			return nil, fmt.Errorf("%w: zone %s appears twice", ErrInvalidZone, z.name)
+		for _, zr := range zs.Records {
+			if err := b.Add(zr); err != nil {
+				return nil, err
+			}
 		}
-		zones[z.name] = z
 	}
-	return zones, nil
+	return b.built()
 }
 
 // RestoreContext is Restore with a context that bounds building the zones
@@ -295,14 +244,21 @@ func (p *Provider) RestoreContext(ctx context.Context, s Snapshot) error {
 	if err != nil {
 		return err
 	}
+	p.replace(zones)
+	return nil
+}
+
+// replace publishes zones one version past the current one, keeping the
+// epoch, with the journal restarting there.
+func (p *Provider) replace(zones map[string]*zone) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
 	keepSerialPolicies(old.zones, zones)
+	p.withSigners(zones)
 	ns := &state{version: old.version + 1, epoch: old.epoch, zones: zones, floor: old.version + 1, next: make(chan struct{})}
 	p.cur.Store(ns)
 	close(old.next)
-	return nil
 }
 
 // Apply applies journal entries taken from another Provider's Changes (in
@@ -333,6 +289,7 @@ func (p *Provider) Apply(changes []Change) error {
 			if err != nil {
 				return err
 			}
+			z.signer = p.signerFor(key)
 			zones[key] = z
 			delete(txns, key)
 			soa := z.soa

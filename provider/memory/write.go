@@ -249,45 +249,9 @@ func (p *Provider) AppendRecords(ctx context.Context, zoneName string, in []libd
 // changes.
 func (p *Provider) SetRecords(ctx context.Context, zoneName string, in []libdns.Record) ([]libdns.Record, error) {
 	var set []rec
-	err := p.write(ctx, zoneName, func(t *txn) error {
-		names, recs, err := parseAll(t.z.name, in)
-		if err != nil {
-			return err
-		}
-		groups := map[setKey][]rec{}
-		var order []setKey
-		for i, r := range recs {
-			k := setKey{names[i], r.wire.Header().Rrtype}
-			if _, ok := groups[k]; !ok {
-				order = append(order, k)
-			}
-			if slices.ContainsFunc(groups[k], func(o rec) bool { return o.rr.Data == r.rr.Data }) {
-				continue
-			}
-			groups[k] = append(groups[k], r)
-			set = append(set, r)
-		}
-		// The A <-> CNAME swap: only when the input does not itself put both
-		// kinds at the name (that is refused by check).
-		for _, k := range order {
-			switch k.typ {
-			case dns.TypeCNAME:
-				_, a := groups[setKey{k.name, dns.TypeA}]
-				_, aaaa := groups[setKey{k.name, dns.TypeAAAA}]
-				if !a && !aaaa {
-					t.put(k.name, dns.TypeA, nil)
-					t.put(k.name, dns.TypeAAAA, nil)
-				}
-			case dns.TypeA, dns.TypeAAAA:
-				if _, c := groups[setKey{k.name, dns.TypeCNAME}]; !c {
-					t.put(k.name, dns.TypeCNAME, nil)
-				}
-			}
-		}
-		for _, k := range order {
-			t.put(k.name, k.typ, groups[k])
-		}
-		return nil
+	err := p.write(ctx, zoneName, func(t *txn) (err error) {
+		set, err = t.setRecords(in)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -304,34 +268,7 @@ func (p *Provider) SetRecords(ctx context.Context, zoneName string, in []libdns.
 func (p *Provider) DeleteRecords(ctx context.Context, zoneName string, in []libdns.Record) ([]libdns.Record, error) {
 	var deleted []rec
 	err := p.write(ctx, zoneName, func(t *txn) error {
-		for _, r := range in {
-			pat, ok := makePattern(t.z.name, r)
-			if !ok {
-				continue
-			}
-			n, ok := t.z.nodes[pat.name]
-			if !ok {
-				continue
-			}
-			for _, typ := range typesOf(n) {
-				set := n.sets[typ]
-				keep := make([]rec, 0, len(set))
-				for _, o := range set {
-					if pat.match(o) {
-						deleted = append(deleted, o)
-					} else {
-						keep = append(keep, o)
-					}
-				}
-				if len(keep) != len(set) {
-					t.put(pat.name, typ, keep)
-					n = t.z.nodes[pat.name]
-					if n == nil {
-						break
-					}
-				}
-			}
-		}
+		deleted = t.deleteRecords(in)
 		return nil
 	})
 	if err != nil {
@@ -349,4 +286,82 @@ func typesOf(n *node) []uint16 {
 		return zonerecord.TypeOrder(dns.TypeToString[a]) - zonerecord.TypeOrder(dns.TypeToString[b])
 	})
 	return out
+}
+
+// setRecords applies SetRecords' semantics to t and returns the records set.
+func (t *txn) setRecords(in []libdns.Record) ([]rec, error) {
+	var set []rec
+	names, recs, err := parseAll(t.z.name, in)
+	if err != nil {
+		return nil, err
+	}
+	groups := map[setKey][]rec{}
+	var order []setKey
+	for i, r := range recs {
+		k := setKey{names[i], r.wire.Header().Rrtype}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		if slices.ContainsFunc(groups[k], func(o rec) bool { return o.rr.Data == r.rr.Data }) {
+			continue
+		}
+		groups[k] = append(groups[k], r)
+		set = append(set, r)
+	}
+	// The A <-> CNAME swap: only when the input does not itself put both
+	// kinds at the name (that is refused by check).
+	for _, k := range order {
+		switch k.typ {
+		case dns.TypeCNAME:
+			_, a := groups[setKey{k.name, dns.TypeA}]
+			_, aaaa := groups[setKey{k.name, dns.TypeAAAA}]
+			if !a && !aaaa {
+				t.put(k.name, dns.TypeA, nil)
+				t.put(k.name, dns.TypeAAAA, nil)
+			}
+		case dns.TypeA, dns.TypeAAAA:
+			if _, c := groups[setKey{k.name, dns.TypeCNAME}]; !c {
+				t.put(k.name, dns.TypeCNAME, nil)
+			}
+		}
+	}
+	for _, k := range order {
+		t.put(k.name, k.typ, groups[k])
+	}
+	return set, nil
+}
+
+// deleteRecords applies DeleteRecords' semantics to t and returns the
+// records removed.
+func (t *txn) deleteRecords(in []libdns.Record) []rec {
+	var deleted []rec
+	for _, r := range in {
+		pat, ok := makePattern(t.z.name, r)
+		if !ok {
+			continue
+		}
+		n, ok := t.z.nodes[pat.name]
+		if !ok {
+			continue
+		}
+		for _, typ := range typesOf(n) {
+			set := n.sets[typ]
+			keep := make([]rec, 0, len(set))
+			for _, o := range set {
+				if pat.match(o) {
+					deleted = append(deleted, o)
+				} else {
+					keep = append(keep, o)
+				}
+			}
+			if len(keep) != len(set) {
+				t.put(pat.name, typ, keep)
+				n = t.z.nodes[pat.name]
+				if n == nil {
+					break
+				}
+			}
+		}
+	}
+	return deleted
 }

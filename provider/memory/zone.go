@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/internal/zonerecord"
+	"github.com/gslbkit/gslb/provider/dnssec"
 	"github.com/miekg/dns"
 )
 
@@ -55,6 +56,8 @@ type zone struct {
 	// serialPolicy is ZoneConfig.SerialPolicy; a zone replaced by Restore
 	// or Resume keeps it.
 	serialPolicy SerialPolicy
+	// signer is ZoneConfig.Signer (nil: unsigned); kept like serialPolicy.
+	signer *dnssec.Signer
 }
 
 // node holds the records at one owner name, grouped by type.

@@ -104,53 +104,134 @@ func arrayItems(dec *json.Decoder, each func(i int) error) error {
 	return expectDelim(dec, ']')
 }
 
-func decodeSnapshot(dec *json.Decoder, s *memory.Snapshot) error {
+// snapshotSink receives a snapshot as it is decoded: each zone once its
+// name and SOA are read, then its records one by one. A builder sink
+// builds the copy as the body streams in; a collecting sink makes a
+// memory.Snapshot (ParseSnapshot).
+type snapshotSink interface {
+	zone(name string, soa memory.SOA) error
+	record(r memory.ZoneRecord) error
+}
+
+// snapshotHead is a snapshot's fields other than its zones.
+type snapshotHead struct {
+	Format   int
+	Version  uint64
+	Epoch    string
+	sawZones bool
+}
+
+// builderSink builds the zones into a memory.SnapshotBuilder.
+type builderSink struct{ b *memory.SnapshotBuilder }
+
+func (s builderSink) zone(name string, soa memory.SOA) error { return s.b.Zone(name, soa) }
+func (s builderSink) record(r memory.ZoneRecord) error       { return s.b.Add(r) }
+
+// collectSink collects the zones into a memory.Snapshot.
+type collectSink struct{ s *memory.Snapshot }
+
+func (c collectSink) zone(name string, soa memory.SOA) error {
+	c.s.Zones = append(c.s.Zones, memory.ZoneSnapshot{Name: name, SOA: soa, Records: []memory.ZoneRecord{}})
+	return nil
+}
+
+func (c collectSink) record(r memory.ZoneRecord) error {
+	z := &c.s.Zones[len(c.s.Zones)-1]
+	z.Records = append(z.Records, r)
+	return nil
+}
+
+// decodeSnapshot decodes a snapshot object into h and sink, one record at
+// a time.
+func decodeSnapshot(dec *json.Decoder, h *snapshotHead, sink snapshotSink) error {
 	return objectKeys(dec, func(key string) error {
 		switch key {
 		case "format":
-			return dec.Decode(&s.Format)
+			return dec.Decode(&h.Format)
 		case "version":
-			return dec.Decode(&s.Version)
+			return dec.Decode(&h.Version)
 		case "epoch":
-			return dec.Decode(&s.Epoch)
+			return dec.Decode(&h.Epoch)
 		case "zones":
-			s.Zones = []memory.ZoneSnapshot{}
-			return arrayItems(dec, func(int) error {
-				var z memory.ZoneSnapshot
-				if err := decodeZone(dec, &z); err != nil {
-					return err
-				}
-				s.Zones = append(s.Zones, z)
-				return nil
-			})
+			h.sawZones = true
+			return arrayItems(dec, func(int) error { return decodeZone(dec, sink) })
 		}
 		return skipValue(dec)
 	})
 }
 
-func decodeZone(dec *json.Decoder, z *memory.ZoneSnapshot) error {
-	return objectKeys(dec, func(key string) error {
+// decodeZone decodes one zone object into sink. The zone starts once its
+// name and SOA are read (a writer here puts them first); records that come
+// before them are held until then.
+func decodeZone(dec *json.Decoder, sink snapshotSink) error {
+	var (
+		name             string
+		soa              memory.SOA
+		haveName, hasSOA bool
+		started          bool
+		early            []memory.ZoneRecord
+	)
+	start := func() error {
+		started = true
+		if err := sink.zone(name, soa); err != nil {
+			return err
+		}
+		for _, r := range early {
+			if err := sink.record(r); err != nil {
+				return err
+			}
+		}
+		early = nil
+		return nil
+	}
+	err := objectKeys(dec, func(key string) error {
 		switch key {
 		case "name":
-			return dec.Decode(&z.Name)
+			if started {
+				return errors.New("the zone's name again")
+			}
+			if err := dec.Decode(&name); err != nil {
+				return err
+			}
+			haveName = true
 		case "soa":
-			return dec.Decode(&z.SOA)
+			if started {
+				return errors.New("the zone's SOA again")
+			}
+			if err := dec.Decode(&soa); err != nil {
+				return err
+			}
+			hasSOA = true
 		case "records":
-			z.Records = []memory.ZoneRecord{}
 			return arrayItems(dec, func(int) error {
 				var r memory.ZoneRecord
 				if err := dec.Decode(&r); err != nil {
 					return err
 				}
-				z.Records = append(z.Records, r)
+				if started {
+					return sink.record(r)
+				}
+				early = append(early, r)
 				return nil
 			})
+		default:
+			return skipValue(dec)
 		}
-		return skipValue(dec)
+		if haveName && hasSOA {
+			return start()
+		}
+		return nil
 	})
+	if err == nil && !started {
+		err = start()
+	}
+	return err
 }
 
-func decodeChanges(dec *json.Decoder, c *ChangesResponse) error {
+// decodeChanges decodes a changes response; a full response's snapshot
+// goes to b when b is not nil (c.Snapshot then holds its head and no
+// zones), else to c.Snapshot.
+func decodeChanges(dec *json.Decoder, c *ChangesResponse, b *memory.SnapshotBuilder) error {
 	return objectKeys(dec, func(key string) error {
 		switch key {
 		case "format":
@@ -172,11 +253,26 @@ func decodeChanges(dec *json.Decoder, c *ChangesResponse) error {
 				return nil
 			})
 		case "snapshot":
-			var s memory.Snapshot
-			if err := decodeSnapshot(dec, &s); err != nil {
+			s := new(memory.Snapshot)
+			var h snapshotHead
+			var sink snapshotSink = collectSink{s}
+			if b != nil {
+				sink = builderSink{b}
+			}
+			if err := decodeSnapshot(dec, &h, sink); err != nil {
 				return err
 			}
-			c.Snapshot = &s
+			if !h.sawZones {
+				return errors.New("a snapshot without zones")
+			}
+			s.Format, s.Version, s.Epoch = h.Format, h.Version, h.Epoch
+			if s.Zones == nil {
+				s.Zones = []memory.ZoneSnapshot{}
+			}
+			if b != nil {
+				b.Version, b.Epoch = h.Version, h.Epoch
+			}
+			c.Snapshot = s
 			return nil
 		}
 		return skipValue(dec)
@@ -199,30 +295,42 @@ func decodeWhole(r io.Reader, decode func(*json.Decoder) error) error {
 	}
 }
 
-func readSnapshot(r io.Reader) (memory.Snapshot, error) {
-	var s memory.Snapshot
-	if err := decodeWhole(r, func(dec *json.Decoder) error { return decodeSnapshot(dec, &s) }); err != nil {
-		return memory.Snapshot{}, fmt.Errorf("replication: parsing snapshot: %w", err)
+// readSnapshot decodes a snapshot from r into sink; it checks the shape
+// only (the builder or memory.Provider.Restore validates the records).
+func readSnapshot(r io.Reader, sink snapshotSink) (snapshotHead, error) {
+	var h snapshotHead
+	if err := decodeWhole(r, func(dec *json.Decoder) error { return decodeSnapshot(dec, &h, sink) }); err != nil {
+		return h, fmt.Errorf("replication: parsing snapshot: %w", err)
 	}
-	if s.Zones == nil {
-		return memory.Snapshot{}, errors.New("replication: parsing snapshot: no zones field")
+	if !h.sawZones {
+		return h, errors.New("replication: parsing snapshot: no zones field")
 	}
-	if s.Format > memory.ReplicationFormat {
-		return memory.Snapshot{}, fmt.Errorf("replication: parsing snapshot: format %d is newer than this reader's %d", s.Format, memory.ReplicationFormat)
+	if h.Format > memory.ReplicationFormat {
+		return h, fmt.Errorf("replication: parsing snapshot: format %d is newer than this reader's %d", h.Format, memory.ReplicationFormat)
 	}
-	return s, nil
+	return h, nil
 }
 
-func readChanges(r io.Reader) (ChangesResponse, error) {
+// readSnapshotInto decodes a snapshot from r into b, building the copy as
+// it reads.
+func readSnapshotInto(r io.Reader, b *memory.SnapshotBuilder) error {
+	h, err := readSnapshot(r, builderSink{b})
+	b.Version, b.Epoch = h.Version, h.Epoch
+	return err
+}
+
+// readChanges decodes a changes response from r; a full response's
+// snapshot is built into b when b is not nil (see decodeChanges).
+func readChanges(r io.Reader, b *memory.SnapshotBuilder) (ChangesResponse, error) {
 	var c ChangesResponse
-	if err := decodeWhole(r, func(dec *json.Decoder) error { return decodeChanges(dec, &c) }); err != nil {
+	if err := decodeWhole(r, func(dec *json.Decoder) error { return decodeChanges(dec, &c, b) }); err != nil {
 		return ChangesResponse{}, fmt.Errorf("replication: parsing changes: %w", err)
 	}
 	if c.Format > memory.ReplicationFormat {
 		return ChangesResponse{}, fmt.Errorf("replication: parsing changes: format %d is newer than this reader's %d", c.Format, memory.ReplicationFormat)
 	}
 	if c.Full {
-		if c.Snapshot == nil || c.Snapshot.Zones == nil {
+		if c.Snapshot == nil {
 			return ChangesResponse{}, errors.New("replication: parsing changes: full response without a snapshot")
 		}
 		return c, nil
@@ -239,9 +347,19 @@ func readChanges(r io.Reader) (ChangesResponse, error) {
 
 // ParseSnapshot decodes a memory.Snapshot from JSON (a GET snapshot body). It
 // checks the shape only; memory.Provider.Restore validates the records.
-func ParseSnapshot(data []byte) (memory.Snapshot, error) { return readSnapshot(bytes.NewReader(data)) }
+func ParseSnapshot(data []byte) (memory.Snapshot, error) {
+	s := memory.Snapshot{Zones: []memory.ZoneSnapshot{}}
+	h, err := readSnapshot(bytes.NewReader(data), collectSink{&s})
+	if err != nil {
+		return memory.Snapshot{}, err
+	}
+	s.Format, s.Version, s.Epoch = h.Format, h.Version, h.Epoch
+	return s, nil
+}
 
 // ParseChanges decodes a ChangesResponse from JSON (a GET changes body). A
 // full response must carry a snapshot; entries must be in version order and
 // not beyond the response's version.
-func ParseChanges(data []byte) (ChangesResponse, error) { return readChanges(bytes.NewReader(data)) }
+func ParseChanges(data []byte) (ChangesResponse, error) {
+	return readChanges(bytes.NewReader(data), nil)
+}

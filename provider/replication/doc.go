@@ -7,8 +7,11 @@
 //
 // A Replica trusts only the zones it is configured with: a snapshot or
 // change set that is empty, lacks one of them, brings another or the root
-// is refused and the copy kept (RejectError). Bodies are read up to a limit
-// and decoded record by record (ParseSnapshot, ParseChanges). Every
+// is refused and the copy kept (RejectError). Snapshots stream both ways:
+// the Handler writes them as it walks the source's zones, a Replica builds
+// the new copy record by record as the body arrives, up to a limit, and
+// publishes it only once the body's signature verifies, so a copy is never
+// held twice beside its encoding (docs/replication.md). Every
 // Provider's history has an epoch that replication carries, so a replica
 // never applies a restarted source's journal onto a copy of the old
 // history: it takes a full snapshot instead. Given a directory, a Replica

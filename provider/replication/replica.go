@@ -527,16 +527,17 @@ func (r *Replica) pull(ctx context.Context, synced bool, version uint64, epoch s
 	q.Set("since", strconv.FormatUint(version, 10))
 	q.Set("epoch", epoch)
 	var resp ChangesResponse
+	b := memory.NewSnapshotBuilder(ctx)
 	err := r.get(ctx, "changes", q, func(body io.Reader) error {
 		var err error
-		resp, err = readChanges(body)
+		resp, err = readChanges(body, b)
 		return err
 	})
 	if err != nil {
 		return ReplicaEvent{}, err
 	}
 	if resp.Full {
-		if err := r.restore(ctx, *resp.Snapshot); err != nil {
+		if err := r.restore(ctx, b); err != nil {
 			return ReplicaEvent{}, err
 		}
 		return ReplicaEvent{Version: resp.Version, Full: true, Epoch: resp.Epoch}, nil
@@ -564,35 +565,32 @@ func (r *Replica) pull(ctx context.Context, synced bool, version uint64, epoch s
 func (r *Replica) full(ctx context.Context, q url.Values) (ReplicaEvent, error) {
 	q.Del("since")
 	q.Del("epoch")
-	var snap memory.Snapshot
-	err := r.get(ctx, "snapshot", q, func(body io.Reader) error {
-		var err error
-		snap, err = readSnapshot(body)
-		return err
-	})
+	b := memory.NewSnapshotBuilder(ctx)
+	err := r.get(ctx, "snapshot", q, func(body io.Reader) error { return readSnapshotInto(body, b) })
 	if err != nil {
 		return ReplicaEvent{}, err
 	}
-	if err := r.restore(ctx, snap); err != nil {
+	if err := r.restore(ctx, b); err != nil {
 		return ReplicaEvent{}, err
 	}
-	return ReplicaEvent{Version: snap.Version, Full: true, Epoch: snap.Epoch}, nil
+	return ReplicaEvent{Version: b.Version, Full: true, Epoch: b.Epoch}, nil
 }
 
-// restore checks snap against the configured zones and replaces the local
-// copy with it.
-func (r *Replica) restore(ctx context.Context, snap memory.Snapshot) error {
-	if err := r.checkSnapshot(snap); err != nil {
+// restore checks the zones built in b, read from a verified body, against
+// the configured zones and replaces the local copy with them. The old copy
+// answered until now; b is dropped on error.
+func (r *Replica) restore(ctx context.Context, b *memory.SnapshotBuilder) error {
+	if err := r.checkSnapshot(b.ZoneNames()); err != nil {
 		return err
 	}
 	r.mu.Lock()
 	epoch, version := r.st.Epoch, r.st.Version
 	r.mu.Unlock()
-	if epoch != "" && snap.Epoch == epoch && snap.Version < version {
+	if epoch != "" && b.Epoch == epoch && b.Version < version {
 		// The same history, older: a replayed or stale source.
-		return &RejectError{Reason: RejectRollback, Err: fmt.Errorf("snapshot version %d of epoch %s is older than the copy's %d", snap.Version, epoch, version)}
+		return &RejectError{Reason: RejectRollback, Err: fmt.Errorf("snapshot version %d of epoch %s is older than the copy's %d", b.Version, epoch, version)}
 	}
-	if err := r.local.RestoreContext(ctx, snap); err != nil {
+	if err := r.local.RestoreBuilt(b); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("replication: replica: building the copy: %w", err)
 		}
@@ -601,15 +599,15 @@ func (r *Replica) restore(ctx context.Context, snap memory.Snapshot) error {
 	return nil
 }
 
-// checkSnapshot refuses a snapshot whose zones are not exactly the
-// configured ones.
-func (r *Replica) checkSnapshot(s memory.Snapshot) error {
-	if len(s.Zones) == 0 {
+// checkSnapshot refuses a snapshot whose zones (names) are not exactly
+// the configured ones.
+func (r *Replica) checkSnapshot(names []string) error {
+	if len(names) == 0 {
 		return &RejectError{Reason: RejectEmpty, Err: errors.New("the snapshot holds no zone")}
 	}
-	have := make(map[string]bool, len(s.Zones))
-	for _, z := range s.Zones {
-		key := zoneKey(z.Name)
+	have := make(map[string]bool, len(names))
+	for _, name := range names {
+		key := zoneKey(name)
 		if err := r.checkZoneName(key); err != nil {
 			return err
 		}
@@ -693,6 +691,7 @@ func (r *Replica) get(ctx context.Context, endpoint string, q url.Values, decode
 	if resp.ContentLength > r.cfg.MaxBody {
 		return &RejectError{Reason: RejectTooLarge, Err: fmt.Errorf("GET %s: %w: announced %d bytes, limit %d", endpoint, ErrTooLarge, resp.ContentLength, r.cfg.MaxBody)}
 	}
+	sig := resp.Header.Get(SignatureHeader)
 	body := &limitReader{r: resp.Body, n: r.cfg.MaxBody, limit: r.cfg.MaxBody}
 	vb := &verifyingBody{r: body, mac: replyMAC(r.cfg.Auth.Secret, nonce)}
 	err = decode(vb)
@@ -701,13 +700,31 @@ func (r *Replica) get(ctx context.Context, endpoint string, q url.Values, decode
 	}
 	switch {
 	case err == nil:
-		return checkSignature(endpoint, resp.Header.Get(SignatureHeader), vb)
+		// The copy was built from the body as it came but is published
+		// only now, once the whole body verifies.
+		return checkSignature(endpoint, sig, vb)
 	case errors.Is(err, ErrTooLarge):
 		return &RejectError{Reason: RejectTooLarge, Err: fmt.Errorf("GET %s: %w", endpoint, err)}
+	case ctx.Err() != nil:
+		// The timeout (or shutdown) ended reading the body and building
+		// the copy from it.
+		return fmt.Errorf("replication: replica: GET %s: reading and building the copy: %w", endpoint, err)
 	case body.err != nil:
 		// The connection failed (or ctx ended) while reading.
 		return fmt.Errorf("replication: replica: GET %s: reading body: %w", endpoint, body.err)
 	default:
+		// The copy is built as the body is read, so its content can fail
+		// before its signature is known. A reply that is unsigned or does
+		// not verify is refused as such, whatever it holds: the rest is
+		// read (not built) to check it.
+		if strings.TrimSpace(sig) == "" {
+			return checkSignature(endpoint, sig, vb)
+		}
+		if _, derr := io.Copy(io.Discard, vb); derr == nil {
+			if serr := checkSignature(endpoint, sig, vb); serr != nil {
+				return serr
+			}
+		}
 		return &RejectError{Reason: RejectInvalid, Err: fmt.Errorf("GET %s: %w", endpoint, err)}
 	}
 }

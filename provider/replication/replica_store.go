@@ -3,6 +3,7 @@ package replication
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gslbkit/gslb/provider/memory"
@@ -42,7 +44,7 @@ const (
 	copySlack = 1 << 20
 )
 
-// savedCopy is the content of a replica's file.
+// savedCopy is the content of a replica's file, collected (tests, fuzzing).
 type savedCopy struct {
 	Zones    []string
 	Region   string
@@ -50,34 +52,65 @@ type savedCopy struct {
 	Snapshot memory.Snapshot
 }
 
-// parseSavedCopy checks and decodes a replica's file.
+// copyHead is the file's fields other than the snapshot's zones.
+type copyHead struct {
+	Zones  []string
+	Region string
+	Saved  time.Time
+	Snap   snapshotHead
+}
+
+// parseSavedCopy checks and decodes a replica's file held in memory.
 func parseSavedCopy(data []byte) (savedCopy, error) {
-	nl := bytes.IndexByte(data, '\n')
+	s := memory.Snapshot{Zones: []memory.ZoneSnapshot{}}
+	h, err := readSavedCopy(bytes.NewReader(data), int64(len(data)), collectSink{&s})
+	if err != nil {
+		return savedCopy{}, err
+	}
+	s.Format, s.Version, s.Epoch = h.Snap.Format, h.Snap.Version, h.Snap.Epoch
+	return savedCopy{Zones: h.Zones, Region: h.Region, Saved: h.Saved, Snapshot: s}, nil
+}
+
+// readSavedCopy checks and decodes a replica's file of size bytes, handing
+// the snapshot's zones to sink as they are read: the file is never held
+// whole. The checksum is checked once the payload is read; on a mismatch
+// (or any error) what sink received must be dropped.
+func readSavedCopy(f io.ReaderAt, size int64, sink snapshotSink) (copyHead, error) {
+	var first [64]byte
+	n, err := f.ReadAt(first[:min(size, int64(len(first)))], 0)
+	if err != nil && err != io.EOF {
+		return copyHead{}, fmt.Errorf("%w: %w", ErrSavedCopy, err)
+	}
+	nl := bytes.IndexByte(first[:n], '\n')
 	if nl < 0 {
-		return savedCopy{}, fmt.Errorf("%w: not a replica copy (no header line)", ErrSavedCopy)
+		return copyHead{}, fmt.Errorf("%w: not a replica copy (no header line)", ErrSavedCopy)
 	}
-	head := string(data[:nl])
-	ver, ok := bytes.CutPrefix([]byte(head), []byte(copyMagic+" "))
+	head := string(first[:nl])
+	ver, ok := strings.CutPrefix(head, copyMagic+" ")
 	if !ok {
-		return savedCopy{}, fmt.Errorf("%w: not a replica copy (header %q)", ErrSavedCopy, clip(head, 40))
+		return copyHead{}, fmt.Errorf("%w: not a replica copy (header %q)", ErrSavedCopy, clip(head, 40))
 	}
-	if v, err := strconv.Atoi(string(ver)); err != nil || v != copyFormat {
-		return savedCopy{}, fmt.Errorf("%w: format version %q (this build reads %d)", ErrSavedCopy, clip(string(ver), 20), copyFormat)
+	if v, err := strconv.Atoi(ver); err != nil || v != copyFormat {
+		return copyHead{}, fmt.Errorf("%w: format version %q (this build reads %d)", ErrSavedCopy, clip(ver, 20), copyFormat)
 	}
-	rest := data[nl+1:]
 	const trailer = len("sha256 ") + 64 + 1
-	if len(rest) < trailer || rest[len(rest)-1] != '\n' {
-		return savedCopy{}, fmt.Errorf("%w: truncated (no checksum line)", ErrSavedCopy)
+	rest := size - int64(nl+1)
+	var sum [trailer]byte
+	if rest < int64(trailer) {
+		return copyHead{}, fmt.Errorf("%w: truncated (no checksum line)", ErrSavedCopy)
 	}
-	payload, sum := rest[:len(rest)-trailer], rest[len(rest)-trailer:len(rest)-1]
-	want, ok := bytes.CutPrefix(sum, []byte("sha256 "))
-	got := sha256.Sum256(payload)
-	if !ok || hex.EncodeToString(got[:]) != string(want) {
-		return savedCopy{}, fmt.Errorf("%w: checksum does not match (corrupt or truncated)", ErrSavedCopy)
+	if _, err := f.ReadAt(sum[:], size-int64(trailer)); err != nil {
+		return copyHead{}, fmt.Errorf("%w: %w", ErrSavedCopy, err)
 	}
-	var c savedCopy
+	want, ok := bytes.CutPrefix(sum[:trailer-1], []byte("sha256 "))
+	if !ok || sum[trailer-1] != '\n' {
+		return copyHead{}, fmt.Errorf("%w: truncated (no checksum line)", ErrSavedCopy)
+	}
+	h := sha256.New()
+	payload := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(f, int64(nl+1), rest-int64(trailer)), h), 64<<10)
+	var c copyHead
 	var sawSnap bool
-	err := decodeWhole(bytes.NewReader(payload), func(dec *json.Decoder) error {
+	err = decodeWhole(payload, func(dec *json.Decoder) error {
 		return objectKeys(dec, func(key string) error {
 			switch key {
 			case "zones":
@@ -88,19 +121,27 @@ func parseSavedCopy(data []byte) (savedCopy, error) {
 				return dec.Decode(&c.Saved)
 			case "snapshot":
 				sawSnap = true
-				return decodeSnapshot(dec, &c.Snapshot)
+				return decodeSnapshot(dec, &c.Snap, sink)
 			}
 			return skipValue(dec)
 		})
 	})
+	// The checksum first: a corrupt file says so rather than how its
+	// corruption failed to decode.
+	if _, cerr := io.Copy(io.Discard, payload); cerr != nil && err == nil {
+		err = cerr
+	}
+	if hex.EncodeToString(h.Sum(nil)) != string(want) {
+		return copyHead{}, fmt.Errorf("%w: checksum does not match (corrupt or truncated)", ErrSavedCopy)
+	}
 	if err != nil {
-		return savedCopy{}, fmt.Errorf("%w: %w", ErrSavedCopy, err)
+		return copyHead{}, fmt.Errorf("%w: %w", ErrSavedCopy, err)
 	}
-	if !sawSnap || c.Snapshot.Zones == nil {
-		return savedCopy{}, fmt.Errorf("%w: no snapshot", ErrSavedCopy)
+	if !sawSnap || !c.Snap.sawZones {
+		return copyHead{}, fmt.Errorf("%w: no snapshot", ErrSavedCopy)
 	}
-	if c.Snapshot.Format > memory.ReplicationFormat {
-		return savedCopy{}, fmt.Errorf("%w: snapshot format %d is newer than this reader's %d", ErrSavedCopy, c.Snapshot.Format, memory.ReplicationFormat)
+	if c.Snap.Format > memory.ReplicationFormat {
+		return copyHead{}, fmt.Errorf("%w: snapshot format %d is newer than this reader's %d", ErrSavedCopy, c.Snap.Format, memory.ReplicationFormat)
 	}
 	return c, nil
 }
@@ -112,64 +153,81 @@ func clip(s string, n int) string {
 	return s
 }
 
-// writeSavedCopy writes c in the file format to w.
+// writeSavedCopy writes c in the file format to w (tests; a Replica
+// writes its copy with writeCopy).
 func writeSavedCopy(w io.Writer, c savedCopy) error {
+	s := c.Snapshot
+	if s.Zones == nil {
+		s.Zones = []memory.ZoneSnapshot{}
+	}
+	for i := range s.Zones {
+		if s.Zones[i].Records == nil {
+			s.Zones[i].Records = []memory.ZoneRecord{}
+		}
+	}
+	return writeCopy(w, c.Zones, c.Region, c.Saved, func(w io.Writer) error {
+		b, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+}
+
+// writeCopy writes the file format to w, the snapshot by snap (as the
+// JSON of a memory.Snapshot). Nothing is held whole: the snapshot goes
+// through the checksum to w as it is written.
+func writeCopy(w io.Writer, zones []string, region string, saved time.Time, snap func(io.Writer) error) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	fmt.Fprintf(bw, "%s %d\n", copyMagic, copyFormat)
 	h := sha256.New()
-	out := io.MultiWriter(bw, h)
+	out := &errWriter{w: io.MultiWriter(bw, h)}
 	head, err := json.Marshal(struct {
 		Zones  []string  `json:"zones"`
 		Region string    `json:"region"`
 		Saved  time.Time `json:"saved"`
-	}{c.Zones, c.Region, c.Saved})
+	}{zones, region, saved})
 	if err != nil {
 		return err
 	}
-	// The snapshot is written zone by zone and record by record, so saving
-	// a large copy needs no buffer of its size.
 	out.Write(head[:len(head)-1])
-	fmt.Fprintf(out, `,"snapshot":{"format":%d,"version":%d,"epoch":%s,"zones":[`, c.Snapshot.Format, c.Snapshot.Version, jsonString(c.Snapshot.Epoch))
-	for i, z := range c.Snapshot.Zones {
-		if i > 0 {
-			io.WriteString(out, ",")
-		}
-		soa, err := json.Marshal(z.SOA)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, `{"name":%s,"soa":%s,"records":[`, jsonString(z.Name), soa)
-		for j, r := range z.Records {
-			if j > 0 {
-				io.WriteString(out, ",")
-			}
-			b, err := json.Marshal(r)
-			if err != nil {
-				return err
-			}
-			out.Write(b)
-		}
-		io.WriteString(out, "]}")
+	io.WriteString(out, `,"snapshot":`)
+	if err := snap(out); err != nil {
+		return err
 	}
-	io.WriteString(out, "]}}\n")
+	io.WriteString(out, "}\n")
+	if out.err != nil {
+		return out.err
+	}
 	fmt.Fprintf(bw, "sha256 %x\n", h.Sum(nil))
 	return bw.Flush()
 }
 
-func jsonString(s string) []byte {
-	b, _ := json.Marshal(s)
-	return b
+// errWriter keeps the first error of w and writes nothing after it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
 }
 
 // save writes the local copy to Dir atomically: a temporary file in the
 // same directory, synced, renamed over the old file, then the directory
 // synced, so that after a crash the file is the old copy or the new one.
 func (r *Replica) save(version uint64, epoch string) {
-	snap := r.local.Snapshot()
-	snap.Version, snap.Epoch = version, epoch
+	view := r.local.SnapshotView() // written as it is walked: no second copy
+	view.Version, view.Epoch = version, epoch
 	now := time.Now()
 	err := writeFileAtomic(r.cfg.Dir, copyFile, func(w io.Writer) error {
-		return writeSavedCopy(w, savedCopy{Zones: r.cfg.Zones, Region: r.cfg.Region, Saved: now.UTC(), Snapshot: snap})
+		return writeCopy(w, r.cfg.Zones, r.cfg.Region, now.UTC(), func(w io.Writer) error { return view.WriteJSON(w, nil) })
 	})
 	r.mu.Lock()
 	r.st.SaveErr = err
@@ -232,16 +290,17 @@ func (r *Replica) loadFromDisk() {
 		}
 	}
 	path := filepath.Join(r.cfg.Dir, copyFile)
-	c, err := r.readCopy(path)
+	b := memory.NewSnapshotBuilder(context.Background())
+	c, err := r.readCopy(path, b)
 	if errors.Is(err, os.ErrNotExist) {
 		r.log.Info("replica: no saved copy yet; starting empty", "file", path)
 		return
 	}
 	if err == nil {
-		err = r.checkCopy(c)
+		err = r.checkCopy(c, b.ZoneNames())
 	}
 	if err == nil {
-		if err = r.local.Restore(c.Snapshot); err != nil {
+		if err = r.local.RestoreBuilt(b); err != nil {
 			err = fmt.Errorf("%w: %w", ErrSavedCopy, err)
 		}
 	}
@@ -250,30 +309,30 @@ func (r *Replica) loadFromDisk() {
 		r.log.Error("replica: ignoring the saved copy; starting empty", "file", path, "err", err)
 		return
 	}
-	r.st = ReplicaStatus{Synced: true, Version: c.Snapshot.Version, Epoch: c.Snapshot.Epoch, FromDisk: true, Degraded: true, Saved: c.Saved}
-	r.log.Info("replica: serving the saved copy until a sync succeeds", "file", path, "saved", c.Saved, "version", c.Snapshot.Version, "epoch", c.Snapshot.Epoch)
+	r.st = ReplicaStatus{Synced: true, Version: c.Snap.Version, Epoch: c.Snap.Epoch, FromDisk: true, Degraded: true, Saved: c.Saved}
+	r.log.Info("replica: serving the saved copy until a sync succeeds", "file", path, "saved", c.Saved, "version", c.Snap.Version, "epoch", c.Snap.Epoch)
 }
 
-func (r *Replica) readCopy(path string) (savedCopy, error) {
+// readCopy reads the file at path, building its zones into b as it reads.
+func (r *Replica) readCopy(path string, b *memory.SnapshotBuilder) (copyHead, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return savedCopy{}, err
+		return copyHead{}, err
 	}
 	defer f.Close()
-	limit := r.cfg.MaxBody + copySlack
-	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
-		return savedCopy{}, fmt.Errorf("%w: %w: %d bytes, limit %d", ErrSavedCopy, ErrTooLarge, fi.Size(), limit)
-	}
-	data, err := io.ReadAll(&limitReader{r: f, n: limit, limit: limit})
+	fi, err := f.Stat()
 	if err != nil {
-		return savedCopy{}, fmt.Errorf("%w: %w", ErrSavedCopy, err)
+		return copyHead{}, fmt.Errorf("%w: %w", ErrSavedCopy, err)
 	}
-	return parseSavedCopy(data)
+	if limit := r.cfg.MaxBody + copySlack; fi.Size() > limit {
+		return copyHead{}, fmt.Errorf("%w: %w: %d bytes, limit %d", ErrSavedCopy, ErrTooLarge, fi.Size(), limit)
+	}
+	return readSavedCopy(f, fi.Size(), builderSink{b})
 }
 
 // checkCopy refuses a saved copy of other zones, another region, or one
 // that the pinning rules refuse.
-func (r *Replica) checkCopy(c savedCopy) error {
+func (r *Replica) checkCopy(c copyHead, names []string) error {
 	zones := make([]string, len(c.Zones))
 	for i, z := range c.Zones {
 		zones[i] = zoneKey(z)
@@ -285,7 +344,7 @@ func (r *Replica) checkCopy(c savedCopy) error {
 	if c.Region != r.cfg.Region {
 		return fmt.Errorf("%w: saved for region %q, configured %q", ErrSavedCopy, c.Region, r.cfg.Region)
 	}
-	if err := r.checkSnapshot(c.Snapshot); err != nil {
+	if err := r.checkSnapshot(names); err != nil {
 		return fmt.Errorf("%w: %w", ErrSavedCopy, err)
 	}
 	return nil

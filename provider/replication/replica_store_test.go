@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -117,4 +119,35 @@ func normalise(c savedCopy) savedCopy {
 		}
 	}
 	return c
+}
+
+// TestSavedCopyFormatKept: a file written by the writer before copies were
+// streamed (testdata/replica-copy-format1) is read, and the streamed
+// writer writes the same bytes for the same copy.
+func TestSavedCopyFormatKept(t *testing.T) {
+	old, err := os.ReadFile("testdata/replica-copy-format1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := savedFixture(t)
+	got, err := parseSavedCopy(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("read:\n got %+v\nwant %+v", got, want)
+	}
+	p := new(memory.Provider)
+	if err := p.Restore(want.Snapshot); err != nil {
+		t.Fatal(err)
+	}
+	view := p.SnapshotView()
+	view.Version, view.Epoch = want.Snapshot.Version, want.Snapshot.Epoch
+	var b bytes.Buffer
+	if err := writeCopy(&b, want.Zones, want.Region, want.Saved, func(w io.Writer) error { return view.WriteJSON(w, nil) }); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(old) {
+		t.Fatalf("written:\n%s\nwant\n%s", b.Bytes(), old)
+	}
 }

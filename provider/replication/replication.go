@@ -1,7 +1,9 @@
 package replication
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -136,8 +138,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		snap := h.source.Snapshot()
-		h.auth.WriteSignedJSON(w, r, h.filterSnapshot(region, snap))
+		view := h.source.SnapshotView()
+		keep := h.keep(region)
+		h.auth.writeSignedStream(w, r, func(w io.Writer) error {
+			if err := view.WriteJSON(w, keep); err != nil {
+				return err
+			}
+			_, err := io.WriteString(w, "\n")
+			return err
+		})
 	case strings.HasSuffix(path, "/changes") || path == "changes":
 		if !h.get(w, r) {
 			return
@@ -151,7 +160,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("since %q is not a version (a decimal integer 0 to 2^64-1)", r.URL.Query().Get("since")), http.StatusBadRequest)
 			return
 		}
-		h.auth.WriteSignedJSON(w, r, h.changes(region, since, r.URL.Query().Get("epoch")))
+		h.changes(w, r, region, since, r.URL.Query().Get("epoch"))
 	default:
 		http.NotFound(w, r)
 	}
@@ -179,15 +188,34 @@ func (h *Handler) region(w http.ResponseWriter, r *http.Request) (string, bool) 
 	return region, true
 }
 
-// changes answers GET changes from one consistent state of the source.
-func (h *Handler) changes(region string, since uint64, epoch string) ChangesResponse {
-	s := h.source.Since(since, epoch)
-	if s.Full != nil {
-		snap := h.filterSnapshot(region, *s.Full)
-		return ChangesResponse{Format: memory.ReplicationFormat, Version: s.Version, Epoch: s.Epoch, Full: true, Snapshot: &snap}
+// changes answers GET changes from one consistent state of the source: the
+// journal's entries, or a full snapshot written as the state is walked.
+func (h *Handler) changes(w http.ResponseWriter, r *http.Request, region string, since uint64, epoch string) {
+	view := h.source.SnapshotView()
+	ch, ok := view.Changes(since, epoch)
+	if !ok {
+		keep := h.keep(region)
+		h.auth.writeSignedStream(w, r, func(w io.Writer) error {
+			// ChangesResponse{Format, Version, Epoch, Full: true, Snapshot} as
+			// encoding/json writes it.
+			head := []byte(`{"format":` + strconv.Itoa(memory.ReplicationFormat) + `,"version":` + strconv.FormatUint(view.Version, 10))
+			if view.Epoch != "" {
+				e, _ := json.Marshal(view.Epoch)
+				head = append(append(head, `,"epoch":`...), e...)
+			}
+			head = append(head, `,"full":true,"snapshot":`...)
+			if _, err := w.Write(head); err != nil {
+				return err
+			}
+			if err := view.WriteJSON(w, keep); err != nil {
+				return err
+			}
+			_, err := io.WriteString(w, "}\n")
+			return err
+		})
+		return
 	}
-	ch := s.Changes
-	out := ChangesResponse{Format: memory.ReplicationFormat, Version: s.Version, Epoch: s.Epoch, Changes: make([]memory.Change, 0, len(ch))}
+	out := ChangesResponse{Format: memory.ReplicationFormat, Version: view.Version, Epoch: view.Epoch, Changes: make([]memory.Change, 0, len(ch))}
 	for _, c := range ch {
 		c.Old, c.PrevSerial = nil, 0 // replicas replace whole RRsets; these are for zone transfers
 		if region != "" && c.Kind == memory.ChangeRRSet {
@@ -201,21 +229,13 @@ func (h *Handler) changes(region string, since uint64, epoch string) ChangesResp
 		}
 		out.Changes = append(out.Changes, c)
 	}
-	return out
+	h.auth.WriteSignedJSON(w, r, out)
 }
 
-func (h *Handler) filterSnapshot(region string, s memory.Snapshot) memory.Snapshot {
+// keep returns the record filter of region's view, nil for all records.
+func (h *Handler) keep(region string) func(zone string, r memory.ZoneRecord) bool {
 	if region == "" {
-		return s
+		return nil
 	}
-	for i, z := range s.Zones {
-		keep := make([]memory.ZoneRecord, 0, len(z.Records))
-		for _, r := range z.Records {
-			if h.filter(region, z.Name, r) {
-				keep = append(keep, r)
-			}
-		}
-		s.Zones[i].Records = keep
-	}
-	return s
+	return func(zone string, r memory.ZoneRecord) bool { return h.filter(region, zone, r) }
 }

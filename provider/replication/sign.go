@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"io"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -118,6 +120,38 @@ func (c HandlerConfig) WriteSignedJSON(w http.ResponseWriter, r *http.Request, v
 		w.Header().Set(SignatureHeader, c.SignReply(nonce, buf.Bytes()))
 	}
 	_, _ = w.Write(buf.Bytes())
+}
+
+// writeSignedStream writes the body write produces with status 200, as
+// JSON, signed for r's nonce when r carries one, without holding the body:
+// write runs twice when signing, once into the MAC (and a byte count, sent
+// as Content-Length) and once to w. write must write the same bytes both
+// times (one immutable state). An error of write's first run answers 500;
+// of the second, the connection is cut short (the reply then fails its
+// length or signature).
+func (c HandlerConfig) writeSignedStream(w http.ResponseWriter, r *http.Request, write func(io.Writer) error) {
+	w.Header().Set("Content-Type", "application/json")
+	if nonce := r.Header.Get(NonceHeader); nonce != "" {
+		m := &countingHash{h: replyMAC(c.Secret, nonce)}
+		if err := write(m); err != nil {
+			http.Error(w, "writing the reply failed", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set(SignatureHeader, hex.EncodeToString(m.h.Sum(nil)))
+		w.Header().Set("Content-Length", strconv.FormatInt(m.n, 10))
+	}
+	_ = write(w)
+}
+
+// countingHash is a hash that counts what it is fed.
+type countingHash struct {
+	h hash.Hash
+	n int64
+}
+
+func (c *countingHash) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return c.h.Write(p)
 }
 
 // verifyingBody hashes what is read from a reply's body, so the replica

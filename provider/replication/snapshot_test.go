@@ -1,8 +1,12 @@
 package replication_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/gslbkit/gslb/provider/memory"
@@ -31,4 +35,52 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	_, ok := dst.Changes(0)
 	assert.False(t, ok, "a restore restarts the journal")
+}
+
+// TestHandlerStreamsSnapshots: the snapshot and the full changes replies,
+// written as the source's state is walked, are the bytes encoding/json
+// writes for the Snapshot and the ChangesResponse (what older replicas
+// read), signed over the whole body, with their length announced; a region
+// filter drops the same records.
+func TestHandlerStreamsSnapshots(t *testing.T) {
+	src := fixture(t)
+	cfg := replication.HandlerConfig{Secret: "0123456789abcdef-stream"}
+	filter := func(region, zone string, r memory.ZoneRecord) bool { return r.Type != "TXT" }
+	h, err := replication.NewHandler(src, cfg, filter, nil)
+	require.NoError(t, err)
+	filtered := func(s memory.Snapshot) memory.Snapshot {
+		for i, z := range s.Zones {
+			keep := []memory.ZoneRecord{}
+			for _, r := range z.Records {
+				if filter("eu", z.Name, r) {
+					keep = append(keep, r)
+				}
+			}
+			s.Zones[i].Records = keep
+		}
+		return s
+	}
+	encode := func(v any) []byte {
+		var b bytes.Buffer
+		require.NoError(t, json.NewEncoder(&b).Encode(v))
+		return b.Bytes()
+	}
+	snap := src.Snapshot()
+	for _, tc := range []struct {
+		name, query string
+		want        []byte
+	}{
+		{"snapshot", "", encode(snap)},
+		{"snapshot", "region=eu", encode(filtered(src.Snapshot()))},
+		{"changes", "since=0&epoch=other", encode(replication.ChangesResponse{Format: memory.ReplicationFormat, Version: snap.Version, Epoch: snap.Epoch, Full: true, Snapshot: &snap})},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/replication/"+tc.name+"?"+tc.query, nil)
+		nonce := cfg.SignRequest(req)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		assert.Equal(t, string(tc.want), rec.Body.String(), "%s?%s", tc.name, tc.query)
+		assert.True(t, cfg.VerifyReply(nonce, rec.Body.Bytes(), rec.Header().Get(replication.SignatureHeader)), "%s?%s: signature", tc.name, tc.query)
+		assert.Equal(t, strconv.Itoa(rec.Body.Len()), rec.Header().Get("Content-Length"))
+	}
 }

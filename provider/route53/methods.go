@@ -165,6 +165,18 @@ func (p *Provider) DeleteRecords(ctx context.Context, zone string, recs []libdns
 	if err != nil {
 		return nil, err
 	}
+	changes, deleted := deletions(sets, recs, z)
+	if err := p.apply(ctx, c, "DeleteRecords", z, id, changes); err != nil {
+		return nil, err
+	}
+	return deleted, nil
+}
+
+// deletions returns the changes that delete the records of sets matching
+// recs (libdns wildcards), and the records deleted: an RRset losing all
+// its records is DELETEd with its exact contents, one losing some is
+// UPSERTed with the rest; the apex SOA and NS are never touched.
+func deletions(sets []types.ResourceRecordSet, recs []libdns.Record, z string) ([]types.Change, []libdns.Record) {
 	var (
 		changes []types.Change
 		deleted []libdns.Record
@@ -191,10 +203,7 @@ func (p *Provider) DeleteRecords(ctx context.Context, zone string, recs []libdns
 			changes = append(changes, upsert(aws.ToString(s.Name), string(s.Type), time.Duration(aws.ToInt64(s.TTL))*time.Second, keep))
 		}
 	}
-	if err := p.apply(ctx, c, "DeleteRecords", z, id, changes); err != nil {
-		return nil, err
-	}
-	return deleted, nil
+	return changes, deleted
 }
 
 var (

@@ -170,6 +170,33 @@ func (s *secondary) start(t *testing.T) {
 
 func (s *secondary) stop() { s.proc.Stop() }
 
+// waitSaved returns once a BIND secondary has written its copy of the zone
+// to its file (named dumps it a moment after the first transfer; a stop
+// before that restarts it with no zone, and it catches up by AXFR, not
+// IXFR). Knot keeps its journal itself: nothing to wait for.
+func (s *secondary) waitSaved(t *testing.T) {
+	t.Helper()
+	if s.kind != "bind" {
+		return
+	}
+	guard := time.NewTimer(30 * time.Second)
+	defer guard.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if files, _ := filepath.Glob(filepath.Join(s.dir, "*.db")); len(files) > 0 {
+			if fi, err := os.Stat(files[0]); err == nil && fi.Size() > 0 {
+				return
+			}
+		}
+		select {
+		case <-guard.C:
+			t.Fatalf("bind did not write its copy of the zone within 30s:\n%s", s.log.String())
+		case <-tick.C:
+		}
+	}
+}
+
 // serves reports the secondary's serial for the zone and the A records of
 // name (lower case), or an error while it does not serve the zone.
 func (s *secondary) serves(name string) (uint32, []string, error) {

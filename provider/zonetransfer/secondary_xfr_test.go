@@ -63,6 +63,7 @@ func TestSecondaries(t *testing.T) {
 			require.True(t, sec.log.Wait(10*time.Second, func(log string) bool { return ixfrLogged(kind, log, 103) }),
 				"the secondary's log shows an incremental transfer")
 
+			sec.waitSaved(t)
 			sec.stop()
 			setA(t, p, "a2", "192.0.2.2")
 			serial = setA(t, p, "a1", "192.0.2.11")

@@ -52,6 +52,14 @@ type TransferConfig struct {
 	// Zones limits transfer and NOTIFY to these zones; empty offers every
 	// zone the Provider holds.
 	Zones []string `json:"zones,omitempty"`
+	// SignedUnsigned transfers a zone signed online (memory.ZoneConfig.Signer
+	// set) as the records it stores, without DNSSEC records. Default false:
+	// its AXFR and IXFR requests are refused (REFUSED, counted in Refused),
+	// because a secondary would serve the zone unsigned and, once the parent
+	// holds a DS for it, every answer from that secondary would fail
+	// validation. Set it only for secondaries that do not serve the zone to
+	// validating resolvers (a backup, a monitor). See docs/dnssec.md.
+	SignedUnsigned bool `json:"signedUnsigned,omitempty"`
 }
 
 // TSIGKey is one TSIG key, as BIND's tsig-keygen and Knot's keymgr print it.

@@ -238,6 +238,10 @@ func (x *Transfer) transferable(req *dns.Msg, src netip.Addr, key *tsigKey) (*dn
 		x.stats.refused.Add(1)
 		x.log.Info("zone transfer refused: not a zone offered for transfer", "zone", name, "client", src, "key", keyName)
 		return nil, dns.RcodeNotAuth
+	case x.p.Signed(name) && !x.cfg.SignedUnsigned:
+		x.stats.refused.Add(1)
+		x.log.Warn("zone transfer refused: the zone is signed online and secondaries would serve it unsigned (TransferConfig.SignedUnsigned)", "zone", name, "client", src, "key", keyName)
+		return nil, dns.RcodeRefused
 	case !x.allowed(src, keyName):
 		x.stats.refused.Add(1)
 		x.log.Warn("zone transfer refused: not allowed", "zone", name, "client", src, "key", keyName)

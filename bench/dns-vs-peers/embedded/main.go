@@ -3,14 +3,17 @@
 // zone and query files.
 //
 //	embedded -gen DIR                       write DIR/example.test.zone and DIR/queries.txt
-//	embedded -zonefile F -addr 127.0.0.1:5301 [-mode fast|batch|miekg] [-nets FILE]
+//	embedded -zonefile F -addr 127.0.0.1:5301 [-mode fast|batch|miekg] [-nets FILE] [-sign [-sign-alg 13|15]]
 //	embedded -nets FILE -sticky-ranks OUT   write gdnsd's equivalent of the sticky name's choices
 //
 // Modes: fast is dnsserver.Server (batched recvmmsg/sendmmsg loop and the
 // packed-reply fast path); batch is the same loop answering every query
 // through the general path (RespondWire); miekg is a plain miekg/dns
 // dns.Server with the Provider as its handler (one recvmsg and one sendmsg
-// per query). It serves until SIGINT or SIGTERM.
+// per query). With -sign the zone is signed online (provider/dnssec: one
+// combined signing key made at start, ECDSA P-256 or Ed25519, default
+// settings) and answers queries with the DO bit signed. It serves until
+// SIGINT or SIGTERM.
 package main
 
 import (
@@ -31,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gslbkit/gslb/provider/dnssec"
 	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/libdns/libdns"
@@ -49,6 +53,8 @@ func main() {
 	stickyRanks := flag.String("sticky-ranks", "", "with -nets: write each prefix's sticky addresses in failover.Sticky's order of choice to this file and exit (gdnsd's equivalent map)")
 	nets := flag.String("nets", "", "dynamic scenario: answer w and g with weighted and geo hooks, g's table from this file (\"prefix region\" lines)")
 	coalesce := flag.Duration("udp-coalesce", -1, "fast mode: ServerConfig.UDPCoalesce (0 turns the pause off; default: the config's default)")
+	sign := flag.Bool("sign", false, "sign the zone online with a key made at start (answers to DO queries carry RRSIGs)")
+	signAlg := flag.Int("sign-alg", int(dnssec.ECDSAP256SHA256), "with -sign: the key's algorithm, 13 (ECDSA P-256) or 15 (Ed25519)")
 	coalesceRate := flag.Int("udp-coalesce-rate", 0, "fast mode: ServerConfig.UDPCoalesceRate (0: the config's default)")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -73,7 +79,21 @@ func main() {
 		}
 		return
 	}
-	p, err := load(*zoneFile)
+	var signer *dnssec.Signer
+	if *sign {
+		k, err := dnssec.GenerateKey(zoneName, uint8(*signAlg), dnssec.FlagsKSK, 3600)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if signer, err = dnssec.NewSigner(zoneName, dnssec.Config{Keys: []dnssec.ZoneKey{{Key: k}}}); err != nil {
+			log.Fatal(err)
+		}
+		defer func() {
+			st := signer.Stats()
+			log.Printf("signer: %d signatures made, %d RRsets from the cache, %d failed, %d over budget", st.Made, st.Hits, st.Failed, st.OverBudget)
+		}()
+	}
+	p, err := load(*zoneFile, signer)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -126,8 +146,8 @@ func main() {
 }
 
 // load reads a zone file into a Provider: its SOA, apex NS and the A, AAAA,
-// CNAME and TXT records.
-func load(path string) (*memory.Provider, error) {
+// CNAME and TXT records; signer, when not nil, signs the zone.
+func load(path string, signer *dnssec.Signer) (*memory.Provider, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -136,6 +156,7 @@ func load(path string) (*memory.Provider, error) {
 	zp := dns.NewZoneParser(f, zoneName, path)
 	cfg := memory.DefaultZoneConfig()
 	cfg.NS = nil
+	cfg.Signer = signer
 	var recs []libdns.Record
 	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
 		h := rr.Header()

@@ -1,0 +1,556 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gslbkit/gslb/internal/zonerecord"
+	"github.com/miekg/dns"
+)
+
+// Streaming snapshots. A Snapshot of a large zone is a second copy of every
+// record; writing one to a file or a response, or reading one back before
+// building the zone, holds both at once. SnapshotView writes a state's
+// zones as Snapshot JSON while it walks them, and SnapshotBuilder builds
+// zones record by record as a decoder reads them, so neither side holds
+// more than one record beyond the copy itself.
+
+// SnapshotView is one consistent state of a Provider (see
+// Provider.SnapshotView), written as a Snapshot without building one. It
+// stays valid and unchanged while the Provider changes; it holds that
+// state's zones in memory until dropped. The zero SnapshotView holds no
+// zone. Its methods are safe for concurrent use.
+type SnapshotView struct {
+	// Version and Epoch are written as the Snapshot's (the Provider's at
+	// the view; a caller may set others, as a replica saving the source's
+	// version does).
+	Version uint64
+	Epoch   string
+	s       *state
+}
+
+// SnapshotView returns the current state as a SnapshotView. It never
+// blocks writers and copies nothing.
+func (p *Provider) SnapshotView() SnapshotView {
+	s := p.load()
+	return SnapshotView{Version: s.version, Epoch: s.epoch, s: s}
+}
+
+// Changes returns the journal entries after version since of history
+// epoch ("" for any), in order, from the view's state (not to be
+// modified), or ok false when that state's journal cannot serve them and a
+// full snapshot is needed (see Provider.Since).
+func (v SnapshotView) Changes(since uint64, epoch string) (changes []Change, ok bool) {
+	s := v.s
+	if s == nil || since > s.version || since < s.floor || (epoch != "" && epoch != s.epoch) {
+		return nil, false
+	}
+	changes, _ = s.changes(since)
+	return changes, true
+}
+
+// WriteJSON writes the view to w as the JSON of its Snapshot (the bytes
+// json.Marshal writes for Provider.Snapshot, with the view's Version and
+// Epoch), walking the zones without building the Snapshot: it allocates
+// about one sorted list of each zone's owner names. keep, when not nil,
+// drops the records for which it returns false. Errors are w's.
+func (v SnapshotView) WriteJSON(w io.Writer, keep func(zone string, r ZoneRecord) bool) error {
+	e := snapshotEncoder{w: w, buf: make([]byte, 0, 64<<10)}
+	e.raw(`{"format":`)
+	e.buf = strconv.AppendInt(e.buf, ReplicationFormat, 10)
+	e.raw(`,"version":`)
+	e.buf = strconv.AppendUint(e.buf, v.Version, 10)
+	if v.Epoch != "" {
+		e.raw(`,"epoch":`)
+		e.buf = appendJSONString(e.buf, v.Epoch)
+	}
+	e.raw(`,"zones":[`)
+	var zones map[string]*zone
+	if v.s != nil {
+		zones = v.s.zones
+	}
+	for i, name := range sortedZoneNames(zones) {
+		z := zones[name]
+		if i > 0 {
+			e.raw(",")
+		}
+		soa, _ := json.Marshal(z.soa) // plain fields: never fails
+		e.raw(`{"name":`)
+		e.buf = appendJSONString(e.buf, z.name)
+		e.raw(`,"soa":`)
+		e.buf = append(e.buf, soa...)
+		e.raw(`,"records":[`)
+		first := true
+		for _, owner := range sortedOwners(z) {
+			n := z.nodes[owner]
+			var scratch [8]uint16
+			for _, t := range sortedTypes(n, scratch[:0]) {
+				for _, r := range n.sets[t] {
+					zr := zoneRecord(r)
+					if keep != nil && !keep(z.name, zr) {
+						continue
+					}
+					if !first {
+						e.raw(",")
+					}
+					first = false
+					e.record(zr)
+				}
+			}
+			if err := e.flush(false); err != nil {
+				return err
+			}
+		}
+		e.raw("]}")
+	}
+	e.raw("]}")
+	return e.flush(true)
+}
+
+// sortedOwners returns z's owner names in canonical order (zone.sortedNames'
+// order) with no more memory than the list itself: sortedNames keeps a
+// sort key per name, some 200 bytes each, which for a zone of a million
+// names is a sixth of the zone again.
+func sortedOwners(z *zone) []string {
+	names := make([]string, 0, len(z.nodes))
+	for n := range z.nodes {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, canonicalCompare)
+	return names
+}
+
+// canonicalCompare is zonerecord.CanonicalCompare without splitting the
+// names: labels compared from the right, as strings in presentation form
+// (an escaped dot is not a label boundary); a name that runs out of labels
+// first sorts first.
+func canonicalCompare(a, b string) int {
+	ea, eb := len(a), len(b)
+	if ea > 0 && a[ea-1] == '.' && !escapedAt(a, ea-1) {
+		ea--
+	}
+	if eb > 0 && b[eb-1] == '.' && !escapedAt(b, eb-1) {
+		eb--
+	}
+	for ea > 0 && eb > 0 {
+		sa, sb := labelStart(a, ea), labelStart(b, eb)
+		if c := strings.Compare(a[sa:ea], b[sb:eb]); c != 0 {
+			return c
+		}
+		ea, eb = max(sa-1, 0), max(sb-1, 0)
+	}
+	switch {
+	case ea > 0:
+		return 1
+	case eb > 0:
+		return -1
+	}
+	return 0
+}
+
+// labelStart returns where the label that ends at end (exclusive) begins.
+func labelStart(s string, end int) int {
+	for i := end - 1; i >= 0; i-- {
+		if s[i] == '.' && !escapedAt(s, i) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// escapedAt reports whether s[i] follows an odd run of backslashes.
+func escapedAt(s string, i int) bool {
+	n := 0
+	for j := i - 1; j >= 0 && s[j] == '\\'; j-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// sortedTypes returns n's record types in GetRecords order (node.sorted
+// without the copy), appended to types.
+func sortedTypes(n *node, types []uint16) []uint16 {
+	for t := range n.sets {
+		types = append(types, t)
+	}
+	if len(types) > 1 {
+		slices.SortFunc(types, func(a, b uint16) int {
+			return zonerecord.TypeOrder(dns.TypeToString[a]) - zonerecord.TypeOrder(dns.TypeToString[b])
+		})
+	}
+	return types
+}
+
+// snapshotEncoder appends JSON to a buffer it writes out in large pieces.
+type snapshotEncoder struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (e *snapshotEncoder) raw(s string) { e.buf = append(e.buf, s...) }
+
+// record appends r as json.Marshal does.
+func (e *snapshotEncoder) record(r ZoneRecord) {
+	e.raw(`{"name":`)
+	e.buf = appendJSONString(e.buf, r.Name)
+	e.raw(`,"type":`)
+	e.buf = appendJSONString(e.buf, r.Type)
+	e.raw(`,"ttl":`)
+	e.buf = strconv.AppendUint(e.buf, uint64(r.TTL), 10)
+	e.raw(`,"data":`)
+	e.buf = appendJSONString(e.buf, r.Data)
+	if len(r.Strings) > 0 {
+		e.raw(`,"strings":[`)
+		for i, s := range r.Strings {
+			if i > 0 {
+				e.raw(",")
+			}
+			e.buf = appendJSONString(e.buf, s)
+		}
+		e.raw("]")
+	}
+	e.raw("}")
+}
+
+func (e *snapshotEncoder) flush(all bool) error {
+	if !all && len(e.buf) < cap(e.buf)/2 {
+		return nil
+	}
+	_, err := e.w.Write(e.buf)
+	e.buf = e.buf[:0]
+	return err
+}
+
+// appendJSONString appends s as a JSON string exactly as encoding/json
+// writes it (HTML-safe escapes, invalid UTF-8 as U+FFFD, U+2028 and U+2029
+// escaped).
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// SnapshotBuilder builds zones record by record, as a decoder reads a
+// streamed Snapshot, without holding the Snapshot: Zone starts each zone,
+// Add adds its records (in GetRecords order, as a Snapshot holds them; any
+// order is accepted), and Provider.RestoreBuilt or ResumeBuilt publishes
+// the result. Nothing is published before: a builder whose input turns out
+// bad (a record that does not validate, a signature that does not verify)
+// is dropped and the Provider keeps answering from its zones. The first
+// error sticks: later calls return it. The zero SnapshotBuilder is an
+// empty one without a context. Not safe for concurrent use.
+type SnapshotBuilder struct {
+	// Version and Epoch are the source's, as read (ResumeBuilt adopts them).
+	Version uint64
+	Epoch   string
+
+	ctx   context.Context
+	zones map[string]*zone
+	names []string // in the order begun
+	cur   *zoneBuild
+	err   error
+}
+
+// NewSnapshotBuilder returns an empty builder. ctx bounds the building:
+// once it ends, Add fails with its error.
+func NewSnapshotBuilder(ctx context.Context) *SnapshotBuilder {
+	return &SnapshotBuilder{ctx: ctx, zones: map[string]*zone{}}
+}
+
+// Zone ends the zone being built, if any, and starts the zone name with
+// soa. It fails on an invalid name or SOA, or a zone given twice.
+func (b *SnapshotBuilder) Zone(name string, soa SOA) error {
+	if b.err != nil {
+		return b.err
+	}
+	if err := b.endZone(); err != nil {
+		return err
+	}
+	if b.zones == nil {
+		b.zones = map[string]*zone{}
+	}
+	if b.ctx == nil {
+		b.ctx = context.Background()
+	}
+	zb, err := newZoneBuild(b.ctx, name, soa)
+	if err == nil {
+		if _, dup := b.zones[zb.z.name]; dup {
+			err = fmt.Errorf("%w: zone %s appears twice", ErrInvalidZone, zb.z.name)
+		}
+	}
+	if err != nil {
+		b.err = err
+		return err
+	}
+	b.cur = zb
+	b.zones[zb.z.name] = nil // reserved until built
+	b.names = append(b.names, zb.z.name)
+	return nil
+}
+
+// Add adds a record to the zone started last. Errors are *RecordError, a
+// missing Zone, or the context's.
+func (b *SnapshotBuilder) Add(r ZoneRecord) error {
+	if b.err != nil {
+		return b.err
+	}
+	if b.cur == nil {
+		b.err = fmt.Errorf("%w: a record before any zone", ErrInvalidZone)
+		return b.err
+	}
+	if err := b.cur.add(r); err != nil {
+		b.err = err
+		return err
+	}
+	return nil
+}
+
+// ZoneNames returns the names of the zones started so far (fully
+// qualified, lower case), in the order they came.
+func (b *SnapshotBuilder) ZoneNames() []string { return slices.Clone(b.names) }
+
+// Err returns the builder's first error, nil if none.
+func (b *SnapshotBuilder) Err() error { return b.err }
+
+func (b *SnapshotBuilder) endZone() error {
+	if b.cur == nil {
+		return nil
+	}
+	z, err := b.cur.finish()
+	b.cur = nil
+	if err != nil {
+		b.err = err
+		return err
+	}
+	b.zones[z.name] = z
+	return nil
+}
+
+// built ends the last zone and returns the zones. A builder is used once.
+func (b *SnapshotBuilder) built() (map[string]*zone, error) {
+	if b == nil {
+		return nil, errors.New("memory: nil SnapshotBuilder")
+	}
+	if b.err != nil {
+		return nil, b.err
+	}
+	if err := b.endZone(); err != nil {
+		return nil, err
+	}
+	zones := b.zones
+	if zones == nil {
+		zones = map[string]*zone{}
+	}
+	b.zones, b.err = nil, errors.New("memory: SnapshotBuilder already used")
+	return zones, nil
+}
+
+// RestoreBuilt is RestoreContext with the zones of b (which it consumes):
+// every zone is replaced atomically, the Provider's version moves one past
+// its own, and b's Version and Epoch are not adopted. On error (b's
+// first error included) nothing changes.
+func (p *Provider) RestoreBuilt(b *SnapshotBuilder) error {
+	zones, err := b.built()
+	if err != nil {
+		return err
+	}
+	p.replace(zones)
+	return nil
+}
+
+// ResumeBuilt is Resume with the zones of b (which it consumes) and b's
+// Version and Epoch.
+func (p *Provider) ResumeBuilt(b *SnapshotBuilder) error {
+	if b != nil && b.Epoch == "" && b.err == nil {
+		return fmt.Errorf("%w: Resume needs a snapshot with an epoch", ErrInvalidZone)
+	}
+	zones, err := b.built()
+	if err != nil {
+		return err
+	}
+	return p.resume(zones, b.Version, b.Epoch)
+}
+
+// zoneBuild is one zone being built from records in GetRecords order.
+// Records arrive grouped by RRset: each run of one RRset is gathered and
+// stored once (storing after every record copied the set each time,
+// quadratic in the size of an RRset). An RRset whose records come in
+// several runs is gathered in late and stored at the end.
+type zoneBuild struct {
+	ctx    context.Context
+	z      *zone
+	n      int
+	run    setBuilder
+	runKey setKey
+	late   map[setKey]*setBuilder
+}
+
+func newZoneBuild(ctx context.Context, name string, soa SOA) (*zoneBuild, error) {
+	key := zoneKey(name)
+	if _, ok := dns.IsDomainName(key); !ok || name == "" || len(key) > 254 {
+		return nil, fmt.Errorf("%w: zone name %q is not a valid domain name", ErrInvalidZone, name)
+	}
+	if err := checkSOA(soa); err != nil {
+		return nil, fmt.Errorf("zone %s: %w", key, err)
+	}
+	z := &zone{name: key, soa: soa, nodes: map[string]*node{}}
+	z.soa.NS, z.soa.Mbox = zoneKey(soa.NS), zoneKey(soa.Mbox)
+	return &zoneBuild{ctx: ctx, z: z}, nil
+}
+
+func (zb *zoneBuild) add(zr ZoneRecord) error {
+	if zb.n%1024 == 1023 {
+		if err := zb.ctx.Err(); err != nil {
+			return fmt.Errorf("zone %s: building stopped after %d records: %w", zb.z.name, zb.n, err)
+		}
+	}
+	zb.n++
+	name, r, err := makeRec(zb.z.name, zr.Record())
+	if err != nil {
+		return err
+	}
+	if k := (setKey{name, r.wire.Header().Rrtype}); k != zb.runKey {
+		zb.flush()
+		zb.runKey = k
+	}
+	zb.run.add(r)
+	return nil
+}
+
+func (zb *zoneBuild) flush() {
+	if len(zb.run.recs) == 0 {
+		return
+	}
+	k := zb.runKey
+	if existing := zb.get(k); len(existing) > 0 {
+		if zb.late == nil {
+			zb.late = map[setKey]*setBuilder{}
+		}
+		b := zb.late[k]
+		if b == nil {
+			b = &setBuilder{}
+			for _, r := range existing {
+				b.add(r)
+			}
+			zb.late[k] = b
+		}
+		for _, r := range zb.run.recs {
+			b.add(r)
+		}
+	} else {
+		zb.put(k, zb.run.recs)
+	}
+	zb.run = setBuilder{}
+}
+
+func (zb *zoneBuild) get(k setKey) []rec {
+	if n := zb.z.nodes[k.name]; n != nil {
+		return n.sets[k.typ]
+	}
+	return nil
+}
+
+func (zb *zoneBuild) put(k setKey, rs []rec) {
+	n := zb.z.nodes[k.name]
+	if n == nil {
+		n = &node{sets: make(map[uint16][]rec, 1)}
+		zb.z.nodes[k.name] = n
+	}
+	n.sets[k.typ] = rs
+}
+
+// finish stores the last RRsets, checks the CNAME rules at every name and
+// derives the empty non-terminals.
+func (zb *zoneBuild) finish() (*zone, error) {
+	zb.flush()
+	for k, b := range zb.late {
+		zb.put(k, b.recs)
+	}
+	z := zb.z
+	for name, n := range z.nodes {
+		if err := checkCNAME(z.name, name, n); err != nil {
+			return nil, err
+		}
+	}
+	z.rebuildENTs()
+	return z, nil
+}
+
+// checkCNAME enforces the CNAME rules at the name of n (txn.check's rules
+// for one name).
+func checkCNAME(zoneName, name string, n *node) error {
+	cn := n.sets[dns.TypeCNAME]
+	if len(cn) == 0 {
+		return nil
+	}
+	if name == zoneName {
+		return recErr(zoneName, name, "CNAME", ErrApexCNAME)
+	}
+	if len(cn) > 1 {
+		return recErr(zoneName, name, "CNAME", fmt.Errorf("%w: %d CNAME records at one name", ErrCNAMEConflict, len(cn)))
+	}
+	if len(n.sets) > 1 {
+		var other []string
+		for typ := range n.sets {
+			if typ != dns.TypeCNAME {
+				other = append(other, dns.TypeToString[typ])
+			}
+		}
+		slices.Sort(other)
+		return recErr(zoneName, name, "CNAME", fmt.Errorf("%w: the name also holds %v", ErrCNAMEConflict, other))
+	}
+	return nil
+}

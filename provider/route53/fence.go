@@ -1,0 +1,125 @@
+package route53
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/route53/types"
+	"github.com/gslbkit/gslb/internal/errclass"
+	"github.com/gslbkit/gslb/internal/zoneops"
+	"github.com/libdns/libdns"
+)
+
+// ErrFenced is matched (errors.Is) by the error of a ReplaceFenced call
+// refused because the fence did not hold the expected value; the error
+// also answers Fenced() true, which is how record.Reconciler recognises
+// it.
+var ErrFenced = errors.New("route53: fence record does not hold the expected value")
+
+// fencedError is a change batch refused because of its fence.
+type fencedError struct{ err error }
+
+func (e *fencedError) Error() string {
+	return e.err.Error() + " (the fence does not hold the expected value)"
+}
+func (e *fencedError) Unwrap() []error { return []error{ErrFenced, e.err} }
+
+// Fenced is true: the batch was refused by its fence.
+func (e *fencedError) Fenced() bool { return true }
+
+// ReplaceFenced implements record.Fencer with one change batch, which
+// Route 53 validates whole and applies all or nothing
+// (ChangeResourceRecordSets). The batch DELETEs the fence's TXT RRset
+// exactly as expected — name, type, TTL (was.TTL) and the one value
+// was.Text — and CREATEs it anew as now, before the other changes: Route
+// 53 refuses a DELETE that does not match the current RRset exactly, so
+// the whole batch is refused (InvalidChangeBatch) once another writer has
+// replaced the fence. With was.Text empty the batch only CREATEs the fence,
+// which Route 53 refuses when it exists. was and now should differ
+// (record.Reconciler's do: its fence counts writes): moto, for one,
+// refuses a batch that DELETEs and CREATEs the same RRset unchanged. The other changes are those of
+// DeleteRecords for del (an RRset losing all its records is DELETEd, one
+// losing some UPSERTed with the rest; this reads the zone first) and of
+// SetRecords for set (an UPSERT per RRset). When the batch is refused
+// with an error that is not worth retrying (InvalidChangeBatch; moto
+// answers a DELETE that does not match with InvalidInput), the zone's
+// fence is read again: if it does not hold was, the
+// error matches ErrFenced and answers Fenced() true; otherwise it is the
+// batch's own error (a CNAME beside other data, …).
+func (p *Provider) ReplaceFenced(ctx context.Context, zone string, was, now libdns.TXT, del, set []libdns.Record) error {
+	z, c, id, err := p.prepare(ctx, zone)
+	if err != nil {
+		return err
+	}
+	if zoneops.KeyOf(was, z).Name != zoneops.KeyOf(now, z).Name && was.Text != "" {
+		return fmt.Errorf("route53: ReplaceFenced: fence was %s, now %s: not one name", was.Name, now.Name)
+	}
+	fenceName := libdns.AbsoluteName(zoneops.KeyOf(now, z).Name, z)
+	nowV, err := encodeValue(now)
+	if err != nil {
+		return err
+	}
+	var changes []types.Change
+	if was.Text != "" {
+		wasV, err := encodeValue(was)
+		if err != nil {
+			return err
+		}
+		changes = append(changes, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: rrsetOf(fenceName, "TXT", was.TTL, []string{wasV})})
+	}
+	changes = append(changes, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: rrsetOf(fenceName, "TXT", now.TTL, []string{nowV})})
+	p.rmw.Lock()
+	defer p.rmw.Unlock()
+	if len(del) > 0 {
+		sets, err := p.list(ctx, c, z, id)
+		if err != nil {
+			return err
+		}
+		dels, _ := deletions(sets, del, z)
+		changes = append(changes, dels...)
+	}
+	gs, err := groups(set, z)
+	if err != nil {
+		return err
+	}
+	for _, g := range gs {
+		values := make([]string, 0, len(g.recs))
+		for _, r := range g.recs {
+			v, err := encodeValue(r)
+			if err != nil {
+				return err
+			}
+			values = append(values, v)
+		}
+		changes = append(changes, upsert(g.name, g.set.Type, g.recs[0].RR().TTL, values))
+	}
+	err = p.apply(ctx, c, "ReplaceFenced", z, id, changes)
+	if err == nil || errclass.Of(err).Retryable() || ctx.Err() != nil {
+		return err
+	}
+	sets, lerr := p.list(ctx, c, z, id)
+	if lerr != nil {
+		return errors.Join(err, lerr)
+	}
+	if !fenceHolds(sets, zoneops.KeyOf(now, z).Name, was, z) {
+		return &fencedError{err: err}
+	}
+	return err
+}
+
+// fenceHolds reports whether the TXT RRset at name is exactly was (none
+// when was.Text is empty).
+func fenceHolds(sets []types.ResourceRecordSet, name string, was libdns.TXT, zone string) bool {
+	for _, s := range sets {
+		if s.Type != types.RRTypeTxt || zoneops.Name(decodeName(aws.ToString(s.Name)), zone) != name {
+			continue
+		}
+		recs := fromSet(s, zone)
+		return was.Text != "" && len(recs) == 1 && recs[0].RR().Data == was.Text &&
+			time.Duration(aws.ToInt64(s.TTL))*time.Second == was.TTL.Truncate(time.Second)
+	}
+	return was.Text == ""
+}
