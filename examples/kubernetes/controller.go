@@ -113,9 +113,25 @@ func (r *replica) lead(ctx context.Context, token uint64) error {
 	hb.TTL = max(time.Second, min(r.cfg.ttl, 5*time.Second))
 	hb.RetryBackoff = r.cfg.interval / 4
 	hb.BeatVersion = 2
-	obs := r.met.observer()
+	rc := record.LocalConfig(ownerID)
+	if r.cfg.provider == "route53" {
+		rc = record.Route53Config(ownerID)
+	}
+	rc.ResyncInterval = max(time.Second, 4*r.cfg.interval)
+	rc.RetryBase = max(10*time.Millisecond, r.cfg.interval/4)
+	// Every cluster has its own Lease, so its own token and its own fence
+	// record in each zone it writes.
+	rc.FenceName = "_gslb-fence-" + r.cfg.cluster
 	var err error
-	t.pub, err = heartbeat.NewPublisher(hb, heartbeat.Options{Local: r.fenced, Global: r.fenced, Keyring: r.keyring, Observer: obs, Logger: r.log})
+	t.rec, err = record.New(r.fenced, rc, record.Options{Observer: record.ObserverFunc(t.recordEvent), Logger: r.log, FenceToken: token})
+	if err != nil {
+		return err
+	}
+	// Beats go through the reconciler's fence too: a deposed leader's late
+	// beat is refused like its late records.
+	obs := r.met.observer()
+	fs := t.rec.FencedStore()
+	t.pub, err = heartbeat.NewPublisher(hb, heartbeat.Options{Local: fs, Global: fs, Keyring: r.keyring, Observer: obs, Logger: r.log})
 	if err != nil {
 		return err
 	}
@@ -132,17 +148,6 @@ func (r *replica) lead(ctx context.Context, token uint64) error {
 			t.global = rd
 		}
 	}
-	rc := record.LocalConfig(ownerID)
-	if r.cfg.provider == "route53" {
-		rc = record.Route53Config(ownerID)
-	}
-	rc.ResyncInterval = max(time.Second, 4*r.cfg.interval)
-	rc.RetryBase = max(10*time.Millisecond, r.cfg.interval/4)
-	t.rec, err = record.New(r.fenced, rc, record.Options{Observer: record.ObserverFunc(t.recordEvent), Logger: r.log})
-	if err != nil {
-		return err
-	}
-
 	r.log.Info("leading", "cluster", r.cfg.cluster, "token", token)
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return t.pub.Run(ctx) })
@@ -274,7 +279,10 @@ func (t *term) recordEvent(e record.Event) {
 	case record.ErrorEvent:
 		t.r.met.recordError(fmt.Sprint(ev.Class()))
 		t.r.problems.set("provider_failing", fmt.Sprintf("%s: %v", ev.Class(), ev.Err))
+	case record.FencedEvent:
+		t.r.problems.set("fenced", "a newer leader holds the zones")
 	case record.AppliedEvent:
+		t.r.problems.clear("fenced")
 		t.r.problems.clear("provider_failing")
 	}
 }

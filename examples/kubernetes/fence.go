@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 
 	"github.com/libdns/libdns"
+
+	"github.com/gslbkit/gslb/record"
 )
 
 // fencer carries a leader's fencing token into every write it makes. It is
@@ -40,8 +43,10 @@ type fencedStore struct {
 	token   atomic.Uint64
 	// before runs before every write (outside the lock) with the write's
 	// records, and after with its outcome; tests use them to freeze a
-	// replica in the middle of its write path.
-	before func(zone string, recs []libdns.Record)
+	// replica in the middle of its write path. before returning true
+	// means the write was already on its way when the process froze: its
+	// context can no longer stop it.
+	before func(zone string, recs []libdns.Record) bool
 	after  func(zone string, recs []libdns.Record, err error)
 	// refused counts the writes the book refused.
 	refused func()
@@ -75,6 +80,25 @@ func (f *fencedStore) DeleteRecords(ctx context.Context, zone string, recs []lib
 		return err
 	})
 	return out, err
+}
+
+// ReplaceFenced implements record.Fencer: the reconciler's fenced write
+// (the library's fencing: the store compares the zone's fence record),
+// through the test hooks.
+func (f *fencedStore) ReplaceFenced(ctx context.Context, zone string, was, now libdns.TXT, del, set []libdns.Record) error {
+	all := append(append([]libdns.Record(nil), del...), set...)
+	if f.before != nil && f.before(zone, all) {
+		ctx = context.WithoutCancel(ctx)
+	}
+	err := f.next.(*view).ReplaceFenced(ctx, zone, was, now, del, set)
+	var fenced interface{ Fenced() bool }
+	if err != nil && f.refused != nil && (errors.Is(err, record.ErrFenced) || errors.As(err, &fenced) && fenced.Fenced()) {
+		f.refused()
+	}
+	if f.after != nil {
+		f.after(zone, all, err)
+	}
+	return err
 }
 
 func (f *fencedStore) write(zone string, recs []libdns.Record, do func() error) error {

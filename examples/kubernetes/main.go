@@ -119,7 +119,7 @@ func setup(ctx context.Context, cfg config, rc *rest.Config, log *slog.Logger, s
 			if err != nil {
 				return nil, nil, err
 			}
-			sh = &shared{zones: zs, book: newFenceBook()}
+			sh = &shared{zones: zs} // fenced by the library: record's fence, compared by the zone
 		}
 		if v, err = sh.zones.view(cfg.region); err != nil {
 			return nil, nil, err

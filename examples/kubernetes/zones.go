@@ -12,6 +12,7 @@ import (
 
 	"github.com/gslbkit/gslb/internal/dnsname"
 	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/record"
 )
 
 // store is what the controller needs of a DNS host: the libdns interfaces
@@ -149,6 +150,32 @@ func (v *view) DeleteRecords(ctx context.Context, zone string, recs []libdns.Rec
 	}
 	del, err := z.store.DeleteRecords(ctx, z.name, in)
 	return z.out(del), err
+}
+
+// ReplaceFenced implements record.Fencer when the zone's store does (the
+// embedded zone, RFC 2136, Route 53): the fenced write, renamed into the
+// store's names like every other write.
+func (v *view) ReplaceFenced(ctx context.Context, zone string, was, now libdns.TXT, del, set []libdns.Record) error {
+	z, err := v.route(zone)
+	if err != nil {
+		return err
+	}
+	f, ok := z.store.(record.Fencer)
+	if !ok {
+		return record.ErrCannotFence
+	}
+	del, err = z.in(del)
+	if err != nil {
+		return err
+	}
+	set, err = z.in(set)
+	if err != nil {
+		return err
+	}
+	if z.suffix != "" {
+		was.Name, now.Name = was.Name+"."+z.suffix, now.Name+"."+z.suffix
+	}
+	return f.ReplaceFenced(ctx, z.name, was, now, del, set)
 }
 
 // memoryZones are the embedded zones of one process: the global zone and
