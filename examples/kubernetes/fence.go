@@ -65,7 +65,7 @@ func (f *fencedStore) GetRecords(ctx context.Context, zone string) ([]libdns.Rec
 // SetRecords implements libdns.RecordSetter, conditionally on the token.
 func (f *fencedStore) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
 	var out []libdns.Record
-	err := f.write(zone, recs, func() (err error) {
+	err := f.write(ctx, zone, recs, func(ctx context.Context) (err error) {
 		out, err = f.next.SetRecords(ctx, zone, recs)
 		return err
 	})
@@ -75,7 +75,7 @@ func (f *fencedStore) SetRecords(ctx context.Context, zone string, recs []libdns
 // DeleteRecords implements libdns.RecordDeleter, conditionally on the token.
 func (f *fencedStore) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
 	var out []libdns.Record
-	err := f.write(zone, recs, func() (err error) {
+	err := f.write(ctx, zone, recs, func(ctx context.Context) (err error) {
 		out, err = f.next.DeleteRecords(ctx, zone, recs)
 		return err
 	})
@@ -101,12 +101,12 @@ func (f *fencedStore) ReplaceFenced(ctx context.Context, zone string, was, now l
 	return err
 }
 
-func (f *fencedStore) write(zone string, recs []libdns.Record, do func() error) error {
+func (f *fencedStore) write(ctx context.Context, zone string, recs []libdns.Record, do func(context.Context) error) error {
 	token := f.token.Load() // taken when the write is issued
-	if f.before != nil {
-		f.before(zone, recs)
+	if f.before != nil && f.before(zone, recs) {
+		ctx = context.WithoutCancel(ctx)
 	}
-	err := f.cas(token, do)
+	err := f.cas(token, func() error { return do(ctx) })
 	if f.after != nil {
 		f.after(zone, recs, err)
 	}
