@@ -8,6 +8,7 @@ import (
 	"github.com/gslbkit/gslb/internal/fielderr"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -110,6 +111,7 @@ type ExternalAddress struct {
 	lastErr  error
 	kick     chan struct{}
 	running  atomic.Bool
+	onChange atomic.Pointer[func()]
 }
 
 // NewExternalAddress returns the signal; res nil means net.DefaultResolver.
@@ -175,16 +177,40 @@ func (a *ExternalAddress) Check(now time.Time) Signal {
 	return Fail("hostname %s not resolved yet", a.hostname)
 }
 
+// OnChange registers f to be called after a lookup changes what the
+// signal knows: the hostname's addresses, or whether its lookups fail. A
+// controller driven by watch events (a Kubernetes informer, say) uses it
+// to re-evaluate at once instead of polling Check; SetStatus does not call
+// f, since the caller knows of that change. f runs on the resolving
+// goroutine and must not block; nil removes it.
+func (a *ExternalAddress) OnChange(f func()) {
+	if f == nil {
+		a.onChange.Store(nil)
+		return
+	}
+	a.onChange.Store(&f)
+}
+
 // Resolve looks the hostname up once and updates the cache.
 func (a *ExternalAddress) Resolve(ctx context.Context) error {
+	changed, err := a.resolve(ctx)
+	if changed {
+		if f := a.onChange.Load(); f != nil {
+			(*f)()
+		}
+	}
+	return err
+}
+
+func (a *ExternalAddress) resolve(ctx context.Context) (changed bool, err error) {
 	if a.res == nil {
-		return ErrNotConfigured
+		return false, ErrNotConfigured
 	}
 	a.mu.Lock()
 	host := a.hostname
 	a.mu.Unlock()
 	if host == "" {
-		return nil
+		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	defer cancel()
@@ -193,20 +219,23 @@ func (a *ExternalAddress) Resolve(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if host != a.hostname {
-		return nil // changed meanwhile; the next round resolves the new one
+		return false, nil // changed meanwhile; the next round resolves the new one
 	}
 	if err == nil && len(ips) == 0 {
 		err = fmt.Errorf("%w: %s", errNoAddresses, host)
 	}
 	if err != nil {
+		changed = a.lastErr == nil
 		a.lastErr = err
 		if permanentLookupError(err) {
+			changed = changed || len(a.answer) > 0
 			a.answer = nil
 		}
-		return err
+		return changed, err
 	}
+	changed = a.lastErr != nil || !slices.Equal(a.answer, ips)
 	a.answer, a.answered, a.lastErr = ips, now, nil
-	return nil
+	return changed, nil
 }
 
 var errNoAddresses = errors.New("no addresses")

@@ -148,3 +148,41 @@ func TestAddressConfigValidate(t *testing.T) {
 	_, err = NewExternalAddress(AddressConfig{}, nil)
 	require.NoError(t, err, "a zero config takes the defaults")
 }
+
+// OnChange is called when a lookup changes what the signal knows (first
+// answer, other addresses, failing, recovering), not on a lookup that
+// repeats the last answer, and not by SetStatus.
+func TestExternalAddressOnChange(t *testing.T) {
+	res := &fakeResolver{answer: map[string][]netip.Addr{}, err: map[string]error{}}
+	a, err := NewExternalAddress(DefaultAddressConfig(), res)
+	require.NoError(t, err)
+	calls := 0
+	a.OnChange(func() { calls++ })
+	one, two := netip.MustParseAddr("203.0.113.1"), netip.MustParseAddr("2001:db8::1")
+	res.set("lb.example.com", []netip.Addr{one}, nil)
+	a.SetStatus(nil, "lb.example.com")
+	require.Zero(t, calls, "SetStatus does not call it")
+	ctx := context.Background()
+	steps := []struct {
+		ips  []netip.Addr
+		err  error
+		want int
+	}{
+		{[]netip.Addr{one}, nil, 1},                                    // first answer
+		{[]netip.Addr{one}, nil, 1},                                    // the same again
+		{[]netip.Addr{one, two}, nil, 2},                               // another address
+		{nil, &net.DNSError{Err: "timeout", IsTimeout: true}, 3},       // failing
+		{nil, &net.DNSError{Err: "timeout", IsTimeout: true}, 3},       // still failing
+		{[]netip.Addr{one, two}, nil, 4},                               // recovered
+		{nil, &net.DNSError{Err: "no such host", IsNotFound: true}, 5}, // gone
+	}
+	for i, s := range steps {
+		res.set("lb.example.com", s.ips, s.err)
+		_ = a.Resolve(ctx)
+		require.Equal(t, s.want, calls, "step %d", i)
+	}
+	a.OnChange(nil)
+	res.set("lb.example.com", []netip.Addr{one}, nil)
+	require.NoError(t, a.Resolve(ctx))
+	require.Equal(t, 5, calls, "removed")
+}

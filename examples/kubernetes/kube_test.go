@@ -1,0 +1,665 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/gslbkit/gslb/record"
+)
+
+// The tests start real API servers (kube-apiserver and etcd, built by
+// .ci/kube-binaries) with controller-runtime's envtest: two clusters in two
+// regions, sharing one embedded DNS zone served on 127.0.0.1, with two
+// replicas in the first cluster. Timings are short; every bound below is
+// what the README documents, measured times are logged, not asserted.
+const (
+	tInterval = 200 * time.Millisecond
+	tHealthy  = 1200 * time.Millisecond
+	tLease    = 3 * time.Second
+	tRenew    = 2 * time.Second
+	tRetry    = 500 * time.Millisecond
+	tRefresh  = 50 * time.Millisecond // the test DNS servers' copy
+	domain    = "example.test"
+	app       = "httpbin.example.test."
+	globalN   = "edge.global.example.test."
+	regionalN = "edge.local.example.test."
+	failoverN = "global-edge.global.example.test."
+)
+
+// kubeAssets returns the directory holding kube-apiserver and etcd, or
+// skips the test (fails it when GSLBKIT_REQUIRE_KUBE=1).
+func kubeAssets(t *testing.T) string {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache")
+		}
+		dir = filepath.Join(cache, "gslbkit", "kube-v1.34.2")
+	}
+	for _, b := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			msg := fmt.Sprintf("no %s in %s: build them with .ci/kube-binaries (and set KUBEBUILDER_ASSETS to the directory it prints)", b, dir)
+			if os.Getenv("GSLBKIT_REQUIRE_KUBE") == "1" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	}
+	return dir
+}
+
+// gatewayCRDs is the Gateway API module's standard CRDs, in the module
+// cache (through the module proxy, as every other dependency).
+func gatewayCRDs(t *testing.T) string {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	if err != nil {
+		t.Fatalf("go list -m sigs.k8s.io/gateway-api: %v", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard")
+}
+
+type testCluster struct {
+	name, region string
+	env          *envtest.Environment
+	cfg          *rest.Config
+	cs           kubernetes.Interface
+	gw           gwclient.Interface
+}
+
+// testReplica is one replica run by the test, behind its own proxy to
+// its cluster's API server.
+type testReplica struct {
+	name   string
+	cl     *testCluster
+	r      *replica
+	px     *proxy
+	cancel context.CancelFunc
+	done   chan error
+	// freeze, when set, is called before each write (see fencedStore).
+	freeze atomic.Pointer[func(zone string, recs []libdns.Record) bool]
+	after  atomic.Pointer[func(zone string, recs []libdns.Record, err error)]
+}
+
+func (tr *testReplica) leading() bool { return testutil.ToFloat64(tr.r.met.leader) == 1 }
+
+type harness struct {
+	t        *testing.T
+	ctx      context.Context
+	clusters []*testCluster
+	sh       *shared
+	logs     *syncBuffer
+	secret   string
+	servers  map[string]*regionServer // by region
+	replicas []*testReplica
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newHarness(t *testing.T, specs ...[2]string) *harness {
+	assets := kubeAssets(t)
+	crds := gatewayCRDs(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &harness{t: t, ctx: ctx, logs: &syncBuffer{}, servers: map[string]*regionServer{}}
+	h.secret = base64.StdEncoding.EncodeToString([]byte("a test secret of 32 bytes, fixed"))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("controller logs:\n%s", h.logs.String())
+		}
+	})
+	// Start the API servers at once, one per cluster.
+	var wg sync.WaitGroup
+	errs := make([]error, len(specs))
+	start := time.Now()
+	for i, s := range specs {
+		cl := &testCluster{name: s[0], region: s[1]}
+		cl.env = &envtest.Environment{BinaryAssetsDirectory: assets, CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
+		// A fixed certificate directory keeps the serving certificate and
+		// the client CA across a restart of the API server.
+		// kube-apiserver drains its watches when it stops: give it time on a
+		// loaded machine.
+		cl.env.ControlPlane.APIServer = &envtest.APIServer{CertDir: t.TempDir()}
+		h.clusters = append(h.clusters, cl)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg, err := cl.env.Start()
+			if err != nil {
+				errs[i] = fmt.Errorf("cluster %s: %w", cl.name, err)
+				return
+			}
+			cl.cfg = cfg
+			cl.cs = kubernetes.NewForConfigOrDie(cfg)
+			cl.gw = gwclient.NewForConfigOrDie(cfg)
+		}()
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, cl := range h.clusters {
+			if cl.cfg != nil {
+				_ = cl.env.Stop()
+			}
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d API servers up in %v", len(specs), time.Since(start).Round(time.Millisecond))
+
+	zs, err := newMemoryZones(newNames(domain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No fence book: the library's fencing (record's fence record,
+	// compared by the embedded zone) is what refuses a late write.
+	h.sh = &shared{zones: zs}
+	var sg sync.WaitGroup
+	for _, cl := range h.clusters {
+		if h.servers[cl.region] != nil {
+			continue
+		}
+		v, err := zs.view(cl.region)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := newRegionServer(v, newNames(domain), "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.servers[cl.region] = s
+		sg.Add(1)
+		go func() { defer sg.Done(); _ = s.run(ctx, tRefresh) }()
+	}
+	t.Cleanup(func() {
+		for _, tr := range h.replicas {
+			tr.stop()
+		}
+		cancel()
+		sg.Wait()
+	})
+	return h
+}
+
+func (h *harness) config(cl *testCluster, pod string) config {
+	var inv []string
+	for _, c := range h.clusters {
+		inv = append(inv, c.name+"="+c.region)
+	}
+	args := []string{
+		"-cluster", cl.name, "-clusters", strings.Join(inv, ","), "-domain", domain,
+		"-app-names", app, "-ttl", "1s", "-interval", tInterval.String(), "-healthy", tHealthy.String(),
+		"-heartbeat-secret", h.secret, "-lease-namespace", "default", "-identity", pod,
+		"-lease-duration", tLease.String(), "-renew-deadline", tRenew.String(), "-retry-period", tRetry.String(),
+		"-gateway-api", "on", "-provider", "memory", "-dns-addr", "", "-http-addr", "127.0.0.1:0",
+	}
+	cfg, err := parseConfig(args, os.Stderr, func(string) string { return "" })
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return cfg
+}
+
+// startReplica runs a replica of cl named pod, through a proxy of its own.
+func (h *harness) startReplica(cl *testCluster, pod string) *testReplica {
+	t := h.t
+	u, err := url.Parse(cl.cfg.Host)
+	if err != nil || u.Host == "" {
+		t.Fatalf("API server address %q: %v", cl.cfg.Host, err)
+	}
+	target := u.Host
+	tr := &testReplica{name: pod, cl: cl, px: newProxy(t, target), done: make(chan error, 1)}
+	rc := rest.CopyConfig(cl.cfg)
+	rc.Host = "https://" + tr.px.addr()
+	log := slog.New(slog.NewTextHandler(h.logs, nil)).With("replica", pod)
+	r, ls, err := setup(h.ctx, h.config(cl, pod), rc, log, h.sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.fenced.before = func(zone string, recs []libdns.Record) bool {
+		if f := tr.freeze.Load(); f != nil {
+			return (*f)(zone, recs)
+		}
+		return false
+	}
+	r.fenced.after = func(zone string, recs []libdns.Record, err error) {
+		if f := tr.after.Load(); f != nil {
+			(*f)(zone, recs, err)
+		}
+	}
+	tr.r = r
+	ctx, cancel := context.WithCancel(h.ctx)
+	tr.cancel = cancel
+	go func() { tr.done <- r.serve(ctx, ls) }()
+	h.replicas = append(h.replicas, tr)
+	t.Cleanup(tr.stop) // before its proxy closes
+	return tr
+}
+
+func (tr *testReplica) stop() {
+	if tr.cancel == nil {
+		return
+	}
+	tr.cancel()
+	tr.cancel = nil
+	tr.px.heal()
+	<-tr.done
+}
+
+// --- fixtures -----------------------------------------------------------
+
+var ctxb = context.Background()
+
+// lbService creates an annotated LoadBalancer Service with ips as its
+// load-balancer status and one EndpointSlice per address family, ready.
+func lbService(t *testing.T, cl *testCluster, name string, ips ...string) {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{Annotation: "edge"}},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}
+	created, err := cl.cs.CoreV1().Services("default").Create(ctxb, svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ip := range ips {
+		created.Status.LoadBalancer.Ingress = append(created.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: ip})
+	}
+	if _, err := cl.cs.CoreV1().Services("default").UpdateStatus(ctxb, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	backendSlices(t, cl, name)
+}
+
+// backendSlices creates a Service's two EndpointSlices, IPv4 and IPv6,
+// one ready endpoint each.
+func backendSlices(t *testing.T, cl *testCluster, svc string) {
+	for _, fam := range []struct {
+		typ  discoveryv1.AddressType
+		addr string
+	}{{discoveryv1.AddressTypeIPv4, "172.16.0.1"}, {discoveryv1.AddressTypeIPv6, "fd00::1"}} {
+		ready := true
+		es := &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Name: svc + "-" + strings.ToLower(string(fam.typ)), Namespace: "default", Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+			AddressType: fam.typ,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{fam.addr}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		}
+		if _, err := cl.cs.DiscoveryV1().EndpointSlices("default").Create(ctxb, es, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// setReady sets every endpoint of every slice of svc ready or not (a
+// not-ready endpoint that is terminating, as in a rollout).
+func setReady(t *testing.T, cl *testCluster, svc string, ready bool) {
+	list, err := cl.cs.DiscoveryV1().EndpointSlices("default").List(ctxb, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		es := &list.Items[i]
+		for j := range es.Endpoints {
+			r, term := ready, !ready
+			es.Endpoints[j].Conditions = discoveryv1.EndpointConditions{Ready: &r, Serving: &r, Terminating: &term}
+		}
+		if _, err := cl.cs.DiscoveryV1().EndpointSlices("default").Update(ctxb, es, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// gatewayWithRoute creates an annotated Gateway (programmed, with ips as
+// its status addresses), an HTTPRoute attached to it and the route's
+// backend Service with its slices.
+func gatewayWithRoute(t *testing.T, cl *testCluster, name, backend string, ips ...string) {
+	gw := &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{Annotation: "edge"}},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
+			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType},
+		}},
+	}
+	created, err := cl.gw.GatewayV1().Gateways("default").Create(ctxb, gw, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ipType := gatewayv1.IPAddressType
+	for _, ip := range ips {
+		created.Status.Addresses = append(created.Status.Addresses, gatewayv1.GatewayStatusAddress{Type: &ipType, Value: ip})
+	}
+	created.Status.Conditions = []metav1.Condition{{
+		Type: string(gatewayv1.GatewayConditionProgrammed), Status: metav1.ConditionTrue, Reason: "Programmed",
+		ObservedGeneration: created.Generation, LastTransitionTime: metav1.Now(),
+	}}
+	if _, err := cl.gw.GatewayV1().Gateways("default").UpdateStatus(ctxb, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: backend, Namespace: "default"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}
+	if _, err := cl.cs.CoreV1().Services("default").Create(ctxb, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	backendSlices(t, cl, backend)
+	port := gatewayv1.PortNumber(80)
+	route := &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Name: backend, Namespace: "default"},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(name)}}},
+			Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+				BackendObjectReference: gatewayv1.BackendObjectReference{Name: gatewayv1.ObjectName(backend), Port: &port},
+			}}}}},
+		},
+	}
+	if _, err := cl.gw.GatewayV1().HTTPRoutes("default").Create(ctxb, route, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// --- DNS ----------------------------------------------------------------
+
+// answer is how app resolves from a region: the CNAME chain after app and
+// the addresses (A and AAAA) at its end.
+type answer struct {
+	chain []string
+	addrs []string
+}
+
+func (a answer) String() string {
+	return strings.Join(a.chain, " → ") + " " + strings.Join(a.addrs, " ")
+}
+
+func (h *harness) resolve(region string) (answer, error) {
+	var a answer
+	c := &dns.Client{Timeout: time.Second}
+	for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA} {
+		m := new(dns.Msg)
+		m.SetQuestion(app, qt)
+		r, _, err := c.Exchange(m, h.servers[region].addr())
+		if err != nil {
+			return a, err
+		}
+		var chain []string
+		for _, rr := range r.Answer {
+			switch rr := rr.(type) {
+			case *dns.CNAME:
+				chain = append(chain, strings.ToLower(rr.Target))
+			case *dns.A:
+				a.addrs = append(a.addrs, rr.A.String())
+			case *dns.AAAA:
+				a.addrs = append(a.addrs, rr.AAAA.String())
+			}
+		}
+		if qt == dns.TypeA {
+			a.chain = chain
+		} else if !slices.Equal(chain, a.chain) {
+			return a, fmt.Errorf("A chain %v, AAAA chain %v", a.chain, chain)
+		}
+	}
+	slices.SortFunc(a.addrs, func(x, y string) int { return netip.MustParseAddr(x).Compare(netip.MustParseAddr(y)) })
+	return a, nil
+}
+
+func want(target string, addrs ...string) answer {
+	addrs = slices.Clone(addrs)
+	slices.SortFunc(addrs, func(x, y string) int { return netip.MustParseAddr(x).Compare(netip.MustParseAddr(y)) })
+	return answer{chain: []string{globalN, target}, addrs: addrs}
+}
+
+// waitAnswers waits until every region given answers as wanted, and
+// returns how long that took. The limit is a hang guard, not a bound.
+func (h *harness) waitAnswers(what string, limit time.Duration, wants map[string]answer) time.Duration {
+	h.t.Helper()
+	start := time.Now()
+	tk := time.NewTicker(10 * time.Millisecond)
+	defer tk.Stop()
+	var last string
+	for {
+		ok := true
+		var got []string
+		for region, w := range wants {
+			a, err := h.resolve(region)
+			got = append(got, fmt.Sprintf("%s: %v %v", region, a, err))
+			if err != nil || !slices.Equal(a.chain, w.chain) || !slices.Equal(a.addrs, w.addrs) {
+				ok = false
+			}
+		}
+		if ok {
+			return time.Since(start)
+		}
+		last = strings.Join(got, "; ")
+		if time.Since(start) > limit {
+			h.t.Fatalf("%s: not converged after %v: %s", what, limit, last)
+		}
+		<-tk.C
+	}
+}
+
+// waitFor waits until cond holds and returns how long that took.
+func (h *harness) waitFor(what string, limit time.Duration, cond func() bool) time.Duration {
+	h.t.Helper()
+	start := time.Now()
+	tk := time.NewTicker(10 * time.Millisecond)
+	defer tk.Stop()
+	for !cond() {
+		if time.Since(start) > limit {
+			h.t.Fatalf("%s: not after %v", what, limit)
+		}
+		<-tk.C
+	}
+	return time.Since(start)
+}
+
+func report(t *testing.T, scenario string, measured, bound time.Duration) {
+	t.Logf("SCENARIO %-28s measured %-8v bound %v", scenario, measured.Round(time.Millisecond), bound)
+}
+
+// --- the scenarios ------------------------------------------------------
+
+// eu-west: cluster eu-1, two replicas, two LoadBalancer Services.
+// us-east: cluster us-1, one replica, a Gateway (with an HTTPRoute) and a
+// LoadBalancer Service.
+var (
+	euGW1 = []string{"10.1.1.1", "2001:db8:1::1"}
+	euGW2 = []string{"10.1.1.2", "2001:db8:1::2"}
+	usGW  = []string{"10.2.1.1", "2001:db8:2::1"}
+	usLB  = []string{"10.2.1.2", "2001:db8:2::2"}
+)
+
+func cat(ss ...[]string) []string { return slices.Concat(ss...) }
+
+func TestKubernetes(t *testing.T) {
+	h := newHarness(t, [2]string{"eu-1", "eu-west"}, [2]string{"us-1", "us-east"})
+	eu, us := h.clusters[0], h.clusters[1]
+	lbService(t, eu, "gw1", euGW1...)
+	lbService(t, eu, "gw2", euGW2...)
+	gatewayWithRoute(t, us, "edge-gw", "app", usGW...)
+	lbService(t, us, "lb", usLB...)
+
+	a := h.startReplica(eu, "eu-a")
+	b := h.startReplica(eu, "eu-b")
+	h.startReplica(us, "us-a")
+
+	normal := map[string]answer{
+		"eu-west": want(regionalN, cat(euGW1, euGW2)...),
+		"us-east": want(regionalN, cat(usGW, usLB)...),
+	}
+	d := h.waitAnswers("start", 60*time.Second, normal)
+	t.Logf("converged from start in %v", d.Round(time.Millisecond))
+
+	t.Run("endpoints-not-ready", func(t *testing.T) {
+		setReady(t, eu, "gw1", false)
+		d := h.waitAnswers("gw1 not ready", 30*time.Second, map[string]answer{"eu-west": want(regionalN, euGW2...)})
+		report(t, "endpoints not ready", d, tInterval+tRefresh)
+		setReady(t, eu, "gw1", true)
+		h.waitAnswers("gw1 ready again", 30*time.Second, normal)
+	})
+
+	t.Run("region-failover", func(t *testing.T) {
+		setReady(t, us, "app", false) // the Gateway's route backends
+		setReady(t, us, "lb", false)
+		failover := want(failoverN, cat(euGW1, euGW2)...)
+		d := h.waitAnswers("us-east down", 30*time.Second, map[string]answer{"eu-west": failover, "us-east": failover})
+		report(t, "region down → failover", d, tHealthy+2*tInterval+tRefresh)
+		setReady(t, us, "app", true)
+		setReady(t, us, "lb", true)
+		d = h.waitAnswers("us-east back", 30*time.Second, normal)
+		report(t, "region back", d, 2*tInterval+tRefresh)
+	})
+
+	t.Run("leader-frozen", func(t *testing.T) {
+		old, next := a, b
+		if !a.leading() {
+			old, next = b, a
+		}
+		if !old.leading() {
+			t.Fatal("no leader in eu-1")
+		}
+		// Freeze the leader in the middle of its write of the regional
+		// record: it has seen gw2 go not ready and is about to publish gw1
+		// alone, with its token.
+		blocked, release := make(chan struct{}), make(chan struct{})
+		lateErr := make(chan error, 1)
+		isRegional := func(zone string, recs []libdns.Record) bool {
+			if zone != "local."+domain+"." {
+				return false
+			}
+			for _, r := range recs {
+				if rr := r.RR(); rr.Name == "edge" && (rr.Type == "A" || rr.Type == "AAAA") {
+					return true
+				}
+			}
+			return false
+		}
+		var once, onceAfter sync.Once
+		// The held write is on the wire when the process freezes: the
+		// end of its term cannot call it back.
+		freeze := func(zone string, recs []libdns.Record) bool {
+			held := false
+			if isRegional(zone, recs) {
+				once.Do(func() { held = true; close(blocked); <-release })
+			}
+			return held
+		}
+		after := func(zone string, recs []libdns.Record, err error) {
+			if isRegional(zone, recs) {
+				onceAfter.Do(func() { lateErr <- err })
+			}
+		}
+		old.after.Store(&after)
+		old.freeze.Store(&freeze)
+		setReady(t, eu, "gw2", false)
+		<-blocked
+		// The frozen leader's API server is gone as far as it knows; the
+		// other replica takes over once the lease expires.
+		cut := time.Now()
+		old.px.cut()
+		d := h.waitFor("takeover", 30*time.Second, next.leading)
+		// client-go's candidate retries every retry period, jittered by up
+		// to 1.2 × more: it sees the last renewal up to one jittered period
+		// late and acquires up to one after the lease expires.
+		report(t, "leader frozen → takeover", d, tLease+2*tRetry*22/10)
+		// Meanwhile gw2 recovers; the new leader publishes both.
+		setReady(t, eu, "gw2", true)
+		h.waitAnswers("new leader publishes", 30*time.Second, normal)
+		t.Logf("new leader's answer %v after the cut", time.Since(cut).Round(time.Millisecond))
+		// The old leader resumes: its late write carries its older token.
+		close(release)
+		err := <-lateErr
+		var fenced interface{ Fenced() bool }
+		if !errors.Is(err, record.ErrFenced) && !(errors.As(err, &fenced) && fenced.Fenced()) {
+			t.Fatalf("the deposed leader's late write: %v, want it refused (fenced)", err)
+		}
+		local, err := h.sh.zones.local("eu-west")
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := local.GetRecords(ctxb, "local."+domain+".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := addrsAt(recs, "local."+domain+".", regionalN)
+		sortAddrs(got)
+		if len(got) != 4 {
+			t.Fatalf("regional record after the late write: %v, want the new leader's 4 addresses", got)
+		}
+		if n := testutil.ToFloat64(old.r.met.fenced); n < 1 {
+			t.Errorf("gslbkit_writes_fenced_total of the old leader = %v, want ≥ 1", n)
+		}
+		old.freeze.Store(nil)
+		old.after.Store(nil)
+		old.px.heal()
+		h.waitAnswers("after the old leader resumed", 30*time.Second, normal)
+	})
+
+	t.Run("api-server-unreachable", func(t *testing.T) {
+		// Every replica of us-1 loses its API server (its connections cut
+		// and refused): envtest's stop of kube-apiserver waits for the
+		// server to drain its watches, which took over 60 s here.
+		var usReplicas []*testReplica
+		for _, tr := range h.replicas {
+			if tr.cl == us {
+				usReplicas = append(usReplicas, tr)
+			}
+		}
+		for _, tr := range usReplicas {
+			tr.px.cut()
+		}
+		failover := want(failoverN, cat(euGW1, euGW2)...)
+		d := h.waitAnswers("us-1's API server unreachable", 60*time.Second, map[string]answer{"eu-west": failover})
+		// The leader's last renewal round starts up to a retry period after
+		// the cut and gives up at the renew deadline; its last beat is up
+		// to an interval older; a beat is stale after healthy + skew (one
+		// interval); peers read every interval.
+		report(t, "API server gone → stale", d, tRetry+tRenew+tHealthy+3*tInterval+tRefresh)
+		for _, tr := range usReplicas {
+			tr.px.heal()
+		}
+		d = h.waitAnswers("us-1's API server back", 60*time.Second, normal)
+		report(t, "API server back", d, tLease+2*tRetry*22/10+2*tInterval+tRefresh)
+	})
+}
