@@ -164,6 +164,11 @@ haproxy_cfg() { # N MODE > file
   cat <<EOC
 global
   nbthread 1
+  # HAProxy 2.6 reserves a descriptor per server with a check and, by
+  # default (strict-limits), refuses to start when the hard limit is lower
+  # (20,000 here, against 100,000 servers); a check holds a descriptor only
+  # while it runs, a few hundred at 10,000 checks a second.
+  no strict-limits
 defaults
   mode ${mode/https/http}
   timeout connect 1s

@@ -119,10 +119,18 @@ for round in $(seq "$ROUNDS"); do
   for n in $NS; do
     for mode in $MODES; do
       echo "== N=$n $mode (interval $(iv_ms "$n") ms): starting the target servers" >&2
-      start_target "$n" "$mode"
+      if ! start_target "$n" "$mode"; then
+        for engine in haproxy gslbkit; do abort_row "$round" "$engine" "$n" "$mode" "the target servers did not start"; done
+        stop_target
+        continue
+      fi
       for engine in haproxy gslbkit; do
         echo "-- N=$n $mode: $engine" >&2
-        start_checker "$engine" "$n" "$mode"
+        if ! start_checker "$engine" "$n" "$mode"; then
+          abort_row "$round" "$engine" "$n" "$mode" "the checker did not start"
+          stop_checker "$engine"
+          continue
+        fi
         measure "$round" "$engine" "$n" "$mode" "$CPID" "${RSS0[$engine]}"
         stop_checker "$engine"
       done
