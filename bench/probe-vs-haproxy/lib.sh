@@ -101,6 +101,12 @@ warmup_s() { # N: WARMUP plus one interval (both engines spread their first chec
   awk -v w="$WARMUP" -v ms="$(iv_ms "$1")" 'BEGIN { print w + ms / 1000 }'
 }
 
+window_s() { # N: WINDOW rounded up to a whole number of intervals (each target then counts the
+  # same number of probes whatever its phase; HAProxy's first checks are not spread evenly over a
+  # long interval)
+  awk -v w="$WINDOW" -v ms="$(iv_ms "$1")" 'BEGIN { iv = ms / 1000; k = int(w / iv); if (k * iv < w) k++; if (k < 1) k = 1; print k * iv }'
+}
+
 nports() { # N: the ports the targets use (PORTS, or N with PORTS=0)
   if [ "$PORTS" -gt 0 ]; then echo $((PORTS < $1 ? PORTS : $1)); else echo "$1"; fi
 }
@@ -253,7 +259,7 @@ stop_checker() { # ENGINE: stop CPID (gslbprobe's report goes to stderr), let th
 }
 
 # sample N MODE PID [RSS0]: after WARMUP and one interval, measures the
-# checker PID over WINDOW and prints "<CPU ms per 1,000 probes> <RSS KiB>
+# checker PID over WINDOW (rounded up to whole intervals) and prints "<CPU ms per 1,000 probes> <RSS KiB>
 # <RSS B/target> <rate %> <probes> <full TLS handshakes> <resumed> <target
 # servers' CPU %> <(RSS − RSS0) B/target>" (the last -1 without RSS0, the
 # checker's RSS with no targets, in KiB); or prints why not and fails
@@ -266,7 +272,7 @@ sample() {
   kill -0 "$pid" 2>/dev/null || { echo "the checker exited during the warm-up"; return 1; }
   c0=$(cpu_ticks "$pid"); tc0=$(target_cpu_ticks); t0=$(date +%s.%N)
   k0=$(counts) || { echo "control reply lost at the window's start"; return 1; }
-  sleep "$WINDOW"
+  sleep "$(window_s "$n")"
   kill -0 "$pid" 2>/dev/null || { echo "the checker exited during the window"; return 1; }
   c1=$(cpu_ticks "$pid"); tc1=$(target_cpu_ticks); t1=$(date +%s.%N)
   k1=$(counts) || { echo "control reply lost at the window's end"; return 1; }

@@ -117,7 +117,7 @@ done
 
 echo
 cat "$WORK/header"
-echo "steps: engine N verdict, CPU ms/1000 probes, RSS KiB, B/target, rate %, probes, TLS full, TLS resumed, target CPU %"
+echo "steps: engine N verdict, CPU ms/1000 probes, RSS KiB, B/target, rate %, probes, TLS full, TLS resumed, target CPU %, -1 (no idle RSS measured)"
 cat "$STEPS"
 echo
 echo "largest N held at ≥ 99 % of the intended rate ($MODE, one core each):"
