@@ -17,9 +17,12 @@
 # bounds both engines, and then the result measures the target).
 #
 # Environment: ENGINES="haproxy gslbkit", MODE=https (or http, tcp), START=500, NMIN=100, NMAX=12000,
-# RES=100, WARMUP=5, WINDOW=10, and run.sh's INTERVAL, CHECK_CPU, TARGET_CPU,
-# WORKERS, NICE, CHECK_ENV, GP_FLAGS, BASE, CONTROL_PORT. NMAX keeps the
-# targets' ports (BASE … BASE+N-1) below Linux's ephemeral range (32768).
+# RES=100, WARMUP=5, WINDOW=10, and run.sh's INTERVAL, RATE, PORTS, TPROCS,
+# CHECK_CPU, TARGET_CPU, WORKERS, NICE, CHECK_ENV, GP_FLAGS, BASE,
+# CONTROL_PORT. With PORTS=0 (one target per port of 127.0.0.1) keep NMAX
+# such that the targets' ports (BASE … BASE+N-1) stay below Linux's
+# ephemeral range (32768). The interval grows past N = RATE (see run.sh):
+# set RATE above NMAX to search at a fixed interval.
 # Run as root, like run.sh. Example: MODE=https sudo bench/probe-vs-haproxy/maxn.sh
 set -euo pipefail
 
@@ -56,10 +59,10 @@ step() { # ENGINE N: 0 held, 1 fell short, 2 aborted; appends the step to STEPS
   fi
   if ! start_checker "$e" "$n" "$MODE"; then
     echo "$e $n ABORTED: the checker did not start" | tee -a "$STEPS" >&2
-    kill "$TPID"; wait "$TPID" 2>/dev/null || true
+    stop_target
     return 2
   fi
-  if ! out=$(sample "$n" "$MODE" "$CPID" "$TPID"); then
+  if ! out=$(sample "$n" "$MODE" "$CPID"); then
     echo "$e $n ABORTED: $out" | tee -a "$STEPS" >&2
     rc=2
   else
@@ -75,7 +78,7 @@ step() { # ENGINE N: 0 held, 1 fell short, 2 aborted; appends the step to STEPS
     fi
   fi
   stop_checker "$e"
-  kill "$TPID"; wait "$TPID" 2>/dev/null || true
+  stop_target
   return $rc
 }
 
@@ -114,7 +117,7 @@ done
 
 echo
 cat "$WORK/header"
-echo "steps: engine N verdict, CPU ms/1000 probes, RSS KiB, B/target, rate %, probes, TLS full, TLS resumed, target CPU %"
+echo "steps: engine N verdict, CPU ms/1000 probes, RSS KiB, B/target, rate %, probes, TLS full, TLS resumed, target CPU %, -1 (no idle RSS measured)"
 cat "$STEPS"
 echo
 echo "largest N held at ≥ 99 % of the intended rate ($MODE, one core each):"

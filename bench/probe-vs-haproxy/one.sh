@@ -3,7 +3,8 @@
 #
 #   one.sh N MODE SECONDS [gslbprobe flags...]
 #
-# Starts the target server with N listeners (on TARGET_CPU, core 0), runs
+# Starts the target server with N listeners on 127.0.0.1, one target each
+# (on TARGET_CPU, core 0), runs
 # gslbprobe against them (on CHECK_CPU, core 1; 1 s interval and timeout),
 # samples its CPU time after WARMUP (5) seconds and again SECONDS later, reads
 # its VmRSS, stops it with SIGINT and prints its report (the runtime's memory
@@ -41,7 +42,7 @@ fi
 
 tls=() ca=()
 [ "$mode" = https ] && tls=(-tls -ca "$WORK/ca.pem") ca=(-ca "$WORK/ca.pem")
-"${PIN_TARGET[@]}" "$BIN/target" -n "$n" -base "$BASE" -control "127.0.0.1:$CONTROL_PORT" "${tls[@]}" >"$WORK/target.out" 2>&1 &
+"${PIN_TARGET[@]}" "$BIN/target" -ports "$n" -base "$BASE" -control "127.0.0.1:$CONTROL_PORT" "${tls[@]}" >"$WORK/target.out" 2>&1 &
 PIDS+=($!)
 wait_ready "$WORK/target.out" "${PIDS[0]}"
 "${PIN_CHECK[@]}" "${GP_ENV[@]}" "$BIN/gslbprobe" -n "$n" -base "$BASE" -mode "$mode" \

@@ -21,9 +21,10 @@
 # and CONTROL_PORT=32767, HAProxy's unused listener CONTROL_PORT - 1: clear of
 # run.sh's (20000 on) and one.sh's (5000 on) ports and below the ephemeral
 # port range (/proc/sys/net/ipv4/ip_local_port_range, usually from 32768),
-# where a probe's own source port can take a target's port first; so N up to
-# 2,766 by default. For more, choose a free range (e.g. BASE=40000 with
-# ip_local_port_range moved above it).
+# where a probe's own source port can take a target's port first. The
+# targets are laid out as in run.sh (PORTS=4 per loopback address, TPROCS=2
+# target processes, the interval N / RATE s past RATE=10000 targets); with
+# PORTS=0 (one target per port of 127.0.0.1) N goes up to 2,766 by default.
 set -euo pipefail
 
 if [ $# -lt 4 ]; then
@@ -68,7 +69,7 @@ start_target "$n" "$mode"
 GP_FLAGS=$GSLBPROBE_FLAGS
 start_checker "$engine" "$n" "$mode"
 pid=$CPID
-sleep "$WARMUP"
+sleep "$(warmup_s "$n")"
 
 events=task-clock,context-switches,raw_syscalls:sys_enter
 for s in socket setsockopt getsockopt fcntl connect epoll_ctl epoll_wait epoll_pwait \
@@ -84,7 +85,7 @@ perf stat -x, -e "$events" -p "$pid" -o "$WORK/perf.csv" -- \
 probes=$(($(cat "$WORK/p1") - $(cat "$WORK/p0")))
 kill "$pid"
 wait "$pid" 2>/dev/null || true
-echo "$engine N=$n $mode: $probes probes in ${secs} s at the target ($(awk -v p="$probes" -v n="$n" -v s="$secs" 'BEGIN {printf "%.1f", 100 * p / (n * s)}') % of the rate)"
+echo "$engine N=$n $mode: $probes probes in ${secs} s at the target ($(awk -v p="$probes" -v n="$n" -v s="$secs" -v iv="$(iv_ms "$n")" 'BEGIN {printf "%.1f", 100 * p / (n * s * 1000 / iv)}') % of the rate)"
 awk -F, -v p="$probes" '
   /^#/ || NF < 3 { next }
   { v = $1; name = $3; sub(/^syscalls:sys_enter_/, "", name) }

@@ -2,15 +2,22 @@
 # Side-by-side health-check cost of HAProxy and gslbkit's probe.Monitor.
 #
 # For each N (targets) and mode (http, tcp, https) it starts the Go target
-# server with N loopback listeners (TLS 1.3 for https), then runs HAProxy
-# and then gslbprobe (a small program around probe.Monitor) against them,
-# one after the other, each checking every target once per INTERVAL seconds
-# over a new connection. For each engine it measures, over a window after a
-# warm-up:
+# servers (TPROCS processes, 2; TLS 1.3 for https), which listen on PORTS
+# (4) ports of the wildcard address, the targets being PORTS per loopback
+# address on 127.1.0.0 on (PORTS=0: N ports of 127.0.0.1, one target each,
+# as before 50,000-target runs), then runs HAProxy and then gslbprobe (a
+# small program around probe.Monitor) against them, one after the other,
+# each checking every target once per interval over a new connection: the
+# interval is INTERVAL seconds (1), or N / RATE seconds when that is longer
+# (RATE=10000 checks a second: 5 s at 50,000 targets, 10 s at 100,000). For
+# each engine it measures, over a window after a warm-up of WARMUP seconds
+# plus one interval:
 #   - CPU time (utime + stime from /proc/PID/stat) per 1,000 probes, the
 #     probes being those counted at the target server;
-#   - resident memory (VmRSS) at the end of the window, in total and per target;
-#   - the achieved probe rate at the target, as a percentage of N / INTERVAL
+#   - resident memory (VmRSS) at the end of the window, in total and per
+#     target, and per target without the fixed cost: (RSS − the engine's
+#     RSS with no targets, measured each round) ÷ N;
+#   - the achieved probe rate at the target, as a percentage of N / interval
 #     (HTTP and HTTPS: requests answered; TCP: SYNs received, counted with a
 #     packet socket, since HAProxy's connect-only checks abort the handshake
 #     with a RST and never reach accept(); needs root);
@@ -24,15 +31,18 @@
 # outside 95–105 % of the intended rate (then the engine did not do the work
 # being priced).
 #
-# Environment: ROUNDS=3, NS="1000 5000 10000", MODES="http tcp" (add https), WARMUP=5, WINDOW=20
-# (seconds), INTERVAL=1, CHECK_CPU=1 and TARGET_CPU=0 (taskset cores; empty
-# to not pin), WORKERS (Monitor concurrency; default max(256, N/5), enough
-# for N probes a second at up to 200 ms latency), NICE=-10 (priority of the
+# Environment: ROUNDS=3, NS="1000 5000 10000" (add 50000 100000), MODES="http tcp" (add https),
+# WARMUP=5, WINDOW=20 (seconds), INTERVAL=1, RATE=10000, PORTS=4, TPROCS=2,
+# CHECK_CPU=1 and TARGET_CPU=0 (taskset cores; empty to not pin), WORKERS
+# (Monitor concurrency; default max(256, checks a second / 5), enough at up
+# to 200 ms latency), NICE=-10 (priority of the
 # target and the checkers when root; empty to leave it), CHECK_ENV (extra
 # environment for gslbprobe only, e.g. "GOMEMLIMIT=48MiB"; empty by default),
 # GP_FLAGS (extra gslbprobe flags, e.g. "-no-resume" or "-curves ''"),
 # BASE=20000 and CONTROL_PORT=19999 (the targets' first port and the target
-# server's control port; HAProxy's unused listener takes CONTROL_PORT - 1).
+# servers' control port, on 127.0.0.1, 127.0.0.2, … one per process;
+# HAProxy's unused listener takes 127.0.0.1:CONTROL_PORT - 1). The soft
+# open-file limit is raised to the hard one.
 # Needs root to install haproxy with apt if it is absent; see README.md.
 set -euo pipefail
 
@@ -77,9 +87,9 @@ abort_row() { # ROUND ENGINE N MODE REASON: the row prints no figure
   echo "   row $2 N=$3 $4 aborted (round $1): $5" >&2
 }
 
-measure() { # ROUND ENGINE N MODE PID: one row of RESULTS, or an ABORT line
-  local round=$1 engine=$2 n=$3 mode=$4 pid=$5 out
-  if ! out=$(sample "$n" "$mode" "$pid" "$TPID"); then
+measure() { # ROUND ENGINE N MODE PID RSS0: one row of RESULTS, or an ABORT line
+  local round=$1 engine=$2 n=$3 mode=$4 pid=$5 rss0=$6 out
+  if ! out=$(sample "$n" "$mode" "$pid" "$rss0"); then
     abort_row "$round" "$engine" "$n" "$mode" "$out"
     return
   fi
@@ -92,20 +102,39 @@ measure() { # ROUND ENGINE N MODE PID: one row of RESULTS, or an ABORT line
   fi
 }
 
-echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds${GP_FLAGS:+; gslbprobe $GP_FLAGS}${CHECK_ENV:+; gslbprobe env $CHECK_ENV}" | tee "$WORK/header" >&2
+layout="one target per port of 127.0.0.1"
+[ "$PORTS" -gt 0 ] && layout="$PORTS targets per loopback address, $TPROCS target processes"
+echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds; $layout; interval max(${INTERVAL} s, N / $RATE s)${GP_FLAGS:+; gslbprobe $GP_FLAGS}${CHECK_ENV:+; gslbprobe env $CHECK_ENV}" | tee "$WORK/header" >&2
+declare -A RSS0
 for round in $(seq "$ROUNDS"); do
   echo "=== round $round of $ROUNDS" >&2
+  for engine in haproxy gslbkit; do
+    if RSS0[$engine]=$(rss_idle "$engine" http); then
+      echo "IDLE $round $engine ${RSS0[$engine]}" | tee -a "$RESULTS" >&2
+    else
+      echo "   $engine with no targets: ${RSS0[$engine]}; no memory per target without the fixed cost this round" >&2
+      RSS0[$engine]=-1
+    fi
+  done
   for n in $NS; do
     for mode in $MODES; do
-      echo "== N=$n $mode: starting the target server" >&2
-      start_target "$n" "$mode"
+      echo "== N=$n $mode (interval $(iv_ms "$n") ms): starting the target servers" >&2
+      if ! start_target "$n" "$mode"; then
+        for engine in haproxy gslbkit; do abort_row "$round" "$engine" "$n" "$mode" "the target servers did not start"; done
+        stop_target
+        continue
+      fi
       for engine in haproxy gslbkit; do
         echo "-- N=$n $mode: $engine" >&2
-        start_checker "$engine" "$n" "$mode"
-        measure "$round" "$engine" "$n" "$mode" "$CPID"
+        if ! start_checker "$engine" "$n" "$mode"; then
+          abort_row "$round" "$engine" "$n" "$mode" "the checker did not start"
+          stop_checker "$engine"
+          continue
+        fi
+        measure "$round" "$engine" "$n" "$mode" "$CPID" "${RSS0[$engine]}"
         stop_checker "$engine"
       done
-      kill "$TPID"; wait "$TPID" 2>/dev/null || true
+      stop_target
     done
   done
 done
@@ -113,15 +142,16 @@ done
 echo
 cat "$WORK/header"
 echo "median of $ROUNDS rounds (min–max); a row with an aborted round shows why instead of figures"
-printf '%-8s %6s %-5s %24s %26s %20s %24s %14s\n' engine N mode "CPU ms/1000 probes" "RSS KiB" "B/target" "rate %" "target CPU %"
+echo "RSS with no targets, KiB: $(for e in haproxy gslbkit; do printf '%s %s  ' "$e" "$(awk -v e="$e" '$1 == "IDLE" && $3 == e { print $4 }' "$RESULTS" | mmm | fmt_mmm %.0f)"; done)"
+printf '%-8s %6s %-5s %24s %26s %20s %20s %24s %14s\n' engine N mode "CPU ms/1000 probes" "RSS KiB" "B/target" "(RSS−idle) B/target" "rate %" "target CPU %"
 for n in $NS; do for mode in $MODES; do for e in haproxy gslbkit; do
   why=$(awk -v e="$e" -v n="$n" -v m="$mode" '$1 == "ABORT" && $3 == e && $4 == n && $5 == m { $1 = ""; $3 = ""; $4 = ""; $5 = ""; sub(/^ +/, ""); gsub(/ +/, " "); print "round " $0; exit }' "$RESULTS")
   if [ -n "$why" ]; then
     printf '%-8s %6d %-5s ABORTED: %s\n' "$e" "$n" "$mode" "$why"
     continue
   fi
-  col() { awk -v e="$e" -v n="$n" -v m="$mode" -v c="$1" '$2 == e && $3 == n && $4 == m { print $c }' "$RESULTS" | mmm | fmt_mmm "$2"; }
-  printf '%-8s %6d %-5s %24s %26s %20s %24s %14s\n' "$e" "$n" "$mode" "$(col 5 %.1f)" "$(col 6 %.0f)" "$(col 7 %.0f)" "$(col 8 %.2f)" "$(col 12 %.0f)"
+  col() { awk -v e="$e" -v n="$n" -v m="$mode" -v c="$1" '$1 != "IDLE" && $2 == e && $3 == n && $4 == m && $c >= 0 { print $c }' "$RESULTS" | mmm | fmt_mmm "$2"; }
+  printf '%-8s %6d %-5s %24s %26s %20s %20s %24s %14s\n' "$e" "$n" "$mode" "$(col 5 %.1f)" "$(col 6 %.0f)" "$(col 7 %.0f)" "$(col 13 %.0f)" "$(col 8 %.2f)" "$(col 12 %.0f)"
 done; done; done
 if [[ " $MODES " == *" https "* ]]; then
   echo
@@ -137,15 +167,15 @@ if [[ " $MODES " == *" https "* ]]; then
   done; done
 fi
 echo
-printf '%6s %-5s %28s %28s\n' N mode "CPU gslbkit/HAProxy" "RSS gslbkit/HAProxy"
+printf '%6s %-5s %28s %28s %28s\n' N mode "CPU gslbkit/HAProxy" "RSS gslbkit/HAProxy" "(RSS−idle) gslbkit/HAProxy"
 for n in $NS; do for mode in $MODES; do
   if grep -q "^ABORT [0-9]* [a-z]* $n $mode " "$RESULTS"; then
     printf '%6d %-5s %s\n' "$n" "$mode" "ABORTED (see above)"
     continue
   fi
-  ratio() { awk -v n="$n" -v m="$mode" -v c="$1" '$3 == n && $4 == m { v[$1, $2] = $c; r[$1] = 1 }
-    END { for (k in r) if (v[k, "haproxy"] > 0) print v[k, "gslbkit"] / v[k, "haproxy"] }' "$RESULTS" | mmm | fmt_mmm %.2f; }
-  printf '%6d %-5s %28s %28s\n' "$n" "$mode" "$(ratio 5)" "$(ratio 6)"
+  ratio() { awk -v n="$n" -v m="$mode" -v c="$1" '$1 != "IDLE" && $3 == n && $4 == m { v[$1, $2] = $c; r[$1] = 1 }
+    END { for (k in r) if (v[k, "haproxy"] > 0 && v[k, "gslbkit"] >= 0) print v[k, "gslbkit"] / v[k, "haproxy"] }' "$RESULTS" | mmm | fmt_mmm %.2f; }
+  printf '%6d %-5s %28s %28s %28s\n' "$n" "$mode" "$(ratio 5)" "$(ratio 6)" "$(ratio 13)"
 done; done
 if [ "$(wc -w <<<"$NS")" -gt 1 ]; then
   echo

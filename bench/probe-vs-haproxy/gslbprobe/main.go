@@ -5,13 +5,22 @@
 // -ca names, X25519 only by default, sessions resumed unless -no-resume)
 // or TCP connect-only checks. It runs until SIGTERM or SIGINT and prints a
 // one-line summary of the Monitor's statistics on exit.
+//
+// Target i is 127.0.0.1:base+i, or, with -ports P > 0, port base + i mod P
+// of loopback address 127.1.0.0 + i / P (P targets per address, one per
+// port: 100,000 targets over 25,000 addresses and 4 ports with P = 4);
+// HTTPS checks then verify the name target.test (the targets'
+// certificate has it and 127.0.0.1 only). bench/probe-vs-haproxy's lib.sh
+// gives HAProxy the same addresses.
 package main
 
 import (
 	"context"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"log"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
@@ -28,6 +37,7 @@ import (
 func main() {
 	n := flag.Int("n", 1000, "number of targets")
 	base := flag.Int("base", 20000, "first port")
+	ports := flag.Int("ports", 0, "targets per loopback address, one per port from base (0: every target on 127.0.0.1, one port each)")
 	mode := flag.String("mode", "http", "http, https or tcp")
 	caFile := flag.String("ca", "", "https: the CA certificate file the targets' certificates are verified with (empty: no verification)")
 	curves := flag.String("curves", "X25519", "https: the key exchanges offered, comma-separated (TLSConfig.Curves; empty: Go's default)")
@@ -65,7 +75,7 @@ func main() {
 	pol.MaxBackoff = *interval
 	pol.InitialJitter = *interval // spread the first probes over one interval, as HAProxy does
 	for i := range *n {
-		addr := "127.0.0.1:" + strconv.Itoa(*base+i)
+		addr := targetAddr(i, *base, *ports)
 		var p probe.Prober
 		switch *mode {
 		case "http":
@@ -73,6 +83,9 @@ func main() {
 		case "https":
 			hc := probe.DefaultHTTPConfig()
 			hc.TLS = &probe.TLSConfig{CAFile: *caFile, InsecureSkipVerify: *caFile == "", DisableResumption: *noResume}
+			if *ports > 0 {
+				hc.TLS.ServerName = "target.test"
+			}
 			if *curves != "" {
 				hc.TLS.Curves = strings.Split(*curves, ",")
 			}
@@ -161,4 +174,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, " (last error: %s)", lastErr)
 	}
 	fmt.Fprintln(os.Stderr)
+}
+
+// targetAddr returns target i's address (see the package doc).
+func targetAddr(i, base, ports int) string {
+	if ports <= 0 {
+		return "127.0.0.1:" + strconv.Itoa(base+i)
+	}
+	a := [4]byte{127, 1, 0, 0}
+	binary.BigEndian.PutUint32(a[:], binary.BigEndian.Uint32(a[:])+uint32(i/ports))
+	return netip.AddrPortFrom(netip.AddrFrom4(a), uint16(base+i%ports)).String()
 }

@@ -1,12 +1,20 @@
-// Command target serves N loopback health-check targets for the
+// Command target serves loopback health-check targets for the
 // probe-vs-haproxy benchmark and counts the probes they receive.
 //
-// It listens on 127.0.0.1 ports base … base+N-1. Every accepted connection
+// It listens on -ports ports, base … base+ports-1, on the address -listen
+// names: 127.0.0.1, one target per port (up to about 12,000 targets below
+// the ephemeral port range), or the wildcard 0.0.0.0, where each port
+// serves every address of 127.0.0.0/8 (the checkers spread many targets
+// over many loopback addresses sharing a few ports; the traffic stays on
+// loopback). Several such processes can share the work, each with its own
+// ports and control address. Every accepted connection
 // counts as a TCP probe; a connection that sends an HTTP request gets
 // "200 OK" and counts as an HTTP probe; then the server closes it. With
 // -tls every target speaks TLS 1.3 only, with an ECDSA P-256 certificate
 // (for 127.0.0.1 and target.test) issued at start by a throw-away CA whose
-// certificate is written to the file -ca names; the key exchange is X25519
+// certificate is written to the file -ca names (with its key to -cakey;
+// when both files exist already, that CA is used instead, so several
+// processes serve certificates of one CA); the key exchange is X25519
 // only and session tickets are on, so clients may resume; each completed
 // handshake counts as full or resumed. A control listener (-control)
 // answers "GET /count" with "<accepted> <http> <syns> <full> <resumed>\n",
@@ -27,6 +35,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,25 +58,26 @@ var tlsConfig *tls.Config
 const response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nOK"
 
 func main() {
-	n := flag.Int("n", 1000, "number of targets")
+	n := flag.Int("ports", 1000, "number of ports listened on (base … base+ports-1)")
 	base := flag.Int("base", 20000, "first port")
+	listen := flag.String("listen", "127.0.0.1", "the address the ports listen on (0.0.0.0: every loopback address)")
+	accepters := flag.Int("accepters", 0, "goroutines accepting on each port (0: 64 / ports, at least 1)")
 	control := flag.String("control", "127.0.0.1:19999", "control address (GET /count)")
 	countSyn := flag.Bool("syn", true, "count SYNs to the targets' ports with a packet socket (Linux, CAP_NET_RAW)")
 	useTLS := flag.Bool("tls", false, "serve TLS 1.3 (ECDSA P-256, X25519, session tickets on)")
-	caFile := flag.String("ca", "", "with -tls: write the CA certificate (PEM) to this file")
+	caFile := flag.String("ca", "", "with -tls: the CA certificate (PEM): written, or read with -cakey when both exist")
+	caKeyFile := flag.String("cakey", "", "with -tls and -ca: the CA key (PEM), written or read with the certificate")
 	flag.Parse()
 
 	if *useTLS {
-		cfg, caPEM, err := newTLSConfig()
+		cfg, err := newTLSConfig(*caFile, *caKeyFile)
 		if err != nil {
 			log.Fatalf("tls: %v", err)
 		}
-		if *caFile != "" {
-			if err := os.WriteFile(*caFile, caPEM, 0o644); err != nil {
-				log.Fatalf("tls: %v", err)
-			}
-		}
 		tlsConfig = cfg
+	}
+	if *accepters <= 0 {
+		*accepters = max(1, 64 / *n)
 	}
 
 	if *countSyn {
@@ -82,11 +92,13 @@ func main() {
 	}
 
 	for i := range *n {
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(*base+i))
+		ln, err := net.Listen("tcp", net.JoinHostPort(*listen, strconv.Itoa(*base+i)))
 		if err != nil {
 			log.Fatalf("listen on port %d: %v", *base+i, err)
 		}
-		go serve(ln)
+		for range *accepters {
+			go serve(ln)
+		}
 	}
 	cl, err := net.Listen("tcp", *control)
 	if err != nil {
@@ -100,8 +112,9 @@ func main() {
 	<-sig
 }
 
-// serve accepts and answers connections one at a time: a target sees one
-// probe a second, so a goroutine per connection would only add cost.
+// serve accepts and answers connections one at a time: a port serving one
+// target sees one probe a second, so a goroutine per connection would only
+// add cost; a port serving many runs several serve loops (-accepters).
 func serve(ln net.Listener) {
 	buf := make([]byte, 1024)
 	for {
@@ -137,38 +150,57 @@ func handleTLS(c net.Conn, buf []byte) {
 	handle(tc, buf)
 }
 
-// newTLSConfig issues a CA and, from it, an ECDSA P-256 certificate for
-// 127.0.0.1 and target.test, and returns the targets' configuration and the
-// CA certificate in PEM.
-func newTLSConfig() (*tls.Config, []byte, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// newTLSConfig returns the targets' configuration: an ECDSA P-256
+// certificate for 127.0.0.1 and target.test issued by the CA in caFile and
+// caKeyFile (PEM) when both exist, else by a new CA whose certificate (and,
+// with caKeyFile, key) it writes there (caFile empty: not written).
+func newTLSConfig(caFile, caKeyFile string) (*tls.Config, error) {
+	ca, caKey, err := loadCA(caFile, caKeyFile)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "probe-vs-haproxy CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, nil, err
+	if ca == nil {
+		if caKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
+			return nil, err
+		}
+		caTmpl := &x509.Certificate{
+			SerialNumber:          big.NewInt(1),
+			Subject:               pkix.Name{CommonName: "probe-vs-haproxy CA"},
+			NotBefore:             now.Add(-time.Hour),
+			NotAfter:              now.Add(24 * time.Hour),
+			IsCA:                  true,
+			BasicConstraintsValid: true,
+			KeyUsage:              x509.KeyUsageCertSign,
+		}
+		caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+		if err != nil {
+			return nil, err
+		}
+		if ca, err = x509.ParseCertificate(caDER); err != nil {
+			return nil, err
+		}
+		if caFile != "" {
+			if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644); err != nil {
+				return nil, err
+			}
+		}
+		if caKeyFile != "" {
+			kder, err := x509.MarshalECPrivateKey(caKey)
+			if err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(caKeyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+				return nil, err
+			}
+		}
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
+		SerialNumber: big.NewInt(now.UnixNano()),
 		Subject:      pkix.Name{CommonName: "target.test"},
 		DNSNames:     []string{"target.test"},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
@@ -179,16 +211,49 @@ func newTLSConfig() (*tls.Config, []byte, error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	cfg := &tls.Config{
+	return &tls.Config{
 		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
 		MinVersion:   tls.VersionTLS13,
 		// X25519 alone: Go's default adds the X25519MLKEM768 hybrid, which
 		// OpenSSL 3.0 (HAProxy 2.6) does not offer.
 		CurvePreferences: []tls.CurveID{tls.X25519},
+	}, nil
+}
+
+// loadCA reads the CA certificate and key when both files exist; nil and
+// no error when either name is empty or either file is absent.
+func loadCA(certFile, keyFile string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	if certFile == "" || keyFile == "" {
+		return nil, nil, nil
 	}
-	return cfg, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), nil
+	cp, err := os.ReadFile(certFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	kp, err := os.ReadFile(keyFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	cb, _ := pem.Decode(cp)
+	kb, _ := pem.Decode(kp)
+	if cb == nil || kb == nil {
+		return nil, nil, fmt.Errorf("%s or %s: no PEM block", certFile, keyFile)
+	}
+	ca, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ca, key, nil
 }
 
 // handle answers one request if one arrives (the end of its head within
