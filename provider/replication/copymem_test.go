@@ -15,7 +15,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -130,13 +129,6 @@ func curve(rss []int64, n int) []int64 {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
-
-// cpuSeconds is the process's user and system CPU time so far.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
 
 const copyMemSecret = "copy-memory-secret-0123456789"
 

@@ -314,8 +314,12 @@ func serveBatch(ctx context.Context, p *memory.Provider, addr string) error {
 // applyOnSignal applies the changes in path (see the -changes flag) in one
 // SetRecords call each time the process gets SIGUSR1, and logs it.
 func applyOnSignal(ctx context.Context, p *memory.Provider, path string) {
+	if changeSignal == nil {
+		log.Print("-changes: no SIGUSR1 on this platform")
+		return
+	}
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGUSR1)
+	signal.Notify(sig, changeSignal)
 	defer signal.Stop(sig)
 	for {
 		select {
