@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -13,8 +14,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 
+	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/provider/replication"
 )
@@ -207,7 +210,7 @@ func TestNodeRefusesForgedSteering(t *testing.T) {
 		had := n.steeredAt
 		n.mu.Unlock()
 		if had.IsZero() {
-			t.Fatalf("the node never copied the steering data: %v", n.steerErr)
+			t.Fatal("the node never copied the steering data")
 		}
 		other := replication.HandlerConfig{Secret: "another-secret-0123456789"}
 		forged := `{"latency":[{"record":"lat.example.test.","step":0,"state":{"chosen":"192.0.2.3"}}],"load":{"eu":9}}`
@@ -237,6 +240,53 @@ func TestNodeRefusesForgedSteering(t *testing.T) {
 			}
 			if rec := do(n.handler(), "GET", "/readyz", nil); strings.Contains(rec.Body.String(), "steering_not_copied") {
 				t.Errorf("/readyz names steering_not_copied though the node has a copy: %s", rec.Body.String())
+			}
+		}
+	})
+}
+
+// FuzzSteeringApply: whatever a (signed) steering reply holds, a node
+// copies it without panicking and its steps still answer among the
+// record's addresses.
+func FuzzSteeringApply(f *testing.F) {
+	f.Add([]byte(`{"latency":[{"record":"lat.example.test.","step":0,"state":{"chosen":"192.0.2.2","rtt":{"192.0.2.2":5000000}}}],"load":{"eu":1}}`))
+	f.Add([]byte(`{"latency":[{"record":"lat.example.test.","step":0,"state":{"chosen":"nowhere","rtt":{"":-1,"x":9}}}],"load":{"eu":-1e308,"us":1e308}}`))
+	f.Add([]byte(`{"latency":null,"load":null}`))
+	cfg, err := ParseConfig([]byte(withStateDir(steerTestYAML)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := cfg.ValidateNode(); err != nil {
+		f.Fatal(err)
+	}
+	zone, err := memory.New(memory.DefaultConfig())
+	if err != nil {
+		f.Fatal(err)
+	}
+	st := newSteering()
+	kinds, err := installAnswersWith(zone, cfg, st)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var rrs []libdns.Record
+	for _, ip := range []string{"192.0.2.1", "192.0.2.2", "192.0.2.3"} {
+		rrs = append(rrs, libdns.Address{Name: "x", TTL: 5 * time.Second, IP: netip.MustParseAddr(ip)})
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v steeringView
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		st.apply(v)
+		for _, name := range []string{"lat.example.test.", "shed.example.test."} {
+			fn := failover.StepChain(kinds[name].steps...)
+			for _, cl := range []string{"10.0.0.0/24", "2001:db8::/56", "0.0.0.0/0"} {
+				out, _ := fn(netip.MustParsePrefix(cl), name, "A", rrs)
+				for _, r := range out {
+					if !slices.ContainsFunc(rrs, func(x libdns.Record) bool { return x.RR() == r.RR() }) {
+						t.Fatalf("%s for %s: %v is not one of the record's", name, cl, r)
+					}
+				}
 			}
 		}
 	})
