@@ -191,6 +191,9 @@ func TestNodeRefusesForgedSteering(t *testing.T) {
 		if rec := do(ctlH, "GET", "/replication/steering", nil); rec.Code != http.StatusUnauthorized && rec.Code != http.StatusServiceUnavailable {
 			t.Errorf("unsigned GET /replication/steering: %d %s", rec.Code, rec.Body.String())
 		}
+		if rec := do(c.nodes[0].handler(), "GET", "/readyz", nil); !strings.Contains(rec.Body.String(), "steering_not_copied") {
+			t.Errorf("/readyz of a node that never copied the steering data: %s", rec.Body.String())
+		}
 		stop := c.run(t)
 		defer stop()
 		for start := time.Now(); !c.ctl.isAnswering(); {
