@@ -163,7 +163,7 @@ func tcpAnswer(server, name string) ([]string, error) {
 }
 
 // flooder keeps n TCP connections open to addr, each sending a query
-// every 2 s so that no idle timeout closes it, as the attacker of issue 15
+// every 2 s so that no idle timeout closes it, as a slowloris attacker does
 // did, and reconnecting a second after the server closes it, until stop.
 type flooder struct {
 	addr   string

@@ -117,7 +117,7 @@ func freshMetric(addr, name string) float64 {
 	return -1
 }
 
-// TestHealthzUnderHTTPFlood (issue 29, fix 5): 300 idle keep-alive
+// TestHealthzUnderHTTPFlood: 300 idle keep-alive
 // connections at http.maxConns 256 (the old fixed default), then 300
 // connections stuck in their request header at maxConns 16: fresh
 // /healthz requests are answered 200 every time (9 of 9), the idle ones
@@ -168,7 +168,7 @@ func TestHealthzUnderHTTPFlood(t *testing.T) {
 	}
 }
 
-// TestDNSTCPUnderHTTPFloodNofile300 (issue 29, fix 11): gslbd with 300
+// TestDNSTCPUnderHTTPFloodNofile300: gslbd with 300
 // descriptors and the default limits, its HTTP port flooded by 400
 // keep-alive connections: HTTP holds at most a quarter of the descriptors
 // (75, plus 8 reserved), DNS TCP another quarter, and fresh DNS-over-TCP

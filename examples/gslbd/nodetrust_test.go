@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// TestNodeRefusesForgedController (issue 29, fix 7): the controller goes
+// TestNodeRefusesForgedController: the controller goes
 // away and another local process answers at its address, serving a forged
 // zone. The node never sends its secret (to the real controller or the
 // forger), refuses the forged snapshot and keeps answering its copy, and

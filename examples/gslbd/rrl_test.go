@@ -83,7 +83,7 @@ func reflectFrom(t *testing.T, server, name string, perSecond int, d time.Durati
 	return in, out, full, tc
 }
 
-// TestRRLLimitsReflection (issue 29, fix 6): dns.rrl is configurable and
+// TestRRLLimitsReflection: dns.rrl is configurable and
 // on by default (rate 200, slip 2). One source sending 10,000 queries a
 // second for a large answer: with rrl off every query is answered in full
 // (the amplification a reflection attack buys); with the default, no more

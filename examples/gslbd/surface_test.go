@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestHostGuardAgainstRebinding (issue 29, fix 14): reads with a Host
+// TestHostGuardAgainstRebinding: reads with a Host
 // naming another site (a page that rebound its own name to gslbd's
 // address) are answered 421; IP literals, localhost and the names of
 // http.allowedHosts are served; /healthz and /readyz answer whatever the

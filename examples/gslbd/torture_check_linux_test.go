@@ -538,7 +538,7 @@ func (c *checker) checkI7(im *impostor, forged bool, held uint32) {
 	}
 }
 
-// checkSurface holds reads to the DNS-rebinding rule (issue 29's item 14;
+// checkSurface holds reads to the DNS-rebinding rule (the Host allow-list;
 // beside I1–I7): a read naming a foreign Host is refused.
 func (c *checker) checkSurface() {
 	for _, p := range []string{"/api/status", "/api/records", "/metrics", "/"} {

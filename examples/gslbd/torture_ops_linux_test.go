@@ -437,7 +437,7 @@ func opEditRename(w *walk, a []string) error {
 
 // opEditFailover points a record's failover elsewhere: another external
 // name, a loop with another record, the zone's apex, or none; a loop or
-// the apex is then disabled through the API (issue 29, item 13).
+// the apex is then disabled through the API.
 func opEditFailover(w *walk, a []string) error {
 	name, kind, other := a[0], a[1], a[2]
 	err := w.editConfig(func(s *mState) {
@@ -629,7 +629,7 @@ func opUDPReflection(w *walk, _ []string) error {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), fmt.Sprintf(`GSLBD_E2E_ARGS=["-config",%q,"-check"]`, path))
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%w: dns.rrl is unknown to this gslbd (depends on the fix for issue 29 item 6): %s", errSkip, lastLines(string(out), 1))
+		return fmt.Errorf("%w: dns.rrl is unknown to this gslbd: %s", errSkip, lastLines(string(out), 1))
 	}
 	if w.ctl != nil {
 		if err := w.stopCtl(false); err != nil {

@@ -59,7 +59,7 @@ func TestReplicaNeverSendsTheSecret(t *testing.T) {
 	}
 }
 
-// TestReplicaRefusesForgedSource (issue 29, fix 7): with the controller
+// TestReplicaRefusesForgedSource: with the controller
 // away, another process answers at its address: unsigned replies, replies
 // signed with another key, a recorded reply replayed, and a stale source
 // with the key serving an older version of the same epoch are all refused
