@@ -2,6 +2,7 @@ package failover
 
 import (
 	"cmp"
+	"maps"
 	"net/netip"
 	"slices"
 	"sync"
@@ -244,4 +245,44 @@ func Latency(t *LatencyTable, pools map[netip.Addr]string) AnswerFunc {
 		}
 		return rrs[best : best+1 : best+1], 0
 	}
+}
+
+// LatencyState is a LatencyTable's answer state: the chosen pool and the
+// last round's RTT per pool (which the step falls back to when the chosen
+// pool has no address left). A DNS node copies its controller's with
+// State and Restore, so it answers alike without measuring anything.
+type LatencyState struct {
+	// Chosen is the pool the table answers ("" none yet).
+	Chosen string `json:"chosen,omitempty"`
+	// RTT is the last round's RTT per pool.
+	RTT map[string]time.Duration `json:"rtt,omitempty"`
+}
+
+// State returns t's answer state (a copy).
+func (t *LatencyTable) State() LatencyState {
+	st := t.state.Load()
+	if st == nil {
+		return LatencyState{}
+	}
+	return LatencyState{Chosen: st.cur, RTT: maps.Clone(st.rtt.byName)}
+}
+
+// Restore replaces t's answer state with s, as if the hysteresis had
+// chosen s.Chosen after a round measuring s.RTT (pools of RTT ≤ 0 are
+// dropped); the streak towards a switch starts again.
+func (t *LatencyTable) Restore(s LatencyState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := make(map[string]time.Duration, len(s.RTT))
+	for k, v := range s.RTT {
+		if v > 0 && k != "" {
+			m[k] = v
+		}
+	}
+	t.streak = 0
+	st := &latencyState{rtt: newPoolValues(m), cur: s.Chosen}
+	if a, err := netip.ParseAddr(s.Chosen); err == nil {
+		st.curAddr = a.Unmap()
+	}
+	t.state.Store(st)
 }

@@ -256,3 +256,23 @@ func fnv64(s string) uint64 {
 	}
 	return mix64(h)
 }
+
+// Loads returns every pool's load that was set (a copy).
+func (t *LoadTable) Loads() map[string]float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.m)
+}
+
+// Replace sets every pool's load to m's (a pool absent from m: 0), in one
+// step: a query sees the old loads or the new ones. m is copied.
+func (t *LoadTable) Replace(m map[string]float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.m = maps.Clone(m)
+	if t.m == nil {
+		t.m = map[string]float64{}
+	}
+	pv := newPoolValues(t.m)
+	t.cur.Store(&pv)
+}

@@ -382,3 +382,33 @@ func BenchmarkSteer(b *testing.B) {
 		})
 	}
 }
+
+// TestSteerStateCopies: a table restored from another's State and a
+// LoadTable replaced with another's Loads answer as the originals do.
+func TestSteerStateCopies(t *testing.T) {
+	src, _ := failover.NewLatencyTable(failover.LatencyConfig{SwitchAfter: 2})
+	src.Update(map[string]time.Duration{"192.0.2.1": 50 * time.Millisecond, "192.0.2.2": 60 * time.Millisecond})
+	src.Update(map[string]time.Duration{"192.0.2.1": 50 * time.Millisecond, "192.0.2.2": 10 * time.Millisecond}) // streak 1: stays
+	dst, _ := failover.NewLatencyTable(failover.LatencyConfig{SwitchAfter: 2})
+	dst.Restore(src.State())
+	if dst.Chosen() != "192.0.2.1" || !maps.Equal(dst.State().RTT, src.State().RTT) {
+		t.Fatalf("restored %+v, source %+v", dst.State(), src.State())
+	}
+	var rrs []libdns.Record
+	for _, ip := range []string{"192.0.2.1", "192.0.2.2"} {
+		rrs = append(rrs, libdns.Address{Name: "app", IP: netip.MustParseAddr(ip)})
+	}
+	client := netip.MustParsePrefix("198.51.100.0/24")
+	a, _ := failover.Latency(src, nil)(client, "app", "A", rrs)
+	b, _ := failover.Latency(dst, nil)(client, "app", "A", rrs)
+	if !slices.Equal(a, b) {
+		t.Fatalf("latency answers differ: %v, %v", a, b)
+	}
+	var l1, l2 failover.LoadTable
+	l1.Set("192.0.2.1", 0.9)
+	l2.Set("192.0.2.2", 5)
+	l2.Replace(l1.Loads())
+	if l2.Load("192.0.2.2") != 0 || l2.Load("192.0.2.1") != 0.9 || !maps.Equal(l1.Loads(), l2.Loads()) {
+		t.Fatalf("replaced loads %v, want %v", l2.Loads(), l1.Loads())
+	}
+}

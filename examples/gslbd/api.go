@@ -41,6 +41,7 @@ import (
 //	GET  /replication/snapshot[?region=R]              for nodes; shared-secret header
 //	GET  /replication/changes?since=V[&region=R]       for nodes; shared-secret header
 //	GET  /replication/answers                          for nodes: digests of the per-query answer config; shared-secret header
+//	GET  /replication/steering                         for nodes: the latency steps' state and the pools' load; shared-secret header
 //	GET  /metrics                                      Prometheus
 //	GET  /healthz                                      liveness: 200 while serving; the body lists problems
 //	GET  /readyz                                       readiness: 503 with the problems while any is present
@@ -80,6 +81,13 @@ func (c *controller) handler() http.Handler {
 			}
 			ra.WriteSignedJSON(w, r, c.answerDigest)
 		})
+		mux.Handle("GET /replication/steering", c.gateReplication(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !ra.VerifyRequest(r) {
+				writeJSON(w, http.StatusUnauthorized, apiError{"missing or wrong replication secret or MAC"})
+				return
+			}
+			ra.WriteSignedJSON(w, r, c.steer.view())
+		})))
 	}
 	mux.HandleFunc("GET /metrics", read(c.met.handler().ServeHTTP))
 	mux.Handle("GET /readyz", c.met.ready.handler("controller"))

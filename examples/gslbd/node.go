@@ -48,8 +48,16 @@ type node struct {
 	client *http.Client
 	own    answerDigest
 
-	mu    sync.Mutex
-	check answersCheckView // the last comparison
+	// steer holds the node's latency and loadShed tables, copied from the
+	// controller's (GET /replication/steering) after every sync; steerKick
+	// asks for a copy.
+	steer     *steering
+	steerKick chan struct{}
+
+	mu        sync.Mutex
+	check     answersCheckView // the last comparison
+	steeredAt time.Time        // the last copy of the steering data (zero: none yet)
+	steerErr  error            // why the last copy failed, if it did
 }
 
 // answersCheckView is how a node's per-query answers compare with its
@@ -77,7 +85,7 @@ func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*
 	if client == nil {
 		client = http.DefaultClient
 	}
-	n := &node{cfg: cfg, log: log, met: met, client: client, own: digestAnswers(cfg)}
+	n := &node{cfg: cfg, log: log, met: met, client: client, own: digestAnswers(cfg), steer: newSteering(), steerKick: make(chan struct{}, 1)}
 	// A node signs with the key files it was given (dnssec.go): the
 	// signer is the Provider's for the zone, whenever replication brings it.
 	signer, err := newZoneSigner(cfg, cfg.Zone, met, log)
@@ -94,7 +102,7 @@ func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*
 	watchSigner(n.zone, signer, cfg.Zone, met.ready)
 	// Answer hooks do not travel with replication: the node registers
 	// those of the records its own config lists with a per-query kind.
-	kinds, err := installAnswers(n.zone, cfg)
+	kinds, err := installAnswersWith(n.zone, cfg, n.steer)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +158,17 @@ func newNode(cfg Config, client *http.Client, met *metrics, log *slog.Logger) (*
 		return true, fmt.Sprintf("missed %d syncs with %s; serving the copy of version %d synced at %s",
 			st.Missed, cfg.Node.URL, st.Version, st.LastSync.UTC().Format(time.RFC3339)) + lastErr(st.LastErr)
 	})
+	met.ready.add("steering_not_copied", func(time.Time) (bool, string) {
+		if !n.steer.steers() {
+			return false, ""
+		}
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if !n.steeredAt.IsZero() {
+			return false, "" // a failed copy keeps the last one: not a readiness problem
+		}
+		return true, "no copy yet of the latency and loadShed steps' data from " + cfg.Node.URL + " (those steps answer every address)" + lastErr(n.steerErr)
+	})
 	return n, nil
 }
 
@@ -173,6 +192,18 @@ func (n *node) Run(ctx context.Context) error {
 			}
 		}
 	})
+	if n.steer.steers() {
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-n.steerKick:
+					n.copySteering(ctx)
+				}
+			}
+		})
+	}
 	return n.replica.Run(ctx)
 }
 
@@ -207,41 +238,80 @@ func (n *node) checkAnswers(ctx context.Context) {
 
 // fetchAnswerDigest asks the controller for its answer digest.
 func (n *node) fetchAnswerDigest(ctx context.Context) (answerDigest, error) {
-	ctx, cancel := context.WithTimeout(ctx, cmp.Or(n.cfg.Node.Timeout, replication.DefaultReplicaConfig().Timeout))
-	defer cancel()
-	u := strings.TrimSuffix(n.cfg.Node.URL, "/") + "/answers"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return answerDigest{}, err
-	}
-	nonce := n.cfg.Node.Auth.SignRequest(req) // never the secret itself
-	resp, err := n.client.Do(req)
-	if err != nil {
-		return answerDigest{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		if resp.StatusCode == http.StatusNotFound {
-			return answerDigest{}, fmt.Errorf("GET %s: 404: the controller is older than this node and does not serve answer digests", u)
-		}
-		return answerDigest{}, fmt.Errorf("GET %s: %s", u, resp.Status)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return answerDigest{}, fmt.Errorf("GET %s: %w", u, err)
-	}
-	if !n.cfg.Node.Auth.VerifyReply(nonce, body, resp.Header.Get(replication.SignatureHeader)) {
-		return answerDigest{}, fmt.Errorf("GET %s: the reply is unsigned or its signature does not verify with the shared secret: not the configured controller", u)
-	}
 	var d answerDigest
-	if err := json.Unmarshal(body, &d); err != nil {
-		return answerDigest{}, fmt.Errorf("GET %s: %w", u, err)
+	u, err := n.fetchSigned(ctx, "answers", "answer digests", 4<<20, &d)
+	if err != nil {
+		return answerDigest{}, err
 	}
 	if d.Names == nil {
 		return answerDigest{}, fmt.Errorf("GET %s: no names in the reply", u)
 	}
 	return d, nil
+}
+
+// copySteering copies the controller's steering data into the node's
+// tables (GET /replication/steering). A failure keeps the last copy.
+func (n *node) copySteering(ctx context.Context) {
+	var v steeringView
+	_, err := n.fetchSigned(ctx, "steering", "steering data", 1<<20, &v)
+	if ctx.Err() != nil {
+		return
+	}
+	if err == nil && (v.Latency == nil || v.Load == nil) {
+		err = errors.New("GET steering: no latency or load in the reply")
+	}
+	n.mu.Lock()
+	prev := n.steerErr
+	n.steerErr = err
+	if err == nil {
+		n.steer.apply(v)
+		n.steeredAt = time.Now()
+	}
+	n.mu.Unlock()
+	if err != nil && (prev == nil || prev.Error() != err.Error()) {
+		n.log.Warn("cannot copy the controller's steering data: the latency and loadShed steps keep the last copy", "err", err)
+	}
+}
+
+// fetchSigned GETs the controller's replication endpoint, refuses a reply
+// that is not signed with the shared secret or is over limit bytes, and
+// decodes it into v; what names the endpoint's data in errors. It returns
+// the URL asked.
+func (n *node) fetchSigned(ctx context.Context, endpoint, what string, limit int64, v any) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(n.cfg.Node.Timeout, replication.DefaultReplicaConfig().Timeout))
+	defer cancel()
+	u := strings.TrimSuffix(n.cfg.Node.URL, "/") + "/" + endpoint
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return u, err
+	}
+	nonce := n.cfg.Node.Auth.SignRequest(req) // never the secret itself
+	resp, err := n.client.Do(req)
+	if err != nil {
+		return u, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		if resp.StatusCode == http.StatusNotFound {
+			return u, fmt.Errorf("GET %s: 404: the controller is older than this node and does not serve %s", u, what)
+		}
+		return u, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return u, fmt.Errorf("GET %s: %w", u, err)
+	}
+	if int64(len(body)) > limit {
+		return u, fmt.Errorf("GET %s: the reply is over %d bytes", u, limit)
+	}
+	if !n.cfg.Node.Auth.VerifyReply(nonce, body, resp.Header.Get(replication.SignatureHeader)) {
+		return u, fmt.Errorf("GET %s: the reply is unsigned or its signature does not verify with the shared secret: not the configured controller", u)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return u, fmt.Errorf("GET %s: %w", u, err)
+	}
+	return u, nil
 }
 
 // handler serves POST /replication/notify (shared secret), /healthz (200
@@ -270,6 +340,12 @@ func (n *node) handler() http.Handler {
 func (n *node) logEvent(e replication.ReplicaEvent) {
 	switch e.Kind {
 	case replication.ReplicaSynced:
+		// Every sync (on the interval or a notify) copies the steering
+		// data too, without holding up the replica.
+		select {
+		case n.steerKick <- struct{}{}:
+		default:
+		}
 		if e.Changes > 0 || e.Full {
 			n.log.Info("synced", "version", e.Version, "full", e.Full, "changes", e.Changes)
 		}

@@ -111,7 +111,13 @@ type cluster struct {
 
 func newCluster(t *testing.T, sync time.Duration, notify bool) *cluster {
 	t.Helper()
-	cfg, err := ParseConfig([]byte(withStateDir(syncTestYAML)))
+	return newClusterWith(t, syncTestYAML, sync, notify)
+}
+
+// newClusterWith is newCluster with the config yaml.
+func newClusterWith(t *testing.T, yaml string, sync time.Duration, notify bool) *cluster {
+	t.Helper()
+	cfg, err := ParseConfig([]byte(withStateDir(yaml)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,6 +148,7 @@ type steering struct {
 // latencyFeed is one latency step's table and how its pools are measured.
 type latencyFeed struct {
 	record string
+	step   int // the step's index in the record's steps
 	table  *failover.LatencyTable
 	pools  map[netip.Addr]string // nil: each address is its own pool
 }
@@ -246,7 +247,7 @@ func buildSteps(f string, r RecordSpec, geo *failover.GeoMap, st *steering) ([]f
 			pools := firstRegions(l.Pools, r)
 			fn = failover.Latency(t, pools)
 			if st != nil {
-				st.latency = append(st.latency, &latencyFeed{record: r.Name, table: t, pools: pools})
+				st.latency = append(st.latency, &latencyFeed{record: r.Name, step: j, table: t, pools: pools})
 			}
 		case "proximity":
 			if geo == nil {
@@ -430,3 +431,52 @@ func stepKindsOf(r RecordSpec) []string {
 	}
 	return out
 }
+
+// steeringView is the body of GET /replication/steering: what a node
+// needs to answer the latency and loadShed steps as the controller does.
+// It carries the latency tables' answer state (the chosen pool and the
+// RTTs it falls back to), not their inputs: a node that missed a round,
+// or started later, would otherwise run its hysteresis on another history
+// and could choose another pool.
+type steeringView struct {
+	// Latency is each latency step's state, by record and step index.
+	Latency []latencyStepView `json:"latency"`
+	// Load is every loadShed pool's load that was set.
+	Load map[string]float64 `json:"load"`
+}
+
+// latencyStepView is one latency step's state.
+type latencyStepView struct {
+	Record string                `json:"record"`
+	Step   int                   `json:"step"`
+	State  failover.LatencyState `json:"state"`
+}
+
+// view returns the steering data a node copies.
+func (st *steering) view() steeringView {
+	v := steeringView{Latency: []latencyStepView{}, Load: st.load.Loads()}
+	if v.Load == nil {
+		v.Load = map[string]float64{}
+	}
+	for _, lf := range st.latency {
+		v.Latency = append(v.Latency, latencyStepView{Record: lf.record, Step: lf.step, State: lf.table.State()})
+	}
+	return v
+}
+
+// apply copies v into st's tables: a latency step v does not list, and a
+// pool without a load, are left as they are (the controller's config may
+// lag or lead the node's; checkAnswers says so).
+func (st *steering) apply(v steeringView) {
+	for _, lf := range st.latency {
+		for _, l := range v.Latency {
+			if l.Record == lf.record && l.Step == lf.step {
+				lf.table.Restore(l.State)
+			}
+		}
+	}
+	st.load.Replace(v.Load)
+}
+
+// steers reports whether st has a latency or loadShed step.
+func (st *steering) steers() bool { return len(st.latency) > 0 || len(st.pools) > 0 }
