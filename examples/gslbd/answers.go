@@ -258,7 +258,7 @@ func (c *Config) validateGeo(addrRegions map[string]bool) error {
 
 // validateNodeAnswers checks, in node mode, the records that have a
 // per-query answer kind: a node answers them as the controller would (see
-// installAnswers); their probes and the rest are the controller's
+// installAnswersWith); their probes and the rest are the controller's
 // business and are not read. A record without one is ignored.
 func (c *Config) validateNodeAnswers() error {
 	seen := map[string]bool{}
@@ -289,15 +289,9 @@ func (c *Config) validateNodeAnswers() error {
 	return c.validateAnswers("")
 }
 
-// installAnswers registers, on zone, the answer hook of every record of
-// cfg (validated) with a per-query answer kind, and returns how each
-// record is answered, by name.
-func installAnswers(zone *memory.Provider, cfg Config) (map[string]answerOf, error) {
-	return installAnswersWith(zone, cfg, newSteering())
-}
-
-// installAnswersWith is installAnswers registering the steps' tables with
-// st.
+// installAnswersWith registers, on zone, the answer hook of every record
+// of cfg (validated) with a per-query answer kind, its steps' tables with
+// st, and returns how each record is answered, by name.
 func installAnswersWith(zone *memory.Provider, cfg Config, st *steering) (map[string]answerOf, error) {
 	var loc *failover.Locator
 	if cfg.Geo != nil {

@@ -354,7 +354,7 @@ func (r *RecordSpec) model(zone string, h map[netip.Addr]failover.Health) failov
 // ValidateNode checks a node-mode configuration: the controller's URL and
 // the shared secret, the sync settings, the DNS listener, and the records
 // with a per-query answer kind with the geo block (a node registers their
-// answers itself; see installAnswers).
+// answers itself; see installAnswersWith).
 func (c *Config) ValidateNode() error {
 	if c.Node.Auth.Secret == "" {
 		c.Node.Auth = c.Replication.auth()

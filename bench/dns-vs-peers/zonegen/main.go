@@ -27,8 +27,6 @@ import (
 	"path/filepath"
 )
 
-const origin = "example.test."
-
 func main() {
 	names := flag.Int("names", 10000, "names below the apex")
 	queries := flag.Int("queries", 1000000, "queries per query file")
