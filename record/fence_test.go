@@ -172,40 +172,6 @@ func TestFenceTakeOverWithoutChanges(t *testing.T) {
 	require.ErrorIs(t, err, record.ErrFenced)
 }
 
-// The frozen leader: writer 1 reads the zone, is frozen, writer 2 takes
-// over and writes, writer 1 resumes and sends its write. With fencing the
-// store refuses it and nothing of it is visible; without fencing (the
-// same scenario, token 0) the late write lands over writer 2's.
-func TestFenceLateWrite(t *testing.T) {
-	for _, fencing := range []bool{true, false} {
-		t.Run(map[bool]string{true: "fenced", false: "unfenced"}[fencing], func(t *testing.T) {
-			ctx := context.Background()
-			z := &pausing{Provider: newZone(t)}
-			tok := func(n uint64) uint64 {
-				if fencing {
-					return n
-				}
-				return 0
-			}
-			w1, w2 := writer(t, z, tok(1), nil), writer(t, z, tok(2), nil)
-			_, err := w1.Apply(ctx, appAt("192.0.2.1"))
-			require.NoError(t, err)
-			z.pause = func() {
-				_, err := w2.Apply(ctx, appAt("192.0.2.2"))
-				require.NoError(t, err)
-			}
-			_, err = w1.Apply(ctx, appAt("192.0.2.9"))
-			if !fencing {
-				require.NoError(t, err)
-				assert.Equal(t, []string{"192.0.2.9"}, published(t, z, "app", "A"), "without a fence the late write lands")
-				return
-			}
-			require.ErrorIs(t, err, record.ErrFenced)
-			assert.Equal(t, []string{"192.0.2.2"}, published(t, z, "app", "A"))
-		})
-	}
-}
-
 // A fencing token with a store that cannot fence is refused at New, and
 // by SetFenceToken: never pretended.
 func TestFenceNeedsFencer(t *testing.T) {

@@ -2,7 +2,6 @@ package rfc2136_test
 
 import (
 	"context"
-	"errors"
 	"net/netip"
 	"slices"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/gslbkit/gslb/internal/testbind"
 	"github.com/gslbkit/gslb/provider/rfc2136"
 	"github.com/gslbkit/gslb/record"
+	"github.com/gslbkit/gslb/record/fencetest"
 )
 
 var _ record.Fencer = (*rfc2136.Provider)(nil)
@@ -74,64 +74,11 @@ func TestReplaceFencedBIND(t *testing.T) {
 	assert.Equal(t, []string{"d 2"}, data(t, p, "_gslb-fence", "TXT"))
 }
 
-// Two Reconcilers on a real BIND, the older one frozen between its read
-// and its write while the newer one takes over: with fencing the late
-// write is refused (record.ErrFenced); without (the same scenario, token
-// 0) it lands over the newer writer's.
-func TestFencedReconcilersBIND(t *testing.T) {
-	for _, fencing := range []bool{true, false} {
-		t.Run(map[bool]string{true: "fenced", false: "unfenced"}[fencing], func(t *testing.T) {
-			ctx := context.Background()
-			p := newProvider(t, testbind.Start(t, "example.test."))
-			z := &frozen{Provider: p}
-			tok := map[bool][2]uint64{true: {1, 2}, false: {0, 0}}[fencing]
-			mk := func(tok uint64) *record.Reconciler {
-				r, err := record.New(z, record.LocalConfig("deploy"), record.Options{FenceToken: tok})
-				require.NoError(t, err)
-				return r
-			}
-			w1, w2 := mk(tok[0]), mk(tok[1])
-			app := func(ip string) record.Desired {
-				return record.Desired{Sets: []record.RRSet{{Zone: "example.test.", Name: "app", Type: "A", TTL: time.Minute, Values: []string{ip}}}}
-			}
-			_, err := w1.Apply(ctx, app("192.0.2.1"))
-			require.NoError(t, err)
-			z.pause = func() {
-				_, err := w2.Apply(ctx, app("192.0.2.2"))
-				require.NoError(t, err)
-			}
-			_, err = w1.Apply(ctx, app("192.0.2.9"))
-			if !fencing {
-				require.NoError(t, err)
-				assert.Equal(t, []string{"192.0.2.9"}, data(t, p, "app", "A"), "without a fence the late write lands")
-				return
-			}
-			require.True(t, errors.Is(err, record.ErrFenced), "%v", err)
-			assert.Equal(t, []string{"192.0.2.2"}, data(t, p, "app", "A"))
-			assert.Equal(t, []string{"deploy 2 0"}, data(t, p, "_gslb-fence", "TXT"))
-		})
-	}
-}
-
-// frozen runs pause (once) before the next write reaches the server.
-type frozen struct {
-	*rfc2136.Provider
-	pause func()
-}
-
-func (f *frozen) hold() {
-	if p := f.pause; p != nil {
-		f.pause = nil
-		p()
-	}
-}
-
-func (f *frozen) ReplaceFenced(ctx context.Context, zone string, was, now libdns.TXT, del, set []libdns.Record) error {
-	f.hold()
-	return f.Provider.ReplaceFenced(ctx, zone, was, now, del, set)
-}
-
-func (f *frozen) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	f.hold()
-	return f.Provider.SetRecords(ctx, zone, recs)
+// The fencing kit's scenarios against a real BIND: a compare-and-set
+// takeover, a late writer refused with nothing of its UPDATE applied, and
+// the frozen leader's late write refused by the fence (landing without).
+func TestFencingBIND(t *testing.T) {
+	fencetest.Run(t, "example.test.", func(context.Context) (fencetest.Store, error) {
+		return newProvider(t, testbind.Start(t, "example.test.")), nil
+	})
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/gslbkit/gslb/internal/testproc"
 	"github.com/gslbkit/gslb/provider/route53"
 	"github.com/gslbkit/gslb/record"
+	"github.com/gslbkit/gslb/record/fencetest"
 )
 
 var _ record.Fencer = (*route53.Provider)(nil)
@@ -103,41 +104,13 @@ func TestReplaceFencedFake(t *testing.T) {
 	unfencedLands(t, newProvider(t, f, "Z0GSLBKIT"))
 }
 
-// Two Reconcilers, the older frozen between its read and its write while
-// the newer takes over: the late batch is refused (record.ErrFenced) and
-// nothing of it is visible; without fencing it lands. Against the fake,
-// which checks a DELETE against the RRset's current values as Route 53
-// documents (moto does not: see TestFencedReconcilersMoto).
-func TestFencedReconcilersFake(t *testing.T) {
-	for _, fencing := range []bool{true, false} {
-		t.Run(map[bool]string{true: "fenced", false: "unfenced"}[fencing], func(t *testing.T) {
-			f := newFakeRoute53(t, "Z0GSLBKIT", "example.test.")
-			p := newProvider(t, f, "Z0GSLBKIT")
-			lateWrite(t, p, fencing)
-		})
-	}
-}
-
-func lateWrite(t *testing.T, p *route53.Provider, fencing bool) {
-	ctx := context.Background()
-	z := &frozen{Provider: p}
-	tok := map[bool][2]uint64{true: {1, 2}, false: {0, 0}}[fencing]
-	w1, w2 := fencedWriter(t, z, tok[0]), fencedWriter(t, z, tok[1])
-	_, err := w1.Apply(ctx, appAt("192.0.2.1"))
-	require.NoError(t, err)
-	z.pause = func() {
-		_, err := w2.Apply(ctx, appAt("192.0.2.2"))
-		require.NoError(t, err)
-	}
-	_, err = w1.Apply(ctx, appAt("192.0.2.9"))
-	if !fencing {
-		require.NoError(t, err)
-		assert.Equal(t, []string{"192.0.2.9"}, dataAt(t, p, "app", "A"), "without a fence the late write lands")
-		return
-	}
-	require.True(t, errors.Is(err, record.ErrFenced), "%v", err)
-	assert.Equal(t, []string{"192.0.2.2"}, dataAt(t, p, "app", "A"))
-	assert.Equal(t, []string{"deploy 2 0"}, dataAt(t, p, "_gslb-fence", "TXT"))
+// The fencing kit's scenarios against the fake, which checks a DELETE
+// against the RRset's current values as Route 53 documents (moto does
+// not: see TestFencedReconcilersMoto).
+func TestFencingFake(t *testing.T) {
+	fencetest.Run(t, "example.test.", func(context.Context) (fencetest.Store, error) {
+		return newProvider(t, newFakeRoute53(t, "Z0GSLBKIT", "example.test."), "Z0GSLBKIT"), nil
+	})
 }
 
 func fencedWriter(t *testing.T, z record.ZoneEditor, tok uint64) *record.Reconciler {
@@ -180,32 +153,6 @@ func TestFencedReconcilersMoto(t *testing.T) {
 	assert.Empty(t, dataAt(t, p, "late", "A"))
 }
 
-// frozen runs pause (once) before the next write reaches Route 53.
-type frozen struct {
-	*route53.Provider
-	pause func()
-}
-
-func (f *frozen) hold() {
-	if p := f.pause; p != nil {
-		f.pause = nil
-		p()
-	}
-}
-
-func (f *frozen) ReplaceFenced(ctx context.Context, zone string, was, now libdns.TXT, del, set []libdns.Record) error {
-	f.hold()
-	return f.Provider.ReplaceFenced(ctx, zone, was, now, del, set)
-}
-
-func (f *frozen) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	f.hold()
-	return f.Provider.SetRecords(ctx, zone, recs)
-}
-
-// motoProvider starts moto_server on 127.0.0.1 (skipping when it is not
-// installed, unless GSLBKIT_REQUIRE_MOTO=1), creates the hosted zone
-// example.test. and returns an adapter pointed at it.
 func motoProvider(t *testing.T) *route53.Provider {
 	t.Helper()
 	moto, err := exec.LookPath("moto_server")
