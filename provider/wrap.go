@@ -23,23 +23,45 @@ type Provider interface {
 // Method names one libdns method a call passes through.
 type Method string
 
-// The libdns methods a Wrapped provider forwards.
+// The methods a Wrapped provider forwards: the five libdns interfaces,
+// and the two atomic writes record.Reconciler uses when a store has them
+// (record.Replacer's ReplaceRecords, record.Fencer's ReplaceFenced).
 const (
-	MethodGetRecords    Method = "GetRecords"
-	MethodAppendRecords Method = "AppendRecords"
-	MethodSetRecords    Method = "SetRecords"
-	MethodDeleteRecords Method = "DeleteRecords"
-	MethodListZones     Method = "ListZones"
+	MethodGetRecords     Method = "GetRecords"
+	MethodAppendRecords  Method = "AppendRecords"
+	MethodSetRecords     Method = "SetRecords"
+	MethodDeleteRecords  Method = "DeleteRecords"
+	MethodListZones      Method = "ListZones"
+	MethodReplaceRecords Method = "ReplaceRecords"
+	MethodReplaceFenced  Method = "ReplaceFenced"
 )
 
 // Methods lists every Method in a fixed order (reads first, then writes,
-// then ListZones); handy for iterating over Stats.
-var Methods = [...]Method{MethodGetRecords, MethodAppendRecords, MethodSetRecords, MethodDeleteRecords, MethodListZones}
+// then ListZones, then the atomic writes); handy for iterating over Stats.
+var Methods = [...]Method{MethodGetRecords, MethodAppendRecords, MethodSetRecords, MethodDeleteRecords, MethodListZones, MethodReplaceRecords, MethodReplaceFenced}
 
 // Writes reports whether m changes a zone (AppendRecords, SetRecords,
-// DeleteRecords).
+// DeleteRecords, ReplaceRecords, ReplaceFenced).
 func (m Method) Writes() bool {
-	return m == MethodAppendRecords || m == MethodSetRecords || m == MethodDeleteRecords
+	switch m {
+	case MethodAppendRecords, MethodSetRecords, MethodDeleteRecords, MethodReplaceRecords, MethodReplaceFenced:
+		return true
+	}
+	return false
+}
+
+// Atomic reports whether m applies all its changes or none
+// (ReplaceRecords, ReplaceFenced): a call of it is never applied in part.
+func (m Method) Atomic() bool { return m == MethodReplaceRecords || m == MethodReplaceFenced }
+
+// replacer and fencer are record.Replacer and record.Fencer, by their
+// method sets (this package does not import record).
+type replacer interface {
+	ReplaceRecords(ctx context.Context, zone string, del, set []libdns.Record) error
+}
+
+type fencer interface {
+	ReplaceFenced(ctx context.Context, zone string, was, now libdns.TXT, del, set []libdns.Record) error
 }
 
 // ErrUnsupported is matched (errors.Is) by the error a Wrapped provider
@@ -67,13 +89,19 @@ func (e *UnsupportedError) Error() string {
 // Unwrap returns ErrUnsupported.
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 
-// Call describes one libdns call on its way through a Wrapped provider.
-// Records is nil for GetRecords and ListZones; interceptors must treat it as
-// read-only (copy before changing it).
+// Call describes one call on its way through a Wrapped provider. Records
+// is nil for GetRecords and ListZones; for ReplaceRecords and
+// ReplaceFenced it holds the records set and Delete those deleted, and
+// for ReplaceFenced Was and Now are the fence expected and its
+// replacement. Interceptors must treat the slices as read-only (copy
+// before changing them).
 type Call struct {
 	Method  Method
 	Zone    string
 	Records []libdns.Record
+	Delete  []libdns.Record
+	Was     libdns.TXT
+	Now     libdns.TXT
 }
 
 // Result is what a call returned: Records for the record methods, Zones for
@@ -106,12 +134,16 @@ func (f InterceptorFunc) Intercept(ctx context.Context, c Call, next Invoker) (R
 
 // Wrapped is a libdns provider seen through a chain of interceptors. It
 // implements all five libdns interfaces (RecordGetter, RecordAppender,
-// RecordSetter, RecordDeleter, ZoneLister) whatever the provider inside
+// RecordSetter, RecordDeleter, ZoneLister) and record's atomic writes
+// (ReplaceRecords, ReplaceFenced) whatever the provider inside
 // implements: a method the inside provider lacks fails with an
 // *UnsupportedError (matching ErrUnsupported) after passing through the
 // interceptors, so meters count it and retries stop. Supports tells callers
-// in advance. We chose "implement all, fail clearly" over generating a type
-// per combination of interfaces so wrappers stack without losing methods.
+// in advance, and Unwrap is how record.New judges the atomic writes by the
+// provider inside: a Reconciler over a chain around a Route 53 or RFC 2136
+// provider keeps its atomic type switches and its fencing. We chose
+// "implement all, fail clearly" over generating a type per combination of
+// interfaces so wrappers stack without losing methods.
 //
 // A Wrapped is safe for concurrent use when its provider and interceptors
 // are. Its zero value is not usable; build one with Wrap.
@@ -165,6 +197,12 @@ func (w *Wrapped) Supports(m Method) bool {
 	case MethodListZones:
 		_, ok := w.inner.(libdns.ZoneLister)
 		return ok
+	case MethodReplaceRecords:
+		_, ok := w.inner.(replacer)
+		return ok
+	case MethodReplaceFenced:
+		_, ok := w.inner.(fencer)
+		return ok
 	}
 	return false
 }
@@ -196,6 +234,10 @@ func (w *Wrapped) direct(ctx context.Context, c Call) (Result, error) {
 		r.Records, err = w.inner.(libdns.RecordDeleter).DeleteRecords(ctx, c.Zone, c.Records)
 	case MethodListZones:
 		r.Zones, err = w.inner.(libdns.ZoneLister).ListZones(ctx)
+	case MethodReplaceRecords:
+		err = w.inner.(replacer).ReplaceRecords(ctx, c.Zone, c.Delete, c.Records)
+	case MethodReplaceFenced:
+		err = w.inner.(fencer).ReplaceFenced(ctx, c.Zone, c.Was, c.Now, c.Delete, c.Records)
 	}
 	return r, err
 }
@@ -239,7 +281,25 @@ func (w *Wrapped) ListZones(ctx context.Context) ([]libdns.Zone, error) {
 	return r.Zones, err
 }
 
+// ReplaceRecords deletes del and sets set in one call of the provider
+// inside (record.Replacer), through the chain.
+func (w *Wrapped) ReplaceRecords(ctx context.Context, zone string, del, set []libdns.Record) error {
+	_, err := w.Invoke(ctx, Call{Method: MethodReplaceRecords, Zone: zone, Records: set, Delete: del})
+	return err
+}
+
+// ReplaceFenced is the provider inside's fenced write (record.Fencer),
+// through the chain. A retried attempt after one that landed finds the
+// fence moved and is refused as fenced; record.Reconciler reads the fence
+// again and tells its own write from a newer writer's.
+func (w *Wrapped) ReplaceFenced(ctx context.Context, zone string, was, now libdns.TXT, del, set []libdns.Record) error {
+	_, err := w.Invoke(ctx, Call{Method: MethodReplaceFenced, Zone: zone, Records: set, Delete: del, Was: was, Now: now})
+	return err
+}
+
 var (
+	_ replacer              = (*Wrapped)(nil)
+	_ fencer                = (*Wrapped)(nil)
 	_ libdns.RecordGetter   = (*Wrapped)(nil)
 	_ libdns.RecordAppender = (*Wrapped)(nil)
 	_ libdns.RecordSetter   = (*Wrapped)(nil)

@@ -178,10 +178,10 @@ func New(p ZoneEditor, cfg Config, opts Options) (*Reconciler, error) {
 		name:          cmp.Or(opts.ProviderName, fmt.Sprintf("%T", p)),
 		mismatch:      map[Key]*mismatch{},
 	}
-	if rp, ok := p.(Replacer); ok {
+	if rp, ok := p.(Replacer); ok && innermostHas[Replacer](p) {
 		r.atomic = rp
 	}
-	if f, ok := p.(Fencer); ok {
+	if f, ok := p.(Fencer); ok && innermostHas[Fencer](p) {
 		r.fencer = f
 	}
 	if opts.FenceToken > 0 && r.fencer == nil {
@@ -192,6 +192,26 @@ func New(p ZoneEditor, cfg Config, opts Options) (*Reconciler, error) {
 		r.log = slog.New(slog.DiscardHandler)
 	}
 	return r, nil
+}
+
+// innermostHas reports whether every provider p wraps, down to the
+// innermost, implements I: a wrapper that forwards a method whatever its
+// provider implements (provider.Wrapped) says what it wraps with
+// Unwrap() libdns.RecordGetter, and the capability is the innermost's.
+func innermostHas[I any](p libdns.RecordGetter) bool {
+	for range 64 { // wrappers do not nest deeper; a cycle stops here
+		if _, ok := p.(I); !ok {
+			return false
+		}
+		u, ok := p.(interface{ Unwrap() libdns.RecordGetter })
+		if !ok {
+			return true
+		}
+		if p = u.Unwrap(); p == nil {
+			return false
+		}
+	}
+	return false
 }
 
 // Config returns a copy of the reconciler's config.

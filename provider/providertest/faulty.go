@@ -243,7 +243,7 @@ func (f *Faulty) draw(c provider.Call) Fault {
 		}
 	}
 	if ft.Kind == Partial {
-		if c.Method.Writes() && len(c.Records) >= 2 {
+		if c.Method.Writes() && !c.Method.Atomic() && len(c.Records) >= 2 {
 			ft.Applied = 1 + f.rng.IntN(len(c.Records)-1)
 		} else {
 			ft.Kind = Transient

@@ -169,7 +169,7 @@ func TestFaultyMethods(t *testing.T) {
 	assert.Equal(t, errclass.Throttled, errclass.Of(err))
 
 	_, err = providertest.NewFaulty(&refProvider{}, providertest.FaultConfig{Methods: []provider.Method{"Nope"}})
-	assert.EqualError(t, err, `providertest: invalid fault config: methods[0] = "Nope": allowed one of "GetRecords", "AppendRecords", "SetRecords", "DeleteRecords", "ListZones"`)
+	assert.EqualError(t, err, `providertest: invalid fault config: methods[0] = "Nope": allowed one of "GetRecords", "AppendRecords", "SetRecords", "DeleteRecords", "ListZones", "ReplaceRecords", "ReplaceFenced"`)
 }
 
 // TestFieldErrorFormat: the exact message of a few fields.

@@ -23,27 +23,49 @@ import (
 // reads the zone nor rewrites SVCB/HTTPS sets: del must be records as
 // GetRecords returned them.
 func (p *Provider) ReplaceFenced(ctx context.Context, zone string, was, now libdns.TXT, del, set []libdns.Record) error {
+	return p.replace(ctx, zone, &[2]libdns.TXT{was, now}, del, set)
+}
+
+// ReplaceRecords implements record.Replacer with one UPDATE (RFC 2136),
+// which the server applies atomically or not at all (section 3.7): it
+// deletes del (each record exactly, section 2.5.4) and replaces the
+// RRsets of set (delete the RRset, add the records), in that order, so a
+// name switches between a CNAME and addresses without a moment in which
+// it has neither. Like ReplaceFenced it neither reads the zone nor
+// rewrites SVCB/HTTPS sets: del must be records as GetRecords returned
+// them.
+func (p *Provider) ReplaceRecords(ctx context.Context, zone string, del, set []libdns.Record) error {
+	return p.replace(ctx, zone, nil, del, set)
+}
+
+// replace sends one UPDATE deleting del and replacing the RRsets of set;
+// with fence (was, now) it also holds the prerequisite on was and
+// replaces the fence by now.
+func (p *Provider) replace(ctx context.Context, zone string, fence *[2]libdns.TXT, del, set []libdns.Record) error {
 	z, err := zoneops.Zone(zone)
 	if err != nil {
 		return fmt.Errorf("rfc2136: %w", err)
 	}
-	next, err := toRR(now, z)
-	if err != nil {
-		return err
-	}
 	m := new(dns.Msg)
 	m.SetUpdate(z)
-	if was.Text == "" {
-		m.RRsetNotUsed([]dns.RR{next})
-	} else {
-		prev, err := toRR(was, z)
-		if err != nil {
+	var next dns.RR
+	if fence != nil {
+		was, now := fence[0], fence[1]
+		if next, err = toRR(now, z); err != nil {
 			return err
 		}
-		if !strings.EqualFold(prev.Header().Name, next.Header().Name) {
-			return fmt.Errorf("rfc2136: ReplaceFenced: fence was %s, now %s: not one name", prev.Header().Name, next.Header().Name)
+		if was.Text == "" {
+			m.RRsetNotUsed([]dns.RR{next})
+		} else {
+			prev, err := toRR(was, z)
+			if err != nil {
+				return err
+			}
+			if !strings.EqualFold(prev.Header().Name, next.Header().Name) {
+				return fmt.Errorf("rfc2136: ReplaceFenced: fence was %s, now %s: not one name", prev.Header().Name, next.Header().Name)
+			}
+			m.Used([]dns.RR{prev}) // sets its class and TTL as the section wants
 		}
-		m.Used([]dns.RR{prev}) // sets its class and TTL as the section wants
 	}
 	if len(del) > 0 {
 		rrs, err := toRRs(del, z)
@@ -60,8 +82,13 @@ func (p *Provider) ReplaceFenced(ctx context.Context, zone string, was, now libd
 		m.RemoveRRset(rrs)
 		m.Insert(rrs)
 	}
-	m.RemoveRRset([]dns.RR{next})
-	m.Insert([]dns.RR{next})
+	if next != nil {
+		m.RemoveRRset([]dns.RR{next})
+		m.Insert([]dns.RR{next})
+	}
+	if len(m.Ns) == 0 {
+		return nil // nothing to change
+	}
 	return p.update(ctx, z, m)
 }
 

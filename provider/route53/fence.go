@@ -50,27 +50,53 @@ func (e *fencedError) Fenced() bool { return true }
 // error matches ErrFenced and answers Fenced() true; otherwise it is the
 // batch's own error (a CNAME beside other data, …).
 func (p *Provider) ReplaceFenced(ctx context.Context, zone string, was, now libdns.TXT, del, set []libdns.Record) error {
+	return p.replace(ctx, zone, &[2]libdns.TXT{was, now}, del, set)
+}
+
+// ReplaceRecords implements record.Replacer with one change batch, which
+// Route 53 validates whole and applies all or nothing: the changes of
+// DeleteRecords for del (this reads the zone first) and an UPSERT per
+// RRset of set, so a name switches between a CNAME and addresses without a
+// moment in which it has neither. An RRset both in del and in set is only
+// UPSERTed (set replaces it whole).
+func (p *Provider) ReplaceRecords(ctx context.Context, zone string, del, set []libdns.Record) error {
+	return p.replace(ctx, zone, nil, del, set)
+}
+
+// replace sends one change batch deleting del and upserting the RRsets of
+// set; with fence (was, now) the batch first replaces the fence, and a
+// refusal is told from a fence that moved.
+func (p *Provider) replace(ctx context.Context, zone string, fence *[2]libdns.TXT, del, set []libdns.Record) error {
 	z, c, id, err := p.prepare(ctx, zone)
 	if err != nil {
 		return err
 	}
-	if zoneops.KeyOf(was, z).Name != zoneops.KeyOf(now, z).Name && was.Text != "" {
-		return fmt.Errorf("route53: ReplaceFenced: fence was %s, now %s: not one name", was.Name, now.Name)
-	}
-	fenceName := libdns.AbsoluteName(zoneops.KeyOf(now, z).Name, z)
-	nowV, err := encodeValue(now)
-	if err != nil {
-		return err
-	}
+	op := "ReplaceRecords"
 	var changes []types.Change
-	if was.Text != "" {
-		wasV, err := encodeValue(was)
+	if fence != nil {
+		op = "ReplaceFenced"
+		was, now := fence[0], fence[1]
+		if zoneops.KeyOf(was, z).Name != zoneops.KeyOf(now, z).Name && was.Text != "" {
+			return fmt.Errorf("route53: ReplaceFenced: fence was %s, now %s: not one name", was.Name, now.Name)
+		}
+		fenceName := libdns.AbsoluteName(zoneops.KeyOf(now, z).Name, z)
+		nowV, err := encodeValue(now)
 		if err != nil {
 			return err
 		}
-		changes = append(changes, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: rrsetOf(fenceName, "TXT", was.TTL, []string{wasV})})
+		if was.Text != "" {
+			wasV, err := encodeValue(was)
+			if err != nil {
+				return err
+			}
+			changes = append(changes, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: rrsetOf(fenceName, "TXT", was.TTL, []string{wasV})})
+		}
+		changes = append(changes, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: rrsetOf(fenceName, "TXT", now.TTL, []string{nowV})})
 	}
-	changes = append(changes, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: rrsetOf(fenceName, "TXT", now.TTL, []string{nowV})})
+	gs, err := groups(set, z)
+	if err != nil {
+		return err
+	}
 	p.rmw.Lock()
 	defer p.rmw.Unlock()
 	if len(del) > 0 {
@@ -78,12 +104,18 @@ func (p *Provider) ReplaceFenced(ctx context.Context, zone string, was, now libd
 		if err != nil {
 			return err
 		}
+		upserted := map[zoneops.RRset]bool{}
+		for _, g := range gs {
+			upserted[g.set] = true
+		}
 		dels, _ := deletions(sets, del, z)
-		changes = append(changes, dels...)
-	}
-	gs, err := groups(set, z)
-	if err != nil {
-		return err
+		for _, d := range dels {
+			rs := d.ResourceRecordSet
+			k := zoneops.RRset{Name: zoneops.Name(decodeName(aws.ToString(rs.Name)), z), Type: string(rs.Type)}
+			if !upserted[k] {
+				changes = append(changes, d)
+			}
+		}
 	}
 	for _, g := range gs {
 		values := make([]string, 0, len(g.recs))
@@ -96,15 +128,18 @@ func (p *Provider) ReplaceFenced(ctx context.Context, zone string, was, now libd
 		}
 		changes = append(changes, upsert(g.name, g.set.Type, g.recs[0].RR().TTL, values))
 	}
-	err = p.apply(ctx, c, "ReplaceFenced", z, id, changes)
-	if err == nil || errclass.Of(err).Retryable() || ctx.Err() != nil {
+	if len(changes) == 0 {
+		return nil
+	}
+	err = p.apply(ctx, c, op, z, id, changes)
+	if fence == nil || err == nil || errclass.Of(err).Retryable() || ctx.Err() != nil {
 		return err
 	}
 	sets, lerr := p.list(ctx, c, z, id)
 	if lerr != nil {
 		return errors.Join(err, lerr)
 	}
-	if !fenceHolds(sets, zoneops.KeyOf(now, z).Name, was, z) {
+	if !fenceHolds(sets, zoneops.KeyOf(fence[1], z).Name, fence[0], z) {
 		return &fencedError{err: err}
 	}
 	return err

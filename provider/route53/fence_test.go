@@ -220,3 +220,53 @@ func motoReady(endpoint string, proc *testproc.Process) error {
 		}
 	}
 }
+
+// replaceRecords checks ReplaceRecords on p: one batch deletes a name and
+// switches another from an address to a CNAME; an RRset both deleted and
+// set is only upserted; a Reconciler's type switch is one write.
+func replaceRecords(t *testing.T, p *route53.Provider) {
+	t.Helper()
+	ctx := context.Background()
+	var _ record.Replacer = p
+	_, err := p.SetRecords(ctx, "example.test.", []libdns.Record{addrRec("app", "192.0.2.1"), addrRec("old", "192.0.2.1"), addrRec("both", "192.0.2.1")})
+	require.NoError(t, err)
+	recs, err := p.GetRecords(ctx, "example.test.")
+	require.NoError(t, err)
+	var del []libdns.Record
+	for _, r := range recs {
+		if rr := r.RR(); rr.Type == "A" && (rr.Name == "app" || rr.Name == "old" || rr.Name == "both") {
+			del = append(del, r)
+		}
+	}
+	require.Len(t, del, 3)
+	require.NoError(t, p.ReplaceRecords(ctx, "example.test.", del, []libdns.Record{
+		libdns.CNAME{Name: "app", TTL: time.Minute, Target: "pool.example.test."},
+		addrRec("both", "192.0.2.2"),
+	}))
+	assert.Empty(t, dataAt(t, p, "app", "A"))
+	assert.Empty(t, dataAt(t, p, "old", "A"))
+	assert.Equal(t, []string{"pool.example.test."}, dataAt(t, p, "app", "CNAME"))
+	assert.Equal(t, []string{"192.0.2.2"}, dataAt(t, p, "both", "A"))
+	require.NoError(t, p.ReplaceRecords(ctx, "example.test.", nil, nil), "nothing to change: no batch")
+
+	cfg := record.LocalConfig("deploy")
+	cfg.AllowTypeSwitch = true
+	r, err := record.New(p, cfg, record.Options{})
+	require.NoError(t, err)
+	_, err = r.Apply(ctx, record.Desired{Sets: []record.RRSet{{Zone: "example.test.", Name: "web", Type: "A", TTL: time.Minute, Values: []string{"192.0.2.7"}}}})
+	require.NoError(t, err)
+	rep, err := r.Apply(ctx, record.Desired{Sets: []record.RRSet{{Zone: "example.test.", Name: "web", Type: "CNAME", TTL: time.Minute, Values: []string{"pool.example.test."}}}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"pool.example.test."}, dataAt(t, p, "web", "CNAME"))
+	assert.Empty(t, dataAt(t, p, "web", "A"))
+	assert.Equal(t, 1, rep.Writes, "the switch is one atomic write")
+}
+
+func TestReplaceRecordsFake(t *testing.T) {
+	f := newFakeRoute53(t, "Z0GSLBKIT", "example.test.")
+	replaceRecords(t, newProvider(t, f, "Z0GSLBKIT"))
+}
+
+func TestReplaceRecordsMoto(t *testing.T) {
+	replaceRecords(t, motoProvider(t))
+}
