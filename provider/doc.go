@@ -16,7 +16,10 @@
 // on timers that honour the context, so the chain runs in virtual time
 // inside testing/synctest bubbles. A Wrapped provider implements all five
 // libdns interfaces and returns an *UnsupportedError for those the provider
-// inside lacks. See Example for a chain around a tiny provider.
+// inside lacks. Mounts routes calls by zone to the providers the zones
+// live in, renaming records where a zone is kept as a subtree of another.
+// See Example for a chain around a tiny provider, ExampleMounts for a
+// region's private zone kept inside a shared one.
 //
 // Every adapter passes providertest and libdns's libdnstest against real
 // servers (BIND, Knot, PowerDNS) or an emulator (moto for Route 53) in one

@@ -196,22 +196,31 @@ func New(p ZoneEditor, cfg Config, opts Options) (*Reconciler, error) {
 
 // innermostHas reports whether every provider p wraps, down to the
 // innermost, implements I: a wrapper that forwards a method whatever its
-// provider implements (provider.Wrapped) says what it wraps with
-// Unwrap() libdns.RecordGetter, and the capability is the innermost's.
+// providers implement says what it wraps with Unwrap() libdns.RecordGetter
+// (provider.Wrapped) or Unwrap() []libdns.RecordGetter (provider.Mounts),
+// and the capability is that of every provider inside.
 func innermostHas[I any](p libdns.RecordGetter) bool {
-	for range 64 { // wrappers do not nest deeper; a cycle stops here
-		if _, ok := p.(I); !ok {
-			return false
-		}
-		u, ok := p.(interface{ Unwrap() libdns.RecordGetter })
-		if !ok {
-			return true
-		}
-		if p = u.Unwrap(); p == nil {
-			return false
-		}
+	return hasDepth[I](p, 0)
+}
+
+func hasDepth[I any](p libdns.RecordGetter, depth int) bool {
+	if _, ok := p.(I); !ok || depth > 32 { // wrappers do not nest deeper; a cycle stops here
+		return false
 	}
-	return false
+	switch u := p.(type) {
+	case interface{ Unwrap() libdns.RecordGetter }:
+		inner := u.Unwrap()
+		return inner != nil && hasDepth[I](inner, depth+1)
+	case interface{ Unwrap() []libdns.RecordGetter }:
+		inner := u.Unwrap()
+		for _, q := range inner {
+			if q == nil || !hasDepth[I](q, depth+1) {
+				return false
+			}
+		}
+		return len(inner) > 0
+	}
+	return true
 }
 
 // Config returns a copy of the reconciler's config.

@@ -10,6 +10,7 @@ import (
 	"github.com/libdns/libdns"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/provider"
 )
 
 // fakeStore returns fixed records for every zone; writes are ignored.
@@ -49,10 +50,13 @@ func FuzzView(f *testing.F) {
 		}
 		n := newNames("example.test")
 		st := fakeStore{recs: recs}
-		v := &view{region: "eu-west", zones: map[string]zoneRef{
-			n.global: {store: st, name: n.global},
-			n.local:  {store: st, name: n.global, suffix: "eu-west.local"},
-		}}
+		v, err := newView("eu-west", map[string]provider.Mount{
+			n.global: {Store: st},
+			n.local:  {Store: st, Zone: n.global, Below: "eu-west.local"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 		got, err := v.GetRecords(context.Background(), n.local)
 		if err != nil {
 			t.Fatal(err)

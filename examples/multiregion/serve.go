@@ -11,6 +11,7 @@ import (
 	"github.com/libdns/libdns"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/memory"
 )
@@ -102,22 +103,17 @@ func (s *regionServer) sync(ctx context.Context) error {
 		}
 		want = append(want, r)
 	}
+	var kept []libdns.Record
 	for _, r := range local {
-		rr := r.RR()
-		if !keep(rr) {
-			continue
+		if keep(r.RR()) {
+			kept = append(kept, r)
 		}
-		if rr.Name == "@" {
-			rr.Name = sub
-		} else {
-			rr.Name += "." + sub
-		}
-		p, err := rr.Parse()
-		if err != nil {
-			continue
-		}
-		want = append(want, p)
 	}
+	below, err := provider.Mount{Below: sub}.Into(kept) // the local zone below "local"
+	if err != nil {
+		return err
+	}
+	want = append(want, below...)
 	key := canonical(want)
 	if key == s.last {
 		return nil

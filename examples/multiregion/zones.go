@@ -10,136 +10,42 @@ import (
 	"github.com/libdns/libdns"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/provider/rfc2136"
 )
 
-// store is what a controller needs of a DNS host: the libdns interfaces the
-// heartbeat publisher and readers and the record reconciler use.
-type store interface {
-	libdns.RecordGetter
-	libdns.RecordSetter
-	libdns.RecordDeleter
-}
-
 // view is one region's view of the DNS: the shared global zone and the
-// region's own copy of the private local zone (split horizon). It routes
-// every libdns call by zone name to the store that holds that zone. In
-// memory every region's copy of the local zone is a zone of its own. A
-// single RFC 2136 server has one copy of each name, so there the view keeps
-// the region's copy of "local.<domain>" in a subtree of the global zone,
-// "<region>.local.<domain>", rewriting record names on the way in and out
-// (CNAME targets are left as they are). A view is safe for concurrent use.
+// region's own copy of the private local zone (split horizon), mounted
+// with provider.Mounts. In memory every region's copy of the local zone is
+// a zone of its own. A single RFC 2136 server has one copy of each name,
+// so there the region's copy of "local.<domain>" is mounted from the
+// subtree "<region>.local.<domain>" of the global zone, records renamed on
+// the way in and out (CNAME targets are left as they are). A view is safe
+// for concurrent use.
 type view struct {
+	*provider.Mounts
 	region string
-	zones  map[string]zoneRef // by the zone's name in the topology, fully qualified
+	zones  []string // the mounted zones' names, fully qualified
 }
 
-// zoneRef says where a zone of the view lives: in store, as zone name,
-// every record name followed by the relative labels suffix ("" for none).
-type zoneRef struct {
-	store  store
-	name   string
-	suffix string
-}
-
-func (v *view) route(zone string) (zoneRef, error) {
-	z, ok := v.zones[dnsname.Fqdn(zone)]
-	if !ok {
-		return zoneRef{}, fmt.Errorf("region %s: no zone %q in this view", v.region, zone)
-	}
-	return z, nil
-}
-
-// in renames records of the view's zone to the store's names.
-func (z zoneRef) in(recs []libdns.Record) ([]libdns.Record, error) {
-	if z.suffix == "" {
-		return recs, nil
-	}
-	out := make([]libdns.Record, 0, len(recs))
-	for _, r := range recs {
-		rr := r.RR()
-		if rr.Name == "@" || rr.Name == "" {
-			rr.Name = z.suffix
-		} else {
-			rr.Name += "." + z.suffix
-		}
-		if rr.Data == "" {
-			out = append(out, rr) // a delete's wildcard: nothing to parse
-			continue
-		}
-		p, err := rr.Parse()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// out keeps the store's records inside the view's zone, renamed back.
-func (z zoneRef) out(recs []libdns.Record) []libdns.Record {
-	if z.suffix == "" {
-		return recs
-	}
-	out := make([]libdns.Record, 0, len(recs))
-	for _, r := range recs {
-		rr := r.RR()
-		name := strings.ToLower(rr.Name)
-		switch {
-		case name == z.suffix:
-			rr.Name = "@"
-		case strings.HasSuffix(name, "."+z.suffix):
-			rr.Name = name[:len(name)-len(z.suffix)-1]
-		default:
-			continue
-		}
-		if p, err := rr.Parse(); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// GetRecords implements libdns.RecordGetter.
-func (v *view) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
-	z, err := v.route(zone)
+// newView mounts the region's zones.
+func newView(region string, mounts map[string]provider.Mount) (*view, error) {
+	m, err := provider.NewMounts(mounts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("region %s: %w", region, err)
 	}
-	recs, err := z.store.GetRecords(ctx, z.name)
-	if err != nil {
-		return nil, err
+	v := &view{Mounts: m, region: region}
+	for z := range mounts {
+		v.zones = append(v.zones, dnsname.Fqdn(z))
 	}
-	return z.out(recs), nil
+	return v, nil
 }
 
-// SetRecords implements libdns.RecordSetter.
-func (v *view) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	z, err := v.route(zone)
-	if err != nil {
-		return nil, err
-	}
-	in, err := z.in(recs)
-	if err != nil {
-		return nil, err
-	}
-	set, err := z.store.SetRecords(ctx, z.name, in)
-	return z.out(set), err
-}
-
-// DeleteRecords implements libdns.RecordDeleter.
-func (v *view) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	z, err := v.route(zone)
-	if err != nil {
-		return nil, err
-	}
-	in, err := z.in(recs)
-	if err != nil {
-		return nil, err
-	}
-	del, err := z.store.DeleteRecords(ctx, z.name, in)
-	return z.out(del), err
+// storeZone names one zone of one store: what a tick's reads are cached by.
+type storeZone struct {
+	store libdns.RecordGetter
+	zone  string
 }
 
 // tickReads is one controller's reads of its view during one tick: each
@@ -151,7 +57,7 @@ func (v *view) DeleteRecords(ctx context.Context, zone string, recs []libdns.Rec
 type tickReads struct {
 	v    *view
 	mu   sync.Mutex
-	recs map[zoneRef][]libdns.Record
+	recs map[storeZone][]libdns.Record
 }
 
 func (t *tickReads) reset() {
@@ -162,32 +68,33 @@ func (t *tickReads) reset() {
 
 // GetRecords implements libdns.RecordGetter from this tick's reads.
 func (t *tickReads) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
-	z, err := t.v.route(zone)
-	if err != nil {
-		return nil, err
+	m, ok := t.v.Where(zone)
+	if !ok {
+		return nil, fmt.Errorf("region %s: %w: %q", t.v.region, provider.ErrNotMounted, zone)
 	}
-	key := zoneRef{store: z.store, name: z.name}
+	key := storeZone{store: m.Store, zone: m.Zone}
 	t.mu.Lock()
 	recs, ok := t.recs[key]
 	t.mu.Unlock()
 	if !ok {
-		if recs, err = z.store.GetRecords(ctx, z.name); err != nil {
+		var err error
+		if recs, err = m.Store.GetRecords(ctx, m.Zone); err != nil {
 			return nil, err
 		}
 		t.mu.Lock()
 		if t.recs == nil {
-			t.recs = map[zoneRef][]libdns.Record{}
+			t.recs = map[storeZone][]libdns.Record{}
 		}
 		t.recs[key] = recs
 		t.mu.Unlock()
 	}
-	return z.out(recs), nil
+	return m.Out(recs), nil
 }
 
 // zoneFor returns the zone of the view that holds name (the longest match).
 func (v *view) zoneFor(name string) (string, bool) {
 	best := ""
-	for z := range v.zones {
+	for _, z := range v.zones {
 		if dnsname.InZone(name, z) && len(z) > len(best) {
 			best = z
 		}
@@ -197,12 +104,12 @@ func (v *view) zoneFor(name string) (string, bool) {
 
 // describe says where the view's copy of zone lives, for the header.
 func (v *view) describe(zone string) string {
-	z, err := v.route(zone)
-	if err != nil {
+	m, ok := v.Where(zone)
+	if !ok {
 		return "?"
 	}
-	if z.suffix != "" {
-		return fmt.Sprintf("%s, kept at %s", zone, dnsname.Join(z.suffix, z.name))
+	if m.Below != "" {
+		return fmt.Sprintf("%s, kept at %s", zone, dnsname.Join(m.Below, m.Zone))
 	}
 	return zone + ", a zone of its own"
 }
@@ -240,10 +147,14 @@ func buildViews(opts options, n names, regions []string) (map[string]*view, erro
 			if err := local.AddZone(n.local); err != nil {
 				return nil, err
 			}
-			views[r] = &view{region: r, zones: map[string]zoneRef{
-				n.global: {store: global, name: n.global},
-				n.local:  {store: local, name: n.local},
-			}}
+			v, err := newView(r, map[string]provider.Mount{
+				n.global: {Store: global},
+				n.local:  {Store: local},
+			})
+			if err != nil {
+				return nil, err
+			}
+			views[r] = v
 		}
 	case "rfc2136":
 		p, err := rfc2136.New(opts.rfc)
@@ -252,10 +163,14 @@ func buildViews(opts options, n names, regions []string) (map[string]*view, erro
 		}
 		sub, _ := dnsname.Relative(n.local, n.global) // "local"
 		for _, r := range regions {
-			views[r] = &view{region: r, zones: map[string]zoneRef{
-				n.global: {store: p, name: n.global},
-				n.local:  {store: p, name: n.global, suffix: r + "." + sub},
-			}}
+			v, err := newView(r, map[string]provider.Mount{
+				n.global: {Store: p},
+				n.local:  {Store: p, Zone: n.global, Below: r + "." + sub},
+			})
+			if err != nil {
+				return nil, err
+			}
+			views[r] = v
 		}
 	default:
 		return nil, fmt.Errorf("unknown provider %q", opts.provider)

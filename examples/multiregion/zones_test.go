@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/provider/memory"
 )
 
@@ -23,10 +24,12 @@ func TestViewSubtree(t *testing.T) {
 	store := new(memory.Provider)
 	require.NoError(t, store.AddZone(n.global))
 	mk := func(region string) *view {
-		return &view{region: region, zones: map[string]zoneRef{
-			n.global: {store: store, name: n.global},
-			n.local:  {store: store, name: n.global, suffix: region + ".local"},
-		}}
+		v, err := newView(region, map[string]provider.Mount{
+			n.global: {Store: store},
+			n.local:  {Store: store, Zone: n.global, Below: region + ".local"},
+		})
+		require.NoError(t, err)
+		return v
 	}
 	eu, us := mk("eu-west"), mk("us-east")
 	a := func(name, ip string) libdns.Record {
@@ -74,7 +77,7 @@ func TestViewSubtree(t *testing.T) {
 	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.2.1.1")}, got.addrs)
 
 	_, err = eu.GetRecords(ctx, "other.test.")
-	assert.ErrorContains(t, err, "no zone")
+	assert.ErrorIs(t, err, provider.ErrNotMounted)
 }
 
 // TestInterrupted checks that a run cancelled by its caller (Ctrl-C)
