@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,7 +15,7 @@ import (
 // Faulty with a fixed seed injects the same faults on every run: here a
 // third of the calls are throttled and a fifth are applied in part.
 func ExampleFaulty() {
-	f, err := providertest.NewFaulty(&mapProvider{}, providertest.FaultConfig{
+	f, err := providertest.NewFaulty(&setCounter{}, providertest.FaultConfig{
 		Seed:         7,
 		ThrottleRate: 0.3,
 		PartialRate:  0.2,
@@ -50,125 +49,18 @@ func ExampleFaulty() {
 	// call 6: ok
 }
 
-// mapProvider is a strict in-test libdns provider: a map behind a lock
-// that refuses a CNAME beside other data and at the apex. It lets this
-// package test the suite and Faulty without depending on provider/memory.
-type mapProvider struct {
-	mu   sync.Mutex
-	recs []libdns.RR
+// setCounter is the smallest provider the example needs: it reads an
+// empty zone and counts the records SetRecords is given.
+type setCounter struct {
+	mu  sync.Mutex
+	set int
 }
 
-var errMapCNAME = errors.New("ref: CNAME conflict")
+func (p *setCounter) GetRecords(context.Context, string) ([]libdns.Record, error) { return nil, nil }
 
-func (p *mapProvider) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+func (p *setCounter) SetRecords(_ context.Context, _ string, recs []libdns.Record) ([]libdns.Record, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]libdns.Record, 0, len(p.recs))
-	for _, r := range p.recs {
-		pr, err := r.Parse()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, pr)
-	}
-	return out, nil
-}
-
-func (p *mapProvider) conflicts(next []libdns.RR) bool {
-	names := map[string][2]int{} // cname count, other count
-	for _, r := range next {
-		c := names[r.Name]
-		if r.Type == "CNAME" {
-			if r.Name == "@" {
-				return true
-			}
-			c[0]++
-		} else {
-			c[1]++
-		}
-		names[r.Name] = c
-	}
-	for _, c := range names {
-		if c[0] > 1 || (c[0] > 0 && c[1] > 0) {
-			return true
-		}
-	}
-	return false
-}
-
-func (p *mapProvider) AppendRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	next := append([]libdns.RR(nil), p.recs...)
-	for _, r := range recs {
-		next = append(next, r.RR())
-	}
-	if p.conflicts(next) {
-		return nil, errMapCNAME
-	}
-	p.recs = next
+	p.set += len(recs)
 	return recs, nil
-}
-
-func (p *mapProvider) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	type nt struct{ n, t string }
-	given := map[nt]bool{}
-	for _, r := range recs {
-		rr := r.RR()
-		given[nt{rr.Name, rr.Type}] = true
-	}
-	var next []libdns.RR
-	for _, r := range p.recs {
-		if !given[nt{r.Name, r.Type}] {
-			next = append(next, r)
-		}
-	}
-	for _, r := range recs {
-		next = append(next, r.RR())
-	}
-	if p.conflicts(next) {
-		return nil, errMapCNAME
-	}
-	p.recs = next
-	return recs, nil
-}
-
-func (p *mapProvider) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var next []libdns.RR
-	var deleted []libdns.Record
-	for _, r := range p.recs {
-		hit := false
-		for _, d := range recs {
-			dr := d.RR()
-			if dr.Name == r.Name && (dr.Type == "" || dr.Type == r.Type) &&
-				(dr.TTL == 0 || dr.TTL == r.TTL) && (dr.Data == "" || strings.EqualFold(dr.Data, r.Data)) {
-				hit = true
-				break
-			}
-		}
-		if hit {
-			pr, _ := r.Parse()
-			deleted = append(deleted, pr)
-		} else {
-			next = append(next, r)
-		}
-	}
-	p.recs = next
-	return deleted, nil
 }
