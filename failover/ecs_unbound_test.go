@@ -3,12 +3,8 @@ package failover_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/netip"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,12 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/internal/testunbound"
 	"github.com/gslbkit/gslb/provider/memory"
 )
-
-// requireUnboundEnv makes a missing unbound a failure instead of a skip
-// (.ci/run sets it after installing unbound).
-const requireUnboundEnv = "GSLBKIT_REQUIRE_UNBOUND"
 
 // TestGeoBehindSubnetCachingUnbound is the adopter's setup: failover.Geo
 // on the embedded zone behind unbound with its subnet cache (it forwards
@@ -35,13 +28,7 @@ const requireUnboundEnv = "GSLBKIT_REQUIRE_UNBOUND"
 // (10/8 → us with 10.1/16 → eu inside it): every client must get its own
 // answer, whoever asked first.
 func TestGeoBehindSubnetCachingUnbound(t *testing.T) {
-	bin, err := exec.LookPath("unbound")
-	if err != nil {
-		if os.Getenv(requireUnboundEnv) == "1" {
-			t.Fatalf("unbound not installed and %s=1", requireUnboundEnv)
-		}
-		t.Skip("unbound not installed (apt-get install -y unbound); set " + requireUnboundEnv + "=1 to fail instead")
-	}
+	testunbound.Require(t)
 	us := []string{"198.51.100.1", "198.51.100.2"}
 	eu := []string{"198.51.100.11", "198.51.100.12"}
 	all := append(slices.Clone(us), eu...)
@@ -75,7 +62,7 @@ func TestGeoBehindSubnetCachingUnbound(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := maps[strings.Split(name, "/")[0]]
 			auth := serveGeoZone(t, m, us, eu)
-			resolver := startSubnetUnbound(t, bin, auth)
+			resolver := testunbound.Start(t, testunbound.Config{Stubs: map[string]string{"example.test.": auth}, SubnetCache: true, Ready: "ready.example.test."})
 			for round := range 2 { // the second round is answered from unbound's cache
 				for _, c := range orders[name] {
 					got := askWithSubnet(t, resolver, "g.example.test.", netip.MustParsePrefix(c))
@@ -140,88 +127,6 @@ func serveGeoZone(t *testing.T, m failover.GeoMap, us, eu []string) string {
 	return pc.LocalAddr().String()
 }
 
-// startSubnetUnbound runs unbound with its subnet cache in front of auth
-// (the stub zone example.test.) on a free loopback port and returns its
-// address once it answers; it is stopped by its PID when the test ends.
-func startSubnetUnbound(t *testing.T, bin, auth string) string {
-	t.Helper()
-	authHost, authPort, _ := net.SplitHostPort(auth)
-	// A free port is picked by binding and closing it, so another process
-	// may take it first: unbound then exits at once and we try another.
-	for attempt := 1; ; attempt++ {
-		if addr, ok := trySubnetUnbound(t, bin, authHost, authPort, attempt == 5); ok {
-			return addr
-		}
-	}
-}
-
-func trySubnetUnbound(t *testing.T, bin, authHost, authPort string, last bool) (string, bool) {
-	t.Helper()
-	dir := t.TempDir()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := pc.LocalAddr().(*net.UDPAddr).Port
-	pc.Close()
-	conf := fmt.Sprintf(`server:
-  interface: 127.0.0.1
-  port: %d
-  do-ip6: no
-  num-threads: 1
-  do-not-query-localhost: no
-  access-control: 127.0.0.0/8 allow
-  username: ""
-  chroot: ""
-  directory: "%s"
-  pidfile: "%s/unbound.pid"
-  use-syslog: no
-  logfile: ""
-  verbosity: 1
-  module-config: "subnetcache validator iterator"
-  send-client-subnet: %s
-  client-subnet-always-forward: yes
-  max-client-subnet-ipv4: 24
-  local-zone: "test." nodefault
-stub-zone:
-  name: "example.test"
-  stub-addr: %s@%s
-`, port, dir, dir, authHost, authHost, authPort)
-	path := filepath.Join(dir, "unbound.conf")
-	require.NoError(t, os.WriteFile(path, []byte(conf), 0o600))
-	var log lockedBuffer
-	cmd := exec.Command(bin, "-d", "-c", path)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // our own child, by PID
-		<-exited
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		m := new(dns.Msg)
-		m.SetQuestion("ready.example.test.", dns.TypeA)
-		c := &dns.Client{Timeout: 500 * time.Millisecond}
-		if r, _, err := c.Exchange(m, addr); err == nil && r.Rcode == dns.RcodeSuccess && len(r.Answer) > 0 {
-			return addr, true
-		}
-		select {
-		case <-exited:
-			if last {
-				t.Fatalf("unbound exited:\n%s", log.String())
-			}
-			t.Logf("unbound exited, trying another port:\n%s", log.String())
-			return "", false
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("hang guard: unbound did not answer within 30s:\n%s", log.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling a real process
-	}
-}
-
 // askWithSubnet asks resolver for name's A records as a client behind
 // subnet (an EDNS Client Subnet option, as dig +subnet= sends) and returns
 // the addresses, sorted.
@@ -244,22 +149,4 @@ func askWithSubnet(t *testing.T, resolver, name string, subnet netip.Prefix) []s
 	}
 	slices.Sort(out)
 	return out
-}
-
-// lockedBuffer collects a child process's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
