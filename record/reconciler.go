@@ -37,7 +37,8 @@ type ZoneEditor interface {
 
 // Replacer is an optional capability of a ZoneEditor: delete some records and
 // set others in one atomic call (an RFC 2136 UPDATE, a Route 53 change
-// batch). With it, a type switch leaves no window and a reconcile that both
+// batch, a Cloudflare batch: provider/rfc2136, provider/route53 and
+// provider/cloudflare implement it). With it, a type switch leaves no window and a reconcile that both
 // withdraws and sets in one zone makes one call instead of two. The deleted
 // records are exactly as GetRecords returned them; the set ones follow
 // libdns SetRecords semantics. It must be safe for concurrent use and

@@ -138,6 +138,58 @@ func (p *Provider) DeleteRecords(ctx context.Context, zone string, recs []libdns
 	return doomed, nil
 }
 
+// ReplaceRecords implements record.Replacer with one atomic batch, which
+// Cloudflare applies all or nothing, its deletes before its posts: it
+// deletes del (records as GetRecords returned them, matched exactly) and
+// makes each RRset named in set hold exactly its records, as SetRecords
+// does. A name thus switches between a CNAME and addresses in one step,
+// never answering neither.
+func (p *Provider) ReplaceRecords(ctx context.Context, zone string, del, set []libdns.Record) error {
+	z, zid, err := p.prepare(ctx, zone)
+	if err != nil || len(del)+len(set) == 0 {
+		return err
+	}
+	if _, err := toCFAll(set, z); err != nil {
+		return err
+	}
+	p.rmw.Lock()
+	defer p.rmw.Unlock()
+	current, err := p.list(ctx, zid)
+	if err != nil {
+		return err
+	}
+	ids := newIDIndex(current, z)
+	var b batch
+	doomed := map[idKey]int{}
+	for _, d := range zoneops.Deletions(ids.records, del, z) {
+		doomed[idKey{zoneops.KeyOf(d, z), d.RR().TTL}]++
+		b.Deletes = append(b.Deletes, cfID{ID: ids.take(d)})
+	}
+	var left []libdns.Record // the records set is compared with
+	for _, r := range ids.records {
+		if k := (idKey{zoneops.KeyOf(r, z), r.RR().TTL}); doomed[k] > 0 {
+			doomed[k]--
+			continue
+		}
+		left = append(left, r)
+	}
+	for _, ch := range zoneops.SetChanges(left, set, z) {
+		for _, d := range ch.Delete {
+			b.Deletes = append(b.Deletes, cfID{ID: ids.take(d)})
+		}
+		posts, err := toCFAll(ch.Add, z)
+		if err != nil {
+			return err
+		}
+		b.Posts = append(b.Posts, posts...)
+	}
+	if len(b.Deletes)+len(b.Posts) == 0 {
+		return nil
+	}
+	_, err = p.batch(ctx, zid, b)
+	return err
+}
+
 // ListZones lists the zones the token can see, fully qualified.
 func (p *Provider) ListZones(ctx context.Context) ([]libdns.Zone, error) {
 	var out []libdns.Zone
@@ -220,4 +272,7 @@ var (
 	_ libdns.RecordSetter   = (*Provider)(nil)
 	_ libdns.RecordDeleter  = (*Provider)(nil)
 	_ libdns.ZoneLister     = (*Provider)(nil)
+	_ interface {
+		ReplaceRecords(ctx context.Context, zone string, del, set []libdns.Record) error
+	} = (*Provider)(nil)
 )
