@@ -63,32 +63,32 @@ func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, 
 	if !ok {
 		return nil
 	}
-	z := v.st.closest(name)
-	if z == nil || z.cutFor(name) != "" {
+	z := v.st.Closest(name)
+	if z == nil || z.CutFor(name) != "" {
 		return nil
 	}
-	n, src := z.nodes[name], name
+	n, src := z.Nodes[name], name
 	if n == nil {
-		if name == z.name || z.ents[name] {
+		if name == z.Name || z.ENTs[name] {
 			return nil
 		}
-		w := z.wildcardFor(name)
+		w := z.WildcardFor(name)
 		if w == "" {
 			return nil
 		}
-		n, src = z.nodes[w], w
+		n, src = z.Nodes[w], w
 	}
 	if n == nil {
 		return nil
 	}
-	set := n.sets[qtype]
-	f := v.hooks.hookForSynth(name, src, z.name)
+	set := n.Sets[qtype]
+	f := v.hooks.hookForSynth(name, src, z.Name)
 	if len(set) == 0 || f == nil {
 		return nil
 	}
 	var sig *dnssec.Subsets
 	if signedDO(z, key) {
-		if sig = newHookSigs(z.signer, set, src != name); sig == nil {
+		if sig = newHookSigs(z.Signer, set, src != name); sig == nil {
 			return nil // the general path signs the chosen records
 		}
 	}
@@ -117,7 +117,7 @@ func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, 
 	}
 	var tmp [512]byte
 	for _, r := range set {
-		rr := dns.Copy(r.wire)
+		rr := dns.Copy(r.Wire)
 		rr.Header().Name = "."
 		off, err := dns.PackRR(rr, tmp[:], 0, nil, false)
 		if err != nil || off < 1 {
@@ -130,9 +130,9 @@ func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, 
 		h.all += len(part)
 		switch qtype {
 		case dns.TypeTXT:
-			h.data = append(h.data, r.rr.Data)
+			h.data = append(h.data, r.RR.Data)
 		default:
-			a, err := netip.ParseAddr(r.rr.Data)
+			a, err := netip.ParseAddr(r.RR.Data)
 			if err != nil {
 				return nil
 			}

@@ -171,7 +171,7 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *
 		}
 		return finish(dns.RcodeRefused)
 	}
-	z := v.st.closest(q.Name)
+	z := v.st.Closest(q.Name)
 	if z == nil {
 		if ro != nil { // Extended DNS Error 20, as Knot sends (RFC 8914)
 			ro.Option = append(ro.Option, &dns.EDNS0_EDE{InfoCode: dns.ExtendedErrorCodeNotAuthoritative})
@@ -179,12 +179,12 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *
 		return finish(dns.RcodeRefused)
 	}
 	m.Authoritative = true
-	if z.signer != nil && q.Qtype == dns.TypeNXNAME {
+	if z.Signer != nil && q.Qtype == dns.TypeNXNAME {
 		return finish(dns.RcodeFormatError) // RFC 9824 section 3.5
 	}
 	o := answerOpts{minimalANY: !tcp && !p.cfg.FullANYOverUDP, additional: !p.cfg.NoAdditional, pre: pre, p: p}
 	scope, consulted := v.answer(m, z, q, clientPrefix(ecs, src), o)
-	signFailed := z.signer != nil && !signReply(m, z, q, opt, ro, time.Now())
+	signFailed := z.Signer != nil && !signReply(m, z, q, opt, ro, time.Now())
 	if consulted && ecs != nil {
 		ro.Option[0].(*dns.EDNS0_SUBNET).SourceScope = uint8(min(max(scope, 0), int(ecs.SourceNetmask)))
 	}
@@ -274,10 +274,10 @@ func clientPrefix(ecs *dns.EDNS0_SUBNET, src netip.Addr) netip.Prefix {
 	return netip.PrefixFrom(src, src.BitLen())
 }
 
-// closest returns the zone that most closely encloses name, or nil.
-func (s *state) closest(name string) *zone {
+// Closest returns the zone that most closely encloses name, or nil.
+func (s *state) Closest(name string) *zone {
 	for n := name; ; {
-		if z, ok := s.zones[n]; ok {
+		if z, ok := s.Zones[n]; ok {
 			return z
 		}
 		if n == "." || n == "" {

@@ -35,56 +35,56 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 		visited[i] = name
 		// RFC 1034 4.3.2 step 3b; DS at the cut belongs to the parent side
 		// (RFC 4035 section 3.1.4.1).
-		if cut := z.cutFor(name); cut != "" && !(cut == name && q.Qtype == dns.TypeDS) {
+		if cut := z.CutFor(name); cut != "" && !(cut == name && q.Qtype == dns.TypeDS) {
 			if i == 0 {
 				m.Authoritative = false
 			}
-			z.referral(m, cut)
+			z.Referral(m, cut)
 			return scope, consulted
 		}
-		n, src := z.nodes[name], name // src owns the data: the wildcard when synthesised
-		if n == nil && name != z.name {
-			if z.ents[name] {
-				m.Ns = append(m.Ns, z.negativeSOA())
+		n, src := z.Nodes[name], name // src owns the data: the wildcard when synthesised
+		if n == nil && name != z.Name {
+			if z.ENTs[name] {
+				m.Ns = append(m.Ns, z.NegativeSOA())
 				return scope, consulted
 			}
-			w := z.wildcardFor(name)
+			w := z.WildcardFor(name)
 			if w == "" {
 				m.Rcode = dns.RcodeNameError
-				m.Ns = append(m.Ns, z.negativeSOA())
+				m.Ns = append(m.Ns, z.NegativeSOA())
 				return scope, consulted
 			}
-			n, src = z.nodes[w], w
+			n, src = z.Nodes[w], w
 		}
 		if q.Qtype == dns.TypeANY {
 			start := len(m.Answer)
-			if name == z.name && (!o.minimalANY || n == nil) {
-				m.Answer = append(m.Answer, z.soaRR())
+			if name == z.Name && (!o.minimalANY || n == nil) {
+				m.Answer = append(m.Answer, z.SOARR())
 			}
 			if n != nil {
-				for _, r := range n.sorted() {
-					if o.minimalANY && len(m.Answer) > start && r.wire.Header().Rrtype != m.Answer[len(m.Answer)-1].Header().Rrtype {
+				for _, r := range n.Sorted() {
+					if o.minimalANY && len(m.Answer) > start && r.Wire.Header().Rrtype != m.Answer[len(m.Answer)-1].Header().Rrtype {
 						break
 					}
 					m.Answer = append(m.Answer, at(r, name))
 				}
 			}
 			if o.additional {
-				z.additional(m, m.Answer[start:])
+				z.Additional(m, m.Answer[start:])
 			}
 			return scope, consulted
 		}
-		if q.Qtype == dns.TypeSOA && name == z.name {
-			m.Answer = append(m.Answer, z.soaRR())
+		if q.Qtype == dns.TypeSOA && name == z.Name {
+			m.Answer = append(m.Answer, z.SOARR())
 			return scope, consulted
 		}
 		var set []rec
 		if n != nil {
-			set = n.sets[q.Qtype]
+			set = n.Sets[q.Qtype]
 		}
 		if len(set) > 0 {
 			recs := set
-			if f := v.hooks.hookForSynth(name, src, z.name); f != nil && !(name == z.name && q.Qtype == dns.TypeNS) {
+			if f := v.hooks.hookForSynth(name, src, z.Name); f != nil && !(name == z.Name && q.Qtype == dns.TypeNS) {
 				consulted = true
 				var chosen []rec
 				chosen, scope = o.p.runHook(f, client, name, q.Qtype, set, o.pre)
@@ -98,27 +98,27 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 				m.Answer = append(m.Answer, at(r, name))
 			}
 			if o.additional {
-				z.additional(m, m.Answer[start:])
+				z.Additional(m, m.Answer[start:])
 			}
 			return scope, consulted
 		}
 		var cn []rec
 		if n != nil {
-			cn = n.sets[dns.TypeCNAME]
+			cn = n.Sets[dns.TypeCNAME]
 		}
 		if len(cn) == 0 {
 			// NODATA, also at a wildcard (RFC 4592 section 3.3.1).
-			m.Ns = append(m.Ns, z.negativeSOA())
+			m.Ns = append(m.Ns, z.NegativeSOA())
 			return scope, consulted
 		}
 		m.Answer = append(m.Answer, at(cn[0], name))
-		target := cn[0].rr.Data
+		target := cn[0].RR.Data
 		for _, seen := range visited[:i+1] {
 			if seen == target {
 				return scope, consulted
 			}
 		}
-		if !dns.IsSubDomain(z.name, target) {
+		if !dns.IsSubDomain(z.Name, target) {
 			return scope, consulted
 		}
 		name = target
@@ -129,23 +129,23 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 // at returns r's wire form owned by name: r itself, or for a record
 // synthesised from a wildcard a copy with the owner replaced.
 func at(r rec, name string) dns.RR {
-	if r.wire.Header().Name == name {
-		return r.wire
+	if r.Wire.Header().Name == name {
+		return r.Wire
 	}
-	c := dns.Copy(r.wire)
+	c := dns.Copy(r.Wire)
 	c.Header().Name = name
 	return c
 }
 
-// cutFor returns the highest delegation point at or above name (below the
+// CutFor returns the highest delegation point at or above name (below the
 // apex), or "".
-func (z *zone) cutFor(name string) string {
-	if z.cuts == nil {
+func (z *zone) CutFor(name string) string {
+	if z.Cuts == nil {
 		return ""
 	}
 	cut := ""
-	for n := name; n != z.name; {
-		if z.cuts[n] {
+	for n := name; n != z.Name; {
+		if z.Cuts[n] {
 			cut = n
 		}
 		i := strings.IndexByte(n, '.')
@@ -157,68 +157,68 @@ func (z *zone) cutFor(name string) string {
 	return cut
 }
 
-// wildcardFor returns the wildcard that synthesises the answer for name, a
+// WildcardFor returns the wildcard that synthesises the answer for name, a
 // name that does not exist in the zone: "*." and name's closest encloser
 // (RFC 4592 section 3.3.1), when that is an owner name; else "". Existing
 // names and empty non-terminals between block it.
-func (z *zone) wildcardFor(name string) string {
-	if !z.wild {
+func (z *zone) WildcardFor(name string) string {
+	if !z.Wild {
 		return ""
 	}
 	ce := name
-	for ce != z.name {
+	for ce != z.Name {
 		i := strings.IndexByte(ce, '.')
 		if i < 0 || i == len(ce)-1 {
 			return ""
 		}
 		ce = ce[i+1:]
-		if z.nodes[ce] != nil || z.ents[ce] {
+		if z.Nodes[ce] != nil || z.ENTs[ce] {
 			break
 		}
 	}
 	w := "*." + ce
-	if z.nodes[w] == nil {
+	if z.Nodes[w] == nil {
 		return ""
 	}
 	return w
 }
 
-// referral adds the delegation at cut: its NS records in the authority
+// Referral adds the delegation at cut: its NS records in the authority
 // section and their addresses held in the zone (glue) in the additional
 // section (RFC 1034 section 4.3.2 step 3b).
-func (z *zone) referral(m *dns.Msg, cut string) {
-	ns := z.nodes[cut].sets[dns.TypeNS]
+func (z *zone) Referral(m *dns.Msg, cut string) {
+	ns := z.Nodes[cut].Sets[dns.TypeNS]
 	start := len(m.Ns)
 	for _, r := range ns {
-		m.Ns = append(m.Ns, r.wire)
+		m.Ns = append(m.Ns, r.Wire)
 	}
-	z.addresses(m, m.Ns[start:])
+	z.Addresses(m, m.Ns[start:])
 }
 
-// negativeSOA is the SOA for the authority section of NXDOMAIN and NODATA
+// NegativeSOA is the SOA for the authority section of NXDOMAIN and NODATA
 // answers, its TTL min(SOA TTL, minimum) (RFC 2308).
-func (z *zone) negativeSOA() dns.RR {
-	s := z.soaRR()
-	s.Hdr.Ttl = min(z.soa.TTL, z.soa.Minimum)
+func (z *zone) NegativeSOA() dns.RR {
+	s := z.SOARR()
+	s.Hdr.Ttl = min(z.SOA.TTL, z.SOA.Minimum)
 	return s
 }
 
-// additional adds the in-zone addresses of the NS, MX and SRV targets among
+// Additional adds the in-zone addresses of the NS, MX and SRV targets among
 // rrs (RFC 1035 section 3.3, RFC 2782), glue below a delegation point
 // included, as Knot does.
-func (z *zone) additional(m *dns.Msg, rrs []dns.RR) {
+func (z *zone) Additional(m *dns.Msg, rrs []dns.RR) {
 	for _, rr := range rrs {
 		switch rr.Header().Rrtype {
 		case dns.TypeNS, dns.TypeMX, dns.TypeSRV:
-			z.addresses(m, rrs)
+			z.Addresses(m, rrs)
 			return
 		}
 	}
 }
 
-// addresses adds the A and AAAA records of the NS, MX and SRV targets among
+// Addresses adds the A and AAAA records of the NS, MX and SRV targets among
 // rrs that lie in the zone, each once.
-func (z *zone) addresses(m *dns.Msg, rrs []dns.RR) {
+func (z *zone) Addresses(m *dns.Msg, rrs []dns.RR) {
 	for _, rr := range rrs {
 		var t string
 		switch r := rr.(type) {
@@ -231,22 +231,22 @@ func (z *zone) addresses(m *dns.Msg, rrs []dns.RR) {
 		default:
 			continue
 		}
-		if !dns.IsSubDomain(z.name, t) {
+		if !dns.IsSubDomain(z.Name, t) {
 			continue
 		}
-		n := z.nodes[t]
+		n := z.Nodes[t]
 		if n == nil {
 			continue
 		}
 		for _, typ := range [2]uint16{dns.TypeA, dns.TypeAAAA} {
 		next:
-			for _, a := range n.sets[typ] {
+			for _, a := range n.Sets[typ] {
 				for _, e := range m.Extra {
-					if e == a.wire {
+					if e == a.Wire {
 						continue next
 					}
 				}
-				m.Extra = append(m.Extra, a.wire)
+				m.Extra = append(m.Extra, a.Wire)
 			}
 		}
 	}
@@ -256,7 +256,7 @@ func (z *zone) addresses(m *dns.Msg, rrs []dns.RR) {
 func hookInput(set []rec) []libdns.Record {
 	in := make([]libdns.Record, len(set))
 	for i, r := range set {
-		in[i] = r.hook
+		in[i] = r.Hook
 	}
 	return in
 }
@@ -287,7 +287,7 @@ func (p *Provider) runHook(f AnswerFunc, client netip.Prefix, name string, qtype
 		}
 		found := false
 		for _, r := range set {
-			if r.rr.Data == rr.Data {
+			if r.RR.Data == rr.Data {
 				chosen = append(chosen, r)
 				found = true
 				break
@@ -304,7 +304,7 @@ func (p *Provider) runHook(f AnswerFunc, client netip.Prefix, name string, qtype
 		if err != nil {
 			continue
 		}
-		chosen = append(chosen, rec{rr: libdns.RR{Name: rr.Name, TTL: rr.TTL, Type: typ, Data: data}, wire: wire})
+		chosen = append(chosen, rec{RR: libdns.RR{Name: rr.Name, TTL: rr.TTL, Type: typ, Data: data}, Wire: wire})
 	}
 	if len(chosen) == 0 {
 		return nil, scope

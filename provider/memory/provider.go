@@ -112,7 +112,7 @@ type Provider struct {
 type state struct {
 	version uint64
 	epoch   string // the history's id, see Provider.Epoch
-	zones   map[string]*zone
+	Zones   map[string]*zone
 	journal []Change
 	floor   uint64        // the journal holds every change with version > floor
 	next    chan struct{} // closed when a newer state is published
@@ -139,7 +139,7 @@ func (p *Provider) load() *state {
 	if s := p.cur.Load(); s != nil {
 		return s
 	}
-	p.cur.CompareAndSwap(nil, &state{epoch: newEpoch(), zones: map[string]*zone{}, next: make(chan struct{})})
+	p.cur.CompareAndSwap(nil, &state{epoch: newEpoch(), Zones: map[string]*zone{}, next: make(chan struct{})})
 	return p.cur.Load()
 }
 
@@ -153,7 +153,7 @@ func (p *Provider) journalSize() int {
 // publish installs a new state built from old with zones and the journal
 // entries of one change, and wakes every Wait. Callers hold p.mu.
 func (p *Provider) publish(old *state, zones map[string]*zone, entries []Change) {
-	ns := &state{version: old.version + 1, epoch: old.epoch, zones: zones, next: make(chan struct{})}
+	ns := &state{version: old.version + 1, epoch: old.epoch, Zones: zones, next: make(chan struct{})}
 	for i := range entries {
 		entries[i].Version = ns.version
 	}
@@ -187,41 +187,41 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 	cfg = cfg.withDefaults()
 	ttl := secs(cfg.TTL)
 	z := &zone{
-		name: key,
-		soa: SOA{
+		Name: key,
+		SOA: SOA{
 			NS: qualify(cfg.NS[0], key), Mbox: qualify(cfg.Mbox, key), Serial: cfg.Serial,
 			Refresh: secs(cfg.Refresh), Retry: secs(cfg.Retry), Expire: secs(cfg.Expire),
 			Minimum: secs(cfg.Minimum), TTL: ttl,
 		},
-		nodes:        map[string]*node{},
-		serialPolicy: cfg.SerialPolicy,
-		signer:       cmp.Or(cfg.Signer, p.signerFor(key)),
+		Nodes:        map[string]*node{},
+		SerialPolicy: cfg.SerialPolicy,
+		Signer:       cmp.Or(cfg.Signer, p.signerFor(key)),
 	}
 	if cfg.Signer != nil && cfg.Signer.Zone() != key {
 		return fielderr.New(ErrInvalidZone, "signer", cfg.Signer.Zone(), "a signer of "+key)
 	}
-	apex := &node{sets: map[uint16][]rec{}}
+	apex := &node{Sets: map[uint16][]rec{}}
 	for _, ns := range cfg.NS {
 		_, r, err := makeRec(key, libdns.NS{Name: "@", TTL: cfg.TTL, Target: qualify(ns, key)})
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(apex.sets[dns.TypeNS], func(o rec) bool { return o.rr.Data == r.rr.Data }) {
-			apex.sets[dns.TypeNS] = append(apex.sets[dns.TypeNS], r)
+		if !slices.ContainsFunc(apex.Sets[dns.TypeNS], func(o rec) bool { return o.RR.Data == r.RR.Data }) {
+			apex.Sets[dns.TypeNS] = append(apex.Sets[dns.TypeNS], r)
 		}
 	}
-	z.nodes[key] = apex
-	z.rebuildENTs()
+	z.Nodes[key] = apex
+	z.RebuildENTs()
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
-	if _, ok := old.zones[key]; ok {
+	if _, ok := old.Zones[key]; ok {
 		return fmt.Errorf("%w: %s", ErrZoneExists, key)
 	}
-	zones := maps(old.zones)
+	zones := maps(old.Zones)
 	zones[key] = z
-	soa := z.soa
+	soa := z.SOA
 	entries := []Change{
 		{Kind: ChangeAddZone, Zone: key, Serial: soa.Serial, SOA: &soa},
 		rrsetChange(nil, z, key, dns.TypeNS),
@@ -237,13 +237,13 @@ func (p *Provider) RemoveZone(name string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
-	z, ok := old.zones[key]
+	z, ok := old.Zones[key]
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrNoZone, key)
 	}
-	zones := maps(old.zones)
+	zones := maps(old.Zones)
 	delete(zones, key)
-	p.publish(old, zones, []Change{{Kind: ChangeRemoveZone, Zone: key, Serial: z.soa.Serial}})
+	p.publish(old, zones, []Change{{Kind: ChangeRemoveZone, Zone: key, Serial: z.SOA.Serial}})
 	return nil
 }
 
@@ -251,8 +251,8 @@ func (p *Provider) RemoveZone(name string) error {
 // sorted.
 func (p *Provider) Zones() []string {
 	s := p.load()
-	out := make([]string, 0, len(s.zones))
-	for k := range s.zones {
+	out := make([]string, 0, len(s.Zones))
+	for k := range s.Zones {
 		out = append(out, k)
 	}
 	slices.Sort(out)
@@ -261,11 +261,11 @@ func (p *Provider) Zones() []string {
 
 // SOA returns the zone's current SOA, or ErrNoZone.
 func (p *Provider) SOA(zoneName string) (SOA, error) {
-	z, ok := p.load().zones[zoneKey(zoneName)]
+	z, ok := p.load().Zones[zoneKey(zoneName)]
 	if !ok {
 		return SOA{}, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zoneName))
 	}
-	return z.soa, nil
+	return z.SOA, nil
 }
 
 func maps(m map[string]*zone) map[string]*zone {
@@ -299,14 +299,14 @@ func (p *Provider) GetRecords(ctx context.Context, zoneName string) ([]libdns.Re
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	z, ok := p.load().zones[zoneKey(zoneName)]
+	z, ok := p.load().Zones[zoneKey(zoneName)]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zoneName))
 	}
-	recs := z.records()
+	recs := z.Records()
 	out := make([]libdns.Record, len(recs))
 	for i, r := range recs {
-		out[i] = r.typed()
+		out[i] = r.Typed()
 	}
 	return out, nil
 }

@@ -25,23 +25,23 @@ const maxTTL = zonerecord.MaxTTL
 // lower case, "@" at the apex; TTL in whole seconds; canonical data) and its
 // wire form (owner fully qualified and lower case).
 type rec struct {
-	rr   libdns.RR
-	wire dns.RR
-	hook libdns.Record // typed form handed to answer hooks (never to callers of GetRecords)
+	RR   libdns.RR
+	Wire dns.RR
+	Hook libdns.Record // typed form handed to answer hooks (never to callers of GetRecords)
 }
 
-// typed returns the record as the libdns struct for its type (Address,
+// Typed returns the record as the libdns struct for its type (Address,
 // CNAME, TXT, NS, MX, SRV, CAA, ServiceBinding), or the RR itself for types
 // libdns does not parse.
-func (r rec) typed() libdns.Record {
-	if t, ok := r.wire.(*dns.TXT); ok {
+func (r rec) Typed() libdns.Record {
+	if t, ok := r.Wire.(*dns.TXT); ok {
 		if _, plain := zonerecord.TXTData(zonerecord.TXTStrings(t)); !plain {
-			return r.rr // several strings: presentation form, see txt.go
+			return r.RR // several strings: presentation form, see txt.go
 		}
 	}
-	t, err := r.rr.Parse()
+	t, err := r.RR.Parse()
 	if err != nil {
-		return r.rr
+		return r.RR
 	}
 	return t
 }
@@ -60,10 +60,10 @@ func makeRec(zone string, in libdns.Record) (string, rec, error) {
 		return "", rec{}, recErr(zone, fqdn, typ, err)
 	}
 	out := rec{
-		rr:   libdns.RR{Name: zonerecord.Rel(fqdn, zone), TTL: time.Duration(ttl) * time.Second, Type: typ, Data: data},
-		wire: wire,
+		RR:   libdns.RR{Name: zonerecord.Rel(fqdn, zone), TTL: time.Duration(ttl) * time.Second, Type: typ, Data: data},
+		Wire: wire,
 	}
-	out.hook = out.typed()
+	out.Hook = out.Typed()
 	return fqdn, out, nil
 }
 
@@ -115,9 +115,9 @@ func makePattern(zone string, in libdns.Record) (pattern, bool) {
 }
 
 func (p pattern) match(r rec) bool {
-	return (p.typ == "" || p.typ == r.rr.Type) &&
-		(p.anyTTL || p.ttl == r.wire.Header().Ttl) &&
-		(p.data == "" || p.data == r.rr.Data)
+	return (p.typ == "" || p.typ == r.RR.Type) &&
+		(p.anyTTL || p.ttl == r.Wire.Header().Ttl) &&
+		(p.data == "" || p.data == r.RR.Data)
 }
 
 // ownerName is zonerecord.Owner (config.go's name for it).

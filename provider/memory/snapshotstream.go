@@ -74,27 +74,27 @@ func (v SnapshotView) WriteJSON(w io.Writer, keep func(zone string, r ZoneRecord
 	e.raw(`,"zones":[`)
 	var zones map[string]*zone
 	if v.s != nil {
-		zones = v.s.zones
+		zones = v.s.Zones
 	}
 	for i, name := range sortedZoneNames(zones) {
 		z := zones[name]
 		if i > 0 {
 			e.raw(",")
 		}
-		soa, _ := json.Marshal(z.soa) // plain fields: never fails
+		soa, _ := json.Marshal(z.SOA) // plain fields: never fails
 		e.raw(`{"name":`)
-		e.buf = appendJSONString(e.buf, z.name)
+		e.buf = appendJSONString(e.buf, z.Name)
 		e.raw(`,"soa":`)
 		e.buf = append(e.buf, soa...)
 		e.raw(`,"records":[`)
 		first := true
 		for _, owner := range sortedOwners(z) {
-			n := z.nodes[owner]
+			n := z.Nodes[owner]
 			var scratch [8]uint16
 			for _, t := range sortedTypes(n, scratch[:0]) {
-				for _, r := range n.sets[t] {
+				for _, r := range n.Sets[t] {
 					zr := zoneRecord(r)
-					if keep != nil && !keep(z.name, zr) {
+					if keep != nil && !keep(z.Name, zr) {
 						continue
 					}
 					if !first {
@@ -119,8 +119,8 @@ func (v SnapshotView) WriteJSON(w io.Writer, keep func(zone string, r ZoneRecord
 // sort key per name, some 200 bytes each, which for a zone of a million
 // names is a sixth of the zone again.
 func sortedOwners(z *zone) []string {
-	names := make([]string, 0, len(z.nodes))
-	for n := range z.nodes {
+	names := make([]string, 0, len(z.Nodes))
+	for n := range z.Nodes {
 		names = append(names, n)
 	}
 	slices.SortFunc(names, canonicalCompare)
@@ -177,7 +177,7 @@ func escapedAt(s string, i int) bool {
 // sortedTypes returns n's record types in GetRecords order (node.sorted
 // without the copy), appended to types.
 func sortedTypes(n *node, types []uint16) []uint16 {
-	for t := range n.sets {
+	for t := range n.Sets {
 		types = append(types, t)
 	}
 	if len(types) > 1 {
@@ -327,8 +327,8 @@ func (b *SnapshotBuilder) Zone(name string, soa SOA) error {
 	}
 	zb, err := newZoneBuild(b.ctx, name, soa)
 	if err == nil {
-		if _, dup := b.zones[zb.z.name]; dup {
-			err = fmt.Errorf("%w: zone %s appears twice", ErrInvalidZone, zb.z.name)
+		if _, dup := b.zones[zb.z.Name]; dup {
+			err = fmt.Errorf("%w: zone %s appears twice", ErrInvalidZone, zb.z.Name)
 		}
 	}
 	if err != nil {
@@ -336,8 +336,8 @@ func (b *SnapshotBuilder) Zone(name string, soa SOA) error {
 		return err
 	}
 	b.cur = zb
-	b.zones[zb.z.name] = nil // reserved until built
-	b.names = append(b.names, zb.z.name)
+	b.zones[zb.z.Name] = nil // reserved until built
+	b.names = append(b.names, zb.z.Name)
 	return nil
 }
 
@@ -375,7 +375,7 @@ func (b *SnapshotBuilder) endZone() error {
 		b.err = err
 		return err
 	}
-	b.zones[z.name] = z
+	b.zones[z.Name] = z
 	return nil
 }
 
@@ -446,23 +446,23 @@ func newZoneBuild(ctx context.Context, name string, soa SOA) (*zoneBuild, error)
 	if err := checkSOA(soa); err != nil {
 		return nil, fmt.Errorf("zone %s: %w", key, err)
 	}
-	z := &zone{name: key, soa: soa, nodes: map[string]*node{}}
-	z.soa.NS, z.soa.Mbox = zoneKey(soa.NS), zoneKey(soa.Mbox)
+	z := &zone{Name: key, SOA: soa, Nodes: map[string]*node{}}
+	z.SOA.NS, z.SOA.Mbox = zoneKey(soa.NS), zoneKey(soa.Mbox)
 	return &zoneBuild{ctx: ctx, z: z}, nil
 }
 
 func (zb *zoneBuild) add(zr ZoneRecord) error {
 	if zb.n%1024 == 1023 {
 		if err := zb.ctx.Err(); err != nil {
-			return fmt.Errorf("zone %s: building stopped after %d records: %w", zb.z.name, zb.n, err)
+			return fmt.Errorf("zone %s: building stopped after %d records: %w", zb.z.Name, zb.n, err)
 		}
 	}
 	zb.n++
-	name, r, err := makeRec(zb.z.name, zr.Record())
+	name, r, err := makeRec(zb.z.Name, zr.Record())
 	if err != nil {
 		return err
 	}
-	if k := (setKey{name, r.wire.Header().Rrtype}); k != zb.runKey {
+	if k := (setKey{name, r.Wire.Header().Rrtype}); k != zb.runKey {
 		zb.flush()
 		zb.runKey = k
 	}
@@ -497,19 +497,19 @@ func (zb *zoneBuild) flush() {
 }
 
 func (zb *zoneBuild) get(k setKey) []rec {
-	if n := zb.z.nodes[k.name]; n != nil {
-		return n.sets[k.typ]
+	if n := zb.z.Nodes[k.name]; n != nil {
+		return n.Sets[k.typ]
 	}
 	return nil
 }
 
 func (zb *zoneBuild) put(k setKey, rs []rec) {
-	n := zb.z.nodes[k.name]
+	n := zb.z.Nodes[k.name]
 	if n == nil {
-		n = &node{sets: make(map[uint16][]rec, 1)}
-		zb.z.nodes[k.name] = n
+		n = &node{Sets: make(map[uint16][]rec, 1)}
+		zb.z.Nodes[k.name] = n
 	}
-	n.sets[k.typ] = rs
+	n.Sets[k.typ] = rs
 }
 
 // finish stores the last RRsets, checks the CNAME rules at every name and
@@ -520,19 +520,19 @@ func (zb *zoneBuild) finish() (*zone, error) {
 		zb.put(k, b.recs)
 	}
 	z := zb.z
-	for name, n := range z.nodes {
-		if err := checkCNAME(z.name, name, n); err != nil {
+	for name, n := range z.Nodes {
+		if err := checkCNAME(z.Name, name, n); err != nil {
 			return nil, err
 		}
 	}
-	z.rebuildENTs()
+	z.RebuildENTs()
 	return z, nil
 }
 
 // checkCNAME enforces the CNAME rules at the name of n (txn.check's rules
 // for one name).
 func checkCNAME(zoneName, name string, n *node) error {
-	cn := n.sets[dns.TypeCNAME]
+	cn := n.Sets[dns.TypeCNAME]
 	if len(cn) == 0 {
 		return nil
 	}
@@ -542,9 +542,9 @@ func checkCNAME(zoneName, name string, n *node) error {
 	if len(cn) > 1 {
 		return recErr(zoneName, name, "CNAME", fmt.Errorf("%w: %d CNAME records at one name", ErrCNAMEConflict, len(cn)))
 	}
-	if len(n.sets) > 1 {
+	if len(n.Sets) > 1 {
 		var other []string
-		for typ := range n.sets {
+		for typ := range n.Sets {
 			if typ != dns.TypeCNAME {
 				other = append(other, dns.TypeToString[typ])
 			}

@@ -47,92 +47,92 @@ func secs(d time.Duration) uint32 { s, _ := zonerecord.TTL(d); return s }
 // zone is one immutable version of a zone. Writers build a new zone that
 // shares unchanged nodes with the old one.
 type zone struct {
-	name  string
-	soa   SOA
-	nodes map[string]*node // owner (fqdn, lower case) → records
-	ents  map[string]bool  // empty non-terminals: names with no records but with descendants
-	cuts  map[string]bool  // delegation points: names below the apex holding NS records
-	wild  bool             // some owner name starts with the "*" label
-	// serialPolicy is ZoneConfig.SerialPolicy; a zone replaced by Restore
+	Name  string
+	SOA   SOA
+	Nodes map[string]*node // owner (fqdn, lower case) → records
+	ENTs  map[string]bool  // empty non-terminals: names with no records but with descendants
+	Cuts  map[string]bool  // delegation points: names below the apex holding NS records
+	Wild  bool             // some owner name starts with the "*" label
+	// SerialPolicy is ZoneConfig.SerialPolicy; a zone replaced by Restore
 	// or Resume keeps it.
-	serialPolicy SerialPolicy
-	// signer is ZoneConfig.Signer (nil: unsigned); kept like serialPolicy.
-	signer *dnssec.Signer
+	SerialPolicy SerialPolicy
+	// Signer is ZoneConfig.Signer (nil: unsigned); kept like serialPolicy.
+	Signer *dnssec.Signer
 }
 
 // node holds the records at one owner name, grouped by type.
 type node struct {
-	sets map[uint16][]rec
+	Sets map[uint16][]rec
 }
 
-func (n *node) clone() *node {
-	c := &node{sets: make(map[uint16][]rec, len(n.sets)+1)}
-	for t, rs := range n.sets {
-		c.sets[t] = rs
+func (n *node) Clone() *node {
+	c := &node{Sets: make(map[uint16][]rec, len(n.Sets)+1)}
+	for t, rs := range n.Sets {
+		c.Sets[t] = rs
 	}
 	return c
 }
 
-func (z *zone) clone() *zone {
+func (z *zone) Clone() *zone {
 	c := *z
-	c.nodes = make(map[string]*node, len(z.nodes)+1)
-	for k, v := range z.nodes {
-		c.nodes[k] = v
+	c.Nodes = make(map[string]*node, len(z.Nodes)+1)
+	for k, v := range z.Nodes {
+		c.Nodes[k] = v
 	}
 	return &c
 }
 
-// soaRR returns the zone's SOA as a wire record.
-func (z *zone) soaRR() *dns.SOA {
+// SOARR returns the zone's SOA as a wire record.
+func (z *zone) SOARR() *dns.SOA {
 	return &dns.SOA{
-		Hdr: dns.RR_Header{Name: z.name, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: z.soa.TTL},
-		Ns:  z.soa.NS, Mbox: z.soa.Mbox, Serial: z.soa.Serial,
-		Refresh: z.soa.Refresh, Retry: z.soa.Retry, Expire: z.soa.Expire, Minttl: z.soa.Minimum,
+		Hdr: dns.RR_Header{Name: z.Name, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: z.SOA.TTL},
+		Ns:  z.SOA.NS, Mbox: z.SOA.Mbox, Serial: z.SOA.Serial,
+		Refresh: z.SOA.Refresh, Retry: z.SOA.Retry, Expire: z.SOA.Expire, Minttl: z.SOA.Minimum,
 	}
 }
 
-// rebuildENTs recomputes what is derived from the set of owner names: the
+// RebuildENTs recomputes what is derived from the set of owner names: the
 // empty non-terminals below the apex, the delegation points and whether the
 // zone holds wildcards.
-func (z *zone) rebuildENTs() {
+func (z *zone) RebuildENTs() {
 	ents := make(map[string]bool)
-	z.cuts, z.wild = nil, false
-	for name, nd := range z.nodes {
+	z.Cuts, z.Wild = nil, false
+	for name, nd := range z.Nodes {
 		if strings.HasPrefix(name, "*.") {
-			z.wild = true
+			z.Wild = true
 		}
-		if name != z.name && len(nd.sets[dns.TypeNS]) > 0 {
-			if z.cuts == nil {
-				z.cuts = make(map[string]bool)
+		if name != z.Name && len(nd.Sets[dns.TypeNS]) > 0 {
+			if z.Cuts == nil {
+				z.Cuts = make(map[string]bool)
 			}
-			z.cuts[name] = true
+			z.Cuts[name] = true
 		}
-		for n := name; n != z.name; {
+		for n := name; n != z.Name; {
 			i := strings.IndexByte(n, '.')
 			if i < 0 || i == len(n)-1 {
 				break
 			}
 			n = n[i+1:]
-			if n == z.name || !dns.IsSubDomain(z.name, n) {
+			if n == z.Name || !dns.IsSubDomain(z.Name, n) {
 				break
 			}
-			if _, ok := z.nodes[n]; ok {
+			if _, ok := z.Nodes[n]; ok {
 				continue
 			}
 			ents[n] = true
 		}
 	}
-	z.ents = ents
+	z.ENTs = ents
 }
 
-// sortedNames returns the zone's owner names, apex first, then in DNS
+// SortedNames returns the zone's owner names, apex first, then in DNS
 // canonical order (RFC 4034 section 6.1).
-func (z *zone) sortedNames() []string {
+func (z *zone) SortedNames() []string {
 	// Sort by a key computed once per name: splitting names in every
 	// comparison made a 10,000-name zone take half a second to list.
 	type keyed struct{ key, name string }
-	ks := make([]keyed, 0, len(z.nodes))
-	for n := range z.nodes {
+	ks := make([]keyed, 0, len(z.Nodes))
+	for n := range z.Nodes {
 		ks = append(ks, keyed{zonerecord.CanonicalKey(n), n})
 	}
 	slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
@@ -143,19 +143,19 @@ func (z *zone) sortedNames() []string {
 	return names
 }
 
-// records returns every record in the zone: names in canonical order, types
-// in SupportedTypes order, records in insertion order.
-func (z *zone) records() []rec {
+// Records returns every record in the zone: names in canonical order, types
+// in SupportedTypes order, Records in insertion order.
+func (z *zone) Records() []rec {
 	var out []rec
-	for _, name := range z.sortedNames() {
-		out = append(out, z.nodes[name].sorted()...)
+	for _, name := range z.SortedNames() {
+		out = append(out, z.Nodes[name].Sorted()...)
 	}
 	return out
 }
 
-func (n *node) sorted() []rec {
-	types := make([]uint16, 0, len(n.sets))
-	for t := range n.sets {
+func (n *node) Sorted() []rec {
+	types := make([]uint16, 0, len(n.Sets))
+	for t := range n.Sets {
 		types = append(types, t)
 	}
 	slices.SortFunc(types, func(a, b uint16) int {
@@ -163,7 +163,7 @@ func (n *node) sorted() []rec {
 	})
 	var out []rec
 	for _, t := range types {
-		out = append(out, n.sets[t]...)
+		out = append(out, n.Sets[t]...)
 	}
 	return out
 }
