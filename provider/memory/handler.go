@@ -274,27 +274,6 @@ func clientPrefix(ecs *dns.EDNS0_SUBNET, src netip.Addr) netip.Prefix {
 	return netip.PrefixFrom(src, src.BitLen())
 }
 
-// Closest returns the zone that most closely encloses name, or nil.
-func (s *state) Closest(name string) *zone {
-	for n := name; ; {
-		if z, ok := s.Zones[n]; ok {
-			return z
-		}
-		if n == "." || n == "" {
-			return nil
-		}
-		i := strings.IndexByte(n, '.')
-		if i < 0 {
-			return nil
-		}
-		if i == len(n)-1 {
-			n = "."
-		} else {
-			n = n[i+1:]
-		}
-	}
-}
-
 // RespondWire answers one query in wire format, as a UDP or TCP server loop
 // hands it over: it returns the packed reply, or nil when the message
 // deserves none (shorter than a DNS header, or a response). A malformed

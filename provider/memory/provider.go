@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gslbkit/gslb/internal/fielderr"
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/provider/dnssec"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -110,12 +111,12 @@ type Provider struct {
 
 // state is one immutable version of everything a Provider holds.
 type state struct {
-	version uint64
-	epoch   string // the history's id, see Provider.Epoch
-	Zones   map[string]*zone
-	journal []Change
-	floor   uint64        // the journal holds every change with version > floor
-	next    chan struct{} // closed when a newer state is published
+	version      uint64
+	epoch        string // the history's id, see Provider.Epoch
+	zonedata.Set        // the zones, Set.Zones: what the answer path reads
+	journal      []Change
+	floor        uint64        // the journal holds every change with version > floor
+	next         chan struct{} // closed when a newer state is published
 }
 
 var (
@@ -139,7 +140,7 @@ func (p *Provider) load() *state {
 	if s := p.cur.Load(); s != nil {
 		return s
 	}
-	p.cur.CompareAndSwap(nil, &state{epoch: newEpoch(), Zones: map[string]*zone{}, next: make(chan struct{})})
+	p.cur.CompareAndSwap(nil, &state{epoch: newEpoch(), Set: zonedata.Set{Zones: map[string]*zone{}}, next: make(chan struct{})})
 	return p.cur.Load()
 }
 
@@ -153,7 +154,7 @@ func (p *Provider) journalSize() int {
 // publish installs a new state built from old with zones and the journal
 // entries of one change, and wakes every Wait. Callers hold p.mu.
 func (p *Provider) publish(old *state, zones map[string]*zone, entries []Change) {
-	ns := &state{version: old.version + 1, epoch: old.epoch, Zones: zones, next: make(chan struct{})}
+	ns := &state{version: old.version + 1, epoch: old.epoch, Set: zonedata.Set{Zones: zones}, next: make(chan struct{})}
 	for i := range entries {
 		entries[i].Version = ns.version
 	}
@@ -188,13 +189,13 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 	ttl := secs(cfg.TTL)
 	z := &zone{
 		Name: key,
-		SOA: SOA{
+		SOA: zonedata.SOA{
 			NS: qualify(cfg.NS[0], key), Mbox: qualify(cfg.Mbox, key), Serial: cfg.Serial,
 			Refresh: secs(cfg.Refresh), Retry: secs(cfg.Retry), Expire: secs(cfg.Expire),
 			Minimum: secs(cfg.Minimum), TTL: ttl,
 		},
 		Nodes:        map[string]*node{},
-		SerialPolicy: cfg.SerialPolicy,
+		SerialPolicy: string(cfg.SerialPolicy),
 		Signer:       cmp.Or(cfg.Signer, p.signerFor(key)),
 	}
 	if cfg.Signer != nil && cfg.Signer.Zone() != key {
@@ -221,7 +222,7 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 	}
 	zones := maps(old.Zones)
 	zones[key] = z
-	soa := z.SOA
+	soa := SOA(z.SOA)
 	entries := []Change{
 		{Kind: ChangeAddZone, Zone: key, Serial: soa.Serial, SOA: &soa},
 		rrsetChange(nil, z, key, dns.TypeNS),
@@ -265,7 +266,7 @@ func (p *Provider) SOA(zoneName string) (SOA, error) {
 	if !ok {
 		return SOA{}, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zoneName))
 	}
-	return z.SOA, nil
+	return SOA(z.SOA), nil
 }
 
 func maps(m map[string]*zone) map[string]*zone {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/libdns/libdns"
-	"github.com/miekg/dns"
 )
 
 // SupportedTypes lists the record types the zone stores and serves, in the
@@ -20,31 +19,6 @@ var SupportedTypes = zonerecord.Types
 
 // maxTTL is the largest TTL RFC 2181 allows (2^31 - 1 seconds).
 const maxTTL = zonerecord.MaxTTL
-
-// rec is one stored record: its libdns form (name relative to the zone and
-// lower case, "@" at the apex; TTL in whole seconds; canonical data) and its
-// wire form (owner fully qualified and lower case).
-type rec struct {
-	RR   libdns.RR
-	Wire dns.RR
-	Hook libdns.Record // typed form handed to answer hooks (never to callers of GetRecords)
-}
-
-// Typed returns the record as the libdns struct for its type (Address,
-// CNAME, TXT, NS, MX, SRV, CAA, ServiceBinding), or the RR itself for types
-// libdns does not parse.
-func (r rec) Typed() libdns.Record {
-	if t, ok := r.Wire.(*dns.TXT); ok {
-		if _, plain := zonerecord.TXTData(zonerecord.TXTStrings(t)); !plain {
-			return r.RR // several strings: presentation form, see txt.go
-		}
-	}
-	t, err := r.RR.Parse()
-	if err != nil {
-		return r.RR
-	}
-	return t
-}
 
 // makeRec validates one input record for zone and returns its stored form
 // and owner name. Errors are *RecordError.

@@ -169,32 +169,6 @@ func signSection(rrs []dns.RR, z *zone, now time.Time) (out, proofs []dns.RR, er
 	return out, proofs, nil
 }
 
-// TypesAt returns the types a compact-denial NSEC at name lists: the
-// types held at name (at the apex SOA and the signer's key RRsets too),
-// those of the wildcard that synthesises name, or none for an empty
-// non-terminal.
-func (z *zone) TypesAt(name string) []uint16 {
-	n := z.Nodes[name]
-	if n == nil && name != z.Name && !z.ENTs[name] {
-		if w := z.WildcardFor(name); w != "" {
-			n = z.Nodes[w]
-		}
-	}
-	var types []uint16
-	if n != nil {
-		for t := range n.Sets {
-			types = append(types, t)
-		}
-	}
-	if name == z.Name {
-		types = append(types, dns.TypeSOA, dns.TypeDNSKEY)
-		if len(z.Signer.CDS()) > 0 {
-			types = append(types, dns.TypeCDS, dns.TypeCDNSKEY)
-		}
-	}
-	return types
-}
-
 // signedMark is what a fast-path entry of a signed zone's reply keeps to
 // know when its signatures must be looked at again: a key change
 // (dnssec.Signer.Generation) or the time until which they are reused.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -45,7 +46,7 @@ func (s *state) snapshot() Snapshot {
 	out := Snapshot{Format: ReplicationFormat, Version: s.version, Epoch: s.epoch, Zones: []ZoneSnapshot{}}
 	for _, name := range sortedZoneNames(s.Zones) {
 		z := s.Zones[name]
-		zs := ZoneSnapshot{Name: z.Name, SOA: z.SOA, Records: []ZoneRecord{}}
+		zs := ZoneSnapshot{Name: z.Name, SOA: SOA(z.SOA), Records: []ZoneRecord{}}
 		for _, r := range z.Records() {
 			zs.Records = append(zs.Records, zoneRecord(r))
 		}
@@ -203,7 +204,7 @@ func (p *Provider) resume(zones map[string]*zone, version uint64, epoch string) 
 	}
 	keepSerialPolicies(old.Zones, zones)
 	p.withSigners(zones)
-	ns := &state{version: version, epoch: epoch, Zones: zones, floor: version, next: make(chan struct{})}
+	ns := &state{version: version, epoch: epoch, Set: zonedata.Set{Zones: zones}, floor: version, next: make(chan struct{})}
 	p.cur.Store(ns)
 	close(old.next)
 	return nil
@@ -256,7 +257,7 @@ func (p *Provider) replace(zones map[string]*zone) {
 	old := p.load()
 	keepSerialPolicies(old.Zones, zones)
 	p.withSigners(zones)
-	ns := &state{version: old.version + 1, epoch: old.epoch, Zones: zones, floor: old.version + 1, next: make(chan struct{})}
+	ns := &state{version: old.version + 1, epoch: old.epoch, Set: zonedata.Set{Zones: zones}, floor: old.version + 1, next: make(chan struct{})}
 	p.cur.Store(ns)
 	close(old.next)
 }
@@ -292,7 +293,7 @@ func (p *Provider) Apply(changes []Change) error {
 			z.Signer = p.signerFor(key)
 			zones[key] = z
 			delete(txns, key)
-			soa := z.SOA
+			soa := SOA(z.SOA)
 			entries = append(entries, Change{Kind: ChangeAddZone, Zone: key, Serial: soa.Serial, SOA: &soa})
 		case ChangeRemoveZone:
 			delete(zones, key)

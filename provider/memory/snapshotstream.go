@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/miekg/dns"
 )
@@ -446,7 +447,7 @@ func newZoneBuild(ctx context.Context, name string, soa SOA) (*zoneBuild, error)
 	if err := checkSOA(soa); err != nil {
 		return nil, fmt.Errorf("zone %s: %w", key, err)
 	}
-	z := &zone{Name: key, SOA: soa, Nodes: map[string]*node{}}
+	z := &zone{Name: key, SOA: zonedata.SOA(soa), Nodes: map[string]*node{}}
 	z.SOA.NS, z.SOA.Mbox = zoneKey(soa.NS), zoneKey(soa.Mbox)
 	return &zoneBuild{ctx: ctx, z: z}, nil
 }

@@ -132,7 +132,7 @@ func (t *txn) commit(old *zone) []Change {
 	for i := range ks {
 		keys[i] = ks[i].k
 	}
-	t.z.SOA.Serial = bumpSerial(t.z.SOA.Serial, t.z.SerialPolicy, time.Now())
+	t.z.SOA.Serial = bumpSerial(t.z.SOA.Serial, SerialPolicy(t.z.SerialPolicy), time.Now())
 	if t.names {
 		t.z.RebuildENTs()
 	}
@@ -140,13 +140,6 @@ func (t *txn) commit(old *zone) []Change {
 		entries = append(entries, rrsetChange(old, t.z, k.name, k.typ))
 	}
 	return entries
-}
-
-func (z *zone) Get(name string, typ uint16) []rec {
-	if n, ok := z.Nodes[name]; ok {
-		return n.Sets[typ]
-	}
-	return nil
 }
 
 // rrsetChange describes the RRset (name, typ) of z as a journal entry; old
