@@ -10,12 +10,13 @@
 // client subnet and report the EDNS Client Subnet scope their choice holds
 // for (at most the source prefix length, RFC 7871 section 7.2.1; scope 0
 // when no hook chose). The answer path (ServeDNS, Respond, RespondWire) and
-// the fast path (RespondUDP, RespondTCP) give byte-identical replies; the
-// fast path's reply cache lives here, keyed on the store's snapshot and
-// hooks and dropped by writes, so the server (dnsserver) only moves bytes.
-// Zone transfer (zonetransfer) and replication (replication) read the store
-// through ZoneState, SOARecords, Since, Restore and Apply. ZoneConfig.Signer
-// signs a zone online (provider/dnssec; docs/dnssec.md).
+// the fast path (RespondUDP, RespondTCP) give byte-identical replies; both
+// are internal/answer's (the zone model is internal/zonedata's), whose
+// packed-reply cache, keyed on the store's zones and hooks, sits next to
+// the answers it copies, so the server (dnsserver) only moves bytes. Zone
+// transfer and replication read the store through ZoneState, SOARecords,
+// Since, Restore and Apply. ZoneConfig.Signer signs a zone online
+// (provider/dnssec; docs/dnssec.md).
 //
 // Answers follow RFC 1034 and RFC 4592 as Knot DNS does (a differential test
 // against knotd is part of the tests): wildcards, referrals with glue,

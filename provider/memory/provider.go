@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gslbkit/gslb/internal/answer"
 	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/provider/dnssec"
@@ -47,14 +48,6 @@ type Config struct {
 	// given itself: keys never travel with the records. A zone added with
 	// ZoneConfig.Signer set uses that one. At most one signer per zone.
 	Signers []*dnssec.Signer `json:"-"`
-}
-
-// maxUDPSize is Config.MaxUDPSize with the default applied.
-func (p *Provider) maxUDPSize() int {
-	if p.cfg.MaxUDPSize == 0 {
-		return DefaultMaxUDPSize
-	}
-	return p.cfg.MaxUDPSize
 }
 
 // DefaultConfig returns the configuration the zero Provider uses.
@@ -96,17 +89,10 @@ func (c Config) Validate() error {
 //
 // The zero value is an empty Provider with DefaultConfig, ready to use.
 type Provider struct {
-	cfg     Config
-	mu      sync.Mutex // serialises writers
-	cur     atomic.Pointer[state]
-	hmu     sync.Mutex // serialises answer-hook registrations
-	hookGen uint64     // answer-hook tables set so far, under hmu
-	hooks   atomic.Pointer[hookTable]
-	// hookPanics counts answer hooks that panicked (answered as "no
-	// opinion"); lastHookPanic is the latest panic's value, as text.
-	hookPanics    atomic.Uint64
-	lastHookPanic atomic.Pointer[string]
-	fc            atomic.Pointer[fastCache] // UDP fast path, see fastpath.go
+	cfg Config
+	mu  sync.Mutex // serialises writers
+	cur atomic.Pointer[state]
+	eng answer.Engine // answers queries: the general and the fast path, the hooks
 }
 
 // state is one immutable version of everything a Provider holds.
@@ -133,7 +119,9 @@ func New(cfg Config) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Provider{cfg: cfg}, nil
+	p := &Provider{cfg: cfg}
+	p.eng.MaxUDPSize, p.eng.FullANYOverUDP, p.eng.NoAdditional = cfg.MaxUDPSize, cfg.FullANYOverUDP, cfg.NoAdditional
+	return p, nil
 }
 
 func (p *Provider) load() *state {

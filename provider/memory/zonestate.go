@@ -127,20 +127,5 @@ func (p *Provider) ZoneHooked(zone string) (hooked bool, set uint64) {
 	if p == nil {
 		return false, 0
 	}
-	h := p.hooks.Load()
-	if h == nil {
-		return false, 0
-	}
-	zone = zoneKey(zone)
-	for n := range h.byName {
-		if dns.IsSubDomain(zone, n) {
-			return true, h.gen
-		}
-	}
-	for n := range h.byZone {
-		if dns.IsSubDomain(n, zone) || dns.IsSubDomain(zone, n) {
-			return true, h.gen
-		}
-	}
-	return false, h.gen
+	return p.eng.ZoneHooked(zoneKey(zone))
 }

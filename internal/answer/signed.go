@@ -1,4 +1,4 @@
-package memory
+package answer
 
 import (
 	"slices"
@@ -17,15 +17,6 @@ import (
 // denial of existence (RFC 9824): one NSEC at the name, signed. The
 // answer path builds the unsigned reply as for any zone; signReply then
 // signs it, taking signatures from the signer's cache.
-
-// Signed reports whether the zone named zone (any case, trailing dot
-// optional) is held and signed online (added with a ZoneConfig.Signer).
-// zonetransfer refuses to transfer such a zone unless told otherwise: a
-// secondary would serve it unsigned.
-func (p *Provider) Signed(zone string) bool {
-	z := p.load().Zones[zoneKey(zone)]
-	return z != nil && z.Signer != nil
-}
 
 // signReply finishes m, the answer path's reply to q from the signed zone
 // z; opt is the query's OPT record (nil without EDNS) and ro the reply's.
@@ -188,7 +179,7 @@ func (k *signedMark) fresh() bool {
 // signed zone's, reused for dnssec.Signer.Reuse; nil when the zone is not
 // signed. The hooked entry's pointer carries the mark, so the cache's
 // entries do not grow for unsigned zones.
-func (v view) markFor(key []byte, nameLen int) *hookedEntry {
+func (v View) markFor(key []byte, nameLen int) *hookedEntry {
 	name, ok := wireName(key[:nameLen])
 	if !ok {
 		return nil

@@ -1,4 +1,4 @@
-package memory
+package answer
 
 import (
 	"strings"
@@ -111,7 +111,7 @@ func staticLabelByte(b byte) bool {
 // staticReply returns the reply to query (parsed by parseFast as fq, flags
 // the last byte of its key) written into buf when the answer is of the
 // kind above, or nil.
-func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags byte) []byte {
+func (p *Engine) staticReply(v View, query, buf []byte, fq fastQuery, flags byte) []byte {
 	if flags&0x80 != 0 || fq.nameEnd <= 13 {
 		return nil // DO set, or the root
 	}
@@ -294,7 +294,7 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 // EDNS Client Subnet option at scope 0) and returns out, or nil when the
 // reply does not fit the query's limit (the general path trims or
 // truncates).
-func (p *Provider) staticOPT(out, query []byte, fq fastQuery, flags byte) []byte {
+func (p *Engine) staticOPT(out, query []byte, fq fastQuery, flags byte) []byte {
 	if flags&1 != 0 {
 		size := p.maxUDPSize()
 		out = append(out, 0, 0, 41, byte(size>>8), byte(size), 0, 0, 0, 0)
@@ -315,7 +315,7 @@ func (p *Provider) staticOPT(out, query []byte, fq fastQuery, flags byte) []byte
 // from zone z for qname (the zone's name at text offset zi in it): the
 // zone's SOA in the authority section at TTL min(SOA TTL, minimum), its
 // owner a pointer into the question and its names compressed.
-func (p *Provider) staticNegative(query, buf []byte, fq fastQuery, flags byte, z *zone, qname []byte, zi, rcode int) []byte {
+func (p *Engine) staticNegative(query, buf []byte, fq fastQuery, flags byte, z *zone, qname []byte, zi, rcode int) []byte {
 	var comp staticComp
 	if !comp.question(qname) {
 		return nil

@@ -1,4 +1,4 @@
-package memory
+package answer
 
 import (
 	"net/netip"
@@ -33,7 +33,7 @@ import (
 
 // hookedEntry is what the fast path keeps for one hooked question.
 type hookedEntry struct {
-	p     *Provider // asks the hook (Provider.callHook)
+	p     *Engine // asks the hook (Provider.callHook)
 	f     AnswerFunc
 	name  string          // the owner name handed to f (lower case, fully qualified)
 	typ   string          // "A", "AAAA" or "TXT"
@@ -51,7 +51,7 @@ type hookedEntry struct {
 // newHookedEntry builds the entry for the question in key (lower case, wire
 // form: name, type, class) from reply, the general path's packed answer to
 // the query, when the question is of the plain kind above; nil otherwise.
-func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, reply []byte) *hookedEntry {
+func newHookedEntry(p *Engine, v View, key []byte, nameLen int, fq fastQuery, reply []byte) *hookedEntry {
 	if v.hooks == nil || len(key) < nameLen+4 || key[nameLen+2] != 0 || key[nameLen+3] != 1 {
 		return nil // class IN only
 	}

@@ -1,4 +1,4 @@
-package memory
+package answer
 
 import (
 	"net/netip"
@@ -16,7 +16,7 @@ type answerOpts struct {
 	// pre, when set, is what the first answer hook consulted returned: the
 	// fast path asked it already and must not ask twice (see fasthook.go).
 	pre *hookAnswer
-	p   *Provider // asks the hooks (Provider.callHook)
+	p   *Engine // asks the hooks (Provider.callHook)
 }
 
 // answer fills m's answer, authority and additional sections for question q
@@ -27,7 +27,7 @@ type answerOpts struct {
 // one, CNAMEs are followed inside the zone. It reports whether an answer
 // hook was consulted and the scope it reported (see AnswerFunc; 0 when none
 // was).
-func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o answerOpts) (scope int, consulted bool) {
+func (v View) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o answerOpts) (scope int, consulted bool) {
 	name := q.Name
 	var visited [maxChain + 1]string
 	for i := range maxChain + 1 {
@@ -148,7 +148,7 @@ func hookInput(set []rec) []libdns.Record {
 // runHook asks f to choose among set, or takes pre when the fast path
 // asked already, and maps the choice back to wire records; nil means "no
 // opinion". scope is the hook's (see AnswerFunc).
-func (p *Provider) runHook(f AnswerFunc, client netip.Prefix, name string, qtype uint16, set []rec, pre *hookAnswer) (chosen []rec, scope int) {
+func (p *Engine) runHook(f AnswerFunc, client netip.Prefix, name string, qtype uint16, set []rec, pre *hookAnswer) (chosen []rec, scope int) {
 	typ := dns.TypeToString[qtype]
 	var a hookAnswer
 	if pre != nil {
