@@ -210,18 +210,13 @@ func (p *Provider) ResumeBuilt(b *SnapshotBuilder) error {
 	return p.resume(zones, b.Version, b.Epoch)
 }
 
-// zoneBuild is one zone being built from records in GetRecords order.
-// Records arrive grouped by RRset: each run of one RRset is gathered and
-// stored once (storing after every record copied the set each time,
-// quadratic in the size of an RRset). An RRset whose records come in
-// several runs is gathered in late and stored at the end.
+// zoneBuild is one zone being built from records in GetRecords order
+// (zonedata.Builder), each validated.
 type zoneBuild struct {
-	ctx    context.Context
-	z      *zone
-	n      int
-	run    setBuilder
-	runKey setKey
-	late   map[setKey]*setBuilder
+	ctx context.Context
+	z   *zone
+	n   int
+	b   zonedata.Builder
 }
 
 func newZoneBuild(ctx context.Context, name string, soa SOA) (*zoneBuild, error) {
@@ -234,7 +229,7 @@ func newZoneBuild(ctx context.Context, name string, soa SOA) (*zoneBuild, error)
 	}
 	z := &zone{Name: key, SOA: zonedata.SOA(soa), Nodes: map[string]*node{}}
 	z.SOA.NS, z.SOA.Mbox = zoneKey(soa.NS), zoneKey(soa.Mbox)
-	return &zoneBuild{ctx: ctx, z: z}, nil
+	return &zoneBuild{ctx: ctx, z: z, b: zonedata.Builder{Z: z}}, nil
 }
 
 func (zb *zoneBuild) add(zr ZoneRecord) error {
@@ -248,63 +243,14 @@ func (zb *zoneBuild) add(zr ZoneRecord) error {
 	if err != nil {
 		return err
 	}
-	if k := (setKey{name, r.Wire.Header().Rrtype}); k != zb.runKey {
-		zb.flush()
-		zb.runKey = k
-	}
-	zb.run.add(r)
+	zb.b.Add(name, r)
 	return nil
-}
-
-func (zb *zoneBuild) flush() {
-	if len(zb.run.recs) == 0 {
-		return
-	}
-	k := zb.runKey
-	if existing := zb.get(k); len(existing) > 0 {
-		if zb.late == nil {
-			zb.late = map[setKey]*setBuilder{}
-		}
-		b := zb.late[k]
-		if b == nil {
-			b = &setBuilder{}
-			for _, r := range existing {
-				b.add(r)
-			}
-			zb.late[k] = b
-		}
-		for _, r := range zb.run.recs {
-			b.add(r)
-		}
-	} else {
-		zb.put(k, zb.run.recs)
-	}
-	zb.run = setBuilder{}
-}
-
-func (zb *zoneBuild) get(k setKey) []rec {
-	if n := zb.z.Nodes[k.name]; n != nil {
-		return n.Sets[k.typ]
-	}
-	return nil
-}
-
-func (zb *zoneBuild) put(k setKey, rs []rec) {
-	n := zb.z.Nodes[k.name]
-	if n == nil {
-		n = &node{Sets: make(map[uint16][]rec, 1)}
-		zb.z.Nodes[k.name] = n
-	}
-	n.Sets[k.typ] = rs
 }
 
 // finish stores the last RRsets, checks the CNAME rules at every name and
 // derives the empty non-terminals.
 func (zb *zoneBuild) finish() (*zone, error) {
-	zb.flush()
-	for k, b := range zb.late {
-		zb.put(k, b.recs)
-	}
+	zb.b.Flush()
 	z := zb.z
 	for name, n := range z.Nodes {
 		if err := checkCNAME(z.Name, name, n); err != nil {
