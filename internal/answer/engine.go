@@ -15,12 +15,14 @@ type (
 	rec  = zonedata.Rec
 )
 
-// Engine answers queries from the zones of a View: the general path
+// Engine answers queries from the zones last published (Publish): the general path
 // (Respond, RespondWire) and the fast path over it (RespondFast) with its
 // packed-reply cache. It holds the answer hooks, the count of hooks that
-// panicked and the cache; its zero value answers with the defaults. Set
+// panicked and the cache; its zero value answers REFUSED to every query,
+// with the defaults. Set
 // the configuration fields before first use; the methods are safe for
-// concurrent use. provider/memory's Provider holds one.
+// concurrent use. provider/memory's Provider holds one and publishes its zones with every
+// change.
 type Engine struct {
 	// MaxUDPSize caps UDP replies (0: DefaultMaxUDPSize); FullANYOverUDP
 	// and NoAdditional are memory.Config's fields of those names.
@@ -35,7 +37,8 @@ type Engine struct {
 	// opinion"); lastHookPanic is the latest panic's value, as text.
 	hookPanics    atomic.Uint64
 	lastHookPanic atomic.Pointer[string]
-	fc            atomic.Pointer[fastCache] // the fast path's cache, see fastpath.go
+	fc            atomic.Pointer[fastCache]    // the fast path's cache, see fastpath.go
+	set           atomic.Pointer[zonedata.Set] // the zones, see Publish
 }
 
 // maxUDPSize is MaxUDPSize with the default applied.
@@ -46,23 +49,35 @@ func (p *Engine) maxUDPSize() int {
 	return p.MaxUDPSize
 }
 
-// View is one consistent pair of a zone set and the answer hooks: what
-// one query is answered from. Two Views are equal when both parts are
-// the same versions (the fast path's cache belongs to one View).
-type View struct {
+// view is one consistent pair of a zone set and the answer hooks: what
+// one query is answered from. Two views are equal when both parts are the
+// same versions (the fast path's cache belongs to one view).
+type view struct {
 	st    *zonedata.Set
 	hooks *hookTable
 }
 
-// View returns the view of zones s (published, never modified) with the
-// current answer hooks.
-func (p *Engine) View(s *zonedata.Set) View { return View{st: s, hooks: p.hooks.Load()} }
+// noZones is the set a Engine answers from before the first Publish.
+var noZones = &zonedata.Set{}
 
-// Respond builds the reply to req from v, as memory.Provider.Respond
-// documents; asked is the question name as the query spelled it (the
-// reply's is lower case). It returns nil for a response.
-func (p *Engine) Respond(v View, req *dns.Msg, src netip.Addr, tcp bool) (m *dns.Msg, asked string) {
-	m, asked, _ = p.respond(v, req, src, tcp, nil)
+// Publish makes s (published, never modified) the zones the Engine
+// answers from.
+func (p *Engine) Publish(s *zonedata.Set) { p.set.Store(s) }
+
+// view returns the current zones and hooks.
+func (p *Engine) view() view {
+	s := p.set.Load()
+	if s == nil {
+		s = noZones
+	}
+	return view{st: s, hooks: p.hooks.Load()}
+}
+
+// Respond builds the reply to req, as memory.Provider.Respond documents;
+// asked is the question name as the query spelled it (the reply's is lower
+// case). It returns nil for a response.
+func (p *Engine) Respond(req *dns.Msg, src netip.Addr, tcp bool) (m *dns.Msg, asked string) {
+	m, asked, _ = p.respond(p.view(), req, src, tcp, nil)
 	return m, asked
 }
 
@@ -70,10 +85,10 @@ func (p *Engine) Respond(v View, req *dns.Msg, src netip.Addr, tcp bool) (m *dns
 // or returns nil when it cannot be packed even as SERVFAIL.
 func Pack(m *dns.Msg, asked string) []byte { return pack(m, asked) }
 
-// RespondWire answers one query in wire format from v, as
+// RespondWire answers one query in wire format, as
 // memory.Provider.RespondWire documents: the general path.
-func (p *Engine) RespondWire(v View, query []byte, src netip.Addr, tcp bool) []byte {
-	out, _ := p.respondWire(v, query, src, tcp, nil)
+func (p *Engine) RespondWire(query []byte, src netip.Addr, tcp bool) []byte {
+	out, _ := p.respondWire(p.view(), query, src, tcp, nil)
 	return out
 }
 

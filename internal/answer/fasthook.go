@@ -51,7 +51,7 @@ type hookedEntry struct {
 // newHookedEntry builds the entry for the question in key (lower case, wire
 // form: name, type, class) from reply, the general path's packed answer to
 // the query, when the question is of the plain kind above; nil otherwise.
-func newHookedEntry(p *Engine, v View, key []byte, nameLen int, fq fastQuery, reply []byte) *hookedEntry {
+func newHookedEntry(p *Engine, v view, key []byte, nameLen int, fq fastQuery, reply []byte) *hookedEntry {
 	if v.hooks == nil || len(key) < nameLen+4 || key[nameLen+2] != 0 || key[nameLen+3] != 1 {
 		return nil // class IN only
 	}

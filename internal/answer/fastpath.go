@@ -44,7 +44,7 @@ const (
 
 // fastCache holds packed replies for one view.
 type fastCache struct {
-	v     View
+	v     view
 	mu    sync.RWMutex
 	m     map[string]fastEntry
 	bytes int // counted as fastCacheBytes says, under mu
@@ -65,9 +65,10 @@ type fastEntry struct {
 	h     *hookedEntry // or this; or with reply, for a signed zone's reply, its mark (signed.go)
 }
 
-// cache returns the fast cache for view v, starting a new one when the
-// zone or the hooks changed.
-func (p *Engine) cache(v View) *fastCache {
+// cache returns the fast cache for the current view, starting a new one
+// when the zone or the hooks changed.
+func (p *Engine) cache() *fastCache {
+	v := p.view()
 	c := p.fc.Load()
 	if c != nil && c.v == v {
 		return c
@@ -219,13 +220,23 @@ func echoableECS(d []byte) bool {
 // a GSLB zone, take the general path each time).
 const fastTCPMax = 4096
 
-// RespondFast answers one query from v like RespondWire, byte for byte,
-// but from the packed-reply cache when it can (see the package doc); tcp
-// selects the TCP entries. The reply is written into buf when it fits.
-func (p *Engine) RespondFast(v View, query, buf []byte, src netip.Addr, tcp bool) []byte {
+// RespondUDP answers one UDP query like RespondWire(query, src, false),
+// byte for byte, but from the packed-reply cache when it can (see the
+// package doc); the reply is written into buf when it fits.
+func (p *Engine) RespondUDP(query, buf []byte, src netip.Addr) []byte {
+	return p.respondFast(query, buf, src, false)
+}
+
+// RespondTCP is RespondUDP for a query received over TCP (no size limit,
+// the cache's TCP entries).
+func (p *Engine) RespondTCP(query, buf []byte, src netip.Addr) []byte {
+	return p.respondFast(query, buf, src, true)
+}
+
+func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte {
 	var key [300]byte
 	fq, n, ok := parseFast(query, &key, p.maxUDPSize(), tcp)
-	c := p.cache(v)
+	c := p.cache()
 	if ok {
 		c.mu.RLock()
 		e := c.m[string(key[:n])]

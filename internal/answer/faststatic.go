@@ -111,7 +111,7 @@ func staticLabelByte(b byte) bool {
 // staticReply returns the reply to query (parsed by parseFast as fq, flags
 // the last byte of its key) written into buf when the answer is of the
 // kind above, or nil.
-func (p *Engine) staticReply(v View, query, buf []byte, fq fastQuery, flags byte) []byte {
+func (p *Engine) staticReply(v view, query, buf []byte, fq fastQuery, flags byte) []byte {
 	if flags&0x80 != 0 || fq.nameEnd <= 13 {
 		return nil // DO set, or the root
 	}

@@ -26,7 +26,7 @@ const (
 //
 // pre, when not nil, is the answer the first answer hook consulted gave
 // already (the fast path's, see fasthook.go): used instead of asking again.
-func (p *Engine) respond(v View, req *dns.Msg, src netip.Addr, tcp bool, pre *hookAnswer) (m *dns.Msg, asked string, cacheable bool) {
+func (p *Engine) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *hookAnswer) (m *dns.Msg, asked string, cacheable bool) {
 	if req == nil || req.Response {
 		return nil, "", false
 	}
@@ -205,7 +205,7 @@ func clientPrefix(ecs *dns.EDNS0_SUBNET, src netip.Addr) netip.Prefix {
 	return netip.PrefixFrom(src, src.BitLen())
 }
 
-func (p *Engine) respondWire(v View, query []byte, src netip.Addr, tcp bool, pre *hookAnswer) ([]byte, bool) {
+func (p *Engine) respondWire(v view, query []byte, src netip.Addr, tcp bool, pre *hookAnswer) ([]byte, bool) {
 	if len(query) < 12 || query[2]&0x80 != 0 {
 		return nil, false
 	}

@@ -10,22 +10,22 @@ func ParseFast(query []byte, maxSize int, tcp bool) bool {
 	return ok
 }
 
-// StaticReply answers query from v as the fast path does past its cache:
+// StaticReply answers query as the fast path does past its cache:
 // written straight from the zone's records when the answer is of the
 // static kind (see faststatic.go), else nil. It never uses the cache.
-func (p *Engine) StaticReply(v View, query, buf []byte, tcp bool) []byte {
+func (p *Engine) StaticReply(query, buf []byte, tcp bool) []byte {
 	var key [300]byte
 	fq, n, ok := parseFast(query, &key, p.maxUDPSize(), tcp)
 	if !ok {
 		return nil
 	}
-	return p.staticReply(v, query, buf, fq, key[n-1])
+	return p.staticReply(p.view(), query, buf, fq, key[n-1])
 }
 
-// CacheStats returns the number of entries in the cache of view v (hooked
+// CacheStats returns the number of entries in the current cache (hooked
 // ones among them) and the bytes counted against CacheBudget.
-func (p *Engine) CacheStats(v View) (entries, hooked, bytes int) {
-	c := p.cache(v)
+func (p *Engine) CacheStats() (entries, hooked, bytes int) {
+	c := p.cache()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for _, e := range c.m {

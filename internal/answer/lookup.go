@@ -27,7 +27,7 @@ type answerOpts struct {
 // one, CNAMEs are followed inside the zone. It reports whether an answer
 // hook was consulted and the scope it reported (see AnswerFunc; 0 when none
 // was).
-func (v View) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o answerOpts) (scope int, consulted bool) {
+func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o answerOpts) (scope int, consulted bool) {
 	name := q.Name
 	var visited [maxChain + 1]string
 	for i := range maxChain + 1 {

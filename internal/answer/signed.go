@@ -179,7 +179,7 @@ func (k *signedMark) fresh() bool {
 // signed zone's, reused for dnssec.Signer.Reuse; nil when the zone is not
 // signed. The hooked entry's pointer carries the mark, so the cache's
 // entries do not grow for unsigned zones.
-func (v View) markFor(key []byte, nameLen int) *hookedEntry {
+func (v view) markFor(key []byte, nameLen int) *hookedEntry {
 	name, ok := wireName(key[:nameLen])
 	if !ok {
 		return nil

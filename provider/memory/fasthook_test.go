@@ -143,7 +143,7 @@ func TestFastPathHooked(t *testing.T) {
 			}
 		}
 	}
-	_, hooked, _ := p.eng.CacheStats(p.view())
+	_, hooked, _ := p.eng.CacheStats()
 	if hooked < 10 {
 		t.Fatalf("%d hooked entries in the fast cache: the fast path for hooks was not exercised", hooked)
 	}

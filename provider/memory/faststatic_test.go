@@ -100,7 +100,7 @@ func TestStaticReplySameBytes(t *testing.T) {
 					if !answer.ParseFast(q, DefaultMaxUDPSize, tcp) {
 						t.Fatalf("%s: parseFast refused %x", fq, q)
 					}
-					got := p.eng.StaticReply(p.view(), q, buf, tcp)
+					got := p.eng.StaticReply(q, buf, tcp)
 					if got == nil {
 						continue
 					}
@@ -132,8 +132,7 @@ func TestStaticReplyNoAlloc(t *testing.T) {
 	buf := make([]byte, 4096)
 	for _, name := range []string{"www", "chain", "x.w", "nope"} {
 		q := buildQuery(1, 1, 0, []string{name, "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232)
-		v := p.view()
-		if a := testing.AllocsPerRun(100, func() { _ = p.eng.StaticReply(v, q, buf, false) }); a != 0 {
+		if a := testing.AllocsPerRun(100, func() { _ = p.eng.StaticReply(q, buf, false) }); a != 0 {
 			t.Errorf("%s: %v allocations", name, a)
 		}
 	}
@@ -168,7 +167,7 @@ func TestFastCacheBudget(t *testing.T) {
 			}
 		}
 	}
-	n, _, b := p.eng.CacheStats(p.view())
+	n, _, b := p.eng.CacheStats()
 	if b > answer.CacheBudget() || n == 2*names || n < 1000 {
 		t.Fatalf("cache: %d bytes in %d entries (budget %d, %d questions asked)", b, n, answer.CacheBudget(), 2*names)
 	}
@@ -186,7 +185,7 @@ func BenchmarkStaticReply(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if p.eng.StaticReply(p.view(), q, buf, false) == nil {
+				if p.eng.StaticReply(q, buf, false) == nil {
 					b.Fatalf("%x: not a static answer", q)
 				}
 			}

@@ -132,6 +132,14 @@ func (p *Provider) load() *state {
 	return p.cur.Load()
 }
 
+// store makes ns the current state: first the zones the answer path
+// reads, then the state every other reader loads (a reader that saw ns
+// then asks a query is answered from ns's zones).
+func (p *Provider) store(ns *state) {
+	p.eng.Publish(&ns.Set)
+	p.cur.Store(ns)
+}
+
 func (p *Provider) journalSize() int {
 	if p.cfg.JournalSize == 0 {
 		return DefaultConfig().JournalSize
@@ -147,7 +155,7 @@ func (p *Provider) publish(old *state, zones map[string]*zone, entries []Change)
 		entries[i].Version = ns.version
 	}
 	ns.journal, ns.floor = appendJournal(old.journal, old.floor, entries, p.journalSize())
-	p.cur.Store(ns)
+	p.store(ns)
 	close(old.next)
 }
 

@@ -32,7 +32,7 @@ func (p *Provider) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		}
 		tcp = a.Network() == "tcp"
 	}
-	m, asked := p.eng.Respond(p.view(), r, src, tcp)
+	m, asked := p.eng.Respond(r, src, tcp)
 	if m == nil {
 		return
 	}
@@ -78,7 +78,7 @@ func (p *Provider) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 //     section go first, and if it still does not fit it carries no records
 //     and TC is set, so the client retries over TCP.
 func (p *Provider) Respond(req *dns.Msg, src netip.Addr, tcp bool) *dns.Msg {
-	m, asked := p.eng.Respond(p.view(), req, src, tcp)
+	m, asked := p.eng.Respond(req, src, tcp)
 	if m != nil && len(m.Question) == 1 {
 		m.Question[0].Name = asked
 	}
@@ -94,18 +94,15 @@ func (p *Provider) Respond(req *dns.Msg, src netip.Addr, tcp bool) *dns.Msg {
 // whole, and an OPT record when the query carried one.
 // It is the general path; the server's UDP fast path produces the same bytes.
 func (p *Provider) RespondWire(query []byte, src netip.Addr, tcp bool) []byte {
-	return p.eng.RespondWire(p.view(), query, src, tcp)
+	return p.eng.RespondWire(query, src, tcp)
 }
-
-// view is the current zones and hooks, what one query is answered from.
-func (p *Provider) view() answer.View { return p.eng.View(&p.load().Set) }
 
 // RespondUDP answers one UDP query like RespondWire(query, src, false),
 // byte for byte, but from the fast cache when it can; the reply is written
 // into buf when it fits (pass a buffer of 4096 bytes to avoid allocating).
 // It is what dnsserver.Server's UDP loops call.
 func (p *Provider) RespondUDP(query, buf []byte, src netip.Addr) []byte {
-	return p.eng.RespondFast(p.view(), query, buf, src, false)
+	return p.eng.RespondUDP(query, buf, src)
 }
 
 // RespondTCP answers one query received over TCP (the message without its
@@ -114,7 +111,7 @@ func (p *Provider) RespondUDP(query, buf []byte, src netip.Addr) []byte {
 // fits. It is what dnsserver.Server's TCP loop calls for every message that is
 // not a zone transfer.
 func (p *Provider) RespondTCP(query, buf []byte, src netip.Addr) []byte {
-	return p.eng.RespondFast(p.view(), query, buf, src, true)
+	return p.eng.RespondTCP(query, buf, src)
 }
 
 // AnswerFunc chooses the answer for one query. client is the EDNS Client Subnet prefix

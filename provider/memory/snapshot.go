@@ -120,48 +120,6 @@ func checkSOA(s SOA) error {
 	return nil
 }
 
-// setBuilder gathers an RRset's records in order, dropping duplicates (same
-// data) in constant time per record: a linear scan while the set is small,
-// a map beyond.
-type setBuilder struct {
-	recs []rec
-	seen map[string]bool
-}
-
-func (b *setBuilder) add(r rec) {
-	const small = 16
-	switch {
-	case b.seen != nil:
-		if b.seen[r.RR.Data] {
-			return
-		}
-		b.seen[r.RR.Data] = true
-	case len(b.recs) < small:
-		if containsData(b.recs, r) {
-			return
-		}
-	default:
-		b.seen = make(map[string]bool, 2*len(b.recs))
-		for _, o := range b.recs {
-			b.seen[o.RR.Data] = true
-		}
-		if b.seen[r.RR.Data] {
-			return
-		}
-		b.seen[r.RR.Data] = true
-	}
-	b.recs = append(b.recs, r)
-}
-
-func containsData(set []rec, r rec) bool {
-	for _, o := range set {
-		if o.RR.Data == r.RR.Data {
-			return true
-		}
-	}
-	return false
-}
-
 // Restore replaces every zone the Provider holds by the zones of s (zones
 // absent from s are removed), atomically: on error nothing changes. The
 // Provider's version moves to one past its current version (s.Version and
@@ -205,7 +163,7 @@ func (p *Provider) resume(zones map[string]*zone, version uint64, epoch string) 
 	keepSerialPolicies(old.Zones, zones)
 	p.withSigners(zones)
 	ns := &state{version: version, epoch: epoch, Set: zonedata.Set{Zones: zones}, floor: version, next: make(chan struct{})}
-	p.cur.Store(ns)
+	p.store(ns)
 	close(old.next)
 	return nil
 }
@@ -258,7 +216,7 @@ func (p *Provider) replace(zones map[string]*zone) {
 	keepSerialPolicies(old.Zones, zones)
 	p.withSigners(zones)
 	ns := &state{version: old.version + 1, epoch: old.epoch, Set: zonedata.Set{Zones: zones}, floor: old.version + 1, next: make(chan struct{})}
-	p.cur.Store(ns)
+	p.store(ns)
 	close(old.next)
 }
 
@@ -317,16 +275,16 @@ func (p *Provider) Apply(changes []Change) error {
 			if !ok {
 				return recErr(key, name, c.Type, ErrUnsupportedType)
 			}
-			var set setBuilder
+			var set zonedata.SetBuilder
 			for _, zr := range c.Records {
 				zr.Name, zr.Type = c.Name, c.Type
 				_, r, err := makeRec(key, zr.Record())
 				if err != nil {
 					return err
 				}
-				set.add(r)
+				set.Add(r)
 			}
-			t.put(name, code, set.recs)
+			t.put(name, code, set.Recs)
 			t.z.SOA.Serial = c.Serial
 			zones[key] = t.z
 		default:
