@@ -2,13 +2,13 @@
 // internal/zonedata model: the general path (Engine.Respond,
 // Engine.RespondWire: unpack, look up as RFC 1034 section 4.3.2 and RFC
 // 4592 say, ask the answer hooks, sign online, pack) and the fast path
-// over it (Engine.RespondFast). provider/memory's Provider holds one
-// Engine and hands it a View of its current zones per query; its Respond,
-// RespondWire, RespondUDP and RespondTCP are this package's, documented
-// there.
+// over it (Engine.RespondUDP, Engine.RespondTCP). provider/memory's
+// Provider holds one Engine and publishes its zones to it with every
+// change (Engine.Publish); its Respond, RespondWire, RespondUDP and
+// RespondTCP are this package's, documented there.
 //
-// The packed-reply cache lives here, in the Engine, keyed on the View (the
-// zone set and the hooks: a write or a hook registered starts an empty
+// The packed-reply cache lives here, in the Engine, keyed on the zones and
+// the hooks it answers from (a write or a hook registered starts an empty
 // one): a cached reply is only as right as the general path that produced
 // it and the zones it read, so the cache sits next to both, and the DNS
 // server (provider/dnsserver) only moves bytes. Past the cache, replies of

@@ -14,7 +14,7 @@ const (
 	// DefaultMaxUDPSize is the default of Config.MaxUDPSize, the largest
 	// UDP reply: 1232 bytes, DNS Flag Day 2020's size, which fits the IPv6
 	// minimum MTU without fragments.
-	DefaultMaxUDPSize = answer.DefaultMaxUDPSize
+	DefaultMaxUDPSize = 1232
 	// maxUDPSize is the largest Config.MaxUDPSize, the size of the DNS
 	// server's UDP buffers.
 	maxUDPSize = dnswire.MaxUDP
