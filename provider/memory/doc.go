@@ -8,26 +8,22 @@
 // ZoneConfig.SerialPolicy SerialUnixTime) and the Provider's Version and is
 // journaled (Changes, Wait, Since); AnswerFunc hooks choose answers per
 // client subnet and report the EDNS Client Subnet scope their choice holds
-// for (at most the source prefix length, RFC 7871 section 7.2.1; scope 0
-// when no hook chose). The answer path (ServeDNS, Respond, RespondWire) and
-// the fast path (RespondUDP, RespondTCP) give byte-identical replies; the
-// fast path's reply cache lives here, keyed on the store's snapshot and
-// hooks and dropped by writes, so the server (dnsserver) only moves bytes.
-// Zone transfer (zonetransfer) and replication (replication) read the store
-// through ZoneState, SOARecords, Since, Restore and Apply. ZoneConfig.Signer
-// signs a zone online (provider/dnssec; docs/dnssec.md).
+// for (RFC 7871 section 7.2.1). The answer path (ServeDNS, Respond,
+// RespondWire) and the fast path (RespondUDP, RespondTCP) give
+// byte-identical replies; both are internal/answer's, whose packed-reply
+// cache, keyed on the zones and hooks, sits next to the answers it copies,
+// so the server (dnsserver) only moves bytes. Zone transfer and replication
+// read the store through ZoneState, SOARecords, Since, Restore and Apply.
+// ZoneConfig.Signer signs a zone online (provider/dnssec; docs/dnssec.md).
 //
 // Answers follow RFC 1034 and RFC 4592 as Knot DNS does (a differential test
 // against knotd is part of the tests): wildcards, referrals with glue,
 // in-zone addresses for NS, MX and SRV targets, ANY as one RRset over UDP
 // (RFC 8482), UDP replies capped at Config.MaxUDPSize (1232 bytes) with TC.
-//
-// TXT records keep their character-strings: libdns.TXT.Text is one text,
-// stored as 255-byte strings; to write several, pass a libdns.RR of type TXT
-// whose Data is presentation form (`"first" "second"`), which GetRecords
-// returns unchanged. A zero Config or ZoneConfig field takes its default
-// except where zero means something (ZoneConfig.TTL and Minimum: zero
-// seconds); Validate reports a *FieldError ("memory: invalid config: ...").
-// The zero Provider is ready to use. See Example and
+// TXT records keep their character-strings: to write several, pass a
+// libdns.RR of type TXT whose Data is presentation form (`"first"
+// "second"`). A zero Config or ZoneConfig field takes its default except
+// where zero means something (ZoneConfig.TTL and Minimum); Validate reports
+// a *FieldError. The zero Provider is ready to use. See Example and
 // ExampleProvider_RespondWire.
 package memory

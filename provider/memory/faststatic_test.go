@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/answer"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
@@ -96,12 +97,10 @@ func TestStaticReplySameBytes(t *testing.T) {
 					q = withECS(q, 1, 24, []byte{198, 51, 100}, false)
 				}
 				for _, tcp := range []bool{false, true} {
-					var key [300]byte
-					f, n, ok := parseFast(q, &key, p.maxUDPSize(), tcp)
-					if !ok {
+					if !answer.ParseFast(q, DefaultMaxUDPSize, tcp) {
 						t.Fatalf("%s: parseFast refused %x", fq, q)
 					}
-					got := p.staticReply(p.view(), q, buf, f, key[n-1])
+					got := p.eng.StaticReply(q, buf, tcp)
 					if got == nil {
 						continue
 					}
@@ -133,10 +132,7 @@ func TestStaticReplyNoAlloc(t *testing.T) {
 	buf := make([]byte, 4096)
 	for _, name := range []string{"www", "chain", "x.w", "nope"} {
 		q := buildQuery(1, 1, 0, []string{name, "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232)
-		var key [300]byte
-		f, n, _ := parseFast(q, &key, p.maxUDPSize(), false)
-		v := p.view()
-		if a := testing.AllocsPerRun(100, func() { _ = p.staticReply(v, q, buf, f, key[n-1]) }); a != 0 {
+		if a := testing.AllocsPerRun(100, func() { _ = p.eng.StaticReply(q, buf, false) }); a != 0 {
 			t.Errorf("%s: %v allocations", name, a)
 		}
 	}
@@ -171,12 +167,9 @@ func TestFastCacheBudget(t *testing.T) {
 			}
 		}
 	}
-	c := p.cache()
-	c.mu.RLock()
-	b, n := c.bytes, len(c.m)
-	c.mu.RUnlock()
-	if b > fastCacheBytes || n == 2*names || n < 1000 {
-		t.Fatalf("cache: %d bytes in %d entries (budget %d, %d questions asked)", b, n, fastCacheBytes, 2*names)
+	n, _, b := p.eng.CacheStats()
+	if b > answer.CacheBudget() || n == 2*names || n < 1000 {
+		t.Fatalf("cache: %d bytes in %d entries (budget %d, %d questions asked)", b, n, answer.CacheBudget(), 2*names)
 	}
 }
 
@@ -192,9 +185,7 @@ func BenchmarkStaticReply(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				var key [300]byte
-				f, n, ok := parseFast(q, &key, p.maxUDPSize(), false)
-				if !ok || p.staticReply(p.view(), q, buf, f, key[n-1]) == nil {
+				if p.eng.StaticReply(q, buf, false) == nil {
 					b.Fatalf("%x: not a static answer", q)
 				}
 			}
@@ -230,11 +221,10 @@ func BenchmarkFastPathSpread(b *testing.B) {
 		name   string
 		budget int
 		qs     [][]byte
-	}{{"cached", fastCacheBytes, qs}, {"past-cache", 0, qs}, {"nx-past-cache", 0, nx}} {
+	}{{"cached", answer.CacheBudget(), qs}, {"past-cache", 0, qs}, {"nx-past-cache", 0, nx}} {
 		b.Run(c.name, func(b *testing.B) {
-			defer func(old int) { fastCacheBytes = old }(fastCacheBytes)
-			fastCacheBytes = c.budget
-			p.fc.Store(nil)
+			defer answer.SetCacheBudget(answer.SetCacheBudget(c.budget))
+			p.eng.DropCache()
 			for _, q := range c.qs {
 				_ = p.RespondUDP(q, buf, src)
 			}

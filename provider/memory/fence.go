@@ -53,27 +53,27 @@ func (e *fencedError) Throttled() bool { return false }
 // record checks of SetRecords apply, and a failed one changes nothing.
 func (p *Provider) ReplaceFenced(ctx context.Context, zoneName string, was, now libdns.TXT, del, set []libdns.Record) error {
 	return p.write(ctx, zoneName, func(t *txn) error {
-		name, next, err := makeRec(t.z.name, now)
+		name, next, err := makeRec(t.z.Name, now)
 		if err != nil {
 			return err
 		}
 		var want rec
 		if was.Text != "" {
 			var wname string
-			if wname, want, err = makeRec(t.z.name, was); err != nil {
+			if wname, want, err = makeRec(t.z.Name, was); err != nil {
 				return err
 			}
 			if wname != name {
-				return recErr(t.z.name, name, "TXT", fmt.Errorf("%w: fence was %s, now %s: not one name", ErrInvalidRecord, wname, name))
+				return recErr(t.z.Name, name, "TXT", fmt.Errorf("%w: fence was %s, now %s: not one name", ErrInvalidRecord, wname, name))
 			}
 		}
 		cur := t.get(name, dns.TypeTXT)
-		if held := len(cur) == 1 && was.Text != "" && cur[0].rr.Data == want.rr.Data; !held && !(len(cur) == 0 && was.Text == "") {
+		if held := len(cur) == 1 && was.Text != "" && cur[0].RR.Data == want.RR.Data; !held && !(len(cur) == 0 && was.Text == "") {
 			got := make([]string, len(cur))
 			for i, r := range cur {
-				got[i] = r.rr.Data
+				got[i] = r.RR.Data
 			}
-			return &fencedError{zone: t.z.name, name: name, want: was.Text, got: got}
+			return &fencedError{zone: t.z.Name, name: name, want: was.Text, got: got}
 		}
 		t.deleteRecords(del)
 		if _, err := t.setRecords(set); err != nil {

@@ -12,7 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gslbkit/gslb/internal/answer"
 	"github.com/gslbkit/gslb/internal/fielderr"
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/provider/dnssec"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -46,14 +48,6 @@ type Config struct {
 	// given itself: keys never travel with the records. A zone added with
 	// ZoneConfig.Signer set uses that one. At most one signer per zone.
 	Signers []*dnssec.Signer `json:"-"`
-}
-
-// maxUDPSize is Config.MaxUDPSize with the default applied.
-func (p *Provider) maxUDPSize() int {
-	if p.cfg.MaxUDPSize == 0 {
-		return DefaultMaxUDPSize
-	}
-	return p.cfg.MaxUDPSize
 }
 
 // DefaultConfig returns the configuration the zero Provider uses.
@@ -95,27 +89,20 @@ func (c Config) Validate() error {
 //
 // The zero value is an empty Provider with DefaultConfig, ready to use.
 type Provider struct {
-	cfg     Config
-	mu      sync.Mutex // serialises writers
-	cur     atomic.Pointer[state]
-	hmu     sync.Mutex // serialises answer-hook registrations
-	hookGen uint64     // answer-hook tables set so far, under hmu
-	hooks   atomic.Pointer[hookTable]
-	// hookPanics counts answer hooks that panicked (answered as "no
-	// opinion"); lastHookPanic is the latest panic's value, as text.
-	hookPanics    atomic.Uint64
-	lastHookPanic atomic.Pointer[string]
-	fc            atomic.Pointer[fastCache] // UDP fast path, see fastpath.go
+	cfg Config
+	mu  sync.Mutex // serialises writers
+	cur atomic.Pointer[state]
+	eng answer.Engine // answers queries: the general and the fast path, the hooks
 }
 
 // state is one immutable version of everything a Provider holds.
 type state struct {
-	version uint64
-	epoch   string // the history's id, see Provider.Epoch
-	zones   map[string]*zone
-	journal []Change
-	floor   uint64        // the journal holds every change with version > floor
-	next    chan struct{} // closed when a newer state is published
+	version      uint64
+	epoch        string // the history's id, see Provider.Epoch
+	zonedata.Set        // the zones, Set.Zones: what the answer path reads
+	journal      []Change
+	floor        uint64        // the journal holds every change with version > floor
+	next         chan struct{} // closed when a newer state is published
 }
 
 var (
@@ -132,15 +119,25 @@ func New(cfg Config) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Provider{cfg: cfg}, nil
+	p := &Provider{cfg: cfg}
+	p.eng.MaxUDPSize, p.eng.FullANYOverUDP, p.eng.NoAdditional = cfg.MaxUDPSize, cfg.FullANYOverUDP, cfg.NoAdditional
+	return p, nil
 }
 
 func (p *Provider) load() *state {
 	if s := p.cur.Load(); s != nil {
 		return s
 	}
-	p.cur.CompareAndSwap(nil, &state{epoch: newEpoch(), zones: map[string]*zone{}, next: make(chan struct{})})
+	p.cur.CompareAndSwap(nil, &state{epoch: newEpoch(), Set: zonedata.Set{Zones: map[string]*zone{}}, next: make(chan struct{})})
 	return p.cur.Load()
+}
+
+// store makes ns the current state: first the zones the answer path
+// reads, then the state every other reader loads (a reader that saw ns
+// then asks a query is answered from ns's zones).
+func (p *Provider) store(ns *state) {
+	p.eng.Publish(&ns.Set)
+	p.cur.Store(ns)
 }
 
 func (p *Provider) journalSize() int {
@@ -153,12 +150,12 @@ func (p *Provider) journalSize() int {
 // publish installs a new state built from old with zones and the journal
 // entries of one change, and wakes every Wait. Callers hold p.mu.
 func (p *Provider) publish(old *state, zones map[string]*zone, entries []Change) {
-	ns := &state{version: old.version + 1, epoch: old.epoch, zones: zones, next: make(chan struct{})}
+	ns := &state{version: old.version + 1, epoch: old.epoch, Set: zonedata.Set{Zones: zones}, next: make(chan struct{})}
 	for i := range entries {
 		entries[i].Version = ns.version
 	}
 	ns.journal, ns.floor = appendJournal(old.journal, old.floor, entries, p.journalSize())
-	p.cur.Store(ns)
+	p.store(ns)
 	close(old.next)
 }
 
@@ -187,41 +184,41 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 	cfg = cfg.withDefaults()
 	ttl := secs(cfg.TTL)
 	z := &zone{
-		name: key,
-		soa: SOA{
+		Name: key,
+		SOA: zonedata.SOA{
 			NS: qualify(cfg.NS[0], key), Mbox: qualify(cfg.Mbox, key), Serial: cfg.Serial,
 			Refresh: secs(cfg.Refresh), Retry: secs(cfg.Retry), Expire: secs(cfg.Expire),
 			Minimum: secs(cfg.Minimum), TTL: ttl,
 		},
-		nodes:        map[string]*node{},
-		serialPolicy: cfg.SerialPolicy,
-		signer:       cmp.Or(cfg.Signer, p.signerFor(key)),
+		Nodes:        map[string]*node{},
+		SerialPolicy: string(cfg.SerialPolicy),
+		Signer:       cmp.Or(cfg.Signer, p.signerFor(key)),
 	}
 	if cfg.Signer != nil && cfg.Signer.Zone() != key {
 		return fielderr.New(ErrInvalidZone, "signer", cfg.Signer.Zone(), "a signer of "+key)
 	}
-	apex := &node{sets: map[uint16][]rec{}}
+	apex := &node{Sets: map[uint16][]rec{}}
 	for _, ns := range cfg.NS {
 		_, r, err := makeRec(key, libdns.NS{Name: "@", TTL: cfg.TTL, Target: qualify(ns, key)})
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(apex.sets[dns.TypeNS], func(o rec) bool { return o.rr.Data == r.rr.Data }) {
-			apex.sets[dns.TypeNS] = append(apex.sets[dns.TypeNS], r)
+		if !slices.ContainsFunc(apex.Sets[dns.TypeNS], func(o rec) bool { return o.RR.Data == r.RR.Data }) {
+			apex.Sets[dns.TypeNS] = append(apex.Sets[dns.TypeNS], r)
 		}
 	}
-	z.nodes[key] = apex
-	z.rebuildENTs()
+	z.Nodes[key] = apex
+	z.RebuildENTs()
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
-	if _, ok := old.zones[key]; ok {
+	if _, ok := old.Zones[key]; ok {
 		return fmt.Errorf("%w: %s", ErrZoneExists, key)
 	}
-	zones := maps(old.zones)
+	zones := maps(old.Zones)
 	zones[key] = z
-	soa := z.soa
+	soa := SOA(z.SOA)
 	entries := []Change{
 		{Kind: ChangeAddZone, Zone: key, Serial: soa.Serial, SOA: &soa},
 		rrsetChange(nil, z, key, dns.TypeNS),
@@ -237,13 +234,13 @@ func (p *Provider) RemoveZone(name string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
-	z, ok := old.zones[key]
+	z, ok := old.Zones[key]
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrNoZone, key)
 	}
-	zones := maps(old.zones)
+	zones := maps(old.Zones)
 	delete(zones, key)
-	p.publish(old, zones, []Change{{Kind: ChangeRemoveZone, Zone: key, Serial: z.soa.Serial}})
+	p.publish(old, zones, []Change{{Kind: ChangeRemoveZone, Zone: key, Serial: z.SOA.Serial}})
 	return nil
 }
 
@@ -251,8 +248,8 @@ func (p *Provider) RemoveZone(name string) error {
 // sorted.
 func (p *Provider) Zones() []string {
 	s := p.load()
-	out := make([]string, 0, len(s.zones))
-	for k := range s.zones {
+	out := make([]string, 0, len(s.Zones))
+	for k := range s.Zones {
 		out = append(out, k)
 	}
 	slices.Sort(out)
@@ -261,11 +258,11 @@ func (p *Provider) Zones() []string {
 
 // SOA returns the zone's current SOA, or ErrNoZone.
 func (p *Provider) SOA(zoneName string) (SOA, error) {
-	z, ok := p.load().zones[zoneKey(zoneName)]
+	z, ok := p.load().Zones[zoneKey(zoneName)]
 	if !ok {
 		return SOA{}, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zoneName))
 	}
-	return z.soa, nil
+	return SOA(z.SOA), nil
 }
 
 func maps(m map[string]*zone) map[string]*zone {
@@ -299,14 +296,14 @@ func (p *Provider) GetRecords(ctx context.Context, zoneName string) ([]libdns.Re
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	z, ok := p.load().zones[zoneKey(zoneName)]
+	z, ok := p.load().Zones[zoneKey(zoneName)]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zoneName))
 	}
-	recs := z.records()
+	recs := z.Records()
 	out := make([]libdns.Record, len(recs))
 	for i, r := range recs {
-		out[i] = r.typed()
+		out[i] = r.Typed()
 	}
 	return out, nil
 }

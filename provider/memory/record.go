@@ -7,7 +7,6 @@ import (
 
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/libdns/libdns"
-	"github.com/miekg/dns"
 )
 
 // SupportedTypes lists the record types the zone stores and serves, in the
@@ -20,31 +19,6 @@ var SupportedTypes = zonerecord.Types
 
 // maxTTL is the largest TTL RFC 2181 allows (2^31 - 1 seconds).
 const maxTTL = zonerecord.MaxTTL
-
-// rec is one stored record: its libdns form (name relative to the zone and
-// lower case, "@" at the apex; TTL in whole seconds; canonical data) and its
-// wire form (owner fully qualified and lower case).
-type rec struct {
-	rr   libdns.RR
-	wire dns.RR
-	hook libdns.Record // typed form handed to answer hooks (never to callers of GetRecords)
-}
-
-// typed returns the record as the libdns struct for its type (Address,
-// CNAME, TXT, NS, MX, SRV, CAA, ServiceBinding), or the RR itself for types
-// libdns does not parse.
-func (r rec) typed() libdns.Record {
-	if t, ok := r.wire.(*dns.TXT); ok {
-		if _, plain := zonerecord.TXTData(zonerecord.TXTStrings(t)); !plain {
-			return r.rr // several strings: presentation form, see txt.go
-		}
-	}
-	t, err := r.rr.Parse()
-	if err != nil {
-		return r.rr
-	}
-	return t
-}
 
 // makeRec validates one input record for zone and returns its stored form
 // and owner name. Errors are *RecordError.
@@ -60,10 +34,10 @@ func makeRec(zone string, in libdns.Record) (string, rec, error) {
 		return "", rec{}, recErr(zone, fqdn, typ, err)
 	}
 	out := rec{
-		rr:   libdns.RR{Name: zonerecord.Rel(fqdn, zone), TTL: time.Duration(ttl) * time.Second, Type: typ, Data: data},
-		wire: wire,
+		RR:   libdns.RR{Name: zonerecord.Rel(fqdn, zone), TTL: time.Duration(ttl) * time.Second, Type: typ, Data: data},
+		Wire: wire,
 	}
-	out.hook = out.typed()
+	out.Hook = out.Typed()
 	return fqdn, out, nil
 }
 
@@ -115,9 +89,9 @@ func makePattern(zone string, in libdns.Record) (pattern, bool) {
 }
 
 func (p pattern) match(r rec) bool {
-	return (p.typ == "" || p.typ == r.rr.Type) &&
-		(p.anyTTL || p.ttl == r.wire.Header().Ttl) &&
-		(p.data == "" || p.data == r.rr.Data)
+	return (p.typ == "" || p.typ == r.RR.Type) &&
+		(p.anyTTL || p.ttl == r.Wire.Header().Ttl) &&
+		(p.data == "" || p.data == r.RR.Data)
 }
 
 // ownerName is zonerecord.Owner (config.go's name for it).

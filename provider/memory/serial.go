@@ -57,18 +57,18 @@ func (p *Provider) AdvanceSerial(zone string, past uint32) (uint32, bool, error)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
-	z, ok := old.zones[key]
+	z, ok := old.Zones[key]
 	if !ok {
 		return 0, false, fmt.Errorf("%w: %s", ErrNoZone, key)
 	}
-	cur := z.soa.Serial
+	cur := z.SOA.Serial
 	if SerialGreater(cur, past) {
 		return cur, false, nil
 	}
-	nz := z.clone()
-	nz.soa.Serial = nextSerial(past)
-	zones := maps(old.zones)
+	nz := z.Clone()
+	nz.SOA.Serial = nextSerial(past)
+	zones := maps(old.Zones)
 	zones[key] = nz
 	p.publish(old, zones, nil)
-	return nz.soa.Serial, true, nil
+	return nz.SOA.Serial, true, nil
 }

@@ -27,7 +27,7 @@ func withSigner(tb testing.TB, p *Provider) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p.load().zones["example.test."].signer = s
+	p.load().Zones["example.test."].Signer = s
 }
 
 // fastMixDO is fastMix with EDNS and the DO bit on every query.

@@ -40,8 +40,8 @@ func (p *Provider) signerFor(key string) *dnssec.Signer {
 // that has no signer the one Config.Signers holds for its name.
 func (p *Provider) withSigners(zones map[string]*zone) {
 	for name, z := range zones {
-		if z.signer == nil {
-			z.signer = p.signerFor(name)
+		if z.Signer == nil {
+			z.Signer = p.signerFor(name)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -43,10 +44,10 @@ func (p *Provider) Snapshot() Snapshot {
 
 func (s *state) snapshot() Snapshot {
 	out := Snapshot{Format: ReplicationFormat, Version: s.version, Epoch: s.epoch, Zones: []ZoneSnapshot{}}
-	for _, name := range sortedZoneNames(s.zones) {
-		z := s.zones[name]
-		zs := ZoneSnapshot{Name: z.name, SOA: z.soa, Records: []ZoneRecord{}}
-		for _, r := range z.records() {
+	for _, name := range sortedZoneNames(s.Zones) {
+		z := s.Zones[name]
+		zs := ZoneSnapshot{Name: z.Name, SOA: SOA(z.SOA), Records: []ZoneRecord{}}
+		for _, r := range z.Records() {
 			zs.Records = append(zs.Records, zoneRecord(r))
 		}
 		out.Zones = append(out.Zones, zs)
@@ -55,8 +56,8 @@ func (s *state) snapshot() Snapshot {
 }
 
 func zoneRecord(r rec) ZoneRecord {
-	zr := ZoneRecord{Name: r.rr.Name, Type: r.rr.Type, TTL: r.wire.Header().Ttl, Data: r.rr.Data}
-	if t, ok := r.wire.(*dns.TXT); ok {
+	zr := ZoneRecord{Name: r.RR.Name, Type: r.RR.Type, TTL: r.Wire.Header().Ttl, Data: r.RR.Data}
+	if t, ok := r.Wire.(*dns.TXT); ok {
 		ss := zonerecord.TXTStrings(t)
 		if _, plain := zonerecord.TXTData(ss); !plain {
 			zr.Data, zr.Strings = strings.Join(ss, ""), ss
@@ -119,48 +120,6 @@ func checkSOA(s SOA) error {
 	return nil
 }
 
-// setBuilder gathers an RRset's records in order, dropping duplicates (same
-// data) in constant time per record: a linear scan while the set is small,
-// a map beyond.
-type setBuilder struct {
-	recs []rec
-	seen map[string]bool
-}
-
-func (b *setBuilder) add(r rec) {
-	const small = 16
-	switch {
-	case b.seen != nil:
-		if b.seen[r.rr.Data] {
-			return
-		}
-		b.seen[r.rr.Data] = true
-	case len(b.recs) < small:
-		if containsData(b.recs, r) {
-			return
-		}
-	default:
-		b.seen = make(map[string]bool, 2*len(b.recs))
-		for _, o := range b.recs {
-			b.seen[o.rr.Data] = true
-		}
-		if b.seen[r.rr.Data] {
-			return
-		}
-		b.seen[r.rr.Data] = true
-	}
-	b.recs = append(b.recs, r)
-}
-
-func containsData(set []rec, r rec) bool {
-	for _, o := range set {
-		if o.rr.Data == r.rr.Data {
-			return true
-		}
-	}
-	return false
-}
-
 // Restore replaces every zone the Provider holds by the zones of s (zones
 // absent from s are removed), atomically: on error nothing changes. The
 // Provider's version moves to one past its current version (s.Version and
@@ -201,10 +160,10 @@ func (p *Provider) resume(zones map[string]*zone, version uint64, epoch string) 
 	if version < old.version {
 		return fmt.Errorf("%w: Resume at version %d, below the Provider's %d", ErrInvalidZone, version, old.version)
 	}
-	keepSerialPolicies(old.zones, zones)
+	keepSerialPolicies(old.Zones, zones)
 	p.withSigners(zones)
-	ns := &state{version: version, epoch: epoch, zones: zones, floor: version, next: make(chan struct{})}
-	p.cur.Store(ns)
+	ns := &state{version: version, epoch: epoch, Set: zonedata.Set{Zones: zones}, floor: version, next: make(chan struct{})}
+	p.store(ns)
 	close(old.next)
 	return nil
 }
@@ -214,8 +173,8 @@ func (p *Provider) resume(zones map[string]*zone, version uint64, epoch string) 
 func keepSerialPolicies(old, zones map[string]*zone) {
 	for name, z := range zones {
 		if o, ok := old[name]; ok {
-			z.serialPolicy = o.serialPolicy
-			z.signer = o.signer
+			z.SerialPolicy = o.SerialPolicy
+			z.Signer = o.Signer
 		}
 	}
 }
@@ -254,10 +213,10 @@ func (p *Provider) replace(zones map[string]*zone) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
-	keepSerialPolicies(old.zones, zones)
+	keepSerialPolicies(old.Zones, zones)
 	p.withSigners(zones)
-	ns := &state{version: old.version + 1, epoch: old.epoch, zones: zones, floor: old.version + 1, next: make(chan struct{})}
-	p.cur.Store(ns)
+	ns := &state{version: old.version + 1, epoch: old.epoch, Set: zonedata.Set{Zones: zones}, floor: old.version + 1, next: make(chan struct{})}
+	p.store(ns)
 	close(old.next)
 }
 
@@ -275,7 +234,7 @@ func (p *Provider) Apply(changes []Change) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
-	zones := maps(old.zones)
+	zones := maps(old.Zones)
 	txns := map[string]*txn{}
 	var entries []Change
 	for i, c := range changes {
@@ -289,10 +248,10 @@ func (p *Provider) Apply(changes []Change) error {
 			if err != nil {
 				return err
 			}
-			z.signer = p.signerFor(key)
+			z.Signer = p.signerFor(key)
 			zones[key] = z
 			delete(txns, key)
-			soa := z.soa
+			soa := SOA(z.SOA)
 			entries = append(entries, Change{Kind: ChangeAddZone, Zone: key, Serial: soa.Serial, SOA: &soa})
 		case ChangeRemoveZone:
 			delete(zones, key)
@@ -316,17 +275,17 @@ func (p *Provider) Apply(changes []Change) error {
 			if !ok {
 				return recErr(key, name, c.Type, ErrUnsupportedType)
 			}
-			var set setBuilder
+			var set zonedata.SetBuilder
 			for _, zr := range c.Records {
 				zr.Name, zr.Type = c.Name, c.Type
 				_, r, err := makeRec(key, zr.Record())
 				if err != nil {
 					return err
 				}
-				set.add(r)
+				set.Add(r)
 			}
-			t.put(name, code, set.recs)
-			t.z.soa.Serial = c.Serial
+			t.put(name, code, set.Recs)
+			t.z.SOA.Serial = c.Serial
 			zones[key] = t.z
 		default:
 			return fmt.Errorf("%w: change %d has unknown kind %q", ErrInvalidZone, i, c.Kind)
@@ -337,7 +296,7 @@ func (p *Provider) Apply(changes []Change) error {
 			return err
 		}
 		if t.names {
-			t.z.rebuildENTs()
+			t.z.RebuildENTs()
 		}
 		keys := make([]setKey, 0, len(t.touched))
 		for k := range t.touched {
@@ -350,7 +309,7 @@ func (p *Provider) Apply(changes []Change) error {
 			return int(a.typ) - int(b.typ)
 		})
 		for _, k := range keys {
-			entries = append(entries, rrsetChange(old.zones[key], t.z, k.name, k.typ))
+			entries = append(entries, rrsetChange(old.Zones[key], t.z, k.name, k.typ))
 		}
 		zones[key] = t.z
 	}

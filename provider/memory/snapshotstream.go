@@ -2,16 +2,13 @@ package memory
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
-	"strings"
-	"unicode/utf8"
 
-	"github.com/gslbkit/gslb/internal/zonerecord"
+	"github.com/gslbkit/gslb/internal/zonedata"
+	"github.com/gslbkit/gslb/internal/zonejson"
 	"github.com/miekg/dns"
 )
 
@@ -62,225 +59,14 @@ func (v SnapshotView) Changes(since uint64, epoch string) (changes []Change, ok 
 // about one sorted list of each zone's owner names. keep, when not nil,
 // drops the records for which it returns false. Errors are w's.
 func (v SnapshotView) WriteJSON(w io.Writer, keep func(zone string, r ZoneRecord) bool) error {
-	e := snapshotEncoder{w: w, buf: make([]byte, 0, 64<<10)}
-	e.raw(`{"format":`)
-	e.buf = strconv.AppendInt(e.buf, ReplicationFormat, 10)
-	e.raw(`,"version":`)
-	e.buf = strconv.AppendUint(e.buf, v.Version, 10)
-	if v.Epoch != "" {
-		e.raw(`,"epoch":`)
-		e.buf = appendJSONString(e.buf, v.Epoch)
-	}
-	e.raw(`,"zones":[`)
 	var zones map[string]*zone
 	if v.s != nil {
-		zones = v.s.zones
+		zones = v.s.Zones
 	}
-	for i, name := range sortedZoneNames(zones) {
-		z := zones[name]
-		if i > 0 {
-			e.raw(",")
-		}
-		soa, _ := json.Marshal(z.soa) // plain fields: never fails
-		e.raw(`{"name":`)
-		e.buf = appendJSONString(e.buf, z.name)
-		e.raw(`,"soa":`)
-		e.buf = append(e.buf, soa...)
-		e.raw(`,"records":[`)
-		first := true
-		for _, owner := range sortedOwners(z) {
-			n := z.nodes[owner]
-			var scratch [8]uint16
-			for _, t := range sortedTypes(n, scratch[:0]) {
-				for _, r := range n.sets[t] {
-					zr := zoneRecord(r)
-					if keep != nil && !keep(z.name, zr) {
-						continue
-					}
-					if !first {
-						e.raw(",")
-					}
-					first = false
-					e.record(zr)
-				}
-			}
-			if err := e.flush(false); err != nil {
-				return err
-			}
-		}
-		e.raw("]}")
-	}
-	e.raw("]}")
-	return e.flush(true)
-}
-
-// sortedOwners returns z's owner names in canonical order (zone.sortedNames'
-// order) with no more memory than the list itself: sortedNames keeps a
-// sort key per name, some 200 bytes each, which for a zone of a million
-// names is a sixth of the zone again.
-func sortedOwners(z *zone) []string {
-	names := make([]string, 0, len(z.nodes))
-	for n := range z.nodes {
-		names = append(names, n)
-	}
-	slices.SortFunc(names, canonicalCompare)
-	return names
-}
-
-// canonicalCompare is zonerecord.CanonicalCompare without splitting the
-// names: labels compared from the right, as strings in presentation form
-// (an escaped dot is not a label boundary); a name that runs out of labels
-// first sorts first.
-func canonicalCompare(a, b string) int {
-	ea, eb := len(a), len(b)
-	if ea > 0 && a[ea-1] == '.' && !escapedAt(a, ea-1) {
-		ea--
-	}
-	if eb > 0 && b[eb-1] == '.' && !escapedAt(b, eb-1) {
-		eb--
-	}
-	for ea > 0 && eb > 0 {
-		sa, sb := labelStart(a, ea), labelStart(b, eb)
-		if c := strings.Compare(a[sa:ea], b[sb:eb]); c != 0 {
-			return c
-		}
-		ea, eb = max(sa-1, 0), max(sb-1, 0)
-	}
-	switch {
-	case ea > 0:
-		return 1
-	case eb > 0:
-		return -1
-	}
-	return 0
-}
-
-// labelStart returns where the label that ends at end (exclusive) begins.
-func labelStart(s string, end int) int {
-	for i := end - 1; i >= 0; i-- {
-		if s[i] == '.' && !escapedAt(s, i) {
-			return i + 1
-		}
-	}
-	return 0
-}
-
-// escapedAt reports whether s[i] follows an odd run of backslashes.
-func escapedAt(s string, i int) bool {
-	n := 0
-	for j := i - 1; j >= 0 && s[j] == '\\'; j-- {
-		n++
-	}
-	return n%2 == 1
-}
-
-// sortedTypes returns n's record types in GetRecords order (node.sorted
-// without the copy), appended to types.
-func sortedTypes(n *node, types []uint16) []uint16 {
-	for t := range n.sets {
-		types = append(types, t)
-	}
-	if len(types) > 1 {
-		slices.SortFunc(types, func(a, b uint16) int {
-			return zonerecord.TypeOrder(dns.TypeToString[a]) - zonerecord.TypeOrder(dns.TypeToString[b])
-		})
-	}
-	return types
-}
-
-// snapshotEncoder appends JSON to a buffer it writes out in large pieces.
-type snapshotEncoder struct {
-	w   io.Writer
-	buf []byte
-}
-
-func (e *snapshotEncoder) raw(s string) { e.buf = append(e.buf, s...) }
-
-// record appends r as json.Marshal does.
-func (e *snapshotEncoder) record(r ZoneRecord) {
-	e.raw(`{"name":`)
-	e.buf = appendJSONString(e.buf, r.Name)
-	e.raw(`,"type":`)
-	e.buf = appendJSONString(e.buf, r.Type)
-	e.raw(`,"ttl":`)
-	e.buf = strconv.AppendUint(e.buf, uint64(r.TTL), 10)
-	e.raw(`,"data":`)
-	e.buf = appendJSONString(e.buf, r.Data)
-	if len(r.Strings) > 0 {
-		e.raw(`,"strings":[`)
-		for i, s := range r.Strings {
-			if i > 0 {
-				e.raw(",")
-			}
-			e.buf = appendJSONString(e.buf, s)
-		}
-		e.raw("]")
-	}
-	e.raw("}")
-}
-
-func (e *snapshotEncoder) flush(all bool) error {
-	if !all && len(e.buf) < cap(e.buf)/2 {
-		return nil
-	}
-	_, err := e.w.Write(e.buf)
-	e.buf = e.buf[:0]
-	return err
-}
-
-// appendJSONString appends s as a JSON string exactly as encoding/json
-// writes it (HTML-safe escapes, invalid UTF-8 as U+FFFD, U+2028 and U+2029
-// escaped).
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return zonejson.Write(w, ReplicationFormat, v.Version, v.Epoch, zones, func(zone string, r rec) (zonejson.Record, bool) {
+		zr := zoneRecord(r)
+		return zonejson.Record(zr), keep == nil || keep(zone, zr)
+	})
 }
 
 // SnapshotBuilder builds zones record by record, as a decoder reads a
@@ -327,8 +113,8 @@ func (b *SnapshotBuilder) Zone(name string, soa SOA) error {
 	}
 	zb, err := newZoneBuild(b.ctx, name, soa)
 	if err == nil {
-		if _, dup := b.zones[zb.z.name]; dup {
-			err = fmt.Errorf("%w: zone %s appears twice", ErrInvalidZone, zb.z.name)
+		if _, dup := b.zones[zb.z.Name]; dup {
+			err = fmt.Errorf("%w: zone %s appears twice", ErrInvalidZone, zb.z.Name)
 		}
 	}
 	if err != nil {
@@ -336,8 +122,8 @@ func (b *SnapshotBuilder) Zone(name string, soa SOA) error {
 		return err
 	}
 	b.cur = zb
-	b.zones[zb.z.name] = nil // reserved until built
-	b.names = append(b.names, zb.z.name)
+	b.zones[zb.z.Name] = nil // reserved until built
+	b.names = append(b.names, zb.z.Name)
 	return nil
 }
 
@@ -375,7 +161,7 @@ func (b *SnapshotBuilder) endZone() error {
 		b.err = err
 		return err
 	}
-	b.zones[z.name] = z
+	b.zones[z.Name] = z
 	return nil
 }
 
@@ -424,18 +210,13 @@ func (p *Provider) ResumeBuilt(b *SnapshotBuilder) error {
 	return p.resume(zones, b.Version, b.Epoch)
 }
 
-// zoneBuild is one zone being built from records in GetRecords order.
-// Records arrive grouped by RRset: each run of one RRset is gathered and
-// stored once (storing after every record copied the set each time,
-// quadratic in the size of an RRset). An RRset whose records come in
-// several runs is gathered in late and stored at the end.
+// zoneBuild is one zone being built from records in GetRecords order
+// (zonedata.Builder), each validated.
 type zoneBuild struct {
-	ctx    context.Context
-	z      *zone
-	n      int
-	run    setBuilder
-	runKey setKey
-	late   map[setKey]*setBuilder
+	ctx context.Context
+	z   *zone
+	n   int
+	b   zonedata.Builder
 }
 
 func newZoneBuild(ctx context.Context, name string, soa SOA) (*zoneBuild, error) {
@@ -446,93 +227,44 @@ func newZoneBuild(ctx context.Context, name string, soa SOA) (*zoneBuild, error)
 	if err := checkSOA(soa); err != nil {
 		return nil, fmt.Errorf("zone %s: %w", key, err)
 	}
-	z := &zone{name: key, soa: soa, nodes: map[string]*node{}}
-	z.soa.NS, z.soa.Mbox = zoneKey(soa.NS), zoneKey(soa.Mbox)
-	return &zoneBuild{ctx: ctx, z: z}, nil
+	z := &zone{Name: key, SOA: zonedata.SOA(soa), Nodes: map[string]*node{}}
+	z.SOA.NS, z.SOA.Mbox = zoneKey(soa.NS), zoneKey(soa.Mbox)
+	return &zoneBuild{ctx: ctx, z: z, b: zonedata.Builder{Z: z}}, nil
 }
 
 func (zb *zoneBuild) add(zr ZoneRecord) error {
 	if zb.n%1024 == 1023 {
 		if err := zb.ctx.Err(); err != nil {
-			return fmt.Errorf("zone %s: building stopped after %d records: %w", zb.z.name, zb.n, err)
+			return fmt.Errorf("zone %s: building stopped after %d records: %w", zb.z.Name, zb.n, err)
 		}
 	}
 	zb.n++
-	name, r, err := makeRec(zb.z.name, zr.Record())
+	name, r, err := makeRec(zb.z.Name, zr.Record())
 	if err != nil {
 		return err
 	}
-	if k := (setKey{name, r.wire.Header().Rrtype}); k != zb.runKey {
-		zb.flush()
-		zb.runKey = k
-	}
-	zb.run.add(r)
+	zb.b.Add(name, r)
 	return nil
-}
-
-func (zb *zoneBuild) flush() {
-	if len(zb.run.recs) == 0 {
-		return
-	}
-	k := zb.runKey
-	if existing := zb.get(k); len(existing) > 0 {
-		if zb.late == nil {
-			zb.late = map[setKey]*setBuilder{}
-		}
-		b := zb.late[k]
-		if b == nil {
-			b = &setBuilder{}
-			for _, r := range existing {
-				b.add(r)
-			}
-			zb.late[k] = b
-		}
-		for _, r := range zb.run.recs {
-			b.add(r)
-		}
-	} else {
-		zb.put(k, zb.run.recs)
-	}
-	zb.run = setBuilder{}
-}
-
-func (zb *zoneBuild) get(k setKey) []rec {
-	if n := zb.z.nodes[k.name]; n != nil {
-		return n.sets[k.typ]
-	}
-	return nil
-}
-
-func (zb *zoneBuild) put(k setKey, rs []rec) {
-	n := zb.z.nodes[k.name]
-	if n == nil {
-		n = &node{sets: make(map[uint16][]rec, 1)}
-		zb.z.nodes[k.name] = n
-	}
-	n.sets[k.typ] = rs
 }
 
 // finish stores the last RRsets, checks the CNAME rules at every name and
 // derives the empty non-terminals.
 func (zb *zoneBuild) finish() (*zone, error) {
-	zb.flush()
-	for k, b := range zb.late {
-		zb.put(k, b.recs)
-	}
+	zb.b.Flush()
 	z := zb.z
-	for name, n := range z.nodes {
-		if err := checkCNAME(z.name, name, n); err != nil {
+	for name, n := range z.Nodes {
+		if err := checkCNAME(z.Name, name, n); err != nil {
 			return nil, err
 		}
 	}
-	z.rebuildENTs()
+	z.RebuildENTs()
 	return z, nil
 }
 
 // checkCNAME enforces the CNAME rules at the name of n (txn.check's rules
 // for one name).
 func checkCNAME(zoneName, name string, n *node) error {
-	cn := n.sets[dns.TypeCNAME]
+	cn := n.Sets[dns.TypeCNAME]
 	if len(cn) == 0 {
 		return nil
 	}
@@ -542,9 +274,9 @@ func checkCNAME(zoneName, name string, n *node) error {
 	if len(cn) > 1 {
 		return recErr(zoneName, name, "CNAME", fmt.Errorf("%w: %d CNAME records at one name", ErrCNAMEConflict, len(cn)))
 	}
-	if len(n.sets) > 1 {
+	if len(n.Sets) > 1 {
 		var other []string
-		for typ := range n.sets {
+		for typ := range n.Sets {
 			if typ != dns.TypeCNAME {
 				other = append(other, dns.TypeToString[typ])
 			}

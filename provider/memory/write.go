@@ -24,39 +24,39 @@ type setKey struct {
 	typ  uint16
 }
 
-func newTxn(z *zone) *txn { return &txn{z: z.clone(), touched: map[setKey]bool{}} }
+func newTxn(z *zone) *txn { return &txn{z: z.Clone(), touched: map[setKey]bool{}} }
 
 // get returns the RRset (name, typ); the slice must not be modified.
 func (t *txn) get(name string, typ uint16) []rec {
-	if n, ok := t.z.nodes[name]; ok {
-		return n.sets[typ]
+	if n, ok := t.z.Nodes[name]; ok {
+		return n.Sets[typ]
 	}
 	return nil
 }
 
 // put replaces the RRset (name, typ) by rs; an empty rs removes it.
 func (t *txn) put(name string, typ uint16, rs []rec) {
-	old, ok := t.z.nodes[name]
+	old, ok := t.z.Nodes[name]
 	var n *node
 	if ok {
-		n = old.clone()
+		n = old.Clone()
 	} else {
 		if len(rs) == 0 {
 			return
 		}
-		n = &node{sets: map[uint16][]rec{}}
+		n = &node{Sets: map[uint16][]rec{}}
 		t.names = true
 	}
 	if len(rs) == 0 {
-		delete(n.sets, typ)
+		delete(n.Sets, typ)
 	} else {
-		n.sets[typ] = rs
+		n.Sets[typ] = rs
 	}
-	if len(n.sets) == 0 {
-		delete(t.z.nodes, name)
+	if len(n.Sets) == 0 {
+		delete(t.z.Nodes, name)
 		t.names = true
 	} else {
-		t.z.nodes[name] = n
+		t.z.Nodes[name] = n
 	}
 	t.touched[setKey{name, typ}] = true
 	if typ == dns.TypeNS {
@@ -72,29 +72,29 @@ func (t *txn) check() error {
 			continue
 		}
 		seen[k.name] = true
-		n, ok := t.z.nodes[k.name]
+		n, ok := t.z.Nodes[k.name]
 		if !ok {
 			continue
 		}
-		cn := n.sets[dns.TypeCNAME]
+		cn := n.Sets[dns.TypeCNAME]
 		if len(cn) == 0 {
 			continue
 		}
-		if k.name == t.z.name {
-			return recErr(t.z.name, k.name, "CNAME", ErrApexCNAME)
+		if k.name == t.z.Name {
+			return recErr(t.z.Name, k.name, "CNAME", ErrApexCNAME)
 		}
 		if len(cn) > 1 {
-			return recErr(t.z.name, k.name, "CNAME", fmt.Errorf("%w: %d CNAME records at one name", ErrCNAMEConflict, len(cn)))
+			return recErr(t.z.Name, k.name, "CNAME", fmt.Errorf("%w: %d CNAME records at one name", ErrCNAMEConflict, len(cn)))
 		}
-		if len(n.sets) > 1 {
+		if len(n.Sets) > 1 {
 			var other []string
-			for typ := range n.sets {
+			for typ := range n.Sets {
 				if typ != dns.TypeCNAME {
 					other = append(other, dns.TypeToString[typ])
 				}
 			}
 			slices.Sort(other)
-			return recErr(t.z.name, k.name, "CNAME", fmt.Errorf("%w: the name also holds %v", ErrCNAMEConflict, other))
+			return recErr(t.z.Name, k.name, "CNAME", fmt.Errorf("%w: the name also holds %v", ErrCNAMEConflict, other))
 		}
 	}
 	return nil
@@ -106,7 +106,7 @@ func (t *txn) commit(old *zone) []Change {
 	var entries []Change
 	keys := make([]setKey, 0, len(t.touched))
 	for k := range t.touched {
-		if !slices.EqualFunc(old.get(k.name, k.typ), t.get(k.name, k.typ), func(a, b rec) bool { return a.rr == b.rr }) {
+		if !slices.EqualFunc(old.Get(k.name, k.typ), t.get(k.name, k.typ), func(a, b rec) bool { return a.RR == b.RR }) {
 			keys = append(keys, k)
 		}
 	}
@@ -132,9 +132,9 @@ func (t *txn) commit(old *zone) []Change {
 	for i := range ks {
 		keys[i] = ks[i].k
 	}
-	t.z.soa.Serial = bumpSerial(t.z.soa.Serial, t.z.serialPolicy, time.Now())
+	t.z.SOA.Serial = bumpSerial(t.z.SOA.Serial, SerialPolicy(t.z.SerialPolicy), time.Now())
 	if t.names {
-		t.z.rebuildENTs()
+		t.z.RebuildENTs()
 	}
 	for _, k := range keys {
 		entries = append(entries, rrsetChange(old, t.z, k.name, k.typ))
@@ -142,25 +142,18 @@ func (t *txn) commit(old *zone) []Change {
 	return entries
 }
 
-func (z *zone) get(name string, typ uint16) []rec {
-	if n, ok := z.nodes[name]; ok {
-		return n.sets[typ]
-	}
-	return nil
-}
-
 // rrsetChange describes the RRset (name, typ) of z as a journal entry; old
 // (nil for a new zone) is the zone before the change.
 func rrsetChange(old, z *zone, name string, typ uint16) Change {
-	c := Change{Kind: ChangeRRSet, Zone: z.name, Serial: z.soa.Serial, Name: zonerecord.Rel(name, z.name), Type: dns.TypeToString[typ]}
-	for _, r := range z.get(name, typ) {
+	c := Change{Kind: ChangeRRSet, Zone: z.Name, Serial: z.SOA.Serial, Name: zonerecord.Rel(name, z.Name), Type: dns.TypeToString[typ]}
+	for _, r := range z.Get(name, typ) {
 		c.Records = append(c.Records, zoneRecord(r))
 	}
 	if old != nil {
-		for _, r := range old.get(name, typ) {
+		for _, r := range old.Get(name, typ) {
 			c.Old = append(c.Old, zoneRecord(r))
 		}
-		c.PrevSerial = old.soa.Serial
+		c.PrevSerial = old.SOA.Serial
 	}
 	return c
 }
@@ -174,7 +167,7 @@ func (p *Provider) write(ctx context.Context, zoneName string, fn func(t *txn) e
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.load()
-	z, ok := old.zones[key]
+	z, ok := old.Zones[key]
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrNoZone, key)
 	}
@@ -189,7 +182,7 @@ func (p *Provider) write(ctx context.Context, zoneName string, fn func(t *txn) e
 	if entries == nil {
 		return nil
 	}
-	zones := maps(old.zones)
+	zones := maps(old.Zones)
 	zones[key] = t.z
 	p.publish(old, zones, entries)
 	return nil
@@ -212,7 +205,7 @@ func parseAll(zone string, in []libdns.Record) ([]string, []rec, error) {
 func typedAll(recs []rec) []libdns.Record {
 	out := make([]libdns.Record, len(recs))
 	for i, r := range recs {
-		out[i] = r.typed()
+		out[i] = r.Typed()
 	}
 	return out
 }
@@ -227,14 +220,14 @@ func typedAll(recs []rec) []libdns.Record {
 func (p *Provider) AppendRecords(ctx context.Context, zoneName string, in []libdns.Record) ([]libdns.Record, error) {
 	var created []rec
 	err := p.write(ctx, zoneName, func(t *txn) error {
-		names, recs, err := parseAll(t.z.name, in)
+		names, recs, err := parseAll(t.z.Name, in)
 		if err != nil {
 			return err
 		}
 		for i, r := range recs {
-			code := r.wire.Header().Rrtype
+			code := r.Wire.Header().Rrtype
 			set := t.get(names[i], code)
-			if slices.ContainsFunc(set, func(o rec) bool { return o.rr.Data == r.rr.Data }) {
+			if slices.ContainsFunc(set, func(o rec) bool { return o.RR.Data == r.RR.Data }) {
 				continue
 			}
 			t.put(names[i], code, append(slices.Clip(set), r))
@@ -292,8 +285,8 @@ func (p *Provider) DeleteRecords(ctx context.Context, zoneName string, in []libd
 }
 
 func typesOf(n *node) []uint16 {
-	out := make([]uint16, 0, len(n.sets))
-	for t := range n.sets {
+	out := make([]uint16, 0, len(n.Sets))
+	for t := range n.Sets {
 		out = append(out, t)
 	}
 	slices.SortFunc(out, func(a, b uint16) int {
@@ -305,18 +298,18 @@ func typesOf(n *node) []uint16 {
 // setRecords applies SetRecords' semantics to t and returns the records set.
 func (t *txn) setRecords(in []libdns.Record) ([]rec, error) {
 	var set []rec
-	names, recs, err := parseAll(t.z.name, in)
+	names, recs, err := parseAll(t.z.Name, in)
 	if err != nil {
 		return nil, err
 	}
 	groups := map[setKey][]rec{}
 	var order []setKey
 	for i, r := range recs {
-		k := setKey{names[i], r.wire.Header().Rrtype}
+		k := setKey{names[i], r.Wire.Header().Rrtype}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
-		if slices.ContainsFunc(groups[k], func(o rec) bool { return o.rr.Data == r.rr.Data }) {
+		if slices.ContainsFunc(groups[k], func(o rec) bool { return o.RR.Data == r.RR.Data }) {
 			continue
 		}
 		groups[k] = append(groups[k], r)
@@ -350,16 +343,16 @@ func (t *txn) setRecords(in []libdns.Record) ([]rec, error) {
 func (t *txn) deleteRecords(in []libdns.Record) []rec {
 	var deleted []rec
 	for _, r := range in {
-		pat, ok := makePattern(t.z.name, r)
+		pat, ok := makePattern(t.z.Name, r)
 		if !ok {
 			continue
 		}
-		n, ok := t.z.nodes[pat.name]
+		n, ok := t.z.Nodes[pat.name]
 		if !ok {
 			continue
 		}
 		for _, typ := range typesOf(n) {
-			set := n.sets[typ]
+			set := n.Sets[typ]
 			keep := make([]rec, 0, len(set))
 			for _, o := range set {
 				if pat.match(o) {
@@ -370,7 +363,7 @@ func (t *txn) deleteRecords(in []libdns.Record) []rec {
 			}
 			if len(keep) != len(set) {
 				t.put(pat.name, typ, keep)
-				n = t.z.nodes[pat.name]
+				n = t.z.Nodes[pat.name]
 				if n == nil {
 					break
 				}

@@ -22,7 +22,7 @@ func (p *Provider) ZoneState(zone string) (ZoneState, error) {
 		return ZoneState{}, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zone))
 	}
 	s := p.load()
-	z, ok := s.zones[zoneKey(zone)]
+	z, ok := s.Zones[zoneKey(zone)]
 	if !ok {
 		return ZoneState{}, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zone))
 	}
@@ -34,7 +34,7 @@ func (s ZoneState) Name() string {
 	if s.z == nil {
 		return ""
 	}
-	return s.z.name
+	return s.z.Name
 }
 
 // SOA returns the zone's SOA as a wire record (a new one each call; nil for
@@ -43,7 +43,7 @@ func (s ZoneState) SOA() *dns.SOA {
 	if s.z == nil {
 		return nil
 	}
-	return s.z.soaRR()
+	return s.z.SOARR()
 }
 
 // Records returns every record of the zone but the SOA, as wire records in
@@ -52,10 +52,10 @@ func (s ZoneState) Records() []dns.RR {
 	if s.z == nil {
 		return nil
 	}
-	recs := s.z.records()
+	recs := s.z.Records()
 	out := make([]dns.RR, len(recs))
 	for i, r := range recs {
-		out[i] = r.wire
+		out[i] = r.Wire
 	}
 	return out
 }
@@ -66,8 +66,8 @@ func (s ZoneState) Len() int {
 		return 0
 	}
 	n := 0
-	for _, nd := range s.z.nodes {
-		for _, rs := range nd.sets {
+	for _, nd := range s.z.Nodes {
+		for _, rs := range nd.Sets {
 			n += len(rs)
 		}
 	}
@@ -84,11 +84,11 @@ func (p *Provider) SOARecord(zone string) (*dns.SOA, error) {
 	if p == nil {
 		return nil, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zone))
 	}
-	z, ok := p.load().zones[zoneKey(zone)]
+	z, ok := p.load().Zones[zoneKey(zone)]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNoZone, zoneKey(zone))
 	}
-	return z.soaRR(), nil
+	return z.SOARR(), nil
 }
 
 // SOARecords returns, from one snapshot, the Provider's Version and every
@@ -100,9 +100,9 @@ func (p *Provider) SOARecords() (version uint64, soas map[string]*dns.SOA) {
 		return 0, map[string]*dns.SOA{}
 	}
 	s := p.load()
-	soas = make(map[string]*dns.SOA, len(s.zones))
-	for name, z := range s.zones {
-		soas[name] = z.soaRR()
+	soas = make(map[string]*dns.SOA, len(s.Zones))
+	for name, z := range s.Zones {
+		soas[name] = z.SOARR()
 	}
 	return s.version, soas
 }
@@ -115,7 +115,7 @@ func (p *Provider) HoldsZone(name []byte) bool {
 	if p == nil {
 		return false
 	}
-	_, ok := p.load().zones[string(name)]
+	_, ok := p.load().Zones[string(name)]
 	return ok
 }
 
@@ -127,20 +127,5 @@ func (p *Provider) ZoneHooked(zone string) (hooked bool, set uint64) {
 	if p == nil {
 		return false, 0
 	}
-	h := p.hooks.Load()
-	if h == nil {
-		return false, 0
-	}
-	zone = zoneKey(zone)
-	for n := range h.byName {
-		if dns.IsSubDomain(zone, n) {
-			return true, h.gen
-		}
-	}
-	for n := range h.byZone {
-		if dns.IsSubDomain(n, zone) || dns.IsSubDomain(zone, n) {
-			return true, h.gen
-		}
-	}
-	return false, h.gen
+	return p.eng.ZoneHooked(zoneKey(zone))
 }

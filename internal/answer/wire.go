@@ -1,4 +1,4 @@
-package memory
+package answer
 
 import (
 	"github.com/miekg/dns"
@@ -7,7 +7,7 @@ import (
 // formErr is the FORMERR reply to a malformed query: the query's ID, opcode
 // and RD bit, its first question when that was whole and decodes, and an
 // OPT record when the query carried one whole (RFC 6891 section 6.1.1).
-func (p *Provider) formErr(query []byte, qEnd, opt int) []byte {
+func (p *Engine) formErr(query []byte, qEnd, opt int) []byte {
 	m := new(dns.Msg)
 	m.Id = uint16(query[0])<<8 | uint16(query[1])
 	m.Response = true

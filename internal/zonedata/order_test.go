@@ -1,8 +1,9 @@
-package memory
+package zonedata_test
 
 import (
 	"testing"
 
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/miekg/dns"
 	"pgregory.net/rapid"
@@ -30,11 +31,11 @@ func TestCanonicalCompare(t *testing.T) {
 		if _, ok := dns.IsDomainName(b); !ok {
 			t.Skip()
 		}
-		if got, want := sign(canonicalCompare(a, b)), sign(zonerecord.CanonicalCompare(a, b)); got != want {
+		if got, want := sign(zonedata.CanonicalCompare(a, b)), sign(zonerecord.CanonicalCompare(a, b)); got != want {
 			t.Fatalf("canonicalCompare(%q, %q) = %d, want %d", a, b, got, want)
 		}
 	})
-	if n := testing.AllocsPerRun(100, func() { canonicalCompare("a.b\\.c.example.test.", "b.b\\.c.example.test.") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { zonedata.CanonicalCompare("a.b\\.c.example.test.", "b.b\\.c.example.test.") }); n != 0 {
 		t.Fatalf("%v allocations", n)
 	}
 }

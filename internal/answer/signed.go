@@ -1,4 +1,4 @@
-package memory
+package answer
 
 import (
 	"slices"
@@ -18,22 +18,13 @@ import (
 // answer path builds the unsigned reply as for any zone; signReply then
 // signs it, taking signatures from the signer's cache.
 
-// Signed reports whether the zone named zone (any case, trailing dot
-// optional) is held and signed online (added with a ZoneConfig.Signer).
-// zonetransfer refuses to transfer such a zone unless told otherwise: a
-// secondary would serve it unsigned.
-func (p *Provider) Signed(zone string) bool {
-	z := p.load().zones[zoneKey(zone)]
-	return z != nil && z.signer != nil
-}
-
 // signReply finishes m, the answer path's reply to q from the signed zone
 // z; opt is the query's OPT record (nil without EDNS) and ro the reply's.
 // It reports false when a signature could not be made (the signing
 // budget spent, a key that fails): m is then a SERVFAIL with no records.
 func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.Time) bool {
-	s := z.signer
-	if q.Name == z.name && len(m.Answer) == 0 && m.Rcode == dns.RcodeSuccess {
+	s := z.Signer
+	if q.Name == z.Name && len(m.Answer) == 0 && m.Rcode == dns.RcodeSuccess {
 		var keys []dns.RR
 		switch q.Qtype {
 		case dns.TypeDNSKEY:
@@ -75,18 +66,18 @@ func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.T
 				m.Rcode = dns.RcodeSuccess // NODATA (RFC 9824 section 3.2)
 			}
 		} else {
-			m.Ns = append(m.Ns, dnssec.NoData(name, z.typesAt(name), ttl))
+			m.Ns = append(m.Ns, dnssec.NoData(name, z.TypesAt(name), ttl))
 		}
 	case len(m.Answer) == 0 && len(m.Ns) > 0 && m.Ns[0].Header().Rrtype == dns.TypeNS:
 		// A referral carries the DS RRset held at the cut, or the NSEC
 		// that proves there is none (RFC 4035 section 3.1.4).
 		cut := m.Ns[0].Header().Name
-		if ds := z.nodes[cut].sets[dns.TypeDS]; len(ds) > 0 {
+		if ds := z.Nodes[cut].Sets[dns.TypeDS]; len(ds) > 0 {
 			for _, r := range ds {
-				m.Ns = append(m.Ns, r.wire)
+				m.Ns = append(m.Ns, r.Wire)
 			}
 		} else {
-			m.Ns = append(m.Ns, dnssec.NoData(cut, z.typesAt(cut), z.negativeSOA().Header().Ttl))
+			m.Ns = append(m.Ns, dnssec.NoData(cut, z.TypesAt(cut), z.NegativeSOA().Header().Ttl))
 		}
 	}
 	ns, _, err := signSection(m.Ns, z, now)
@@ -122,13 +113,13 @@ func signSection(rrs []dns.RR, z *zone, now time.Time) (out, proofs []dns.RR, er
 		}
 		set := rrs[i:j]
 		out = append(out, set...)
-		if h.Rrtype == dns.TypeNS && h.Name != z.name {
+		if h.Rrtype == dns.TypeNS && h.Name != z.Name {
 			i = j
 			continue // delegation NS: not authoritative, not signed
 		}
 		w := ""
-		if z.nodes[h.Name] == nil && h.Name != z.name && !z.ents[h.Name] && h.Rrtype != dns.TypeNSEC {
-			w = z.wildcardFor(h.Name)
+		if z.Nodes[h.Name] == nil && h.Name != z.Name && !z.ENTs[h.Name] && h.Rrtype != dns.TypeNSEC {
+			w = z.WildcardFor(h.Name)
 		}
 		signed := set
 		if w != "" {
@@ -138,7 +129,7 @@ func signSection(rrs []dns.RR, z *zone, now time.Time) (out, proofs []dns.RR, er
 				signed[k].Header().Name = w
 			}
 		}
-		sigs, err := z.signer.Sign(signed, now)
+		sigs, err := z.Signer.Sign(signed, now)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -152,9 +143,9 @@ func signSection(rrs []dns.RR, z *zone, now time.Time) (out, proofs []dns.RR, er
 			}
 		}
 		if w != "" {
-			nsec, ok := dnssec.WildcardProof(h.Name, w[2:], z.negativeSOA().Header().Ttl)
+			nsec, ok := dnssec.WildcardProof(h.Name, w[2:], z.NegativeSOA().Header().Ttl)
 			if ok && !slices.ContainsFunc(proofs, func(r dns.RR) bool { return r.Header().Name == nsec.Hdr.Name }) {
-				psigs, err := z.signer.Sign([]dns.RR{nsec}, now)
+				psigs, err := z.Signer.Sign([]dns.RR{nsec}, now)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -167,32 +158,6 @@ func signSection(rrs []dns.RR, z *zone, now time.Time) (out, proofs []dns.RR, er
 		i = j
 	}
 	return out, proofs, nil
-}
-
-// typesAt returns the types a compact-denial NSEC at name lists: the
-// types held at name (at the apex SOA and the signer's key RRsets too),
-// those of the wildcard that synthesises name, or none for an empty
-// non-terminal.
-func (z *zone) typesAt(name string) []uint16 {
-	n := z.nodes[name]
-	if n == nil && name != z.name && !z.ents[name] {
-		if w := z.wildcardFor(name); w != "" {
-			n = z.nodes[w]
-		}
-	}
-	var types []uint16
-	if n != nil {
-		for t := range n.sets {
-			types = append(types, t)
-		}
-	}
-	if name == z.name {
-		types = append(types, dns.TypeSOA, dns.TypeDNSKEY)
-		if len(z.signer.CDS()) > 0 {
-			types = append(types, dns.TypeCDS, dns.TypeCDNSKEY)
-		}
-	}
-	return types
 }
 
 // signedMark is what a fast-path entry of a signed zone's reply keeps to
@@ -219,17 +184,17 @@ func (v view) markFor(key []byte, nameLen int) *hookedEntry {
 	if !ok {
 		return nil
 	}
-	z := v.st.closest(name)
-	if z == nil || z.signer == nil {
+	z := v.st.Closest(name)
+	if z == nil || z.Signer == nil {
 		return nil
 	}
-	return &hookedEntry{mark: &signedMark{s: z.signer, gen: z.signer.Generation(), until: time.Now().Add(z.signer.Reuse()).Unix()}}
+	return &hookedEntry{mark: &signedMark{s: z.Signer, gen: z.Signer.Generation(), until: time.Now().Add(z.Signer.Reuse()).Unix()}}
 }
 
 // signedDO reports whether z is signed and a fast-path key asks for DNSSEC
 // records (the DO bit of its last byte).
 func signedDO(z *zone, key []byte) bool {
-	return z.signer != nil && len(key) > 0 && key[len(key)-1]&0x80 != 0
+	return z.Signer != nil && len(key) > 0 && key[len(key)-1]&0x80 != 0
 }
 
 // newHookSigs returns the signature store for a hooked question's
@@ -242,7 +207,7 @@ func newHookSigs(s *dnssec.Signer, set []rec, wildcard bool) *dnssec.Subsets {
 	}
 	rrs := make([]dns.RR, len(set))
 	for i, r := range set {
-		rrs[i] = r.wire
+		rrs[i] = r.Wire
 	}
 	return s.NewSubsets(rrs)
 }

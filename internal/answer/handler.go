@@ -1,4 +1,4 @@
-package memory
+package answer
 
 import (
 	"net/netip"
@@ -13,79 +13,10 @@ import (
 const (
 	// maxChain bounds how many CNAMEs one answer follows.
 	maxChain = 16
-	// DefaultMaxUDPSize is the default of Config.MaxUDPSize, the largest
-	// UDP reply: 1232 bytes, DNS Flag Day 2020's size, which fits the IPv6
-	// minimum MTU without fragments.
+	// DefaultMaxUDPSize is the default of Engine.MaxUDPSize: 1232 bytes,
+	// DNS Flag Day 2020's size (memory.DefaultMaxUDPSize).
 	DefaultMaxUDPSize = 1232
-	// maxUDPSize is the largest Config.MaxUDPSize, the size of the DNS
-	// server's UDP buffers.
-	maxUDPSize = dnswire.MaxUDP
 )
-
-// ServeDNS implements dns.Handler: it answers r authoritatively from the
-// zones the Provider holds and writes the reply to w, in the same bytes
-// RespondWire produces. It never blocks writers of the zone.
-func (p *Provider) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
-	var src netip.Addr
-	tcp := false
-	if a := w.RemoteAddr(); a != nil {
-		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
-			src = ap.Addr().Unmap()
-		}
-		tcp = a.Network() == "tcp"
-	}
-	m, asked, _ := p.respond(p.view(), r, src, tcp, nil)
-	if m == nil {
-		return
-	}
-	if out := pack(m, asked); out != nil {
-		_, _ = w.Write(out)
-	}
-}
-
-// Respond builds the reply to query req from source address src (used as the
-// client for answer hooks when the query carries no EDNS Client Subnet); tcp
-// says the reply is not limited to the UDP size. It returns nil for messages
-// that deserve no reply (responses). The reply:
-//
-//   - answers from the closest enclosing zone with the AA bit, REFUSED when no
-//     zone encloses the name, NOTIMP for opcodes other than QUERY, FORMERR for
-//     a question count other than one or more than one OPT record, and
-//     BADVERS for EDNS versions other than 0;
-//   - serves SOA and NS at the apex and every stored type; follows CNAME
-//     chains inside the zone (at most 16 links, loops stopped); synthesises
-//     answers from wildcards (RFC 4592: "*.x" answers names below x that do
-//     not exist, unless an existing name or empty non-terminal is closer);
-//     answers a name at or below a delegation point (NS records below the
-//     apex) with a referral: AA clear, the NS records in the authority
-//     section and their in-zone addresses (glue) in the additional section,
-//     except DS at the delegation point itself, which the parent side
-//     answers;
-//   - answers ANY over UDP with one RRset (RFC 8482; every RRset over TCP,
-//     or over UDP too with Config.FullANYOverUDP);
-//   - adds the in-zone addresses of NS, MX and SRV targets to the
-//     additional section (off with Config.NoAdditional);
-//   - tells NXDOMAIN from NODATA (empty non-terminals are NODATA), with the
-//     SOA in the authority section at TTL min(SOA TTL, minimum);
-//   - echoes the question exactly as asked (resolvers randomise its case);
-//     record names are lower case (on the wire, RespondWire and the server
-//     compress them against the question, as most servers do);
-//   - carries an OPT record whenever the query had one, errors included (RFC
-//     6891 section 6.1.1): advertising Config.MaxUDPSize (default 1232),
-//     copying the DO bit, echoing EDNS Client Subnet with scope 0, or when
-//     an answer hook ran with the scope it reported, capped at the source
-//     prefix length (RFC 7871 section 7.2.1, see AnswerFunc); over UDP the reply
-//     is capped at min(the client's size, Config.MaxUDPSize) (512 without
-//     EDNS): when it does not fit, the in-zone addresses in the additional
-//     section go first, and if it still does not fit it carries no records
-//     and TC is set, so the client retries over TCP.
-func (p *Provider) Respond(req *dns.Msg, src netip.Addr, tcp bool) *dns.Msg {
-	m, asked, _ := p.respond(p.view(), req, src, tcp, nil)
-	if m != nil && len(m.Question) == 1 {
-		m.Question[0].Name = asked
-	}
-	return m
-}
 
 // respond builds the reply with the question name in lower case; asked is
 // the name as the query spelled it. cacheable says the reply depends only on
@@ -95,7 +26,7 @@ func (p *Provider) Respond(req *dns.Msg, src netip.Addr, tcp bool) *dns.Msg {
 //
 // pre, when not nil, is the answer the first answer hook consulted gave
 // already (the fast path's, see fasthook.go): used instead of asking again.
-func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *hookAnswer) (m *dns.Msg, asked string, cacheable bool) {
+func (p *Engine) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *hookAnswer) (m *dns.Msg, asked string, cacheable bool) {
 	if req == nil || req.Response {
 		return nil, "", false
 	}
@@ -171,7 +102,7 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *
 		}
 		return finish(dns.RcodeRefused)
 	}
-	z := v.st.closest(q.Name)
+	z := v.st.Closest(q.Name)
 	if z == nil {
 		if ro != nil { // Extended DNS Error 20, as Knot sends (RFC 8914)
 			ro.Option = append(ro.Option, &dns.EDNS0_EDE{InfoCode: dns.ExtendedErrorCodeNotAuthoritative})
@@ -179,12 +110,12 @@ func (p *Provider) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *
 		return finish(dns.RcodeRefused)
 	}
 	m.Authoritative = true
-	if z.signer != nil && q.Qtype == dns.TypeNXNAME {
+	if z.Signer != nil && q.Qtype == dns.TypeNXNAME {
 		return finish(dns.RcodeFormatError) // RFC 9824 section 3.5
 	}
-	o := answerOpts{minimalANY: !tcp && !p.cfg.FullANYOverUDP, additional: !p.cfg.NoAdditional, pre: pre, p: p}
+	o := answerOpts{minimalANY: !tcp && !p.FullANYOverUDP, additional: !p.NoAdditional, pre: pre, p: p}
 	scope, consulted := v.answer(m, z, q, clientPrefix(ecs, src), o)
-	signFailed := z.signer != nil && !signReply(m, z, q, opt, ro, time.Now())
+	signFailed := z.Signer != nil && !signReply(m, z, q, opt, ro, time.Now())
 	if consulted && ecs != nil {
 		ro.Option[0].(*dns.EDNS0_SUBNET).SourceScope = uint8(min(max(scope, 0), int(ecs.SourceNetmask)))
 	}
@@ -274,49 +205,7 @@ func clientPrefix(ecs *dns.EDNS0_SUBNET, src netip.Addr) netip.Prefix {
 	return netip.PrefixFrom(src, src.BitLen())
 }
 
-// closest returns the zone that most closely encloses name, or nil.
-func (s *state) closest(name string) *zone {
-	for n := name; ; {
-		if z, ok := s.zones[n]; ok {
-			return z
-		}
-		if n == "." || n == "" {
-			return nil
-		}
-		i := strings.IndexByte(n, '.')
-		if i < 0 {
-			return nil
-		}
-		if i == len(n)-1 {
-			n = "."
-		} else {
-			n = n[i+1:]
-		}
-	}
-}
-
-// RespondWire answers one query in wire format, as a UDP or TCP server loop
-// hands it over: it returns the packed reply, or nil when the message
-// deserves none (shorter than a DNS header, or a response). A malformed
-// message (a name or record cut short, section counts naming records that
-// are not there, bytes after the last record, records that do not decode)
-// gets FORMERR with the query's ID and opcode, its question when that is
-// whole, and an OPT record when the query carried one.
-// It is the general path; the server's UDP fast path produces the same bytes.
-func (p *Provider) RespondWire(query []byte, src netip.Addr, tcp bool) []byte {
-	out, _ := p.respondWire(p.view(), query, src, tcp, nil)
-	return out
-}
-
-// view is one consistent pair of zone state and answer hooks.
-type view struct {
-	st    *state
-	hooks *hookTable
-}
-
-func (p *Provider) view() view { return view{st: p.load(), hooks: p.hooks.Load()} }
-
-func (p *Provider) respondWire(v view, query []byte, src netip.Addr, tcp bool, pre *hookAnswer) ([]byte, bool) {
+func (p *Engine) respondWire(v view, query []byte, src netip.Addr, tcp bool, pre *hookAnswer) ([]byte, bool) {
 	if len(query) < 12 || query[2]&0x80 != 0 {
 		return nil, false
 	}

@@ -1,4 +1,4 @@
-package memory
+package answer
 
 import (
 	"net/netip"
@@ -67,7 +67,7 @@ type fastEntry struct {
 
 // cache returns the fast cache for the current view, starting a new one
 // when the zone or the hooks changed.
-func (p *Provider) cache() *fastCache {
+func (p *Engine) cache() *fastCache {
 	v := p.view()
 	c := p.fc.Load()
 	if c != nil && c.v == v {
@@ -216,28 +216,24 @@ func echoableECS(d []byte) bool {
 	return true
 }
 
-// RespondUDP answers one UDP query like RespondWire(query, src, false),
-// byte for byte, but from the fast cache when it can; the reply is written
-// into buf when it fits (pass a buffer of 4096 bytes to avoid allocating).
-// It is what dnsserver.Server's UDP loops call.
-func (p *Provider) RespondUDP(query, buf []byte, src netip.Addr) []byte {
-	return p.respondFast(query, buf, src, false)
-}
-
-// RespondTCP answers one query received over TCP (the message without its
-// two-byte length) like RespondWire(query, src, true), byte for byte, but
-// from the fast cache when it can; the reply is written into buf when it
-// fits. It is what dnsserver.Server's TCP loop calls for every message that is
-// not a zone transfer.
-func (p *Provider) RespondTCP(query, buf []byte, src netip.Addr) []byte {
-	return p.respondFast(query, buf, src, true)
-}
-
 // fastTCPMax is the largest TCP reply the cache keeps (larger ones, rare in
 // a GSLB zone, take the general path each time).
 const fastTCPMax = 4096
 
-func (p *Provider) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte {
+// RespondUDP answers one UDP query like RespondWire(query, src, false),
+// byte for byte, but from the packed-reply cache when it can (see the
+// package doc); the reply is written into buf when it fits.
+func (p *Engine) RespondUDP(query, buf []byte, src netip.Addr) []byte {
+	return p.respondFast(query, buf, src, false)
+}
+
+// RespondTCP is RespondUDP for a query received over TCP (no size limit,
+// the cache's TCP entries).
+func (p *Engine) RespondTCP(query, buf []byte, src netip.Addr) []byte {
+	return p.respondFast(query, buf, src, true)
+}
+
+func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte {
 	var key [300]byte
 	fq, n, ok := parseFast(query, &key, p.maxUDPSize(), tcp)
 	c := p.cache()

@@ -1,4 +1,4 @@
-package memory
+package answer
 
 import (
 	"strings"
@@ -111,7 +111,7 @@ func staticLabelByte(b byte) bool {
 // staticReply returns the reply to query (parsed by parseFast as fq, flags
 // the last byte of its key) written into buf when the answer is of the
 // kind above, or nil.
-func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags byte) []byte {
+func (p *Engine) staticReply(v view, query, buf []byte, fq fastQuery, flags byte) []byte {
 	if flags&0x80 != 0 || fq.nameEnd <= 13 {
 		return nil // DO set, or the root
 	}
@@ -145,7 +145,7 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 	zi := 0 // text offset of the zone's name in qname
 	for i := 0; i < l; i++ {
 		if i == 0 || qname[i-1] == '.' {
-			if zz, ok := v.st.zones[string(qname[i:])]; ok {
+			if zz, ok := v.st.Zones[string(qname[i:])]; ok {
 				z, zi = zz, i
 				break
 			}
@@ -154,20 +154,20 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 	if z == nil {
 		return nil // no zone, or only the root zone: the general path
 	}
-	if z.cuts != nil {
+	if z.Cuts != nil {
 		for i := 0; i < zi; i++ {
-			if (i == 0 || qname[i-1] == '.') && z.cuts[string(qname[i:])] {
+			if (i == 0 || qname[i-1] == '.') && z.Cuts[string(qname[i:])] {
 				return nil // a referral
 			}
 		}
 	}
-	n := z.nodes[string(qname)]
+	n := z.Nodes[string(qname)]
 	var wname []byte // the wildcard's name when it synthesises the answer
 	if n == nil {
-		if zi == 0 || z.ents[string(qname)] {
+		if zi == 0 || z.ENTs[string(qname)] {
 			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeSuccess) // NODATA
 		}
-		if !z.wild {
+		if !z.Wild {
 			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeNameError)
 		}
 		// wildcardFor: "*." and the closest encloser.
@@ -177,20 +177,20 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 				ce++
 			}
 			ce++
-			if ce >= zi || z.nodes[string(qname[ce:])] != nil || z.ents[string(qname[ce:])] {
+			if ce >= zi || z.Nodes[string(qname[ce:])] != nil || z.ENTs[string(qname[ce:])] {
 				break
 			}
 		}
 		wb := new([2 + 256]byte) // on the stack: it does not escape
 		wb[0], wb[1] = '*', '.'
 		k := copy(wb[2:], qname[ce:])
-		if n = z.nodes[string(wb[:2+k])]; n == nil {
+		if n = z.Nodes[string(wb[:2+k])]; n == nil {
 			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeNameError)
 		}
 		wname = wb[:2+k]
 	}
 	// The queried type's RRset, else a CNAME's target's (one link).
-	set := n.sets[qtype]
+	set := n.Sets[qtype]
 	var cname *dns.CNAME
 	var target string
 	if len(set) > 0 {
@@ -198,24 +198,24 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 			return nil
 		}
 	} else {
-		cn := n.sets[dns.TypeCNAME]
+		cn := n.Sets[dns.TypeCNAME]
 		if len(cn) == 0 {
 			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeSuccess) // NODATA
 		}
-		c, ok := cn[0].wire.(*dns.CNAME)
+		c, ok := cn[0].Wire.(*dns.CNAME)
 		if !ok {
 			return nil
 		}
 		cname, target = c, c.Target
-		if target == string(qname) || !inZone(target, z.name) || z.cutFor(target) != "" {
+		if target == string(qname) || !inZone(target, z.Name) || z.CutFor(target) != "" {
 			return nil
 		}
-		tn := z.nodes[target]
+		tn := z.Nodes[target]
 		if tn == nil {
 			return nil
 		}
-		set = tn.sets[qtype]
-		if len(set) == 0 || v.hooks.hookForSynth(target, target, z.name) != nil {
+		set = tn.Sets[qtype]
+		if len(set) == 0 || v.hooks.hookForSynth(target, target, z.Name) != nil {
 			return nil
 		}
 	}
@@ -251,8 +251,8 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 	}
 	for _, r := range set {
 		out = append(out, 0xC0|byte(owner>>8), byte(owner), byte(qtype>>8), byte(qtype), 0, 1)
-		out = appendTTL(out, r.wire.Header().Ttl)
-		switch w := r.wire.(type) {
+		out = appendTTL(out, r.Wire.Header().Ttl)
+		switch w := r.Wire.(type) {
 		case *dns.A:
 			a := w.A.To4()
 			if a == nil || len(w.A) != 4 && len(w.A) != 16 {
@@ -294,7 +294,7 @@ func (p *Provider) staticReply(v view, query, buf []byte, fq fastQuery, flags by
 // EDNS Client Subnet option at scope 0) and returns out, or nil when the
 // reply does not fit the query's limit (the general path trims or
 // truncates).
-func (p *Provider) staticOPT(out, query []byte, fq fastQuery, flags byte) []byte {
+func (p *Engine) staticOPT(out, query []byte, fq fastQuery, flags byte) []byte {
 	if flags&1 != 0 {
 		size := p.maxUDPSize()
 		out = append(out, 0, 0, 41, byte(size>>8), byte(size), 0, 0, 0, 0)
@@ -315,7 +315,7 @@ func (p *Provider) staticOPT(out, query []byte, fq fastQuery, flags byte) []byte
 // from zone z for qname (the zone's name at text offset zi in it): the
 // zone's SOA in the authority section at TTL min(SOA TTL, minimum), its
 // owner a pointer into the question and its names compressed.
-func (p *Provider) staticNegative(query, buf []byte, fq fastQuery, flags byte, z *zone, qname []byte, zi, rcode int) []byte {
+func (p *Engine) staticNegative(query, buf []byte, fq fastQuery, flags byte, z *zone, qname []byte, zi, rcode int) []byte {
 	var comp staticComp
 	if !comp.question(qname) {
 		return nil
@@ -326,17 +326,17 @@ func (p *Provider) staticNegative(query, buf []byte, fq fastQuery, flags byte, z
 	out = append(out, query[12:fq.nameEnd+4]...)
 	apex := 12 + zi
 	out = append(out, 0xC0|byte(apex>>8), byte(apex), 0, 6, 0, 1)
-	out = appendTTL(out, min(z.soa.TTL, z.soa.Minimum))
+	out = appendTTL(out, min(z.SOA.TTL, z.SOA.Minimum))
 	rdl := len(out)
 	out = append(out, 0, 0)
 	var ok bool
-	if out, ok = comp.name(out, qname, z.soa.NS); !ok {
+	if out, ok = comp.name(out, qname, z.SOA.NS); !ok {
 		return nil
 	}
-	if out, ok = comp.name(out, qname, z.soa.Mbox); !ok {
+	if out, ok = comp.name(out, qname, z.SOA.Mbox); !ok {
 		return nil
 	}
-	for _, v := range [5]uint32{z.soa.Serial, z.soa.Refresh, z.soa.Retry, z.soa.Expire, z.soa.Minimum} {
+	for _, v := range [5]uint32{z.SOA.Serial, z.SOA.Refresh, z.SOA.Retry, z.SOA.Expire, z.SOA.Minimum} {
 		out = appendTTL(out, v)
 	}
 	d := len(out) - rdl - 2
@@ -360,7 +360,7 @@ func staticHooked(h *hookTable, z *zone, qname, wname []byte) bool {
 	if len(h.byZone) == 0 {
 		return false
 	}
-	for n := z.name; ; {
+	for n := z.Name; ; {
 		if _, ok := h.byZone[n]; ok {
 			return true
 		}

@@ -1,4 +1,4 @@
-package memory
+package answer
 
 import (
 	"net/netip"
@@ -33,7 +33,7 @@ import (
 
 // hookedEntry is what the fast path keeps for one hooked question.
 type hookedEntry struct {
-	p     *Provider // asks the hook (Provider.callHook)
+	p     *Engine // asks the hook (Provider.callHook)
 	f     AnswerFunc
 	name  string          // the owner name handed to f (lower case, fully qualified)
 	typ   string          // "A", "AAAA" or "TXT"
@@ -51,7 +51,7 @@ type hookedEntry struct {
 // newHookedEntry builds the entry for the question in key (lower case, wire
 // form: name, type, class) from reply, the general path's packed answer to
 // the query, when the question is of the plain kind above; nil otherwise.
-func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, reply []byte) *hookedEntry {
+func newHookedEntry(p *Engine, v view, key []byte, nameLen int, fq fastQuery, reply []byte) *hookedEntry {
 	if v.hooks == nil || len(key) < nameLen+4 || key[nameLen+2] != 0 || key[nameLen+3] != 1 {
 		return nil // class IN only
 	}
@@ -63,32 +63,32 @@ func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, 
 	if !ok {
 		return nil
 	}
-	z := v.st.closest(name)
-	if z == nil || z.cutFor(name) != "" {
+	z := v.st.Closest(name)
+	if z == nil || z.CutFor(name) != "" {
 		return nil
 	}
-	n, src := z.nodes[name], name
+	n, src := z.Nodes[name], name
 	if n == nil {
-		if name == z.name || z.ents[name] {
+		if name == z.Name || z.ENTs[name] {
 			return nil
 		}
-		w := z.wildcardFor(name)
+		w := z.WildcardFor(name)
 		if w == "" {
 			return nil
 		}
-		n, src = z.nodes[w], w
+		n, src = z.Nodes[w], w
 	}
 	if n == nil {
 		return nil
 	}
-	set := n.sets[qtype]
-	f := v.hooks.hookForSynth(name, src, z.name)
+	set := n.Sets[qtype]
+	f := v.hooks.hookForSynth(name, src, z.Name)
 	if len(set) == 0 || f == nil {
 		return nil
 	}
 	var sig *dnssec.Subsets
 	if signedDO(z, key) {
-		if sig = newHookSigs(z.signer, set, src != name); sig == nil {
+		if sig = newHookSigs(z.Signer, set, src != name); sig == nil {
 			return nil // the general path signs the chosen records
 		}
 	}
@@ -117,7 +117,7 @@ func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, 
 	}
 	var tmp [512]byte
 	for _, r := range set {
-		rr := dns.Copy(r.wire)
+		rr := dns.Copy(r.Wire)
 		rr.Header().Name = "."
 		off, err := dns.PackRR(rr, tmp[:], 0, nil, false)
 		if err != nil || off < 1 {
@@ -130,9 +130,9 @@ func newHookedEntry(p *Provider, v view, key []byte, nameLen int, fq fastQuery, 
 		h.all += len(part)
 		switch qtype {
 		case dns.TypeTXT:
-			h.data = append(h.data, r.rr.Data)
+			h.data = append(h.data, r.RR.Data)
 		default:
-			a, err := netip.ParseAddr(r.rr.Data)
+			a, err := netip.ParseAddr(r.RR.Data)
 			if err != nil {
 				return nil
 			}

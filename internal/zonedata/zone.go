@@ -1,0 +1,194 @@
+package zonedata
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/gslbkit/gslb/internal/zonerecord"
+	"github.com/gslbkit/gslb/provider/dnssec"
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+)
+
+// SOA is a zone's start-of-authority record, field for field
+// provider/memory's SOA (which converts to and from it), times in seconds.
+type SOA struct {
+	NS      string `json:"ns"`
+	Mbox    string `json:"mbox"`
+	Serial  uint32 `json:"serial"`
+	Refresh uint32 `json:"refresh"`
+	Retry   uint32 `json:"retry"`
+	Expire  uint32 `json:"expire"`
+	Minimum uint32 `json:"minimum"`
+	TTL     uint32 `json:"ttl"`
+}
+
+// Set is one immutable set of zones keyed by name (lower case, fully
+// qualified): what the answer path reads. A store publishes a new Set with
+// every change; its address identifies that version.
+type Set struct {
+	Zones map[string]*Zone
+}
+
+// Zone is one immutable version of a zone. Writers build a new zone that
+// shares unchanged nodes with the old one.
+type Zone struct {
+	Name  string // lower case, fully qualified
+	SOA   SOA
+	Nodes map[string]*Node // owner (fqdn, lower case) → records
+	ENTs  map[string]bool  // empty non-terminals: names with no records but with descendants
+	Cuts  map[string]bool  // delegation points: names below the apex holding NS records
+	Wild  bool             // some owner name starts with the "*" label
+	// SerialPolicy is the store's serial policy for the zone (memory's
+	// ZoneConfig field of that name); a zone replaced by a restore keeps it.
+	SerialPolicy string
+	// Signer signs the zone online (nil: unsigned); kept like SerialPolicy.
+	Signer *dnssec.Signer
+}
+
+// Node holds the records at one owner name, grouped by type.
+type Node struct {
+	Sets map[uint16][]Rec // type → RRset, never empty
+}
+
+// Clone returns a copy of n that shares its record slices (a writer
+// replaces a set, never edits one).
+func (n *Node) Clone() *Node {
+	c := &Node{Sets: make(map[uint16][]Rec, len(n.Sets)+1)}
+	for t, rs := range n.Sets {
+		c.Sets[t] = rs
+	}
+	return c
+}
+
+// Clone returns a copy of z that shares its Nodes (a writer clones a Node
+// before changing it).
+func (z *Zone) Clone() *Zone {
+	c := *z
+	c.Nodes = make(map[string]*Node, len(z.Nodes)+1)
+	for k, v := range z.Nodes {
+		c.Nodes[k] = v
+	}
+	return &c
+}
+
+// SOARR returns the zone's SOA as a wire record.
+func (z *Zone) SOARR() *dns.SOA {
+	return &dns.SOA{
+		Hdr: dns.RR_Header{Name: z.Name, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: z.SOA.TTL},
+		Ns:  z.SOA.NS, Mbox: z.SOA.Mbox, Serial: z.SOA.Serial,
+		Refresh: z.SOA.Refresh, Retry: z.SOA.Retry, Expire: z.SOA.Expire, Minttl: z.SOA.Minimum,
+	}
+}
+
+// RebuildENTs recomputes what is derived from the set of owner names: the
+// empty non-terminals below the apex, the delegation points and whether the
+// zone holds wildcards.
+func (z *Zone) RebuildENTs() {
+	ents := make(map[string]bool)
+	z.Cuts, z.Wild = nil, false
+	for name, nd := range z.Nodes {
+		if strings.HasPrefix(name, "*.") {
+			z.Wild = true
+		}
+		if name != z.Name && len(nd.Sets[dns.TypeNS]) > 0 {
+			if z.Cuts == nil {
+				z.Cuts = make(map[string]bool)
+			}
+			z.Cuts[name] = true
+		}
+		for n := name; n != z.Name; {
+			i := strings.IndexByte(n, '.')
+			if i < 0 || i == len(n)-1 {
+				break
+			}
+			n = n[i+1:]
+			if n == z.Name || !dns.IsSubDomain(z.Name, n) {
+				break
+			}
+			if _, ok := z.Nodes[n]; ok {
+				continue
+			}
+			ents[n] = true
+		}
+	}
+	z.ENTs = ents
+}
+
+// SortedNames returns the zone's owner names, apex first, then in DNS
+// canonical order (RFC 4034 section 6.1).
+func (z *Zone) SortedNames() []string {
+	// Sort by a key computed once per name: splitting names in every
+	// comparison made a 10,000-name zone take half a second to list.
+	type keyed struct{ key, name string }
+	ks := make([]keyed, 0, len(z.Nodes))
+	for n := range z.Nodes {
+		ks = append(ks, keyed{zonerecord.CanonicalKey(n), n})
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = k.name
+	}
+	return names
+}
+
+// Records returns every record in the zone: names in canonical order, types
+// in SupportedTypes order, Records in insertion order.
+func (z *Zone) Records() []Rec {
+	var out []Rec
+	for _, name := range z.SortedNames() {
+		out = append(out, z.Nodes[name].Sorted()...)
+	}
+	return out
+}
+
+// Sorted returns n's records, types in zonerecord.Types order, records in
+// insertion order.
+func (n *Node) Sorted() []Rec {
+	types := make([]uint16, 0, len(n.Sets))
+	for t := range n.Sets {
+		types = append(types, t)
+	}
+	slices.SortFunc(types, func(a, b uint16) int {
+		return zonerecord.TypeOrder(dns.TypeToString[a]) - zonerecord.TypeOrder(dns.TypeToString[b])
+	})
+	var out []Rec
+	for _, t := range types {
+		out = append(out, n.Sets[t]...)
+	}
+	return out
+}
+
+// Rec is one stored record: its libdns form (name relative to the zone and
+// lower case, "@" at the apex; TTL in whole seconds; canonical data) and its
+// wire form (owner fully qualified and lower case).
+type Rec struct {
+	RR   libdns.RR     // libdns form
+	Wire dns.RR        // wire form
+	Hook libdns.Record // typed form handed to answer hooks (never to readers of the store)
+}
+
+// Typed returns the record as the libdns struct for its type (Address,
+// CNAME, TXT, NS, MX, SRV, CAA, ServiceBinding), or the RR itself for types
+// libdns does not parse.
+func (r Rec) Typed() libdns.Record {
+	if t, ok := r.Wire.(*dns.TXT); ok {
+		if _, plain := zonerecord.TXTData(zonerecord.TXTStrings(t)); !plain {
+			return r.RR // several strings: presentation form, see zonerecord.TXTData
+		}
+	}
+	t, err := r.RR.Parse()
+	if err != nil {
+		return r.RR
+	}
+	return t
+}
+
+// Get returns the RRset (name, typ), nil when z holds none.
+func (z *Zone) Get(name string, typ uint16) []Rec {
+	if n, ok := z.Nodes[name]; ok {
+		return n.Sets[typ]
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package zonejson
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/gslbkit/gslb/internal/zonedata"
+)
+
+// Record is one record as the JSON holds it: memory.ZoneRecord's fields
+// (which converts to it), written in that order under those keys.
+type Record struct {
+	Name    string
+	Type    string
+	TTL     uint32
+	Data    string
+	Strings []string
+}
+
+// Write writes zones to w as the JSON of memory's Snapshot with the given
+// format, version and epoch (epoch left out when empty): zones by name,
+// each with its SOA and records in GetRecords order, the bytes json.Marshal
+// writes for the Snapshot. record gives each record's JSON form, or false
+// to leave it out. Errors are w's.
+func Write(w io.Writer, format int, version uint64, epoch string, zones map[string]*zonedata.Zone, record func(zone string, r zonedata.Rec) (Record, bool)) error {
+	e := snapshotEncoder{w: w, buf: make([]byte, 0, 64<<10)}
+	e.raw(`{"format":`)
+	e.buf = strconv.AppendInt(e.buf, int64(format), 10)
+	e.raw(`,"version":`)
+	e.buf = strconv.AppendUint(e.buf, version, 10)
+	if epoch != "" {
+		e.raw(`,"epoch":`)
+		e.buf = appendJSONString(e.buf, epoch)
+	}
+	e.raw(`,"zones":[`)
+	names := make([]string, 0, len(zones))
+	for n := range zones {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i, name := range names {
+		z := zones[name]
+		if i > 0 {
+			e.raw(",")
+		}
+		soa, _ := json.Marshal(z.SOA) // plain fields: never fails
+		e.raw(`{"name":`)
+		e.buf = appendJSONString(e.buf, z.Name)
+		e.raw(`,"soa":`)
+		e.buf = append(e.buf, soa...)
+		e.raw(`,"records":[`)
+		first := true
+		for _, owner := range zonedata.SortedOwners(z) {
+			n := z.Nodes[owner]
+			var scratch [8]uint16
+			for _, t := range zonedata.SortedTypes(n, scratch[:0]) {
+				for _, r := range n.Sets[t] {
+					zr, ok := record(z.Name, r)
+					if !ok {
+						continue
+					}
+					if !first {
+						e.raw(",")
+					}
+					first = false
+					e.record(zr)
+				}
+			}
+			if err := e.flush(false); err != nil {
+				return err
+			}
+		}
+		e.raw("]}")
+	}
+	e.raw("]}")
+	return e.flush(true)
+}
+
+// snapshotEncoder appends JSON to a buffer it writes out in large pieces.
+type snapshotEncoder struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (e *snapshotEncoder) raw(s string) { e.buf = append(e.buf, s...) }
+
+// record appends r as json.Marshal does.
+func (e *snapshotEncoder) record(r Record) {
+	e.raw(`{"name":`)
+	e.buf = appendJSONString(e.buf, r.Name)
+	e.raw(`,"type":`)
+	e.buf = appendJSONString(e.buf, r.Type)
+	e.raw(`,"ttl":`)
+	e.buf = strconv.AppendUint(e.buf, uint64(r.TTL), 10)
+	e.raw(`,"data":`)
+	e.buf = appendJSONString(e.buf, r.Data)
+	if len(r.Strings) > 0 {
+		e.raw(`,"strings":[`)
+		for i, s := range r.Strings {
+			if i > 0 {
+				e.raw(",")
+			}
+			e.buf = appendJSONString(e.buf, s)
+		}
+		e.raw("]")
+	}
+	e.raw("}")
+}
+
+func (e *snapshotEncoder) flush(all bool) error {
+	if !all && len(e.buf) < cap(e.buf)/2 {
+		return nil
+	}
+	_, err := e.w.Write(e.buf)
+	e.buf = e.buf[:0]
+	return err
+}
+
+// appendJSONString appends s as a JSON string exactly as encoding/json
+// writes it (HTML-safe escapes, invalid UTF-8 as U+FFFD, U+2028 and U+2029
+// escaped).
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,15 @@
+package memory
+
+import (
+	"testing"
+
+	"github.com/gslbkit/gslb/internal/answer"
+)
+
+// TestDefaultMaxUDPSize: the Engine's default (a zero Config.MaxUDPSize)
+// is the one this package documents.
+func TestDefaultMaxUDPSize(t *testing.T) {
+	if DefaultMaxUDPSize != answer.DefaultMaxUDPSize {
+		t.Fatalf("DefaultMaxUDPSize %d, the Engine's %d", DefaultMaxUDPSize, answer.DefaultMaxUDPSize)
+	}
+}
