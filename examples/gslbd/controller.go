@@ -135,6 +135,10 @@ type addrState struct {
 	state  probe.State
 	health failover.Health
 	drain  *drainIntent // nil: not drained
+	// failingSince is when the address's probes began failing with no
+	// pass since (addressMemory.FailingSince), carried over from the state
+	// file until a probe passes; zero otherwise. c.mu guards it.
+	failingSince time.Time
 }
 
 func targetID(rec string, ip netip.Addr) string { return rec + "/" + ip.String() }
@@ -240,7 +244,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			}
 			drained[rel][ip] = true
 		}
-		removed := prepareRestored(saved.Published, cfg, drained, now)
+		removed := prepareRestored(saved.Published, cfg, drained, restoredDown(cfg, saved, now), now)
 		if len(removed) > 0 {
 			log.Warn("names the config no longer has removed from the restored zone", "names", removed)
 		}
@@ -283,6 +287,9 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			pol := spec.check.Policy
 			pol.InitialState, pol.FirstPassImmediate = restoredInitial(mem, known, saved.SavedAt, now, spec.check.Policy, haveState)
 			as.state = pol.InitialState
+			if known {
+				as.failingSince = mem.FailingSince
+			}
 			as.health = failover.Health(as.state)
 			if known && mem.Drain != nil && (mem.Drain.Until.IsZero() || now.Before(mem.Drain.Until)) {
 				as.drain = mem.Drain
@@ -291,7 +298,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", spec.Name, ip, err)
 			}
-			if err := c.mon.Add(probe.Target{ID: as.id, Prober: met.counted(p), Policy: pol}); err != nil {
+			if err := c.mon.Add(probe.Target{ID: as.id, Prober: c.tracked(as, met.counted(p)), Policy: pol}); err != nil {
 				return nil, err
 			}
 			if as.drain != nil {

@@ -24,8 +24,9 @@ import (
 //
 // A saved address state is trusted for stateTrustAge (three of its check's
 // intervals, at least 30 s) after the file was written: a trusted passing
-// or warning address starts passing, a trusted critical or recovery one
-// starts critical; an address whose saved state is older, or that the file
+// address starts passing, a trusted critical or recovery one starts
+// critical, one whose probes were failing (warning, or a failure since its
+// last pass) critical with its first result deciding; an address whose saved state is older, or that the file
 // does not know, or any address when there is no file, starts critical and
 // its first probe result decides at once (see restoredInitial).
 
@@ -53,13 +54,19 @@ func startupBound(cfg Config) time.Duration {
 // restoredInitial returns the initial state of an address given what the
 // state file says of it (ok false: nothing), and whether its first probe
 // result decides at once (probe.Policy.FirstPassImmediate). A trusted saved
-// state (see stateTrustAge) is kept: passing or warning restarts passing,
-// critical or recovery restarts critical, its policy's thresholds applying
-// from there. An address nothing trustworthy is known of (no file, a file
-// older than the trust age, an address the file lacks) starts critical
-// with its first result deciding: one success passes it, one failure keeps
-// it critical. It is never answered before a probe said it is up, and the
-// zone served meanwhile (restored, or none yet) is the last good answer.
+// state (see stateTrustAge) is kept: passing restarts passing, critical or
+// recovery restarts critical, its policy's thresholds applying from there.
+// An address whose probes were failing when the file was written (warning,
+// or a failure since its last pass: addressMemory.FailingSince) is not
+// known to be up: a restart must not forgive the failures its thresholds
+// were counting, or restarts closer together than the detection time would
+// keep a dead backend answered forever. It starts as one nothing
+// trustworthy is known of (no file, a file older than the trust age, an
+// address the file lacks): critical, with its first result deciding: one
+// success passes it, one failure keeps it critical. Such an address is
+// never answered before a probe said it is up, and the zone served
+// meanwhile (restored, see restoredDown, or none yet) is the last good
+// answer.
 func restoredInitial(m addressMemory, ok bool, savedAt, now time.Time, pol probe.Policy, haveFile bool) (probe.State, bool) {
 	if !haveFile || !ok || now.Sub(savedAt) > stateTrustAge(pol) {
 		return probe.Critical, true
@@ -68,8 +75,11 @@ func restoredInitial(m addressMemory, ok bool, savedAt, now time.Time, pol probe
 	if err := s.UnmarshalText([]byte(m.State)); err != nil {
 		return probe.Critical, true
 	}
-	if s.Served() {
+	switch {
+	case s == probe.Passing && m.FailingSince.IsZero():
 		return probe.Passing, false
+	case s.Served():
+		return probe.Critical, true
 	}
 	return probe.Critical, false
 }
@@ -263,7 +273,7 @@ func (c *controller) stateNow(now time.Time) controllerState {
 			st.Records[rs.spec.Name] = *rs.intent
 		}
 		for _, a := range rs.addrs {
-			st.Addresses[a.id] = addressMemory{State: a.state.String(), Drain: a.drain}
+			st.Addresses[a.id] = addressMemory{State: a.state.String(), Drain: a.drain, FailingSince: a.failingSince}
 			ids = append(ids, a.id)
 		}
 	}

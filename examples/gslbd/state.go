@@ -66,8 +66,15 @@ type addressMemory struct {
 	// "critical", "recovery").
 	State string `json:"state"`
 	// Since is when the address entered State, when known.
-	Since time.Time    `json:"since,omitzero"`
-	Drain *drainIntent `json:"drain,omitempty"`
+	Since time.Time `json:"since,omitzero"`
+	// FailingSince is when the address's probes began failing without a
+	// pass since (the first counted failure; local failures do not count),
+	// carried over restarts until a probe passes; zero when the last
+	// counted result passed. An address saved failing restarts critical,
+	// its first probe deciding (restoredInitial): its failures are not
+	// forgiven by a restart.
+	FailingSince time.Time    `json:"failingSince,omitzero"`
+	Drain        *drainIntent `json:"drain,omitempty"`
 }
 
 // drainIntent is a drain (maintenance): the address stays out of answers

@@ -174,7 +174,7 @@ func (c *checker) report(inv, server, what, example string, at time.Time) {
 	}
 	c.found[k] = &violation{inv: inv, server: server, what: what, first: at, step: len(c.w.steps), count: 1, example: example}
 	c.order = append(c.order, k)
-	c.w.t.Logf("VIOLATION %s at step %d on %s: %s (%s)", inv, len(c.w.steps), server, what, example)
+	c.w.t.Logf("VIOLATION %s at step %d on %s: %s (%s) at %s", inv, len(c.w.steps), server, what, example, at.UTC().Format("15:04:05.000"))
 }
 
 // judgeAnswers applies I1 and I2 (and the I3/I7 serial rules) to every
