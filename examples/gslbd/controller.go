@@ -277,7 +277,11 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	for _, spec := range cfg.Records {
 		rs := &recState{spec: spec, disabled: spec.Disabled}
 		if in, ok := saved.Records[spec.Name]; ok {
-			rs.disabled, rs.intent = in.Disabled, &in
+			if keep, why := restoredIntent(spec, in); keep {
+				rs.disabled, rs.intent = in.Disabled, &in
+			} else {
+				log.Warn("saved disable dropped", "record", spec.Name, "by", in.By, "at", in.At, "why", why)
+			}
 		}
 		for _, a := range spec.Addresses {
 			ip, _ := netip.ParseAddr(a.IP)

@@ -84,6 +84,19 @@ func restoredInitial(m addressMemory, ok bool, savedAt, now time.Time, pol probe
 	return probe.Critical, false
 }
 
+// restoredIntent says whether the saved disable or enable in of the record
+// spec is applied at the start. A disable made without force was allowed
+// because the record had a failover name to answer; a config edit that
+// removed it since would turn the disable into a withdrawn name (NXDOMAIN),
+// which the API refuses without force: such a disable is dropped, with
+// the reason why for the log.
+func restoredIntent(spec RecordSpec, in recordIntent) (bool, string) {
+	if in.Disabled && spec.Failover == "" && !in.Forced {
+		return false, "the config no longer gives the record a failover name, and disabled it would answer nothing (a disable without force is refused for such a record): the disable is dropped, its addresses answered again"
+	}
+	return true, ""
+}
+
 // drained reports whether a's drain holds at now (an expired one does not).
 func (a *addrState) drainedAt(now time.Time) bool {
 	return a.drain != nil && (a.drain.Until.IsZero() || now.Before(a.drain.Until))
@@ -176,7 +189,7 @@ func (c *controller) setDisabled(rs *recState, on bool, req actionRequest, now t
 	}
 	c.mu.Lock()
 	rs.disabled = on
-	rs.intent = &recordIntent{Disabled: on, By: req.By, At: now, Reason: req.Reason}
+	rs.intent = &recordIntent{Disabled: on, By: req.By, At: now, Reason: req.Reason, Forced: on && req.Force}
 	c.mu.Unlock()
 	if err := c.commit(); err != nil {
 		return "", err

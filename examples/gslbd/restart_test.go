@@ -471,3 +471,46 @@ func TestFailureStreakIsSaved(t *testing.T) {
 		t.Fatalf("after a pass the file says %+v", m)
 	}
 }
+
+// TestDisableOfARecordThatLostItsFailoverIsDropped: a disable made through
+// the API while the record had a failover name (allowed without force: it
+// answers that name) is dropped at a start whose config removed the
+// failover name, since kept it would withdraw the name (NXDOMAIN), which
+// the API refuses without force; a forced disable holds. The torture
+// walk's seed 764586179: disable, edit-failover none, restart → NXDOMAIN
+// with /readyz ready.
+func TestDisableOfARecordThatLostItsFailoverIsDropped(t *testing.T) {
+	const name = "www.example.test."
+	noFailover := strings.Replace(stateYAML, "    failover: www.backup.example.net.\n", "", 1)
+	if noFailover == stateYAML {
+		t.Fatal("the failover name was not removed from the config")
+	}
+	for _, tc := range []struct {
+		name        string
+		yaml, body  string
+		want        []string
+		disabledNow bool
+	}{
+		{"without force", stateYAML, "", []string{"192.0.2.7"}, false},
+		{"forced", noFailover, `{"force": true}`, []string{"NXDOMAIN"}, true},
+	} {
+		dir := ownStateDir()
+		c := newFakeController(t, tc.yaml+"stateDir: "+dir+"\n")
+		allPassing(t, c)
+		c.holding.Store(false)
+		reconcile(t, c)
+		if code, _, body := act(t, c.handler(), "/api/records/www.example.test/disable", tc.body); code != http.StatusOK {
+			t.Fatalf("%s: disable: %d %s", tc.name, code, body)
+		}
+		r := newFakeController(t, noFailover+"stateDir: "+dir+"\n")
+		allPassing(t, r)
+		r.holding.Store(false)
+		reconcile(t, r)
+		if got := zoneAnswer(r.zone, name); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: restarted without a failover name, %s answers %v, want %v", tc.name, name, got, tc.want)
+		}
+		if got := r.byName[name].disabled; got != tc.disabledNow {
+			t.Errorf("%s: disabled after the restart: %v, want %v", tc.name, got, tc.disabledNow)
+		}
+	}
+}

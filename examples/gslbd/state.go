@@ -58,6 +58,11 @@ type recordIntent struct {
 	By       string    `json:"by,omitempty"`
 	At       time.Time `json:"at"`
 	Reason   string    `json:"reason,omitempty"`
+	// Forced: the disable was asked with force, so it holds even when the
+	// record has no failover name (it then answers nothing). One made
+	// without force, of a record whose failover name a config edit removed
+	// since, is dropped at the start (see restoredIntent).
+	Forced bool `json:"forced,omitempty"`
 }
 
 // addressMemory is one address's last known state and drain intent.
