@@ -187,7 +187,9 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	lcfg := record.LocalConfig(cfg.OwnerID)
 	lcfg.AllowTypeSwitch = true // the embedded zone swaps whole snapshots
 	embeddedOnly := cfg.Provider.Type == "" || cfg.Provider.Type == "embedded"
-	c.local, err = record.New(c.zone, lcfg, record.Options{
+	// Its writes wait while the serial is maxSerialLead ahead of the
+	// clock (serial.go).
+	c.local, err = record.New(newLeadCapped(c.zone, cfg.Zone, maxSerialLead, log), lcfg, record.Options{
 		Observer: met.reconcilerObserver("embedded", embeddedOnly, c.logReconcile("embedded")),
 	})
 	if err != nil {

@@ -49,7 +49,7 @@ import (
 // max(old + 1, the clock) (memory.SerialUnixTime, Knot's "unixtime"
 // serial policy). So the serial runs ahead of the clock only by a burst of
 // more than one change a second, and falls back to it within as many
-// seconds. A start also asks the secondaries it notifies for their serial
+// seconds; never more than maxSerialLead (serial.go). A start also asks the secondaries it notifies for their serial
 // and starts past the highest one that answers (serialPastSecondaries),
 // and asks those that did not answer again until each has (secondaryLoop):
 // a restart right after such a burst, without a state file or with one
