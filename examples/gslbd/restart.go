@@ -26,8 +26,9 @@ import (
 //
 //   - With a usable state file, the zone it saved is served at once
 //     (records of names the config no longer has removed first, drained
-//     addresses too where the name keeps another one), with a serial past
-//     the saved one; unless the config has names that zone lacks (added
+//     addresses too where the name keeps another one, and addresses that
+//     restart critical where it keeps one neither drained nor critical:
+//     restoredDown), with a serial past the saved one; unless the config has names that zone lacks (added
 //     while gslbd was down): it would answer NXDOMAIN for them, so DNS
 //     waits as below.
 //   - Without one (no stateDir, a first start, a missing, torn, edited or
