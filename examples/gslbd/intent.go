@@ -25,10 +25,10 @@ import (
 // A saved address state is trusted for stateTrustAge (three of its check's
 // intervals, at least 30 s) after the file was written: a trusted passing
 // address starts passing, a trusted critical or recovery one starts
-// critical, one whose probes were failing (warning, or a failure since its
-// last pass) critical with its first result deciding; an address whose saved state is older, or that the file
-// does not know, or any address when there is no file, starts critical and
-// its first probe result decides at once (see restoredInitial).
+// critical. One whose probes were failing (warning, or a failure since its
+// last pass), one whose saved state is older, one the file does not know,
+// and any address when there is no file, start critical and their first
+// probe result decides at once (see restoredInitial).
 
 // stateTrustAge is how long after a save an address's saved state is
 // trusted.
