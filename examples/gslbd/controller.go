@@ -135,6 +135,10 @@ type addrState struct {
 	state  probe.State
 	health failover.Health
 	drain  *drainIntent // nil: not drained
+	// failingSince is when the address's probes began failing with no
+	// pass since (addressMemory.FailingSince), carried over from the state
+	// file until a probe passes; zero otherwise. c.mu guards it.
+	failingSince time.Time
 }
 
 func targetID(rec string, ip netip.Addr) string { return rec + "/" + ip.String() }
@@ -183,7 +187,9 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	lcfg := record.LocalConfig(cfg.OwnerID)
 	lcfg.AllowTypeSwitch = true // the embedded zone swaps whole snapshots
 	embeddedOnly := cfg.Provider.Type == "" || cfg.Provider.Type == "embedded"
-	c.local, err = record.New(c.zone, lcfg, record.Options{
+	// Its writes wait while the serial is maxSerialLead ahead of the
+	// clock (serial.go).
+	c.local, err = record.New(newLeadCapped(c.zone, cfg.Zone, maxSerialLead, log), lcfg, record.Options{
 		Observer: met.reconcilerObserver("embedded", embeddedOnly, c.logReconcile("embedded")),
 	})
 	if err != nil {
@@ -240,7 +246,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			}
 			drained[rel][ip] = true
 		}
-		removed := prepareRestored(saved.Published, cfg, drained, now)
+		removed := prepareRestored(saved.Published, cfg, drained, restoredDown(cfg, saved, now), now)
 		if len(removed) > 0 {
 			log.Warn("names the config no longer has removed from the restored zone", "names", removed)
 		}
@@ -273,7 +279,11 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 	for _, spec := range cfg.Records {
 		rs := &recState{spec: spec, disabled: spec.Disabled}
 		if in, ok := saved.Records[spec.Name]; ok {
-			rs.disabled, rs.intent = in.Disabled, &in
+			if keep, why := restoredIntent(spec, in); keep {
+				rs.disabled, rs.intent = in.Disabled, &in
+			} else {
+				log.Warn("saved disable dropped", "record", spec.Name, "by", in.By, "at", in.At, "why", why)
+			}
 		}
 		for _, a := range spec.Addresses {
 			ip, _ := netip.ParseAddr(a.IP)
@@ -283,6 +293,9 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			pol := spec.check.Policy
 			pol.InitialState, pol.FirstPassImmediate = restoredInitial(mem, known, saved.SavedAt, now, spec.check.Policy, haveState)
 			as.state = pol.InitialState
+			if known {
+				as.failingSince = mem.FailingSince
+			}
 			as.health = failover.Health(as.state)
 			if known && mem.Drain != nil && (mem.Drain.Until.IsZero() || now.Before(mem.Drain.Until)) {
 				as.drain = mem.Drain
@@ -291,7 +304,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", spec.Name, ip, err)
 			}
-			if err := c.mon.Add(probe.Target{ID: as.id, Prober: met.counted(p), Policy: pol}); err != nil {
+			if err := c.mon.Add(probe.Target{ID: as.id, Prober: c.tracked(as, met.counted(p)), Policy: pol}); err != nil {
 				return nil, err
 			}
 			if as.drain != nil {

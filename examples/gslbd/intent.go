@@ -24,10 +24,11 @@ import (
 //
 // A saved address state is trusted for stateTrustAge (three of its check's
 // intervals, at least 30 s) after the file was written: a trusted passing
-// or warning address starts passing, a trusted critical or recovery one
-// starts critical; an address whose saved state is older, or that the file
-// does not know, or any address when there is no file, starts critical and
-// its first probe result decides at once (see restoredInitial).
+// address starts passing, a trusted critical or recovery one starts
+// critical. One whose probes were failing (warning, or a failure since its
+// last pass), one whose saved state is older, one the file does not know,
+// and any address when there is no file, start critical and their first
+// probe result decides at once (see restoredInitial).
 
 // stateTrustAge is how long after a save an address's saved state is
 // trusted.
@@ -53,13 +54,19 @@ func startupBound(cfg Config) time.Duration {
 // restoredInitial returns the initial state of an address given what the
 // state file says of it (ok false: nothing), and whether its first probe
 // result decides at once (probe.Policy.FirstPassImmediate). A trusted saved
-// state (see stateTrustAge) is kept: passing or warning restarts passing,
-// critical or recovery restarts critical, its policy's thresholds applying
-// from there. An address nothing trustworthy is known of (no file, a file
-// older than the trust age, an address the file lacks) starts critical
-// with its first result deciding: one success passes it, one failure keeps
-// it critical. It is never answered before a probe said it is up, and the
-// zone served meanwhile (restored, or none yet) is the last good answer.
+// state (see stateTrustAge) is kept: passing restarts passing, critical or
+// recovery restarts critical, its policy's thresholds applying from there.
+// An address whose probes were failing when the file was written (warning,
+// or a failure since its last pass: addressMemory.FailingSince) is not
+// known to be up: a restart must not forgive the failures its thresholds
+// were counting, or restarts closer together than the detection time would
+// keep a dead backend answered forever. It starts as one nothing
+// trustworthy is known of (no file, a file older than the trust age, an
+// address the file lacks): critical, with its first result deciding: one
+// success passes it, one failure keeps it critical. Such an address is
+// never answered before a probe said it is up, and the zone served
+// meanwhile (restored, see restoredDown, or none yet) is the last good
+// answer.
 func restoredInitial(m addressMemory, ok bool, savedAt, now time.Time, pol probe.Policy, haveFile bool) (probe.State, bool) {
 	if !haveFile || !ok || now.Sub(savedAt) > stateTrustAge(pol) {
 		return probe.Critical, true
@@ -68,10 +75,26 @@ func restoredInitial(m addressMemory, ok bool, savedAt, now time.Time, pol probe
 	if err := s.UnmarshalText([]byte(m.State)); err != nil {
 		return probe.Critical, true
 	}
-	if s.Served() {
+	switch {
+	case s == probe.Passing && m.FailingSince.IsZero():
 		return probe.Passing, false
+	case s.Served():
+		return probe.Critical, true
 	}
 	return probe.Critical, false
+}
+
+// restoredIntent says whether the saved disable or enable in of the record
+// spec is applied at the start. A disable made without force was allowed
+// because the record had a failover name to answer; a config edit that
+// removed it since would turn the disable into a withdrawn name (NXDOMAIN),
+// which the API refuses without force: such a disable is dropped, with
+// the reason why for the log.
+func restoredIntent(spec RecordSpec, in recordIntent) (bool, string) {
+	if in.Disabled && spec.Failover == "" && !in.Forced {
+		return false, "the config no longer gives the record a failover name, and disabled it would answer nothing (a disable without force is refused for such a record): the disable is dropped, its addresses answered again"
+	}
+	return true, ""
 }
 
 // drained reports whether a's drain holds at now (an expired one does not).
@@ -166,7 +189,7 @@ func (c *controller) setDisabled(rs *recState, on bool, req actionRequest, now t
 	}
 	c.mu.Lock()
 	rs.disabled = on
-	rs.intent = &recordIntent{Disabled: on, By: req.By, At: now, Reason: req.Reason}
+	rs.intent = &recordIntent{Disabled: on, By: req.By, At: now, Reason: req.Reason, Forced: on && req.Force}
 	c.mu.Unlock()
 	if err := c.commit(); err != nil {
 		return "", err
@@ -263,7 +286,7 @@ func (c *controller) stateNow(now time.Time) controllerState {
 			st.Records[rs.spec.Name] = *rs.intent
 		}
 		for _, a := range rs.addrs {
-			st.Addresses[a.id] = addressMemory{State: a.state.String(), Drain: a.drain}
+			st.Addresses[a.id] = addressMemory{State: a.state.String(), Drain: a.drain, FailingSince: a.failingSince}
 			ids = append(ids, a.id)
 		}
 	}

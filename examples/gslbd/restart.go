@@ -17,6 +17,7 @@ import (
 
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/probe"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/record"
 )
@@ -25,8 +26,9 @@ import (
 //
 //   - With a usable state file, the zone it saved is served at once
 //     (records of names the config no longer has removed first, drained
-//     addresses too where the name keeps another one), with a serial past
-//     the saved one; unless the config has names that zone lacks (added
+//     addresses too where the name keeps another one, and addresses that
+//     restart critical where it keeps one neither drained nor critical:
+//     restoredDown), with a serial past the saved one; unless the config has names that zone lacks (added
 //     while gslbd was down): it would answer NXDOMAIN for them, so DNS
 //     waits as below.
 //   - Without one (no stateDir, a first start, a missing, torn, edited or
@@ -48,7 +50,7 @@ import (
 // max(old + 1, the clock) (memory.SerialUnixTime, Knot's "unixtime"
 // serial policy). So the serial runs ahead of the clock only by a burst of
 // more than one change a second, and falls back to it within as many
-// seconds. A start also asks the secondaries it notifies for their serial
+// seconds; never more than maxSerialLead (serial.go). A start also asks the secondaries it notifies for their serial
 // and starts past the highest one that answers (serialPastSecondaries),
 // and asks those that did not answer again until each has (secondaryLoop):
 // a restart right after such a burst, without a state file or with one
@@ -162,9 +164,11 @@ func (c *controller) secondaryLoop(ctx context.Context) error {
 // prepareRestored rewrites the saved zone s for this config before it is
 // served: records of names the config does not have go, with their owner
 // markers; addresses drained per drained (relative name → set of IPs) go
-// where their name keeps another address; and the serial moves forward.
-// It returns the names removed.
-func prepareRestored(s *memory.Snapshot, cfg Config, drained map[string]map[string]bool, now time.Time) []string {
+// where their name keeps another address; addresses that restart critical
+// per down (see restoredDown) go where their name keeps another that is
+// neither drained nor down; and the serial moves forward. It returns the
+// names removed.
+func prepareRestored(s *memory.Snapshot, cfg Config, drained, down map[string]map[string]bool, now time.Time) []string {
 	keep := map[string]bool{"@": true}
 	for _, r := range cfg.Records {
 		rel := relName(r.Name, cfg.Zone)
@@ -175,20 +179,27 @@ func prepareRestored(s *memory.Snapshot, cfg Config, drained map[string]map[stri
 	for i := range s.Zones {
 		z := &s.Zones[i]
 		left := 0
-		addrs := map[string]int{}
+		addrs := map[string]int{} // not drained
+		up := map[string]int{}    // not drained, not down
 		for _, r := range z.Records {
 			if (r.Type == "A" || r.Type == "AAAA") && keep[r.Name] && !drained[r.Name][r.Data] {
 				addrs[r.Name]++
+				if !down[r.Name][r.Data] {
+					up[r.Name]++
+				}
 			}
 		}
 		for _, r := range z.Records {
+			addr := r.Type == "A" || r.Type == "AAAA"
 			switch {
 			case !keep[r.Name]:
 				if !slices.Contains(removed, r.Name) {
 					removed = append(removed, r.Name)
 				}
 				continue
-			case (r.Type == "A" || r.Type == "AAAA") && drained[r.Name][r.Data] && addrs[r.Name] > 0:
+			case addr && drained[r.Name][r.Data] && addrs[r.Name] > 0:
+				continue
+			case addr && down[r.Name][r.Data] && up[r.Name] > 0:
 				continue
 			}
 			z.Records[left] = r
@@ -198,6 +209,73 @@ func prepareRestored(s *memory.Snapshot, cfg Config, drained map[string]map[stri
 		z.SOA.Serial = restartSerial(z.SOA.Serial, now)
 	}
 	return removed
+}
+
+// restoredDown lists (relative name → set of IPs) the addresses of cfg
+// that the state file saved knows and that restart critical
+// (restoredInitial): saved critical or recovering, or saved failing (a
+// failure since the last pass). The saved zone may still answer them: it
+// is the zone as last published, and the file can be written between a
+// probe's verdict and the publication that follows it, or during a startup
+// hold, which publishes nothing. Served as it is, a chain of restarts each
+// shorter than the hold would answer a dead backend for as long as it
+// lasts; prepareRestored leaves them out where the name keeps another
+// address, as the first publication will.
+func restoredDown(cfg Config, saved controllerState, now time.Time) map[string]map[string]bool {
+	down := map[string]map[string]bool{}
+	for _, spec := range cfg.Records {
+		rel := relName(spec.Name, cfg.Zone)
+		for _, a := range spec.Addresses {
+			ip, err := netip.ParseAddr(a.IP)
+			if err != nil {
+				continue
+			}
+			ip = ip.Unmap()
+			m, ok := saved.Addresses[targetID(spec.Name, ip)]
+			if !ok {
+				continue // not in the file: not in its zone either
+			}
+			if st, _ := restoredInitial(m, ok, saved.SavedAt, now, spec.check.Policy, true); st != probe.Critical {
+				continue
+			}
+			if down[rel] == nil {
+				down[rel] = map[string]bool{}
+			}
+			down[rel][ip.String()] = true
+		}
+	}
+	return down
+}
+
+// tracked wraps as's prober to keep as.failingSince: set at the first
+// counted failure after a pass (and saved at once, so that a kill -9 the
+// instant after does not forget it), cleared by a pass. A local failure
+// (probe.KindLocal) says nothing of the target and changes nothing.
+func (c *controller) tracked(as *addrState, p probe.Prober) probe.Prober {
+	return probe.ProberFunc(func(ctx context.Context) probe.Result {
+		r := p.Probe(ctx)
+		c.noteResult(as, r, time.Now())
+		return r
+	})
+}
+
+// noteResult applies one probe result to as.failingSince (see tracked).
+func (c *controller) noteResult(as *addrState, r probe.Result, now time.Time) {
+	if !r.Passed() && r.Kind == probe.KindLocal {
+		return
+	}
+	c.mu.Lock()
+	began := false
+	switch {
+	case r.Passed():
+		as.failingSince = time.Time{}
+	case as.failingSince.IsZero():
+		as.failingSince, began = now, true
+	}
+	c.mu.Unlock()
+	if began {
+		c.requestSave()
+	}
 }
 
 // relName is name relative to zone ("@" at the apex).

@@ -189,8 +189,9 @@ func TestRestoredZoneDropsNamesAndMovesTheSerial(t *testing.T) {
 }
 
 // TestRestoredInitialState: a trusted saved state is kept; an address
-// nothing trustworthy is known of starts critical with its first probe
-// result deciding at once.
+// nothing trustworthy is known of, or whose probes were failing when the
+// file was written, starts critical with its first probe result deciding
+// at once.
 func TestRestoredInitialState(t *testing.T) {
 	pol := probe.RecordService()
 	now := time.Now()
@@ -204,7 +205,10 @@ func TestRestoredInitialState(t *testing.T) {
 		firstPass bool
 	}{
 		{"no file", addressMemory{}, false, 0, false, probe.Critical, true},
-		{"trusted passing", addressMemory{State: "warning"}, true, time.Second, true, probe.Passing, false},
+		{"trusted passing", addressMemory{State: "passing"}, true, time.Second, true, probe.Passing, false},
+		{"trusted warning", addressMemory{State: "warning"}, true, time.Second, true, probe.Critical, true},
+		{"trusted passing, failing since", addressMemory{State: "passing", FailingSince: now.Add(-time.Second)}, true, time.Second, true, probe.Critical, true},
+		{"trusted critical, failing since", addressMemory{State: "critical", FailingSince: now.Add(-time.Minute)}, true, time.Second, true, probe.Critical, false},
 		{"trusted critical", addressMemory{State: "recovery"}, true, time.Second, true, probe.Critical, false},
 		{"stale passing", addressMemory{State: "passing"}, true, time.Hour, true, probe.Critical, true},
 		{"stale critical", addressMemory{State: "critical"}, true, time.Hour, true, probe.Critical, true},
@@ -380,5 +384,133 @@ func TestRestoredZoneLackingANewNameWaits(t *testing.T) {
 	}
 	if rec := do(r.handler(), "GET", "/readyz", nil); !strings.Contains(rec.Body.String(), "not_answering") {
 		t.Fatalf("/readyz: %s", rec.Body.String())
+	}
+}
+
+// TestRestartDoesNotForgiveFailures: a restart keeps what the probes of the
+// process before had seen. A backend that died shortly before a restart
+// was saved warning (or still passing, a failure counted below the warning
+// threshold); restarting it passing forgave those failures, so restarts
+// closer together than its detection time kept it answered for as long as
+// they went on, far beyond its detection bound (the torture walk's seed
+// 814671741: a wide policy, SIGTERMs for a rollback and a DNS flood, then
+// kill -9). And an address saved critical stayed in the restored zone
+// until the startup hold ended when the file was written between the
+// verdict and the publication.
+func TestRestartDoesNotForgiveFailures(t *testing.T) {
+	const name = "app.example.test."
+	id := func(ip string) string { return name + "/" + ip }
+	dir := ownStateDir()
+	c := stateController(t, dir)
+	allPassing(t, c)
+	c.holding.Store(false)
+	reconcile(t, c)
+	saved := c.stateNow(time.Now())
+	for ip, st := range map[string]string{"192.0.2.2": "warning", "192.0.2.3": "critical"} {
+		m := saved.Addresses[id(ip)]
+		m.State = st
+		saved.Addresses[id(ip)] = m
+	}
+	if err := saveState(dir, saved); err != nil {
+		t.Fatal(err)
+	}
+	r := stateController(t, dir)
+	if got := zoneAnswer(r.zone, name); !slices.Equal(got, []string{"192.0.2.1"}) {
+		t.Fatalf("restored over a file saying 192.0.2.2 warning and 192.0.2.3 critical, %s answers %v; want [192.0.2.1]", name, got)
+	}
+	for ip, want := range map[string]probe.State{"192.0.2.1": probe.Passing, "192.0.2.2": probe.Critical, "192.0.2.3": probe.Critical} {
+		if got := r.byID[id(ip)].state; got != want {
+			t.Errorf("%s restarts %v, want %v", ip, got, want)
+		}
+	}
+}
+
+// TestFailureStreakIsSaved: a failure that leaves the address passing (no
+// transition: below the warning threshold) is saved at once, carried over
+// the next restart, which does not answer the address before a probe
+// passes, and ended by a pass; a local failure says nothing of the target.
+func TestFailureStreakIsSaved(t *testing.T) {
+	const name = "app.example.test."
+	id := func(ip string) string { return name + "/" + ip }
+	dir2 := ownStateDir()
+	c2 := stateController(t, dir2)
+	allPassing(t, c2)
+	c2.holding.Store(false)
+	reconcile(t, c2)
+	a := c2.byID[id("192.0.2.2")]
+	select {
+	case <-c2.saveReq: // the publication's
+	default:
+	}
+	c2.noteResult(a, probe.Result{Status: probe.Fail, Kind: probe.KindLocal, Detail: "socket: too many open files"}, time.Now())
+	if !a.failingSince.IsZero() || len(c2.saveReq) != 0 {
+		t.Fatalf("a local failure set failingSince %v (save requested: %d)", a.failingSince, len(c2.saveReq))
+	}
+	t0 := time.Now().Add(-time.Second).Round(0)
+	c2.noteResult(a, probe.Result{Status: probe.Fail, Kind: probe.KindRefused, Detail: "connection refused"}, t0)
+	c2.noteResult(a, probe.Result{Status: probe.Fail, Kind: probe.KindRefused, Detail: "connection refused"}, t0.Add(200*time.Millisecond))
+	if len(c2.saveReq) != 1 {
+		t.Fatal("the first failure of a streak did not ask for a save")
+	}
+	st := c2.stateNow(time.Now())
+	if m := st.Addresses[id("192.0.2.2")]; m.State != "passing" || !m.FailingSince.Equal(t0) {
+		t.Fatalf("saved %+v, want passing, failing since %v", m, t0)
+	}
+	if err := saveState(dir2, st); err != nil {
+		t.Fatal(err)
+	}
+	r2 := stateController(t, dir2)
+	if got := zoneAnswer(r2.zone, name); !slices.Equal(got, []string{"192.0.2.1", "192.0.2.3"}) {
+		t.Fatalf("restored over a file saying 192.0.2.2 failing since %v, %s answers %v", t0, name, got)
+	}
+	if m := r2.stateNow(time.Now()).Addresses[id("192.0.2.2")]; !m.FailingSince.Equal(t0) {
+		t.Fatalf("the restarted controller saves %+v: the streak since %v is forgotten", m, t0)
+	}
+	r2.noteResult(r2.byID[id("192.0.2.2")], probe.Result{Status: probe.Pass}, time.Now())
+	if m := r2.stateNow(time.Now()).Addresses[id("192.0.2.2")]; !m.FailingSince.IsZero() {
+		t.Fatalf("after a pass the file says %+v", m)
+	}
+}
+
+// TestDisableOfARecordThatLostItsFailoverIsDropped: a disable made through
+// the API while the record had a failover name (allowed without force: it
+// answers that name) is dropped at a start whose config removed the
+// failover name, since kept it would withdraw the name (NXDOMAIN), which
+// the API refuses without force; a forced disable holds. The torture
+// walk's seed 764586179: disable, edit-failover none, restart → NXDOMAIN
+// with /readyz ready.
+func TestDisableOfARecordThatLostItsFailoverIsDropped(t *testing.T) {
+	const name = "www.example.test."
+	noFailover := strings.Replace(stateYAML, "    failover: www.backup.example.net.\n", "", 1)
+	if noFailover == stateYAML {
+		t.Fatal("the failover name was not removed from the config")
+	}
+	for _, tc := range []struct {
+		name        string
+		yaml, body  string
+		want        []string
+		disabledNow bool
+	}{
+		{"without force", stateYAML, "", []string{"192.0.2.7"}, false},
+		{"forced", noFailover, `{"force": true}`, []string{"NXDOMAIN"}, true},
+	} {
+		dir := ownStateDir()
+		c := newFakeController(t, tc.yaml+"stateDir: "+dir+"\n")
+		allPassing(t, c)
+		c.holding.Store(false)
+		reconcile(t, c)
+		if code, _, body := act(t, c.handler(), "/api/records/www.example.test/disable", tc.body); code != http.StatusOK {
+			t.Fatalf("%s: disable: %d %s", tc.name, code, body)
+		}
+		r := newFakeController(t, noFailover+"stateDir: "+dir+"\n")
+		allPassing(t, r)
+		r.holding.Store(false)
+		reconcile(t, r)
+		if got := zoneAnswer(r.zone, name); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: restarted without a failover name, %s answers %v, want %v", tc.name, name, got, tc.want)
+		}
+		if got := r.byName[name].disabled; got != tc.disabledNow {
+			t.Errorf("%s: disabled after the restart: %v, want %v", tc.name, got, tc.disabledNow)
+		}
 	}
 }

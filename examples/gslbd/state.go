@@ -58,6 +58,11 @@ type recordIntent struct {
 	By       string    `json:"by,omitempty"`
 	At       time.Time `json:"at"`
 	Reason   string    `json:"reason,omitempty"`
+	// Forced: the disable was asked with force, so it holds even when the
+	// record has no failover name (it then answers nothing). One made
+	// without force, of a record whose failover name a config edit removed
+	// since, is dropped at the start (see restoredIntent).
+	Forced bool `json:"forced,omitempty"`
 }
 
 // addressMemory is one address's last known state and drain intent.
@@ -66,8 +71,15 @@ type addressMemory struct {
 	// "critical", "recovery").
 	State string `json:"state"`
 	// Since is when the address entered State, when known.
-	Since time.Time    `json:"since,omitzero"`
-	Drain *drainIntent `json:"drain,omitempty"`
+	Since time.Time `json:"since,omitzero"`
+	// FailingSince is when the address's probes began failing without a
+	// pass since (the first counted failure; local failures do not count),
+	// carried over restarts until a probe passes; zero when the last
+	// counted result passed. An address saved failing restarts critical,
+	// its first probe deciding (restoredInitial): its failures are not
+	// forgiven by a restart.
+	FailingSince time.Time    `json:"failingSince,omitzero"`
+	Drain        *drainIntent `json:"drain,omitempty"`
 }
 
 // drainIntent is a drain (maintenance): the address stays out of answers

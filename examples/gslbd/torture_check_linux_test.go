@@ -174,7 +174,7 @@ func (c *checker) report(inv, server, what, example string, at time.Time) {
 	}
 	c.found[k] = &violation{inv: inv, server: server, what: what, first: at, step: len(c.w.steps), count: 1, example: example}
 	c.order = append(c.order, k)
-	c.w.t.Logf("VIOLATION %s at step %d on %s: %s (%s)", inv, len(c.w.steps), server, what, example)
+	c.w.t.Logf("VIOLATION %s at step %d on %s: %s (%s) at %s", inv, len(c.w.steps), server, what, example, at.UTC().Format("15:04:05.000"))
 }
 
 // judgeAnswers applies I1 and I2 (and the I3/I7 serial rules) to every
@@ -330,9 +330,12 @@ func keptLast(s *mState, r *mRec, e time.Time, server string) bool {
 func settledAt(s *mState, r *mRec, a *mAddr, server string) time.Time {
 	b := s.Backends[a.Backend]
 	at := b.Since.Add(recoveryBound(r.Policy))
-	if !s.CtlDownAt.IsZero() && !b.Since.Before(s.CtlDownAt) {
-		// Revived while the controller was down: the restarted
-		// controller has to probe it.
+	if !s.CtlDownAt.IsZero() && !b.Since.Add(recoveryBound(r.Policy)+time.Second).Before(s.CtlDownAt) {
+		// Revived while the controller was down, or too shortly before
+		// it went down to be seen passing and saved (a recovery bound and
+		// a second for the save, as deadTooLong allows a death): the
+		// restarted controller, which restores it critical, has to probe
+		// it.
 		at = later(at, s.CtlUpSince.Add(tStartupBound()+recoveryBound(r.Policy)))
 	}
 	if server != "controller" || (!a.Added.IsZero() && !a.Added.Before(s.CtlDownAt)) {

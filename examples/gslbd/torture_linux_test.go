@@ -134,7 +134,7 @@ func (w *walk) step(line string) error {
 		return fmt.Errorf("unknown operation %q", f[0])
 	}
 	w.steps = append(w.steps, line)
-	w.t.Logf("step %d: %s", len(w.steps), line)
+	w.t.Logf("step %d: %s (%s)", len(w.steps), line, time.Now().UTC().Format("15:04:05.000"))
 	err := tOps[i].run(w, f[1:])
 	if errors.Is(err, errSkip) {
 		w.t.Logf("  %v", err)
@@ -223,6 +223,7 @@ func runWalk(t *testing.T, seed uint64, steps []string, budget int, until time.T
 	if err != nil {
 		t.Errorf("the walk stopped: %v", err)
 	}
+	w.keepLogs()
 	if len(found) > 0 || err != nil {
 		t.Errorf("seed %d, %d steps, %d invariants broken:\n  %s\nsteps:\n  %s\nreplay:\n  %s",
 			seed, len(w.steps), len(found), strings.Join(found, "\n  "), strings.Join(w.steps, "\n  "), replay)
@@ -273,7 +274,7 @@ func TestTorture(t *testing.T) {
 	runWalk(t, seed, steps, budget, time.Now().Add(*tortureDuration), only)
 }
 
-// tScenarios are short walks, one per fault class (items 1–15; item 12
+// tScenarios are short walks, one per fault class (items 1–16; item 12
 // needs an RFC 2136 server: tortureItem12, run beside them), each the
 // steps that reached a breach on the code before the fixes. They must all
 // pass.
@@ -293,6 +294,7 @@ var tScenarios = []struct{ name, steps string }{
 	{"item13-failover-loop-and-apex", "edit-failover r0.example.test. loop r2.example.test.; edit-failover r1.example.test. apex r0.example.test.; observe"},
 	{"item14-rebinding", "rebinding"},
 	{"item15-first-answer-all-dead-no-state", "edit-failover r0.example.test. none r1.example.test.; backend-kill 0; backend-kill 1; state-remove; observe; observe"},
+	{"item16-restarts-within-detection-time", "edit-policy r2.example.test. wide; restart-on-failure r2.example.test. 192.0.2.15; observe"},
 }
 
 // TestTortureScenarios replays tScenarios, each on fresh processes. They
@@ -316,4 +318,35 @@ func TestTortureScenarios(t *testing.T) {
 	}
 	t.Run("item12-pool-taken-over-at-rfc2136", tortureItem12)
 	t.Run("item12b-pool-emptied-no-failover-at-rfc2136", tortureItem12b)
+}
+
+// keepDir is $GSLBD_TORTURE_KEEP: where a walk leaves the controller's
+// full logs and a copy of its state file before every start, to study a
+// breach after the test's directory is gone (empty: nothing is kept).
+func keepDir() string { return os.Getenv("GSLBD_TORTURE_KEEP") }
+
+// keepState copies the state file as the next controller start finds it.
+func (w *walk) keepState() {
+	if keepDir() == "" {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(w.e.stateDir, "controller-state.json"))
+	if err != nil {
+		b = []byte(err.Error())
+	}
+	name := fmt.Sprintf("state-before-run%02d-%s.json", len(w.ctlLogs)+1, time.Now().UTC().Format("150405.000"))
+	_ = os.WriteFile(filepath.Join(keepDir(), name), b, 0o600)
+}
+
+// keepLogs writes every controller run's log and the node's.
+func (w *walk) keepLogs() {
+	if keepDir() == "" {
+		return
+	}
+	for i, l := range w.ctlLogs {
+		_ = os.WriteFile(filepath.Join(keepDir(), fmt.Sprintf("ctl-run%02d.log", i+1)), []byte(l.String()), 0o600)
+	}
+	if w.node != nil {
+		_ = os.WriteFile(filepath.Join(keepDir(), "node.log"), []byte(w.node.stderr.String()), 0o600)
+	}
 }

@@ -63,6 +63,7 @@ var tOps = []tOp{
 	{"rollback", 1, pickAddr(false), opRollback},
 	{"burst", 1, pickAddr(false), opBurst},
 	{"ctl-down-35s", 0, always, opCtlDownLong},
+	{"restart-on-failure", 0, pickAddr(false), opRestartOnFailure},
 	{"observe", 2, always, func(*walk, []string) error {
 		time.Sleep(3 * time.Second) // the walk's pace: dead backends pass their detection bound
 		return nil
@@ -298,6 +299,7 @@ func (w *walk) startCtl(nofile int, extra string) error {
 	if err := os.WriteFile(w.e.cfgPath, []byte(renderConfig(&s, w.e, extra)), 0o600); err != nil {
 		return err
 	}
+	w.keepState()
 	p, err := startGslbd("controller", w.e.cfgPath, nofile)
 	if err != nil {
 		return err
@@ -802,6 +804,41 @@ func opBurst(w *walk, a []string) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) && nodeSerial(w.e.knotAddr) != nodeSerial(w.e.ctlDNS) {
 		time.Sleep(50 * time.Millisecond) // polling the secondary's copy
+	}
+	return nil
+}
+
+// opRestartOnFailure kills the backend of one address and restarts the
+// controller (SIGTERM) the instant its log shows the address's first
+// failure (passing → warning), three times, then once more with kill -9:
+// restarts closer together than the detection time. A restart that
+// forgave the failures counted before it (a warning address restarting
+// passing) kept the dead backend answered for as long as they went on (I1;
+// seed 814671741). Weight 0: only in a step list.
+func opRestartOnFailure(w *walk, a []string) error {
+	s := w.m.cur()
+	r := s.rec(a[0])
+	if r == nil || r.addr(a[1]) == nil {
+		return fmt.Errorf("%w: %s %s is not in the config", errSkip, a[0], a[1])
+	}
+	if err := w.setBackend(r.addr(a[1]).Backend, true); err != nil {
+		return err
+	}
+	warned := fmt.Sprintf(`"address":%q,"from":"passing","to":"warning"`, a[1])
+	for i := range 4 {
+		if w.ctl == nil {
+			if err := w.startCtl(0, ""); err != nil {
+				return err
+			}
+		}
+		log := w.ctlLogs[len(w.ctlLogs)-1]
+		deadline := time.Now().Add(3 * time.Second)
+		for !strings.Contains(log.String(), warned) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond) // polling the controller's log
+		}
+		if err := w.restartCtl(i == 3, nil); err != nil {
+			return err
+		}
 	}
 	return nil
 }
