@@ -109,6 +109,9 @@ func setup(ctx context.Context, cfg config, rc *rest.Config, log *slog.Logger, s
 	if err != nil {
 		return nil, nil, err
 	}
+	// Unreachable once the Lease's requests have failed for as long as a
+	// leader tries to renew.
+	w.unreachableAfter = cfg.renewDeadline
 	n := newNames(cfg.domain)
 	var v *view
 	var book *fenceBook
