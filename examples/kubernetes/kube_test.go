@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
@@ -32,8 +31,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
-
-	"github.com/gslbkit/gslb/record"
 )
 
 // The tests start real API servers (kube-apiserver and etcd, built by
@@ -133,6 +130,11 @@ type harness struct {
 	secret   string
 	servers  map[string]*regionServer // by region
 	replicas []*testReplica
+	// provider, when set, replaces "-provider memory" in the replicas'
+	// flags (and may add more); interval and healthy, when set, replace
+	// tInterval and tHealthy.
+	provider          []string
+	interval, healthy time.Duration
 }
 
 type syncBuffer struct {
@@ -250,13 +252,21 @@ func (h *harness) config(cl *testCluster, pod string) config {
 	for _, c := range h.clusters {
 		inv = append(inv, c.name+"="+c.region)
 	}
-	args := []string{
+	interval, healthy := tInterval, tHealthy
+	if h.interval != 0 {
+		interval, healthy = h.interval, h.healthy
+	}
+	provider := []string{"-provider", "memory"}
+	if h.provider != nil {
+		provider = h.provider
+	}
+	args := append([]string{
 		"-cluster", cl.name, "-clusters", strings.Join(inv, ","), "-domain", domain,
-		"-app-names", app, "-ttl", "1s", "-interval", tInterval.String(), "-healthy", tHealthy.String(),
+		"-app-names", app, "-ttl", "1s", "-interval", interval.String(), "-healthy", healthy.String(),
 		"-heartbeat-secret", h.secret, "-lease-namespace", "default", "-identity", pod,
 		"-lease-duration", tLease.String(), "-renew-deadline", tRenew.String(), "-retry-period", tRetry.String(),
-		"-gateway-api", "on", "-provider", "memory", "-dns-addr", "", "-http-addr", "127.0.0.1:0",
-	}
+		"-gateway-api", "on", "-dns-addr", "", "-http-addr", "127.0.0.1:0",
+	}, provider...)
 	cfg, err := parseConfig(args, os.Stderr, func(string) string { return "" })
 	if err != nil {
 		h.t.Fatal(err)
@@ -558,6 +568,14 @@ var (
 
 func cat(ss ...[]string) []string { return slices.Concat(ss...) }
 
+// normalAnswers is every region answering its own gateways.
+func normalAnswers() map[string]answer {
+	return map[string]answer{
+		"eu-west": want(regionalN, cat(euGW1, euGW2)...),
+		"us-east": want(regionalN, cat(usGW, usLB)...),
+	}
+}
+
 func TestKubernetes(t *testing.T) {
 	h := newHarness(t, [2]string{"eu-1", "eu-west"}, [2]string{"us-1", "us-east"})
 	eu, us := h.clusters[0], h.clusters[1]
@@ -570,10 +588,7 @@ func TestKubernetes(t *testing.T) {
 	b := h.startReplica(eu, "eu-b")
 	h.startReplica(us, "us-a")
 
-	normal := map[string]answer{
-		"eu-west": want(regionalN, cat(euGW1, euGW2)...),
-		"us-east": want(regionalN, cat(usGW, usLB)...),
-	}
+	normal := normalAnswers()
 	d := h.waitAnswers("start", 60*time.Second, normal)
 	t.Logf("converged from start in %v", d.Round(time.Millisecond))
 
@@ -586,105 +601,14 @@ func TestKubernetes(t *testing.T) {
 		h.waitAnswers("gw1 ready again", 30*time.Second, normal)
 	})
 
-	t.Run("region-failover", func(t *testing.T) {
-		setReady(t, us, "app", false) // the Gateway's route backends
-		setReady(t, us, "lb", false)
-		failover := want(failoverN, cat(euGW1, euGW2)...)
-		d := h.waitAnswers("us-east down", 30*time.Second, map[string]answer{"eu-west": failover, "us-east": failover})
-		// us-1's leader stops beating on the watch event; its last beat is
-		// stale after healthy + skew (one interval); eu-1's leader reads
-		// every interval.
-		report(t, "region down → failover", d, tHealthy+2*tInterval+tRefresh+tWork)
-		setReady(t, us, "app", true)
-		setReady(t, us, "lb", true)
-		d = h.waitAnswers("us-east back", 30*time.Second, normal)
-		// The next beat (within an interval), eu-1's next read.
-		report(t, "region back", d, 2*tInterval+tRefresh+tWork)
-	})
+	t.Run("region-failover", func(t *testing.T) { h.regionFailover(t, us, tInterval, tHealthy, tRefresh) })
 
 	t.Run("leader-frozen", func(t *testing.T) {
-		old, next := a, b
-		if !a.leading() {
-			old, next = b, a
-		}
-		if !old.leading() {
-			t.Fatal("no leader in eu-1")
-		}
-		// Freeze the leader in the middle of its write of the regional
-		// record: it has seen gw2 go not ready and is about to publish gw1
-		// alone, with its token.
-		blocked, release := make(chan struct{}), make(chan struct{})
-		lateErr := make(chan error, 1)
-		isRegional := func(zone string, recs []libdns.Record) bool {
-			if zone != "local."+domain+"." {
-				return false
-			}
-			for _, r := range recs {
-				if rr := r.RR(); rr.Name == "edge" && (rr.Type == "A" || rr.Type == "AAAA") {
-					return true
-				}
-			}
-			return false
-		}
-		var once, onceAfter sync.Once
-		// The held write is on the wire when the process freezes: the
-		// end of its term cannot call it back.
-		freeze := func(zone string, recs []libdns.Record) bool {
-			held := false
-			if isRegional(zone, recs) {
-				once.Do(func() { held = true; close(blocked); <-release })
-			}
-			return held
-		}
-		after := func(zone string, recs []libdns.Record, err error) {
-			if isRegional(zone, recs) {
-				onceAfter.Do(func() { lateErr <- err })
-			}
-		}
-		old.after.Store(&after)
-		old.freeze.Store(&freeze)
-		setReady(t, eu, "gw2", false)
-		<-blocked
-		// The frozen leader's API server is gone as far as it knows; the
-		// other replica takes over once the lease expires.
-		cut := time.Now()
-		old.px.cut()
-		d := h.waitFor("takeover", 30*time.Second, next.leading)
-		// client-go's candidate retries every retry period, jittered by up
-		// to 1.2 × more: it sees the last renewal up to one jittered period
-		// late and acquires up to one after the lease expires.
-		report(t, "leader frozen → takeover", d, tLease+2*tJitter+tWork)
-		// Meanwhile gw2 recovers; the new leader publishes both.
-		setReady(t, eu, "gw2", true)
-		h.waitAnswers("new leader publishes", 30*time.Second, normal)
-		t.Logf("new leader's answer %v after the cut", time.Since(cut).Round(time.Millisecond))
-		// The old leader resumes: its late write carries its older token.
-		close(release)
-		err := <-lateErr
-		var fenced interface{ Fenced() bool }
-		if !errors.Is(err, record.ErrFenced) && !(errors.As(err, &fenced) && fenced.Fenced()) {
-			t.Fatalf("the deposed leader's late write: %v, want it refused (fenced)", err)
-		}
-		local, err := h.sh.zones.local("eu-west")
+		local, err := h.sh.zones.view("eu-west")
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs, err := local.GetRecords(ctxb, "local."+domain+".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := addrsAt(recs, "local."+domain+".", regionalN)
-		sortAddrs(got)
-		if len(got) != 4 {
-			t.Fatalf("regional record after the late write: %v, want the new leader's 4 addresses", got)
-		}
-		if n := testutil.ToFloat64(old.r.met.fenced); n < 1 {
-			t.Errorf("gslbkit_writes_fenced_total of the old leader = %v, want ≥ 1", n)
-		}
-		old.freeze.Store(nil)
-		old.after.Store(nil)
-		old.px.heal()
-		h.waitAnswers("after the old leader resumed", 30*time.Second, normal)
+		h.lateWrite(t, a, b, local)
 	})
 
 	t.Run("api-server-stop-restart", func(t *testing.T) {
@@ -740,4 +664,12 @@ func TestKubernetes(t *testing.T) {
 		// eu-1 reads it within another.
 		report(t, "API server back → region back", time.Since(up), tRequest+tLease+2*tJitter+2*tInterval+tRefresh+tWork)
 	})
+
+	// The same controllers writing to BIND (RFC 2136) and to Route 53
+	// (moto), each on a Lease of its own; the replicas above stop first.
+	for _, tr := range h.replicas {
+		tr.stop()
+	}
+	t.Run("rfc2136", func(t *testing.T) { h.storeScenarios(t, bindCase(t)) })
+	t.Run("route53", func(t *testing.T) { h.storeScenarios(t, motoCase(t)) })
 }

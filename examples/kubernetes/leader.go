@@ -135,10 +135,10 @@ func (r *replica) fencingToken(ctx context.Context, cs kubernetes.Interface, id 
 // server answers.
 type renewals struct {
 	resourcelock.Interface
-	w        *watcher // told whether the API server answers
-	mu       sync.Mutex
-	last     time.Time // send time of the last successful Create or Update holding the lease
-	renewed  chan struct{}
+	w       *watcher // told whether the API server answers
+	mu      sync.Mutex
+	last    time.Time // send time of the last successful Create or Update holding the lease
+	renewed chan struct{}
 }
 
 // Get implements resourcelock.Interface.
