@@ -27,20 +27,21 @@ import (
 
 // regionFailover takes every gateway of cluster us down and up again:
 // every region answers the failover chain, then its own gateways again.
-func (h *harness) regionFailover(t *testing.T, us *testCluster, interval, healthy, refresh time.Duration) {
+func (h *harness) regionFailover(t *testing.T, us *testCluster, interval, healthy, refresh, queue time.Duration) {
 	setReady(t, us, "app", false) // the Gateway's route backends
 	setReady(t, us, "lb", false)
 	failover := want(failoverN, cat(euGW1, euGW2)...)
 	d := h.waitAnswers("us-east down", 60*time.Second, map[string]answer{"eu-west": failover, "us-east": failover})
 	// us-1's leader stops beating on the watch event; its last beat is
 	// stale after healthy + skew (one interval); eu-1's leader reads
-	// every interval.
-	report(t, "region down → failover", d, healthy+2*interval+refresh+tWork)
+	// every interval; with a rate limit, its write waits its turn.
+	report(t, "region down → failover", d, healthy+2*interval+refresh+queue+tWork)
 	setReady(t, us, "app", true)
 	setReady(t, us, "lb", true)
 	d = h.waitAnswers("us-east back", 60*time.Second, normalAnswers())
-	// The next beat (within an interval), eu-1's next read.
-	report(t, "region back", d, 2*interval+refresh+tWork)
+	// The next beat (within an interval), eu-1's next read; with a rate
+	// limit, the beat and eu-1's write each wait their turn.
+	report(t, "region back", d, 2*interval+refresh+2*queue+tWork)
 }
 
 // lateWrite freezes the leader of a and b in the middle of its write of
@@ -109,6 +110,7 @@ func (h *harness) lateWrite(t *testing.T, a, b *testReplica, local *view) {
 	if !errors.Is(err, record.ErrFenced) && !(errors.As(err, &fenced) && fenced.Fenced()) {
 		t.Fatalf("the deposed leader's late write: %v, want it refused (fenced)", err)
 	}
+	t.Logf("the deposed leader's late write: %v", err)
 	recs, err := local.GetRecords(ctxb, "local."+domain+".")
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +138,9 @@ type storeCase struct {
 	interval time.Duration
 	healthy  time.Duration
 	refresh  time.Duration // the region servers' copy of the store
+	// queue is how long a plan may wait for the reconciler's rate limit:
+	// its own calls and those queued before it (beats included).
+	queue time.Duration
 }
 
 // storeScenarios runs replicas writing to sc (eu-1: two, us-1: one, on a
@@ -176,7 +181,7 @@ func (h *harness) storeScenarios(t *testing.T, sc storeCase) {
 	replicas = append(replicas, a, b, u)
 	d := h.waitAnswers(sc.name+": start", 60*time.Second, normalAnswers())
 	t.Logf("%s: converged from start in %v", sc.name, d.Round(time.Millisecond))
-	t.Run("region-failover", func(t *testing.T) { h.regionFailover(t, us, sc.interval, sc.healthy, sc.refresh) })
+	t.Run("region-failover", func(t *testing.T) { h.regionFailover(t, us, sc.interval, sc.healthy, sc.refresh, sc.queue) })
 	t.Run("late-write", func(t *testing.T) { h.lateWrite(t, a, b, subtreeView(sc.p, n, "eu-west")) })
 }
 
@@ -200,9 +205,13 @@ func bindCase(t *testing.T) storeCase {
 
 // motoCase starts moto_server (the Route 53 emulator) on 127.0.0.1 and
 // creates the deployment's hosted zone; it skips when moto_server is not
-// installed, unless GSLBKIT_REQUIRE_MOTO=1. Route 53's reconciler calls
-// at most 5 times a second, so the interval is 1 s here (beats fresh for
-// 6 s), and the region servers copy the zone every 250 ms.
+// installed, unless GSLBKIT_REQUIRE_MOTO=1. The Route 53 reconciler calls
+// at most twice a second (record.Route53Config), beats included, so the
+// interval is 2 s here (beats fresh for 8 s): one beat a second in two
+// zones leaves as much for the records. A plan's calls wait their turn:
+// a plan in both zones reads and writes each (4 calls), behind up to 2
+// beats, 6 calls at 2 a second: 3 s. The region servers copy the zone
+// every 250 ms.
 func motoCase(t *testing.T) storeCase {
 	moto, err := exec.LookPath("moto_server")
 	if err != nil {
@@ -255,7 +264,7 @@ func motoCase(t *testing.T) storeCase {
 	}
 	return storeCase{
 		name: "route53", args: []string{"-provider", "route53", "-route53-zone-id", id},
-		p: p, interval: time.Second, healthy: 6 * time.Second, refresh: 250 * time.Millisecond,
+		p: p, interval: 2 * time.Second, healthy: 8 * time.Second, refresh: 250 * time.Millisecond, queue: 3 * time.Second,
 	}
 }
 
