@@ -217,8 +217,8 @@ func newHarness(t *testing.T, specs ...[2]string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// No fence book: the library's fencing (record's fence record,
-	// compared by the embedded zone) is what refuses a late write.
+	// The library's fencing (record's fence record, compared by the
+	// embedded zone) is what refuses a late write.
 	h.sh = &shared{zones: zs}
 	var sg sync.WaitGroup
 	for _, cl := range h.clusters {
