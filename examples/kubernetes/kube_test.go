@@ -528,7 +528,7 @@ func (h *harness) waitFor(what string, limit time.Duration, cond func() bool) ti
 // bound.
 func report(t *testing.T, scenario string, measured, bound time.Duration) {
 	t.Helper()
-	t.Logf("SCENARIO %-30s measured %-8v bound %v", scenario, measured.Round(time.Millisecond), bound)
+	t.Logf("SCENARIO %-40s measured %-8v bound %v", scenario, measured.Round(time.Millisecond), bound)
 	if measured > bound {
 		t.Errorf("%s: %v, over its bound %v", scenario, measured.Round(time.Millisecond), bound)
 	}
@@ -596,19 +596,19 @@ func TestKubernetes(t *testing.T) {
 		setReady(t, eu, "gw1", false)
 		d := h.waitAnswers("gw1 not ready", 30*time.Second, map[string]answer{"eu-west": want(regionalN, euGW2...)})
 		// The reconcile on the watch event, the DNS copy's refresh.
-		report(t, "endpoints not ready", d, tRefresh+tWork)
+		report(t, "memory: endpoints not ready", d, tRefresh+tWork)
 		setReady(t, eu, "gw1", true)
 		h.waitAnswers("gw1 ready again", 30*time.Second, normal)
 	})
 
-	t.Run("region-failover", func(t *testing.T) { h.regionFailover(t, us, tInterval, tHealthy, tRefresh, 0) })
+	t.Run("region-failover", func(t *testing.T) { h.regionFailover(t, "memory", us, tInterval, tHealthy, tRefresh, 0) })
 
 	t.Run("leader-frozen", func(t *testing.T) {
 		local, err := h.sh.zones.view("eu-west")
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.lateWrite(t, a, b, local)
+		h.lateWrite(t, "memory", a, b, local)
 	})
 
 	t.Run("api-server-stop-restart", func(t *testing.T) {

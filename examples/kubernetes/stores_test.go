@@ -27,7 +27,7 @@ import (
 
 // regionFailover takes every gateway of cluster us down and up again:
 // every region answers the failover chain, then its own gateways again.
-func (h *harness) regionFailover(t *testing.T, us *testCluster, interval, healthy, refresh, queue time.Duration) {
+func (h *harness) regionFailover(t *testing.T, store string, us *testCluster, interval, healthy, refresh, queue time.Duration) {
 	setReady(t, us, "app", false) // the Gateway's route backends
 	setReady(t, us, "lb", false)
 	failover := want(failoverN, cat(euGW1, euGW2)...)
@@ -35,13 +35,13 @@ func (h *harness) regionFailover(t *testing.T, us *testCluster, interval, health
 	// us-1's leader stops beating on the watch event; its last beat is
 	// stale after healthy + skew (one interval); eu-1's leader reads
 	// every interval; with a rate limit, its write waits its turn.
-	report(t, "region down → failover", d, healthy+2*interval+refresh+queue+tWork)
+	report(t, store+": region down → failover", d, healthy+2*interval+refresh+queue+tWork)
 	setReady(t, us, "app", true)
 	setReady(t, us, "lb", true)
 	d = h.waitAnswers("us-east back", 60*time.Second, normalAnswers())
 	// The next beat (within an interval), eu-1's next read; with a rate
 	// limit, the beat and eu-1's write each wait their turn.
-	report(t, "region back", d, 2*interval+refresh+2*queue+tWork)
+	report(t, store+": region back", d, 2*interval+refresh+2*queue+tWork)
 }
 
 // lateWrite freezes the leader of a and b in the middle of its write of
@@ -49,7 +49,7 @@ func (h *harness) regionFailover(t *testing.T, us *testCluster, interval, health
 // takes over and publishes; the old leader's write, resumed, must be
 // refused by the store and leave the new leader's record (read through
 // local, eu-west's view of the store).
-func (h *harness) lateWrite(t *testing.T, a, b *testReplica, local *view) {
+func (h *harness) lateWrite(t *testing.T, store string, a, b *testReplica, local *view) {
 	old, next := a, b
 	h.waitFor("a leader in eu-1", 30*time.Second, func() bool { return a.leading() || b.leading() })
 	if !a.leading() {
@@ -98,7 +98,7 @@ func (h *harness) lateWrite(t *testing.T, a, b *testReplica, local *view) {
 	// client-go's candidate retries every retry period, jittered by up
 	// to 1.2 × more: it sees the last renewal up to one jittered period
 	// late and acquires up to one after the lease expires.
-	report(t, "leader frozen → takeover", d, tLease+2*tJitter+tWork)
+	report(t, store+": leader frozen → takeover", d, tLease+2*tJitter+tWork)
 	// Meanwhile gw2 recovers; the new leader publishes both.
 	setReady(t, old.cl, "gw2", true)
 	h.waitAnswers("new leader publishes", 60*time.Second, normalAnswers())
@@ -181,8 +181,8 @@ func (h *harness) storeScenarios(t *testing.T, sc storeCase) {
 	replicas = append(replicas, a, b, u)
 	d := h.waitAnswers(sc.name+": start", 60*time.Second, normalAnswers())
 	t.Logf("%s: converged from start in %v", sc.name, d.Round(time.Millisecond))
-	t.Run("region-failover", func(t *testing.T) { h.regionFailover(t, us, sc.interval, sc.healthy, sc.refresh, sc.queue) })
-	t.Run("late-write", func(t *testing.T) { h.lateWrite(t, a, b, subtreeView(sc.p, n, "eu-west")) })
+	t.Run("region-failover", func(t *testing.T) { h.regionFailover(t, sc.name, us, sc.interval, sc.healthy, sc.refresh, sc.queue) })
+	t.Run("late-write", func(t *testing.T) { h.lateWrite(t, sc.name, a, b, subtreeView(sc.p, n, "eu-west")) })
 }
 
 // bindCase starts BIND (named) serving the deployment's zone, updated
