@@ -99,7 +99,11 @@ func (h *harness) lateWrite(t *testing.T, store string, a, b *testReplica, local
 	// to 1.2 × more: it sees the last renewal up to one jittered period
 	// late and acquires up to one after the lease expires.
 	report(t, store+": leader frozen → takeover", d, tLease+2*tJitter+tWork)
-	// Meanwhile gw2 recovers; the new leader publishes both.
+	// The new leader publishes what the old one was about to (gw1 alone);
+	// then gw2 recovers and it publishes both. (Waiting for gw1 alone
+	// first: the zone answered both before, since the old leader's write
+	// is held.)
+	h.waitAnswers("new leader publishes gw1 alone", 60*time.Second, map[string]answer{"eu-west": want(regionalN, euGW1...)})
 	setReady(t, old.cl, "gw2", true)
 	h.waitAnswers("new leader publishes", 60*time.Second, normalAnswers())
 	t.Logf("new leader's answer %v after the cut", time.Since(cut).Round(time.Millisecond))
@@ -210,7 +214,9 @@ func bindCase(t *testing.T) storeCase {
 // interval is 2 s here (beats fresh for 8 s): one beat a second in two
 // zones leaves as much for the records. A plan's calls wait their turn:
 // a plan in both zones reads and writes each (4 calls), behind up to 2
-// beats, 6 calls at 2 a second: 3 s. The region servers copy the zone
+// beats, and one conflict on the fence the beats and the records share
+// within a term (a refused write, a read of the fence, the retry: 3
+// calls): 9 calls at 2 a second, 4.5 s. The region servers copy the zone
 // every 250 ms.
 func motoCase(t *testing.T) storeCase {
 	moto, err := exec.LookPath("moto_server")
@@ -264,7 +270,7 @@ func motoCase(t *testing.T) storeCase {
 	}
 	return storeCase{
 		name: "route53", args: []string{"-provider", "route53", "-route53-zone-id", id},
-		p: p, interval: 2 * time.Second, healthy: 8 * time.Second, refresh: 250 * time.Millisecond, queue: 3 * time.Second,
+		p: p, interval: 2 * time.Second, healthy: 8 * time.Second, refresh: 250 * time.Millisecond, queue: 4500 * time.Millisecond,
 	}
 }
 
