@@ -34,15 +34,25 @@ func (h *harness) regionFailover(t *testing.T, store string, us *testCluster, in
 	d := h.waitAnswers("us-east down", 60*time.Second, map[string]answer{"eu-west": failover, "us-east": failover})
 	// us-1's leader stops beating on the watch event; its last beat is
 	// stale after healthy + skew (one interval); eu-1's leader reads
-	// every interval; with a rate limit, its write waits its turn.
-	report(t, store+": region down → failover", d, healthy+2*interval+refresh+queue+tWork)
+	// every interval; with a rate limit, its write waits its turn; a
+	// write that meets the fence just moved by the term's beats is
+	// retried once (after up to 1.5 × the reconciler's retry base,
+	// interval/4).
+	report(t, store+": region down → failover", d, healthy+2*interval+refresh+queue+conflict(interval)+tWork)
 	setReady(t, us, "app", true)
 	setReady(t, us, "lb", true)
 	d = h.waitAnswers("us-east back", 60*time.Second, normalAnswers())
-	// The next beat (within an interval), eu-1's next read; with a rate
-	// limit, the beat and eu-1's write each wait their turn.
-	report(t, store+": region back", d, 2*interval+refresh+2*queue+tWork)
+	// The next beat (within an interval; a beat that meets the fence just
+	// moved by the records is retried after interval/4), eu-1's next read
+	// and its write (retried as above); with a rate limit, the beat and
+	// eu-1's write each wait their turn.
+	report(t, store+": region back", d, 2*interval+refresh+2*queue+interval/4+conflict(interval)+tWork)
 }
+
+// conflict is the reconciler's retry after a fenced write refused because
+// the term's own beats moved the fence: up to its retry base (interval/4,
+// as the controller sets it) jittered by 1.5.
+func conflict(interval time.Duration) time.Duration { return interval / 4 * 3 / 2 }
 
 // lateWrite freezes the leader of a and b in the middle of its write of
 // the regional record and cuts it off its API server; the other replica
