@@ -125,10 +125,20 @@ func (r *replica) lead(ctx context.Context, token uint64) error {
 	if err != nil {
 		return err
 	}
-	// Beats go through the reconciler's fence too: a deposed leader's late
-	// beat is refused like its late records.
+	// Beats are fenced too, with the term's token, so that a deposed
+	// leader's late beat is refused like its late records; but by a fence
+	// record of their own: sharing the records' fence, the beats' writer
+	// (record.FencedStore) and the reconciler would each move it under the
+	// other, and every write after one of the other's would be refused,
+	// the fence read again and the write retried.
+	bc := rc
+	bc.FenceName = rc.FenceName + "-beats"
+	beats, err := record.New(r.fenced, bc, record.Options{Observer: record.ObserverFunc(t.recordEvent), Logger: r.log, FenceToken: token})
+	if err != nil {
+		return err
+	}
 	obs := r.met.observer()
-	fs := t.rec.FencedStore()
+	fs := beats.FencedStore()
 	t.pub, err = heartbeat.NewPublisher(hb, heartbeat.Options{Local: fs, Global: fs, Keyring: r.keyring, Observer: obs, Logger: r.log})
 	if err != nil {
 		return err

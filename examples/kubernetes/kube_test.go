@@ -634,9 +634,8 @@ func TestKubernetes(t *testing.T) {
 		// us-1's leader's last successful renewal was sent before the
 		// stop; its term ends a renew deadline later, and its last beat,
 		// stamped then at the latest, is stale after healthy + skew (one
-		// interval); eu-1's leader reads every interval, and its write may
-		// be retried once (conflict).
-		report(t, "API server stopped → failover", d, tRenew+tHealthy+2*tInterval+tRefresh+conflict(tInterval)+tWork)
+		// interval); eu-1's leader reads every interval.
+		report(t, "API server stopped → failover", d, tRenew+tHealthy+2*tInterval+tRefresh+tWork)
 		if err := <-stopped; err != nil {
 			t.Logf("kube-apiserver stop: %v (killed)", err)
 		}

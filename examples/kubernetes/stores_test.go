@@ -34,25 +34,15 @@ func (h *harness) regionFailover(t *testing.T, store string, us *testCluster, in
 	d := h.waitAnswers("us-east down", 60*time.Second, map[string]answer{"eu-west": failover, "us-east": failover})
 	// us-1's leader stops beating on the watch event; its last beat is
 	// stale after healthy + skew (one interval); eu-1's leader reads
-	// every interval; with a rate limit, its write waits its turn; a
-	// write that meets the fence just moved by the term's beats is
-	// retried once (after up to 1.5 × the reconciler's retry base,
-	// interval/4).
-	report(t, store+": region down → failover", d, healthy+2*interval+refresh+queue+conflict(interval)+tWork)
+	// every interval; with a rate limit, its write waits its turn.
+	report(t, store+": region down → failover", d, healthy+2*interval+refresh+queue+tWork)
 	setReady(t, us, "app", true)
 	setReady(t, us, "lb", true)
 	d = h.waitAnswers("us-east back", 60*time.Second, normalAnswers())
-	// The next beat (within an interval; a beat that meets the fence just
-	// moved by the records is retried after interval/4), eu-1's next read
-	// and its write (retried as above); with a rate limit, the beat and
-	// eu-1's write each wait their turn.
-	report(t, store+": region back", d, 2*interval+refresh+2*queue+interval/4+conflict(interval)+tWork)
+	// The next beat (within an interval), eu-1's next read; with a rate
+	// limit, the beat and eu-1's write each wait their turn.
+	report(t, store+": region back", d, 2*interval+refresh+2*queue+tWork)
 }
-
-// conflict is the reconciler's retry after a fenced write refused because
-// the term's own beats moved the fence: up to its retry base (interval/4,
-// as the controller sets it) jittered by 1.5.
-func conflict(interval time.Duration) time.Duration { return interval / 4 * 3 / 2 }
 
 // lateWrite freezes the leader of a and b in the middle of its write of
 // the regional record and cuts it off its API server; the other replica
@@ -219,15 +209,12 @@ func bindCase(t *testing.T) storeCase {
 
 // motoCase starts moto_server (the Route 53 emulator) on 127.0.0.1 and
 // creates the deployment's hosted zone; it skips when moto_server is not
-// installed, unless GSLBKIT_REQUIRE_MOTO=1. The Route 53 reconciler calls
-// at most twice a second (record.Route53Config), beats included, so the
-// interval is 2 s here (beats fresh for 8 s): one beat a second in two
-// zones leaves as much for the records. A plan's calls wait their turn:
-// a plan in both zones reads and writes each (4 calls), behind up to 2
-// beats, and one conflict on the fence the beats and the records share
-// within a term (a refused write, a read of the fence, the retry: 3
-// calls): 9 calls at 2 a second, 4.5 s. The region servers copy the zone
-// every 250 ms.
+// installed, unless GSLBKIT_REQUIRE_MOTO=1. A Route 53 reconciler calls
+// at most twice a second (record.Route53Config); the records have one,
+// the beats another (their fence is their own), so the interval is 2 s
+// here (beats fresh for 8 s). A plan's calls wait their turn: a plan in
+// both zones reads and writes each, 4 calls at 2 a second, 2 s. The
+// region servers copy the zone every 250 ms.
 func motoCase(t *testing.T) storeCase {
 	moto, err := exec.LookPath("moto_server")
 	if err != nil {
@@ -280,7 +267,7 @@ func motoCase(t *testing.T) storeCase {
 	}
 	return storeCase{
 		name: "route53", args: []string{"-provider", "route53", "-route53-zone-id", id},
-		p: p, interval: 2 * time.Second, healthy: 8 * time.Second, refresh: 250 * time.Millisecond, queue: 4500 * time.Millisecond,
+		p: p, interval: 2 * time.Second, healthy: 8 * time.Second, refresh: 250 * time.Millisecond, queue: 2 * time.Second,
 	}
 }
 
