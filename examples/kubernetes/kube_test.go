@@ -601,7 +601,7 @@ func TestKubernetes(t *testing.T) {
 		h.waitAnswers("gw1 ready again", 30*time.Second, normal)
 	})
 
-	t.Run("region-failover", func(t *testing.T) { h.regionFailover(t, "memory", us, tInterval, tHealthy, tRefresh, 0) })
+	t.Run("region-failover", func(t *testing.T) { h.regionFailover(t, "memory", us, tInterval, tHealthy, tRefresh, 0, tWork) })
 
 	t.Run("leader-frozen", func(t *testing.T) {
 		local, err := h.sh.zones.view("eu-west")
