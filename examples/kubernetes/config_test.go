@@ -56,7 +56,7 @@ func FuzzParseConfig(f *testing.F) {
 		if c.region == "" || c.cluster == "" {
 			t.Fatalf("accepted without a region: %+v", c)
 		}
-		if _, err := newReplica(c, nil, nil, nil, newMetrics(), nil); err != nil {
+		if _, err := newReplica(c, nil, nil, newMetrics(), nil); err != nil {
 			t.Fatalf("accepted config rejected by the topology: %v", err)
 		}
 	})

@@ -32,7 +32,7 @@ type replica struct {
 	topo     *failover.Topology
 	keyring  *heartbeat.Keyring
 	view     *view        // reads
-	fenced   *fencedStore // writes: the view behind the fencing token
+	fenced   *fencedStore // writes: the view, fenced by the term's token
 	w        *watcher
 	met      *metrics
 	log      *slog.Logger
@@ -45,7 +45,7 @@ type replica struct {
 	termMu    sync.Mutex // held by a leadership term while it runs
 }
 
-func newReplica(cfg config, v *view, book *fenceBook, w *watcher, met *metrics, log *slog.Logger) (*replica, error) {
+func newReplica(cfg config, v *view, w *watcher, met *metrics, log *slog.Logger) (*replica, error) {
 	n := newNames(cfg.domain)
 	tc := failover.DefaultTopologyConfig()
 	tc.Service, tc.Domain = cfg.service, n.domain
@@ -63,7 +63,7 @@ func newReplica(cfg config, v *view, book *fenceBook, w *watcher, met *metrics, 
 		return nil, err
 	}
 	r := &replica{cfg: cfg, names: n, topo: topo, keyring: kr, view: v, w: w, met: met, log: log, problems: newProblems()}
-	r.fenced = &fencedStore{next: v, book: book, cluster: cfg.cluster, refused: met.fencedWrite}
+	r.fenced = &fencedStore{next: v, refused: met.fencedWrite}
 	return r, nil
 }
 
@@ -99,8 +99,6 @@ type term struct {
 // lead writes as the leader with token until ctx ends (the lease is lost
 // or the process stops), and returns once nothing writes any more.
 func (r *replica) lead(ctx context.Context, token uint64) error {
-	r.fenced.SetFencingToken(token)
-	defer r.fenced.SetFencingToken(0)
 	t := &term{r: r, token: token, reads: &tickReads{v: r.view}, logged: map[string]string{}}
 	t.gs = &gatewaySet{w: r.w, service: r.cfg.service, resolver: r.resolver, byKey: map[string]*gateway{}}
 	defer t.gs.close()
@@ -127,10 +125,20 @@ func (r *replica) lead(ctx context.Context, token uint64) error {
 	if err != nil {
 		return err
 	}
-	// Beats go through the reconciler's fence too: a deposed leader's late
-	// beat is refused like its late records.
+	// Beats are fenced too, with the term's token, so that a deposed
+	// leader's late beat is refused like its late records; but by a fence
+	// record of their own: sharing the records' fence, the beats' writer
+	// (record.FencedStore) and the reconciler would each move it under the
+	// other, and every write after one of the other's would be refused,
+	// the fence read again and the write retried.
+	bc := rc
+	bc.FenceName = rc.FenceName + "-beats"
+	beats, err := record.New(r.fenced, bc, record.Options{Observer: record.ObserverFunc(t.recordEvent), Logger: r.log, FenceToken: token})
+	if err != nil {
+		return err
+	}
 	obs := r.met.observer()
-	fs := t.rec.FencedStore()
+	fs := beats.FencedStore()
 	t.pub, err = heartbeat.NewPublisher(hb, heartbeat.Options{Local: fs, Global: fs, Keyring: r.keyring, Observer: obs, Logger: r.log})
 	if err != nil {
 		return err

@@ -4,36 +4,36 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"time"
 
-	"github.com/libdns/libdns"
+	"github.com/gslbkit/gslb/record"
 )
 
-// Fencing: two replicas of one cluster write the same embedded zone. The
-// first leads with token 1; the second takes over with token 2 and
-// writes; the first, paused until then, wakes up and writes late with its
-// token 1: the store refuses it, and the second's record stays.
+// Fencing: two leaders of one cluster write the same embedded zone, each
+// with its term's token. The first writes with token 1; the second takes
+// over with token 2 and writes; the first, paused until then, wakes up
+// and writes late: its write is refused, and the second's record stays.
 func Example_fencing() {
 	ctx := context.Background()
 	n := newNames("example.test")
 	zones, _ := newMemoryZones(n)
 	v, _ := zones.view("eu-west")
-	book := newFenceBook()
-	old := &fencedStore{next: v, book: book, cluster: "eu-1"}
-	next := &fencedStore{next: v, book: book, cluster: "eu-1"}
-	write := func(s *fencedStore, ip string) error {
-		_, err := s.SetRecords(ctx, n.local, []libdns.Record{
-			libdns.Address{Name: "edge", TTL: 30 * time.Second, IP: netip.MustParseAddr(ip)},
-		})
-		return err
+	leader := func(token uint64) *record.Reconciler {
+		c := record.LocalConfig(ownerID)
+		c.FenceName = "_gslb-fence-eu-1"
+		r, _ := record.New(&fencedStore{next: v}, c, record.Options{FenceToken: token})
+		return r
 	}
-	old.SetFencingToken(1)
-	fmt.Println("leader 1:", write(old, "10.1.1.1"))
-	next.SetFencingToken(2)
-	fmt.Println("leader 2:", write(next, "10.1.1.2"))
-	err := write(old, "10.1.1.1")
-	fmt.Println("leader 1, late:", errors.Is(err, errFenced))
+	edge := func(ip string) record.Desired {
+		return record.Desired{Sets: []record.RRSet{{Zone: n.local, Name: "edge", Type: "A", TTL: 30 * time.Second, Values: []string{ip}}}}
+	}
+	old, next := leader(1), leader(2)
+	_, err := old.Apply(ctx, edge("10.1.1.1"))
+	fmt.Println("leader 1:", err)
+	_, err = next.Apply(ctx, edge("10.1.1.2"))
+	fmt.Println("leader 2:", err)
+	_, err = old.Apply(ctx, edge("10.1.1.9"))
+	fmt.Println("leader 1, late:", errors.Is(err, record.ErrFenced))
 	recs, _ := v.GetRecords(ctx, n.local)
 	fmt.Println("published:", addrsAt(recs, n.local, "edge.local.example.test."))
 	// Output:

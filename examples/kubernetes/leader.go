@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
@@ -19,9 +22,12 @@ import (
 // a new holder: the lease's transitions count up, and the fencing token
 // with them.
 //
-// Timing: the leader renews every retry period; when it cannot renew
-// within the renew deadline it gives the lease up and its term's context
-// ends, so its loops stop writing. A candidate acquires the lease only
+// Timing: the leader renews every retry period. Its term ends, and its
+// loops stop writing, a renew deadline after the start of its last
+// successful renewal (renewals.watch): client-go's elector would end it
+// only once its renewal round has failed (up to a retry period later) and
+// its release of the lease has returned (up to two more requests against
+// an API server that does not answer). A candidate acquires the lease only
 // once it has seen the same record for a lease duration, so with
 // renewDeadline < leaseDuration the old leader stops before the new one
 // starts, by leaseDuration - renewDeadline, as long as its clock runs and
@@ -33,11 +39,15 @@ import (
 func (r *replica) elect(ctx context.Context, cs kubernetes.Interface) error {
 	for ctx.Err() == nil {
 		id := r.cfg.identity + "-" + randomSuffix()
-		lock := &resourcelock.LeaseLock{
+		lock := &renewals{Interface: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: r.cfg.namespace, Name: r.cfg.leaseName},
 			Client:     cs.CoordinationV1(),
 			LockConfig: resourcelock.ResourceLockConfig{Identity: id},
-		}
+		}, w: r.w}
+		// A term that outlives its renew deadline ends the campaign too
+		// (campaign), so that a renewal that still succeeds late finds no
+		// term to extend: the next campaign starts afresh.
+		cctx, campaign := context.WithCancel(ctx)
 		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 			Lock:            lock,
 			Name:            r.cfg.leaseName,
@@ -53,6 +63,13 @@ func (r *replica) elect(ctx context.Context, cs kubernetes.Interface) error {
 					if lctx.Err() != nil {
 						return // started after the campaign ended: nothing to do
 					}
+					lctx, end := context.WithCancel(lctx)
+					defer end()
+					go lock.watch(lctx, r.cfg.renewDeadline, func() {
+						r.log.Warn("renewal overdue: the term ends", "renewDeadline", r.cfg.renewDeadline)
+						end()
+						campaign()
+					})
 					r.met.leading(true)
 					defer r.met.leading(false)
 					token, err := r.fencingToken(lctx, cs, id)
@@ -72,10 +89,12 @@ func (r *replica) elect(ctx context.Context, cs kubernetes.Interface) error {
 			},
 		})
 		if err != nil {
+			campaign()
 			return err
 		}
 		r.problems.clear("no_leader")
-		le.Run(ctx) // returns when the lease is lost or ctx ends
+		le.Run(cctx) // returns when the lease is lost or ctx ends
+		campaign()
 		// Wait for the term, if one started: once its loops have stopped
 		// nothing of this campaign writes.
 		r.termMu.Lock()
@@ -108,6 +127,102 @@ func (r *replica) fencingToken(ctx context.Context, cs kubernetes.Interface, id 
 		n = *lease.Spec.LeaseTransitions
 	}
 	return uint64(n) + 1, nil
+}
+
+// renewals is the campaign's Lease lock, which notes when the last
+// successful acquisition or renewal was sent (the record's renew time is
+// taken before the request too), and tells the watcher whenever the API
+// server answers.
+type renewals struct {
+	resourcelock.Interface
+	w       *watcher // told whether the API server answers
+	mu      sync.Mutex
+	last    time.Time // send time of the last successful Create or Update holding the lease
+	renewed chan struct{}
+}
+
+// Get implements resourcelock.Interface.
+func (l *renewals) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	rec, raw, err := l.Interface.Get(ctx)
+	l.answer(err)
+	return rec, raw, err
+}
+
+// Create implements resourcelock.Interface.
+func (l *renewals) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	sent := time.Now()
+	err := l.Interface.Create(ctx, ler)
+	l.done(sent, ler, err)
+	return err
+}
+
+// Update implements resourcelock.Interface.
+func (l *renewals) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	sent := time.Now()
+	err := l.Interface.Update(ctx, ler)
+	l.done(sent, ler, err)
+	return err
+}
+
+func (l *renewals) done(sent time.Time, ler resourcelock.LeaderElectionRecord, err error) {
+	l.answer(err)
+	if err != nil || ler.HolderIdentity != l.Identity() {
+		return
+	}
+	l.mu.Lock()
+	l.last = sent
+	if l.renewed != nil {
+		select {
+		case l.renewed <- struct{}{}:
+		default:
+		}
+	}
+	l.mu.Unlock()
+}
+
+// answer tells the watcher whether the API server answered: a success or
+// a status it returned (not found, conflict, forbidden…) is an answer; a
+// failed connection, a timeout, or a server shutting down or overloaded
+// (429, 5xx) is not.
+func (l *renewals) answer(err error) {
+	if l.w == nil {
+		return
+	}
+	var st apierrors.APIStatus
+	if err == nil || errors.As(err, &st) && st.Status().Code < 500 && st.Status().Code != 429 {
+		l.w.answered()
+		return
+	}
+	l.w.unanswered(err)
+}
+
+// watch calls overdue once deadline has passed since the send time of the
+// last successful renewal, unless ctx ends first.
+func (l *renewals) watch(ctx context.Context, deadline time.Duration, overdue func()) {
+	l.mu.Lock()
+	if l.renewed == nil {
+		l.renewed = make(chan struct{}, 1)
+	}
+	renewed := l.renewed
+	l.mu.Unlock()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		l.mu.Lock()
+		left := time.Until(l.last.Add(deadline))
+		l.mu.Unlock()
+		if left <= 0 {
+			overdue()
+			return
+		}
+		t.Reset(left)
+		select {
+		case <-ctx.Done():
+			return
+		case <-renewed:
+		case <-t.C:
+		}
+	}
 }
 
 func randomSuffix() string {

@@ -55,12 +55,11 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return clientcmd.BuildConfigFromFlags("", kubeconfig)
 }
 
-// shared is what replicas in one process share: the embedded zones and
-// their fencing book (tests run several replicas and clusters in one
-// process; the program runs one replica).
+// shared is what replicas in one process share: the embedded zones
+// (tests run several replicas and clusters in one process; the program
+// runs one replica).
 type shared struct {
 	zones *memoryZones
-	book  *fenceBook
 }
 
 // run runs one replica until ctx ends.
@@ -109,9 +108,11 @@ func setup(ctx context.Context, cfg config, rc *rest.Config, log *slog.Logger, s
 	if err != nil {
 		return nil, nil, err
 	}
+	// Unreachable once the Lease's requests have failed for as long as a
+	// leader tries to renew.
+	w.unreachableAfter = cfg.renewDeadline
 	n := newNames(cfg.domain)
 	var v *view
-	var book *fenceBook
 	switch cfg.provider {
 	case "memory":
 		if sh == nil {
@@ -124,7 +125,6 @@ func setup(ctx context.Context, cfg config, rc *rest.Config, log *slog.Logger, s
 		if v, err = sh.zones.view(cfg.region); err != nil {
 			return nil, nil, err
 		}
-		book = sh.book
 	case "rfc2136":
 		p, err := rfc2136.New(cfg.rfc)
 		if err != nil {
@@ -139,7 +139,7 @@ func setup(ctx context.Context, cfg config, rc *rest.Config, log *slog.Logger, s
 		v = subtreeView(p, n, cfg.region)
 	}
 	met := newMetrics()
-	r, err := newReplica(cfg, v, book, w, met, log)
+	r, err := newReplica(cfg, v, w, met, log)
 	if err != nil {
 		return nil, nil, err
 	}

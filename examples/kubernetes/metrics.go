@@ -186,8 +186,8 @@ func (r *replica) refreshProblems() {
 	} else {
 		r.problems.set("not_synced", "the informers' caches are not filled yet")
 	}
-	if msg, since, bad := r.w.watchProblem(); bad {
-		r.problems.set("api_unreachable", fmt.Sprintf("watch failing since %s: %s", since.Format(time.RFC3339), msg))
+	if msg, since, bad := r.w.watchProblem(time.Now()); bad {
+		r.problems.set("api_unreachable", fmt.Sprintf("since %s: %s", since.Format(time.RFC3339), msg))
 	} else {
 		r.problems.clear("api_unreachable")
 	}

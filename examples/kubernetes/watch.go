@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -37,11 +39,22 @@ type watcher struct {
 	routes    gwlisters.HTTPRouteLister // nil without the Gateway API
 	synced    []cache.InformerSynced
 	kick      chan struct{}
-	connected atomic.Bool // false after a watch error, true again on the next event or sync
+	connected atomic.Bool // false after a watch error, true again on the next event, sync or answer
 
 	mu        sync.Mutex
 	watchErr  string
 	watchErrT time.Time
+	// byStatus: the last watch error was the API server's answer (a
+	// status such as forbidden), not a failed connection; an answer to
+	// another request does not clear it.
+	byStatus bool
+	// failingSince is when the first request (the Lease's) since the API
+	// server's last answer failed; zero while it answers. reqErr is the
+	// last failure. After unreachableAfter of failures the API server is
+	// reported unreachable.
+	failingSince     time.Time
+	reqErr           string
+	unreachableAfter time.Duration
 
 	start func(stop <-chan struct{})
 	wait  func()
@@ -122,14 +135,44 @@ func (w *watcher) changed() {
 }
 
 func (w *watcher) watchError(err error) {
+	var st apierrors.APIStatus
 	w.mu.Lock()
 	if w.connected.Load() {
 		w.watchErrT = time.Now()
 	}
 	w.watchErr = err.Error()
-	w.mu.Unlock()
+	w.byStatus = errors.As(err, &st)
 	w.connected.Store(false)
+	w.mu.Unlock()
 	w.changed2()
+}
+
+// answered is called whenever the API server answers a request of the
+// replica other than the watches' (the Lease's, every retry period, leader
+// or not): the server is reachable, so a watch that failed for want of a
+// connection is no longer reported, even before the informers' next event
+// (a reflector resumes its watch from the last resource version it saw,
+// and an unchanged namespace sends nothing).
+func (w *watcher) answered() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.failingSince, w.reqErr = time.Time{}, ""
+	if !w.connected.Load() && !w.byStatus {
+		w.connected.Store(true)
+	}
+}
+
+// unanswered is called when such a request got no answer. A reflector
+// never reports an API server that is down: it retries a refused watch
+// with its backoff, and client-go turns a watch cut at connection into an
+// empty one that ends at once, so its error handler is not called.
+func (w *watcher) unanswered(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failingSince.IsZero() {
+		w.failingSince = time.Now()
+	}
+	w.reqErr = err.Error()
 }
 
 // changed2 kicks without marking the watch connected.
@@ -141,14 +184,18 @@ func (w *watcher) changed2() {
 }
 
 // watchProblem returns the last watch error and since when the watch has
-// been failing, while it is.
-func (w *watcher) watchProblem() (string, time.Time, bool) {
-	if w.connected.Load() {
-		return "", time.Time{}, false
-	}
+// been failing, while it is; or, while the API server has not answered
+// for unreachableAfter, the last request's error and since when.
+func (w *watcher) watchProblem(now time.Time) (string, time.Time, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.watchErr, w.watchErrT, true
+	if !w.connected.Load() {
+		return "watch failing: " + w.watchErr, w.watchErrT, true
+	}
+	if !w.failingSince.IsZero() && now.Sub(w.failingSince) >= w.unreachableAfter {
+		return "no answer: " + w.reqErr, w.failingSince, true
+	}
+	return "", time.Time{}, false
 }
 
 // gateway is one gateway of this cluster (an annotated Service or

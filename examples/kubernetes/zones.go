@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -238,10 +237,6 @@ func addrsAt(recs []libdns.Record, zone, name string) []netip.Addr {
 	}
 	return out
 }
-
-// errFenced is a write refused because a newer leader of the same cluster
-// has written with a higher fencing token.
-var errFenced = errors.New("write refused: fenced by a newer leader")
 
 // subtreeView is region's view of one primary (RFC 2136, Route 53) holding
 // the global zone, with the region's local zone in a subtree of it.

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libdns/libdns"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/gslbkit/gslb/internal/testbind"
+	"github.com/gslbkit/gslb/internal/testproc"
+	"github.com/gslbkit/gslb/provider/rfc2136"
+	"github.com/gslbkit/gslb/provider/route53"
+	"github.com/gslbkit/gslb/record"
+)
+
+// regionFailover takes every gateway of cluster us down and up again:
+// every region answers the failover chain, then its own gateways again.
+func (h *harness) regionFailover(t *testing.T, store string, us *testCluster, interval, healthy, refresh, queue, work time.Duration) {
+	setReady(t, us, "app", false) // the Gateway's route backends
+	setReady(t, us, "lb", false)
+	failover := want(failoverN, cat(euGW1, euGW2)...)
+	d := h.waitAnswers("us-east down", 60*time.Second, map[string]answer{"eu-west": failover, "us-east": failover})
+	// us-1's leader stops beating on the watch event; its last beat is
+	// stale after healthy + skew (one interval); eu-1's leader reads
+	// every interval; with a rate limit, its write waits its turn.
+	report(t, store+": region down → failover", d, healthy+2*interval+refresh+queue+work)
+	setReady(t, us, "app", true)
+	setReady(t, us, "lb", true)
+	d = h.waitAnswers("us-east back", 60*time.Second, normalAnswers())
+	// The next beat (within an interval), eu-1's next read; with a rate
+	// limit, the beat and eu-1's write each wait their turn.
+	report(t, store+": region back", d, 2*interval+refresh+2*queue+work)
+}
+
+// lateWrite freezes the leader of a and b in the middle of its write of
+// the regional record and cuts it off its API server; the other replica
+// takes over and publishes; the old leader's write, resumed, must be
+// refused by the store and leave the new leader's record (read through
+// local, eu-west's view of the store).
+func (h *harness) lateWrite(t *testing.T, store string, a, b *testReplica, local *view) {
+	old, next := a, b
+	h.waitFor("a leader in eu-1", 30*time.Second, func() bool { return a.leading() || b.leading() })
+	if !a.leading() {
+		old, next = b, a
+	}
+	// Freeze the leader in the middle of its write of the regional
+	// record: it has seen gw2 go not ready and is about to publish gw1
+	// alone, with its token.
+	blocked, release := make(chan struct{}), make(chan struct{})
+	lateErr := make(chan error, 1)
+	isRegional := func(zone string, recs []libdns.Record) bool {
+		if zone != "local."+domain+"." {
+			return false
+		}
+		for _, r := range recs {
+			if rr := r.RR(); rr.Name == "edge" && (rr.Type == "A" || rr.Type == "AAAA") {
+				return true
+			}
+		}
+		return false
+	}
+	var once, onceAfter sync.Once
+	// The held write is on the wire when the process freezes: the
+	// end of its term cannot call it back.
+	freeze := func(zone string, recs []libdns.Record) bool {
+		held := false
+		if isRegional(zone, recs) {
+			once.Do(func() { held = true; close(blocked); <-release })
+		}
+		return held
+	}
+	after := func(zone string, recs []libdns.Record, err error) {
+		if isRegional(zone, recs) {
+			onceAfter.Do(func() { lateErr <- err })
+		}
+	}
+	old.after.Store(&after)
+	old.freeze.Store(&freeze)
+	setReady(t, old.cl, "gw2", false)
+	<-blocked
+	// The frozen leader's API server is gone as far as it knows; the
+	// other replica takes over once the lease expires.
+	cut := time.Now()
+	old.px.cut()
+	d := h.waitFor("takeover", 30*time.Second, next.leading)
+	// client-go's candidate retries every retry period, jittered by up
+	// to 1.2 × more: it sees the last renewal up to one jittered period
+	// late and acquires up to one after the lease expires.
+	report(t, store+": leader frozen → takeover", d, tLease+2*tJitter+tWork)
+	// The new leader publishes what the old one was about to (gw1 alone);
+	// then gw2 recovers and it publishes both. (Waiting for gw1 alone
+	// first: the zone answered both before, since the old leader's write
+	// is held.)
+	h.waitAnswers("new leader publishes gw1 alone", 60*time.Second, map[string]answer{"eu-west": want(regionalN, euGW1...)})
+	setReady(t, old.cl, "gw2", true)
+	h.waitAnswers("new leader publishes", 60*time.Second, normalAnswers())
+	t.Logf("new leader's answer %v after the cut", time.Since(cut).Round(time.Millisecond))
+	// The old leader resumes: its late write carries its older token.
+	close(release)
+	err := <-lateErr
+	var fenced interface{ Fenced() bool }
+	if !errors.Is(err, record.ErrFenced) && !(errors.As(err, &fenced) && fenced.Fenced()) {
+		t.Fatalf("the deposed leader's late write: %v, want it refused (fenced)", err)
+	}
+	t.Logf("the deposed leader's late write: %v", err)
+	recs, err := local.GetRecords(ctxb, "local."+domain+".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := addrsAt(recs, "local."+domain+".", regionalN)
+	sortAddrs(got)
+	if len(got) != 4 {
+		t.Fatalf("regional record after the late write: %v, want the new leader's 4 addresses", got)
+	}
+	if n := testutil.ToFloat64(old.r.met.fenced); n < 1 {
+		t.Errorf("gslbkit_writes_fenced_total of the old leader = %v, want ≥ 1", n)
+	}
+	old.freeze.Store(nil)
+	old.after.Store(nil)
+	old.px.heal()
+	h.waitAnswers("after the old leader resumed", 30*time.Second, normalAnswers())
+}
+
+// storeCase is an external DNS store the controllers write to instead of
+// the embedded zone: its flags, and a provider of it for the test's reads.
+type storeCase struct {
+	name     string
+	args     []string
+	p        store
+	interval time.Duration
+	healthy  time.Duration
+	refresh  time.Duration // the region servers' copy of the store
+	// queue is how long a plan may wait for the reconciler's rate limit.
+	queue time.Duration
+	// work replaces tWork: the store's round trips (a plan's reads and
+	// writes, the region servers' copies) are more of the work the
+	// configuration does not bound.
+	work time.Duration
+	// lateWrite says why the late-write scenario cannot be shown against
+	// this store, when it cannot.
+	noLateWrite string
+}
+
+// storeScenarios runs replicas writing to sc (eu-1: two, us-1: one, on a
+// Lease of their own) and the scenarios: a region down and back, and a
+// deposed leader's late write. The DNS answers come from region servers
+// that copy the store every tRefresh.
+func (h *harness) storeScenarios(t *testing.T, sc storeCase) {
+	eu, us := h.clusters[0], h.clusters[1]
+	n := newNames(domain)
+	saved := h.servers
+	ctx, cancel := context.WithCancel(h.ctx)
+	var wg sync.WaitGroup
+	h.servers = map[string]*regionServer{}
+	var replicas []*testReplica
+	defer func() {
+		for _, tr := range replicas {
+			tr.stop()
+		}
+		cancel()
+		wg.Wait()
+		h.servers = saved
+		h.provider, h.interval, h.healthy = nil, 0, 0
+	}()
+	for _, region := range []string{"eu-west", "us-east"} {
+		s, err := newRegionServer(subtreeView(sc.p, n, region), n, "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.servers[region] = s
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = s.run(ctx, sc.refresh) }()
+	}
+	h.provider = append(sc.args, "-lease-name", "gslb-"+sc.name)
+	h.interval, h.healthy = sc.interval, sc.healthy
+	a := h.startReplica(eu, sc.name+"-eu-a")
+	b := h.startReplica(eu, sc.name+"-eu-b")
+	u := h.startReplica(us, sc.name+"-us-a")
+	replicas = append(replicas, a, b, u)
+	d := h.waitAnswers(sc.name+": start", 60*time.Second, normalAnswers())
+	t.Logf("%s: converged from start in %v", sc.name, d.Round(time.Millisecond))
+	t.Run("region-failover", func(t *testing.T) {
+		h.regionFailover(t, sc.name, us, sc.interval, sc.healthy, sc.refresh, sc.queue, sc.work)
+	})
+	t.Run("late-write", func(t *testing.T) {
+		if sc.noLateWrite != "" {
+			t.Skip(sc.noLateWrite)
+		}
+		h.lateWrite(t, sc.name, a, b, subtreeView(sc.p, n, "eu-west"))
+	})
+}
+
+// bindCase starts BIND (named) serving the deployment's zone, updated
+// and transferred with a TSIG key.
+func bindCase(t *testing.T) storeCase {
+	srv := testbind.Start(t, domain)
+	c := rfc2136.DefaultConfig()
+	c.Server, c.KeyName, c.KeyAlg, c.Secret = srv.Addr, srv.KeyName, srv.KeyAlg, srv.Secret
+	p, err := rfc2136.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return storeCase{
+		name: "rfc2136",
+		args: []string{"-provider", "rfc2136", "-rfc2136-server", srv.Addr, "-rfc2136-key-name", srv.KeyName,
+			"-rfc2136-key-alg", srv.KeyAlg, "-rfc2136-secret", srv.Secret},
+		p: p, interval: tInterval, healthy: tHealthy, refresh: tRefresh,
+		// A plan reads the zone by AXFR (twice: the global zone and the
+		// region's subtree) and updates it; each copy transfers it twice.
+		work: 400 * time.Millisecond,
+	}
+}
+
+// motoCase starts moto_server (the Route 53 emulator) on 127.0.0.1 and
+// creates the deployment's hosted zone; it skips when moto_server is not
+// installed, unless GSLBKIT_REQUIRE_MOTO=1. A Route 53 reconciler calls
+// at most twice a second (record.Route53Config); the records have one,
+// the beats another (their fence is their own), so the interval is 2 s
+// here (beats fresh for 8 s). A plan's calls wait their turn: a plan in
+// both zones reads and writes each, 4 calls at 2 a second, 2 s. The
+// region servers copy the zone every 250 ms.
+func motoCase(t *testing.T) storeCase {
+	moto, err := exec.LookPath("moto_server")
+	if err != nil {
+		msg := "moto_server is not installed (pip install 'moto[server]')"
+		if os.Getenv("GSLBKIT_REQUIRE_MOTO") == "1" {
+			t.Fatalf("%s; GSLBKIT_REQUIRE_MOTO=1 requires it", msg)
+		}
+		t.Skip(msg)
+	}
+	var endpoint string
+	var last error
+	for range 3 {
+		port, err := testproc.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := &testproc.Buffer{}
+		cmd := exec.Command(moto, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+		cmd.Stdout, cmd.Stderr = log, log
+		proc, err := testproc.Start(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		endpoint = "http://127.0.0.1:" + strconv.Itoa(port)
+		if last = motoReady(endpoint, proc); last == nil {
+			t.Cleanup(proc.Stop)
+			break
+		}
+		proc.Stop()
+		last = fmt.Errorf("%w; moto log:\n%s", last, log.String())
+	}
+	if last != nil {
+		t.Fatal(last)
+	}
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL_ROUTE_53": endpoint, "AWS_ENDPOINT_URL": "",
+		"AWS_ACCESS_KEY_ID": "AKIDGSLBKITTEST", "AWS_SECRET_ACCESS_KEY": "gslbkit-test-secret", "AWS_SESSION_TOKEN": "",
+		"AWS_REGION": "us-east-1", "AWS_PROFILE": "", "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
+	} {
+		t.Setenv(k, v)
+	}
+	id := motoZone(t, endpoint, domain+".")
+	c := route53.DefaultConfig()
+	c.HostedZoneID = id
+	p, err := route53.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return storeCase{
+		name: "route53", args: []string{"-provider", "route53", "-route53-zone-id", id},
+		p: p, interval: 2 * time.Second, healthy: 8 * time.Second, refresh: 250 * time.Millisecond, queue: 2 * time.Second,
+		work: time.Second, // moto's API calls
+		noLateWrite: "moto 5.2.1 checks a change batch's DELETE against every RRset the zone ever held, not its current values, " +
+			"and deletes by name and type: the deposed leader's batch (DELETE its old fence, CREATE the next) replaces the newer " +
+			"leader's fence and lands. Route 53 refuses it (a DELETE must match the current values): provider/route53's " +
+			"TestFencedReconcilersFake shows the refusal against a fake that follows Route 53's documentation",
+	}
+}
+
+// motoZone creates a hosted zone through Route 53's REST API (moto checks
+// no signature, only the credential scope's service) and returns its ID.
+func motoZone(t *testing.T, endpoint, name string) string {
+	body := `<?xml version="1.0" encoding="UTF-8"?><CreateHostedZoneRequest xmlns="https://route53.amazonaws.com/doc/2013-04-01/">` +
+		`<Name>` + name + `</Name><CallerReference>` + strconv.FormatInt(time.Now().UnixNano(), 10) + `</CallerReference></CreateHostedZoneRequest>`
+	req, err := http.NewRequest("POST", endpoint+"/2013-04-01/hostedzone", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// moto tells the service from the credential scope.
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDGSLBKITTEST/20260101/us-east-1/route53/aws4_request, SignedHeaders=host, Signature=00")
+	req.Header.Set("Content-Type", "application/xml")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		HostedZone struct {
+			ID string `xml:"Id"`
+		} `xml:"HostedZone"`
+	}
+	if err := xml.NewDecoder(resp.Body).Decode(&out); err != nil || out.HostedZone.ID == "" {
+		t.Fatalf("creating the hosted zone in moto: %s: %v %+v", resp.Status, err, out)
+	}
+	return strings.TrimPrefix(out.HostedZone.ID, "/hostedzone/")
+}
+
+// motoReady polls moto's API until it answers (a hang guard of 30 s), or
+// the process exits.
+func motoReady(endpoint string, proc *testproc.Process) error {
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		resp, err := http.Get(endpoint + "/moto-api/")
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		select {
+		case <-proc.Done():
+			return errors.New("moto_server exited before it was ready")
+		case <-deadline.C:
+			return fmt.Errorf("moto_server not ready within 30s: %v", err)
+		case <-tick.C:
+		}
+	}
+}
