@@ -22,7 +22,10 @@
 // window. <syns> counts TCP SYNs reaching the targets' ports (with -syn, on
 // Linux, as root): HAProxy's connect-only checks never complete the
 // handshake, so only a SYN count sees them at the target; -1 when off.
-// <full> and <resumed> count TLS handshakes (0 without -tls).
+// <full> and <resumed> count TLS handshakes (0 without -tls). On SIGTERM
+// or SIGINT, with -tls, it prints to stderr what the handshakes negotiated:
+// one line per protocol version, cipher suite, key exchange and kind (full
+// or resumed) with its count.
 package main
 
 import (
@@ -44,7 +47,9 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -110,6 +115,38 @@ func main() {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
+	printNegotiated()
+}
+
+// negotiated counts handshakes by what they negotiated: "TLS 1.3
+// TLS_AES_128_GCM_SHA256 X25519 resumed" → *atomic.Int64.
+var negotiated sync.Map
+
+// countNegotiated counts one completed handshake in negotiated.
+func countNegotiated(cs tls.ConnectionState) {
+	kind := "full"
+	if cs.DidResume {
+		kind = "resumed"
+	}
+	key := fmt.Sprintf("%s %s %s %s", tls.VersionName(cs.Version), tls.CipherSuiteName(cs.CipherSuite), cs.CurveID, kind)
+	v, ok := negotiated.Load(key)
+	if !ok {
+		v, _ = negotiated.LoadOrStore(key, new(atomic.Int64))
+	}
+	v.(*atomic.Int64).Add(1)
+}
+
+// printNegotiated prints negotiated's counts to stderr, one line each.
+func printNegotiated() {
+	var lines []string
+	negotiated.Range(func(k, v any) bool {
+		lines = append(lines, fmt.Sprintf("tls handshakes: %s: %d", k, v.(*atomic.Int64).Load()))
+		return true
+	})
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(os.Stderr, l)
+	}
 }
 
 // serve accepts and answers connections one at a time: a port serving one
@@ -142,7 +179,9 @@ func handleTLS(c net.Conn, buf []byte) {
 		c.Close()
 		return
 	}
-	if tc.ConnectionState().DidResume {
+	cs := tc.ConnectionState()
+	countNegotiated(cs)
+	if cs.DidResume {
 		resumedTLS.Add(1)
 	} else {
 		fullTLS.Add(1)
