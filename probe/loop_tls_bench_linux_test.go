@@ -21,13 +21,15 @@ import (
 // are counted too); with GSLBKIT_BENCH_TLS_ADDR (host:port) and
 // GSLBKIT_BENCH_TLS_CA (the server's CA, a PEM file) it probes that server
 // instead, for example bench/probe-vs-haproxy's target with -tls -ports 1,
-// so that under valgrind's callgrind only the checker's instructions count:
+// so that under valgrind's callgrind only the checker's instructions count.
+// GSLBKIT_BENCH_TLS_MAX sets TLSConfig.MaxVersion ("1.2": resumed with a
+// TLS 1.2 session ticket, no key exchange; the target then needs -tls12):
 //
 //	GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 valgrind --tool=callgrind \
 //	  ./probe.test -test.run '^$' -test.bench 'LoopHTTPSResumed$' -test.benchtime 200x
 func BenchmarkLoopHTTPSResumed(b *testing.B) {
 	cfg := DefaultHTTPConfig()
-	cfg.TLS = &TLSConfig{Curves: []string{"X25519"}}
+	cfg.TLS = &TLSConfig{Curves: []string{"X25519"}, MaxVersion: os.Getenv("GSLBKIT_BENCH_TLS_MAX")}
 	addr := os.Getenv("GSLBKIT_BENCH_TLS_ADDR")
 	if addr != "" {
 		pem, err := os.ReadFile(os.Getenv("GSLBKIT_BENCH_TLS_CA"))

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"sync"
@@ -130,6 +132,45 @@ func TestLoopHTTPSMatchesGoroutinePath(t *testing.T) {
 		loopSame(t, want, got)
 		assert.Equal(t, KindRefused, got.Kind)
 	})
+}
+
+// TestHTTPSMaxVersion: MaxVersion "1.2" keeps the probe to TLS 1.2, whose
+// resumed handshakes (session tickets) make no key exchange; the default
+// is TLS 1.3. On a worker goroutine and in the event loop alike.
+func TestHTTPSMaxVersion(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.Issue(false, "probe.test")
+	type hs struct {
+		version uint16
+		resumed bool
+	}
+	got := make(chan hs, 8)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert},
+		VerifyConnection: func(cs tls.ConnectionState) error { got <- hs{cs.Version, cs.DidResume}; return nil }}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		max  string
+		want uint16
+	}{{"1.2", tls.VersionTLS12}, {"", tls.VersionTLS13}, {"1.3", tls.VersionTLS13}} {
+		for _, loop := range []bool{false, true} {
+			cfg := DefaultHTTPConfig()
+			cfg.Hostname = "probe.test"
+			cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM), MaxVersion: tc.max}
+			h := probersHTTP(t, probersAddr(srv), cfg, HTTPEngineLean)
+			for i := range 2 {
+				var r Result
+				if loop {
+					r = loopRun(t, h, 30*time.Second)
+				} else {
+					r = h.Probe(probersCtx(t, 30*time.Second))
+				}
+				require.Equal(t, Pass, r.Status, r.Detail)
+				assert.Equal(t, hs{tc.want, i == 1}, <-got, "max %q, loop %v, probe %d", tc.max, loop, i)
+			}
+		}
+	}
 }
 
 // TestLoopHTTPSLargeExchange: a request larger than the socket buffer goes

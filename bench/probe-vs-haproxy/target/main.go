@@ -14,7 +14,8 @@
 // (for 127.0.0.1 and target.test) issued at start by a throw-away CA whose
 // certificate is written to the file -ca names (with its key to -cakey;
 // when both files exist already, that CA is used instead, so several
-// processes serve certificates of one CA); the key exchange is X25519
+// processes serve certificates of one CA; -tls12 serves TLS 1.2 too, for
+// clients that offer no more); the key exchange is X25519
 // only and session tickets are on, so clients may resume; each completed
 // handshake counts as full or resumed. A control listener (-control)
 // answers "GET /count" with "<accepted> <http> <syns> <full> <resumed>\n",
@@ -70,12 +71,16 @@ func main() {
 	control := flag.String("control", "127.0.0.1:19999", "control address (GET /count)")
 	countSyn := flag.Bool("syn", true, "count SYNs to the targets' ports with a packet socket (Linux, CAP_NET_RAW)")
 	useTLS := flag.Bool("tls", false, "serve TLS 1.3 (ECDSA P-256, X25519, session tickets on)")
+	tls12 := flag.Bool("tls12", false, "with -tls: serve TLS 1.2 too (the client chooses; session tickets resume it without a key exchange)")
 	caFile := flag.String("ca", "", "with -tls: the CA certificate (PEM): written, or read with -cakey when both exist")
 	caKeyFile := flag.String("cakey", "", "with -tls and -ca: the CA key (PEM), written or read with the certificate")
 	flag.Parse()
 
 	if *useTLS {
 		cfg, err := newTLSConfig(*caFile, *caKeyFile)
+		if err == nil && *tls12 {
+			cfg.MinVersion = tls.VersionTLS12
+		}
 		if err != nil {
 			log.Fatalf("tls: %v", err)
 		}
