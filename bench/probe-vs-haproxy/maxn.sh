@@ -108,7 +108,7 @@ search() { # ENGINE: sets FOUND to "<largest N held> <smallest N short>" ("-" wh
   done
 }
 
-echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); mode $MODE, held at ≥ $HOLD %, ${WINDOW} s windows${GP_FLAGS:+, gslbprobe $GP_FLAGS}" | tee "$WORK/header" >&2
+echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); mode $MODE, held at ≥ $HOLD %, ${WINDOW} s windows${GP_FLAGS:+, gslbprobe $GP_FLAGS}${TLS_MAX:+, TLS at most $TLS_MAX}" | tee "$WORK/header" >&2
 declare -A found
 for e in ${ENGINES:-haproxy gslbkit}; do
   echo "== $e" >&2
