@@ -24,6 +24,8 @@ PORTS=${PORTS-4}
 # too, HAProxy gets ssl-max-ver TLSv1.2, gslbprobe -max-version 1.2); empty:
 # TLS 1.3, the targets' only version.
 TLS_MAX=${TLS_MAX:-}
+# TARGET_FLAGS: extra flags for the target server (e.g. "-accepters 256").
+TARGET_FLAGS=${TARGET_FLAGS:-}
 TPROCS=${TPROCS:-2}
 CLK_TCK=$(getconf CLK_TCK)
 
@@ -202,12 +204,13 @@ EOC
 }
 
 start_target() { # N MODE: start the target server processes (TLS for https), set TPIDS, wait until ready
-  local n=$1 np procs k from to listen=127.0.0.1 tls=()
+  local n=$1 np procs k from to listen=127.0.0.1 tls=() tflags=()
   np=$(nports "$n")
   procs=$((TPROCS < np ? TPROCS : np))
   [ "$PORTS" -gt 0 ] && listen=0.0.0.0
   [ "$2" = https ] && tls=(-tls -ca "$WORK/ca.pem" -cakey "$WORK/ca.key")
   [ "$2" = https ] && [ "$TLS_MAX" = 1.2 ] && tls+=(-tls12)
+  [ -n "$TARGET_FLAGS" ] && read -r -a tflags <<<"$TARGET_FLAGS" && tls+=("${tflags[@]}")
   # A previous server's "ready" and CA must not be read as this one's: the
   # output file is truncated by the child, after this shell may look.
   rm -f "$WORK"/target*.out "$WORK/ca.pem" "$WORK/ca.key"
