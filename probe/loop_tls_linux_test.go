@@ -173,6 +173,56 @@ func TestHTTPSMaxVersion(t *testing.T) {
 	}
 }
 
+// TestLoopTLSReusesCoroutine: a loop runs its HTTPS checks one after
+// another in one coroutine, also after a check that timed out mid-handshake
+// or panicked, and ends its idle coroutines when closed (the package's
+// goleak check finds any left behind).
+func TestLoopTLSReusesCoroutine(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.Issue(false, "probe.test")
+	cfg := DefaultHTTPConfig()
+	cfg.Hostname = "probe.test"
+	cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+	ok := probersHTTP(t, loopTLSServer(t, cert, []byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), false, false), cfg, HTTPEngineLean)
+	silent := probersHTTP(t, loopTLSServer(t, cert, nil, true, false), cfg, HTTPEngineLean)
+	lp, err := newEvLoop()
+	require.NoError(t, err)
+	var co *loopTLS
+	same := func(what string) {
+		t.Helper()
+		require.Len(t, lp.idleCos, 1, what)
+		if co == nil {
+			co = lp.idleCos[0]
+		}
+		assert.Same(t, co, lp.idleCos[0], what)
+	}
+	for i := range 3 {
+		r := loopRunOn(t, lp, ok, 5*time.Second)
+		require.Equal(t, Pass, r.Status, r.Detail)
+		same(fmt.Sprintf("check %d", i))
+	}
+	r := loopRunOn(t, lp, silent, 50*time.Millisecond)
+	assert.Equal(t, KindTimeout, r.Kind, r.Detail)
+	same("after a timeout")
+	orig := loopTLSExchange
+	loopTLSExchange = func(*HTTP, net.Conn) Result { panic("boom") }
+	r = loopRunOn(t, lp, ok, 5*time.Second)
+	loopTLSExchange = orig
+	assert.Equal(t, "prober panicked: boom", r.Detail)
+	same("after a panic")
+	r = loopRunOn(t, lp, ok, 5*time.Second)
+	require.Equal(t, Pass, r.Status, r.Detail)
+	same("once more")
+	for len(lp.idleCos) < loopIdleCos {
+		lp.idleCos = append(lp.idleCos, newLoopTLS())
+	}
+	r = loopRunOn(t, lp, ok, 5*time.Second)
+	require.Equal(t, Pass, r.Status, r.Detail)
+	assert.Len(t, lp.idleCos, loopIdleCos, "a coroutine past the idle ones is ended, not kept")
+	lp.close()
+	assert.Empty(t, lp.idleCos, "ended when the loop closes")
+}
+
 // TestLoopHTTPSLargeExchange: a request larger than the socket buffer goes
 // out across several writable events (the coroutine waits for the loop
 // mid-write), and a reply in one-byte records is read across many.
