@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"sync"
@@ -213,12 +214,14 @@ func TestLoopTLSReusesCoroutine(t *testing.T) {
 	r = loopRunOn(t, lp, ok, 5*time.Second)
 	require.Equal(t, Pass, r.Status, r.Detail)
 	same("once more")
+	p := &loopProbe{co: lp.tlsCo(ok, -1, netip.AddrPort{}, false)}
+	extra := p.co
 	for len(lp.idleCos) < loopIdleCos {
 		lp.idleCos = append(lp.idleCos, newLoopTLS())
 	}
-	r = loopRunOn(t, lp, ok, 5*time.Second)
-	require.Equal(t, Pass, r.Status, r.Detail)
-	assert.Len(t, lp.idleCos, loopIdleCos, "a coroutine past the idle ones is ended, not kept")
+	lp.endTLS(p)
+	assert.Len(t, lp.idleCos, loopIdleCos)
+	assert.NotContains(t, lp.idleCos, extra, "a coroutine past the idle ones is ended, not kept")
 	lp.close()
 	assert.Empty(t, lp.idleCos, "ended when the loop closes")
 }
