@@ -109,9 +109,12 @@ type loopConn struct {
 }
 
 // wait hands control to the loop until the socket's next event; false when
-// the probe is over (its deadline passed, or the loop is stopping).
+// the probe is over (its deadline passed, or the loop is stopping). Any
+// event may be the one that says bytes arrived (a wait for writing can
+// take it), so after one the next read tries first.
 func (c *loopConn) wait(want uint8, op string) bool {
 	if c.err == nil && !c.expired && c.yield(want) && !c.expired {
+		c.drained = false
 		return true
 	}
 	if c.err == nil {
@@ -133,11 +136,8 @@ func (c *loopConn) Read(p []byte) (int, error) {
 		if c.err != nil {
 			return 0, c.err
 		}
-		if c.drained {
-			if !c.wait(loopWantRead, "read") {
-				return 0, c.err
-			}
-			c.drained = false
+		if c.drained && !c.wait(loopWantRead, "read") {
+			return 0, c.err
 		}
 		n, err := rawRead(c.fd, p)
 		switch {

@@ -226,6 +226,44 @@ func TestLoopTLSReusesCoroutine(t *testing.T) {
 	assert.Empty(t, lp.idleCos, "ended when the loop closes")
 }
 
+// TestLoopHTTPSReplyDuringWrite: a reply that arrives while the coroutine
+// waits to write the rest of a large request (its read event taken by that
+// wait) is read at once after the write, not waited for: the server here
+// answers before it reads the request and then holds the connection open,
+// so a read that waited for another event would wait until the timeout.
+func TestLoopHTTPSReplyDuringWrite(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.Issue(false, "probe.test")
+	scfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	const body = 4 << 20
+	addr := probersTCPServer(t, func(c net.Conn, done <-chan struct{}) {
+		tc := tls.Server(c, scfg)
+		_ = tc.SetDeadline(time.Now().Add(10 * time.Second))
+		if err := tc.Handshake(); err != nil {
+			return
+		}
+		_, _ = tc.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+		buf := make([]byte, 64<<10)
+		for n := 0; n < body; {
+			k, err := tc.Read(buf)
+			n += k
+			if err != nil {
+				return
+			}
+		}
+		<-done
+	})
+	cfg := DefaultHTTPConfig()
+	cfg.Hostname = "probe.test"
+	cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+	cfg.Method = "POST"
+	cfg.RequestBody = &Payload{Text: string(bytes.Repeat([]byte("x"), body))}
+	cfg.ResponseTimeout = 5 * time.Second
+	h := probersHTTP(t, addr, cfg, HTTPEngineLean)
+	r := loopRun(t, h, 5*time.Second)
+	require.Equal(t, Pass, r.Status, r.Detail) // a read that waited would time out: the server holds on
+}
+
 // TestLoopHTTPSLargeExchange: a request larger than the socket buffer goes
 // out across several writable events (the coroutine waits for the loop
 // mid-write), and a reply in one-byte records is read across many.
