@@ -87,7 +87,7 @@ type evLoop struct {
 	tlsBusy  time.Duration
 	tlsSince time.Time
 	tlsFull  bool
-	wbufs    [][]byte // the coroutines' write buffers, for reuse
+	idleCos  []*loopTLS // coroutines for the next HTTPS checks (see tlsCo)
 }
 
 // loopProbe is one probe in flight: the loop's whole per-probe state.
@@ -177,9 +177,10 @@ func (lp *evLoop) wake() {
 	lp.wmu.Unlock()
 }
 
-// close releases the descriptors; probes still in flight must have been
-// abandoned first.
+// close releases the descriptors and ends the idle HTTPS coroutines;
+// probes still in flight must have been abandoned first.
 func (lp *evLoop) close() {
+	lp.stopTLS()
 	lp.wmu.Lock()
 	lp.closed = true
 	lp.wmu.Unlock()
@@ -305,8 +306,8 @@ func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 	p := &lp.slots[s]
 	var panicked any
 	if co := p.co; co != nil {
-		lp.endTLS(p) // ended already, unless the loop is giving up on it
 		panicked = co.panicked
+		lp.endTLS(p) // ended already, unless the loop is giving up on it
 	}
 	if p.fd >= 0 {
 		if p.lt.http == nil || p.peerClosed {
@@ -562,7 +563,7 @@ func (lp *evLoop) connected(s int32, now time.Time) {
 	lp.dlFix(p.hidx)
 	if h.useTLS {
 		p.phase = loopTLSRun
-		p.co = newLoopTLS(h, int(p.fd), net.TCPAddrFromAddrPort(p.lt.addr), lp.wbuf())
+		p.co = lp.tlsCo(h, int(p.fd), p.lt.addr, p.readable)
 		lp.resumeTLS(s)
 		return
 	}

@@ -29,11 +29,17 @@ import (
 // with the given probe timeout, and returns the result.
 func loopRun(t testing.TB, p Prober, timeout time.Duration) Result {
 	t.Helper()
-	lt, ok := loopTargetOf(p)
-	require.True(t, ok, "the event loop cannot run %T", p)
 	lp, err := newEvLoop()
 	require.NoError(t, err)
 	defer lp.close()
+	return loopRunOn(t, lp, p, timeout)
+}
+
+// loopRunOn is loopRun on the loop lp.
+func loopRunOn(t testing.TB, lp *evLoop, p Prober, timeout time.Duration) Result {
+	t.Helper()
+	lt, ok := loopTargetOf(p)
+	require.True(t, ok, "the event loop cannot run %T", p)
 	now := time.Now()
 	lp.start(loopJob{t: &monTarget{id: "t"}, lt: lt, start: now, timeout: timeout}, now)
 	for {

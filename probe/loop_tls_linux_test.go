@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"sync"
@@ -130,6 +133,135 @@ func TestLoopHTTPSMatchesGoroutinePath(t *testing.T) {
 		loopSame(t, want, got)
 		assert.Equal(t, KindRefused, got.Kind)
 	})
+}
+
+// TestHTTPSMaxVersion: MaxVersion "1.2" keeps the probe to TLS 1.2, whose
+// resumed handshakes (session tickets) make no key exchange; the default
+// is TLS 1.3. On a worker goroutine and in the event loop alike.
+func TestHTTPSMaxVersion(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.Issue(false, "probe.test")
+	type hs struct {
+		version uint16
+		resumed bool
+	}
+	got := make(chan hs, 8)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert},
+		VerifyConnection: func(cs tls.ConnectionState) error { got <- hs{cs.Version, cs.DidResume}; return nil }}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		max  string
+		want uint16
+	}{{"1.2", tls.VersionTLS12}, {"", tls.VersionTLS13}, {"1.3", tls.VersionTLS13}} {
+		for _, loop := range []bool{false, true} {
+			cfg := DefaultHTTPConfig()
+			cfg.Hostname = "probe.test"
+			cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM), MaxVersion: tc.max}
+			h := probersHTTP(t, probersAddr(srv), cfg, HTTPEngineLean)
+			for i := range 2 {
+				var r Result
+				if loop {
+					r = loopRun(t, h, 30*time.Second)
+				} else {
+					r = h.Probe(probersCtx(t, 30*time.Second))
+				}
+				require.Equal(t, Pass, r.Status, r.Detail)
+				assert.Equal(t, hs{tc.want, i == 1}, <-got, "max %q, loop %v, probe %d", tc.max, loop, i)
+			}
+		}
+	}
+}
+
+// TestLoopTLSReusesCoroutine: a loop runs its HTTPS checks one after
+// another in one coroutine, also after a check that timed out mid-handshake
+// or panicked, and ends its idle coroutines when closed (the package's
+// goleak check finds any left behind).
+func TestLoopTLSReusesCoroutine(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.Issue(false, "probe.test")
+	cfg := DefaultHTTPConfig()
+	cfg.Hostname = "probe.test"
+	cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+	ok := probersHTTP(t, loopTLSServer(t, cert, []byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), false, false), cfg, HTTPEngineLean)
+	silent := probersHTTP(t, loopTLSServer(t, cert, nil, true, false), cfg, HTTPEngineLean)
+	lp, err := newEvLoop()
+	require.NoError(t, err)
+	var co *loopTLS
+	same := func(what string) {
+		t.Helper()
+		require.Len(t, lp.idleCos, 1, what)
+		if co == nil {
+			co = lp.idleCos[0]
+		}
+		assert.Same(t, co, lp.idleCos[0], what)
+	}
+	for i := range 3 {
+		r := loopRunOn(t, lp, ok, 5*time.Second)
+		require.Equal(t, Pass, r.Status, r.Detail)
+		same(fmt.Sprintf("check %d", i))
+	}
+	r := loopRunOn(t, lp, silent, 50*time.Millisecond)
+	assert.Equal(t, KindTimeout, r.Kind, r.Detail)
+	same("after a timeout")
+	orig := loopTLSExchange
+	loopTLSExchange = func(*HTTP, net.Conn) Result { panic("boom") }
+	r = loopRunOn(t, lp, ok, 5*time.Second)
+	loopTLSExchange = orig
+	assert.Equal(t, "prober panicked: boom", r.Detail)
+	same("after a panic")
+	r = loopRunOn(t, lp, ok, 5*time.Second)
+	require.Equal(t, Pass, r.Status, r.Detail)
+	same("once more")
+	p := &loopProbe{co: lp.tlsCo(ok, -1, netip.AddrPort{}, false)}
+	extra := p.co
+	for len(lp.idleCos) < loopIdleCos {
+		lp.idleCos = append(lp.idleCos, newLoopTLS())
+	}
+	lp.endTLS(p)
+	assert.Len(t, lp.idleCos, loopIdleCos)
+	assert.NotContains(t, lp.idleCos, extra, "a coroutine past the idle ones is ended, not kept")
+	lp.close()
+	assert.Empty(t, lp.idleCos, "ended when the loop closes")
+}
+
+// TestLoopHTTPSReplyDuringWrite: a reply that arrives while the coroutine
+// waits to write the rest of a large request (its read event taken by that
+// wait) is read at once after the write, not waited for: the server here
+// answers before it reads the request and then holds the connection open,
+// so a read that waited for another event would wait until the timeout.
+func TestLoopHTTPSReplyDuringWrite(t *testing.T) {
+	ca := probersNewCA(t)
+	cert, _, _ := ca.Issue(false, "probe.test")
+	scfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	const body = 4 << 20
+	addr := probersTCPServer(t, func(c net.Conn, done <-chan struct{}) {
+		tc := tls.Server(c, scfg)
+		_ = tc.SetDeadline(time.Now().Add(10 * time.Second))
+		if err := tc.Handshake(); err != nil {
+			return
+		}
+		_, _ = tc.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+		buf := make([]byte, 64<<10)
+		for n := 0; n < body; {
+			k, err := tc.Read(buf)
+			n += k
+			if err != nil {
+				return
+			}
+		}
+		<-done
+	})
+	cfg := DefaultHTTPConfig()
+	cfg.Hostname = "probe.test"
+	cfg.TLS = &TLSConfig{CAPEM: string(ca.PEM)}
+	cfg.Method = "POST"
+	cfg.RequestBody = &Payload{Text: string(bytes.Repeat([]byte("x"), body))}
+	cfg.ResponseTimeout = 5 * time.Second
+	h := probersHTTP(t, addr, cfg, HTTPEngineLean)
+	r := loopRun(t, h, 5*time.Second)
+	require.Equal(t, Pass, r.Status, r.Detail) // a read that waited would time out: the server holds on
 }
 
 // TestLoopHTTPSLargeExchange: a request larger than the socket buffer goes

@@ -71,6 +71,21 @@ type TLSConfig struct {
 	// (110 µs against 120 µs on a small VM), and a server that picks the
 	// hybrid adds as much again.
 	Curves []string `json:"curves,omitempty"`
+	// MaxVersion is the highest TLS version offered: empty or "1.3" (the
+	// default) for TLS 1.3, "1.2" to keep every connection to TLS 1.2 (the
+	// lowest the probers accept either way). It is a trade of forward
+	// secrecy for CPU, to make only where the checks' traffic (a request
+	// and a status) is not secret. A resumed TLS 1.3 handshake still makes
+	// a fresh key exchange (the psk_dhe_ke mode, RFC 8446 section 4.2.9,
+	// the only one crypto/tls offers): two X25519 operations on each side,
+	// the larger part of a resumed check's CPU. A resumed TLS 1.2 handshake
+	// (a session ticket, RFC 5077) makes none: its keys come from the
+	// master secret of the session's first, full handshake, so whoever
+	// learns that secret, or the server's ticket key that encrypts it in
+	// the ticket, can decrypt every connection resumed from it, past and
+	// future, until the session ends. Full handshakes (and every handshake
+	// with DisableResumption) make a key exchange in both versions.
+	MaxVersion string `json:"maxVersion,omitempty"`
 
 	// RootCAs, when not nil, is copied at construction and the CAs above
 	// are added to the copy; it replaces the system roots. Programmatic use
@@ -107,6 +122,9 @@ func (c *TLSConfig) Validate() error {
 	if c.CertFile != "" && c.CertPEM != "" {
 		return fieldErr(ErrTLSConfig, "certPEM", "(set)", "empty when certFile is set (one client certificate)")
 	}
+	if _, ok := tlsMaxVersion(c.MaxVersion); !ok {
+		return fieldErr(ErrTLSConfig, "maxVersion", c.MaxVersion, `"1.2" or "1.3" (empty: 1.3)`)
+	}
 	for i, name := range c.Curves {
 		id, ok := tlsCurveByName(name)
 		if !ok {
@@ -119,6 +137,17 @@ func (c *TLSConfig) Validate() error {
 		}
 	}
 	return nil
+}
+
+// tlsMaxVersion returns the tls.Config MaxVersion a MaxVersion names.
+func tlsMaxVersion(v string) (uint16, bool) {
+	switch v {
+	case "", "1.3":
+		return tls.VersionTLS13, true
+	case "1.2":
+		return tls.VersionTLS12, true
+	}
+	return 0, false
 }
 
 // tlsCurveNames lists the names Curves accepts, for errors.
@@ -146,7 +175,7 @@ func tlsCurveByName(name string) (tls.CurveID, bool) {
 }
 
 // ClientConfig validates c and returns the *tls.Config a prober dials with:
-// TLS 1.2 or later, serverName as the SNI and verified name unless
+// TLS 1.2 up to c.MaxVersion, serverName as the SNI and verified name unless
 // c.ServerName is set, nextProtos as the ALPN list, the CAs and client
 // certificates of c, and, unless c.DisableResumption, a session cache of
 // its own holding one session. It reads the files named in c, so call it
@@ -204,6 +233,7 @@ func (c *TLSConfig) build(serverName string, nextProtos []string, files tlsFiles
 		MinVersion:         tls.VersionTLS12,
 		NextProtos:         nextProtos,
 	}
+	tc.MaxVersion, _ = tlsMaxVersion(c.MaxVersion) // Validate checked it
 	if c.ServerName != "" {
 		tc.ServerName = c.ServerName
 	}
@@ -264,7 +294,8 @@ func (c *TLSConfig) sharedBase(nextProtos ...string) (*tls.Config, error) {
 	}
 	h := sha256.New()
 	for _, part := range [][]byte{files.ca, []byte(c.CAPEM), files.cert, files.key, []byte(c.CertPEM), []byte(c.KeyPEM),
-		[]byte(strings.Join(c.Curves, ",")), []byte(strings.Join(nextProtos, ",")), {boolByte(c.InsecureSkipVerify)}} {
+		[]byte(strings.Join(c.Curves, ",")), []byte(strings.Join(nextProtos, ",")), {boolByte(c.InsecureSkipVerify)},
+		[]byte(c.MaxVersion)} {
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
 		h.Write(n[:])

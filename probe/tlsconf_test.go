@@ -28,6 +28,9 @@ func TestTLSConfigValidate(t *testing.T) {
 		{"curves by name, any case", TLSConfig{Curves: []string{"X25519", "p-256", "secp384r1", "X25519MLKEM768"}}, true},
 		{"unknown curve", TLSConfig{Curves: []string{"X25519", "X448"}}, false},
 		{"a curve twice under two names", TLSConfig{Curves: []string{"P-256", "X25519", "prime256v1"}}, false},
+		{"TLS 1.2 at most", TLSConfig{MaxVersion: "1.2"}, true},
+		{"TLS 1.3 at most", TLSConfig{MaxVersion: "1.3"}, true},
+		{"unknown max version", TLSConfig{MaxVersion: "1.1"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,6 +20,12 @@ INTERVAL=${INTERVAL:-1}
 RATE=${RATE:-10000}
 WORKERS=${WORKERS:-}
 PORTS=${PORTS-4}
+# TLS_MAX=1.2: HTTPS over TLS 1.2 for both engines (the targets serve it
+# too, HAProxy gets ssl-max-ver TLSv1.2, gslbprobe -max-version 1.2); empty:
+# TLS 1.3, the targets' only version.
+TLS_MAX=${TLS_MAX:-}
+# TARGET_FLAGS: extra flags for the target server (e.g. "-accepters 256").
+TARGET_FLAGS=${TARGET_FLAGS:-}
 TPROCS=${TPROCS:-2}
 CLK_TCK=$(getconf CLK_TCK)
 
@@ -167,6 +173,7 @@ probes_of() { # MODE COUNTS: HTTP(S) requests answered, or TCP SYNs received
 haproxy_cfg() { # N MODE > file
   local n=$1 mode=$2 ssl=""
   [ "$mode" = https ] && ssl=" check-ssl verify none"
+  [ "$mode" = https ] && [ "$TLS_MAX" = 1.2 ] && ssl+=" ssl-max-ver TLSv1.2"
   cat <<EOC
 global
   nbthread 1
@@ -197,11 +204,13 @@ EOC
 }
 
 start_target() { # N MODE: start the target server processes (TLS for https), set TPIDS, wait until ready
-  local n=$1 np procs k from to listen=127.0.0.1 tls=()
+  local n=$1 np procs k from to listen=127.0.0.1 tls=() tflags=()
   np=$(nports "$n")
   procs=$((TPROCS < np ? TPROCS : np))
   [ "$PORTS" -gt 0 ] && listen=0.0.0.0
   [ "$2" = https ] && tls=(-tls -ca "$WORK/ca.pem" -cakey "$WORK/ca.key")
+  [ "$2" = https ] && [ "$TLS_MAX" = 1.2 ] && tls+=(-tls12)
+  [ -n "$TARGET_FLAGS" ] && read -r -a tflags <<<"$TARGET_FLAGS" && tls+=("${tflags[@]}")
   # A previous server's "ready" and CA must not be read as this one's: the
   # output file is truncated by the child, after this shell may look.
   rm -f "$WORK"/target*.out "$WORK/ca.pem" "$WORK/ca.key"
@@ -238,6 +247,7 @@ start_checker() { # ENGINE N MODE: start HAProxy or gslbprobe, set CPID (gslbpro
   fi
   local extra=()
   [ "$mode" = https ] && extra=(-ca "$WORK/ca.pem")
+  [ "$mode" = https ] && [ -n "$TLS_MAX" ] && extra+=(-max-version "$TLS_MAX")
   [ -n "${GP_FLAGS:-}" ] && read -r -a extra_flags <<<"$GP_FLAGS" && extra+=("${extra_flags[@]}")
   rm -f "$WORK/gslbprobe.out" # see start_target
   local ms rate

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The largest number of targets each engine checks at ≥ 99 % of the
+# The largest number of targets each engine checks at ≥ HOLD % (99) of the
 # intended rate (N / INTERVAL) on its one core, found by stepping N.
 #
 # For each engine (HAProxy, then gslbkit) it measures one N at a time the
@@ -8,7 +8,7 @@
 # target): starting at START, it doubles N while the rate holds and halves
 # it while it does not, then bisects between the largest N held and the
 # smallest N that fell short until they are RES apart. A step whose rate is
-# at least 99 % (and at most 105 %) holds; one below 99 % falls short. A
+# at least HOLD % (99 by default; at most 105 %) holds; one below falls short. A
 # measurement that cannot be trusted (the checker died, a control reply was
 # lost, a figure is missing, a rate above 105 %) aborts that engine's search:
 # its result says ABORTED, never a figure. Every step prints its figures
@@ -16,7 +16,7 @@
 # resumed, the target server's CPU use: a target near 100 % of its core
 # bounds both engines, and then the result measures the target).
 #
-# Environment: ENGINES="haproxy gslbkit", MODE=https (or http, tcp), START=500, NMIN=100, NMAX=12000,
+# Environment: ENGINES="haproxy gslbkit", MODE=https (or http, tcp), HOLD=99, START=500, NMIN=100, NMAX=12000,
 # RES=100, WARMUP=5, WINDOW=10, and run.sh's INTERVAL, RATE, PORTS, TPROCS,
 # CHECK_CPU, TARGET_CPU, WORKERS, NICE, CHECK_ENV, GP_FLAGS, BASE,
 # CONTROL_PORT. With PORTS=0 (one target per port of 127.0.0.1) keep NMAX
@@ -29,6 +29,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 MODE=${MODE:-https}
+HOLD=${HOLD:-99}
 START=${START:-500}
 NMIN=${NMIN:-100}
 NMAX=${NMAX:-12000}
@@ -67,9 +68,9 @@ step() { # ENGINE N: 0 held, 1 fell short, 2 aborted; appends the step to STEPS
     rc=2
   else
     local f=($out)
-    if in_range "${f[3]}" 99 105; then
+    if in_range "${f[3]}" "$HOLD" 105; then
       echo "$e $n held $out" | tee -a "$STEPS" >&2
-    elif in_range "${f[3]}" 0 99; then
+    elif in_range "${f[3]}" 0 "$HOLD"; then
       echo "$e $n short $out" | tee -a "$STEPS" >&2
       rc=1
     else
@@ -107,7 +108,7 @@ search() { # ENGINE: sets FOUND to "<largest N held> <smallest N short>" ("-" wh
   done
 }
 
-echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); mode $MODE, ${WINDOW} s windows${GP_FLAGS:+, gslbprobe $GP_FLAGS}" | tee "$WORK/header" >&2
+echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); mode $MODE, held at ≥ $HOLD %, ${WINDOW} s windows${GP_FLAGS:+, gslbprobe $GP_FLAGS}${TLS_MAX:+, TLS at most $TLS_MAX}" | tee "$WORK/header" >&2
 declare -A found
 for e in ${ENGINES:-haproxy gslbkit}; do
   echo "== $e" >&2
@@ -120,12 +121,12 @@ cat "$WORK/header"
 echo "steps: engine N verdict, CPU ms/1000 probes, RSS KiB, B/target, rate %, probes, TLS full, TLS resumed, target CPU %, -1 (no idle RSS measured)"
 cat "$STEPS"
 echo
-echo "largest N held at ≥ 99 % of the intended rate ($MODE, one core each):"
+echo "largest N held at ≥ $HOLD % of the intended rate ($MODE, one core each):"
 for e in ${ENGINES:-haproxy gslbkit}; do
   read -r lo hi rest <<<"${found[$e]}"
   if [ "$lo" = ABORTED ]; then
     printf '%-8s ABORTED %s %s\n' "$e" "$hi" "$rest"
   else
-    printf '%-8s %6s   (smallest N short of 99 %%: %s; resolution %d)\n' "$e" "$lo" "$hi" "$RES"
+    printf '%-8s %6s   (smallest N short of %s %%: %s; resolution %d)\n' "$e" "$lo" "$HOLD" "$hi" "$RES"
   fi
 done

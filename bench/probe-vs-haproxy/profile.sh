@@ -15,7 +15,13 @@
 # the figures are those of a normal run; wall-clock and CPU-time figures still
 # depend on how quiet the machine is, the system-call counts do not.
 #
-# PERF_EVENTS adds events to the perf stat list (comma-separated). GSLBPROBE_FLAGS
+# With MODE https it prints what the target servers' handshakes negotiated
+# (version, cipher suite, key exchange, full or resumed; the whole run, warm-up
+# included). It also prints the engine's user and system CPU time per probe (utime and
+# stime from /proc/PID/stat over the same window). PERF_RECORD=FILE then
+# records the engine's call graphs (perf record -e cpu-clock -g) for another
+# SECONDS into FILE, user and kernel together (perf report -i FILE --sort dso
+# splits them). PERF_EVENTS adds events to the perf stat list (comma-separated). GSLBPROBE_FLAGS
 # passes flags to gslbprobe (e.g. "-cpuprofile /tmp/cpu.pprof"). BIN: prebuilt
 # target and gslbprobe (default: built into a temporary directory). BASE=30000
 # and CONTROL_PORT=32767, HAProxy's unused listener CONTROL_PORT - 1: clear of
@@ -78,11 +84,18 @@ for s in socket setsockopt getsockopt fcntl connect epoll_ctl epoll_wait epoll_p
 done
 [ -n "$PERF_EVENTS" ] && events+=",$PERF_EVENTS"
 # The probes are counted by the command perf runs, so inside its window.
-export -f count counts probes_of
+# utime and stime (fields 14 and 15 of /proc/PID/stat) are read with them.
+ustime() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12, $13}'; }
+export -f count counts probes_of ustime
 export CONTROL_PORT
 perf stat -x, -e "$events" -p "$pid" -o "$WORK/perf.csv" -- \
-  bash -c 'count "$1" >"$2/p0" && sleep "$3" && count "$1" >"$2/p1"' _ "$mode" "$WORK" "$secs"
+  bash -c 'ustime "$4" >"$2/t0" && count "$1" >"$2/p0" && sleep "$3" && count "$1" >"$2/p1" && ustime "$4" >"$2/t1"' _ "$mode" "$WORK" "$secs" "$pid"
 probes=$(($(cat "$WORK/p1") - $(cat "$WORK/p0")))
+read -r u0 s0 <"$WORK/t0"
+read -r u1 s1 <"$WORK/t1"
+if [ -n "${PERF_RECORD:-}" ]; then
+  perf record -q -e cpu-clock -g -p "$pid" -o "$PERF_RECORD" -- sleep "$secs" 2>/dev/null
+fi
 kill "$pid"
 wait "$pid" 2>/dev/null || true
 echo "$engine N=$n $mode: $probes probes in ${secs} s at the target ($(awk -v p="$probes" -v n="$n" -v s="$secs" -v iv="$(iv_ms "$n")" 'BEGIN {printf "%.1f", 100 * p / (n * s * 1000 / iv)}') % of the rate)"
@@ -93,4 +106,10 @@ awk -F, -v p="$probes" '
   name == "task-clock" { printf "  %-22s %10.2f us per probe\n", "CPU (task clock)", v * 1000 / p; next }
   v + 0 > 0 { printf "  %-22s %10.3f per probe\n", name, v / p }
 ' "$WORK/perf.csv"
+awk -v p="$probes" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$CLK_TCK" 'BEGIN {
+  printf "  %-22s %10.2f us per probe\n  %-22s %10.2f us per probe\n", "user time", u * 1e6 / hz / p, "system time", s * 1e6 / hz / p }'
 [ "$engine" = gslbkit ] && { grep -v '^ready$' "$WORK/gslbprobe.out" >&2 || true; }
+# What the handshakes negotiated (the target servers print it when stopped).
+stop_target
+[ "$mode" = https ] && { cat "$WORK"/target*.out | grep '^tls handshakes' | awk -F': ' '{c[$2] += $3} END {for (k in c) printf "  target: %s: %d handshakes\n", k, c[k]}' | sort; }
+true

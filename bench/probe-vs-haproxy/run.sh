@@ -104,7 +104,7 @@ measure() { # ROUND ENGINE N MODE PID RSS0: one row of RESULTS, or an ABORT line
 
 layout="one target per port of 127.0.0.1"
 [ "$PORTS" -gt 0 ] && layout="$PORTS targets per loopback address, $TPROCS target processes"
-echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds; $layout; interval max(${INTERVAL} s, N / $RATE s)${GP_FLAGS:+; gslbprobe $GP_FLAGS}${CHECK_ENV:+; gslbprobe env $CHECK_ENV}" | tee "$WORK/header" >&2
+echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds; $layout; interval max(${INTERVAL} s, N / $RATE s)${GP_FLAGS:+; gslbprobe $GP_FLAGS}${CHECK_ENV:+; gslbprobe env $CHECK_ENV}${TLS_MAX:+; TLS at most $TLS_MAX}" | tee "$WORK/header" >&2
 declare -A RSS0
 for round in $(seq "$ROUNDS"); do
   echo "=== round $round of $ROUNDS" >&2

@@ -42,6 +42,7 @@ func main() {
 	caFile := flag.String("ca", "", "https: the CA certificate file the targets' certificates are verified with (empty: no verification)")
 	curves := flag.String("curves", "X25519", "https: the key exchanges offered, comma-separated (TLSConfig.Curves; empty: Go's default)")
 	noResume := flag.Bool("no-resume", false, "https: a full TLS handshake at every probe (TLSConfig.DisableResumption)")
+	maxVersion := flag.String("max-version", "", `https: the highest TLS version offered (TLSConfig.MaxVersion: "1.2" or "1.3"; empty: 1.3)`)
 	interval := flag.Duration("interval", time.Second, "probe interval")
 	timeout := flag.Duration("timeout", time.Second, "probe timeout")
 	workers := flag.Int("workers", 256, "Monitor concurrency")
@@ -82,7 +83,7 @@ func main() {
 			p, err = probe.NewHTTP(addr, probe.DefaultHTTPConfig())
 		case "https":
 			hc := probe.DefaultHTTPConfig()
-			hc.TLS = &probe.TLSConfig{CAFile: *caFile, InsecureSkipVerify: *caFile == "", DisableResumption: *noResume}
+			hc.TLS = &probe.TLSConfig{CAFile: *caFile, InsecureSkipVerify: *caFile == "", DisableResumption: *noResume, MaxVersion: *maxVersion}
 			if *ports > 0 {
 				hc.TLS.ServerName = "target.test"
 			}

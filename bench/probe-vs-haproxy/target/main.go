@@ -14,7 +14,8 @@
 // (for 127.0.0.1 and target.test) issued at start by a throw-away CA whose
 // certificate is written to the file -ca names (with its key to -cakey;
 // when both files exist already, that CA is used instead, so several
-// processes serve certificates of one CA); the key exchange is X25519
+// processes serve certificates of one CA; -tls12 serves TLS 1.2 too, for
+// clients that offer no more); the key exchange is X25519
 // only and session tickets are on, so clients may resume; each completed
 // handshake counts as full or resumed. A control listener (-control)
 // answers "GET /count" with "<accepted> <http> <syns> <full> <resumed>\n",
@@ -22,7 +23,10 @@
 // window. <syns> counts TCP SYNs reaching the targets' ports (with -syn, on
 // Linux, as root): HAProxy's connect-only checks never complete the
 // handshake, so only a SYN count sees them at the target; -1 when off.
-// <full> and <resumed> count TLS handshakes (0 without -tls).
+// <full> and <resumed> count TLS handshakes (0 without -tls). On SIGTERM
+// or SIGINT, with -tls, it prints to stderr what the handshakes negotiated:
+// one line per protocol version, cipher suite, key exchange and kind (full
+// or resumed) with its count.
 package main
 
 import (
@@ -44,7 +48,9 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -65,12 +71,16 @@ func main() {
 	control := flag.String("control", "127.0.0.1:19999", "control address (GET /count)")
 	countSyn := flag.Bool("syn", true, "count SYNs to the targets' ports with a packet socket (Linux, CAP_NET_RAW)")
 	useTLS := flag.Bool("tls", false, "serve TLS 1.3 (ECDSA P-256, X25519, session tickets on)")
+	tls12 := flag.Bool("tls12", false, "with -tls: serve TLS 1.2 too (the client chooses; session tickets resume it without a key exchange)")
 	caFile := flag.String("ca", "", "with -tls: the CA certificate (PEM): written, or read with -cakey when both exist")
 	caKeyFile := flag.String("cakey", "", "with -tls and -ca: the CA key (PEM), written or read with the certificate")
 	flag.Parse()
 
 	if *useTLS {
 		cfg, err := newTLSConfig(*caFile, *caKeyFile)
+		if err == nil && *tls12 {
+			cfg.MinVersion = tls.VersionTLS12
+		}
 		if err != nil {
 			log.Fatalf("tls: %v", err)
 		}
@@ -110,6 +120,38 @@ func main() {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
+	printNegotiated()
+}
+
+// negotiated counts handshakes by what they negotiated: "TLS 1.3
+// TLS_AES_128_GCM_SHA256 X25519 resumed" → *atomic.Int64.
+var negotiated sync.Map
+
+// countNegotiated counts one completed handshake in negotiated.
+func countNegotiated(cs tls.ConnectionState) {
+	kind := "full"
+	if cs.DidResume {
+		kind = "resumed"
+	}
+	key := fmt.Sprintf("%s %s %s %s", tls.VersionName(cs.Version), tls.CipherSuiteName(cs.CipherSuite), cs.CurveID, kind)
+	v, ok := negotiated.Load(key)
+	if !ok {
+		v, _ = negotiated.LoadOrStore(key, new(atomic.Int64))
+	}
+	v.(*atomic.Int64).Add(1)
+}
+
+// printNegotiated prints negotiated's counts to stderr, one line each.
+func printNegotiated() {
+	var lines []string
+	negotiated.Range(func(k, v any) bool {
+		lines = append(lines, fmt.Sprintf("tls handshakes: %s: %d", k, v.(*atomic.Int64).Load()))
+		return true
+	})
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(os.Stderr, l)
+	}
 }
 
 // serve accepts and answers connections one at a time: a port serving one
@@ -142,7 +184,9 @@ func handleTLS(c net.Conn, buf []byte) {
 		c.Close()
 		return
 	}
-	if tc.ConnectionState().DidResume {
+	cs := tc.ConnectionState()
+	countNegotiated(cs)
+	if cs.DidResume {
 		resumedTLS.Add(1)
 	} else {
 		fullTLS.Add(1)
