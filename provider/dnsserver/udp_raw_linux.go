@@ -21,9 +21,8 @@ import (
 // each query that arrives alone costs a poller round trip. For the DNS
 // server's one socket this loop takes the socket out of the poller and
 // blocks in recvmmsg (MSG_WAITFORONE) on it directly, from one goroutine per
-// usable CPU, tops the batch up with receives that do not wait while
-// queries keep arriving (see topUp), and answers with one sendmmsg per
-// batch of up to udpBatch datagrams. A receive timeout lets the loops
+// usable CPU, and answers with sendmmsg: two system calls per batch of up
+// to udpBatch datagrams and nothing else. A receive timeout lets the loops
 // notice a stop even if no datagram arrives.
 
 const (
@@ -120,18 +119,6 @@ func (s *Server) serveUDPConn(conn *net.UDPConn, stop <-chan struct{}) {
 // in bursts), keeps sysmon at its 10 ms back-off.
 const yieldPeriod = 4 * time.Millisecond
 
-// topUp makes the raw loop, after a receive, try another without waiting
-// before it answers: the replies to every query already there go out in
-// one sendmmsg, when the socket has nothing more, instead of one sendmmsg
-// per receive. A client sending in bursts (dnsperf at a fixed rate sends
-// about five queries a few microseconds apart every 150 µs) is then woken
-// once per burst rather than per receive; each such wake-up is an
-// interrupt sent to the client's CPU, paid on the server's, and on a
-// virtual machine one of the dearest things the loop does. The cost is a
-// receive that finds nothing (EAGAIN) before each send; at saturation,
-// where receives come back full, it costs nothing.
-var topUp = true
-
 func (s *Server) rawLoop(r *rawUDP) {
 	var cpu loopCPU
 	co := newUDPCoalescer(s.cfg.UDPCoalesce, s.cfg.UDPCoalesceRate, cpu.read, s.stats.udpTrial)
@@ -167,13 +154,9 @@ func (s *Server) rawLoop(r *rawUDP) {
 		out[i].hdr.Iov = &outIo[i]
 		out[i].hdr.Iovlen = 1
 	}
-	// used: the input slots holding queries received since the last send
-	// (their addresses are the replies' destinations); k: the replies
-	// waiting in out.
-	used, k := 0, 0
 	lastYield := time.Now()
 	for !r.stopped.Load() {
-		if now := time.Now(); used == 0 && now.Sub(lastYield) >= yieldPeriod {
+		if now := time.Now(); now.Sub(lastYield) >= yieldPeriod {
 			// See yieldPeriod.
 			lastYield = now
 			if co.on {
@@ -185,53 +168,13 @@ func (s *Server) rawLoop(r *rawUDP) {
 				cpu.resume()
 			}
 		}
-		for i := used; i < udpBatch; i++ {
+		for i := range in {
 			in[i].hdr.Namelen = sockaddrLen
 		}
-		var (
-			n     uintptr
-			errno syscall.Errno
-		)
-		if used == 0 {
-			n, _, errno = syscall.Syscall6(sysRecvmmsg, uintptr(r.fd), uintptr(unsafe.Pointer(&in[0])), udpBatch, msgWaitForOne, 0, 0)
-		} else {
-			// See topUp.
-			n, _, errno = syscall.RawSyscall6(sysRecvmmsg, uintptr(r.fd), uintptr(unsafe.Pointer(&in[used])), uintptr(udpBatch-used), msgWaitForOne|syscall.MSG_DONTWAIT, 0, 0)
-		}
-		if errno == 0 && n > 0 {
-			var now time.Time
-			if s.rrl != nil {
-				now = time.Now()
-			}
-			for i := used; i < used+int(n); i++ {
-				src, ok := sockaddrAddr(names[i][:in[i].hdr.Namelen])
-				if !ok {
-					continue
-				}
-				q := inBuf[i*dnswire.MaxUDP : i*dnswire.MaxUDP+int(in[i].n)]
-				var reply []byte
-				reply = s.answerUDP(q, outBuf[k*dnswire.MaxUDP:(k+1)*dnswire.MaxUDP:(k+1)*dnswire.MaxUDP], src)
-				if s.rrl != nil {
-					reply = s.limitUDP(now, src, reply)
-				}
-				if len(reply) == 0 {
-					continue
-				}
-				tally.count(reply)
-				keep[k] = reply
-				outIo[k].Base = &reply[0]
-				outIo[k].SetLen(len(reply))
-				out[k].hdr.Name = &names[i][0]
-				out[k].hdr.Namelen = in[i].hdr.Namelen
-				k++
-			}
-			used += int(n)
-			if topUp && used < udpBatch {
+		n, _, errno := syscall.Syscall6(sysRecvmmsg, uintptr(r.fd), uintptr(unsafe.Pointer(&in[0])), udpBatch, msgWaitForOne, 0, 0)
+		if errno != 0 {
+			if errno == syscall.EAGAIN || errno == syscall.EINTR || errno == syscall.ECONNREFUSED {
 				continue
-			}
-		} else if used == 0 {
-			if errno == 0 || errno == syscall.EAGAIN || errno == syscall.EINTR || errno == syscall.ECONNREFUSED {
-				continue // n == 0: shut down
 			}
 			if !r.stopped.Load() {
 				s.log.Debug("udp receive", "err", errno)
@@ -241,9 +184,36 @@ func (s *Server) rawLoop(r *rawUDP) {
 			}
 			continue
 		}
-		// Nothing more waiting (or the batch is full, or the receive
-		// failed): send what was answered.
-		got := used
+		if n == 0 {
+			continue // shut down
+		}
+		k := 0
+		var now time.Time
+		if s.rrl != nil {
+			now = time.Now()
+		}
+		for i := range int(n) {
+			src, ok := sockaddrAddr(names[i][:in[i].hdr.Namelen])
+			if !ok {
+				continue
+			}
+			q := inBuf[i*dnswire.MaxUDP : i*dnswire.MaxUDP+int(in[i].n)]
+			var reply []byte
+			reply = s.answerUDP(q, outBuf[k*dnswire.MaxUDP:(k+1)*dnswire.MaxUDP:(k+1)*dnswire.MaxUDP], src)
+			if s.rrl != nil {
+				reply = s.limitUDP(now, src, reply)
+			}
+			if len(reply) == 0 {
+				continue
+			}
+			tally.count(reply)
+			keep[k] = reply
+			outIo[k].Base = &reply[0]
+			outIo[k].SetLen(len(reply))
+			out[k].hdr.Name = &names[i][0]
+			out[k].hdr.Namelen = in[i].hdr.Namelen
+			k++
+		}
 		// Counted before sending: a client that has its reply finds it
 		// in Stats.
 		s.stats.add(&tally)
@@ -272,11 +242,10 @@ func (s *Server) rawLoop(r *rawUDP) {
 		for i := range k {
 			keep[i] = nil
 		}
-		used, k = 0, 0
 		if co.delay <= 0 {
 			continue
 		}
-		if d := co.after(got, time.Now()); d > 0 {
+		if d := co.after(int(n), time.Now()); d > 0 {
 			// A raw call: the runtime does not see this goroutine in a
 			// system call, so its monitor thread neither hands the P away
 			// nor wakes every 20 µs to check on it (another 8 % off the
