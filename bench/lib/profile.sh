@@ -80,27 +80,30 @@ profile_stop() {
 }
 
 # profile_table SERVERS LOADS: the medians (min–max) over the rounds of each
-# column of $dir/profile, per server and load.
+# column of $dir/profile, per server and load, leaving out the rounds that
+# $dir/results marks aborted (a fixed rate not reached, ...); the last
+# column says how many rounds are left.
 profile_table() {
 	local servers=$1 loads=$2 s l
 	[ -s "$dir/profile" ] || return 0
+	awk 'NR == FNR { if ($1 == "ABORT") bad[$2, $3, $4] = 1; next } !(($1, $2, $3) in bad)' "$dir/results" "$dir/profile" >"$dir/profile.ok"
 	echo
-	echo "profile (PROFILE=1), per query: median of the rounds (min–max); CPU in µs from /proc/PID/stat; calls from perf stat on the syscall tracepoints; switches from /proc/PID/task/*/status"
-	printf '%-16s %-10s %18s %18s %20s %20s %20s %20s %20s %20s %20s %20s %9s\n' server load "user us" "sys us" "syscalls" "recv calls" "send calls" "epoll/poll" "futex" "nanosleep" "vol switches" "invol switches" threads
+	echo "profile (PROFILE=1), per query: median of the rounds not aborted (min–max); CPU in µs from /proc/PID/stat; calls from perf stat on the syscall tracepoints; switches from /proc/PID/task/*/status"
+	printf '%-16s %-10s %18s %18s %20s %20s %20s %20s %20s %20s %20s %20s %9s %7s\n' server load "user us" "sys us" "syscalls" "recv calls" "send calls" "epoll/poll" "futex" "nanosleep" "vol switches" "invol switches" threads rounds
 	for l in $loads; do
 		for s in $servers; do
-			grep -q "^[0-9]* $s $l " "$dir/profile" || continue
+			grep -q "^[0-9]* $s $l " "$dir/profile.ok" || continue
 			printf '%-16s %-10s' "$s" "$l"
 			local c f
 			for c in 5 6 7 8 9 10 11 12 13 14 15; do
 				case $c in 5 | 6) f=%.2f ;; 15) f=%.0f ;; *) f=%.3f ;; esac
 				if [ "$c" = 15 ]; then
-					printf ' %9s' "$(awk -v s="$s" -v l="$l" -v c="$c" '$2 == s && $3 == l { print $c }' "$dir/profile" | mmm | awk '{ print $1 }')"
+					printf ' %9s' "$(awk -v s="$s" -v l="$l" -v c="$c" '$2 == s && $3 == l { print $c }' "$dir/profile.ok" | mmm | awk '{ print $1 }')"
 				else
-					printf " %$([ "$c" -le 6 ] && echo 18 || echo 20)s" "$(awk -v s="$s" -v l="$l" -v c="$c" '$2 == s && $3 == l { print $c }' "$dir/profile" | mmm | fmt_mmm "$f")"
+					printf " %$([ "$c" -le 6 ] && echo 18 || echo 20)s" "$(awk -v s="$s" -v l="$l" -v c="$c" '$2 == s && $3 == l { print $c }' "$dir/profile.ok" | mmm | fmt_mmm "$f")"
 				fi
 			done
-			echo
+			printf ' %7s\n' "$(awk -v s="$s" -v l="$l" '$2 == s && $3 == l' "$dir/profile.ok" | wc -l)"
 		done
 	done
 }
