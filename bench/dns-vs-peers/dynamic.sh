@@ -43,6 +43,7 @@ set -euo pipefail
 
 DURATION=${DURATION:-15}
 ROUNDS=${ROUNDS:-3}
+PROFILE=${PROFILE:-}
 FIXED_QPS=${FIXED_QPS:-30000}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
@@ -59,6 +60,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 . "$repo/bench/lib/stats.sh"
 . "$repo/bench/lib/dnsperf.sh"
+. "$repo/bench/lib/profile.sh"
 dir=$(mktemp -d /tmp/dns-dynamic.XXXXXX)
 pids=()
 cleanup() {
@@ -105,6 +107,7 @@ declare -A RA=([us]="198.51.100.1 198.51.100.2" [eu]="198.51.100.11 198.51.100.1
 for i in $(seq 0 1023); do echo "10.$((i / 256)).$((i % 256)).0/24 ${REG[$((i % 3))]}"; done >"$dir/nets.txt"
 printf 'w.example.test A\ng.example.test A\n' >"$dir/queries.txt"
 printf 'k.example.test A\n' >"$dir/sticky.txt"
+if [ "$PROFILE" = 1 ]; then profile_check; fi
 (cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)
 if [ -n "$base_row" ]; then
 	git -C "$repo" worktree add --quiet --detach "$dir/base-src" "$BASE"
@@ -221,9 +224,11 @@ run_one() { # round server pid load
 	stray=$(off_core "$pid")
 	before=$(cpu_ticks "$pid")
 	sw0=$(ctx_switches "$pid")
+	if [ "$PROFILE" = 1 ]; then profile_start "$pid"; fi
 	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$DURATION" -c 1 -T 1 -q 200 -E "$(ecs_of "$round")" "${rate[@]}" 2>&1) || true
 	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
 	sw1=$(ctx_switches "$pid")
+	if [ "$PROFILE" = 1 ]; then profile_stop "$round" "$s" "$load" "$pid" "$out"; fi
 	stray+=$(off_core "$pid")
 	local fixed=0
 	if [ ${#rate[@]} -gt 0 ]; then fixed=1; fi
@@ -283,3 +288,4 @@ for load in $LOADS; do
 		if runs_load "$s" "$load"; then table_row "$s" "$load" gdnsd $base_row; fi
 	done
 done
+profile_table "$SERVERS" "$LOADS"

@@ -41,6 +41,7 @@ set -euo pipefail
 
 DURATION=${DURATION:-15}
 ROUNDS=${ROUNDS:-3}
+PROFILE=${PROFILE:-}
 FIXED_QPS=${FIXED_QPS:-30000}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
@@ -68,6 +69,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 . "$repo/bench/lib/stats.sh"
 . "$repo/bench/lib/dnsperf.sh"
+. "$repo/bench/lib/profile.sh"
 dir=$(mktemp -d /tmp/dns-vs-peers.XXXXXX)
 pids=()
 cleanup() {
@@ -87,6 +89,7 @@ for cmd in dnsperf taskset go; do
 	command -v "$cmd" >/dev/null || { echo "missing $cmd (apt-get install dnsperf; see the README in this directory)" >&2; exit 1; }
 done
 
+if [ "$PROFILE" = 1 ]; then profile_check; fi
 (cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)
 base_row=""
 if [ -n "$BASE" ]; then
@@ -168,9 +171,11 @@ run_one() { # round server pid load: prints the run, appends it (or ABORT) to $d
 	stray=$(off_core "$pid")
 	before=$(cpu_ticks "$pid")
 	sw0=$(ctx_switches "$pid")
+	if [ "$PROFILE" = 1 ]; then profile_start "$pid"; fi
 	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$dir/queries.txt" -l "$DURATION" -c 1 -T 1 -q 200 "${rate[@]}" 2>&1) || true
 	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
 	sw1=$(ctx_switches "$pid")
+	if [ "$PROFILE" = 1 ]; then profile_stop "$round" "$s" "$load" "$pid" "$out"; fi
 	stray+=$(off_core "$pid")
 	local fixed=0
 	case $load in fixed | fix-ecs) fixed=1 ;; esac
@@ -212,3 +217,4 @@ for load in $LOADS; do
 		table_row "$s" "$load" knot $base_row
 	done
 done
+profile_table "$SERVERS" "$LOADS"

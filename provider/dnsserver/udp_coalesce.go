@@ -36,12 +36,16 @@ var tuneOrder = [...]bool{false, true, true, false, false, true, true, false}
 // CPU time the loop has used so far and whether the reading is good (a
 // loop moved between threads mid-phase cannot tell); it is asked only at
 // the edges of trial phases. trial, if not nil, is told each trial's
-// choice.
+// choice. arm, if not nil, is told when the rate is crossed, up (before
+// the first reading of cpu) or down: below the rate the loop needs neither
+// the CPU count nor the rest of the pause's set-up, and so spends no
+// system call on them.
 type udpCoalescer struct {
 	delay time.Duration
 	rate  int
 	cpu   func() (time.Duration, bool)
 	trial func(pause bool)
+	arm   func(on bool)
 
 	start time.Time // the rate window
 	count int
@@ -70,8 +74,14 @@ func (c *udpCoalescer) after(n int, now time.Time) time.Duration {
 	}
 	c.count += n
 	if d := now.Sub(c.start); d >= time.Millisecond {
-		c.on = float64(c.count) > float64(c.rate)*d.Seconds()
+		on := float64(c.count) > float64(c.rate)*d.Seconds()
 		c.start, c.count = now, 0
+		if on != c.on {
+			c.on = on
+			if c.arm != nil {
+				c.arm(on)
+			}
+		}
 		if !c.on {
 			// Below the rate nothing pauses, so a phase would measure
 			// nothing: the trial starts over when the rate is back.

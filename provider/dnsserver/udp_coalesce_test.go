@@ -160,3 +160,25 @@ func TestUDPCoalescerTrialRules(t *testing.T) {
 		assert.Zero(t, s.run(time.Second, fast, 8))
 	})
 }
+
+// TestUDPCoalescerArms: the loop's CPU count is armed when the rate is
+// crossed upwards, before the first reading, and disarmed when it falls
+// below; below the rate it is never armed, so the loop spends no system
+// call on it.
+func TestUDPCoalescerArms(t *testing.T) {
+	s := newCoalesceSim(simDelay, costs(time.Microsecond, time.Microsecond))
+	var armed []bool
+	s.c.arm = func(on bool) {
+		if on {
+			assert.Zero(t, s.reads, "armed before the first reading")
+		}
+		armed = append(armed, on)
+	}
+	s.run(50*time.Millisecond, slow, 8)
+	assert.Empty(t, armed, "below the rate")
+	s.run(5*time.Millisecond, fast, 8)
+	assert.Equal(t, []bool{true}, armed)
+	assert.Positive(t, s.reads, "a trial began")
+	s.run(5*time.Millisecond, slow, 8)
+	assert.Equal(t, []bool{true, false}, armed)
+}
