@@ -23,7 +23,11 @@
 # The secondary waits up to LOAD_TIMEOUT for each message of a transfer
 # (Knot's tcp-remote-io-timeout, 5 s by default): the embedded server
 # sends the first message of an AXFR only once it has listed the whole
-# zone, which takes longer than 5 s at 1M names (see README.md).
+# zone, which takes longer than 5 s at 1M names (see README.md). The Knot
+# primary waits 30 s for each message to be taken (tcp-io-timeout, 0.5 s
+# by default; the embedded server's per-message write deadline is 30 s):
+# with the default, a secondary that paused for half a second on a busy
+# machine had its AXFR reset, at 10k names as at 1M.
 #
 # A figure that cannot be trusted aborts its row with a message and no
 # figure (the rules of run.sh, and: a server that did not answer within
@@ -100,6 +104,7 @@ server:
     udp-workers: 1
     tcp-workers: 1
     background-workers: 1
+    tcp-io-timeout: 30000
 database:
     storage: $dir/knot/db
 control:
