@@ -371,10 +371,14 @@ for n in $SIZES; do
 		first=${SIZES%% *}
 		[ "$n" = "$first" ] && continue
 		for w in uni-sat uni-fix zipf-sat zipf-fix; do
+			# A row aborted at either size has no figure to compare.
+			[ -z "$(why "$s" "$first" "$w")$(why "$s" "$n" "$w")" ] || continue
 			f=$(awk -v s="$s" -v a="$first" -v b="$n" -v w="$w" '$2 == s && $4 == w && ($3 == a || $3 == b) && $1 ~ /^[0-9]+$/ { v[$3] = v[$3] " " $5 }
 				END { print v[a] "|" v[b] }' "$dir/results")
-			base=$(tr ' ' '\n' <<<"${f%%|*}" | grep . | mmm | awk '{print $1}')
-			this=$(tr ' ' '\n' <<<"${f##*|}" | grep . | mmm | awk '{print $1}')
+			# A row aborted in every round has no figures: no line (and grep's
+			# status must not end the script under set -e).
+			base=$(tr ' ' '\n' <<<"${f%%|*}" | { grep . || true; } | mmm | awk '{print $1}')
+			this=$(tr ' ' '\n' <<<"${f##*|}" | { grep . || true; } | mmm | awk '{print $1}')
 			[ -n "$base" ] && [ -n "$this" ] && printf '%-6s %-8s CPU per query %s: %.2f x the %s-name median\n' "$s" "$n" "$w" "$(awk -v a="$this" -v b="$base" 'BEGIN {print a / b}')" "$first"
 		done
 	done
