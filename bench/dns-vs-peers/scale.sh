@@ -10,11 +10,24 @@
 #   3. dnsperf from the client core: uniform and Zipf-like queries, at
 #      saturation and at FIXED_QPS, DURATION seconds each: CPU per query;
 #   4. a fresh Knot secondary transfers the zone (AXFR): the seconds the
-#      secondary's log reports for the transfer;
+#      secondary's log reports for its refresh ("zone updated, N seconds":
+#      the SOA query, the wait for the first message, the transfer, the
+#      zone built) and for the messages alone ("AXFR ... finished, N
+#      seconds", counted from the first message); a refresh that failed
+#      first and was retried aborts the row;
 #   5. 1,000 changes in one write on the server (embedded: SIGUSR1 with
 #      -changes; Knot: one knotc transaction), the secondary refreshed: the
-#      seconds its log reports for the IXFR (a refresh that falls back to
-#      AXFR aborts the row).
+#      same two figures for the IXFR (a refresh that falls back to AXFR
+#      aborts the row).
+#
+# The secondary waits up to LOAD_TIMEOUT for each message of a transfer
+# (Knot's tcp-remote-io-timeout, 5 s by default): the embedded server
+# sends the first message of an AXFR only once it has listed the whole
+# zone, which takes longer than 5 s at 1M names (see README.md). The Knot
+# primary waits 30 s for each message to be taken (tcp-io-timeout, 0.5 s
+# by default; the embedded server's per-message write deadline is 30 s):
+# with the default, a secondary that paused for half a second on a busy
+# machine had its AXFR reset, at 10k names as at 1M.
 #
 # A figure that cannot be trusted aborts its row with a message and no
 # figure (the rules of run.sh, and: a server that did not answer within
@@ -22,6 +35,7 @@
 #
 #   bench/dns-vs-peers/scale.sh              # 10k, 100k, 1M names, 3 rounds
 #   QUICK=1 bench/dns-vs-peers/scale.sh      # 10k names, 1 round, 5 s runs
+#   LOAD=append bench/dns-vs-peers/scale.sh  # the embedded server loads with AppendRecords
 #   SIZES="100000" ROUNDS=3 bench/dns-vs-peers/scale.sh
 set -euo pipefail
 
@@ -41,6 +55,7 @@ CLIENT_CPU=${CLIENT_CPU:-0}
 BASEPORT=${BASEPORT:-15600}
 LOAD_TIMEOUT=${LOAD_TIMEOUT:-900} # seconds: loading, and each transfer
 SERVERS=${SERVERS:-"knot fast"}
+LOAD=${LOAD:-build} # the embedded server's -load: build (SnapshotBuilder) or append (AppendRecords)
 LOADS="uni-sat uni-fix zipf-sat zipf-fix"
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -89,6 +104,7 @@ server:
     udp-workers: 1
     tcp-workers: 1
     background-workers: 1
+    tcp-io-timeout: 30000
 database:
     storage: $dir/knot/db
 control:
@@ -110,7 +126,7 @@ CONF
 		taskset -c "$SERVER_CPU" knotd -c "$dir/knot/knot.conf" >"$dir/knot.log" 2>&1 &
 		;;
 	fast)
-		taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$zf" -addr "127.0.0.1:$port" -mode fast -xfr -changes "$changes" >"$dir/fast.log" 2>&1 &
+		taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$zf" -addr "127.0.0.1:$port" -mode fast -xfr -load "$LOAD" -changes "$changes" >"$dir/fast.log" 2>&1 &
 		;;
 	*) echo "unknown server $s (knot fast)" >&2; exit 1 ;;
 	esac
@@ -143,6 +159,7 @@ server:
     udp-workers: 1
     tcp-workers: 1
     background-workers: 1
+    tcp-remote-io-timeout: $((LOAD_TIMEOUT * 1000))
 database:
     storage: $dir/sec/db
 control:
@@ -167,8 +184,15 @@ CONF
 }
 
 # xfr_seconds KIND: the seconds the secondary's log reports for its last
-# finished incoming KIND (AXFR or IXFR), or nothing.
+# finished incoming KIND (AXFR or IXFR), counted from the first message,
+# or nothing.
 xfr_seconds() { grep -E "$1, incoming, .* finished, [0-9.]+ seconds" "$dir/sec.log" | tail -n 1 | sed -E 's/.*finished, ([0-9.]+) seconds.*/\1/'; }
+# refresh_seconds FROM TO: the seconds the secondary's log reports for the
+# refresh that took the zone from serial FROM ("none": empty) to TO, or
+# nothing.
+refresh_seconds() { grep -E "refresh, remote .*, zone updated, [0-9.]+ seconds, serial $1 -> $2," "$dir/sec.log" | tail -n 1 | sed -E 's/.*zone updated, ([0-9.]+) seconds.*/\1/'; }
+# refresh_failed: the secondary's last failed refresh, or nothing.
+refresh_failed() { grep -E "refresh, .*failed" "$dir/sec.log" | tail -n 1; }
 
 # wait_serial PORT SERIAL: waits (LOAD_TIMEOUT at most) until the server on
 # PORT answers the zone's SOA with SERIAL; fails otherwise.
@@ -224,7 +248,7 @@ run_load() { # round server size pid load
 }
 
 : >"$dir/results"
-header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds, $QUERIES queries per file, GOMEMLIMIT ${GOMEMLIMIT:-unset}, GOGC ${GOGC:-default}"
+header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds, $QUERIES queries per file, GOMEMLIMIT ${GOMEMLIMIT:-unset}, GOGC ${GOGC:-default}, embedded -load $LOAD"
 echo "$header"
 for n in $SIZES; do
 	sizedir=$dir/z$n
@@ -246,7 +270,7 @@ for n in $SIZES; do
 			start_primary "$s" "$sizedir/scale.zone"
 			pid=$started_pid
 			if [ -z "$load_wall" ]; then
-				for w in load rss $LOADS axfr ixfr; do abort "$round" "$s" "$n" "$w" "the server did not answer within ${LOAD_TIMEOUT}s (log: $(tail -n 1 "$dir/$s.log" 2>/dev/null))"; done
+				for w in load rss $LOADS axfr axfr-data ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "the server did not answer within ${LOAD_TIMEOUT}s (log: $(tail -n 1 "$dir/$s.log" 2>/dev/null))"; done
 				stop_pid "$pid"
 				continue
 			fi
@@ -262,20 +286,27 @@ for n in $SIZES; do
 			put "$round" "$s" "$n" rss-after "$(awk -v a="$steady" -v e="$empty" -v r="$records" 'BEGIN {printf "%.1f", (a - e) * 1024 / r}')"
 			serial=$(serial_at "$port")
 			start_secondary
-			if ! wait_serial "$secport" "$serial" || [ -z "$(xfr_seconds AXFR)" ]; then
-				abort "$round" "$s" "$n" axfr "the secondary did not report a finished AXFR of serial $serial: $(grep -E 'AXFR|error' "$dir/sec.log" | tail -n 1)"
-				abort "$round" "$s" "$n" ixfr "no AXFR before it"
+			if ! wait_serial "$secport" "$serial" || [ -z "$(xfr_seconds AXFR)" ] || [ -z "$(refresh_seconds none "$serial")" ]; then
+				for w in axfr axfr-data; do abort "$round" "$s" "$n" "$w" "the secondary did not report a finished AXFR of serial $serial: $(grep -E 'AXFR|error' "$dir/sec.log" | tail -n 1)"; done
+				for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "no AXFR before it"; done
+			elif [ -n "$(refresh_failed)" ]; then
+				for w in axfr axfr-data; do abort "$round" "$s" "$n" "$w" "a refresh failed before the AXFR: $(refresh_failed)"; done
+				for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "no clean AXFR before it"; done
 			else
-				put "$round" "$s" "$n" axfr "$(xfr_seconds AXFR)"
+				put "$round" "$s" "$n" axfr "$(refresh_seconds none "$serial")"
+				put "$round" "$s" "$n" axfr-data "$(xfr_seconds AXFR)"
 				apply_changes "$s" "$pid"
 				if ! wait_serial "$port" $((serial + 1)); then
-					abort "$round" "$s" "$n" ixfr "the server did not apply the changes (serial $serial)"
+					for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "the server did not apply the changes (serial $serial)"; done
 				else
 					knotc -s "$dir/sec/knot.sock" zone-refresh example.test >/dev/null
-					if ! wait_serial "$secport" $((serial + 1)) || [ -z "$(xfr_seconds IXFR)" ]; then
-						abort "$round" "$s" "$n" ixfr "the secondary did not report a finished IXFR: $(grep -E 'XFR|error' "$dir/sec.log" | tail -n 1)"
+					if ! wait_serial "$secport" $((serial + 1)) || [ -z "$(xfr_seconds IXFR)" ] || [ -z "$(refresh_seconds "$serial" $((serial + 1)))" ]; then
+						for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "the secondary did not report a finished IXFR: $(grep -E 'XFR|error' "$dir/sec.log" | tail -n 1)"; done
+					elif [ "$(grep -cE 'AXFR, incoming, .*finished' "$dir/sec.log")" -gt 1 ]; then
+						for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "the refresh fell back to AXFR"; done
 					else
-						put "$round" "$s" "$n" ixfr "$(xfr_seconds IXFR)"
+						put "$round" "$s" "$n" ixfr "$(refresh_seconds "$serial" $((serial + 1)))"
+						put "$round" "$s" "$n" ixfr-data "$(xfr_seconds IXFR)"
 					fi
 				fi
 			fi
@@ -309,7 +340,7 @@ echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s; ratio = the 
 printf '%-9s %-6s %-10s %30s %20s\n' names server figure "median (min–max)" "/ Knot's"
 for n in $SIZES; do
 	for s in $SERVERS; do
-		for w in uni-sat uni-fix zipf-sat zipf-fix rss rss-after load loadcpu axfr ixfr; do
+		for w in uni-sat uni-fix zipf-sat zipf-fix rss rss-after load loadcpu axfr axfr-data ixfr ixfr-data; do
 			label=$w fmt=%.2f
 			case $w in
 			uni-* | zipf-*) label="$w us/q" ;;
@@ -318,7 +349,9 @@ for n in $SIZES; do
 			load) label="load s" ;;
 			loadcpu) label="load CPU s" ;;
 			axfr) label="AXFR s" ;;
+			axfr-data) label="AXFR msgs s" ;;
 			ixfr) label="IXFR s" ;;
+			ixfr-data) label="IXFR msgs s" ;;
 			esac
 			reason=$(why "$s" "$n" "$w")
 			if [ -n "$reason" ]; then
@@ -338,10 +371,14 @@ for n in $SIZES; do
 		first=${SIZES%% *}
 		[ "$n" = "$first" ] && continue
 		for w in uni-sat uni-fix zipf-sat zipf-fix; do
+			# A row aborted at either size has no figure to compare.
+			[ -z "$(why "$s" "$first" "$w")$(why "$s" "$n" "$w")" ] || continue
 			f=$(awk -v s="$s" -v a="$first" -v b="$n" -v w="$w" '$2 == s && $4 == w && ($3 == a || $3 == b) && $1 ~ /^[0-9]+$/ { v[$3] = v[$3] " " $5 }
 				END { print v[a] "|" v[b] }' "$dir/results")
-			base=$(tr ' ' '\n' <<<"${f%%|*}" | grep . | mmm | awk '{print $1}')
-			this=$(tr ' ' '\n' <<<"${f##*|}" | grep . | mmm | awk '{print $1}')
+			# A row aborted in every round has no figures: no line (and grep's
+			# status must not end the script under set -e).
+			base=$(tr ' ' '\n' <<<"${f%%|*}" | { grep . || true; } | mmm | awk '{print $1}')
+			this=$(tr ' ' '\n' <<<"${f##*|}" | { grep . || true; } | mmm | awk '{print $1}')
 			[ -n "$base" ] && [ -n "$this" ] && printf '%-6s %-8s CPU per query %s: %.2f x the %s-name median\n' "$s" "$n" "$w" "$(awk -v a="$this" -v b="$base" 'BEGIN {print a / b}')" "$first"
 		done
 	done

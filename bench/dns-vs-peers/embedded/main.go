@@ -61,6 +61,7 @@ func main() {
 	coalesceRate := flag.Int("udp-coalesce-rate", 0, "fast mode: ServerConfig.UDPCoalesceRate (0: the config's default)")
 	xfr := flag.Bool("xfr", false, "fast mode: serve AXFR and IXFR to 127.0.0.0/8 (zonetransfer.Transfer) and log the load time")
 	changes := flag.String("changes", "", "fast mode: on SIGUSR1 apply the changes in this file in one write (\"name ttl A address\" lines: each name's A RRset replaced)")
+	loadWith := flag.String("load", "append", "how the zone file goes into the Provider: append (one AppendRecords call, the libdns write path) or build (memory.SnapshotBuilder and RestoreBuilt, the bulk path replicas use)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -99,7 +100,16 @@ func main() {
 		}()
 	}
 	start := time.Now()
-	p, err := load(*zoneFile, signer)
+	var p *memory.Provider
+	var err error
+	switch *loadWith {
+	case "append":
+		p, err = load(*zoneFile, signer)
+	case "build":
+		p, err = loadBuilt(*zoneFile, signer)
+	default:
+		err = fmt.Errorf("unknown -load %q (append or build)", *loadWith)
+	}
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -110,6 +120,12 @@ func main() {
 		// zone's and not the parser's (Go's default GOGC, no GOMEMLIMIT).
 		log.Printf("loaded %s in %.3f s", *zoneFile, time.Since(start).Seconds())
 		debug.FreeOSMemory()
+		// And where the RSS goes: the live heap, the spans holding it (live
+		// objects plus the holes the load's garbage left), and the rest.
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		log.Printf("heap: %d objects, %.1f MiB live, %.1f MiB in spans, %.1f MiB from the OS, %.1f MiB released; %d GCs",
+			ms.HeapObjects, mib(ms.HeapAlloc), mib(ms.HeapInuse), mib(ms.Sys), mib(ms.HeapReleased), ms.NumGC)
 	}
 	if *memprofile != "" {
 		if err := writeHeapProfile(*memprofile); err != nil {
@@ -227,6 +243,80 @@ func load(path string, signer *dnssec.Signer) (*memory.Provider, error) {
 		return nil, err
 	}
 	if _, err := p.AppendRecords(context.Background(), zoneName, recs); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// loadBuilt reads a zone file as load does, but builds the zone with a
+// memory.SnapshotBuilder (records added one at a time, published at once by
+// RestoreBuilt) instead of one AppendRecords call: no transaction, no
+// journal entry per record, no libdns.Record values in between. The zone is
+// added first with its ZoneConfig, so RestoreBuilt keeps its signer and
+// serial policy.
+func loadBuilt(path string, signer *dnssec.Signer) (*memory.Provider, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zp := dns.NewZoneParser(f, zoneName, path)
+	b := memory.NewSnapshotBuilder(context.Background())
+	cfg := memory.DefaultZoneConfig()
+	cfg.NS = nil
+	cfg.Signer = signer
+	started := false
+	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+		h := rr.Header()
+		name := libdns.RelativeName(strings.ToLower(h.Name), zoneName)
+		zr := memory.ZoneRecord{Name: name, Type: dns.TypeToString[h.Rrtype], TTL: h.Ttl}
+		switch v := rr.(type) {
+		case *dns.SOA:
+			if started {
+				return nil, fmt.Errorf("%s: a second SOA", path)
+			}
+			cfg.Mbox, cfg.Serial, cfg.TTL = v.Mbox, v.Serial, time.Duration(h.Ttl)*time.Second
+			cfg.Refresh = time.Duration(v.Refresh) * time.Second
+			cfg.Retry = time.Duration(v.Retry) * time.Second
+			cfg.Expire = time.Duration(v.Expire) * time.Second
+			cfg.Minimum = time.Duration(v.Minttl) * time.Second
+			soa := memory.SOA{NS: v.Ns, Mbox: v.Mbox, Serial: v.Serial, Refresh: v.Refresh, Retry: v.Retry, Expire: v.Expire, Minimum: v.Minttl, TTL: h.Ttl}
+			if err := b.Zone(zoneName, soa); err != nil {
+				return nil, err
+			}
+			started = true
+			continue
+		case *dns.NS:
+			zr.Data = v.Ns
+			if name == "@" {
+				cfg.NS = append(cfg.NS, v.Ns)
+			}
+		case *dns.A:
+			zr.Data = v.A.String()
+		case *dns.AAAA:
+			zr.Data = v.AAAA.String()
+		case *dns.CNAME:
+			zr.Data = v.Target
+		case *dns.TXT:
+			zr.Data = strings.Join(v.Txt, "")
+		default:
+			continue
+		}
+		if !started {
+			return nil, fmt.Errorf("%s: a record before the SOA", path)
+		}
+		if err := b.Add(zr); err != nil {
+			return nil, err
+		}
+	}
+	if err := zp.Err(); err != nil {
+		return nil, err
+	}
+	p := new(memory.Provider)
+	if err := p.AddZoneWith(zoneName, cfg); err != nil {
+		return nil, err
+	}
+	if err := p.RestoreBuilt(b); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -354,6 +444,8 @@ func applyOnSignal(ctx context.Context, p *memory.Provider, path string) {
 		log.Printf("changes: applied %d", len(recs))
 	}
 }
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // writeHeapProfile writes the live heap (after a collection) to path.
 func writeHeapProfile(path string) error {
