@@ -3,7 +3,6 @@ package record
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"github.com/libdns/libdns"
 )
@@ -15,21 +14,20 @@ import (
 // its late records. Make one with Reconciler.FencedStore. Without a
 // fencing token its SetRecords is the ZoneEditor's. With one, SetRecords
 // is one ReplaceFenced call that sets the records and moves the zone's
-// fence on (the fence is shared with the Reconciler; its last value is
-// remembered per zone, and the zone read when it is unknown or a write
-// was refused, then the write tried once more if the fence still holds
-// the token); a fence holding a newer token fences the Reconciler off
+// fence on (the fence and its last written value are shared with the
+// Reconciler, whose fenced writes and the store's take turns, so neither
+// expects a value the other has moved on; the zone is read when the value
+// is unknown or a write was refused, then the write tried once more if
+// the fence still holds the token); a fence holding a newer token fences the Reconciler off
 // too (a *FencedError, a FencedEvent) and every later SetRecords fails at
 // once, without I/O, until a higher token. Safe for concurrent use.
 type FencedStore struct {
-	r    *Reconciler
-	mu   sync.Mutex
-	last map[string]zoneFence // zone -> the fence as last written
+	r *Reconciler
 }
 
 // FencedStore returns a store whose writes are fenced with r's token.
 func (r *Reconciler) FencedStore() *FencedStore {
-	return &FencedStore{r: r, last: map[string]zoneFence{}}
+	return &FencedStore{r: r}
 }
 
 // GetRecords reads the zone through the Reconciler's ZoneEditor.
@@ -51,10 +49,9 @@ func (s *FencedStore) SetRecords(ctx context.Context, zone string, recs []libdns
 		return nil, fenced
 	}
 	zn := zoneOf(zone)
-	s.mu.Lock()
-	f, known := s.last[zn]
-	delete(s.last, zn)
-	s.mu.Unlock()
+	r.fenceMu.Lock()
+	f, known := r.fenceLast[zn]
+	r.fenceMu.Unlock()
 	if !known || f.token != token {
 		got, err := r.p.GetRecords(ctx, zn)
 		if err != nil {
@@ -71,9 +68,6 @@ func (s *FencedStore) SetRecords(ctx context.Context, zone string, recs []libdns
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.last[zn] = f
-	s.mu.Unlock()
 	return recs, nil
 }
 

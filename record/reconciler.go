@@ -137,6 +137,12 @@ type Reconciler struct {
 	// refused (writes stop while fencedAt == token), fenced that fence.
 	token, fencedAt uint64
 	fenced          *FencedError
+	// fenceMu serialises the fenced writes of the Reconciler and its
+	// FencedStores; fenceLast holds, per zone, the fence after the last
+	// fenced write either made, so neither writes expecting a fence the
+	// other has already moved on.
+	fenceMu   sync.Mutex
+	fenceLast map[string]zoneFence
 
 	recMu sync.Mutex        // one reconcile at a time; guards held
 	held  map[Key]time.Time // keys held stale -> since
@@ -593,10 +599,20 @@ func (r *Reconciler) write(ctx context.Context, zone string, st Step, f *zoneFen
 	var err error
 	switch {
 	case f != nil:
+		r.fenceMu.Lock()
+		defer r.fenceMu.Unlock()
+		if last, ok := r.fenceLast[zone]; ok && last.token == f.token && (!f.own || last.seq > f.seq) {
+			*f = last // a sibling writer moved the fence after f was read
+		}
+		delete(r.fenceLast, zone) // known again after a success
 		for try := 0; ; try++ {
 			err = r.fencer.ReplaceFenced(ctx, zone, f.was, f.now, st.Delete, st.Set)
 			if err == nil {
 				f.wrote()
+				if r.fenceLast == nil {
+					r.fenceLast = map[string]zoneFence{}
+				}
+				r.fenceLast[zone] = *f
 				return nil
 			}
 			if !fencedErr(err) {
