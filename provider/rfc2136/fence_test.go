@@ -16,6 +16,7 @@ import (
 	"github.com/gslbkit/gslb/provider/rfc2136"
 	"github.com/gslbkit/gslb/record"
 	"github.com/gslbkit/gslb/record/fencetest"
+	"github.com/gslbkit/gslb/record/replacetest"
 )
 
 var _ record.Fencer = (*rfc2136.Provider)(nil)
@@ -83,41 +84,12 @@ func TestFencingBIND(t *testing.T) {
 	})
 }
 
-// ReplaceRecords against a real BIND: one UPDATE deletes a name and
-// switches another from an address to a CNAME (BIND would ignore a CNAME
-// added beside the address in a separate UPDATE), and a Reconciler over
-// the adapter makes its type switch in that one call.
+// The ReplaceRecords kit's scenarios against a real BIND: one UPDATE
+// switches a name between addresses and a CNAME (BIND would ignore a
+// CNAME added beside the addresses in a separate UPDATE), never read with
+// neither, and a Reconciler's type switch is that one UPDATE.
 func TestReplaceRecordsBIND(t *testing.T) {
-	ctx := context.Background()
-	p := newProvider(t, testbind.Start(t, "example.test."))
-	var _ record.Replacer = p
-	_, err := p.SetRecords(ctx, "example.test.", []libdns.Record{a("app", "192.0.2.1"), a("old", "192.0.2.1")})
-	require.NoError(t, err)
-	recs, err := p.GetRecords(ctx, "example.test.")
-	require.NoError(t, err)
-	var del []libdns.Record
-	for _, r := range recs {
-		if rr := r.RR(); (rr.Name == "app" || rr.Name == "old") && rr.Type == "A" {
-			del = append(del, r)
-		}
-	}
-	require.Len(t, del, 2)
-	require.NoError(t, p.ReplaceRecords(ctx, "example.test.", del,
-		[]libdns.Record{libdns.CNAME{Name: "app", TTL: time.Minute, Target: "pool.example.test."}}))
-	assert.Empty(t, data(t, p, "app", "A"))
-	assert.Empty(t, data(t, p, "old", "A"))
-	assert.Equal(t, []string{"pool.example.test."}, data(t, p, "app", "CNAME"))
-	require.NoError(t, p.ReplaceRecords(ctx, "example.test.", nil, nil), "nothing to change: no UPDATE")
-
-	cfg := record.LocalConfig("deploy")
-	cfg.AllowTypeSwitch = true
-	r, err := record.New(p, cfg, record.Options{})
-	require.NoError(t, err)
-	_, err = r.Apply(ctx, record.Desired{Sets: []record.RRSet{{Zone: "example.test.", Name: "web", Type: "A", TTL: time.Minute, Values: []string{"192.0.2.7"}}}})
-	require.NoError(t, err)
-	rep, err := r.Apply(ctx, record.Desired{Sets: []record.RRSet{{Zone: "example.test.", Name: "web", Type: "CNAME", TTL: time.Minute, Values: []string{"pool.example.test."}}}})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"pool.example.test."}, data(t, p, "web", "CNAME"))
-	assert.Empty(t, data(t, p, "web", "A"))
-	assert.Equal(t, 1, rep.Writes, "the switch is one atomic write")
+	replacetest.Run(t, "example.test.", func(context.Context) (replacetest.Store, error) {
+		return newProvider(t, testbind.Start(t, "example.test.")), nil
+	})
 }
