@@ -3,28 +3,20 @@ package route53_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
 	"net/netip"
-	"os"
-	"os/exec"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	r53 "github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/libdns/libdns"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gslbkit/gslb/internal/testproc"
+	"github.com/gslbkit/gslb/internal/testmoto"
 	"github.com/gslbkit/gslb/provider/route53"
 	"github.com/gslbkit/gslb/record"
 	"github.com/gslbkit/gslb/record/fencetest"
+	"github.com/gslbkit/gslb/record/replacetest"
 )
 
 var _ record.Fencer = (*route53.Provider)(nil)
@@ -133,9 +125,10 @@ func appAt(ip string) record.Desired {
 // (TestFencedReconcilersFake), which follows Route 53's documentation.
 func TestFencedReconcilersMoto(t *testing.T) {
 	ctx := context.Background()
-	p := motoProvider(t)
+	p, _, err := testmoto.Start(t).Provider(ctx, "example.test.")
+	require.NoError(t, err)
 	w1, w2 := fencedWriter(t, p, 1), fencedWriter(t, p, 2)
-	_, err := w1.Apply(ctx, appAt("192.0.2.1"))
+	_, err = w1.Apply(ctx, appAt("192.0.2.1"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"deploy 1 1"}, dataAt(t, p, "_gslb-fence", "TXT"))
 	_, err = w2.Apply(ctx, appAt("192.0.2.2"))
@@ -153,120 +146,20 @@ func TestFencedReconcilersMoto(t *testing.T) {
 	assert.Empty(t, dataAt(t, p, "late", "A"))
 }
 
-func motoProvider(t *testing.T) *route53.Provider {
-	t.Helper()
-	moto, err := exec.LookPath("moto_server")
-	if err != nil {
-		msg := "moto_server is not installed (pip install 'moto[server]')"
-		if os.Getenv("GSLBKIT_REQUIRE_MOTO") == "1" {
-			t.Fatalf("%s; GSLBKIT_REQUIRE_MOTO=1 requires it", msg)
-		}
-		t.Skip(msg)
-	}
-	var endpoint string
-	var last error
-	for range 3 {
-		port, err := testproc.FreePort()
-		require.NoError(t, err)
-		log := &testproc.Buffer{}
-		cmd := exec.Command(moto, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-		cmd.Stdout, cmd.Stderr = log, log
-		proc, err := testproc.Start(cmd)
-		require.NoError(t, err)
-		endpoint = "http://127.0.0.1:" + strconv.Itoa(port)
-		if last = motoReady(endpoint, proc); last == nil {
-			t.Cleanup(proc.Stop)
-			break
-		}
-		proc.Stop()
-		last = fmt.Errorf("%w; moto log:\n%s", last, log.String())
-	}
-	require.NoError(t, last)
-	awsEnv(t, endpoint)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	require.NoError(t, err)
-	out, err := r53.NewFromConfig(cfg).CreateHostedZone(ctx, &r53.CreateHostedZoneInput{
-		Name: aws.String("example.test."), CallerReference: aws.String(strconv.FormatInt(time.Now().UnixNano(), 10)),
-	})
-	require.NoError(t, err)
-	c := route53.DefaultConfig()
-	c.HostedZoneID = strings.TrimPrefix(aws.ToString(out.HostedZone.Id), "/hostedzone/")
-	p, err := route53.New(c)
-	require.NoError(t, err)
-	return p
-}
-
-// motoReady polls moto's API until it answers (a hang guard of 30s), or
-// the process exits.
-func motoReady(endpoint string, proc *testproc.Process) error {
-	deadline := time.NewTimer(30 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(25 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		resp, err := http.Get(endpoint + "/moto-api/")
-		if err == nil {
-			_ = resp.Body.Close()
-			return nil
-		}
-		select {
-		case <-proc.Done():
-			return errors.New("moto_server exited before it was ready")
-		case <-deadline.C:
-			return fmt.Errorf("moto_server not ready within 30s: %v", err)
-		case <-tick.C:
-		}
-	}
-}
-
-// replaceRecords checks ReplaceRecords on p: one batch deletes a name and
-// switches another from an address to a CNAME; an RRset both deleted and
-// set is only upserted; a Reconciler's type switch is one write.
-func replaceRecords(t *testing.T, p *route53.Provider) {
-	t.Helper()
-	ctx := context.Background()
-	var _ record.Replacer = p
-	_, err := p.SetRecords(ctx, "example.test.", []libdns.Record{addrRec("app", "192.0.2.1"), addrRec("old", "192.0.2.1"), addrRec("both", "192.0.2.1")})
-	require.NoError(t, err)
-	recs, err := p.GetRecords(ctx, "example.test.")
-	require.NoError(t, err)
-	var del []libdns.Record
-	for _, r := range recs {
-		if rr := r.RR(); rr.Type == "A" && (rr.Name == "app" || rr.Name == "old" || rr.Name == "both") {
-			del = append(del, r)
-		}
-	}
-	require.Len(t, del, 3)
-	require.NoError(t, p.ReplaceRecords(ctx, "example.test.", del, []libdns.Record{
-		libdns.CNAME{Name: "app", TTL: time.Minute, Target: "pool.example.test."},
-		addrRec("both", "192.0.2.2"),
-	}))
-	assert.Empty(t, dataAt(t, p, "app", "A"))
-	assert.Empty(t, dataAt(t, p, "old", "A"))
-	assert.Equal(t, []string{"pool.example.test."}, dataAt(t, p, "app", "CNAME"))
-	assert.Equal(t, []string{"192.0.2.2"}, dataAt(t, p, "both", "A"))
-	require.NoError(t, p.ReplaceRecords(ctx, "example.test.", nil, nil), "nothing to change: no batch")
-
-	cfg := record.LocalConfig("deploy")
-	cfg.AllowTypeSwitch = true
-	r, err := record.New(p, cfg, record.Options{})
-	require.NoError(t, err)
-	_, err = r.Apply(ctx, record.Desired{Sets: []record.RRSet{{Zone: "example.test.", Name: "web", Type: "A", TTL: time.Minute, Values: []string{"192.0.2.7"}}}})
-	require.NoError(t, err)
-	rep, err := r.Apply(ctx, record.Desired{Sets: []record.RRSet{{Zone: "example.test.", Name: "web", Type: "CNAME", TTL: time.Minute, Values: []string{"pool.example.test."}}}})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"pool.example.test."}, dataAt(t, p, "web", "CNAME"))
-	assert.Empty(t, dataAt(t, p, "web", "A"))
-	assert.Equal(t, 1, rep.Writes, "the switch is one atomic write")
-}
-
+// The ReplaceRecords kit's scenarios against the fake and moto: one
+// change batch switches a name between addresses and a CNAME, an RRset
+// both deleted and set is only upserted, and a Reconciler's type switch is
+// that one batch.
 func TestReplaceRecordsFake(t *testing.T) {
-	f := newFakeRoute53(t, "Z0GSLBKIT", "example.test.")
-	replaceRecords(t, newProvider(t, f, "Z0GSLBKIT"))
+	replacetest.Run(t, "example.test.", func(context.Context) (replacetest.Store, error) {
+		return newProvider(t, newFakeRoute53(t, "Z0GSLBKIT", "example.test."), "Z0GSLBKIT"), nil
+	})
 }
 
 func TestReplaceRecordsMoto(t *testing.T) {
-	replaceRecords(t, motoProvider(t))
+	moto := testmoto.Start(t)
+	replacetest.Run(t, "example.test.", func(ctx context.Context) (replacetest.Store, error) {
+		p, _, err := moto.Provider(ctx, "example.test.")
+		return p, err
+	})
 }
