@@ -2,15 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/xml"
 	"errors"
-	"fmt"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,9 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/gslbkit/gslb/internal/testbind"
-	"github.com/gslbkit/gslb/internal/testproc"
+	"github.com/gslbkit/gslb/internal/testmoto"
 	"github.com/gslbkit/gslb/provider/rfc2136"
-	"github.com/gslbkit/gslb/provider/route53"
 	"github.com/gslbkit/gslb/record"
 )
 
@@ -232,52 +223,7 @@ func bindCase(t *testing.T) storeCase {
 // both zones reads and writes each, 4 calls at 2 a second, 2 s. The
 // region servers copy the zone every 250 ms.
 func motoCase(t *testing.T) storeCase {
-	moto, err := exec.LookPath("moto_server")
-	if err != nil {
-		msg := "moto_server is not installed (pip install 'moto[server]')"
-		if os.Getenv("GSLBKIT_REQUIRE_MOTO") == "1" {
-			t.Fatalf("%s; GSLBKIT_REQUIRE_MOTO=1 requires it", msg)
-		}
-		t.Skip(msg)
-	}
-	var endpoint string
-	var last error
-	for range 3 {
-		port, err := testproc.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		log := &testproc.Buffer{}
-		cmd := exec.Command(moto, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-		cmd.Stdout, cmd.Stderr = log, log
-		proc, err := testproc.Start(cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		endpoint = "http://127.0.0.1:" + strconv.Itoa(port)
-		if last = motoReady(endpoint, proc); last == nil {
-			t.Cleanup(proc.Stop)
-			break
-		}
-		proc.Stop()
-		last = fmt.Errorf("%w; moto log:\n%s", last, log.String())
-	}
-	if last != nil {
-		t.Fatal(last)
-	}
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL_ROUTE_53": endpoint, "AWS_ENDPOINT_URL": "",
-		"AWS_ACCESS_KEY_ID": "AKIDGSLBKITTEST", "AWS_SECRET_ACCESS_KEY": "gslbkit-test-secret", "AWS_SESSION_TOKEN": "",
-		"AWS_REGION": "us-east-1", "AWS_PROFILE": "", "AWS_EC2_METADATA_DISABLED": "true",
-		"AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
-	} {
-		t.Setenv(k, v)
-	}
-	id := motoZone(t, endpoint, domain+".")
-	c := route53.DefaultConfig()
-	c.HostedZoneID = id
-	p, err := route53.New(c)
+	p, id, err := testmoto.Start(t).Provider(context.Background(), domain+".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,56 +235,5 @@ func motoCase(t *testing.T) storeCase {
 			"and deletes by name and type: the deposed leader's batch (DELETE its old fence, CREATE the next) replaces the newer " +
 			"leader's fence and lands. Route 53 refuses it (a DELETE must match the current values): provider/route53's " +
 			"TestFencedReconcilersFake shows the refusal against a fake that follows Route 53's documentation",
-	}
-}
-
-// motoZone creates a hosted zone through Route 53's REST API (moto checks
-// no signature, only the credential scope's service) and returns its ID.
-func motoZone(t *testing.T, endpoint, name string) string {
-	body := `<?xml version="1.0" encoding="UTF-8"?><CreateHostedZoneRequest xmlns="https://route53.amazonaws.com/doc/2013-04-01/">` +
-		`<Name>` + name + `</Name><CallerReference>` + strconv.FormatInt(time.Now().UnixNano(), 10) + `</CallerReference></CreateHostedZoneRequest>`
-	req, err := http.NewRequest("POST", endpoint+"/2013-04-01/hostedzone", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// moto tells the service from the credential scope.
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDGSLBKITTEST/20260101/us-east-1/route53/aws4_request, SignedHeaders=host, Signature=00")
-	req.Header.Set("Content-Type", "application/xml")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		HostedZone struct {
-			ID string `xml:"Id"`
-		} `xml:"HostedZone"`
-	}
-	if err := xml.NewDecoder(resp.Body).Decode(&out); err != nil || out.HostedZone.ID == "" {
-		t.Fatalf("creating the hosted zone in moto: %s: %v %+v", resp.Status, err, out)
-	}
-	return strings.TrimPrefix(out.HostedZone.ID, "/hostedzone/")
-}
-
-// motoReady polls moto's API until it answers (a hang guard of 30 s), or
-// the process exits.
-func motoReady(endpoint string, proc *testproc.Process) error {
-	deadline := time.NewTimer(30 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(25 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		resp, err := http.Get(endpoint + "/moto-api/")
-		if err == nil {
-			resp.Body.Close()
-			return nil
-		}
-		select {
-		case <-proc.Done():
-			return errors.New("moto_server exited before it was ready")
-		case <-deadline.C:
-			return fmt.Errorf("moto_server not ready within 30s: %v", err)
-		case <-tick.C:
-		}
 	}
 }
