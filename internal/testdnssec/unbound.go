@@ -3,17 +3,14 @@ package testdnssec
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gslbkit/gslb/internal/testproc"
+	"github.com/gslbkit/gslb/internal/testunbound"
 	"github.com/miekg/dns"
 )
 
@@ -25,20 +22,19 @@ type Validator struct {
 	// that delv uses as its recursive resolver: delv sends no CD bit, so
 	// behind the validating one it would only see its SERVFAILs.
 	PlainAddr string
-	// Dir holds the configurations and the trust anchor files.
+	// Dir holds the trust anchor files (unbound's and delv's).
 	Dir string
 
-	t       testing.TB
 	delv    string
 	control string
 	confs   []string
 	root    string
-	log     *testproc.Buffer
+	server  *testunbound.Server
 }
 
 // Log returns what unbound has written so far (verbosity 1, val-log-level 2:
 // one line per validation failure, saying why).
-func (v *Validator) Log() string { return v.log.String() }
+func (v *Validator) Log() string { return v.server.Log() }
 
 // StartValidator runs unbound validating with the given trust anchors
 // (DNSKEY or DS records; root is the name delv treats as the root of
@@ -51,7 +47,7 @@ func StartValidator(t testing.TB, anchors []dns.RR, stubs map[string]string) *Va
 	if len(anchors) == 0 {
 		t.Fatal("testdnssec: StartValidator needs a trust anchor")
 	}
-	v := &Validator{t: t, delv: bins[2], control: bins[1], Dir: t.TempDir(), root: anchors[0].Header().Name}
+	v := &Validator{delv: bins[2], control: bins[1], Dir: t.TempDir(), root: anchors[0].Header().Name}
 	var ta, delvTA strings.Builder
 	delvTA.WriteString("trust-anchors {\n")
 	for _, rr := range anchors {
@@ -72,128 +68,20 @@ func StartValidator(t testing.TB, anchors []dns.RR, stubs map[string]string) *Va
 	if err := os.WriteFile(filepath.Join(v.Dir, "delv.anchor"), []byte(delvTA.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	zones := make([]string, 0, len(stubs))
-	for z := range stubs {
-		zones = append(zones, z)
-	}
-	sort.Strings(zones)
 	for _, validating := range []bool{true, false} {
-		var lastErr error
-		for range 3 { // a port found free may be taken before unbound binds it
-			addr, log, err := v.start(zones, stubs, validating)
-			if lastErr = err; err == nil {
-				if validating {
-					v.Addr, v.log = addr, log
-				} else {
-					v.PlainAddr = addr
-				}
-				break
-			}
+		cfg := testunbound.Config{Stubs: stubs, NoQnameMinimisation: true, Control: true}
+		if validating {
+			cfg.TrustAnchorFile = filepath.Join(v.Dir, "anchor")
 		}
-		if lastErr != nil {
-			t.Fatalf("testdnssec: %v", lastErr)
+		u := testunbound.Run(t, cfg)
+		v.confs = append(v.confs, u.Conf)
+		if validating {
+			v.Addr, v.server = u.Addr, u
+		} else {
+			v.PlainAddr = u.Addr
 		}
 	}
 	return v
-}
-
-func (v *Validator) start(zones []string, stubs map[string]string, validating bool) (string, *testproc.Buffer, error) {
-	port, err := testproc.FreePort()
-	if err != nil {
-		return "", nil, err
-	}
-	cport, err := testproc.FreePort()
-	if err != nil {
-		return "", nil, err
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	name, modules := "validating", "validator iterator"
-	if !validating {
-		name, modules = "plain", "iterator"
-	}
-	var conf strings.Builder
-	fmt.Fprintf(&conf, `server:
-  interface: 127.0.0.1
-  port: %[1]d
-  do-ip6: no
-  num-threads: 1
-  do-not-query-localhost: no
-  access-control: 127.0.0.0/8 allow
-  username: ""
-  chroot: ""
-  directory: "%[2]s"
-  pidfile: "%[2]s/%[4]s.pid"
-  use-syslog: no
-  logfile: ""
-  verbosity: 1
-  val-log-level: 2
-  ede: yes
-  qname-minimisation: no
-  module-config: "%[5]s"
-  trust-anchor-file: "%[2]s/anchor"
-  local-zone: "test." nodefault
-remote-control:
-  control-enable: yes
-  control-interface: 127.0.0.1
-  control-port: %[3]d
-  control-use-cert: no
-`, port, v.Dir, cport, name, modules)
-	for _, z := range zones {
-		host, p, err := net.SplitHostPort(stubs[z])
-		if err != nil {
-			return "", nil, fmt.Errorf("stub %s: %w", z, err)
-		}
-		fmt.Fprintf(&conf, "stub-zone:\n  name: %q\n  stub-addr: %s@%s\n", dns.Fqdn(z), host, p)
-	}
-	path := filepath.Join(v.Dir, name+".conf")
-	if err := os.WriteFile(path, []byte(conf.String()), 0o600); err != nil {
-		return "", nil, err
-	}
-	bin := Require(v.t, "unbound")[0]
-	log := &testproc.Buffer{}
-	cmd := exec.Command(bin, "-d", "-c", path)
-	cmd.Stdout, cmd.Stderr = log, log
-	proc, err := testproc.Start(cmd)
-	if err != nil {
-		return "", nil, err
-	}
-	if err := v.waitReady(addr, proc); err != nil {
-		proc.Stop()
-		return "", nil, fmt.Errorf("unbound: %w; log:\n%s", err, log)
-	}
-	v.confs = append(v.confs, path)
-	t := v.t
-	t.Cleanup(func() {
-		proc.Stop()
-		if t.Failed() {
-			t.Logf("testdnssec: %s unbound log:\n%s", name, log)
-		}
-	})
-	return addr, log, nil
-}
-
-// waitReady asks for the trust anchor's DNSKEY until unbound answers at
-// all (any rcode), it exits, or startTimeout passes.
-func (v *Validator) waitReady(addr string, proc *testproc.Process) error {
-	c := &dns.Client{Net: "udp", Timeout: 2 * time.Second}
-	m := new(dns.Msg)
-	m.SetQuestion(v.root, dns.TypeDNSKEY)
-	deadline := time.NewTimer(startTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if _, _, err := c.Exchange(m, addr); err == nil {
-			return nil
-		}
-		select {
-		case <-proc.Done():
-			return fmt.Errorf("exited before answering on %s", addr)
-		case <-deadline.C:
-			return fmt.Errorf("did not answer on %s within %v", addr, startTimeout)
-		case <-tick.C:
-		}
-	}
 }
 
 // Answer is what unbound said to one query.

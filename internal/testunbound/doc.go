@@ -5,5 +5,6 @@
 // Start returns once unbound answers and stops it (by its PID) when the
 // test ends. Where unbound is missing the test is skipped with a message,
 // unless GSLBKIT_REQUIRE_UNBOUND=1 (CI sets it), which makes that a
-// failure. DNSSEC validation has its own harness, internal/testdnssec.
+// failure. With Config.TrustAnchorFile it validates DNSSEC: the validators
+// of internal/testdnssec are built on it.
 package testunbound

@@ -2,6 +2,7 @@ package testunbound_test
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gslbkit/gslb/internal/testunbound"
 )
@@ -31,6 +32,32 @@ func ExampleConfig_Render() {
 	//   client-subnet-always-forward: yes
 	//   max-client-subnet-ipv4: 24
 	//   send-client-subnet: 127.0.0.1
+	// stub-zone:
+	//   name: "example.test"
+	//   stub-addr: 127.0.0.1@5300
+}
+
+// A validating resolver with unbound-control, as internal/testdnssec
+// starts it: the trust anchors' file, validation failures logged with
+// their reasons, extended DNS errors; Run picks the control port.
+func ExampleConfig_Render_validating() {
+	cfg := testunbound.Config{
+		Stubs:           map[string]string{"example.test.": "127.0.0.1:5300"},
+		TrustAnchorFile: "/tmp/u/anchor", NoQnameMinimisation: true, Control: true,
+	}
+	out := cfg.Render("/tmp/u", 5353)
+	fmt.Print(out[strings.Index(out, "  local-zone"):])
+	// Output:
+	//   local-zone: "test." nodefault
+	//   qname-minimisation: no
+	//   trust-anchor-file: "/tmp/u/anchor"
+	//   val-log-level: 2
+	//   ede: yes
+	//   module-config: "validator iterator"
+	// remote-control:
+	//   control-enable: yes
+	//   control-interface: 127.0.0.1
+	//   control-use-cert: no
 	// stub-zone:
 	//   name: "example.test"
 	//   stub-addr: 127.0.0.1@5300

@@ -35,7 +35,34 @@ type Config struct {
 	// answer before Start returns; empty: any reply to a SOA query of the
 	// first stub zone will do.
 	Ready string
+	// TrustAnchorFile, when set, makes unbound validate DNSSEC (RFC 4035)
+	// from the trust anchors the file holds (DNSKEY or DS records in zone
+	// file form), log each validation failure with its reason
+	// (val-log-level 2) and attach extended DNS errors (RFC 8914) to its
+	// answers.
+	TrustAnchorFile string
+	// NoQnameMinimisation sends the full name to the stub authorities
+	// (RFC 9156 off), as a validator test expects to see it.
+	NoQnameMinimisation bool
+	// Control enables unbound-control, without certificates, on a free
+	// loopback port; Server.Conf is the file it reads (unbound-control -c).
+	Control bool
+
+	controlPort int // chosen by Run for Control
 }
+
+// Server is a running unbound.
+type Server struct {
+	// Addr is its address, "127.0.0.1:port".
+	Addr string
+	// Conf is its configuration file.
+	Conf string
+
+	log *testproc.Buffer
+}
+
+// Log returns what unbound has written so far.
+func (s *Server) Log() string { return s.log.String() }
 
 // Require returns unbound's path; where it is missing it skips t, or
 // fails it when RequireEnv is "1". A test calls it first to skip before
@@ -60,6 +87,14 @@ func Require(t testing.TB) string {
 // It calls Require first.
 func Start(t testing.TB, cfg Config) string {
 	t.Helper()
+	return Run(t, cfg).Addr
+}
+
+// Run runs unbound with cfg and returns it once it answers; unbound is
+// stopped, and waited for, when t ends, and its log is written to t if t
+// failed. It calls Require first.
+func Run(t testing.TB, cfg Config) *Server {
+	t.Helper()
 	bin := Require(t)
 	if len(cfg.Stubs) == 0 {
 		t.Fatal("testunbound: Config.Stubs is empty")
@@ -67,8 +102,8 @@ func Start(t testing.TB, cfg Config) string {
 	// A port found free may be taken before unbound binds it: unbound then
 	// exits at once, and another port is tried.
 	for attempt := 1; ; attempt++ {
-		if addr, ok := try(t, bin, cfg, attempt == 5); ok {
-			return addr
+		if s := try(t, bin, cfg, attempt == 5); s != nil {
+			return s
 		}
 	}
 }
@@ -94,6 +129,12 @@ func (cfg Config) Render(dir string, port int) string {
   local-zone: "test." nodefault
 `, port, dir)
 	zones := slices.Sorted(maps.Keys(cfg.Stubs))
+	if cfg.NoQnameMinimisation {
+		b.WriteString("  qname-minimisation: no\n")
+	}
+	if cfg.TrustAnchorFile != "" {
+		fmt.Fprintf(&b, "  trust-anchor-file: %q\n  val-log-level: 2\n  ede: yes\n", cfg.TrustAnchorFile)
+	}
 	if cfg.SubnetCache {
 		b.WriteString("  module-config: \"subnetcache validator iterator\"\n  client-subnet-always-forward: yes\n  max-client-subnet-ipv4: 24\n")
 		hosts := map[string]bool{}
@@ -103,8 +144,16 @@ func (cfg Config) Render(dir string, port int) string {
 				fmt.Fprintf(&b, "  send-client-subnet: %s\n", h)
 			}
 		}
+	} else if cfg.TrustAnchorFile != "" {
+		b.WriteString("  module-config: \"validator iterator\"\n")
 	} else {
 		b.WriteString("  module-config: \"iterator\"\n")
+	}
+	if cfg.Control {
+		b.WriteString("remote-control:\n  control-enable: yes\n  control-interface: 127.0.0.1\n  control-use-cert: no\n")
+		if cfg.controlPort != 0 {
+			fmt.Fprintf(&b, "  control-port: %d\n", cfg.controlPort)
+		}
 	}
 	for _, z := range zones {
 		host, port, _ := net.SplitHostPort(cfg.Stubs[z])
@@ -130,14 +179,19 @@ func (cfg Config) ready(addr string) bool {
 }
 
 // try starts unbound on a free port and waits until it answers; it
-// returns false when unbound exited before answering (the port was taken),
+// returns nil when unbound exited before answering (the port was taken),
 // unless last, when that fails the test.
-func try(t testing.TB, bin string, cfg Config, last bool) (string, bool) {
+func try(t testing.TB, bin string, cfg Config, last bool) *Server {
 	t.Helper()
 	dir := t.TempDir()
 	port, err := testproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cfg.Control {
+		if cfg.controlPort, err = testproc.FreePort(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	path := filepath.Join(dir, "unbound.conf")
 	if err := os.WriteFile(path, []byte(cfg.Render(dir, port)), 0o600); err != nil {
@@ -153,12 +207,15 @@ func try(t testing.TB, bin string, cfg Config, last bool) (string, bool) {
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill() // our own child, by PID
 		<-p.Done()
+		if t.Failed() {
+			t.Logf("testunbound: unbound log:\n%s", log.String())
+		}
 	})
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if cfg.ready(addr) {
-			return addr, true
+			return &Server{Addr: addr, Conf: path, log: &log}
 		}
 		select {
 		case <-p.Done():
@@ -166,7 +223,7 @@ func try(t testing.TB, bin string, cfg Config, last bool) (string, bool) {
 				t.Fatalf("testunbound: unbound exited:\n%s", log.String())
 			}
 			t.Logf("testunbound: unbound exited, trying another port:\n%s", log.String())
-			return "", false
+			return nil
 		default:
 		}
 		if time.Now().After(deadline) {
