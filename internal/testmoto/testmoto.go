@@ -51,9 +51,8 @@ func Require(t testing.TB) string {
 }
 
 // Start runs moto_server on 127.0.0.1 and returns once its API answers;
-// it sets the AWS SDK's environment (t.Setenv: not for parallel tests) to
-// reach it with test credentials, and stops it when t ends. It calls
-// Require first.
+// it points the AWS SDK at it with Env (t.Setenv: not for parallel tests)
+// and stops it when t ends. It calls Require first.
 func Start(t testing.TB) *Server {
 	t.Helper()
 	bin := Require(t)
@@ -73,7 +72,7 @@ func Start(t testing.TB) *Server {
 		s := &Server{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port)}
 		if last = ready(s.Endpoint, proc); last == nil {
 			t.Cleanup(proc.Stop)
-			s.env(t)
+			Env(t, s.Endpoint)
 			return s
 		}
 		proc.Stop()
@@ -83,12 +82,15 @@ func Start(t testing.TB) *Server {
 	return nil
 }
 
-// env points the AWS SDK at s with test credentials and nothing of the
-// machine's own AWS configuration.
-func (s *Server) env(t testing.TB) {
+// Env points the AWS SDK's Route 53 client at endpoint (moto, or a fake
+// of the API) with test credentials and keeps it away from the machine's
+// own AWS configuration: shared config files and instance metadata. It
+// uses t.Setenv: not for parallel tests.
+func Env(t testing.TB, endpoint string) {
+	t.Helper()
 	dir := t.TempDir()
 	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL_ROUTE_53": s.Endpoint, "AWS_ENDPOINT_URL": "",
+		"AWS_ENDPOINT_URL_ROUTE_53": endpoint, "AWS_ENDPOINT_URL": "",
 		"AWS_ACCESS_KEY_ID": "AKIDGSLBKITTEST", "AWS_SECRET_ACCESS_KEY": "gslbkit-test-secret", "AWS_SESSION_TOKEN": "",
 		"AWS_REGION": "us-east-1", "AWS_PROFILE": "", "AWS_EC2_METADATA_DISABLED": "true",
 		"AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 	"github.com/gslbkit/gslb/internal/errclass"
+	"github.com/gslbkit/gslb/internal/testmoto"
 	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/provider/providertest"
 	"github.com/gslbkit/gslb/provider/route53"
@@ -23,29 +23,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// awsEnv points the AWS SDK at url with dummy credentials and keeps it
-// away from this machine's shared config files and instance metadata.
-func awsEnv(t *testing.T, url string) {
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL_ROUTE_53":   url,
-		"AWS_ENDPOINT_URL":            "",
-		"AWS_ACCESS_KEY_ID":           "AKIDGSLBKITTEST",
-		"AWS_SECRET_ACCESS_KEY":       "gslbkit-test-secret",
-		"AWS_SESSION_TOKEN":           "",
-		"AWS_REGION":                  "us-east-1",
-		"AWS_PROFILE":                 "",
-		"AWS_CONFIG_FILE":             filepath.Join(dir, "config"),
-		"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
-		"AWS_EC2_METADATA_DISABLED":   "true",
-	} {
-		t.Setenv(k, v)
-	}
-}
-
 func newProvider(t *testing.T, f *fakeRoute53, zoneID string) *route53.Provider {
 	t.Helper()
-	awsEnv(t, f.URL)
+	testmoto.Env(t, f.URL)
 	cfg := route53.DefaultConfig()
 	cfg.HostedZoneID = zoneID
 	p, err := route53.New(cfg)
@@ -119,7 +99,7 @@ func TestClassification(t *testing.T) {
 		require.NoError(t, err)
 		addr := l.Addr().String()
 		require.NoError(t, l.Close())
-		awsEnv(t, "http://"+addr)
+		testmoto.Env(t, "http://"+addr)
 		cfg := route53.DefaultConfig()
 		cfg.HostedZoneID = "Z0GSLBKIT"
 		q, err := route53.New(cfg)
@@ -157,7 +137,7 @@ func TestRetryThroughThrottling(t *testing.T) {
 func TestWaitForSync(t *testing.T) {
 	rec := []libdns.Record{libdns.Address{Name: "www", IP: netip.MustParseAddr("192.0.2.1"), TTL: time.Minute}}
 	newSyncProvider := func(t *testing.T, f *fakeRoute53, wait bool) *route53.Provider {
-		awsEnv(t, f.URL)
+		testmoto.Env(t, f.URL)
 		cfg := route53.DefaultConfig()
 		cfg.HostedZoneID = "Z0GSLBKIT"
 		cfg.WaitForSync = wait
