@@ -11,19 +11,27 @@ import (
 
 // Online signing (see docs/dnssec.md). A zone added with a
 // ZoneConfig.Signer answers DNSKEY, CDS and CDNSKEY at its apex from the
-// signer's keys, and to a query with the DO bit it adds an RRSIG to every
-// RRset of the answer and authority sections it is authoritative for (the
-// glue and the additional addresses are not signed) and denies by compact
-// denial of existence (RFC 9824): one NSEC at the name, signed. The
-// answer path builds the unsigned reply as for any zone; signReply then
-// signs it, taking signatures from the signer's cache.
+// signer's keys and NSEC at any name from its compact denial, and to a
+// query with the DO bit it adds an RRSIG to every RRset it is
+// authoritative for, in the answer, authority and additional sections
+// (glue below a zone cut is not signed, RFC 4035 section 2.2) and denies
+// by compact denial of existence (RFC 9824): one NSEC at the name,
+// signed. The answer path builds the unsigned reply as for any zone;
+// signReply then signs it, taking signatures from the signer's cache.
 
 // signReply finishes m, the answer path's reply to q from the signed zone
 // z; opt is the query's OPT record (nil without EDNS) and ro the reply's.
-// It reports false when a signature could not be made (the signing
+// It reports ok false when a signature could not be made (the signing
 // budget spent, a key that fails): m is then a SERVFAIL with no records.
-func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.Time) bool {
+// complete is false when the additional section lost addresses whose
+// signatures could not be made (the reply is right, but not the one to
+// cache).
+func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.Time) (ok, complete bool) {
 	s := z.Signer
+	do := opt != nil && opt.Do()
+	if q.Qtype == dns.TypeNSEC {
+		nsecAnswer(m, z, q.Name, do && !opt.Co())
+	}
 	if q.Name == z.Name && len(m.Answer) == 0 && m.Rcode == dns.RcodeSuccess {
 		var keys []dns.RR
 		switch q.Qtype {
@@ -38,15 +46,15 @@ func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.T
 			m.Answer, m.Ns = append(m.Answer, keys...), m.Ns[:0]
 		}
 	}
-	if opt == nil || !opt.Do() {
-		return true
+	if !do {
+		return true, true
 	}
 	if opt.Co() {
 		ro.SetCo()
 	}
 	ans, proofs, err := signSection(m.Answer, z, now)
 	if err != nil {
-		return failed(m)
+		return failed(m), false
 	}
 	m.Answer = ans
 	switch {
@@ -82,13 +90,78 @@ func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.T
 	}
 	ns, _, err := signSection(m.Ns, z, now)
 	if err != nil {
-		return failed(m)
+		return failed(m), false
 	}
 	m.Ns = append(ns, proofs...)
-	return true
+	complete = signAdditional(m, z, now)
+	return true, complete
 }
 
-// failed turns m into a SERVFAIL with no records.
+// nsecAnswer answers a query for type NSEC at name with the NSEC that
+// compact denial gives at that name (RFC 9824; Knot's mod-onlinesign
+// synthesises it too): a NODATA answer cannot be proved for type NSEC,
+// since the NSEC at the name lists NSEC in its bitmap. A name that exists
+// (or an empty non-terminal, a name a wildcard synthesises, a CNAME's
+// owner) gets its NoData NSEC; a name that does not exist gets the NXNAME
+// NSEC when lie is set (DO without CO), else keeps its NXDOMAIN. Names at
+// or below a zone cut keep their referral.
+func nsecAnswer(m *dns.Msg, z *zone, name string, lie bool) {
+	if z.CutFor(name) != "" {
+		return
+	}
+	ttl := z.NegativeSOA().Header().Ttl
+	var nsec *dns.NSEC
+	switch {
+	case name == z.Name || z.Nodes[name] != nil || z.ENTs[name] || z.WildcardFor(name) != "":
+		nsec = dnssec.NoData(name, z.TypesAt(name), ttl)
+	case lie:
+		nsec = dnssec.NXName(name, ttl)
+	default:
+		return
+	}
+	m.Rcode = dns.RcodeSuccess
+	m.Answer, m.Ns, m.Extra = []dns.RR{nsec}, m.Ns[:0], m.Extra[:0]
+}
+
+// signAdditional signs the additional section's addresses the zone is
+// authoritative for (RFC 4035 section 3.1.1); glue, at or below a zone
+// cut, stays unsigned (RFC 4035 section 2.2). An RRset whose signature
+// cannot be made is dropped with its signatures rather than served
+// unsigned (the section is optional, RFC 2181 section 9), and complete is
+// then false. m.Extra holds no OPT record yet.
+func signAdditional(m *dns.Msg, z *zone, now time.Time) (complete bool) {
+	if len(m.Extra) == 0 {
+		return true
+	}
+	complete = true
+	out := make([]dns.RR, 0, len(m.Extra)*2)
+	for i := 0; i < len(m.Extra); {
+		h := m.Extra[i].Header()
+		j := i + 1
+		for j < len(m.Extra) && m.Extra[j].Header().Rrtype == h.Rrtype && m.Extra[j].Header().Name == h.Name {
+			j++
+		}
+		set := m.Extra[i:j]
+		i = j
+		if z.CutFor(h.Name) != "" {
+			out = append(out, set...) // glue
+			continue
+		}
+		sigs, err := z.Signer.Sign(set, now)
+		if err != nil {
+			complete = false
+			continue
+		}
+		out = append(out, set...)
+		for _, s := range sigs {
+			out = append(out, s)
+		}
+	}
+	m.Extra = out
+	return complete
+}
+
+// failed turns m into a SERVFAIL with no records and returns false.
 func failed(m *dns.Msg) bool {
 	m.Rcode = dns.RcodeServerFailure
 	m.Answer, m.Ns, m.Extra = nil, nil, nil
