@@ -270,19 +270,159 @@ func signedDO(z *zone, key []byte) bool {
 	return z.Signer != nil && len(key) > 0 && key[len(key)-1]&0x80 != 0
 }
 
-// newHookSigs returns the signature store for a hooked question's
-// records, or nil when the fast path leaves it to the general path: a
-// wildcard's records (the answer carries a proof the entry does not
-// build) or more than 64.
-func newHookSigs(s *dnssec.Signer, set []rec, wildcard bool) *dnssec.Subsets {
-	if wildcard {
-		return nil
-	}
+// hookSigs returns the signature store for a hooked question's records
+// (set, owned by src: the name asked, or the wildcard that synthesises
+// it), or nil when the fast path leaves it to the general path (more than
+// 64 records). A wildcard's store is shared by every name it synthesises,
+// one per wildcard and type in the cache: its packed RRSIGs (the
+// wildcard's signatures, owned by the question's name through a pointer)
+// are the same bytes for all of them, so a flood of names does not
+// multiply them.
+func (c *fastCache) hookSigs(s *dnssec.Signer, set []rec, src string, qtype uint16, wildcard bool) *dnssec.Subsets {
 	rrs := make([]dns.RR, len(set))
 	for i, r := range set {
 		rrs[i] = r.Wire
 	}
-	return s.NewSubsets(rrs)
+	if !wildcard {
+		return s.NewSubsets(rrs)
+	}
+	k := wildKey{src, qtype}
+	c.mu.RLock()
+	h, ok := c.wsigs[k]
+	c.mu.RUnlock()
+	if ok {
+		return h
+	}
+	h = s.NewSubsets(rrs)
+	c.mu.Lock()
+	if old, ok := c.wsigs[k]; ok {
+		h = old
+	} else {
+		if c.wsigs == nil {
+			c.wsigs = map[wildKey]*dnssec.Subsets{}
+		}
+		c.wsigs[k] = h
+	}
+	c.mu.Unlock()
+	return h
+}
+
+// wildKey names a wildcard's RRset of one type.
+type wildKey struct {
+	owner string
+	qtype uint16
+}
+
+// proof is the authority section of a signed answer synthesised from a
+// wildcard, as the general path packed it: the NSEC that proves the name
+// asked does not exist and its RRSIGs (RFC 4035 section 3.1.3.3). The
+// section's names point into the question, whose offset is fixed, and
+// into the section itself (an RRSIG's owner is the NSEC's): those pointers
+// move with the section's start, which the chosen records decide.
+type proof struct {
+	b     []byte   // the section, as packed at offset at
+	at    int      // where it started in the reply it was taken from
+	ptrs  []uint16 // offsets in b of the pointers into b itself
+	count int      // its records
+	mark  signedMark
+}
+
+// appendTo appends the section to out, at offset len(out), its inner
+// pointers moved there; ok is false when a pointer would not fit.
+func (p *proof) appendTo(out []byte) ([]byte, bool) {
+	base := len(out)
+	out = append(out, p.b...)
+	for _, o := range p.ptrs {
+		i := base + int(o)
+		v := (int(out[i]&0x3F)<<8 | int(out[i+1])) + base - p.at
+		if v < 0 || v >= 0x4000 {
+			return out[:base], false
+		}
+		out[i], out[i+1] = 0xC0|byte(v>>8), byte(v)
+	}
+	return out, true
+}
+
+// newProof reads the authority section of reply, a wildcard's signed
+// answer: records from off on, count of them, NSEC and RRSIG records only
+// (names in their data are not compressed, RFC 4034 sections 3.1.7 and
+// 4.1.1). It returns nil for anything else.
+func newProof(reply []byte, off, count int, z *zone) *proof {
+	p := &proof{at: off, count: count}
+	start := off
+	for range count {
+		// The owner: labels, ending in a zero or a pointer.
+		for {
+			if off >= len(reply) {
+				return nil
+			}
+			l := int(reply[off])
+			if l&0xC0 == 0xC0 {
+				if off+1 >= len(reply) {
+					return nil
+				}
+				if t := int(l&0x3F)<<8 | int(reply[off+1]); t >= start {
+					p.ptrs = append(p.ptrs, uint16(off-start))
+				} else if t < 12 {
+					return nil
+				}
+				off += 2
+				break
+			}
+			if l&0xC0 != 0 {
+				return nil
+			}
+			off += 1 + l
+			if l == 0 {
+				break
+			}
+		}
+		if off+10 > len(reply) {
+			return nil
+		}
+		typ := uint16(reply[off])<<8 | uint16(reply[off+1])
+		if typ != dns.TypeNSEC && typ != dns.TypeRRSIG {
+			return nil
+		}
+		off += 10 + (int(reply[off+8])<<8 | int(reply[off+9]))
+		if off > len(reply) {
+			return nil
+		}
+	}
+	p.b = append([]byte(nil), reply[start:off]...)
+	p.mark = signedMark{s: z.Signer, gen: z.Signer.Generation(), until: time.Now().Add(z.Signer.Reuse()).Unix()}
+	return p
+}
+
+// skipRRs returns the offset past count records of msg from off, or -1.
+func skipRRs(msg []byte, off, count int) int {
+	for range count {
+		for {
+			if off >= len(msg) {
+				return -1
+			}
+			l := int(msg[off])
+			if l&0xC0 == 0xC0 {
+				off += 2
+				break
+			}
+			if l&0xC0 != 0 {
+				return -1
+			}
+			off += 1 + l
+			if l == 0 {
+				break
+			}
+		}
+		if off+10 > len(msg) {
+			return -1
+		}
+		off += 10 + (int(msg[off+8])<<8 | int(msg[off+9]))
+	}
+	if off > len(msg) {
+		return -1
+	}
+	return off
 }
 
 // chosen returns the records of h.in that an answer built from got holds,
