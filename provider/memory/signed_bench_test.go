@@ -119,7 +119,20 @@ func BenchmarkFastPathHookedSigned(b *testing.B) { benchHooked(b, true) }
 func FuzzSignedFastPath(f *testing.F) {
 	p := fastFixture(f)
 	withSigner(f, p)
-	for _, name := range []string{"www.example.test", "nope.example.test", "x.y.w.example.test", "app.example.test", "hooked.example.test", "host.sub.example.test", "example.test"} {
+	// A hooked wildcard whose choice depends on the name only, so both
+	// paths choose alike.
+	var rs []libdns.Record
+	for i := range 3 {
+		rs = append(rs, libdns.Address{Name: "*.hw", TTL: time.Minute, IP: netip.AddrFrom4([4]byte{192, 0, 2, byte(201 + i)})})
+	}
+	if _, err := p.AppendRecords(context.Background(), "example.test.", rs); err != nil {
+		f.Fatal(err)
+	}
+	p.SetAnswerFunc("*.hw.example.test.", func(_ netip.Prefix, name, _ string, rrs []libdns.Record) ([]libdns.Record, int) {
+		i := len(name) % len(rrs)
+		return rrs[i : i+1], 0
+	})
+	for _, name := range []string{"www.example.test", "nope.example.test", "x.y.w.example.test", "app.example.test", "hooked.example.test", "host.sub.example.test", "example.test", "a.hw.example.test", "b.c.hw.example.test"} {
 		f.Add(name, uint16(1), byte(0xC1), uint16(1232))
 		f.Add(name, uint16(28), byte(0x81), uint16(512))
 	}
