@@ -115,7 +115,7 @@ func newHookedEntry(p *Engine, c *fastCache, key []byte, nameLen int, fq fastQue
 		if off < 0 {
 			return nil
 		}
-		if pr = newProof(reply, off, ns, z); pr == nil {
+		if pr = newProof(reply, off, ns, fq.nameEnd, z); pr == nil {
 			return nil
 		}
 	}

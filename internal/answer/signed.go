@@ -346,8 +346,9 @@ func (p *proof) appendTo(out []byte) ([]byte, bool) {
 // newProof reads the authority section of reply, a wildcard's signed
 // answer: records from off on, count of them, NSEC and RRSIG records only
 // (names in their data are not compressed, RFC 4034 sections 3.1.7 and
-// 4.1.1). It returns nil for anything else.
-func newProof(reply []byte, off, count int, z *zone) *proof {
+// 4.1.1), their owners pointing into the question's name (which ends at
+// nameEnd) or into the section. It returns nil for anything else.
+func newProof(reply []byte, off, count, nameEnd int, z *zone) *proof {
 	p := &proof{at: off, count: count}
 	start := off
 	for range count {
@@ -363,7 +364,7 @@ func newProof(reply []byte, off, count int, z *zone) *proof {
 				}
 				if t := int(l&0x3F)<<8 | int(reply[off+1]); t >= start {
 					p.ptrs = append(p.ptrs, uint16(off-start))
-				} else if t < 12 {
+				} else if t < 12 || t >= nameEnd {
 					return nil
 				}
 				off += 2
