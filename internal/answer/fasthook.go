@@ -162,6 +162,21 @@ func newHookedEntry(p *Engine, c *fastCache, key []byte, nameLen int, fq fastQue
 	return h
 }
 
+// size is what the fast cache counts for h (see fastCacheBytes): at least
+// fastHookedBytes, more when its parts (and a wildcard's proof) are larger,
+// so names a wildcard synthesises, each with an entry, stay within the
+// cache's bound whatever the wildcard's RRset.
+func (h *hookedEntry) size() int {
+	n := len(h.head) + len(h.opt) + h.all + len(h.in)*(32+24) + len(h.parts)*24 + len(h.addrs)*24 + 256
+	for _, d := range h.data {
+		n += len(d) + 16
+	}
+	if h.proof != nil {
+		n += len(h.proof.b) + len(h.proof.ptrs)*2 + 64
+	}
+	return max(n, fastHookedBytes)
+}
+
 // wireName turns a lower-case wire-form name (the cache key's) into
 // presentation form with the escapes miekg/dns uses, so it matches the
 // zone's keys.

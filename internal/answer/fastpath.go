@@ -38,7 +38,8 @@ import (
 var fastCacheBytes = 32 << 20
 
 // fastEntryOverhead is what fastCacheBytes counts for an entry beyond its
-// key and reply bytes; a hooked entry counts fastHookedBytes in all.
+// key and reply bytes; a hooked entry counts fastHookedBytes in all, or
+// more when its parts are larger (hookedEntry.size).
 const (
 	fastEntryOverhead = 96
 	fastHookedBytes   = 1024
@@ -256,10 +257,13 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 			out, _ = p.respondWire(c.v, query, src, tcp, &pre)
 			if e.h.proof != nil && !e.h.proof.mark.fresh() && out != nil && len(out) >= fq.nameEnd {
 				// A wildcard's proof past its reuse time: renew the entry
-				// from this reply (same key, same size counted).
+				// from this reply (same key).
 				if h := newHookedEntry(p, c, key[:n], fq.nameEnd-12, fq, out); h != nil {
 					c.mu.Lock()
-					c.m[string(key[:n])] = fastEntry{h: h}
+					if old := c.m[string(key[:n])].h; old == e.h {
+						c.m[string(key[:n])] = fastEntry{h: h}
+						c.bytes += h.size() - old.size()
+					}
 					c.mu.Unlock()
 				}
 			}
@@ -302,9 +306,9 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 		}
 		if h := newHookedEntry(p, c, key[:n], fq.nameEnd-12, fq, out); h != nil {
 			c.mu.Lock()
-			if c.bytes+fastHookedBytes <= fastCacheBytes {
+			if size := h.size(); c.bytes+size <= fastCacheBytes {
 				c.m[string(key[:n])] = fastEntry{h: h}
-				c.bytes += fastHookedBytes
+				c.bytes += size
 			}
 			c.mu.Unlock()
 		}
