@@ -29,12 +29,18 @@
 # The signed embedded rows need an embedded binary with -sign; without it
 # they are left out with a message.
 #
+# PROFILE=1 (as run.sh and dynamic.sh, bench/lib/profile.sh; needs perf)
+# adds a table of what one query costs each server beyond its CPU time:
+# user and system CPU, system calls by kind, context switches.
+#
 #   bench/dns-vs-peers/signed.sh   # apt-get install knot knot-module-geoip bind9-utils pdns-server pdns-backend-bind dnsperf
 #   DURATION=5 ROUNDS=1 SERVERS="knot-presigned knot-online" bench/dns-vs-peers/signed.sh
+#   PROFILE=1 LOADS=dyn-fixed SERVERS="knot-geoip fast-dyn-signed" bench/dns-vs-peers/signed.sh
 set -euo pipefail
 
 DURATION=${DURATION:-15}
 ROUNDS=${ROUNDS:-3}
+PROFILE=${PROFILE:-}
 FIXED_QPS=${FIXED_QPS:-30000}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
@@ -49,6 +55,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 . "$repo/bench/lib/stats.sh"
 . "$repo/bench/lib/dnsperf.sh"
+. "$repo/bench/lib/profile.sh"
 dir=$(mktemp -d /tmp/dns-signed.XXXXXX)
 pids=()
 cleanup() {
@@ -63,6 +70,7 @@ need dnsperf "apt-get install dnsperf"
 need taskset util-linux
 need go golang
 need dig "apt-get install dnsutils"
+if [ "$PROFILE" = 1 ]; then profile_check; fi
 for s in $SERVERS; do
 	case $s in
 	knot-presigned) need knotd "apt-get install knot"; need dnssec-signzone "apt-get install bind9-utils" ;;
@@ -285,9 +293,11 @@ run_one() { # round server pid load
 	stray=$(off_core "$pid")
 	before=$(cpu_ticks "$pid")
 	sw0=$(ctx_switches "$pid")
+	if [ "$PROFILE" = 1 ]; then profile_start "$pid"; fi
 	out=$(taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$DURATION" -c 1 -T 1 -q 200 "${args[@]}" 2>&1) || true
 	after=$(cpu_ticks "$pid" 2>/dev/null) || after=""
 	sw1=$(ctx_switches "$pid")
+	if [ "$PROFILE" = 1 ]; then profile_stop "$round" "$s" "$load" "$pid" "$out"; fi
 	stray+=$(off_core "$pid")
 	record_run "$round" "$s" "$load" "$fixed" "$out" "$before" "$after"
 }
@@ -333,3 +343,4 @@ for load in $LOADS; do
 		if runs_load "$s" "$load"; then table_row "$s" "$load" "$base"; fi
 	done
 done
+profile_table "$SERVERS" "$LOADS"

@@ -27,7 +27,11 @@ import (
 // Only the plain case is kept: the queried name holds (or a wildcard
 // synthesises) records of the queried type A, AAAA or TXT directly (no
 // CNAME, no delegation, no additional section), with a per-name,
-// wildcard or zone-wide hook. A returned record the zone does not hold, or a
+// wildcard or zone-wide hook. Signed (a DO query to a signed zone), the
+// chosen subset's RRSIGs follow (dnssec.Subsets; a wildcard's shared by
+// its names), and for a name a wildcard synthesises the authority
+// section with the proof NSEC, taken from the general path's reply and
+// renewed with it (signed.go). A returned record the zone does not hold, or a
 // reply that would not fit, goes to the general path with the hook's answer
 // already in hand (the hook is never asked twice for one query).
 
@@ -45,13 +49,15 @@ type hookedEntry struct {
 	head  []byte          // header (ID 0, RD and CD clear, ANCOUNT 0) and question in lower case
 	opt   []byte          // the OPT record with no options, or nil without EDNS
 	sig   *dnssec.Subsets // a signed zone's DO query: the chosen subsets' RRSIGs (signed.go)
+	proof *proof          // and for a name a wildcard synthesises, the authority section (signed.go)
 	mark  *signedMark     // set alone (no hook): the entry is a signed zone's packed reply
 }
 
 // newHookedEntry builds the entry for the question in key (lower case, wire
 // form: name, type, class) from reply, the general path's packed answer to
 // the query, when the question is of the plain kind above; nil otherwise.
-func newHookedEntry(p *Engine, v view, key []byte, nameLen int, fq fastQuery, reply []byte) *hookedEntry {
+func newHookedEntry(p *Engine, c *fastCache, key []byte, nameLen int, fq fastQuery, reply []byte) *hookedEntry {
+	v := c.v
 	if v.hooks == nil || len(key) < nameLen+4 || key[nameLen+2] != 0 || key[nameLen+3] != 1 {
 		return nil // class IN only
 	}
@@ -87,19 +93,33 @@ func newHookedEntry(p *Engine, v view, key []byte, nameLen int, fq fastQuery, re
 		return nil
 	}
 	var sig *dnssec.Subsets
-	if signedDO(z, key) {
-		if sig = newHookSigs(z.Signer, set, src != name); sig == nil {
+	signed := signedDO(z, key)
+	if signed {
+		if sig = c.hookSigs(z.Signer, set, src, qtype, src != name); sig == nil {
 			return nil // the general path signs the chosen records
 		}
 	}
-	// The reply's fixed parts: NOERROR with AA, no authority records, the
-	// OPT (if any) last.
+	// The reply's fixed parts: NOERROR with AA, no authority records but
+	// a signed wildcard answer's proof, the OPT (if any) last.
 	qEnd := fq.nameEnd + 4
 	if len(reply) < qEnd || reply[3]&0x0F != 0 || reply[2]&0x06 != 0x04 ||
-		reply[8] != 0 || reply[9] != 0 || reply[10] != 0 || reply[11] > 1 {
+		reply[10] != 0 || reply[11] > 1 {
 		return nil
 	}
-	h := &hookedEntry{p: p, f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(set), sig: sig}
+	var pr *proof
+	if ns := int(reply[8])<<8 | int(reply[9]); ns != 0 {
+		if !signed || src == name {
+			return nil
+		}
+		off := skipRRs(reply, qEnd, int(reply[6])<<8|int(reply[7]))
+		if off < 0 {
+			return nil
+		}
+		if pr = newProof(reply, off, ns, fq.nameEnd, z); pr == nil {
+			return nil
+		}
+	}
+	h := &hookedEntry{p: p, f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(set), sig: sig, proof: pr}
 	h.head = append([]byte(nil), reply[:qEnd]...)
 	h.head[0], h.head[1] = 0, 0
 	h.head[2] &^= 0x01
@@ -140,6 +160,21 @@ func newHookedEntry(p *Engine, v view, key []byte, nameLen int, fq fastQuery, re
 		}
 	}
 	return h
+}
+
+// size is what the fast cache counts for h (see fastCacheBytes): at least
+// fastHookedBytes, more when its parts (and a wildcard's proof) are larger,
+// so names a wildcard synthesises, each with an entry, stay within the
+// cache's bound whatever the wildcard's RRset.
+func (h *hookedEntry) size() int {
+	n := len(h.head) + len(h.opt) + h.all + len(h.in)*(32+24) + len(h.parts)*24 + len(h.addrs)*24 + 256
+	for _, d := range h.data {
+		n += len(d) + 16
+	}
+	if h.proof != nil {
+		n += len(h.proof.b) + len(h.proof.ptrs)*2 + 64
+	}
+	return max(n, fastHookedBytes)
 }
 
 // wireName turns a lower-case wire-form name (the cache key's) into
@@ -227,6 +262,14 @@ func (h *hookedEntry) respond(query, buf []byte, fq fastQuery, src netip.Addr) (
 			return nil, got, scope, false
 		}
 		count += n
+	}
+	if h.proof != nil {
+		if !h.proof.mark.fresh() {
+			return nil, got, scope, false // the general path answers; respondFast renews the entry
+		}
+		if out, ok = h.proof.appendTo(out); !ok {
+			return nil, got, scope, false
+		}
 	}
 	if count > 0xFFFF || len(out)+len(h.opt)+fq.ecsLen > fq.limit {
 		return nil, got, scope, false

@@ -3,6 +3,8 @@ package answer
 import (
 	"net/netip"
 	"sync"
+
+	"github.com/gslbkit/gslb/provider/dnssec"
 )
 
 // The fast path. Answers in a GSLB zone change rarely, so the server
@@ -36,7 +38,8 @@ import (
 var fastCacheBytes = 32 << 20
 
 // fastEntryOverhead is what fastCacheBytes counts for an entry beyond its
-// key and reply bytes; a hooked entry counts fastHookedBytes in all.
+// key and reply bytes; a hooked entry counts fastHookedBytes in all, or
+// more when its parts are larger (hookedEntry.size).
 const (
 	fastEntryOverhead = 96
 	fastHookedBytes   = 1024
@@ -48,6 +51,10 @@ type fastCache struct {
 	mu    sync.RWMutex
 	m     map[string]fastEntry
 	bytes int // counted as fastCacheBytes says, under mu
+	// wsigs holds, per wildcard RRset a hook chooses from, the packed
+	// RRSIGs of its subsets, shared by the names it synthesises (under mu;
+	// as many as the zone has hooked wildcards and types).
+	wsigs map[wildKey]*dnssec.Subsets
 }
 
 // full reports whether the cache has no room for an entry of n bytes.
@@ -248,6 +255,18 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 			}
 			pre := hookAnswer{got, scope} // allocated only here, on the general path
 			out, _ = p.respondWire(c.v, query, src, tcp, &pre)
+			if e.h.proof != nil && !e.h.proof.mark.fresh() && out != nil && len(out) >= fq.nameEnd {
+				// A wildcard's proof past its reuse time: renew the entry
+				// from this reply (same key).
+				if h := newHookedEntry(p, c, key[:n], fq.nameEnd-12, fq, out); h != nil {
+					c.mu.Lock()
+					if old := c.m[string(key[:n])].h; old == e.h {
+						c.m[string(key[:n])] = fastEntry{h: h}
+						c.bytes += h.size() - old.size()
+					}
+					c.mu.Unlock()
+				}
+			}
 			return out
 		}
 		if t := e.reply; t != nil && len(t)+fq.ecsLen <= fq.limit && (e.h == nil || e.h.mark.fresh()) {
@@ -285,11 +304,11 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 		if c.full(fastHookedBytes) {
 			return out
 		}
-		if h := newHookedEntry(p, c.v, key[:n], fq.nameEnd-12, fq, out); h != nil {
+		if h := newHookedEntry(p, c, key[:n], fq.nameEnd-12, fq, out); h != nil {
 			c.mu.Lock()
-			if c.bytes+fastHookedBytes <= fastCacheBytes {
+			if size := h.size(); c.bytes+size <= fastCacheBytes {
 				c.m[string(key[:n])] = fastEntry{h: h}
-				c.bytes += fastHookedBytes
+				c.bytes += size
 			}
 			c.mu.Unlock()
 		}

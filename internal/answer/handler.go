@@ -115,7 +115,11 @@ func (p *Engine) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *ho
 	}
 	o := answerOpts{minimalANY: !tcp && !p.FullANYOverUDP, additional: !p.NoAdditional, pre: pre, p: p}
 	scope, consulted := v.answer(m, z, q, clientPrefix(ecs, src), o)
-	signFailed := z.Signer != nil && !signReply(m, z, q, opt, ro, time.Now())
+	signFailed := false
+	if z.Signer != nil {
+		ok, complete := signReply(m, z, q, opt, ro, time.Now())
+		signFailed = !ok || !complete
+	}
 	if consulted && ecs != nil {
 		ro.Option[0].(*dns.EDNS0_SUBNET).SourceScope = uint8(min(max(scope, 0), int(ecs.SourceNetmask)))
 	}
@@ -131,13 +135,20 @@ func (p *Engine) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *ho
 		}
 		if m.Len() > limit {
 			referral := len(m.Answer) == 0 && len(m.Ns) > 0 && m.Ns[0].Header().Rrtype == dns.TypeNS
-			if !referral && len(m.Extra) > 0 && m.Extra[0] != dns.RR(ro) {
-				// Additional addresses are optional (RFC 2181 section 9);
+			if len(m.Extra) > 0 && m.Extra[0] != dns.RR(ro) {
+				// Additional addresses are optional (RFC 2181 section 9),
+				// signed ones with their RRSIGs (RFC 4035 section 3.1.1);
 				// glue in a referral is not (RFC 9471).
-				m.Extra, trimmed = m.Extra[:0], true
-				if ro != nil {
-					m.Extra = append(m.Extra, ro)
+				kept := m.Extra[:0]
+				for _, rr := range m.Extra {
+					if rr != dns.RR(ro) && referral && z.CutFor(rr.Header().Name) != "" {
+						kept = append(kept, rr)
+					}
 				}
+				if ro != nil {
+					kept = append(kept, ro)
+				}
+				m.Extra, trimmed = kept, len(kept) < len(m.Extra)
 			}
 			if m.Len() > limit {
 				m.Truncated = true

@@ -11,19 +11,27 @@ import (
 
 // Online signing (see docs/dnssec.md). A zone added with a
 // ZoneConfig.Signer answers DNSKEY, CDS and CDNSKEY at its apex from the
-// signer's keys, and to a query with the DO bit it adds an RRSIG to every
-// RRset of the answer and authority sections it is authoritative for (the
-// glue and the additional addresses are not signed) and denies by compact
-// denial of existence (RFC 9824): one NSEC at the name, signed. The
-// answer path builds the unsigned reply as for any zone; signReply then
-// signs it, taking signatures from the signer's cache.
+// signer's keys and NSEC at any name from its compact denial, and to a
+// query with the DO bit it adds an RRSIG to every RRset it is
+// authoritative for, in the answer, authority and additional sections
+// (glue below a zone cut is not signed, RFC 4035 section 2.2) and denies
+// by compact denial of existence (RFC 9824): one NSEC at the name,
+// signed. The answer path builds the unsigned reply as for any zone;
+// signReply then signs it, taking signatures from the signer's cache.
 
 // signReply finishes m, the answer path's reply to q from the signed zone
 // z; opt is the query's OPT record (nil without EDNS) and ro the reply's.
-// It reports false when a signature could not be made (the signing
+// It reports ok false when a signature could not be made (the signing
 // budget spent, a key that fails): m is then a SERVFAIL with no records.
-func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.Time) bool {
+// complete is false when the additional section lost addresses whose
+// signatures could not be made (the reply is right, but not the one to
+// cache).
+func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.Time) (ok, complete bool) {
 	s := z.Signer
+	do := opt != nil && opt.Do()
+	if q.Qtype == dns.TypeNSEC {
+		nsecAnswer(m, z, q.Name, do && !opt.Co())
+	}
 	if q.Name == z.Name && len(m.Answer) == 0 && m.Rcode == dns.RcodeSuccess {
 		var keys []dns.RR
 		switch q.Qtype {
@@ -38,15 +46,15 @@ func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.T
 			m.Answer, m.Ns = append(m.Answer, keys...), m.Ns[:0]
 		}
 	}
-	if opt == nil || !opt.Do() {
-		return true
+	if !do {
+		return true, true
 	}
 	if opt.Co() {
 		ro.SetCo()
 	}
 	ans, proofs, err := signSection(m.Answer, z, now)
 	if err != nil {
-		return failed(m)
+		return failed(m), false
 	}
 	m.Answer = ans
 	switch {
@@ -82,13 +90,78 @@ func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.T
 	}
 	ns, _, err := signSection(m.Ns, z, now)
 	if err != nil {
-		return failed(m)
+		return failed(m), false
 	}
 	m.Ns = append(ns, proofs...)
-	return true
+	complete = signAdditional(m, z, now)
+	return true, complete
 }
 
-// failed turns m into a SERVFAIL with no records.
+// nsecAnswer answers a query for type NSEC at name with the NSEC that
+// compact denial gives at that name (RFC 9824; Knot's mod-onlinesign
+// synthesises it too): a NODATA answer cannot be proved for type NSEC,
+// since the NSEC at the name lists NSEC in its bitmap. A name that exists
+// (or an empty non-terminal, a name a wildcard synthesises, a CNAME's
+// owner) gets its NoData NSEC; a name that does not exist gets the NXNAME
+// NSEC when lie is set (DO without CO), else keeps its NXDOMAIN. Names at
+// or below a zone cut keep their referral.
+func nsecAnswer(m *dns.Msg, z *zone, name string, lie bool) {
+	if z.CutFor(name) != "" {
+		return
+	}
+	ttl := z.NegativeSOA().Header().Ttl
+	var nsec *dns.NSEC
+	switch {
+	case name == z.Name || z.Nodes[name] != nil || z.ENTs[name] || z.WildcardFor(name) != "":
+		nsec = dnssec.NoData(name, z.TypesAt(name), ttl)
+	case lie:
+		nsec = dnssec.NXName(name, ttl)
+	default:
+		return
+	}
+	m.Rcode = dns.RcodeSuccess
+	m.Answer, m.Ns, m.Extra = []dns.RR{nsec}, m.Ns[:0], m.Extra[:0]
+}
+
+// signAdditional signs the additional section's addresses the zone is
+// authoritative for (RFC 4035 section 3.1.1); glue, at or below a zone
+// cut, stays unsigned (RFC 4035 section 2.2). An RRset whose signature
+// cannot be made is dropped with its signatures rather than served
+// unsigned (the section is optional, RFC 2181 section 9), and complete is
+// then false. m.Extra holds no OPT record yet.
+func signAdditional(m *dns.Msg, z *zone, now time.Time) (complete bool) {
+	if len(m.Extra) == 0 {
+		return true
+	}
+	complete = true
+	out := make([]dns.RR, 0, len(m.Extra)*2)
+	for i := 0; i < len(m.Extra); {
+		h := m.Extra[i].Header()
+		j := i + 1
+		for j < len(m.Extra) && m.Extra[j].Header().Rrtype == h.Rrtype && m.Extra[j].Header().Name == h.Name {
+			j++
+		}
+		set := m.Extra[i:j]
+		i = j
+		if z.CutFor(h.Name) != "" {
+			out = append(out, set...) // glue
+			continue
+		}
+		sigs, err := z.Signer.Sign(set, now)
+		if err != nil {
+			complete = false
+			continue
+		}
+		out = append(out, set...)
+		for _, s := range sigs {
+			out = append(out, s)
+		}
+	}
+	m.Extra = out
+	return complete
+}
+
+// failed turns m into a SERVFAIL with no records and returns false.
 func failed(m *dns.Msg) bool {
 	m.Rcode = dns.RcodeServerFailure
 	m.Answer, m.Ns, m.Extra = nil, nil, nil
@@ -197,19 +270,160 @@ func signedDO(z *zone, key []byte) bool {
 	return z.Signer != nil && len(key) > 0 && key[len(key)-1]&0x80 != 0
 }
 
-// newHookSigs returns the signature store for a hooked question's
-// records, or nil when the fast path leaves it to the general path: a
-// wildcard's records (the answer carries a proof the entry does not
-// build) or more than 64.
-func newHookSigs(s *dnssec.Signer, set []rec, wildcard bool) *dnssec.Subsets {
-	if wildcard {
-		return nil
-	}
+// hookSigs returns the signature store for a hooked question's records
+// (set, owned by src: the name asked, or the wildcard that synthesises
+// it), or nil when the fast path leaves it to the general path (more than
+// 64 records). A wildcard's store is shared by every name it synthesises,
+// one per wildcard and type in the cache: its packed RRSIGs (the
+// wildcard's signatures, owned by the question's name through a pointer)
+// are the same bytes for all of them, so a flood of names does not
+// multiply them.
+func (c *fastCache) hookSigs(s *dnssec.Signer, set []rec, src string, qtype uint16, wildcard bool) *dnssec.Subsets {
 	rrs := make([]dns.RR, len(set))
 	for i, r := range set {
 		rrs[i] = r.Wire
 	}
-	return s.NewSubsets(rrs)
+	if !wildcard {
+		return s.NewSubsets(rrs)
+	}
+	k := wildKey{src, qtype}
+	c.mu.RLock()
+	h, ok := c.wsigs[k]
+	c.mu.RUnlock()
+	if ok {
+		return h
+	}
+	h = s.NewSubsets(rrs)
+	c.mu.Lock()
+	if old, ok := c.wsigs[k]; ok {
+		h = old
+	} else {
+		if c.wsigs == nil {
+			c.wsigs = map[wildKey]*dnssec.Subsets{}
+		}
+		c.wsigs[k] = h
+	}
+	c.mu.Unlock()
+	return h
+}
+
+// wildKey names a wildcard's RRset of one type.
+type wildKey struct {
+	owner string
+	qtype uint16
+}
+
+// proof is the authority section of a signed answer synthesised from a
+// wildcard, as the general path packed it: the NSEC that proves the name
+// asked does not exist and its RRSIGs (RFC 4035 section 3.1.3.3). The
+// section's names point into the question, whose offset is fixed, and
+// into the section itself (an RRSIG's owner is the NSEC's): those pointers
+// move with the section's start, which the chosen records decide.
+type proof struct {
+	b     []byte   // the section, as packed at offset at
+	at    int      // where it started in the reply it was taken from
+	ptrs  []uint16 // offsets in b of the pointers into b itself
+	count int      // its records
+	mark  signedMark
+}
+
+// appendTo appends the section to out, at offset len(out), its inner
+// pointers moved there; ok is false when a pointer would not fit.
+func (p *proof) appendTo(out []byte) ([]byte, bool) {
+	base := len(out)
+	out = append(out, p.b...)
+	for _, o := range p.ptrs {
+		i := base + int(o)
+		v := (int(out[i]&0x3F)<<8 | int(out[i+1])) + base - p.at
+		if v < 0 || v >= 0x4000 {
+			return out[:base], false
+		}
+		out[i], out[i+1] = 0xC0|byte(v>>8), byte(v)
+	}
+	return out, true
+}
+
+// newProof reads the authority section of reply, a wildcard's signed
+// answer: records from off on, count of them, NSEC and RRSIG records only
+// (names in their data are not compressed, RFC 4034 sections 3.1.7 and
+// 4.1.1), their owners pointing into the question's name (which ends at
+// nameEnd) or into the section. It returns nil for anything else.
+func newProof(reply []byte, off, count, nameEnd int, z *zone) *proof {
+	p := &proof{at: off, count: count}
+	start := off
+	for range count {
+		// The owner: labels, ending in a zero or a pointer.
+		for {
+			if off >= len(reply) {
+				return nil
+			}
+			l := int(reply[off])
+			if l&0xC0 == 0xC0 {
+				if off+1 >= len(reply) {
+					return nil
+				}
+				if t := int(l&0x3F)<<8 | int(reply[off+1]); t >= start {
+					p.ptrs = append(p.ptrs, uint16(off-start))
+				} else if t < 12 || t >= nameEnd {
+					return nil
+				}
+				off += 2
+				break
+			}
+			if l&0xC0 != 0 {
+				return nil
+			}
+			off += 1 + l
+			if l == 0 {
+				break
+			}
+		}
+		if off+10 > len(reply) {
+			return nil
+		}
+		typ := uint16(reply[off])<<8 | uint16(reply[off+1])
+		if typ != dns.TypeNSEC && typ != dns.TypeRRSIG {
+			return nil
+		}
+		off += 10 + (int(reply[off+8])<<8 | int(reply[off+9]))
+		if off > len(reply) {
+			return nil
+		}
+	}
+	p.b = append([]byte(nil), reply[start:off]...)
+	p.mark = signedMark{s: z.Signer, gen: z.Signer.Generation(), until: time.Now().Add(z.Signer.Reuse()).Unix()}
+	return p
+}
+
+// skipRRs returns the offset past count records of msg from off, or -1.
+func skipRRs(msg []byte, off, count int) int {
+	for range count {
+		for {
+			if off >= len(msg) {
+				return -1
+			}
+			l := int(msg[off])
+			if l&0xC0 == 0xC0 {
+				off += 2
+				break
+			}
+			if l&0xC0 != 0 {
+				return -1
+			}
+			off += 1 + l
+			if l == 0 {
+				break
+			}
+		}
+		if off+10 > len(msg) {
+			return -1
+		}
+		off += 10 + (int(msg[off+8])<<8 | int(msg[off+9]))
+	}
+	if off > len(msg) {
+		return -1
+	}
+	return off
 }
 
 // chosen returns the records of h.in that an answer built from got holds,

@@ -26,6 +26,7 @@ var packages = map[string]string{
 	"unbound-control":  "unbound",
 	"knotd":            "knot",
 	"knotc":            "knot",
+	"dig":              "bind9-dnsutils",
 	"kzonecheck":       "knot-dnssecutils",
 	"ldns-verify-zone": "ldnsutils",
 }
