@@ -89,13 +89,14 @@ func watched(ctx context.Context, s Store, zone, name, what string, write func()
 	wg.Go(func() {
 		for ctx.Err() == nil {
 			recs, err := s.GetRecords(ctx, zone)
-			if ctx.Err() != nil {
-				return
-			}
 			if err != nil {
-				seen = fmt.Errorf("%s: a read while it ran: GetRecords: %w", what, err)
+				if ctx.Err() == nil { // not a read cut short by the write's end
+					seen = fmt.Errorf("%s: a read while it ran: GetRecords: %w", what, err)
+				}
 				return
 			}
+			// A read that returned counts even when the write ended
+			// meanwhile: it may have started between two writes.
 			_, a := testrecords.At(recs, name, "A")
 			_, c := testrecords.At(recs, name, "CNAME")
 			if (len(a) == 0) == (len(c) == 0) {
@@ -187,7 +188,7 @@ func reconcilerSwitch(ctx context.Context, s Store, zone string) error {
 		return record.Desired{Sets: []record.RRSet{{Zone: zone, Name: webName, Type: typ, TTL: testrecords.TTL, Values: []string{v}}}}
 	}
 	if _, err := r.Apply(ctx, web("A", "192.0.2.7")); err != nil {
-		return fmt.Errorf("Reconciler publishing an address: %w", err)
+		return fmt.Errorf("the Reconciler publishing an address: %w", err)
 	}
 	for _, step := range []struct{ typ, v, other string }{{"CNAME", pool(zone), "A"}, {"A", "192.0.2.8", "CNAME"}} {
 		what := "Reconciler switching to " + step.typ
