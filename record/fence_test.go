@@ -3,7 +3,6 @@ package record_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gslbkit/gslb/internal/testrecords"
 	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/record"
@@ -67,18 +67,11 @@ func appAt(ip string) record.Desired {
 	return record.Desired{Sets: []record.RRSet{{Zone: "example.com.", Name: "app", Type: "A", TTL: time.Minute, Values: []string{ip}}}}
 }
 
+// published returns the sorted data of example.com.'s records at name and
+// type.
 func published(t *testing.T, p record.ZoneEditor, name, typ string) []string {
 	t.Helper()
-	recs, err := p.GetRecords(context.Background(), "example.com.")
-	require.NoError(t, err)
-	var out []string
-	for _, r := range recs {
-		if rr := r.RR(); rr.Name == name && rr.Type == typ {
-			out = append(out, rr.Data)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return testrecords.Data(t, p, "example.com.", name, typ)
 }
 
 type events struct {
@@ -191,7 +184,7 @@ func TestFenceForeign(t *testing.T) {
 	ctx := context.Background()
 	for _, text := range []string{"other 1", "garbage"} {
 		z := newZone(t)
-		_, err := z.SetRecords(ctx, "example.com.", []libdns.Record{libdns.TXT{Name: "_gslb-fence", TTL: time.Minute, Text: text}})
+		_, err := z.SetRecords(ctx, "example.com.", []libdns.Record{testrecords.Fence(text)})
 		require.NoError(t, err)
 		v := z.Version()
 		_, err = writer(t, z, 5, nil).Apply(ctx, appAt("192.0.2.1"))

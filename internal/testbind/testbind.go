@@ -48,31 +48,14 @@ type Server struct {
 func (s *Server) Log() string { return s.log.String() }
 
 // Find returns the path of named, or "" when it is not installed.
-func Find() string {
-	if p, err := exec.LookPath("named"); err == nil {
-		return p
-	}
-	for _, p := range []string{"/usr/sbin/named", "/usr/local/sbin/named"} {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p
-		}
-	}
-	return ""
-}
+func Find() string { return testproc.Find("named") }
 
 // Start runs named for zone (e.g. "example.test.") and returns once it
 // answers the zone's SOA. The zone holds an SOA, an apex NS "ns1" and its
 // glue A 127.0.0.1. named is stopped, and waited for, in t.Cleanup.
 func Start(t testing.TB, zone string) *Server {
 	t.Helper()
-	named := Find()
-	if named == "" {
-		msg := "testbind: named (BIND 9) is not installed; install bind9 (apt-get install -y bind9 bind9-utils) to run this test"
-		if os.Getenv(RequireEnv) == "1" {
-			t.Fatalf("%s (%s=1 requires it)", msg, RequireEnv)
-		}
-		t.Skip(msg)
-	}
+	named := testproc.Require(t, RequireEnv, "testbind: named (BIND 9) is not installed; install bind9 (apt-get install -y bind9 bind9-utils) to run this test", "named")
 	zone = dns.Fqdn(strings.ToLower(zone))
 	var lastErr error
 	// A port found free may be taken before named binds it: try a few.

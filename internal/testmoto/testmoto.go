@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -39,15 +38,7 @@ var calls atomic.Int64
 // fails it when RequireEnv is "1".
 func Require(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		msg := "testmoto: moto_server is not installed (pip install 'moto[server]')"
-		if os.Getenv(RequireEnv) == "1" {
-			t.Fatalf("%s; %s=1 requires it", msg, RequireEnv)
-		}
-		t.Skip(msg + "; set " + RequireEnv + "=1 to fail instead")
-	}
-	return bin
+	return testproc.Require(t, RequireEnv, "testmoto: moto_server is not installed (pip install 'moto[server]')", "moto_server")
 }
 
 // Start runs moto_server on 127.0.0.1 and returns once its API answers;

@@ -69,18 +69,7 @@ func (s *Server) Log() string { return s.log.String() }
 // starting anything else.
 func Require(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("unbound")
-	if err != nil {
-		bin, err = exec.LookPath("/usr/sbin/unbound")
-	}
-	if err != nil {
-		msg := "testunbound: unbound is not installed (apt-get install -y unbound)"
-		if os.Getenv(RequireEnv) == "1" {
-			t.Fatalf("%s; %s=1 requires it", msg, RequireEnv)
-		}
-		t.Skip(msg + "; set " + RequireEnv + "=1 to fail instead")
-	}
-	return bin
+	return testproc.Require(t, RequireEnv, "testunbound: unbound is not installed (apt-get install -y unbound)", "unbound")
 }
 
 // Start runs unbound with cfg and returns its address, "127.0.0.1:port".

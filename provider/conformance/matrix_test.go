@@ -9,6 +9,7 @@ import (
 	"github.com/libdns/libdns/libdnstest"
 	"go.uber.org/goleak"
 
+	"github.com/gslbkit/gslb/internal/testmoto"
 	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/provider/providertest"
@@ -61,10 +62,12 @@ func rows() []row {
 		// moto accepts a CNAME beside other data and at the apex (Route 53
 		// refuses both).
 		{name: "route53-moto", make: func(t *testing.T) full {
-			s := startMoto(t, zone)
+			id, err := testmoto.Start(t).Zone(t.Context(), zone)
+			if err != nil {
+				t.Fatal(err)
+			}
 			cfg := route53.DefaultConfig()
-			cfg.HostedZoneID, cfg.Region, cfg.AccessKeyID, cfg.SecretAccessKey = s.zoneID, "us-east-1", "testing", "testing"
-			cfg.MaxAttempts = 1
+			cfg.HostedZoneID, cfg.MaxAttempts = id, 1
 			p, err := route53.New(cfg)
 			if err != nil {
 				t.Fatal(err)

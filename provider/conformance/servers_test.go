@@ -1,13 +1,11 @@
 package conformance_test
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,22 +14,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	r53 "github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/miekg/dns"
 
 	"github.com/gslbkit/gslb/internal/testproc"
 )
 
-// server is a DNS server (or emulator) started for one test on a free
+// server is a DNS server started for one test on a free
 // loopback port, stopped in t.Cleanup.
 type server struct {
 	addr            string // 127.0.0.1:port
 	keyName, secret string // TSIG, hmac-sha256
-	zoneID          string // moto: the hosted zone
-	endpoint        string // moto: http://127.0.0.1:port
 	proc            *testproc.Process
 	log             *testproc.Buffer
 	// restart starts the server again on the same port with the same
@@ -42,26 +34,11 @@ type server struct {
 // stop stops the server and waits for it to exit.
 func (s *server) stop() { s.proc.Stop() }
 
-// find returns the path of one of names, or "": skipped, or fatal when
-// the env variable is 1.
+// find returns the path of the first of names installed; where none is,
+// the test is skipped, or fails when the variable env is "1".
 func find(t *testing.T, env, install string, names ...string) string {
 	t.Helper()
-	for _, n := range names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-		for _, d := range []string{"/usr/sbin", "/usr/local/sbin", "/usr/bin"} {
-			if st, err := os.Stat(filepath.Join(d, n)); err == nil && !st.IsDir() {
-				return filepath.Join(d, n)
-			}
-		}
-	}
-	msg := fmt.Sprintf("%s is not installed (%s)", names[0], install)
-	if os.Getenv(env) == "1" {
-		t.Fatalf("%s; %s=1 requires it", msg, env)
-	}
-	t.Skip(msg)
-	return ""
+	return testproc.Require(t, env, fmt.Sprintf("%s is not installed (%s)", names[0], install), names...)
 }
 
 func newSecret(t *testing.T) string {
@@ -312,47 +289,6 @@ negquery-cache-ttl=0
 		_ = os.WriteFile(filepath.Join(dir, "zone-made"), nil, 0o600)
 		return exec.Command(pdns, "--config-dir="+dir), &server{addr: hostPort(port), keyName: "gslb-key", secret: secret}, nil
 	}, soaReady(zone))
-}
-
-// startMoto runs moto_server and creates a hosted zone for zone through
-// the AWS SDK. It sets the AWS_* variables the Route 53 adapter reads
-// (so tests using it must not run in parallel).
-func startMoto(t *testing.T, zone string) *server {
-	moto := find(t, "GSLBKIT_REQUIRE_MOTO", "pip install 'moto[server]'", "moto_server")
-	s := start(t, "moto_server", func(port int) (*exec.Cmd, *server, error) {
-		return exec.Command(moto, "-H", "127.0.0.1", "-p", strconv.Itoa(port)),
-			&server{addr: hostPort(port), endpoint: "http://" + hostPort(port)}, nil
-	}, func(s *server) error {
-		resp, err := http.Get(s.endpoint + "/moto-api/")
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		return nil
-	})
-	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL_ROUTE_53": s.endpoint, "AWS_ACCESS_KEY_ID": "testing",
-		"AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
-		"AWS_PROFILE": "", "AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"),
-		"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none"),
-	} {
-		t.Setenv(k, v)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion("us-east-1"),
-		awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("testing", "testing", "")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := r53.NewFromConfig(cfg).CreateHostedZone(ctx, &r53.CreateHostedZoneInput{
-		Name: aws.String(zone), CallerReference: aws.String(fmt.Sprint(time.Now().UnixNano())),
-	})
-	if err != nil {
-		t.Fatalf("moto: CreateHostedZone: %v", err)
-	}
-	s.zoneID = strings.TrimPrefix(aws.ToString(out.HostedZone.Id), "/hostedzone/")
-	return s
 }
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }

@@ -2,10 +2,7 @@ package rfc2136_test
 
 import (
 	"context"
-	"net/netip"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -13,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gslbkit/gslb/internal/testbind"
+	"github.com/gslbkit/gslb/internal/testrecords"
 	"github.com/gslbkit/gslb/provider/rfc2136"
 	"github.com/gslbkit/gslb/record"
 	"github.com/gslbkit/gslb/record/fencetest"
@@ -20,29 +18,6 @@ import (
 )
 
 var _ record.Fencer = (*rfc2136.Provider)(nil)
-
-func fenceTXT(text string) libdns.TXT {
-	return libdns.TXT{Name: "_gslb-fence", TTL: time.Minute, Text: text}
-}
-
-func a(name, ip string) libdns.Record {
-	return libdns.Address{Name: name, TTL: time.Minute, IP: netip.MustParseAddr(ip)}
-}
-
-// data returns the sorted data of the zone's records at name and type.
-func data(t *testing.T, p *rfc2136.Provider, name, typ string) []string {
-	t.Helper()
-	recs, err := p.GetRecords(context.Background(), "example.test.")
-	require.NoError(t, err)
-	var out []string
-	for _, r := range recs {
-		if rr := r.RR(); rr.Name == name && rr.Type == typ {
-			out = append(out, rr.Data)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
 
 // Against a real BIND: a fenced UPDATE carries the fence as a value
 // dependent prerequisite (RFC 2136 section 2.4.2), so once a newer writer
@@ -52,27 +27,27 @@ func data(t *testing.T, p *rfc2136.Provider, name, typ string) []string {
 func TestReplaceFencedBIND(t *testing.T) {
 	ctx := context.Background()
 	p := newProvider(t, testbind.Start(t, "example.test."))
-	require.NoError(t, p.ReplaceFenced(ctx, "example.test.", libdns.TXT{Name: "_gslb-fence"}, fenceTXT("d 1"),
-		nil, []libdns.Record{a("app", "192.0.2.1")}))
-	require.NoError(t, p.ReplaceFenced(ctx, "example.test.", fenceTXT("d 1"), fenceTXT("d 2"),
-		[]libdns.Record{a("app", "192.0.2.1")}, []libdns.Record{a("app", "192.0.2.2")}))
-	assert.Equal(t, []string{"d 2"}, data(t, p, "_gslb-fence", "TXT"))
+	require.NoError(t, p.ReplaceFenced(ctx, "example.test.", libdns.TXT{Name: record.DefaultFenceName}, testrecords.Fence("d 1"),
+		nil, []libdns.Record{testrecords.Address("app", "192.0.2.1")}))
+	require.NoError(t, p.ReplaceFenced(ctx, "example.test.", testrecords.Fence("d 1"), testrecords.Fence("d 2"),
+		[]libdns.Record{testrecords.Address("app", "192.0.2.1")}, []libdns.Record{testrecords.Address("app", "192.0.2.2")}))
+	assert.Equal(t, []string{"d 2"}, testrecords.Data(t, p, "example.test.", "_gslb-fence", "TXT"))
 
-	err := p.ReplaceFenced(ctx, "example.test.", fenceTXT("d 1"), fenceTXT("d 1"),
-		[]libdns.Record{a("app", "192.0.2.2")}, []libdns.Record{a("app", "192.0.2.9"), a("late", "192.0.2.9")})
+	err := p.ReplaceFenced(ctx, "example.test.", testrecords.Fence("d 1"), testrecords.Fence("d 1"),
+		[]libdns.Record{testrecords.Address("app", "192.0.2.2")}, []libdns.Record{testrecords.Address("app", "192.0.2.9"), testrecords.Address("late", "192.0.2.9")})
 	var re *rfc2136.ResponseError
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, dns.RcodeNXRrset, re.Rcode)
 	assert.True(t, re.Fenced())
-	assert.Equal(t, []string{"192.0.2.2"}, data(t, p, "app", "A"))
-	assert.Empty(t, data(t, p, "late", "A"))
-	assert.Equal(t, []string{"d 2"}, data(t, p, "_gslb-fence", "TXT"))
+	assert.Equal(t, []string{"192.0.2.2"}, testrecords.Data(t, p, "example.test.", "app", "A"))
+	assert.Empty(t, testrecords.Data(t, p, "example.test.", "late", "A"))
+	assert.Equal(t, []string{"d 2"}, testrecords.Data(t, p, "example.test.", "_gslb-fence", "TXT"))
 
-	err = p.ReplaceFenced(ctx, "example.test.", libdns.TXT{Name: "_gslb-fence"}, fenceTXT("d 1"), nil, nil)
+	err = p.ReplaceFenced(ctx, "example.test.", libdns.TXT{Name: record.DefaultFenceName}, testrecords.Fence("d 1"), nil, nil)
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, dns.RcodeYXRrset, re.Rcode)
 	assert.True(t, re.Fenced())
-	assert.Equal(t, []string{"d 2"}, data(t, p, "_gslb-fence", "TXT"))
+	assert.Equal(t, []string{"d 2"}, testrecords.Data(t, p, "example.test.", "_gslb-fence", "TXT"))
 }
 
 // The fencing kit's scenarios against a real BIND: a compare-and-set

@@ -3,8 +3,6 @@ package route53_test
 import (
 	"context"
 	"errors"
-	"net/netip"
-	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gslbkit/gslb/internal/testmoto"
+	"github.com/gslbkit/gslb/internal/testrecords"
 	"github.com/gslbkit/gslb/provider/route53"
 	"github.com/gslbkit/gslb/record"
 	"github.com/gslbkit/gslb/record/fencetest"
@@ -20,28 +19,6 @@ import (
 )
 
 var _ record.Fencer = (*route53.Provider)(nil)
-
-func fenceTXT(text string) libdns.TXT {
-	return libdns.TXT{Name: "_gslb-fence", TTL: time.Minute, Text: text}
-}
-
-func addrRec(name, ip string) libdns.Record {
-	return libdns.Address{Name: name, TTL: time.Minute, IP: netip.MustParseAddr(ip)}
-}
-
-func dataAt(t *testing.T, p *route53.Provider, name, typ string) []string {
-	t.Helper()
-	recs, err := p.GetRecords(context.Background(), "example.test.")
-	require.NoError(t, err)
-	var out []string
-	for _, r := range recs {
-		if rr := r.RR(); rr.Name == name && rr.Type == typ {
-			out = append(out, rr.Data)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
 
 // fencedBatches runs the late-writer scenario on p: writer 1 fences the
 // zone and writes, writer 2 replaces the fence (DELETE of the exact old
@@ -51,43 +28,43 @@ func dataAt(t *testing.T, p *route53.Provider, name, typ string) []string {
 func fencedBatches(t *testing.T, p *route53.Provider) {
 	t.Helper()
 	ctx := context.Background()
-	require.NoError(t, p.ReplaceFenced(ctx, "example.test.", libdns.TXT{Name: "_gslb-fence"}, fenceTXT("d 1"),
-		nil, []libdns.Record{addrRec("app", "192.0.2.1"), addrRec("old", "192.0.2.1")}))
-	require.NoError(t, p.ReplaceFenced(ctx, "example.test.", fenceTXT("d 1"), fenceTXT("d 2"),
-		[]libdns.Record{addrRec("old", "192.0.2.1")}, []libdns.Record{addrRec("app", "192.0.2.2")}))
-	assert.Equal(t, []string{"d 2"}, dataAt(t, p, "_gslb-fence", "TXT"))
-	assert.Empty(t, dataAt(t, p, "old", "A"))
+	require.NoError(t, p.ReplaceFenced(ctx, "example.test.", libdns.TXT{Name: record.DefaultFenceName}, testrecords.Fence("d 1"),
+		nil, []libdns.Record{testrecords.Address("app", "192.0.2.1"), testrecords.Address("old", "192.0.2.1")}))
+	require.NoError(t, p.ReplaceFenced(ctx, "example.test.", testrecords.Fence("d 1"), testrecords.Fence("d 2"),
+		[]libdns.Record{testrecords.Address("old", "192.0.2.1")}, []libdns.Record{testrecords.Address("app", "192.0.2.2")}))
+	assert.Equal(t, []string{"d 2"}, testrecords.Data(t, p, "example.test.", "_gslb-fence", "TXT"))
+	assert.Empty(t, testrecords.Data(t, p, "example.test.", "old", "A"))
 
-	err := p.ReplaceFenced(ctx, "example.test.", fenceTXT("d 1"), fenceTXT("d 1"),
-		[]libdns.Record{addrRec("app", "192.0.2.2")}, []libdns.Record{addrRec("late", "192.0.2.9")})
+	err := p.ReplaceFenced(ctx, "example.test.", testrecords.Fence("d 1"), testrecords.Fence("d 1"),
+		[]libdns.Record{testrecords.Address("app", "192.0.2.2")}, []libdns.Record{testrecords.Address("late", "192.0.2.9")})
 	require.ErrorIs(t, err, route53.ErrFenced)
 	var f interface{ Fenced() bool }
 	require.True(t, errors.As(err, &f) && f.Fenced())
 	assert.Contains(t, []string{"InvalidChangeBatch", "InvalidInput"}, route53.ErrorCode(err)) // Route 53, moto
-	assert.Equal(t, []string{"192.0.2.2"}, dataAt(t, p, "app", "A"))
-	assert.Empty(t, dataAt(t, p, "late", "A"))
-	assert.Equal(t, []string{"d 2"}, dataAt(t, p, "_gslb-fence", "TXT"))
+	assert.Equal(t, []string{"192.0.2.2"}, testrecords.Data(t, p, "example.test.", "app", "A"))
+	assert.Empty(t, testrecords.Data(t, p, "example.test.", "late", "A"))
+	assert.Equal(t, []string{"d 2"}, testrecords.Data(t, p, "example.test.", "_gslb-fence", "TXT"))
 
 	// Expecting no fence where one is: the CREATE is refused.
-	err = p.ReplaceFenced(ctx, "example.test.", libdns.TXT{Name: "_gslb-fence"}, fenceTXT("d 1"), nil, nil)
+	err = p.ReplaceFenced(ctx, "example.test.", libdns.TXT{Name: record.DefaultFenceName}, testrecords.Fence("d 1"), nil, nil)
 	require.ErrorIs(t, err, route53.ErrFenced)
 	// A batch refused for another reason is not fenced.
-	err = p.ReplaceFenced(ctx, "example.test.", fenceTXT("d 2"), fenceTXT("d 3"), nil,
-		[]libdns.Record{libdns.CNAME{Name: "app", TTL: time.Minute, Target: "x.example."}, addrRec("app", "192.0.2.3")})
+	err = p.ReplaceFenced(ctx, "example.test.", testrecords.Fence("d 2"), testrecords.Fence("d 3"), nil,
+		[]libdns.Record{libdns.CNAME{Name: "app", TTL: time.Minute, Target: "x.example."}, testrecords.Address("app", "192.0.2.3")})
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, route53.ErrFenced)
-	assert.Equal(t, []string{"d 2"}, dataAt(t, p, "_gslb-fence", "TXT"))
+	assert.Equal(t, []string{"d 2"}, testrecords.Data(t, p, "example.test.", "_gslb-fence", "TXT"))
 }
 
 // Without the fence the late batch lands: what refuses it above is the
 // fence, not the order of the calls.
 func unfencedLands(t *testing.T, p *route53.Provider) {
 	ctx := context.Background()
-	_, err := p.SetRecords(ctx, "example.test.", []libdns.Record{addrRec("app", "192.0.2.2")})
+	_, err := p.SetRecords(ctx, "example.test.", []libdns.Record{testrecords.Address("app", "192.0.2.2")})
 	require.NoError(t, err)
-	_, err = p.SetRecords(ctx, "example.test.", []libdns.Record{addrRec("app", "192.0.2.9")})
+	_, err = p.SetRecords(ctx, "example.test.", []libdns.Record{testrecords.Address("app", "192.0.2.9")})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"192.0.2.9"}, dataAt(t, p, "app", "A"))
+	assert.Equal(t, []string{"192.0.2.9"}, testrecords.Data(t, p, "example.test.", "app", "A"))
 }
 
 func TestReplaceFencedFake(t *testing.T) {
@@ -130,20 +107,20 @@ func TestFencedReconcilersMoto(t *testing.T) {
 	w1, w2 := fencedWriter(t, p, 1), fencedWriter(t, p, 2)
 	_, err = w1.Apply(ctx, appAt("192.0.2.1"))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"deploy 1 1"}, dataAt(t, p, "_gslb-fence", "TXT"))
+	assert.Equal(t, []string{"deploy 1 1"}, testrecords.Data(t, p, "example.test.", "_gslb-fence", "TXT"))
 	_, err = w2.Apply(ctx, appAt("192.0.2.2"))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"deploy 2 0"}, dataAt(t, p, "_gslb-fence", "TXT"))
+	assert.Equal(t, []string{"deploy 2 0"}, testrecords.Data(t, p, "example.test.", "_gslb-fence", "TXT"))
 	_, err = w2.Apply(ctx, appAt("192.0.2.3"))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"deploy 2 1"}, dataAt(t, p, "_gslb-fence", "TXT"))
+	assert.Equal(t, []string{"deploy 2 1"}, testrecords.Data(t, p, "example.test.", "_gslb-fence", "TXT"))
 	_, err = w1.Apply(ctx, appAt("192.0.2.9"))
 	require.ErrorIs(t, err, record.ErrFenced)
-	assert.Equal(t, []string{"192.0.2.3"}, dataAt(t, p, "app", "A"))
+	assert.Equal(t, []string{"192.0.2.3"}, testrecords.Data(t, p, "example.test.", "app", "A"))
 	// A fence moto never held is refused by the store itself.
-	err = p.ReplaceFenced(ctx, "example.test.", fenceTXT("deploy 1 7"), fenceTXT("deploy 1 8"), nil, []libdns.Record{addrRec("late", "192.0.2.9")})
+	err = p.ReplaceFenced(ctx, "example.test.", testrecords.Fence("deploy 1 7"), testrecords.Fence("deploy 1 8"), nil, []libdns.Record{testrecords.Address("late", "192.0.2.9")})
 	require.ErrorIs(t, err, route53.ErrFenced)
-	assert.Empty(t, dataAt(t, p, "late", "A"))
+	assert.Empty(t, testrecords.Data(t, p, "example.test.", "late", "A"))
 }
 
 // The ReplaceRecords kit's scenarios against the fake and moto: one

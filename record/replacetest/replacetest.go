@@ -3,16 +3,15 @@ package replacetest
 import (
 	"context"
 	"fmt"
-	"net/netip"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/libdns/libdns"
 
+	"github.com/gslbkit/gslb/internal/testrecords"
 	"github.com/gslbkit/gslb/record"
+	"github.com/gslbkit/gslb/record/internal/kit"
 )
 
 // Store is what the scenarios need: a zone editor that replaces records
@@ -36,35 +35,19 @@ const (
 	webName  = "replacetest-web"  // switched by a Reconciler
 )
 
-// ttl is the TTL of every record the scenarios write.
-const ttl = time.Minute
-
-// scenario is one check against a fresh store.
-type scenario struct {
-	name string
-	run  func(ctx context.Context, s Store, zone string) error
-}
-
-var scenarios = []scenario{
-	{"SwitchAndBack", switchAndBack},
-	{"NothingToChange", nothingToChange},
-	{"ReconcilerSwitch", reconcilerSwitch},
+// scenarios are the kit's checks; every record they write has the TTL
+// testrecords.TTL.
+var scenarios = []kit.Scenario[Store]{
+	{Name: "SwitchAndBack", Run: switchAndBack},
+	{Name: "NothingToChange", Run: nothingToChange},
+	{Name: "ReconcilerSwitch", Run: reconcilerSwitch},
 }
 
 // Check plays every scenario against a store open returns for zone (e.g.
 // "example.test.") and returns the first way a store broke one, naming
 // the scenario, or nil.
 func Check(ctx context.Context, zone string, open Opener) error {
-	for _, sc := range scenarios {
-		s, err := open(ctx)
-		if err != nil {
-			return fmt.Errorf("replacetest: %s: open: %w", sc.name, err)
-		}
-		if err := sc.run(ctx, s, zone); err != nil {
-			return fmt.Errorf("replacetest: %s: %w", sc.name, err)
-		}
-	}
-	return nil
+	return kit.Check(ctx, "replacetest", zone, open, scenarios)
 }
 
 // Run plays every scenario as a subtest of t against a store open returns
@@ -75,74 +58,20 @@ func Check(ctx context.Context, zone string, open Opener) error {
 //	})
 func Run(t *testing.T, zone string, open Opener) {
 	t.Helper()
-	for _, sc := range scenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			ctx := t.Context()
-			s, err := open(ctx)
-			if err != nil {
-				t.Fatalf("open: %v", err)
-			}
-			if err := sc.run(ctx, s, zone); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-}
-
-func addr(name, ip string) libdns.Record {
-	return libdns.Address{Name: name, TTL: ttl, IP: netip.MustParseAddr(ip)}
+	kit.Run(t, zone, open, scenarios)
 }
 
 func cname(name, zone string) libdns.Record {
-	return libdns.CNAME{Name: name, TTL: ttl, Target: pool(zone)}
+	return libdns.CNAME{Name: name, TTL: testrecords.TTL, Target: pool(zone)}
 }
 
 // pool is the CNAME target, inside the zone.
 func pool(zone string) string { return "replacetest-pool." + zone }
 
-// at returns the records of recs at name and type and their data, sorted.
-func at(recs []libdns.Record, name, typ string) ([]libdns.Record, []string) {
-	var out []libdns.Record
-	var data []string
-	for _, r := range recs {
-		if rr := r.RR(); rr.Name == name && rr.Type == typ {
-			out = append(out, r)
-			data = append(data, rr.Data)
-		}
-	}
-	slices.Sort(data)
-	return out, data
-}
-
-// read returns the records of zone at name and type, as GetRecords
-// returns them, and their data, sorted.
-func read(ctx context.Context, s Store, zone, name, typ string) ([]libdns.Record, []string, error) {
-	recs, err := s.GetRecords(ctx, zone)
-	if err != nil {
-		return nil, nil, fmt.Errorf("GetRecords: %w", err)
-	}
-	out, data := at(recs, name, typ)
-	return out, data, nil
-}
-
-// holds checks that zone holds exactly want (data, any order) at name and
-// type; what says which step is checked.
-func holds(ctx context.Context, s Store, zone, what, name, typ string, want ...string) error {
-	_, got, err := read(ctx, s, zone, name, typ)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	want = slices.Sorted(slices.Values(want))
-	if !slices.Equal(got, want) {
-		return fmt.Errorf("%s: %s %s holds [%s], want [%s]", what, name, typ, strings.Join(got, " "), strings.Join(want, " "))
-	}
-	return nil
-}
-
-// check runs holds for each {name, type, data...}.
+// check runs kit.Holds for each {name, type, data...}.
 func check(ctx context.Context, s Store, zone, what string, want ...[]string) error {
 	for _, w := range want {
-		if err := holds(ctx, s, zone, what, w[0], w[1], w[2:]...); err != nil {
+		if err := kit.Holds(ctx, s, zone, what, w[0], w[1], w[2:]...); err != nil {
 			return err
 		}
 	}
@@ -160,15 +89,16 @@ func watched(ctx context.Context, s Store, zone, name, what string, write func()
 	wg.Go(func() {
 		for ctx.Err() == nil {
 			recs, err := s.GetRecords(ctx, zone)
-			if ctx.Err() != nil {
-				return
-			}
 			if err != nil {
-				seen = fmt.Errorf("%s: a read while it ran: GetRecords: %w", what, err)
+				if ctx.Err() == nil { // not a read cut short by the write's end
+					seen = fmt.Errorf("%s: a read while it ran: GetRecords: %w", what, err)
+				}
 				return
 			}
-			_, a := at(recs, name, "A")
-			_, c := at(recs, name, "CNAME")
+			// A read that returned counts even when the write ended
+			// meanwhile: it may have started between two writes.
+			_, a := testrecords.At(recs, name, "A")
+			_, c := testrecords.At(recs, name, "CNAME")
 			if (len(a) == 0) == (len(c) == 0) {
 				seen = fmt.Errorf("%s: a read while it ran found %s with A [%s] and CNAME [%s]: not one atomic write",
 					what, name, strings.Join(a, " "), strings.Join(c, " "))
@@ -191,8 +121,8 @@ func watched(ctx context.Context, s Store, zone, name, what string, write func()
 // app back to an address.
 func switchAndBack(ctx context.Context, s Store, zone string) error {
 	if _, err := s.SetRecords(ctx, zone, []libdns.Record{
-		addr(appName, "192.0.2.1"), addr(appName, "192.0.2.2"), addr(oldName, "192.0.2.1"),
-		addr(bothName, "192.0.2.1"), addr(keepName, "192.0.2.1"),
+		testrecords.Address(appName, "192.0.2.1"), testrecords.Address(appName, "192.0.2.2"), testrecords.Address(oldName, "192.0.2.1"),
+		testrecords.Address(bothName, "192.0.2.1"), testrecords.Address(keepName, "192.0.2.1"),
 	}); err != nil {
 		return fmt.Errorf("SetRecords: %w", err)
 	}
@@ -207,11 +137,11 @@ func switchAndBack(ctx context.Context, s Store, zone string) error {
 	}
 	var del []libdns.Record
 	for _, n := range []string{appName, oldName, bothName} {
-		d, _ := at(recs, n, "A")
+		d, _ := testrecords.At(recs, n, "A")
 		del = append(del, d...)
 	}
 	if err := watched(ctx, s, zone, appName, "ReplaceRecords from addresses to a CNAME", func() error {
-		return s.ReplaceRecords(ctx, zone, del, []libdns.Record{cname(appName, zone), addr(bothName, "192.0.2.2"), addr(keepName, "192.0.2.1")})
+		return s.ReplaceRecords(ctx, zone, del, []libdns.Record{cname(appName, zone), testrecords.Address(bothName, "192.0.2.2"), testrecords.Address(keepName, "192.0.2.1")})
 	}); err != nil {
 		return err
 	}
@@ -220,12 +150,12 @@ func switchAndBack(ctx context.Context, s Store, zone string) error {
 		[]string{bothName, "A", "192.0.2.2"}, []string{keepName, "A", "192.0.2.1"}); err != nil {
 		return err
 	}
-	del, _, err = read(ctx, s, zone, appName, "CNAME")
+	del, _, err = kit.Read(ctx, s, zone, appName, "CNAME")
 	if err != nil {
 		return err
 	}
 	if err := watched(ctx, s, zone, appName, "ReplaceRecords from a CNAME to an address", func() error {
-		return s.ReplaceRecords(ctx, zone, del, []libdns.Record{addr(appName, "192.0.2.3")})
+		return s.ReplaceRecords(ctx, zone, del, []libdns.Record{testrecords.Address(appName, "192.0.2.3")})
 	}); err != nil {
 		return err
 	}
@@ -235,13 +165,13 @@ func switchAndBack(ctx context.Context, s Store, zone string) error {
 
 // nothingToChange: an empty call succeeds and changes nothing.
 func nothingToChange(ctx context.Context, s Store, zone string) error {
-	if _, err := s.SetRecords(ctx, zone, []libdns.Record{addr(keepName, "192.0.2.1")}); err != nil {
+	if _, err := s.SetRecords(ctx, zone, []libdns.Record{testrecords.Address(keepName, "192.0.2.1")}); err != nil {
 		return fmt.Errorf("SetRecords: %w", err)
 	}
 	if err := s.ReplaceRecords(ctx, zone, nil, nil); err != nil {
 		return fmt.Errorf("ReplaceRecords with nothing to change: %w", err)
 	}
-	return holds(ctx, s, zone, "after ReplaceRecords with nothing to change", keepName, "A", "192.0.2.1")
+	return kit.Holds(ctx, s, zone, "after ReplaceRecords with nothing to change", keepName, "A", "192.0.2.1")
 }
 
 // reconcilerSwitch: a Reconciler allowed to switch types publishes web as
@@ -255,10 +185,10 @@ func reconcilerSwitch(ctx context.Context, s Store, zone string) error {
 		return fmt.Errorf("record.New: %w", err)
 	}
 	web := func(typ, v string) record.Desired {
-		return record.Desired{Sets: []record.RRSet{{Zone: zone, Name: webName, Type: typ, TTL: ttl, Values: []string{v}}}}
+		return record.Desired{Sets: []record.RRSet{{Zone: zone, Name: webName, Type: typ, TTL: testrecords.TTL, Values: []string{v}}}}
 	}
 	if _, err := r.Apply(ctx, web("A", "192.0.2.7")); err != nil {
-		return fmt.Errorf("Reconciler publishing an address: %w", err)
+		return fmt.Errorf("the Reconciler publishing an address: %w", err)
 	}
 	for _, step := range []struct{ typ, v, other string }{{"CNAME", pool(zone), "A"}, {"A", "192.0.2.8", "CNAME"}} {
 		what := "Reconciler switching to " + step.typ

@@ -1,0 +1,6 @@
+// Package testrecords holds the record helpers that the tests of stores
+// (provider/rfc2136, provider/route53, package record) and record's test
+// kits (record/fencetest, record/replacetest) share: the records of a zone
+// at one name and type with their data sorted (At, Data), and the records
+// those tests write, with the TTL TTL (Address, Fence). Tests only.
+package testrecords
