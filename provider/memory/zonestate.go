@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/miekg/dns"
 )
@@ -60,7 +61,81 @@ func (s ZoneState) Records() []dns.RR {
 	return out
 }
 
-// Len is the number of records in the zone, SOA excluded.
+// All yields every record of the zone but the SOA as wire records (not to
+// be modified), without listing, sorting or copying the zone first: the
+// apex's RRsets, then every other owner name's, owners in no particular
+// order (neither canonical nor the same from one call to the next), each
+// owner's RRsets together and each RRset's records together. It reads the
+// zone version the ZoneState was read from, which writes never change, so
+// a slow reader sees one consistent zone while writes land. This is what
+// an AXFR streams (RFC 5936 section 2.2 asks for no order); Records is the
+// sorted list.
+func (s ZoneState) All() iter.Seq[dns.RR] {
+	return func(yield func(dns.RR) bool) {
+		if s.z == nil {
+			return
+		}
+		apex := s.z.Nodes[s.z.Name]
+		if !yieldNode(apex, yield) {
+			return
+		}
+		for name, nd := range s.z.Nodes {
+			if name == s.z.Name {
+				continue
+			}
+			if !yieldNode(nd, yield) {
+				return
+			}
+		}
+	}
+}
+
+// yieldNode yields nd's records RRset by RRset; false once yield stops.
+func yieldNode(nd *node, yield func(dns.RR) bool) bool {
+	if nd == nil {
+		return true
+	}
+	for _, rs := range nd.Sets {
+		for _, r := range rs {
+			if !yield(r.Wire) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// LenAtLeast reports whether the zone holds at least n records, SOA
+// excluded. It answers from the number of names when there are n or more
+// besides the apex (each holds a record), else counts only until it
+// reaches n, so it costs at most O(n) however large the zone (Len counts
+// them all): an IXFR server asks it whether the differences are larger
+// than the zone.
+func (s ZoneState) LenAtLeast(n int) bool {
+	if n <= 0 {
+		return true
+	}
+	if s.z == nil {
+		return false
+	}
+	// Every name but the apex holds a record (a write removes a name whose
+	// last RRset it removes): as many names are enough, without a walk.
+	if len(s.z.Nodes)-1 >= n {
+		return true
+	}
+	c := 0
+	for _, nd := range s.z.Nodes {
+		for _, rs := range nd.Sets {
+			if c += len(rs); c >= n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Len is the number of records in the zone, SOA excluded. It walks the
+// whole zone; LenAtLeast answers "at least n?" in O(n).
 func (s ZoneState) Len() int {
 	if s.z == nil {
 		return 0

@@ -5,7 +5,11 @@
 // 8945) and/or source prefix, answers TSIG-signed queries signed, and sends
 // NOTIFY (RFC 1996) on every serial change, with retries. Secondaries serve
 // the stored records only: answer hooks do not travel, and a transfer of a
-// hooked zone is logged once per set of hooks.
+// hooked zone is logged once per set of hooks. An AXFR streams from the
+// zone version it started on, whatever is written meanwhile, its first
+// message out at once at any size: the SOA, the apex's records, every
+// other name's in no particular order (RFC 5936 section 2.2 asks for
+// none; each RRset whole, each name's records together), the SOA.
 //
 // A Transfer plugs into dnsserver.Server (dnsserver.Server.SetTransfer),
 // which then streams transfers on its TCP loop and runs the NOTIFY sender;

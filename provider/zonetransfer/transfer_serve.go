@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"iter"
 	"net/netip"
 	"slices"
 	"strings"
@@ -306,12 +307,12 @@ func (x *Transfer) ServeTCP(w io.Writer, query []byte, src netip.Addr, pin func(
 		pin()
 	}
 	x.warnHooks(zoneName)
-	z, err := ReadXFR(x.p, zoneName, ixfr, client)
+	z, err := OpenXFR(x.p, zoneName, ixfr, client)
 	if err != nil { // removed since it was found
 		x.stats.refused.Add(1)
 		return true, writeFramed(w, x.finish(x.errorReply(req, dns.RcodeNotAuth), key, reqMAC))
 	}
-	rrs, kind := z.Records, z.Kind
+	kind := z.Kind
 	switch kind {
 	case XFRFull:
 		x.stats.axfr.Add(1)
@@ -320,28 +321,13 @@ func (x *Transfer) ServeTCP(w io.Writer, query []byte, src netip.Addr, pin func(
 	case XFRUpToDate:
 		x.stats.upToDate.Add(1)
 	}
-	msgs := xfrChunk(req, rrs)
-	mac, bytes := reqMAC, 0
-	for i, m := range msgs {
-		var out []byte
-		var err error
-		if key != nil {
-			out, mac, err = x.sign(m, key, mac, i > 0)
-		} else {
-			out, err = m.Pack()
-		}
-		if err != nil {
-			x.log.Error("zone transfer: packing a message failed", "zone", z.Zone, "err", err)
-			return true, err
-		}
-		if err := writeFramed(w, out); err != nil {
-			x.log.Warn("zone transfer cut short", "zone", z.Zone, "client", src, "err", err)
-			return true, err
-		}
-		bytes += len(out)
+	n, msgs, bytes, err := x.stream(w, req, key, reqMAC, z.All())
+	if err != nil {
+		x.log.Warn("zone transfer cut short", "zone", z.Zone, "client", src, "err", err)
+		return true, err
 	}
 	args := []any{"zone", z.Zone, "kind", kind.String(), "serial", z.Serial, "client", src,
-		"records", len(rrs), "messages", len(msgs), "bytes", bytes, "duration", time.Since(start)}
+		"records", n, "messages", msgs, "bytes", bytes, "duration", time.Since(start)}
 	if ixfr {
 		args = append(args, "fromSerial", client)
 	}
@@ -363,26 +349,64 @@ func ixfrSOA(req *dns.Msg, zone string) (uint32, bool) {
 	return 0, false
 }
 
-// xfrChunk splits a transfer's records into messages of about
-// xfrMessageSize bytes, each answering req.
-func xfrChunk(req *dns.Msg, rrs []dns.RR) []*dns.Msg {
-	var msgs []*dns.Msg
-	var m *dns.Msg
+// stream writes rrs to w as a transfer's messages answering req, each
+// holding records up to about xfrMessageSize bytes and written as soon as
+// it is full (so the first goes out at once, and only one message's
+// records are held at a time), signed with key when the request was
+// (RFC 8945 section 5.3.1: the first with the request's MAC, the next
+// ones with timers only). It returns the records, messages and bytes
+// written, and the error that cut the transfer short.
+func (x *Transfer) stream(w io.Writer, req *dns.Msg, key *tsigKey, mac string, rrs iter.Seq[dns.RR]) (records, msgs, bytes int, err error) {
+	var answer []dns.RR
+	var pack, frame []byte
 	size := 0
-	for _, rr := range rrs {
-		l := dns.Len(rr)
-		if m == nil || (size+l > xfrMessageSize && len(m.Answer) > 0) {
-			m = new(dns.Msg)
-			m.Id, m.Response, m.Authoritative, m.Opcode = req.Id, true, true, req.Opcode
-			m.Question = req.Question
-			m.Compress = true
-			msgs = append(msgs, m)
-			size = 12 + 4 + len(req.Question[0].Name) + 2
+	flush := func() error {
+		m := new(dns.Msg)
+		m.Id, m.Response, m.Authoritative, m.Opcode = req.Id, true, true, req.Opcode
+		m.Question = req.Question
+		m.Compress = true
+		m.Answer = answer
+		var out []byte
+		var err error
+		if key != nil {
+			out, mac, err = x.sign(m, key, mac, msgs > 0)
+		} else {
+			out, err = m.PackBuffer(pack)
+			pack = out[:cap(out)]
 		}
-		m.Answer = append(m.Answer, rr)
-		size += l
+		if err != nil {
+			x.log.Error("zone transfer: packing a message failed", "zone", zoneKey(req.Question[0].Name), "err", err)
+			return err
+		}
+		frame = append(frame[:0], byte(len(out)>>8), byte(len(out)))
+		frame = append(frame, out...)
+		if err := writeFramedRaw(w, frame); err != nil {
+			return err
+		}
+		clear(answer) // let the records go
+		answer, size = answer[:0], 0
+		msgs++
+		bytes += len(out)
+		return nil
 	}
-	return msgs
+	header := 12 + 4 + len(req.Question[0].Name) + 2
+	for rr := range rrs {
+		l := dns.Len(rr)
+		if len(answer) > 0 && header+size+l > xfrMessageSize {
+			if err := flush(); err != nil {
+				return records, msgs, bytes, err
+			}
+		}
+		answer = append(answer, rr)
+		size += l
+		records++
+	}
+	if len(answer) > 0 {
+		if err := flush(); err != nil {
+			return records, msgs, bytes, err
+		}
+	}
+	return records, msgs, bytes, nil
 }
 
 // writeFramed writes b with its two-byte length.
@@ -390,14 +414,20 @@ func writeFramed(w io.Writer, b []byte) error {
 	if b == nil {
 		return nil
 	}
+	out := make([]byte, 2+len(b))
+	binary.BigEndian.PutUint16(out, uint16(len(b)))
+	copy(out[2:], b)
+	return writeFramedRaw(w, out)
+}
+
+// writeFramedRaw writes frame, a message already length-prefixed, with
+// writeFramed's deadline.
+func writeFramedRaw(w io.Writer, frame []byte) error {
 	if d, ok := w.(interface{ SetWriteDeadline(time.Time) error }); ok {
 		if err := d.SetWriteDeadline(time.Now().Add(xfrWriteTimeout)); err != nil {
 			return err
 		}
 	}
-	out := make([]byte, 2+len(b))
-	binary.BigEndian.PutUint16(out, uint16(len(b)))
-	copy(out[2:], b)
-	_, err := w.Write(out)
+	_, err := w.Write(frame)
 	return err
 }

@@ -2,6 +2,7 @@ package zonetransfer
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 
 	"github.com/gslbkit/gslb/internal/zonerecord"
@@ -41,13 +42,56 @@ type XFR struct {
 	// Kind says which of the answers Records is.
 	Kind XFRKind
 	// Records are the transfer's records in order, the first and the last
-	// the zone's current SOA (RFC 5936, RFC 1995).
+	// the zone's current SOA (RFC 5936, RFC 1995), as All yields them.
+	// ReadXFR sets them; OpenXFR leaves them nil (read them with All).
 	Records []dns.RR
+
+	st   memory.ZoneState // the snapshot an AXFR streams from
+	soa  *dns.SOA         // the zone's SOA in st
+	diff []dns.RR         // an IXFR's records, or the one SOA
 }
 
-// ReadXFR returns the records a zone transfer of zone from p sends (a
-// Transfer streams them to secondaries), read from one snapshot of p (see
-// memory.Provider.ZoneState). With ixfr false it is the AXFR; with ixfr
+// All yields the transfer's records in order: Records when set, else,
+// for an XFR from OpenXFR, the IXFR's records or, for an AXFR, the SOA,
+// every record of the zone as it stands in the snapshot the XFR was read
+// from (memory.ZoneState.All: apex first, then owner names in no
+// particular order, each RRset's records together; RFC 5936 section 2.2
+// asks for no order) and the SOA again, streamed without a copy of the
+// zone. Records yielded are shared: not to be modified.
+func (x XFR) All() iter.Seq[dns.RR] {
+	return func(yield func(dns.RR) bool) {
+		switch {
+		case x.Records != nil:
+			for _, rr := range x.Records {
+				if !yield(rr) {
+					return
+				}
+			}
+		case x.diff != nil:
+			for _, rr := range x.diff {
+				if !yield(rr) {
+					return
+				}
+			}
+		case x.soa != nil:
+			if !yield(x.soa) {
+				return
+			}
+			for rr := range x.st.All() {
+				if !yield(rr) {
+					return
+				}
+			}
+			yield(dns.Copy(x.soa))
+		}
+	}
+}
+
+// ReadXFR returns the records a zone transfer of zone from p sends, read
+// from one snapshot of p (see memory.Provider.ZoneState), in XFR.Records:
+// OpenXFR's answer with All collected into one slice — for an AXFR, the
+// whole zone in memory at once; a Transfer streams with OpenXFR instead.
+// With ixfr false it is the AXFR; with ixfr
 // true and client the serial the client holds, it is one SOA when the
 // client is as new as the zone, the differences since client from the
 // journal (RFC 1995 section 4: the current SOA, then per change the old
@@ -56,6 +100,21 @@ type XFR struct {
 // otherwise — also when the differences would be larger than the zone. It
 // fails with memory.ErrNoZone for a zone not held (and for a nil p).
 func ReadXFR(p *memory.Provider, zone string, ixfr bool, client uint32) (XFR, error) {
+	x, err := OpenXFR(p, zone, ixfr, client)
+	if err != nil {
+		return XFR{}, err
+	}
+	recs := slices.Collect(x.All())
+	return XFR{Zone: x.Zone, Serial: x.Serial, Kind: x.Kind, Records: recs}, nil
+}
+
+// OpenXFR is ReadXFR without the slice: it decides the answer (and
+// computes an IXFR's differences, which are at most the zone's size) but
+// leaves Records nil; All then yields the records, an AXFR's streamed
+// from the snapshot OpenXFR read, which stays the same however long the
+// reading takes and whatever is written meanwhile. The first record is
+// ready at once, whatever the zone's size, and memory stays flat.
+func OpenXFR(p *memory.Provider, zone string, ixfr bool, client uint32) (XFR, error) {
 	if p == nil {
 		return XFR{}, fmt.Errorf("%w: %s", memory.ErrNoZone, zone)
 	}
@@ -64,32 +123,26 @@ func ReadXFR(p *memory.Provider, zone string, ixfr bool, client uint32) (XFR, er
 		return XFR{}, err
 	}
 	soa := st.SOA()
-	rrs, kind := xfrRecords(st, soa, ixfr, client)
-	return XFR{Zone: st.Name(), Serial: soa.Serial, Kind: kind, Records: rrs}, nil
-}
-
-// axfrRecords is the whole zone as AXFR sends it (RFC 5936): the SOA, every
-// record, the SOA again.
-func axfrRecords(st memory.ZoneState, soa *dns.SOA) []dns.RR {
-	recs := st.Records()
-	out := make([]dns.RR, 0, len(recs)+2)
-	out = append(out, soa)
-	out = append(out, recs...)
-	return append(out, dns.Copy(soa))
+	x := XFR{Zone: st.Name(), Serial: soa.Serial}
+	x.diff, x.Kind = xfrRecords(st, soa, ixfr, client)
+	if x.Kind == XFRFull {
+		x.st, x.soa = st, soa
+	}
+	return x, nil
 }
 
 // xfrRecords is the answer to a transfer request (see ReadXFR); soa is
-// st's SOA.
+// st's SOA. For XFRFull the records are nil: the AXFR is streamed.
 func xfrRecords(st memory.ZoneState, soa *dns.SOA, ixfr bool, client uint32) ([]dns.RR, XFRKind) {
 	if !ixfr {
-		return axfrRecords(st, soa), XFRFull
+		return nil, XFRFull
 	}
 	if !memory.SerialGreater(soa.Serial, client) {
 		return []dns.RR{soa}, XFRUpToDate
 	}
 	groups, ok := journalSince(st.Journal(), st.Name(), soa.Serial, client)
 	if !ok {
-		return axfrRecords(st, soa), XFRFull
+		return nil, XFRFull
 	}
 	size := 0
 	for _, g := range groups {
@@ -97,8 +150,10 @@ func xfrRecords(st memory.ZoneState, soa *dns.SOA, ixfr bool, client uint32) ([]
 			size += len(c.Records) + len(c.Old)
 		}
 	}
-	if size > st.Len() {
-		return axfrRecords(st, soa), XFRFull
+	// Larger than the zone: the zone instead (counting the zone only as
+	// far as size, so that a small IXFR of a large zone stays cheap).
+	if !st.LenAtLeast(size) {
+		return nil, XFRFull
 	}
 	withSerial := func(serial uint32) dns.RR {
 		s := dns.Copy(soa).(*dns.SOA)
@@ -113,7 +168,7 @@ func xfrRecords(st memory.ZoneState, soa *dns.SOA, ixfr bool, client uint32) ([]
 		for _, c := range g {
 			d, a, ok := diffRRSet(st.Name(), c)
 			if !ok {
-				return axfrRecords(st, soa), XFRFull
+				return nil, XFRFull
 			}
 			del, add = append(del, d...), append(add, a...)
 		}

@@ -1,0 +1,183 @@
+package zonetransfer_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/gslbkit/gslb/provider/zonetransfer"
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+)
+
+// The transfer benchmarks at scale: a zone of n A records at n names built
+// through memory.SnapshotBuilder, and 1,000 of them changed in one write
+// (scale.sh's fifth step).
+//
+//	go test -run '^$' -bench 'XFRScale' -benchtime 3x ./provider/zonetransfer/
+//
+// BenchmarkIXFRScale reads the IXFR of the 1,000 changes (ReadXFR),
+// reporting the process's CPU time too (cpu-ms: the machine may be shared,
+// and wall time then measures the share);
+// BenchmarkAXFRScale serves the whole AXFR through ServeTCP to a writer
+// that throws it away, reporting the time to the first message
+// (first-ms), the process's CPU time (user and system, GC included) until
+// then (first-cpu-ms) and in all (cpu-ms), and the largest growth of the heap's objects during the
+// transfer over the heap before it (peak-heap-MB).
+
+const scaleZone = "scale.test."
+
+var scaleSizes = []int{100_000, 1_000_000}
+
+type scaleFixture struct {
+	p      *memory.Provider
+	before uint32 // the serial before the 1,000 changes
+}
+
+var scaleFixtures sync.Map // size → *scaleFixture
+
+func scaleProvider(b *testing.B, n int) *scaleFixture {
+	if f, ok := scaleFixtures.Load(n); ok {
+		return f.(*scaleFixture)
+	}
+	p, err := memory.New(memory.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	bl := memory.NewSnapshotBuilder(context.Background())
+	soa := memory.SOA{NS: "ns1." + scaleZone, Mbox: "hostmaster." + scaleZone, Serial: 1,
+		Refresh: 60, Retry: 60, Expire: 600, Minimum: 30, TTL: 60}
+	if err := bl.Zone(scaleZone, soa); err != nil {
+		b.Fatal(err)
+	}
+	if err := bl.Add(memory.ZoneRecord{Name: "@", Type: "NS", TTL: 60, Data: "ns1." + scaleZone}); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		ip := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		if err := bl.Add(memory.ZoneRecord{Name: fmt.Sprintf("h%d", i), Type: "A", TTL: 60, Data: ip.String()}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := p.RestoreBuilt(bl); err != nil {
+		b.Fatal(err)
+	}
+	before, err := p.SOA(scaleZone)
+	if err != nil {
+		b.Fatal(err)
+	}
+	changes := make([]libdns.Record, 1000)
+	for i := range changes {
+		changes[i] = libdns.Address{Name: fmt.Sprintf("h%d", i*(n/1000)), TTL: time.Minute,
+			IP: netip.AddrFrom4([4]byte{192, 0, 2, byte(i)})}
+	}
+	if _, err := p.SetRecords(context.Background(), scaleZone, changes); err != nil {
+		b.Fatal(err)
+	}
+	f := &scaleFixture{p: p, before: before.Serial}
+	scaleFixtures.Store(n, f)
+	runtime.GC()
+	return f
+}
+
+// cpuTime is the process's CPU time so far, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func BenchmarkIXFRScale(b *testing.B) {
+	for _, n := range scaleSizes {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			f := scaleProvider(b, n)
+			b.ReportAllocs()
+			cpu := cpuTime()
+			defer func() { b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms") }()
+			for b.Loop() {
+				x, err := zonetransfer.ReadXFR(f.p, scaleZone, true, f.before)
+				if err != nil || x.Kind != zonetransfer.XFRIncremental || len(x.Records) != 2004 {
+					b.Fatalf("%v %v %d", err, x.Kind, len(x.Records))
+				}
+			}
+		})
+	}
+}
+
+// firstWriter throws away what is written, noting when the first write
+// came and the most the heap's objects grew over base.
+type firstWriter struct {
+	start, first time.Time
+	firstCPU     time.Duration
+	base, peak   uint64
+	bytes        int
+	sample       []metrics.Sample
+}
+
+func (w *firstWriter) Write(b []byte) (int, error) {
+	if w.first.IsZero() {
+		w.first = time.Now()
+		w.firstCPU = cpuTime()
+	}
+	w.bytes += len(b)
+	metrics.Read(w.sample)
+	if h := w.sample[0].Value.Uint64(); h > w.base && h-w.base > w.peak {
+		w.peak = h - w.base
+	}
+	return len(b), nil
+}
+
+func BenchmarkAXFRScale(b *testing.B) {
+	for _, n := range scaleSizes {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			f := scaleProvider(b, n)
+			x, err := zonetransfer.NewTransfer(f.p, zonetransfer.TransferConfig{Allow: []zonetransfer.TransferRule{{}}}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := new(dns.Msg)
+			m.SetAxfr(scaleZone)
+			q, err := m.Pack()
+			if err != nil {
+				b.Fatal(err)
+			}
+			src := netip.MustParseAddr("127.0.0.1")
+			var first, firstCPU, allCPU time.Duration
+			var peak uint64
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				runtime.GC()
+				w := &firstWriter{sample: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
+				metrics.Read(w.sample)
+				w.base = w.sample[0].Value.Uint64()
+				b.StartTimer()
+				w.start = time.Now()
+				cpu := cpuTime()
+				if ok, err := x.ServeTCP(w, q, src, nil); !ok || err != nil {
+					b.Fatal(ok, err)
+				}
+				allCPU += cpuTime() - cpu
+				first += w.first.Sub(w.start)
+				firstCPU += w.firstCPU - cpu
+				peak = max(peak, w.peak)
+				if w.bytes < n*16 {
+					b.Fatalf("%d bytes for %d records", w.bytes, n)
+				}
+			}
+			b.ReportMetric(float64(first.Microseconds())/1000/float64(b.N), "first-ms")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			b.ReportMetric(float64(firstCPU.Microseconds())/1000/float64(b.N), "first-cpu-ms")
+			b.ReportMetric(float64(allCPU.Microseconds())/1000/float64(b.N), "cpu-ms")
+		})
+	}
+}
