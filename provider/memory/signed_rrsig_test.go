@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"net"
+	"net/netip"
 	"slices"
 	"testing"
 	"time"
@@ -113,5 +114,53 @@ func verifyRRSIGAnswer(t *testing.T, p *memory.Provider, m *dns.Msg, qname strin
 		require.NotNil(t, key)
 		require.NoError(t, sig.Verify(key, set), "RRSIG %s over %v", sig, set)
 		require.True(t, sig.ValidityPeriod(now))
+	}
+}
+
+// TestSignedANY: a DO query for type ANY gets over UDP one RRset with its
+// RRSIGs (RFC 8482 section 4.1), over TCP every RRset at the name, each
+// signed; an empty non-terminal and a missing name (DO without CO) get a
+// NODATA whose one NSEC, at the name, does not list ANY; a wildcard's name
+// the wildcard's signatures and the proof NSEC.
+func TestSignedANY(t *testing.T) {
+	p, s := signedFixture(t)
+	keys := s.DNSKEYs()
+	now := time.Now()
+	src := netip.MustParseAddr("192.0.2.1")
+	for _, tc := range []struct {
+		qname     string
+		udp, tcp  int // RRsets in the answer (not counting RRSIGs)
+		nsecs     int
+		ancovered bool
+	}{
+		{"www." + signedZone, 1, 2, 0, true},
+		{signedZone, 1, 2, 0, true}, // NS; NS and SOA
+		{"a.wild." + signedZone, 1, 1, 1, true},
+		{"ent." + signedZone, 0, 0, 1, false},
+		{"nope." + signedZone, 0, 0, 1, false},
+	} {
+		for _, tcp := range []bool{false, true} {
+			q := new(dns.Msg)
+			q.SetQuestion(tc.qname, dns.TypeANY)
+			q.SetEdns0(1232, true)
+			m := p.Respond(q, src, tcp)
+			require.Equal(t, dns.RcodeSuccess, m.Rcode, "%s", m)
+			sets := map[uint16]bool{}
+			for _, rr := range m.Answer {
+				if rr.Header().Rrtype != dns.TypeRRSIG {
+					sets[rr.Header().Rrtype] = true
+				}
+			}
+			want := tc.udp
+			if tcp {
+				want = tc.tcp
+			}
+			require.Len(t, sets, want, "tcp %v: %s", tcp, m)
+			require.Len(t, nsecs(m), tc.nsecs, "tcp %v: %s", tcp, m)
+			for _, n := range nsecs(m) {
+				require.NotContains(t, n.TypeBitMap, dns.TypeANY)
+			}
+			checkSigned(t, m, keys, now)
+		}
 	}
 }
