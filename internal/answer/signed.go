@@ -11,12 +11,12 @@ import (
 
 // Online signing (see docs/dnssec.md). A zone added with a
 // ZoneConfig.Signer answers DNSKEY, CDS and CDNSKEY at its apex from the
-// signer's keys and NSEC at any name from its compact denial, and to a
-// query with the DO bit it adds an RRSIG to every RRset it is
-// authoritative for, in the answer, authority and additional sections
-// (glue below a zone cut is not signed, RFC 4035 section 2.2) and denies
-// by compact denial of existence (RFC 9824): one NSEC at the name,
-// signed. The answer path builds the unsigned reply as for any zone;
+// signer's keys, NSEC at any name from its compact denial and RRSIG at any
+// name with the signatures of what the name holds, and to a query with the
+// DO bit it adds an RRSIG to every RRset it is authoritative for, in the
+// answer, authority and additional sections (glue below a zone cut is not
+// signed, RFC 4035 section 2.2) and denies by compact denial of existence
+// (RFC 9824): one NSEC at the name, signed. The answer path builds the unsigned reply as for any zone;
 // signReply then signs it, taking signatures from the signer's cache.
 
 // signReply finishes m, the answer path's reply to q from the signed zone
