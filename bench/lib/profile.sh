@@ -1,10 +1,10 @@
-# Shared by the DNS bench scripts (bench/dns-vs-peers/run.sh, dynamic.sh):
-# with PROFILE=1, what one query costs a server beyond its CPU time. Around
-# each dnsperf run, profile_start and profile_stop read the server's user and
-# system CPU (/proc/PID/stat), each thread's voluntary and involuntary
-# context switches (/proc/PID/task/*/status) and, with `perf stat` on the
-# syscall tracepoints (-p PID), its system calls by kind; profile_table
-# prints their medians per query. Tracing every system call costs the
+# Shared by the DNS bench scripts (bench/dns-vs-peers/run.sh, dynamic.sh,
+# signed.sh): with PROFILE=1, what one query costs a server beyond its CPU
+# time. Around each dnsperf run, profile_start and profile_stop read the
+# server's user and system CPU (/proc/PID/stat), each thread's voluntary
+# and involuntary context switches (/proc/PID/task/*/status) and, with
+# `perf stat` on the syscall tracepoints (-p PID), its system calls by
+# kind; profile_table prints their medians per query. Tracing every system call costs the
 # server a little CPU, the same for every server: compare the CPU columns
 # of a profiled run with each other, not with an unprofiled run. Source it
 # after stats.sh, with $dir and $clk set; it defines functions only.

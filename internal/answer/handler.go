@@ -133,7 +133,17 @@ func (p *Engine) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *ho
 		if opt != nil {
 			limit = min(max(int(opt.UDPSize()), dns.MinMsgSize), p.maxUDPSize())
 		}
-		if m.Len() > limit {
+		// m.Len() can count more than Pack writes (12 bytes more for
+		// the apex's six RRSIGs answering a query for type RRSIG): past
+		// it, the packed size decides, as on the fast path.
+		over := func() bool {
+			if m.Len() <= limit {
+				return false
+			}
+			b, err := m.Pack()
+			return err != nil || len(b) > limit
+		}
+		if over() {
 			referral := len(m.Answer) == 0 && len(m.Ns) > 0 && m.Ns[0].Header().Rrtype == dns.TypeNS
 			if len(m.Extra) > 0 && m.Extra[0] != dns.RR(ro) {
 				// Additional addresses are optional (RFC 2181 section 9),
@@ -150,7 +160,7 @@ func (p *Engine) respond(v view, req *dns.Msg, src netip.Addr, tcp bool, pre *ho
 				}
 				m.Extra, trimmed = kept, len(kept) < len(m.Extra)
 			}
-			if m.Len() > limit {
+			if over() {
 				m.Truncated = true
 				m.Answer, m.Ns, m.Extra = nil, nil, nil
 				if ro != nil {

@@ -11,12 +11,12 @@ import (
 
 // Online signing (see docs/dnssec.md). A zone added with a
 // ZoneConfig.Signer answers DNSKEY, CDS and CDNSKEY at its apex from the
-// signer's keys and NSEC at any name from its compact denial, and to a
-// query with the DO bit it adds an RRSIG to every RRset it is
-// authoritative for, in the answer, authority and additional sections
-// (glue below a zone cut is not signed, RFC 4035 section 2.2) and denies
-// by compact denial of existence (RFC 9824): one NSEC at the name,
-// signed. The answer path builds the unsigned reply as for any zone;
+// signer's keys, NSEC at any name from its compact denial and RRSIG at any
+// name with the signatures of what the name holds, and to a query with the
+// DO bit it adds an RRSIG to every RRset it is authoritative for, in the
+// answer, authority and additional sections (glue below a zone cut is not
+// signed, RFC 4035 section 2.2) and denies by compact denial of existence
+// (RFC 9824): one NSEC at the name, signed. The answer path builds the unsigned reply as for any zone;
 // signReply then signs it, taking signatures from the signer's cache.
 
 // signReply finishes m, the answer path's reply to q from the signed zone
@@ -31,6 +31,16 @@ func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.T
 	do := opt != nil && opt.Do()
 	if q.Qtype == dns.TypeNSEC {
 		nsecAnswer(m, z, q.Name, do && !opt.Co())
+	}
+	var proofs []dns.RR
+	if q.Qtype == dns.TypeRRSIG {
+		var err error
+		if proofs, err = rrsigAnswer(m, z, q.Name, do && !opt.Co(), now); err != nil {
+			return failed(m), false
+		}
+		if !do {
+			proofs = nil
+		}
 	}
 	if q.Name == z.Name && len(m.Answer) == 0 && m.Rcode == dns.RcodeSuccess {
 		var keys []dns.RR
@@ -52,11 +62,11 @@ func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.T
 	if opt.Co() {
 		ro.SetCo()
 	}
-	ans, proofs, err := signSection(m.Answer, z, now)
+	ans, aproofs, err := signSection(m.Answer, z, now)
 	if err != nil {
 		return failed(m), false
 	}
-	m.Answer = ans
+	m.Answer, proofs = ans, append(proofs, aproofs...)
 	switch {
 	case len(m.Ns) > 0 && m.Ns[0].Header().Rrtype == dns.TypeSOA:
 		// NXDOMAIN or NODATA, at the end of a CNAME chain when there is one.
@@ -123,6 +133,71 @@ func nsecAnswer(m *dns.Msg, z *zone, name string, lie bool) {
 	m.Answer, m.Ns, m.Extra = []dns.RR{nsec}, m.Ns[:0], m.Extra[:0]
 }
 
+// rrsigAnswer answers a query for type RRSIG at name with the RRSIGs of
+// every RRset held there and of the NSEC that compact denial gives there,
+// in type order, as BIND answers it from a signed zone: a NODATA answer
+// cannot be proved for type RRSIG, since the NSEC at the name lists RRSIG.
+// The RRSIGs are not signed themselves (RFC 4035 section 2.2). A name a
+// wildcard synthesises gets the wildcard's RRSIGs, owned by the name, and
+// proofs, the signed NSEC that proves the name does not exist (RFC 4035
+// section 3.1.3.3), for the authority section of a DO reply. A hook's
+// RRset is signed whole (RRSIGs are not chosen per client), a CNAME's
+// owner gets its own RRSIGs (the chain is not followed). A name that does
+// not exist gets the NXNAME NSEC's RRSIG when lie is set (DO without CO),
+// else keeps its NXDOMAIN; names at or below a zone cut keep their
+// referral. err is a signature that could not be made.
+func rrsigAnswer(m *dns.Msg, z *zone, name string, lie bool, now time.Time) (proofs []dns.RR, err error) {
+	if z.CutFor(name) != "" {
+		return nil, nil
+	}
+	ttl := z.NegativeSOA().Header().Ttl
+	var sets []dns.RR
+	switch {
+	case name == z.Name || z.Nodes[name] != nil || z.ENTs[name] || z.WildcardFor(name) != "":
+		types := append(z.TypesAt(name), dns.TypeNSEC)
+		slices.Sort(types)
+		n := z.Nodes[name]
+		if n == nil && name != z.Name && !z.ENTs[name] {
+			n = z.Nodes[z.WildcardFor(name)]
+		}
+		for _, t := range types {
+			switch {
+			case t == dns.TypeNSEC:
+				sets = append(sets, dnssec.NoData(name, z.TypesAt(name), ttl))
+			case t == dns.TypeSOA && name == z.Name:
+				sets = append(sets, z.SOARR())
+			case t == dns.TypeDNSKEY && name == z.Name:
+				sets = append(sets, z.Signer.DNSKEYs()...)
+			case t == dns.TypeCDS && name == z.Name:
+				sets = append(sets, z.Signer.CDS()...)
+			case t == dns.TypeCDNSKEY && name == z.Name:
+				sets = append(sets, z.Signer.CDNSKEY()...)
+			case n != nil:
+				for _, r := range n.Sets[t] {
+					sets = append(sets, at(r, name))
+				}
+			}
+		}
+	case lie:
+		sets = []dns.RR{dnssec.NXName(name, ttl)}
+	default:
+		return nil, nil
+	}
+	signed, proofs, err := signSection(sets, z, now)
+	if err != nil {
+		return nil, err
+	}
+	sigs := signed[:0]
+	for _, rr := range signed {
+		if rr.Header().Rrtype == dns.TypeRRSIG {
+			sigs = append(sigs, rr)
+		}
+	}
+	m.Rcode = dns.RcodeSuccess
+	m.Answer, m.Ns, m.Extra = sigs, m.Ns[:0], m.Extra[:0]
+	return proofs, nil
+}
+
 // signAdditional signs the additional section's addresses the zone is
 // authoritative for (RFC 4035 section 3.1.1); glue, at or below a zone
 // cut, stays unsigned (RFC 4035 section 2.2). An RRset whose signature
@@ -186,9 +261,9 @@ func signSection(rrs []dns.RR, z *zone, now time.Time) (out, proofs []dns.RR, er
 		}
 		set := rrs[i:j]
 		out = append(out, set...)
-		if h.Rrtype == dns.TypeNS && h.Name != z.Name {
+		if h.Rrtype == dns.TypeNS && h.Name != z.Name || h.Rrtype == dns.TypeRRSIG {
 			i = j
-			continue // delegation NS: not authoritative, not signed
+			continue // delegation NS: not authoritative; an RRSIG: never signed (RFC 4035 section 2.2)
 		}
 		w := ""
 		if z.Nodes[h.Name] == nil && h.Name != z.Name && !z.ENTs[h.Name] && h.Rrtype != dns.TypeNSEC {

@@ -77,15 +77,10 @@ func startOnline(t *testing.T) *online {
 	return o
 }
 
-// TestOnlineSignedValidated has unbound and delv, behind a parent BIND
-// serves signed with the DS of the embedded server's online-signed zone,
-// validate what the gaps of online signing were: answers whose additional
-// section carries in-zone addresses (now signed), and queries for type
-// NSEC at names that exist, at an empty non-terminal, at a name a wildcard
-// synthesises and at a name that does not exist.
-func TestOnlineSignedValidated(t *testing.T) {
-	testdnssec.Require(t, "named", "dnssec-keygen", "dnssec-signzone", "unbound", "unbound-control", "delv")
-	o := startOnline(t)
+// validatorFor starts unbound, and delv's configuration, behind a parent
+// BIND serves test. signed, delegating online.test. to o with its DS.
+func validatorFor(t *testing.T, o *online) *testdnssec.Validator {
+	t.Helper()
 	dir := t.TempDir()
 	pKSK, pZSK := testdnssec.KeyGen(t, dir, "test.", true), testdnssec.KeyGen(t, dir, "test.", false)
 	var b strings.Builder
@@ -99,6 +94,19 @@ func TestOnlineSignedValidated(t *testing.T) {
 	parent := &testdnssec.Zone{Name: "test.", Text: b.String(), Sign: []*testdnssec.Key{pKSK, pZSK}}
 	auth := testdnssec.StartAuthority(t, parent)
 	v := testdnssec.StartValidator(t, []dns.RR{pKSK.DNSKEY}, map[string]string{"test.": auth.Addr, "online.test.": o.addr})
+	return v
+}
+
+// TestOnlineSignedValidated has unbound and delv, behind a parent BIND
+// serves signed with the DS of the embedded server's online-signed zone,
+// validate what the gaps of online signing were: answers whose additional
+// section carries in-zone addresses (now signed), and queries for type
+// NSEC at names that exist, at an empty non-terminal, at a name a wildcard
+// synthesises and at a name that does not exist.
+func TestOnlineSignedValidated(t *testing.T) {
+	testdnssec.Require(t, "named", "dnssec-keygen", "dnssec-signzone", "unbound", "unbound-control", "delv")
+	o := startOnline(t)
+	v := validatorFor(t, o)
 
 	for _, tc := range []struct {
 		name  string

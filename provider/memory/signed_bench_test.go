@@ -135,6 +135,8 @@ func FuzzSignedFastPath(f *testing.F) {
 	for _, name := range []string{"www.example.test", "nope.example.test", "x.y.w.example.test", "app.example.test", "hooked.example.test", "host.sub.example.test", "example.test", "a.hw.example.test", "b.c.hw.example.test"} {
 		f.Add(name, uint16(1), byte(0xC1), uint16(1232))
 		f.Add(name, uint16(28), byte(0x81), uint16(512))
+		f.Add(name, uint16(46), byte(0x81), uint16(1232))  // RRSIG
+		f.Add(name, uint16(255), byte(0x81), uint16(1232)) // ANY
 	}
 	f.Add("example.test", uint16(48), byte(0x81), uint16(1232))
 	f.Add("example.test", uint16(128), byte(0x81), uint16(1232))

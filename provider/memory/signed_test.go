@@ -281,7 +281,7 @@ func TestSignedFastPathSameBytes(t *testing.T) {
 		if name == "@" {
 			qname = signedZone
 		}
-		for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeDNSKEY} {
+		for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeDNSKEY, dns.TypeRRSIG, dns.TypeANY} {
 			for _, flags := range []int{-1, 0, 1, 3} { // no EDNS, EDNS, DO, DO+CO
 				q := new(dns.Msg)
 				q.SetQuestion(qname, qt)
