@@ -355,6 +355,11 @@ type Replica struct {
 	kick   chan struct{}
 	ran    atomic.Bool
 
+	// The files in Dir, used by the Run goroutine only (and NewReplica):
+	// the sizes of the journal (its good lines) and of the copy.
+	jsize, copySize int64
+	compactAt       int64 // journal size at which the copy is rewritten next
+
 	mu sync.Mutex
 	st ReplicaStatus
 }
@@ -497,9 +502,6 @@ func (r *Replica) syncOnce(ctx context.Context) {
 		}
 	}
 	r.mu.Unlock()
-	if err == nil && r.cfg.Dir != "" && (ev.Full || ev.Changes > 0) {
-		r.save(ev.Version, ev.Epoch) // before the event: a synced replica's copy is on disk
-	}
 	for _, e := range events {
 		if e.Kind == ReplicaSyncFailed || e.Kind == ReplicaDegraded {
 			r.log.Warn("replica sync failed", "kind", e.Kind.String(), "missed", e.Missed, "err", e.Err)
@@ -528,16 +530,18 @@ func (r *Replica) pull(ctx context.Context, synced bool, version uint64, epoch s
 	q.Set("epoch", epoch)
 	var resp ChangesResponse
 	b := memory.NewSnapshotBuilder(ctx)
+	tee := r.newTee(b)
+	defer tee.abort()
 	err := r.get(ctx, "changes", q, func(body io.Reader) error {
 		var err error
-		resp, err = readChanges(body, b)
+		resp, err = readChangesTo(body, b, tee.sink())
 		return err
 	})
 	if err != nil {
 		return ReplicaEvent{}, err
 	}
 	if resp.Full {
-		if err := r.restore(ctx, b); err != nil {
+		if err := r.restore(ctx, b, tee); err != nil {
 			return ReplicaEvent{}, err
 		}
 		return ReplicaEvent{Version: resp.Version, Full: true, Epoch: resp.Epoch}, nil
@@ -548,15 +552,33 @@ func (r *Replica) pull(ctx context.Context, synced bool, version uint64, epoch s
 		// epoch parameter): its versions say nothing about this copy.
 		r.log.Info("replica: the source's epoch changed; taking a full snapshot", "had", epoch, "source", resp.Epoch)
 		return r.full(ctx, q)
-	case resp.Version < version, resp.Version > version && len(resp.Changes) == 0:
+	case resp.Version < version, resp.Version > version && len(resp.Changes) == 0, resp.Version == version && len(resp.Changes) > 0:
 		r.log.Info("replica: the source's version does not follow the copy's; taking a full snapshot", "had", version, "source", resp.Version)
 		return r.full(ctx, q)
 	}
 	if err := r.checkChanges(resp.Changes); err != nil {
 		return ReplicaEvent{}, err
 	}
+	journaled := r.cfg.Dir != "" && len(resp.Changes) > 0
+	var before int64
+	if journaled {
+		// On disk before it is served: a crash after Apply restarts on it.
+		if before, err = r.appendJournal(journalEntry{Epoch: epoch, Base: version, Version: resp.Version, Changes: resp.Changes}); err != nil {
+			r.saved(time.Now(), err)
+			return ReplicaEvent{}, err
+		}
+	}
 	if err := r.local.Apply(resp.Changes); err != nil {
+		if journaled {
+			if cerr := r.cutJournal(before); cerr != nil {
+				r.log.Error("replica: cannot take back a journal entry that did not apply", "dir", r.cfg.Dir, "err", cerr)
+			}
+		}
 		return ReplicaEvent{}, fmt.Errorf("%w: %w", errResync, &RejectError{Reason: RejectInvalid, Err: fmt.Errorf("applying changes: %w", err)})
+	}
+	if journaled {
+		r.saved(time.Now(), nil)
+		r.maybeCompact(resp.Version, epoch)
 	}
 	return ReplicaEvent{Version: resp.Version, Changes: len(resp.Changes), Epoch: epoch}, nil
 }
@@ -566,11 +588,17 @@ func (r *Replica) full(ctx context.Context, q url.Values) (ReplicaEvent, error) 
 	q.Del("since")
 	q.Del("epoch")
 	b := memory.NewSnapshotBuilder(ctx)
-	err := r.get(ctx, "snapshot", q, func(body io.Reader) error { return readSnapshotInto(body, b) })
+	tee := r.newTee(b)
+	defer tee.abort()
+	err := r.get(ctx, "snapshot", q, func(body io.Reader) error {
+		h, err := readSnapshot(body, tee.sink())
+		b.Version, b.Epoch = h.Version, h.Epoch
+		return err
+	})
 	if err != nil {
 		return ReplicaEvent{}, err
 	}
-	if err := r.restore(ctx, b); err != nil {
+	if err := r.restore(ctx, b, tee); err != nil {
 		return ReplicaEvent{}, err
 	}
 	return ReplicaEvent{Version: b.Version, Full: true, Epoch: b.Epoch}, nil
@@ -578,8 +606,9 @@ func (r *Replica) full(ctx context.Context, q url.Values) (ReplicaEvent, error) 
 
 // restore checks the zones built in b, read from a verified body, against
 // the configured zones and replaces the local copy with them. The old copy
-// answered until now; b is dropped on error.
-func (r *Replica) restore(ctx context.Context, b *memory.SnapshotBuilder) error {
+// answered until now; b is dropped on error. With Dir, the copy tee wrote
+// becomes the file first.
+func (r *Replica) restore(ctx context.Context, b *memory.SnapshotBuilder, tee *teeSink) error {
 	if err := r.checkSnapshot(b.ZoneNames()); err != nil {
 		return err
 	}
@@ -590,13 +619,58 @@ func (r *Replica) restore(ctx context.Context, b *memory.SnapshotBuilder) error 
 		// The same history, older: a replayed or stale source.
 		return &RejectError{Reason: RejectRollback, Err: fmt.Errorf("snapshot version %d of epoch %s is older than the copy's %d", b.Version, epoch, version)}
 	}
+	durable := tee != nil && tee.r != nil
+	if durable {
+		// On disk before it is served: a crash after RestoreBuilt restarts
+		// on it.
+		if err := tee.commit(memory.ReplicationFormat, b.Version, b.Epoch); err != nil {
+			r.saved(time.Now(), err)
+			return err
+		}
+	}
 	if err := r.local.RestoreBuilt(b); err != nil {
+		if durable {
+			// The file holds what is not served (zones that failed their
+			// last checks): put the served copy back.
+			r.mu.Lock()
+			v, e := r.st.Version, r.st.Epoch
+			r.mu.Unlock()
+			_ = r.save(v, e)
+		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("replication: replica: building the copy: %w", err)
 		}
 		return &RejectError{Reason: RejectInvalid, Err: err}
 	}
+	if durable {
+		// The copy holds every journal entry before it.
+		r.compactAt = 0
+		r.saved(time.Now(), r.cutJournal(0))
+	}
 	return nil
+}
+
+// newTee returns the sink that builds a snapshot into b and, with Dir,
+// writes it to a new copy file as it is read (nil without Dir).
+func (r *Replica) newTee(b *memory.SnapshotBuilder) *teeSink {
+	if r.cfg.Dir == "" {
+		return &teeSink{b: b}
+	}
+	return &teeSink{r: r, b: b}
+}
+
+// maybeCompact rewrites the copy at version once the journal has
+// outgrown it, emptying the journal.
+func (r *Replica) maybeCompact(version uint64, epoch string) {
+	limit := max(r.copySize, journalCompactMin)
+	if r.jsize < limit || r.jsize < r.compactAt {
+		return
+	}
+	if err := r.save(version, epoch); err != nil {
+		r.compactAt = r.jsize + limit // the journal still holds it all; retry later
+		return
+	}
+	r.compactAt = 0
 }
 
 // checkSnapshot refuses a snapshot whose zones (names) are not exactly
