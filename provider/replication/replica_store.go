@@ -354,13 +354,13 @@ func (t *teeSink) sink() snapshotSink {
 // zone comes, writes them to a new copy file as they are read, so that
 // the copy is on disk before the snapshot is published.
 type teeSink struct {
-	r      *Replica
-	b      *memory.SnapshotBuilder
-	cf     *copyFileW
-	err    error
-	zones  int
-	recs   int
-	buf    []byte
+	r     *Replica
+	b     *memory.SnapshotBuilder
+	cf    *copyFileW
+	err   error
+	zones int
+	recs  int
+	buf   []byte
 }
 
 func (t *teeSink) zone(name string, soa memory.SOA) error {
