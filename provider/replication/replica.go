@@ -42,10 +42,12 @@ type ReplicaConfig struct {
 	// Region, when set, asks the source for its region-filtered view.
 	Region string `json:"region"`
 	// Dir, when set, is a directory where the replica keeps its last good
-	// copy (one file, replaced atomically after every sync that changed
-	// it), and from which NewReplica loads it, so a replica restarted while
-	// its source is away still answers. It is created (mode 0700) if
-	// missing. One Replica per directory.
+	// copy (a file replaced atomically by every snapshot, and a journal of
+	// the change sets applied since), and from which NewReplica loads it,
+	// so a replica restarted while its source is away still answers.
+	// Nothing is served before it is there (a sync that cannot write
+	// fails). It is created (mode 0700) if missing. One Replica per
+	// directory.
 	Dir string `json:"dir,omitempty"`
 	// Interval is the time between syncs, 100ms to 1h. Default 10s. A
 	// notify starts a sync at once and restarts the interval.
@@ -254,11 +256,11 @@ type ReplicaStatus struct {
 	// successes (nil if none). The local copy was kept each time.
 	Rejected     uint64
 	LastRejected error
-	// Saved is when the copy in Dir was last written (or, at start, when
-	// the loaded copy had been written); SaveErr is the last write's error,
-	// nil after a success. LoadErr says why the file found in Dir at start
-	// was not used (corrupt, another format, other zones), nil if it was
-	// used or there was none.
+	// Saved is when the copy or the journal in Dir was last written (or,
+	// at start, when the loaded copy had been written); SaveErr is the last
+	// write's error, nil after a success. LoadErr says why the file found
+	// in Dir at start was not used (corrupt, another format, other zones),
+	// nil if it was used or there was none.
 	Saved   time.Time
 	SaveErr error
 	LoadErr error
@@ -335,11 +337,20 @@ func (e *RejectError) Unwrap() []error {
 // read up to MaxBody and decoded record by record; building the copy is
 // bounded by Timeout.
 //
-// With Dir set, the copy is saved there after every sync that changed it
-// (written to a temporary file, synced, renamed over the old one, and the
-// directory synced; the file carries a format version and a SHA-256
-// checksum), and NewReplica loads it: the replica answers from it at once,
-// degraded (Status.FromDisk) until a sync succeeds. A corrupt file, one of
+// With Dir set, the replica never serves a version that is not on disk
+// there, so a replica killed at any instant restarts on the version it
+// served last or a later one. A snapshot is written to a temporary file as
+// it is read, synced, renamed over the copy and the directory synced
+// before it is published (the file carries a format version and a SHA-256
+// checksum); a change set is appended to a journal, one checksummed line
+// each, and synced before it is applied, so a sync of a few changes writes
+// those, not the whole copy. The copy is rewritten at the served version,
+// and the journal emptied, once the journal outgrows it (and 1 MiB). A
+// sync whose write fails fails (Status.SaveErr), the copy kept.
+// NewReplica loads the copy and replays the journal's lines that continue
+// it, up to the first torn or corrupt one (a crash during its write),
+// cutting the journal there: the replica answers from it at once,
+// degraded (Status.FromDisk) until a sync succeeds. A corrupt copy, one of
 // another format, or one for other zones or another region is ignored and
 // logged (Status.LoadErr); the replica then starts empty.
 //
