@@ -21,15 +21,31 @@ import (
 // closed; when every reserved slot is taken, the reserved connection
 // accepted longest ago that is not being answered now (a slow client, or
 // one already answered) is closed to make room, and only when all of them
-// are being answered is the new one closed at once. So
+// are being answered (or were accepted less than unreadGrace ago and not
+// read yet) is the new one closed at once. So
 // idle, slow or busy clients can neither hold the port (a kubelet liveness
 // probe is answered) nor take more descriptors than their share.
+//
+// A connection not read from yet (accepted, no byte of it read: the
+// listener's connections note their first read), or whose request began
+// less than unreadGrace ago, is not known busy: after a stall (a loaded host) gslbd accepts a backlog
+// faster than it reads the connections, and treating those as busy sent
+// every later arrival to the reserved slots, each closing the one accepted
+// longest ago, a fresh /healthz client among them, before it was read
+// (reset). So a new connection at a full table with nothing idle waits
+// (its successors in the kernel's backlog) while such connections are
+// younger than unreadGrace, at most admitWait; one not read after
+// unreadGrace (a client that sends nothing) is evicted like an idle one.
 const (
 	reserveConns     = 8
 	reservedLifetime = 3 * time.Second
+	unreadGrace      = time.Second
+	admitWait        = 500 * time.Millisecond
 )
 
 type connInfo struct {
+	read     bool      // a byte was read from it (readConn)
+	busy     time.Time // when its current request began (its first read, or StateActive)
 	idle     bool
 	since    time.Time // when it went idle
 	reserved bool
@@ -44,16 +60,17 @@ type connLimiter struct {
 	net.Listener
 	max int
 
-	mu    sync.Mutex
-	conns map[net.Conn]*connInfo
-	n     int // non-reserved connections in conns
-	nres  int // reserved ones
+	mu      sync.Mutex
+	conns   map[net.Conn]*connInfo
+	n       int           // non-reserved connections in conns
+	nres    int           // reserved ones
+	changed chan struct{} // closed (and replaced) when a connection is read, goes idle or closes
 
 	evicted, refused, reservedUsed atomic.Uint64
 }
 
 func newConnLimiter(ln net.Listener, max int) *connLimiter {
-	return &connLimiter{Listener: ln, max: max, conns: map[net.Conn]*connInfo{}}
+	return &connLimiter{Listener: ln, max: max, conns: map[net.Conn]*connInfo{}, changed: make(chan struct{})}
 }
 
 // Accept returns the next connection, making room for it as described.
@@ -63,8 +80,9 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.admit(c) {
-			return c, nil
+		rc := &readConn{Conn: c, l: l}
+		if l.admit(rc) {
+			return rc, nil
 		}
 		l.refused.Add(1)
 		_ = c.Close()
@@ -76,31 +94,78 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 func (l *connLimiter) admit(c net.Conn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.n >= l.max {
-		var oldest net.Conn
-		var at time.Time
-		for oc, ci := range l.conns {
-			if ci.idle && !ci.reserved && (oldest == nil || ci.since.Before(at)) {
-				oldest, at = oc, ci.since
+	var wait *time.Timer
+	defer func() {
+		if wait != nil {
+			wait.Stop()
+		}
+	}()
+	for {
+		now := time.Now()
+		if l.n >= l.max {
+			// The connection idle longest, else the one waiting longest
+			// for its first request past unreadGrace.
+			var oldest, unread net.Conn
+			var at, uat time.Time
+			young := false
+			for oc, ci := range l.conns {
+				switch {
+				case ci.reserved:
+				case ci.idle:
+					if oldest == nil || ci.since.Before(at) {
+						oldest, at = oc, ci.since
+					}
+				case !ci.read && now.Sub(ci.at) >= unreadGrace:
+					if unread == nil || ci.at.Before(uat) {
+						unread, uat = oc, ci.at
+					}
+				case !ci.read, now.Sub(ci.busy) < unreadGrace:
+					young = true // about to be read, or answered
+				}
+			}
+			if oldest == nil {
+				oldest = unread
+			}
+			if oldest == nil && young {
+				// Connections accepted but not read yet, or whose request
+				// began an instant ago: not known busy. Let them be read and
+				// answered (idle) before taking a reserved slot, within
+				// admitWait.
+				if wait == nil {
+					wait = time.NewTimer(admitWait)
+				}
+				ch := l.changed
+				l.mu.Unlock()
+				select {
+				case <-ch:
+					l.mu.Lock()
+					continue
+				case <-wait.C:
+					l.mu.Lock()
+				}
+			}
+			if oldest != nil {
+				delete(l.conns, oldest)
+				l.n--
+				l.evicted.Add(1)
+				_ = oldest.Close()
 			}
 		}
-		if oldest != nil {
-			delete(l.conns, oldest)
-			l.n--
-			l.evicted.Add(1)
-			_ = oldest.Close()
-		}
+		break
 	}
 	if l.n < l.max {
-		l.conns[c] = &connInfo{}
+		l.conns[c] = &connInfo{at: time.Now()}
 		l.n++
 		return true
 	}
 	if l.nres >= reserveConns {
 		var slow net.Conn
 		var at time.Time
+		now := time.Now()
 		for oc, ci := range l.conns {
-			if ci.reserved && !ci.serving && (slow == nil || ci.at.Before(at)) {
+			// Not one accepted an instant ago and not read yet: it is
+			// as likely a probe as the newcomer, and was first.
+			if ci.reserved && !ci.serving && (ci.read || now.Sub(ci.at) >= unreadGrace) && (slow == nil || ci.at.Before(at)) {
 				slow, at = oc, ci.at
 			}
 		}
@@ -130,9 +195,14 @@ func (l *connLimiter) track(c net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateIdle:
 		ci.idle, ci.since = true, time.Now()
+		l.wake()
 	case http.StateActive:
+		if ci.idle {
+			ci.busy = time.Now()
+		}
 		ci.idle = false
 	case http.StateClosed, http.StateHijacked:
+		l.wake()
 		delete(l.conns, c)
 		if ci.reserved {
 			ci.timer.Stop()
@@ -141,6 +211,47 @@ func (l *connLimiter) track(c net.Conn, st http.ConnState) {
 			l.n--
 		}
 	}
+}
+
+// readConn is a connection of the listener: its first read that returns
+// bytes marks it read in the table.
+type readConn struct {
+	net.Conn
+	l    *connLimiter
+	seen atomic.Bool
+}
+
+func (c *readConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.seen.Load() {
+		c.seen.Store(true)
+		c.l.markRead(c)
+	}
+	return n, err
+}
+
+// CloseWrite half-closes a TCP connection (the server's lingering close).
+func (c *readConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+func (l *connLimiter) markRead(c net.Conn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ci := l.conns[c]; ci != nil && !ci.read {
+		ci.read, ci.busy = true, time.Now()
+		l.wake()
+	}
+}
+
+// wake tells an admit waiting for a connection to be read that one
+// changed. l.mu is held.
+func (l *connLimiter) wake() {
+	close(l.changed)
+	l.changed = make(chan struct{})
 }
 
 type reservedKey struct{}
@@ -166,7 +277,7 @@ func (l *connLimiter) guard(h http.Handler) http.Handler {
 			return
 		}
 		l.mu.Lock()
-		ci.serving = true // read whole: no longer a slow client to evict
+		ci.serving, ci.read = true, true // read whole: no longer a slow client to evict
 		l.mu.Unlock()
 		defer func() {
 			// Answered: the server still lingers before closing (it waits

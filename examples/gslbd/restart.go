@@ -166,14 +166,19 @@ func (c *controller) secondaryLoop(ctx context.Context) error {
 // markers; addresses drained per drained (relative name → set of IPs) go
 // where their name keeps another address; addresses that restart critical
 // per down (see restoredDown) go where their name keeps another that is
-// neither drained nor down; and the serial moves forward. It returns the
-// names removed.
+// neither drained nor down; a CNAME to another name than the record's
+// failover in this config goes (the failover was removed or changed while
+// gslbd was down: the name then has no answer, and DNS waits for the
+// first publication, see unanswered); and the serial moves forward. It
+// returns the names removed.
 func prepareRestored(s *memory.Snapshot, cfg Config, drained, down map[string]map[string]bool, now time.Time) []string {
 	keep := map[string]bool{"@": true}
+	failover := map[string]string{} // relative name → its failover, as a CNAME target
 	for _, r := range cfg.Records {
 		rel := relName(r.Name, cfg.Zone)
 		keep[rel] = true
 		keep[record.DefaultMarkerPrefix+"."+rel] = true
+		failover[rel] = cnameKey(r.Failover)
 	}
 	var removed []string
 	for i := range s.Zones {
@@ -201,6 +206,10 @@ func prepareRestored(s *memory.Snapshot, cfg Config, drained, down map[string]ma
 				continue
 			case addr && down[r.Name][r.Data] && up[r.Name] > 0:
 				continue
+			case r.Type == "CNAME":
+				if f, ok := failover[r.Name]; ok && cnameKey(r.Data) != f {
+					continue
+				}
 			}
 			z.Records[left] = r
 			left++
@@ -209,6 +218,15 @@ func prepareRestored(s *memory.Snapshot, cfg Config, drained, down map[string]ma
 		z.SOA.Serial = restartSerial(z.SOA.Serial, now)
 	}
 	return removed
+}
+
+// cnameKey is a CNAME target (or failover name) compared: absolute, lower
+// case; "" stays "".
+func cnameKey(name string) string {
+	if name == "" {
+		return ""
+	}
+	return strings.ToLower(dnsname.Fqdn(name))
 }
 
 // restoredDown lists (relative name → set of IPs) the addresses of cfg

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/provider/memory"
 )
 
 // TestConfigRefusesUnanswerableNames: a record named like an owner marker
@@ -512,5 +513,57 @@ func TestDisableOfARecordThatLostItsFailoverIsDropped(t *testing.T) {
 		if got := r.byName[name].disabled; got != tc.disabledNow {
 			t.Errorf("%s: disabled after the restart: %v, want %v", tc.name, got, tc.disabledNow)
 		}
+	}
+}
+
+// TestRestoredZoneDropsAStaleFailover: the saved zone answers a record's
+// failover (a CNAME: the record was disabled, or its addresses failing);
+// the config edited while gslbd was down removed that failover, or
+// changed it. The restart must not serve the CNAME to a name the config
+// no longer fails over to (I1): it goes, the name has no answer, and DNS
+// waits for the first publication as for a name the config gained. Found
+// by TestTorture seed 38003 (edit-failover … none, then a restart serving
+// the restored zone through its startup hold). Unchanged, it is kept.
+func TestRestoredZoneDropsAStaleFailover(t *testing.T) {
+	const block = "  - name: www.example.test.\n    failover: www.backup.example.net.\n"
+	if !strings.Contains(stateYAML, block) {
+		t.Fatal("the fixture changed")
+	}
+	for _, tc := range []struct {
+		name, failover string
+		kept           bool
+	}{
+		{"removed", "", false},
+		{"changed", "    failover: other.backup.example.net.\n", false},
+		{"unchanged", "    failover: WWW.backup.example.net\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := ownStateDir()
+			c := stateController(t, dir)
+			allPassing(t, c)
+			c.holding.Store(false)
+			reconcile(t, c)
+			saved := c.stateNow(time.Now())
+			recs := saved.Published.Zones[0].Records[:0]
+			for _, r := range saved.Published.Zones[0].Records {
+				if r.Name != "www" {
+					recs = append(recs, r)
+				}
+			}
+			saved.Published.Zones[0].Records = append(recs, memory.ZoneRecord{Name: "www", Type: "CNAME", TTL: 30, Data: "www.backup.example.net."})
+			if err := saveState(dir, saved); err != nil {
+				t.Fatal(err)
+			}
+			y := strings.Replace(stateYAML, block, "  - name: www.example.test.\n"+tc.failover, 1)
+			r := newFakeController(t, y+"stateDir: "+dir+"\n")
+			got := zoneAnswer(r.zone, "www.example.test.")
+			cname := slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "www.backup.example.net") })
+			if cname != tc.kept {
+				t.Fatalf("www answers %v after the restart; the CNAME to the old failover kept: %v, want %v", got, cname, tc.kept)
+			}
+			if r.isAnswering() == !tc.kept {
+				t.Fatalf("answering %v at the start: a name without an answer must hold DNS until the first publication", r.isAnswering())
+			}
+		})
 	}
 }

@@ -232,6 +232,12 @@ func decodeZone(dec *json.Decoder, sink snapshotSink) error {
 // goes to b when b is not nil (c.Snapshot then holds its head and no
 // zones), else to c.Snapshot.
 func decodeChanges(dec *json.Decoder, c *ChangesResponse, b *memory.SnapshotBuilder) error {
+	return decodeChangesTo(dec, c, b, nil)
+}
+
+// decodeChangesTo is decodeChanges with the snapshot's zones going to
+// sink when it is not nil (b still gets the version and epoch).
+func decodeChangesTo(dec *json.Decoder, c *ChangesResponse, b *memory.SnapshotBuilder, to snapshotSink) error {
 	return objectKeys(dec, func(key string) error {
 		switch key {
 		case "format":
@@ -258,6 +264,9 @@ func decodeChanges(dec *json.Decoder, c *ChangesResponse, b *memory.SnapshotBuil
 			var sink snapshotSink = collectSink{s}
 			if b != nil {
 				sink = builderSink{b}
+			}
+			if to != nil {
+				sink = to
 			}
 			if err := decodeSnapshot(dec, &h, sink); err != nil {
 				return err
@@ -322,8 +331,14 @@ func readSnapshotInto(r io.Reader, b *memory.SnapshotBuilder) error {
 // readChanges decodes a changes response from r; a full response's
 // snapshot is built into b when b is not nil (see decodeChanges).
 func readChanges(r io.Reader, b *memory.SnapshotBuilder) (ChangesResponse, error) {
+	return readChangesTo(r, b, nil)
+}
+
+// readChangesTo is readChanges with a full response's zones going to sink
+// when it is not nil.
+func readChangesTo(r io.Reader, b *memory.SnapshotBuilder, sink snapshotSink) (ChangesResponse, error) {
 	var c ChangesResponse
-	if err := decodeWhole(r, func(dec *json.Decoder) error { return decodeChanges(dec, &c, b) }); err != nil {
+	if err := decodeWhole(r, func(dec *json.Decoder) error { return decodeChangesTo(dec, &c, b, sink) }); err != nil {
 		return ChangesResponse{}, fmt.Errorf("replication: parsing changes: %w", err)
 	}
 	if c.Format > memory.ReplicationFormat {

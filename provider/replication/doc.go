@@ -16,8 +16,9 @@
 // never applies a restarted source's journal onto a copy of the old
 // history: it takes a full snapshot instead. Given a directory, a Replica
 // keeps its last good copy there (replaced atomically, with a format version
-// and a checksum) and answers from it after a restart, degraded until a sync
-// succeeds.
+// and a checksum, and a journal of the change sets since) and answers from
+// it after a restart, degraded until a sync succeeds; it serves no version
+// before it is on disk.
 //
 // A Replica runs once (ErrRunning); the zero Replica and Handler are not
 // usable (ErrNotConfigured, 401). A zero field takes its default except a

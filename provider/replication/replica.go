@@ -42,10 +42,12 @@ type ReplicaConfig struct {
 	// Region, when set, asks the source for its region-filtered view.
 	Region string `json:"region"`
 	// Dir, when set, is a directory where the replica keeps its last good
-	// copy (one file, replaced atomically after every sync that changed
-	// it), and from which NewReplica loads it, so a replica restarted while
-	// its source is away still answers. It is created (mode 0700) if
-	// missing. One Replica per directory.
+	// copy (a file replaced atomically by every snapshot, and a journal of
+	// the change sets applied since), and from which NewReplica loads it,
+	// so a replica restarted while its source is away still answers.
+	// Nothing is served before it is there (a sync that cannot write
+	// fails). It is created (mode 0700) if missing. One Replica per
+	// directory.
 	Dir string `json:"dir,omitempty"`
 	// Interval is the time between syncs, 100ms to 1h. Default 10s. A
 	// notify starts a sync at once and restarts the interval.
@@ -254,11 +256,11 @@ type ReplicaStatus struct {
 	// successes (nil if none). The local copy was kept each time.
 	Rejected     uint64
 	LastRejected error
-	// Saved is when the copy in Dir was last written (or, at start, when
-	// the loaded copy had been written); SaveErr is the last write's error,
-	// nil after a success. LoadErr says why the file found in Dir at start
-	// was not used (corrupt, another format, other zones), nil if it was
-	// used or there was none.
+	// Saved is when the copy or the journal in Dir was last written (or,
+	// at start, when the loaded copy had been written); SaveErr is the last
+	// write's error, nil after a success. LoadErr says why the file found
+	// in Dir at start was not used (corrupt, another format, other zones),
+	// nil if it was used or there was none.
 	Saved   time.Time
 	SaveErr error
 	LoadErr error
@@ -335,11 +337,20 @@ func (e *RejectError) Unwrap() []error {
 // read up to MaxBody and decoded record by record; building the copy is
 // bounded by Timeout.
 //
-// With Dir set, the copy is saved there after every sync that changed it
-// (written to a temporary file, synced, renamed over the old one, and the
-// directory synced; the file carries a format version and a SHA-256
-// checksum), and NewReplica loads it: the replica answers from it at once,
-// degraded (Status.FromDisk) until a sync succeeds. A corrupt file, one of
+// With Dir set, the replica never serves a version that is not on disk
+// there, so a replica killed at any instant restarts on the version it
+// served last or a later one. A snapshot is written to a temporary file as
+// it is read, synced, renamed over the copy and the directory synced
+// before it is published (the file carries a format version and a SHA-256
+// checksum); a change set is appended to a journal, one checksummed line
+// each, and synced before it is applied, so a sync of a few changes writes
+// those, not the whole copy. The copy is rewritten at the served version,
+// and the journal emptied, once the journal outgrows it (and 1 MiB). A
+// sync whose write fails fails (Status.SaveErr), the copy kept.
+// NewReplica loads the copy and replays the journal's lines that continue
+// it, up to the first torn or corrupt one (a crash during its write),
+// cutting the journal there: the replica answers from it at once,
+// degraded (Status.FromDisk) until a sync succeeds. A corrupt copy, one of
 // another format, or one for other zones or another region is ignored and
 // logged (Status.LoadErr); the replica then starts empty.
 //
@@ -354,6 +365,11 @@ type Replica struct {
 	log    *slog.Logger
 	kick   chan struct{}
 	ran    atomic.Bool
+
+	// The files in Dir, used by the Run goroutine only (and NewReplica):
+	// the sizes of the journal (its good lines) and of the copy.
+	jsize, copySize int64
+	compactAt       int64 // journal size at which the copy is rewritten next
 
 	mu sync.Mutex
 	st ReplicaStatus
@@ -497,9 +513,6 @@ func (r *Replica) syncOnce(ctx context.Context) {
 		}
 	}
 	r.mu.Unlock()
-	if err == nil && r.cfg.Dir != "" && (ev.Full || ev.Changes > 0) {
-		r.save(ev.Version, ev.Epoch) // before the event: a synced replica's copy is on disk
-	}
 	for _, e := range events {
 		if e.Kind == ReplicaSyncFailed || e.Kind == ReplicaDegraded {
 			r.log.Warn("replica sync failed", "kind", e.Kind.String(), "missed", e.Missed, "err", e.Err)
@@ -528,16 +541,18 @@ func (r *Replica) pull(ctx context.Context, synced bool, version uint64, epoch s
 	q.Set("epoch", epoch)
 	var resp ChangesResponse
 	b := memory.NewSnapshotBuilder(ctx)
+	tee := r.newTee(b)
+	defer tee.abort()
 	err := r.get(ctx, "changes", q, func(body io.Reader) error {
 		var err error
-		resp, err = readChanges(body, b)
+		resp, err = readChangesTo(body, b, tee.sink())
 		return err
 	})
 	if err != nil {
 		return ReplicaEvent{}, err
 	}
 	if resp.Full {
-		if err := r.restore(ctx, b); err != nil {
+		if err := r.restore(ctx, b, tee); err != nil {
 			return ReplicaEvent{}, err
 		}
 		return ReplicaEvent{Version: resp.Version, Full: true, Epoch: resp.Epoch}, nil
@@ -548,15 +563,33 @@ func (r *Replica) pull(ctx context.Context, synced bool, version uint64, epoch s
 		// epoch parameter): its versions say nothing about this copy.
 		r.log.Info("replica: the source's epoch changed; taking a full snapshot", "had", epoch, "source", resp.Epoch)
 		return r.full(ctx, q)
-	case resp.Version < version, resp.Version > version && len(resp.Changes) == 0:
+	case resp.Version < version, resp.Version > version && len(resp.Changes) == 0, resp.Version == version && len(resp.Changes) > 0:
 		r.log.Info("replica: the source's version does not follow the copy's; taking a full snapshot", "had", version, "source", resp.Version)
 		return r.full(ctx, q)
 	}
 	if err := r.checkChanges(resp.Changes); err != nil {
 		return ReplicaEvent{}, err
 	}
+	journaled := r.cfg.Dir != "" && len(resp.Changes) > 0
+	var before int64
+	if journaled {
+		// On disk before it is served: a crash after Apply restarts on it.
+		if before, err = r.appendJournal(journalEntry{Epoch: epoch, Base: version, Version: resp.Version, Changes: resp.Changes}); err != nil {
+			r.saved(time.Now(), err)
+			return ReplicaEvent{}, err
+		}
+	}
 	if err := r.local.Apply(resp.Changes); err != nil {
+		if journaled {
+			if cerr := r.cutJournal(before); cerr != nil {
+				r.log.Error("replica: cannot take back a journal entry that did not apply", "dir", r.cfg.Dir, "err", cerr)
+			}
+		}
 		return ReplicaEvent{}, fmt.Errorf("%w: %w", errResync, &RejectError{Reason: RejectInvalid, Err: fmt.Errorf("applying changes: %w", err)})
+	}
+	if journaled {
+		r.saved(time.Now(), nil)
+		r.maybeCompact(resp.Version, epoch)
 	}
 	return ReplicaEvent{Version: resp.Version, Changes: len(resp.Changes), Epoch: epoch}, nil
 }
@@ -566,11 +599,17 @@ func (r *Replica) full(ctx context.Context, q url.Values) (ReplicaEvent, error) 
 	q.Del("since")
 	q.Del("epoch")
 	b := memory.NewSnapshotBuilder(ctx)
-	err := r.get(ctx, "snapshot", q, func(body io.Reader) error { return readSnapshotInto(body, b) })
+	tee := r.newTee(b)
+	defer tee.abort()
+	err := r.get(ctx, "snapshot", q, func(body io.Reader) error {
+		h, err := readSnapshot(body, tee.sink())
+		b.Version, b.Epoch = h.Version, h.Epoch
+		return err
+	})
 	if err != nil {
 		return ReplicaEvent{}, err
 	}
-	if err := r.restore(ctx, b); err != nil {
+	if err := r.restore(ctx, b, tee); err != nil {
 		return ReplicaEvent{}, err
 	}
 	return ReplicaEvent{Version: b.Version, Full: true, Epoch: b.Epoch}, nil
@@ -578,8 +617,9 @@ func (r *Replica) full(ctx context.Context, q url.Values) (ReplicaEvent, error) 
 
 // restore checks the zones built in b, read from a verified body, against
 // the configured zones and replaces the local copy with them. The old copy
-// answered until now; b is dropped on error.
-func (r *Replica) restore(ctx context.Context, b *memory.SnapshotBuilder) error {
+// answered until now; b is dropped on error. With Dir, the copy tee wrote
+// becomes the file first.
+func (r *Replica) restore(ctx context.Context, b *memory.SnapshotBuilder, tee *teeSink) error {
 	if err := r.checkSnapshot(b.ZoneNames()); err != nil {
 		return err
 	}
@@ -590,13 +630,58 @@ func (r *Replica) restore(ctx context.Context, b *memory.SnapshotBuilder) error 
 		// The same history, older: a replayed or stale source.
 		return &RejectError{Reason: RejectRollback, Err: fmt.Errorf("snapshot version %d of epoch %s is older than the copy's %d", b.Version, epoch, version)}
 	}
+	durable := tee != nil && tee.r != nil
+	if durable {
+		// On disk before it is served: a crash after RestoreBuilt restarts
+		// on it.
+		if err := tee.commit(memory.ReplicationFormat, b.Version, b.Epoch); err != nil {
+			r.saved(time.Now(), err)
+			return err
+		}
+	}
 	if err := r.local.RestoreBuilt(b); err != nil {
+		if durable {
+			// The file holds what is not served (zones that failed their
+			// last checks): put the served copy back.
+			r.mu.Lock()
+			v, e := r.st.Version, r.st.Epoch
+			r.mu.Unlock()
+			_ = r.save(v, e)
+		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("replication: replica: building the copy: %w", err)
 		}
 		return &RejectError{Reason: RejectInvalid, Err: err}
 	}
+	if durable {
+		// The copy holds every journal entry before it.
+		r.compactAt = 0
+		r.saved(time.Now(), r.cutJournal(0))
+	}
 	return nil
+}
+
+// newTee returns the sink that builds a snapshot into b and, with Dir,
+// writes it to a new copy file as it is read (nil without Dir).
+func (r *Replica) newTee(b *memory.SnapshotBuilder) *teeSink {
+	if r.cfg.Dir == "" {
+		return &teeSink{b: b}
+	}
+	return &teeSink{r: r, b: b}
+}
+
+// maybeCompact rewrites the copy at version once the journal has
+// outgrown it, emptying the journal.
+func (r *Replica) maybeCompact(version uint64, epoch string) {
+	limit := max(r.copySize, journalCompactMin)
+	if r.jsize < limit || r.jsize < r.compactAt {
+		return
+	}
+	if err := r.save(version, epoch); err != nil {
+		r.compactAt = r.jsize + limit // the journal still holds it all; retry later
+		return
+	}
+	r.compactAt = 0
 }
 
 // checkSnapshot refuses a snapshot whose zones (names) are not exactly

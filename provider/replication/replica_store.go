@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -179,29 +180,48 @@ func writeSavedCopy(w io.Writer, c savedCopy) error {
 // JSON of a memory.Snapshot). Nothing is held whole: the snapshot goes
 // through the checksum to w as it is written.
 func writeCopy(w io.Writer, zones []string, region string, saved time.Time, snap func(io.Writer) error) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	fmt.Fprintf(bw, "%s %d\n", copyMagic, copyFormat)
-	h := sha256.New()
-	out := &errWriter{w: io.MultiWriter(bw, h)}
+	enc, err := beginCopy(w, zones, region, saved)
+	if err != nil {
+		return err
+	}
+	if err := snap(enc.out); err != nil {
+		return err
+	}
+	return enc.end()
+}
+
+// copyEncoder writes the file format: beginCopy writes up to the
+// snapshot, the snapshot's JSON goes to out, end writes the rest.
+type copyEncoder struct {
+	bw  *bufio.Writer
+	h   hash.Hash
+	out *errWriter
+}
+
+func beginCopy(w io.Writer, zones []string, region string, saved time.Time) (*copyEncoder, error) {
+	e := &copyEncoder{bw: bufio.NewWriterSize(w, 64<<10), h: sha256.New()}
+	fmt.Fprintf(e.bw, "%s %d\n", copyMagic, copyFormat)
+	e.out = &errWriter{w: io.MultiWriter(e.bw, e.h)}
 	head, err := json.Marshal(struct {
 		Zones  []string  `json:"zones"`
 		Region string    `json:"region"`
 		Saved  time.Time `json:"saved"`
 	}{zones, region, saved})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out.Write(head[:len(head)-1])
-	io.WriteString(out, `,"snapshot":`)
-	if err := snap(out); err != nil {
-		return err
+	e.out.Write(head[:len(head)-1])
+	io.WriteString(e.out, `,"snapshot":`)
+	return e, nil
+}
+
+func (e *copyEncoder) end() error {
+	io.WriteString(e.out, "}\n")
+	if e.out.err != nil {
+		return e.out.err
 	}
-	io.WriteString(out, "}\n")
-	if out.err != nil {
-		return out.err
-	}
-	fmt.Fprintf(bw, "sha256 %x\n", h.Sum(nil))
-	return bw.Flush()
+	fmt.Fprintf(e.bw, "sha256 %x\n", e.h.Sum(nil))
+	return e.bw.Flush()
 }
 
 // errWriter keeps the first error of w and writes nothing after it.
@@ -219,16 +239,35 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// save writes the local copy to Dir atomically: a temporary file in the
-// same directory, synced, renamed over the old file, then the directory
-// synced, so that after a crash the file is the old copy or the new one.
-func (r *Replica) save(version uint64, epoch string) {
+// save writes the local copy, at the source's version and epoch, to Dir
+// atomically (see newCopyFile) and empties the journal, which the copy
+// holds. It runs on the Run goroutine (or before Run), after the copy's
+// state is on disk already (this only rewrites it) or with nothing served
+// from it yet.
+func (r *Replica) save(version uint64, epoch string) error {
 	view := r.local.SnapshotView() // written as it is walked: no second copy
 	view.Version, view.Epoch = version, epoch
 	now := time.Now()
-	err := writeFileAtomic(r.cfg.Dir, copyFile, func(w io.Writer) error {
-		return writeCopy(w, r.cfg.Zones, r.cfg.Region, now.UTC(), func(w io.Writer) error { return view.WriteJSON(w, nil) })
-	})
+	cf, err := r.newCopyFile(now)
+	if err == nil {
+		err = view.WriteJSON(cf.enc.out, nil)
+		if err == nil {
+			if err = cf.commit(); err == nil {
+				r.copySize = cf.size
+			}
+		} else {
+			cf.abort()
+		}
+	}
+	if err == nil {
+		err = r.cutJournal(0)
+	}
+	r.saved(now, err)
+	return err
+}
+
+// saved records the outcome of a write to Dir.
+func (r *Replica) saved(now time.Time, err error) {
 	r.mu.Lock()
 	r.st.SaveErr = err
 	if err == nil {
@@ -236,35 +275,176 @@ func (r *Replica) save(version uint64, epoch string) {
 	}
 	r.mu.Unlock()
 	if err != nil {
-		r.log.Warn("replica: saving the copy failed; the file keeps the previous copy", "dir", r.cfg.Dir, "err", err)
+		r.log.Warn("replica: writing to the replica's directory failed", "dir", r.cfg.Dir, "err", err)
 	}
 }
 
-func writeFileAtomic(dir, name string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(dir, copyTmpGlob)
+// copyFileW is a new copy being written to a temporary file in Dir. commit
+// makes it the copy: synced, renamed over the old one, the directory
+// synced, so that after a crash the file is the old copy or the new one.
+type copyFileW struct {
+	dir  string
+	f    *os.File
+	enc  *copyEncoder
+	size int64
+}
+
+func (r *Replica) newCopyFile(saved time.Time) (*copyFileW, error) {
+	f, err := os.CreateTemp(r.cfg.Dir, copyTmpGlob)
 	if err != nil {
-		return fmt.Errorf("replication: replica: saving the copy: %w", err)
+		return nil, fmt.Errorf("replication: replica: saving the copy: %w", err)
 	}
+	cw := &copyFileW{dir: r.cfg.Dir, f: f}
+	cw.enc, err = beginCopy(countWriter{f, &cw.size}, r.cfg.Zones, r.cfg.Region, saved.UTC())
+	if err != nil {
+		cw.abort()
+		return nil, fmt.Errorf("replication: replica: saving the copy: %w", err)
+	}
+	return cw, nil
+}
+
+func (c *copyFileW) abort() {
+	c.f.Close()
+	os.Remove(c.f.Name())
+}
+
+func (c *copyFileW) commit() (err error) {
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			c.abort()
 			err = fmt.Errorf("replication: replica: saving the copy: %w", err)
 		}
 	}()
-	if err = write(f); err != nil {
+	if err = c.enc.end(); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
+	if err = c.f.Sync(); err != nil {
 		return err
 	}
-	if err = f.Close(); err != nil {
+	if err = c.f.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
+	if err = os.Rename(c.f.Name(), filepath.Join(c.dir, copyFile)); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return syncDir(c.dir)
+}
+
+type countWriter struct {
+	w io.Writer
+	n *int64
+}
+
+func (c countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// sink returns t as the sink of a snapshot: itself with Dir, else the
+// builder's.
+func (t *teeSink) sink() snapshotSink {
+	if t.r == nil {
+		return builderSink{t.b}
+	}
+	return t
+}
+
+// teeSink builds a snapshot's zones into a builder and, once the first
+// zone comes, writes them to a new copy file as they are read, so that
+// the copy is on disk before the snapshot is published.
+type teeSink struct {
+	r     *Replica
+	b     *memory.SnapshotBuilder
+	cf    *copyFileW
+	err   error
+	zones int
+	recs  int
+	buf   []byte
+}
+
+func (t *teeSink) zone(name string, soa memory.SOA) error {
+	if err := t.b.Zone(name, soa); err != nil {
+		return err
+	}
+	if t.cf == nil && t.err == nil {
+		t.cf, t.err = t.r.newCopyFile(time.Now())
+		t.write(`{"zones":[`)
+	} else {
+		t.write(`]},`)
+	}
+	t.zones++
+	t.recs = 0
+	nb, _ := json.Marshal(name)
+	sb, _ := json.Marshal(soa)
+	t.write(`{"name":` + string(nb) + `,"soa":` + string(sb) + `,"records":[`)
+	return nil
+}
+
+func (t *teeSink) record(zr memory.ZoneRecord) error {
+	if err := t.b.Add(zr); err != nil {
+		return err
+	}
+	if t.err != nil || t.cf == nil {
+		return nil
+	}
+	t.buf = t.buf[:0]
+	if t.recs > 0 {
+		t.buf = append(t.buf, ',')
+	}
+	t.recs++
+	b, err := json.Marshal(zr)
+	if err != nil {
+		t.err = err
+		return nil
+	}
+	t.buf = append(t.buf, b...)
+	_, t.err = t.cf.enc.out.Write(t.buf)
+	return nil
+}
+
+func (t *teeSink) write(s string) {
+	if t.err == nil && t.cf != nil {
+		_, t.err = io.WriteString(t.cf.enc.out, s)
+	}
+}
+
+// commit ends the copy file at the snapshot's version and epoch and makes
+// it the copy.
+func (t *teeSink) commit(format int, version uint64, epoch string) error {
+	if t.r == nil {
+		return nil
+	}
+	if t.cf == nil {
+		if t.err == nil {
+			t.err = errors.New("no zone")
+		}
+		return fmt.Errorf("replication: replica: saving the copy: %w", t.err)
+	}
+	if t.zones > 0 {
+		t.write(`]}`)
+	}
+	eb, _ := json.Marshal(epoch)
+	t.write(fmt.Sprintf(`],"format":%d,"version":%d,"epoch":%s}`, format, version, eb))
+	if t.err != nil {
+		t.abort()
+		return fmt.Errorf("replication: replica: saving the copy: %w", t.err)
+	}
+	cf := t.cf
+	t.cf = nil
+	if err := cf.commit(); err != nil {
+		return err
+	}
+	t.r.copySize = cf.size
+	return nil
+}
+
+// abort drops the copy file, if not committed.
+func (t *teeSink) abort() {
+	if t.cf != nil {
+		t.cf.abort()
+		t.cf = nil
+	}
 }
 
 // syncDir makes a rename in dir durable. Windows cannot sync a directory
@@ -294,6 +474,7 @@ func (r *Replica) loadFromDisk() {
 	c, err := r.readCopy(path, b)
 	if errors.Is(err, os.ErrNotExist) {
 		r.log.Info("replica: no saved copy yet; starting empty", "file", path)
+		r.dropJournal()
 		return
 	}
 	if err == nil {
@@ -307,10 +488,15 @@ func (r *Replica) loadFromDisk() {
 	if err != nil {
 		r.st.LoadErr = err
 		r.log.Error("replica: ignoring the saved copy; starting empty", "file", path, "err", err)
+		r.dropJournal()
 		return
 	}
-	r.st = ReplicaStatus{Synced: true, Version: c.Snap.Version, Epoch: c.Snap.Epoch, FromDisk: true, Degraded: true, Saved: c.Saved}
-	r.log.Info("replica: serving the saved copy until a sync succeeds", "file", path, "saved", c.Saved, "version", c.Snap.Version, "epoch", c.Snap.Epoch)
+	if fi, err := os.Stat(path); err == nil {
+		r.copySize = fi.Size()
+	}
+	version := r.replayJournal(c.Snap.Epoch, c.Snap.Version)
+	r.st = ReplicaStatus{Synced: true, Version: version, Epoch: c.Snap.Epoch, FromDisk: true, Degraded: true, Saved: c.Saved}
+	r.log.Info("replica: serving the saved copy until a sync succeeds", "file", path, "saved", c.Saved, "version", version, "copyVersion", c.Snap.Version, "epoch", c.Snap.Epoch)
 }
 
 // readCopy reads the file at path, building its zones into b as it reads.
@@ -348,4 +534,11 @@ func (r *Replica) checkCopy(c copyHead, names []string) error {
 		return fmt.Errorf("%w: %w", ErrSavedCopy, err)
 	}
 	return nil
+}
+
+// dropJournal empties a journal that continues no copy.
+func (r *Replica) dropJournal() {
+	if err := r.cutJournal(0); err != nil {
+		r.log.Error("replica: cannot empty the journal", "dir", r.cfg.Dir, "err", err)
+	}
 }
