@@ -5,6 +5,7 @@ package probe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gslbkit/gslb/internal/testproc"
 )
 
 // TestLocalUnreachableClassification runs TestLocalNoRouteChild in a new
@@ -39,17 +42,27 @@ func TestLocalUnreachableClassification(t *testing.T) {
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC)) {
-		if os.Getenv("GSLBKIT_REQUIRE_NETNS") != "" {
-			t.Fatalf("no user and network namespace: %v", err)
-		}
-		t.Skipf("no user and network namespace here (%v); set GSLBKIT_REQUIRE_NETNS to require them", err)
+		testproc.Missing(t, netnsRequireEnv, fmt.Sprintf("probe: no user and network namespace here (%v)", err))
 	}
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		t.Log(l)
 	}
 	require.NoError(t, err, "child failed")
 	require.Contains(t, string(out), "--- PASS: TestLocalNoRouteChild", "the child ran")
+	if i := strings.Index(string(out), halfNotRun); i >= 0 {
+		line, _, _ := strings.Cut(string(out[i:]), "\n")
+		testproc.Missing(t, netnsRequireEnv, "probe: "+line)
+	}
 }
+
+// netnsRequireEnv, set to "1", makes a missing namespace or tool a failure
+// of TestLocalUnreachableClassification instead of a skip.
+const netnsRequireEnv = "GSLBKIT_REQUIRE_NETNS"
+
+// halfNotRun starts the line TestLocalNoRouteChild logs where a tool the
+// unreachable-target half needs is missing; the child still passes (the
+// parent checks that it did) and the parent then skips or fails.
+const halfNotRun = "the unreachable-target half is not run"
 
 // TestLocalNoRouteChild is the child of TestLocalUnreachableClassification.
 func TestLocalNoRouteChild(t *testing.T) {
@@ -86,11 +99,8 @@ func TestLocalNoRouteChild(t *testing.T) {
 	// the target is unreachable, so it counts against the target.
 	var tools [3]string
 	for i, name := range []string{"ip", "unshare", "nsenter"} {
-		if tools[i], err = exec.LookPath(name); err != nil {
-			if os.Getenv("GSLBKIT_REQUIRE_NETNS") != "" {
-				t.Fatalf("%s not found: %v", name, err)
-			}
-			t.Logf("no %s command: the unreachable-target half is not run", name)
+		if tools[i] = testproc.Find(name); tools[i] == "" {
+			t.Logf("%s: %s is not installed (apt-get install -y iproute2 util-linux)", halfNotRun, name)
 			return
 		}
 	}

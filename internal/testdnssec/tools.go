@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/gslbkit/gslb/internal/testproc"
 )
 
 // RequireEnv is the environment variable that makes a missing tool a test
@@ -37,23 +39,8 @@ func Require(t testing.TB, tools ...string) []string {
 	t.Helper()
 	paths := make([]string, len(tools))
 	for i, name := range tools {
-		p, err := exec.LookPath(name)
-		if err != nil {
-			for _, dir := range []string{"/usr/sbin", "/usr/local/sbin"} {
-				if st, e := os.Stat(filepath.Join(dir, name)); e == nil && !st.IsDir() {
-					p, err = filepath.Join(dir, name), nil
-					break
-				}
-			}
-		}
-		if err != nil {
-			msg := fmt.Sprintf("testdnssec: %s is not installed; apt-get install -y %s to run this test", name, packages[name])
-			if os.Getenv(RequireEnv) == "1" {
-				t.Fatalf("%s (%s=1 requires it)", msg, RequireEnv)
-			}
-			t.Skip(msg)
-		}
-		paths[i] = p
+		paths[i] = testproc.Require(t, RequireEnv,
+			fmt.Sprintf("testdnssec: %s is not installed; apt-get install -y %s to run this test", name, packages[name]), name)
 	}
 	return paths
 }

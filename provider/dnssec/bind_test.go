@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gslbkit/gslb/internal/testproc"
 	"github.com/gslbkit/gslb/provider/dnssec"
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
@@ -35,23 +36,17 @@ func TestBINDKeyFiles(t *testing.T) {
 
 // TestKeysReadByBIND: BIND's tools read the files WriteFiles writes:
 // dnssec-dsfromkey computes the same DS, dnssec-signzone signs with the
-// private key. Skipped without BIND's tools unless GSLBKIT_REQUIRE_BIND is
-// set.
+// private key. Skipped without BIND's tools unless GSLBKIT_REQUIRE_BIND=1.
 func TestKeysReadByBIND(t *testing.T) {
-	for _, tool := range []string{"dnssec-dsfromkey", "dnssec-signzone"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("GSLBKIT_REQUIRE_BIND") != "" {
-				t.Fatalf("%s not found (apt-get install -y bind9-utils)", tool)
-			}
-			t.Skipf("%s not found (apt-get install -y bind9-utils)", tool)
-		}
-	}
+	const install = "apt-get install -y bind9-utils"
+	dsfromkey := testproc.Require(t, "GSLBKIT_REQUIRE_BIND", "dnssec-dsfromkey is not installed ("+install+")", "dnssec-dsfromkey")
+	signzone := testproc.Require(t, "GSLBKIT_REQUIRE_BIND", "dnssec-signzone is not installed ("+install+")", "dnssec-signzone")
 	for _, alg := range []uint8{dnssec.ECDSAP256SHA256, dnssec.ED25519} {
 		dir := t.TempDir()
 		k := mustKey(t, alg, dnssec.FlagsKSK)
 		base, err := k.WriteFiles(dir)
 		require.NoError(t, err)
-		out, err := exec.Command("dnssec-dsfromkey", "-2", base+".key").CombinedOutput()
+		out, err := exec.Command(dsfromkey, "-2", base+".key").CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		ds, err := dns.NewRR(strings.TrimSpace(string(out)))
 		require.NoError(t, err, "%s", out)
@@ -59,7 +54,7 @@ func TestKeysReadByBIND(t *testing.T) {
 		zone := "$TTL 60\nexample.com. IN SOA ns1.example.com. h.example.com. 1 60 60 600 30\nexample.com. IN NS ns1.example.com.\nns1.example.com. IN A 192.0.2.1\n$INCLUDE " + base + ".key\n"
 		zf := filepath.Join(dir, "example.com.db")
 		require.NoError(t, os.WriteFile(zf, []byte(zone), 0o644))
-		cmd := exec.Command("dnssec-signzone", "-z", "-o", "example.com.", "-K", dir, "-f", zf+".signed", zf, filepath.Base(base))
+		cmd := exec.Command(signzone, "-z", "-o", "example.com.", "-K", dir, "-f", zf+".signed", zf, filepath.Base(base))
 		cmd.Dir = dir
 		out, err = cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)

@@ -102,20 +102,7 @@ func startSignedChain(t *testing.T, keys []dnssec.ZoneKey) *signedChain {
 	}
 	grandchild := &testdnssec.Zone{Name: "sec.example.test.", Sign: []*testdnssec.Key{secKSK},
 		Text: "@ IN SOA ns hostmaster SERIAL 60 60 600 30\n@ IN NS ns\nns IN A 127.0.0.1\nwww IN A 192.0.2.7\n"}
-	scfg := dnsserver.DefaultServerConfig()
-	scfg.Addr = "127.0.0.1:0"
-	if c.srv, err = dnsserver.NewServer(c.p, scfg, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.srv.Run(context.Background()) }()
-	t.Cleanup(func() {
-		_ = c.srv.Close()
-		<-done
-	})
+	c.srv = startServer(t, c.p, func(*dnsserver.ServerConfig) {})
 
 	pKSK, pZSK := testdnssec.KeyGen(t, dir, "test.", true), testdnssec.KeyGen(t, dir, "test.", false)
 	c.parent = &testdnssec.Zone{Name: "test.", Text: parentOf(c.cds(t)...), Sign: []*testdnssec.Key{pKSK, pZSK}}
