@@ -81,7 +81,7 @@ func newHookedEntry(p *Engine, v view, key []byte, nameLen int, fq fastQuery, re
 	if n == nil {
 		return nil
 	}
-	set := n.Sets[qtype]
+	set := n.Get(qtype)
 	f := v.hooks.hookForSynth(name, src, z.Name)
 	if len(set) == 0 || f == nil {
 		return nil

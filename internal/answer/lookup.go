@@ -79,7 +79,7 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 		}
 		var set []rec
 		if n != nil {
-			set = n.Sets[q.Qtype]
+			set = n.Get(q.Qtype)
 		}
 		if len(set) > 0 {
 			recs := set
@@ -103,7 +103,7 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 		}
 		var cn []rec
 		if n != nil {
-			cn = n.Sets[dns.TypeCNAME]
+			cn = n.Get(dns.TypeCNAME)
 		}
 		if len(cn) == 0 {
 			// NODATA, also at a wildcard (RFC 4592 section 3.3.1).

@@ -72,7 +72,7 @@ func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.T
 		// A referral carries the DS RRset held at the cut, or the NSEC
 		// that proves there is none (RFC 4035 section 3.1.4).
 		cut := m.Ns[0].Header().Name
-		if ds := z.Nodes[cut].Sets[dns.TypeDS]; len(ds) > 0 {
+		if ds := z.Nodes[cut].Get(dns.TypeDS); len(ds) > 0 {
 			for _, r := range ds {
 				m.Ns = append(m.Ns, r.Wire)
 			}

@@ -108,17 +108,14 @@ func (zb *Builder) flush() {
 }
 
 func (zb *Builder) get(k setKey) []Rec {
-	if n := zb.Z.Nodes[k.name]; n != nil {
-		return n.Sets[k.typ]
-	}
-	return nil
+	return zb.Z.Nodes[k.name].Get(k.typ)
 }
 
 func (zb *Builder) put(k setKey, rs []Rec) {
 	n := zb.Z.Nodes[k.name]
 	if n == nil {
-		n = &Node{Sets: make(map[uint16][]Rec, 1)}
-		zb.Z.Nodes[k.name] = n
+		zb.Z.Nodes[k.name] = NewNode(k.typ, rs)
+		return
 	}
-	n.Sets[k.typ] = rs
+	n.Put(k.typ, rs)
 }

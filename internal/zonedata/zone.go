@@ -46,19 +46,79 @@ type Zone struct {
 	Signer *dnssec.Signer
 }
 
-// Node holds the records at one owner name, grouped by type.
+// Node holds the records at one owner name, grouped by type: a short
+// slice of RRsets in zonerecord.Types order (a map per name cost some 300
+// bytes a name; most names hold one RRset). Read it with Get, Len and
+// Sets; a writer changes a Clone with Put.
 type Node struct {
-	Sets map[uint16][]Rec // type → RRset, never empty
+	sets []RRset // never an empty RRset
 }
+
+// RRset is one RRset of a Node.
+type RRset struct {
+	Type uint16
+	Recs []Rec // never empty
+}
+
+// NewNode returns a node holding the one RRset (typ, rs), allocated at once.
+func NewNode(typ uint16, rs []Rec) *Node {
+	nd := &struct {
+		n Node
+		s [1]RRset
+	}{s: [1]RRset{{typ, rs}}}
+	nd.n.sets = nd.s[:1:1]
+	return &nd.n
+}
+
+// Get returns n's RRset of type typ, nil when n holds none (or n is nil).
+func (n *Node) Get(typ uint16) []Rec {
+	if n == nil {
+		return nil
+	}
+	for i := range n.sets {
+		if n.sets[i].Type == typ {
+			return n.sets[i].Recs
+		}
+	}
+	return nil
+}
+
+// Len returns how many RRsets n holds.
+func (n *Node) Len() int { return len(n.sets) }
+
+// Sets returns n's RRsets in zonerecord.Types order; callers must not
+// change them.
+func (n *Node) Sets() []RRset { return n.sets }
+
+// Put replaces n's RRset of type typ by rs (removes it when rs is empty).
+// Only a writer's own Clone may be changed so.
+func (n *Node) Put(typ uint16, rs []Rec) {
+	i := 0
+	for ; i < len(n.sets); i++ {
+		if n.sets[i].Type == typ {
+			if len(rs) == 0 {
+				n.sets = slices.Delete(n.sets, i, i+1)
+			} else {
+				n.sets[i].Recs = rs
+			}
+			return
+		}
+	}
+	if len(rs) == 0 {
+		return
+	}
+	o := typeOrder(typ)
+	for i = 0; i < len(n.sets) && typeOrder(n.sets[i].Type) <= o; i++ {
+	}
+	n.sets = slices.Insert(n.sets, i, RRset{typ, rs})
+}
+
+func typeOrder(t uint16) int { return zonerecord.TypeOrder(dns.TypeToString[t]) }
 
 // Clone returns a copy of n that shares its record slices (a writer
 // replaces a set, never edits one).
 func (n *Node) Clone() *Node {
-	c := &Node{Sets: make(map[uint16][]Rec, len(n.Sets)+1)}
-	for t, rs := range n.Sets {
-		c.Sets[t] = rs
-	}
-	return c
+	return &Node{sets: slices.Clone(n.sets)}
 }
 
 // Clone returns a copy of z that shares its Nodes (a writer clones a Node
@@ -91,7 +151,7 @@ func (z *Zone) RebuildENTs() {
 		if strings.HasPrefix(name, "*.") {
 			z.Wild = true
 		}
-		if name != z.Name && len(nd.Sets[dns.TypeNS]) > 0 {
+		if name != z.Name && len(nd.Get(dns.TypeNS)) > 0 {
 			if z.Cuts == nil {
 				z.Cuts = make(map[string]bool)
 			}
@@ -146,16 +206,9 @@ func (z *Zone) Records() []Rec {
 // Sorted returns n's records, types in zonerecord.Types order, records in
 // insertion order.
 func (n *Node) Sorted() []Rec {
-	types := make([]uint16, 0, len(n.Sets))
-	for t := range n.Sets {
-		types = append(types, t)
-	}
-	slices.SortFunc(types, func(a, b uint16) int {
-		return zonerecord.TypeOrder(dns.TypeToString[a]) - zonerecord.TypeOrder(dns.TypeToString[b])
-	})
 	var out []Rec
-	for _, t := range types {
-		out = append(out, n.Sets[t]...)
+	for _, s := range n.sets {
+		out = append(out, s.Recs...)
 	}
 	return out
 }
@@ -187,8 +240,5 @@ func (r Rec) Typed() libdns.Record {
 
 // Get returns the RRset (name, typ), nil when z holds none.
 func (z *Zone) Get(name string, typ uint16) []Rec {
-	if n, ok := z.Nodes[name]; ok {
-		return n.Sets[typ]
-	}
-	return nil
+	return z.Nodes[name].Get(typ)
 }

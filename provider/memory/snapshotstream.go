@@ -264,7 +264,7 @@ func (zb *zoneBuild) finish() (*zone, error) {
 // checkCNAME enforces the CNAME rules at the name of n (txn.check's rules
 // for one name).
 func checkCNAME(zoneName, name string, n *node) error {
-	cn := n.Sets[dns.TypeCNAME]
+	cn := n.Get(dns.TypeCNAME)
 	if len(cn) == 0 {
 		return nil
 	}
@@ -274,11 +274,11 @@ func checkCNAME(zoneName, name string, n *node) error {
 	if len(cn) > 1 {
 		return recErr(zoneName, name, "CNAME", fmt.Errorf("%w: %d CNAME records at one name", ErrCNAMEConflict, len(cn)))
 	}
-	if len(n.Sets) > 1 {
+	if n.Len() > 1 {
 		var other []string
-		for typ := range n.Sets {
-			if typ != dns.TypeCNAME {
-				other = append(other, dns.TypeToString[typ])
+		for _, s := range n.Sets() {
+			if s.Type != dns.TypeCNAME {
+				other = append(other, dns.TypeToString[s.Type])
 			}
 		}
 		slices.Sort(other)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -28,10 +29,7 @@ func newTxn(z *zone) *txn { return &txn{z: z.Clone(), touched: map[setKey]bool{}
 
 // get returns the RRset (name, typ); the slice must not be modified.
 func (t *txn) get(name string, typ uint16) []rec {
-	if n, ok := t.z.Nodes[name]; ok {
-		return n.Sets[typ]
-	}
-	return nil
+	return t.z.Nodes[name].Get(typ)
 }
 
 // put replaces the RRset (name, typ) by rs; an empty rs removes it.
@@ -44,15 +42,11 @@ func (t *txn) put(name string, typ uint16, rs []rec) {
 		if len(rs) == 0 {
 			return
 		}
-		n = &node{Sets: map[uint16][]rec{}}
+		n = zonedata.NewNode(typ, rs)
 		t.names = true
 	}
-	if len(rs) == 0 {
-		delete(n.Sets, typ)
-	} else {
-		n.Sets[typ] = rs
-	}
-	if len(n.Sets) == 0 {
+	n.Put(typ, rs)
+	if n.Len() == 0 {
 		delete(t.z.Nodes, name)
 		t.names = true
 	} else {
@@ -76,7 +70,7 @@ func (t *txn) check() error {
 		if !ok {
 			continue
 		}
-		cn := n.Sets[dns.TypeCNAME]
+		cn := n.Get(dns.TypeCNAME)
 		if len(cn) == 0 {
 			continue
 		}
@@ -86,11 +80,11 @@ func (t *txn) check() error {
 		if len(cn) > 1 {
 			return recErr(t.z.Name, k.name, "CNAME", fmt.Errorf("%w: %d CNAME records at one name", ErrCNAMEConflict, len(cn)))
 		}
-		if len(n.Sets) > 1 {
+		if n.Len() > 1 {
 			var other []string
-			for typ := range n.Sets {
-				if typ != dns.TypeCNAME {
-					other = append(other, dns.TypeToString[typ])
+			for _, s := range n.Sets() {
+				if s.Type != dns.TypeCNAME {
+					other = append(other, dns.TypeToString[s.Type])
 				}
 			}
 			slices.Sort(other)
@@ -285,14 +279,7 @@ func (p *Provider) DeleteRecords(ctx context.Context, zoneName string, in []libd
 }
 
 func typesOf(n *node) []uint16 {
-	out := make([]uint16, 0, len(n.Sets))
-	for t := range n.Sets {
-		out = append(out, t)
-	}
-	slices.SortFunc(out, func(a, b uint16) int {
-		return zonerecord.TypeOrder(dns.TypeToString[a]) - zonerecord.TypeOrder(dns.TypeToString[b])
-	})
-	return out
+	return zonedata.SortedTypes(n, make([]uint16, 0, n.Len()))
 }
 
 // setRecords applies SetRecords' semantics to t and returns the records set.
@@ -352,7 +339,7 @@ func (t *txn) deleteRecords(in []libdns.Record) []rec {
 			continue
 		}
 		for _, typ := range typesOf(n) {
-			set := n.Sets[typ]
+			set := n.Get(typ)
 			keep := make([]rec, 0, len(set))
 			for _, o := range set {
 				if pat.match(o) {

@@ -67,8 +67,8 @@ func (s ZoneState) Len() int {
 	}
 	n := 0
 	for _, nd := range s.z.Nodes {
-		for _, rs := range nd.Sets {
-			n += len(rs)
+		for _, rs := range nd.Sets() {
+			n += len(rs.Recs)
 		}
 	}
 	return n
