@@ -99,7 +99,7 @@ func newHookedEntry(p *Engine, v view, key []byte, nameLen int, fq fastQuery, re
 		reply[8] != 0 || reply[9] != 0 || reply[10] != 0 || reply[11] > 1 {
 		return nil
 	}
-	h := &hookedEntry{p: p, f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(set), sig: sig}
+	h := &hookedEntry{p: p, f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(z.Name, set), sig: sig}
 	h.head = append([]byte(nil), reply[:qEnd]...)
 	h.head[0], h.head[1] = 0, 0
 	h.head[2] &^= 0x01
@@ -130,9 +130,9 @@ func newHookedEntry(p *Engine, v view, key []byte, nameLen int, fq fastQuery, re
 		h.all += len(part)
 		switch qtype {
 		case dns.TypeTXT:
-			h.data = append(h.data, r.RR.Data)
+			h.data = append(h.data, r.Data)
 		default:
-			a, err := netip.ParseAddr(r.RR.Data)
+			a, err := netip.ParseAddr(r.Data)
 			if err != nil {
 				return nil
 			}

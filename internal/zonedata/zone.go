@@ -3,6 +3,7 @@ package zonedata
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/gslbkit/gslb/provider/dnssec"
@@ -213,27 +214,44 @@ func (n *Node) Sorted() []Rec {
 	return out
 }
 
-// Rec is one stored record: its libdns form (name relative to the zone and
-// lower case, "@" at the apex; TTL in whole seconds; canonical data) and its
-// wire form (owner fully qualified and lower case).
+// Rec is one stored record: its wire form (owner fully qualified and lower
+// case) and its libdns data in canonical form. The libdns forms (RR, Typed)
+// are derived on demand: keeping them too tripled a record's memory.
 type Rec struct {
-	RR   libdns.RR     // libdns form
-	Wire dns.RR        // wire form
-	Hook libdns.Record // typed form handed to answer hooks (never to readers of the store)
+	Wire dns.RR // wire form
+	Data string // libdns data, canonical
 }
 
-// Typed returns the record as the libdns struct for its type (Address,
-// CNAME, TXT, NS, MX, SRV, CAA, ServiceBinding), or the RR itself for types
-// libdns does not parse.
-func (r Rec) Typed() libdns.Record {
+// Type returns r's type name, as libdns spells it.
+func (r Rec) Type() string { return dns.TypeToString[r.Wire.Header().Rrtype] }
+
+// RR returns r's libdns form in zone: name relative to zone and lower case
+// ("@" at the apex), TTL in whole seconds, canonical data.
+func (r Rec) RR(zone string) libdns.RR {
+	h := r.Wire.Header()
+	return libdns.RR{Name: zonerecord.Rel(h.Name, zone), TTL: time.Duration(h.Ttl) * time.Second, Type: dns.TypeToString[h.Rrtype], Data: r.Data}
+}
+
+// Equal reports whether r and o are the same record: owner, type, TTL and
+// data.
+func (r Rec) Equal(o Rec) bool {
+	a, b := r.Wire.Header(), o.Wire.Header()
+	return r.Data == o.Data && a.Name == b.Name && a.Rrtype == b.Rrtype && a.Ttl == b.Ttl
+}
+
+// Typed returns the record in zone as the libdns struct for its type
+// (Address, CNAME, TXT, NS, MX, SRV, CAA, ServiceBinding), or its RR for
+// types libdns does not parse: what answer hooks and GetRecords hand out.
+func (r Rec) Typed(zone string) libdns.Record {
+	rr := r.RR(zone)
 	if t, ok := r.Wire.(*dns.TXT); ok {
 		if _, plain := zonerecord.TXTData(zonerecord.TXTStrings(t)); !plain {
-			return r.RR // several strings: presentation form, see zonerecord.TXTData
+			return rr // several strings: presentation form, see zonerecord.TXTData
 		}
 	}
-	t, err := r.RR.Parse()
+	t, err := rr.Parse()
 	if err != nil {
-		return r.RR
+		return rr
 	}
 	return t
 }

@@ -203,7 +203,7 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(apexNS, func(o rec) bool { return o.RR.Data == r.RR.Data }) {
+		if !slices.ContainsFunc(apexNS, func(o rec) bool { return o.Data == r.Data }) {
 			apexNS = append(apexNS, r)
 		}
 	}
@@ -307,7 +307,7 @@ func (p *Provider) GetRecords(ctx context.Context, zoneName string) ([]libdns.Re
 	recs := z.Records()
 	out := make([]libdns.Record, len(recs))
 	for i, r := range recs {
-		out[i] = r.Typed()
+		out[i] = r.Typed(z.Name)
 	}
 	return out, nil
 }

@@ -64,7 +64,7 @@ func (v SnapshotView) WriteJSON(w io.Writer, keep func(zone string, r ZoneRecord
 		zones = v.s.Zones
 	}
 	return zonejson.Write(w, ReplicationFormat, v.Version, v.Epoch, zones, func(zone string, r rec) (zonejson.Record, bool) {
-		zr := zoneRecord(r)
+		zr := zoneRecord(zone, r)
 		return zonejson.Record(zr), keep == nil || keep(zone, zr)
 	})
 }

@@ -100,7 +100,7 @@ func (t *txn) commit(old *zone) []Change {
 	var entries []Change
 	keys := make([]setKey, 0, len(t.touched))
 	for k := range t.touched {
-		if !slices.EqualFunc(old.Get(k.name, k.typ), t.get(k.name, k.typ), func(a, b rec) bool { return a.RR == b.RR }) {
+		if !slices.EqualFunc(old.Get(k.name, k.typ), t.get(k.name, k.typ), rec.Equal) {
 			keys = append(keys, k)
 		}
 	}
@@ -141,11 +141,11 @@ func (t *txn) commit(old *zone) []Change {
 func rrsetChange(old, z *zone, name string, typ uint16) Change {
 	c := Change{Kind: ChangeRRSet, Zone: z.Name, Serial: z.SOA.Serial, Name: zonerecord.Rel(name, z.Name), Type: dns.TypeToString[typ]}
 	for _, r := range z.Get(name, typ) {
-		c.Records = append(c.Records, zoneRecord(r))
+		c.Records = append(c.Records, zoneRecord(z.Name, r))
 	}
 	if old != nil {
 		for _, r := range old.Get(name, typ) {
-			c.Old = append(c.Old, zoneRecord(r))
+			c.Old = append(c.Old, zoneRecord(z.Name, r))
 		}
 		c.PrevSerial = old.SOA.Serial
 	}
@@ -196,10 +196,11 @@ func parseAll(zone string, in []libdns.Record) ([]string, []rec, error) {
 	return names, recs, nil
 }
 
-func typedAll(recs []rec) []libdns.Record {
+// typedAll returns recs, records of zone, as libdns records.
+func typedAll(zone string, recs []rec) []libdns.Record {
 	out := make([]libdns.Record, len(recs))
 	for i, r := range recs {
-		out[i] = r.Typed()
+		out[i] = r.Typed(zone)
 	}
 	return out
 }
@@ -221,7 +222,7 @@ func (p *Provider) AppendRecords(ctx context.Context, zoneName string, in []libd
 		for i, r := range recs {
 			code := r.Wire.Header().Rrtype
 			set := t.get(names[i], code)
-			if slices.ContainsFunc(set, func(o rec) bool { return o.RR.Data == r.RR.Data }) {
+			if slices.ContainsFunc(set, func(o rec) bool { return o.Data == r.Data }) {
 				continue
 			}
 			t.put(names[i], code, append(slices.Clip(set), r))
@@ -232,7 +233,7 @@ func (p *Provider) AppendRecords(ctx context.Context, zoneName string, in []libd
 	if err != nil {
 		return nil, err
 	}
-	return typedAll(created), nil
+	return typedAll(zoneKey(zoneName), created), nil
 }
 
 // SetRecords implements libdns.RecordSetter: for every (name, type) in the
@@ -257,7 +258,7 @@ func (p *Provider) SetRecords(ctx context.Context, zoneName string, in []libdns.
 	if err != nil {
 		return nil, err
 	}
-	return typedAll(set), nil
+	return typedAll(zoneKey(zoneName), set), nil
 }
 
 // DeleteRecords implements libdns.RecordDeleter: it removes the zone's
@@ -275,7 +276,7 @@ func (p *Provider) DeleteRecords(ctx context.Context, zoneName string, in []libd
 	if err != nil {
 		return nil, err
 	}
-	return typedAll(deleted), nil
+	return typedAll(zoneKey(zoneName), deleted), nil
 }
 
 func typesOf(n *node) []uint16 {
@@ -296,7 +297,7 @@ func (t *txn) setRecords(in []libdns.Record) ([]rec, error) {
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
-		if slices.ContainsFunc(groups[k], func(o rec) bool { return o.RR.Data == r.RR.Data }) {
+		if slices.ContainsFunc(groups[k], func(o rec) bool { return o.Data == r.Data }) {
 			continue
 		}
 		groups[k] = append(groups[k], r)
