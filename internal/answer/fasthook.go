@@ -130,9 +130,9 @@ func newHookedEntry(p *Engine, v view, key []byte, nameLen int, fq fastQuery, re
 		h.all += len(part)
 		switch qtype {
 		case dns.TypeTXT:
-			h.data = append(h.data, r.Data)
+			h.data = append(h.data, r.Data())
 		default:
-			a, err := netip.ParseAddr(r.Data)
+			a, err := netip.ParseAddr(r.Data())
 			if err != nil {
 				return nil
 			}

@@ -111,7 +111,7 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 			return scope, consulted
 		}
 		m.Answer = append(m.Answer, at(cn[0], name))
-		target := cn[0].Data
+		target := cn[0].Data()
 		for _, seen := range visited[:i+1] {
 			if seen == target {
 				return scope, consulted
@@ -171,7 +171,7 @@ func (p *Engine) runHook(f AnswerFunc, client netip.Prefix, zone, name string, q
 		}
 		found := false
 		for _, r := range set {
-			if r.Data == rr.Data {
+			if r.Data() == rr.Data {
 				chosen = append(chosen, r)
 				found = true
 				break
@@ -184,11 +184,11 @@ func (p *Engine) runHook(f AnswerFunc, client netip.Prefix, zone, name string, q
 		if err != nil {
 			continue
 		}
-		data, wire, err := zonerecord.Canonical(o, name, typ, qtype, ttl, rr.Data)
+		_, wire, err := zonerecord.Canonical(o, name, typ, qtype, ttl, rr.Data)
 		if err != nil {
 			continue
 		}
-		chosen = append(chosen, rec{Wire: wire, Data: data})
+		chosen = append(chosen, rec{Wire: wire})
 	}
 	if len(chosen) == 0 {
 		return nil, scope

@@ -51,10 +51,10 @@ func (b *SetBuilder) Add(r Rec) {
 	const small = 16
 	switch {
 	case b.seen != nil:
-		if b.seen[r.Data] {
+		if b.seen[r.Data()] {
 			return
 		}
-		b.seen[r.Data] = true
+		b.seen[r.Data()] = true
 	case len(b.Recs) < small:
 		if containsData(b.Recs, r) {
 			return
@@ -62,19 +62,19 @@ func (b *SetBuilder) Add(r Rec) {
 	default:
 		b.seen = make(map[string]bool, 2*len(b.Recs))
 		for _, o := range b.Recs {
-			b.seen[o.Data] = true
+			b.seen[o.Data()] = true
 		}
-		if b.seen[r.Data] {
+		if b.seen[r.Data()] {
 			return
 		}
-		b.seen[r.Data] = true
+		b.seen[r.Data()] = true
 	}
 	b.Recs = append(b.Recs, r)
 }
 
 func containsData(set []Rec, r Rec) bool {
 	for _, o := range set {
-		if o.Data == r.Data {
+		if o.SameData(r) {
 			return true
 		}
 	}

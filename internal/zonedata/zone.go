@@ -1,6 +1,7 @@
 package zonedata
 
 import (
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -215,11 +216,57 @@ func (n *Node) Sorted() []Rec {
 }
 
 // Rec is one stored record: its wire form (owner fully qualified and lower
-// case) and its libdns data in canonical form. The libdns forms (RR, Typed)
-// are derived on demand: keeping them too tripled a record's memory.
+// case). Its libdns forms (Data, RR, Typed) are derived on demand: keeping
+// them beside it tripled a record's memory.
 type Rec struct {
 	Wire dns.RR // wire form
-	Data string // libdns data, canonical
+}
+
+// Data returns r's libdns data in canonical form, as zonerecord.Canonical
+// made it: derived from the wire form, which that function made from it.
+func (r Rec) Data() string {
+	switch w := r.Wire.(type) {
+	case *dns.A:
+		a, _ := netip.AddrFromSlice(w.A)
+		return a.Unmap().String() // a 16-byte form too (as dns.NewRR makes)
+	case *dns.AAAA:
+		a, _ := netip.AddrFromSlice(w.AAAA)
+		return a.String()
+	case *dns.CNAME:
+		return w.Target
+	case *dns.NS:
+		return w.Ns
+	case *dns.PTR:
+		return w.Ptr
+	case *dns.TXT:
+		d, _ := zonerecord.TXTData(zonerecord.TXTStrings(w))
+		return d
+	}
+	return strings.TrimPrefix(r.Wire.String(), r.Wire.Header().String())
+}
+
+// SameData reports whether r and o hold the same data (Data equal), for
+// records of one RRset; it formats no data for the common types.
+func (r Rec) SameData(o Rec) bool {
+	switch w := r.Wire.(type) {
+	case *dns.A:
+		if v, ok := o.Wire.(*dns.A); ok {
+			return w.A.Equal(v.A)
+		}
+	case *dns.AAAA:
+		if v, ok := o.Wire.(*dns.AAAA); ok {
+			return slices.Equal(w.AAAA, v.AAAA)
+		}
+	case *dns.CNAME:
+		if v, ok := o.Wire.(*dns.CNAME); ok {
+			return w.Target == v.Target
+		}
+	case *dns.NS:
+		if v, ok := o.Wire.(*dns.NS); ok {
+			return w.Ns == v.Ns
+		}
+	}
+	return r.Data() == o.Data()
 }
 
 // Type returns r's type name, as libdns spells it.
@@ -229,14 +276,14 @@ func (r Rec) Type() string { return dns.TypeToString[r.Wire.Header().Rrtype] }
 // ("@" at the apex), TTL in whole seconds, canonical data.
 func (r Rec) RR(zone string) libdns.RR {
 	h := r.Wire.Header()
-	return libdns.RR{Name: zonerecord.Rel(h.Name, zone), TTL: time.Duration(h.Ttl) * time.Second, Type: dns.TypeToString[h.Rrtype], Data: r.Data}
+	return libdns.RR{Name: zonerecord.Rel(h.Name, zone), TTL: time.Duration(h.Ttl) * time.Second, Type: dns.TypeToString[h.Rrtype], Data: r.Data()}
 }
 
 // Equal reports whether r and o are the same record: owner, type, TTL and
 // data.
 func (r Rec) Equal(o Rec) bool {
 	a, b := r.Wire.Header(), o.Wire.Header()
-	return r.Data == o.Data && a.Name == b.Name && a.Rrtype == b.Rrtype && a.Ttl == b.Ttl
+	return a.Name == b.Name && a.Rrtype == b.Rrtype && a.Ttl == b.Ttl && r.SameData(o)
 }
 
 // Typed returns the record in zone as the libdns struct for its type

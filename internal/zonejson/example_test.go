@@ -12,7 +12,7 @@ func Example() {
 	a, _ := dns.NewRR("www.example.com. 60 IN A 192.0.2.1")
 	z := &zonedata.Zone{Name: "example.com.", SOA: zonedata.SOA{NS: "ns1.example.com.", Mbox: "hostmaster.example.com.", Serial: 7, TTL: 300},
 		Nodes: map[string]*zonedata.Node{"www.example.com.": zonedata.NewNode(dns.TypeA, []zonedata.Rec{{
-			Wire: a, Data: "192.0.2.1"}})}}
+			Wire: a}})}}
 	record := func(zone string, r zonedata.Rec) (zonejson.Record, bool) {
 		rr := r.RR(zone)
 		return zonejson.Record{Name: rr.Name, Type: rr.Type, TTL: r.Wire.Header().Ttl, Data: rr.Data}, true

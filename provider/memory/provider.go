@@ -203,7 +203,7 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(apexNS, func(o rec) bool { return o.Data == r.Data }) {
+		if !slices.ContainsFunc(apexNS, func(o rec) bool { return o.SameData(r) }) {
 			apexNS = append(apexNS, r)
 		}
 	}

@@ -26,14 +26,14 @@ func makeRec(zone string, in libdns.Record) (string, rec, error) {
 	if in == nil {
 		return "", rec{}, recErr(zone, "", "", fmt.Errorf("%w: nil record", ErrInvalidRecord))
 	}
-	fqdn, typ, _, data, wire, err := zonerecord.Parse(zone, in)
+	fqdn, typ, _, _, wire, err := zonerecord.Parse(zone, in)
 	if err != nil {
 		if fqdn == "" {
 			fqdn = in.RR().Name
 		}
 		return "", rec{}, recErr(zone, fqdn, typ, err)
 	}
-	return fqdn, rec{Wire: wire, Data: data}, nil
+	return fqdn, rec{Wire: wire}, nil
 }
 
 // pattern is a DeleteRecords input: empty type, zero TTL and empty data
@@ -86,7 +86,7 @@ func makePattern(zone string, in libdns.Record) (pattern, bool) {
 func (p pattern) match(r rec) bool {
 	return (p.typ == "" || p.typ == r.Type()) &&
 		(p.anyTTL || p.ttl == r.Wire.Header().Ttl) &&
-		(p.data == "" || p.data == r.Data)
+		(p.data == "" || p.data == r.Data())
 }
 
 // ownerName is zonerecord.Owner (config.go's name for it).

@@ -58,7 +58,7 @@ func (s *state) snapshot() Snapshot {
 // zoneRecord returns r, a record of zone, as a ZoneRecord.
 func zoneRecord(zone string, r rec) ZoneRecord {
 	h := r.Wire.Header()
-	zr := ZoneRecord{Name: zonerecord.Rel(h.Name, zone), Type: dns.TypeToString[h.Rrtype], TTL: h.Ttl, Data: r.Data}
+	zr := ZoneRecord{Name: zonerecord.Rel(h.Name, zone), Type: dns.TypeToString[h.Rrtype], TTL: h.Ttl, Data: r.Data()}
 	if t, ok := r.Wire.(*dns.TXT); ok {
 		ss := zonerecord.TXTStrings(t)
 		if _, plain := zonerecord.TXTData(ss); !plain {

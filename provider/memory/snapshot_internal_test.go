@@ -90,8 +90,8 @@ func TestBuildInterleavedRRsets(t *testing.T) {
 		if name == "b.example.test." {
 			first = 1
 		}
-		if set[0].Data != fmt.Sprintf("10.0.0.%d", first) || set[1].Data != fmt.Sprintf("10.0.0.%d", first+2) {
-			t.Fatalf("%s: order %s, %s", name, set[0].Data, set[1].Data)
+		if set[0].Data() != fmt.Sprintf("10.0.0.%d", first) || set[1].Data() != fmt.Sprintf("10.0.0.%d", first+2) {
+			t.Fatalf("%s: order %s, %s", name, set[0].Data(), set[1].Data())
 		}
 	}
 	if len(z.Nodes["a.example.test."].Get(16)) != 1 {

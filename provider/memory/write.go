@@ -222,7 +222,7 @@ func (p *Provider) AppendRecords(ctx context.Context, zoneName string, in []libd
 		for i, r := range recs {
 			code := r.Wire.Header().Rrtype
 			set := t.get(names[i], code)
-			if slices.ContainsFunc(set, func(o rec) bool { return o.Data == r.Data }) {
+			if slices.ContainsFunc(set, func(o rec) bool { return o.SameData(r) }) {
 				continue
 			}
 			t.put(names[i], code, append(slices.Clip(set), r))
@@ -297,7 +297,7 @@ func (t *txn) setRecords(in []libdns.Record) ([]rec, error) {
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
-		if slices.ContainsFunc(groups[k], func(o rec) bool { return o.Data == r.Data }) {
+		if slices.ContainsFunc(groups[k], func(o rec) bool { return o.SameData(r) }) {
 			continue
 		}
 		groups[k] = append(groups[k], r)
