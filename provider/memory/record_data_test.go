@@ -62,3 +62,44 @@ func TestRecDataRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestZoneBuildQuick: the snapshot builder's quick path makes the record
+// makeRec makes from the same ZoneRecord, and leaves to makeRec whatever
+// it does not take (errors included).
+func TestZoneBuildQuick(t *testing.T) {
+	zb, err := newZoneBuild(t.Context(), "example.test.", SOA{NS: "ns1.example.test.", Mbox: "h.example.test."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, zr := range []ZoneRecord{
+		{Name: "www", Type: "A", TTL: 30, Data: "192.0.2.1"},
+		{Name: "www", Type: "a", TTL: 30, Data: " 192.0.2.2 "},
+		{Name: "WWW", Type: "AAAA", TTL: 30, Data: "2001:db8::1"},
+		{Name: "www", Type: "AAAA", TTL: 30, Data: "::ffff:192.0.2.1"},
+		{Name: "www", Type: "A", TTL: 30, Data: "2001:db8::1"},
+		{Name: "www", Type: "AAAA", TTL: 30, Data: "192.0.2.1"},
+		{Name: "www", Type: "A", TTL: 30, Data: "fe80::1%eth0"},
+		{Name: "www", Type: "A", TTL: maxTTL + 1, Data: "192.0.2.1"},
+		{Name: "www.other.test.", Type: "A", TTL: 30, Data: "192.0.2.1"},
+		{Name: "", Type: "A", TTL: 30, Data: "192.0.2.1"},
+		{Name: "c", Type: "CNAME", TTL: 30, Data: "Www"},
+		{Name: "@", Type: "MX", TTL: 30, Data: "10 mail.example.test."},
+		{Name: "@", Type: "MX", TTL: 30, Data: "mail"},
+		{Name: "@", Type: "SOA", TTL: 30, Data: "x"},
+		{Name: "t", Type: "TXT", TTL: 30, Data: "text"},
+	} {
+		owner, r, err := makeRec(zb.z.Name, zr.Record())
+		qOwner, q, ok := zb.quick(zr)
+		zb.lastName, zb.lastOwner = zr.Name, owner
+		if !ok {
+			continue
+		}
+		if err != nil {
+			t.Errorf("%+v: quick took it, makeRec: %v", zr, err)
+			continue
+		}
+		if qOwner != owner || q.Wire.String() != r.Wire.String() || q.Data() != r.Data() {
+			t.Errorf("%+v: quick made %s %v, makeRec %s %v", zr, qOwner, q.Wire, owner, r.Wire)
+		}
+	}
+}
