@@ -155,9 +155,7 @@ func (z *Zone) TypesAt(name string) []uint16 {
 	}
 	var types []uint16
 	if n != nil {
-		for _, s := range n.sets {
-			types = append(types, s.Type)
-		}
+		types = SortedTypes(n, types)
 	}
 	if name == z.Name {
 		types = append(types, dns.TypeSOA, dns.TypeDNSKEY)

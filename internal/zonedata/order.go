@@ -68,8 +68,8 @@ func escapedAt(s string, i int) bool {
 // SortedTypes returns n's record types in Sorted's order (Node.Sorted
 // without the copy), appended to types.
 func SortedTypes(n *Node, types []uint16) []uint16 {
-	for _, s := range n.sets {
-		types = append(types, s.Type)
+	for i := 0; i < len(n.recs); i = n.run(i) {
+		types = append(types, recType(n.recs[i]))
 	}
 	return types
 }

@@ -48,79 +48,136 @@ type Zone struct {
 	Signer *dnssec.Signer
 }
 
-// Node holds the records at one owner name, grouped by type: a short
-// slice of RRsets in zonerecord.Types order (a map per name cost some 300
-// bytes a name; most names hold one RRset). Read it with Get, Len and
-// Sets; a writer changes a Clone with Put.
+// Node holds the records at one owner name: one slice of them, its RRsets
+// in zonerecord.Types order, each a run of its type (a map of RRsets per
+// name cost some 300 bytes a name; most names hold one RRset, and one
+// record). Read it with Get, Len, All and Sets; a writer changes a Clone
+// with Put. Nodes never change once published: Put makes a new slice.
 type Node struct {
-	sets []RRset // never an empty RRset
+	recs []Rec
+	typ  uint16 // the type of every record when n holds one RRset; else 0
 }
 
-// RRset is one RRset of a Node.
+// RRset is one RRset of a Node (Sets).
 type RRset struct {
 	Type uint16
 	Recs []Rec // never empty
 }
 
-// NewNode returns a node holding the one RRset (typ, rs), allocated at once.
+// NewNode returns a node holding the one RRset rs of type typ (rs is kept,
+// not copied; a node of one record is allocated with it).
 func NewNode(typ uint16, rs []Rec) *Node {
-	nd := &struct {
-		n Node
-		s [1]RRset
-	}{s: [1]RRset{{typ, rs}}}
-	nd.n.sets = nd.s[:1:1]
-	return &nd.n
+	switch len(rs) {
+	case 0:
+		return &Node{}
+	case 1:
+		nd := &struct {
+			n Node
+			r [1]Rec
+		}{n: Node{typ: typ}, r: [1]Rec{rs[0]}}
+		nd.n.recs = nd.r[:1:1]
+		return &nd.n
+	}
+	return &Node{recs: rs[:len(rs):len(rs)], typ: typ}
+}
+
+func recType(r Rec) uint16 { return r.Wire.Header().Rrtype }
+
+// run returns the end of the run of one type starting at i.
+func (n *Node) run(i int) int {
+	t := recType(n.recs[i])
+	j := i + 1
+	for j < len(n.recs) && recType(n.recs[j]) == t {
+		j++
+	}
+	return j
 }
 
 // Get returns n's RRset of type typ, nil when n holds none (or n is nil).
+// The slice must not be changed.
 func (n *Node) Get(typ uint16) []Rec {
 	if n == nil {
 		return nil
 	}
-	for i := range n.sets {
-		if n.sets[i].Type == typ {
-			return n.sets[i].Recs
+	if n.typ != 0 {
+		if n.typ == typ {
+			return n.recs
 		}
+		return nil
+	}
+	for i := 0; i < len(n.recs); {
+		j := n.run(i)
+		if recType(n.recs[i]) == typ {
+			return n.recs[i:j:j]
+		}
+		i = j
 	}
 	return nil
 }
 
 // Len returns how many RRsets n holds.
-func (n *Node) Len() int { return len(n.sets) }
+func (n *Node) Len() int {
+	if n.typ != 0 {
+		return 1
+	}
+	c := 0
+	for i := 0; i < len(n.recs); i = n.run(i) {
+		c++
+	}
+	return c
+}
+
+// All returns every record of n, RRsets in zonerecord.Types order (Sorted
+// without the copy); the slice must not be changed.
+func (n *Node) All() []Rec { return n.recs[:len(n.recs):len(n.recs)] }
 
 // Sets returns n's RRsets in zonerecord.Types order; callers must not
 // change them.
-func (n *Node) Sets() []RRset { return n.sets }
+func (n *Node) Sets() []RRset {
+	var out []RRset
+	for i := 0; i < len(n.recs); {
+		j := n.run(i)
+		out = append(out, RRset{recType(n.recs[i]), n.recs[i:j:j]})
+		i = j
+	}
+	return out
+}
 
-// Put replaces n's RRset of type typ by rs (removes it when rs is empty).
-// Only a writer's own Clone may be changed so.
+// Put replaces n's RRset of type typ by rs (removes it when rs is empty),
+// in a new slice. Only a writer's own Clone may be changed so.
 func (n *Node) Put(typ uint16, rs []Rec) {
-	i := 0
-	for ; i < len(n.sets); i++ {
-		if n.sets[i].Type == typ {
-			if len(rs) == 0 {
-				n.sets = slices.Delete(n.sets, i, i+1)
-			} else {
-				n.sets[i].Recs = rs
-			}
-			return
-		}
-	}
-	if len(rs) == 0 {
-		return
-	}
 	o := typeOrder(typ)
-	for i = 0; i < len(n.sets) && typeOrder(n.sets[i].Type) <= o; i++ {
+	out := make([]Rec, 0, len(n.recs)+len(rs))
+	placed := false
+	for i := 0; i < len(n.recs); {
+		j := n.run(i)
+		t := recType(n.recs[i])
+		if !placed && typeOrder(t) >= o {
+			out = append(out, rs...)
+			placed = true
+		}
+		if t != typ {
+			out = append(out, n.recs[i:j]...)
+		}
+		i = j
 	}
-	n.sets = slices.Insert(n.sets, i, RRset{typ, rs})
+	if !placed {
+		out = append(out, rs...)
+	}
+	n.recs = out
+	n.typ = 0
+	if len(out) > 0 && n.run(0) == len(out) {
+		n.typ = recType(out[0])
+	}
 }
 
 func typeOrder(t uint16) int { return zonerecord.TypeOrder(dns.TypeToString[t]) }
 
-// Clone returns a copy of n that shares its record slices (a writer
-// replaces a set, never edits one).
+// Clone returns a copy of n that shares its records (Put makes a new
+// slice).
 func (n *Node) Clone() *Node {
-	return &Node{sets: slices.Clone(n.sets)}
+	c := *n
+	return &c
 }
 
 // Clone returns a copy of z that shares its Nodes (a writer clones a Node
@@ -205,15 +262,9 @@ func (z *Zone) Records() []Rec {
 	return out
 }
 
-// Sorted returns n's records, types in zonerecord.Types order, records in
-// insertion order.
-func (n *Node) Sorted() []Rec {
-	var out []Rec
-	for _, s := range n.sets {
-		out = append(out, s.Recs...)
-	}
-	return out
-}
+// Sorted returns a copy of n's records, types in zonerecord.Types order,
+// records in insertion order.
+func (n *Node) Sorted() []Rec { return slices.Clone(n.recs) }
 
 // Rec is one stored record: its wire form (owner fully qualified and lower
 // case). Its libdns forms (Data, RR, Typed) are derived on demand: keeping

@@ -67,9 +67,7 @@ func (s ZoneState) Len() int {
 	}
 	n := 0
 	for _, nd := range s.z.Nodes {
-		for _, rs := range nd.Sets() {
-			n += len(rs.Recs)
-		}
+		n += len(nd.All())
 	}
 	return n
 }
