@@ -101,21 +101,26 @@ func (zb *Builder) flush() {
 		for _, r := range zb.run.Recs {
 			b.Add(r)
 		}
-	} else {
-		zb.put(k, zb.run.Recs)
+	} else if zb.put(k, zb.run.Recs) {
+		zb.run = SetBuilder{}
+		return
 	}
-	zb.run = SetBuilder{}
+	// The node copied the run's records: its slice serves the next run.
+	zb.run = SetBuilder{Recs: zb.run.Recs[:0]}
 }
 
 func (zb *Builder) get(k setKey) []Rec {
 	return zb.Z.Nodes[k.name].Get(k.typ)
 }
 
-func (zb *Builder) put(k setKey, rs []Rec) {
+// put stores rs as the RRset k and reports whether the zone keeps rs
+// itself (not a copy).
+func (zb *Builder) put(k setKey, rs []Rec) bool {
 	n := zb.Z.Nodes[k.name]
 	if n == nil {
 		zb.Z.Nodes[k.name] = NewNode(k.typ, rs)
-		return
+		return len(rs) > 1
 	}
 	n.Put(k.typ, rs)
+	return false
 }
