@@ -86,7 +86,9 @@ func (zb *Builder) flush() {
 		return
 	}
 	k := zb.runKey
-	if existing := zb.get(k); len(existing) > 0 {
+	n := zb.Z.Nodes[k.name] // one lookup per run: most runs make a node
+	switch existing := n.Get(k.typ); {
+	case len(existing) > 0:
 		if zb.late == nil {
 			zb.late = map[setKey]*SetBuilder{}
 		}
@@ -101,26 +103,23 @@ func (zb *Builder) flush() {
 		for _, r := range zb.run.Recs {
 			b.Add(r)
 		}
-	} else if zb.put(k, zb.run.Recs) {
-		zb.run = SetBuilder{}
-		return
+	case n == nil:
+		zb.Z.Nodes[k.name] = NewNode(k.typ, zb.run.Recs)
+		if len(zb.run.Recs) > 1 { // the node keeps the slice
+			zb.run = SetBuilder{}
+			return
+		}
+	default:
+		n.Put(k.typ, zb.run.Recs)
 	}
 	// The node copied the run's records: its slice serves the next run.
 	zb.run = SetBuilder{Recs: zb.run.Recs[:0]}
 }
 
-func (zb *Builder) get(k setKey) []Rec {
-	return zb.Z.Nodes[k.name].Get(k.typ)
-}
-
-// put stores rs as the RRset k and reports whether the zone keeps rs
-// itself (not a copy).
-func (zb *Builder) put(k setKey, rs []Rec) bool {
-	n := zb.Z.Nodes[k.name]
-	if n == nil {
+func (zb *Builder) put(k setKey, rs []Rec) {
+	if n := zb.Z.Nodes[k.name]; n != nil {
+		n.Put(k.typ, rs)
+	} else {
 		zb.Z.Nodes[k.name] = NewNode(k.typ, rs)
-		return len(rs) > 1
 	}
-	n.Put(k.typ, rs)
-	return false
 }
