@@ -12,7 +12,7 @@ import (
 func Example() {
 	a, _ := dns.NewRR("www.example.com. 60 IN A 192.0.2.1")
 	z := &zonedata.Zone{Name: "example.com.", SOA: zonedata.SOA{NS: "ns1.example.com.", Mbox: "hostmaster.example.com.", Serial: 1, TTL: 300, Minimum: 60},
-		Nodes: map[string]*zonedata.Node{"www.example.com.": {Sets: map[uint16][]zonedata.Rec{dns.TypeA: {{Wire: a}}}}}}
+		Nodes: map[string]*zonedata.Node{"www.example.com.": zonedata.NewNode(dns.TypeA, []zonedata.Rec{{Wire: a}})}}
 	z.RebuildENTs()
 	var e answer.Engine
 	e.Publish(&zonedata.Set{Zones: map[string]*zonedata.Zone{z.Name: z}})

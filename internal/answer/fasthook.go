@@ -87,7 +87,7 @@ func newHookedEntry(p *Engine, c *fastCache, key []byte, nameLen int, fq fastQue
 	if n == nil {
 		return nil
 	}
-	set := n.Sets[qtype]
+	set := n.Get(qtype)
 	f := v.hooks.hookForSynth(name, src, z.Name)
 	if len(set) == 0 || f == nil {
 		return nil
@@ -119,7 +119,7 @@ func newHookedEntry(p *Engine, c *fastCache, key []byte, nameLen int, fq fastQue
 			return nil
 		}
 	}
-	h := &hookedEntry{p: p, f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(set), sig: sig, proof: pr}
+	h := &hookedEntry{p: p, f: f, name: name, typ: dns.TypeToString[qtype], in: hookInput(z.Name, set), sig: sig, proof: pr}
 	h.head = append([]byte(nil), reply[:qEnd]...)
 	h.head[0], h.head[1] = 0, 0
 	h.head[2] &^= 0x01
@@ -150,9 +150,9 @@ func newHookedEntry(p *Engine, c *fastCache, key []byte, nameLen int, fq fastQue
 		h.all += len(part)
 		switch qtype {
 		case dns.TypeTXT:
-			h.data = append(h.data, r.RR.Data)
+			h.data = append(h.data, r.Data())
 		default:
-			a, err := netip.ParseAddr(r.RR.Data)
+			a, err := netip.ParseAddr(r.Data())
 			if err != nil {
 				return nil
 			}

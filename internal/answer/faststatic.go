@@ -190,7 +190,7 @@ func (p *Engine) staticReply(v view, query, buf []byte, fq fastQuery, flags byte
 		wname = wb[:2+k]
 	}
 	// The queried type's RRset, else a CNAME's target's (one link).
-	set := n.Sets[qtype]
+	set := n.Get(qtype)
 	var cname *dns.CNAME
 	var target string
 	if len(set) > 0 {
@@ -198,7 +198,7 @@ func (p *Engine) staticReply(v view, query, buf []byte, fq fastQuery, flags byte
 			return nil
 		}
 	} else {
-		cn := n.Sets[dns.TypeCNAME]
+		cn := n.Get(dns.TypeCNAME)
 		if len(cn) == 0 {
 			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeSuccess) // NODATA
 		}
@@ -214,7 +214,7 @@ func (p *Engine) staticReply(v view, query, buf []byte, fq fastQuery, flags byte
 		if tn == nil {
 			return nil
 		}
-		set = tn.Sets[qtype]
+		set = tn.Get(qtype)
 		if len(set) == 0 || v.hooks.hookForSynth(target, target, z.Name) != nil {
 			return nil
 		}

@@ -79,14 +79,14 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 		}
 		var set []rec
 		if n != nil {
-			set = n.Sets[q.Qtype]
+			set = n.Get(q.Qtype)
 		}
 		if len(set) > 0 {
 			recs := set
 			if f := v.hooks.hookForSynth(name, src, z.Name); f != nil && !(name == z.Name && q.Qtype == dns.TypeNS) {
 				consulted = true
 				var chosen []rec
-				chosen, scope = o.p.runHook(f, client, name, q.Qtype, set, o.pre)
+				chosen, scope = o.p.runHook(f, client, z.Name, name, q.Qtype, set, o.pre)
 				o.pre = nil
 				if chosen != nil {
 					recs = chosen
@@ -103,7 +103,7 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 		}
 		var cn []rec
 		if n != nil {
-			cn = n.Sets[dns.TypeCNAME]
+			cn = n.Get(dns.TypeCNAME)
 		}
 		if len(cn) == 0 {
 			// NODATA, also at a wildcard (RFC 4592 section 3.3.1).
@@ -111,7 +111,7 @@ func (v view) answer(m *dns.Msg, z *zone, q dns.Question, client netip.Prefix, o
 			return scope, consulted
 		}
 		m.Answer = append(m.Answer, at(cn[0], name))
-		target := cn[0].RR.Data
+		target := cn[0].Data()
 		for _, seen := range visited[:i+1] {
 			if seen == target {
 				return scope, consulted
@@ -136,11 +136,11 @@ func at(r rec, name string) dns.RR {
 	return c
 }
 
-// hookInput returns set's records as answer hooks receive them.
-func hookInput(set []rec) []libdns.Record {
+// hookInput returns set's records, of zone, as answer hooks receive them.
+func hookInput(zone string, set []rec) []libdns.Record {
 	in := make([]libdns.Record, len(set))
 	for i, r := range set {
-		in[i] = r.Hook
+		in[i] = r.Typed(zone)
 	}
 	return in
 }
@@ -148,13 +148,13 @@ func hookInput(set []rec) []libdns.Record {
 // runHook asks f to choose among set, or takes pre when the fast path
 // asked already, and maps the choice back to wire records; nil means "no
 // opinion". scope is the hook's (see AnswerFunc).
-func (p *Engine) runHook(f AnswerFunc, client netip.Prefix, name string, qtype uint16, set []rec, pre *hookAnswer) (chosen []rec, scope int) {
+func (p *Engine) runHook(f AnswerFunc, client netip.Prefix, zone, name string, qtype uint16, set []rec, pre *hookAnswer) (chosen []rec, scope int) {
 	typ := dns.TypeToString[qtype]
 	var a hookAnswer
 	if pre != nil {
 		a = *pre
 	} else {
-		a = p.callHook(f, client, name, typ, hookInput(set))
+		a = p.callHook(f, client, name, typ, hookInput(zone, set))
 	}
 	out, scope := a.rrs, a.scope
 	if len(out) == 0 {
@@ -171,7 +171,7 @@ func (p *Engine) runHook(f AnswerFunc, client netip.Prefix, name string, qtype u
 		}
 		found := false
 		for _, r := range set {
-			if r.RR.Data == rr.Data {
+			if r.Data() == rr.Data {
 				chosen = append(chosen, r)
 				found = true
 				break
@@ -184,11 +184,11 @@ func (p *Engine) runHook(f AnswerFunc, client netip.Prefix, name string, qtype u
 		if err != nil {
 			continue
 		}
-		data, wire, err := zonerecord.Canonical(o, name, typ, qtype, ttl, rr.Data)
+		_, wire, err := zonerecord.Canonical(o, name, typ, qtype, ttl, rr.Data)
 		if err != nil {
 			continue
 		}
-		chosen = append(chosen, rec{RR: libdns.RR{Name: rr.Name, TTL: rr.TTL, Type: typ, Data: data}, Wire: wire})
+		chosen = append(chosen, rec{Wire: wire})
 	}
 	if len(chosen) == 0 {
 		return nil, scope

@@ -90,7 +90,7 @@ func signReply(m *dns.Msg, z *zone, q dns.Question, opt, ro *dns.OPT, now time.T
 		// A referral carries the DS RRset held at the cut, or the NSEC
 		// that proves there is none (RFC 4035 section 3.1.4).
 		cut := m.Ns[0].Header().Name
-		if ds := z.Nodes[cut].Sets[dns.TypeDS]; len(ds) > 0 {
+		if ds := z.Nodes[cut].Get(dns.TypeDS); len(ds) > 0 {
 			for _, r := range ds {
 				m.Ns = append(m.Ns, r.Wire)
 			}
@@ -173,7 +173,7 @@ func rrsigAnswer(m *dns.Msg, z *zone, name string, lie bool, now time.Time) (pro
 			case t == dns.TypeCDNSKEY && name == z.Name:
 				sets = append(sets, z.Signer.CDNSKEY()...)
 			case n != nil:
-				for _, r := range n.Sets[t] {
+				for _, r := range n.Get(t) {
 					sets = append(sets, at(r, name))
 				}
 			}

@@ -51,10 +51,10 @@ func (b *SetBuilder) Add(r Rec) {
 	const small = 16
 	switch {
 	case b.seen != nil:
-		if b.seen[r.RR.Data] {
+		if b.seen[r.Data()] {
 			return
 		}
-		b.seen[r.RR.Data] = true
+		b.seen[r.Data()] = true
 	case len(b.Recs) < small:
 		if containsData(b.Recs, r) {
 			return
@@ -62,19 +62,19 @@ func (b *SetBuilder) Add(r Rec) {
 	default:
 		b.seen = make(map[string]bool, 2*len(b.Recs))
 		for _, o := range b.Recs {
-			b.seen[o.RR.Data] = true
+			b.seen[o.Data()] = true
 		}
-		if b.seen[r.RR.Data] {
+		if b.seen[r.Data()] {
 			return
 		}
-		b.seen[r.RR.Data] = true
+		b.seen[r.Data()] = true
 	}
 	b.Recs = append(b.Recs, r)
 }
 
 func containsData(set []Rec, r Rec) bool {
 	for _, o := range set {
-		if o.RR.Data == r.RR.Data {
+		if o.SameData(r) {
 			return true
 		}
 	}
@@ -86,7 +86,9 @@ func (zb *Builder) flush() {
 		return
 	}
 	k := zb.runKey
-	if existing := zb.get(k); len(existing) > 0 {
+	n := zb.Z.Nodes[k.name] // one lookup per run: most runs make a node
+	switch existing := n.Get(k.typ); {
+	case len(existing) > 0:
 		if zb.late == nil {
 			zb.late = map[setKey]*SetBuilder{}
 		}
@@ -101,24 +103,23 @@ func (zb *Builder) flush() {
 		for _, r := range zb.run.Recs {
 			b.Add(r)
 		}
-	} else {
-		zb.put(k, zb.run.Recs)
+	case n == nil:
+		zb.Z.Nodes[k.name] = NewNode(k.typ, zb.run.Recs)
+		if len(zb.run.Recs) > 1 { // the node keeps the slice
+			zb.run = SetBuilder{}
+			return
+		}
+	default:
+		n.Put(k.typ, zb.run.Recs)
 	}
-	zb.run = SetBuilder{}
-}
-
-func (zb *Builder) get(k setKey) []Rec {
-	if n := zb.Z.Nodes[k.name]; n != nil {
-		return n.Sets[k.typ]
-	}
-	return nil
+	// The node copied the run's records: its slice serves the next run.
+	zb.run = SetBuilder{Recs: zb.run.Recs[:0]}
 }
 
 func (zb *Builder) put(k setKey, rs []Rec) {
-	n := zb.Z.Nodes[k.name]
-	if n == nil {
-		n = &Node{Sets: make(map[uint16][]Rec, 1)}
-		zb.Z.Nodes[k.name] = n
+	if n := zb.Z.Nodes[k.name]; n != nil {
+		n.Put(k.typ, rs)
+	} else {
+		zb.Z.Nodes[k.name] = NewNode(k.typ, rs)
 	}
-	n.Sets[k.typ] = rs
 }

@@ -13,9 +13,9 @@ func Example() {
 		return zonedata.Rec{Wire: w}
 	}
 	z := &zonedata.Zone{Name: "example.com.", Nodes: map[string]*zonedata.Node{
-		"example.com.":       {Sets: map[uint16][]zonedata.Rec{dns.TypeNS: {rr("example.com. 300 IN NS ns1.example.com.")}}},
-		"*.a.example.com.":   {Sets: map[uint16][]zonedata.Rec{dns.TypeA: {rr("*.a.example.com. 60 IN A 192.0.2.1")}}},
-		"sub.b.example.com.": {Sets: map[uint16][]zonedata.Rec{dns.TypeNS: {rr("sub.b.example.com. 300 IN NS ns.elsewhere.")}}},
+		"example.com.":       zonedata.NewNode(dns.TypeNS, []zonedata.Rec{rr("example.com. 300 IN NS ns1.example.com.")}),
+		"*.a.example.com.":   zonedata.NewNode(dns.TypeA, []zonedata.Rec{rr("*.a.example.com. 60 IN A 192.0.2.1")}),
+		"sub.b.example.com.": zonedata.NewNode(dns.TypeNS, []zonedata.Rec{rr("sub.b.example.com. 300 IN NS ns.elsewhere.")}),
 	}}
 	z.RebuildENTs()
 	set := &zonedata.Set{Zones: map[string]*zonedata.Zone{z.Name: z}}

@@ -77,7 +77,7 @@ func (z *Zone) WildcardFor(name string) string {
 // section and their addresses held in the zone (glue) in the additional
 // section (RFC 1034 section 4.3.2 step 3b).
 func (z *Zone) Referral(m *dns.Msg, cut string) {
-	ns := z.Nodes[cut].Sets[dns.TypeNS]
+	ns := z.Nodes[cut].Get(dns.TypeNS)
 	start := len(m.Ns)
 	for _, r := range ns {
 		m.Ns = append(m.Ns, r.Wire)
@@ -130,7 +130,7 @@ func (z *Zone) Addresses(m *dns.Msg, rrs []dns.RR) {
 		}
 		for _, typ := range [2]uint16{dns.TypeA, dns.TypeAAAA} {
 		next:
-			for _, a := range n.Sets[typ] {
+			for _, a := range n.Get(typ) {
 				for _, e := range m.Extra {
 					if e == a.Wire {
 						continue next
@@ -155,9 +155,7 @@ func (z *Zone) TypesAt(name string) []uint16 {
 	}
 	var types []uint16
 	if n != nil {
-		for t := range n.Sets {
-			types = append(types, t)
-		}
+		types = SortedTypes(n, types)
 	}
 	if name == z.Name {
 		types = append(types, dns.TypeSOA, dns.TypeDNSKEY)

@@ -3,9 +3,6 @@ package zonedata
 import (
 	"slices"
 	"strings"
-
-	"github.com/gslbkit/gslb/internal/zonerecord"
-	"github.com/miekg/dns"
 )
 
 // SortedOwners returns z's owner names in canonical order (SortedNames'
@@ -71,13 +68,8 @@ func escapedAt(s string, i int) bool {
 // SortedTypes returns n's record types in Sorted's order (Node.Sorted
 // without the copy), appended to types.
 func SortedTypes(n *Node, types []uint16) []uint16 {
-	for t := range n.Sets {
-		types = append(types, t)
-	}
-	if len(types) > 1 {
-		slices.SortFunc(types, func(a, b uint16) int {
-			return zonerecord.TypeOrder(dns.TypeToString[a]) - zonerecord.TypeOrder(dns.TypeToString[b])
-		})
+	for i := 0; i < len(n.recs); i = n.run(i) {
+		types = append(types, recType(n.recs[i]))
 	}
 	return types
 }

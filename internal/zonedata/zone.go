@@ -1,8 +1,10 @@
 package zonedata
 
 import (
+	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/gslbkit/gslb/provider/dnssec"
@@ -46,19 +48,136 @@ type Zone struct {
 	Signer *dnssec.Signer
 }
 
-// Node holds the records at one owner name, grouped by type.
+// Node holds the records at one owner name: one slice of them, its RRsets
+// in zonerecord.Types order, each a run of its type (a map of RRsets per
+// name cost some 300 bytes a name; most names hold one RRset, and one
+// record). Read it with Get, Len, All and Sets; a writer changes a Clone
+// with Put. Nodes never change once published: Put makes a new slice.
 type Node struct {
-	Sets map[uint16][]Rec // type → RRset, never empty
+	recs []Rec
+	typ  uint16 // the type of every record when n holds one RRset; else 0
 }
 
-// Clone returns a copy of n that shares its record slices (a writer
-// replaces a set, never edits one).
-func (n *Node) Clone() *Node {
-	c := &Node{Sets: make(map[uint16][]Rec, len(n.Sets)+1)}
-	for t, rs := range n.Sets {
-		c.Sets[t] = rs
+// RRset is one RRset of a Node (Sets).
+type RRset struct {
+	Type uint16
+	Recs []Rec // never empty
+}
+
+// NewNode returns a node holding the one RRset rs of type typ (rs is kept,
+// not copied; a node of one record is allocated with it).
+func NewNode(typ uint16, rs []Rec) *Node {
+	switch len(rs) {
+	case 0:
+		return &Node{}
+	case 1:
+		nd := &struct {
+			n Node
+			r [1]Rec
+		}{n: Node{typ: typ}, r: [1]Rec{rs[0]}}
+		nd.n.recs = nd.r[:1:1]
+		return &nd.n
+	}
+	return &Node{recs: rs[:len(rs):len(rs)], typ: typ}
+}
+
+func recType(r Rec) uint16 { return r.Wire.Header().Rrtype }
+
+// run returns the end of the run of one type starting at i.
+func (n *Node) run(i int) int {
+	t := recType(n.recs[i])
+	j := i + 1
+	for j < len(n.recs) && recType(n.recs[j]) == t {
+		j++
+	}
+	return j
+}
+
+// Get returns n's RRset of type typ, nil when n holds none (or n is nil).
+// The slice must not be changed.
+func (n *Node) Get(typ uint16) []Rec {
+	if n == nil {
+		return nil
+	}
+	if n.typ != 0 {
+		if n.typ == typ {
+			return n.recs
+		}
+		return nil
+	}
+	for i := 0; i < len(n.recs); {
+		j := n.run(i)
+		if recType(n.recs[i]) == typ {
+			return n.recs[i:j:j]
+		}
+		i = j
+	}
+	return nil
+}
+
+// Len returns how many RRsets n holds.
+func (n *Node) Len() int {
+	if n.typ != 0 {
+		return 1
+	}
+	c := 0
+	for i := 0; i < len(n.recs); i = n.run(i) {
+		c++
 	}
 	return c
+}
+
+// All returns every record of n, RRsets in zonerecord.Types order (Sorted
+// without the copy); the slice must not be changed.
+func (n *Node) All() []Rec { return n.recs[:len(n.recs):len(n.recs)] }
+
+// Sets returns n's RRsets in zonerecord.Types order; callers must not
+// change them.
+func (n *Node) Sets() []RRset {
+	var out []RRset
+	for i := 0; i < len(n.recs); {
+		j := n.run(i)
+		out = append(out, RRset{recType(n.recs[i]), n.recs[i:j:j]})
+		i = j
+	}
+	return out
+}
+
+// Put replaces n's RRset of type typ by rs (removes it when rs is empty),
+// in a new slice. Only a writer's own Clone may be changed so.
+func (n *Node) Put(typ uint16, rs []Rec) {
+	o := typeOrder(typ)
+	out := make([]Rec, 0, len(n.recs)+len(rs))
+	placed := false
+	for i := 0; i < len(n.recs); {
+		j := n.run(i)
+		t := recType(n.recs[i])
+		if !placed && typeOrder(t) >= o {
+			out = append(out, rs...)
+			placed = true
+		}
+		if t != typ {
+			out = append(out, n.recs[i:j]...)
+		}
+		i = j
+	}
+	if !placed {
+		out = append(out, rs...)
+	}
+	n.recs = out
+	n.typ = 0
+	if len(out) > 0 && n.run(0) == len(out) {
+		n.typ = recType(out[0])
+	}
+}
+
+func typeOrder(t uint16) int { return zonerecord.TypeOrder(dns.TypeToString[t]) }
+
+// Clone returns a copy of n that shares its records (Put makes a new
+// slice).
+func (n *Node) Clone() *Node {
+	c := *n
+	return &c
 }
 
 // Clone returns a copy of z that shares its Nodes (a writer clones a Node
@@ -91,7 +210,7 @@ func (z *Zone) RebuildENTs() {
 		if strings.HasPrefix(name, "*.") {
 			z.Wild = true
 		}
-		if name != z.Name && len(nd.Sets[dns.TypeNS]) > 0 {
+		if name != z.Name && len(nd.Get(dns.TypeNS)) > 0 {
 			if z.Cuts == nil {
 				z.Cuts = make(map[string]bool)
 			}
@@ -143,52 +262,99 @@ func (z *Zone) Records() []Rec {
 	return out
 }
 
-// Sorted returns n's records, types in zonerecord.Types order, records in
-// insertion order.
-func (n *Node) Sorted() []Rec {
-	types := make([]uint16, 0, len(n.Sets))
-	for t := range n.Sets {
-		types = append(types, t)
-	}
-	slices.SortFunc(types, func(a, b uint16) int {
-		return zonerecord.TypeOrder(dns.TypeToString[a]) - zonerecord.TypeOrder(dns.TypeToString[b])
-	})
-	var out []Rec
-	for _, t := range types {
-		out = append(out, n.Sets[t]...)
-	}
-	return out
-}
+// Sorted returns a copy of n's records, types in zonerecord.Types order,
+// records in insertion order.
+func (n *Node) Sorted() []Rec { return slices.Clone(n.recs) }
 
-// Rec is one stored record: its libdns form (name relative to the zone and
-// lower case, "@" at the apex; TTL in whole seconds; canonical data) and its
-// wire form (owner fully qualified and lower case).
+// Rec is one stored record: its wire form (owner fully qualified and lower
+// case). Its libdns forms (Data, RR, Typed) are derived on demand: keeping
+// them beside it tripled a record's memory.
 type Rec struct {
-	RR   libdns.RR     // libdns form
-	Wire dns.RR        // wire form
-	Hook libdns.Record // typed form handed to answer hooks (never to readers of the store)
+	Wire dns.RR // wire form
 }
 
-// Typed returns the record as the libdns struct for its type (Address,
-// CNAME, TXT, NS, MX, SRV, CAA, ServiceBinding), or the RR itself for types
-// libdns does not parse.
-func (r Rec) Typed() libdns.Record {
-	if t, ok := r.Wire.(*dns.TXT); ok {
-		if _, plain := zonerecord.TXTData(zonerecord.TXTStrings(t)); !plain {
-			return r.RR // several strings: presentation form, see zonerecord.TXTData
+// Data returns r's libdns data in canonical form, as zonerecord.Canonical
+// made it: derived from the wire form, which that function made from it.
+func (r Rec) Data() string {
+	switch w := r.Wire.(type) {
+	case *dns.A:
+		a, _ := netip.AddrFromSlice(w.A)
+		return a.Unmap().String() // a 16-byte form too (as dns.NewRR makes)
+	case *dns.AAAA:
+		a, _ := netip.AddrFromSlice(w.AAAA)
+		return a.String()
+	case *dns.CNAME:
+		return w.Target
+	case *dns.NS:
+		return w.Ns
+	case *dns.PTR:
+		return w.Ptr
+	case *dns.TXT:
+		d, _ := zonerecord.TXTData(zonerecord.TXTStrings(w))
+		return d
+	}
+	return strings.TrimPrefix(r.Wire.String(), r.Wire.Header().String())
+}
+
+// SameData reports whether r and o hold the same data (Data equal), for
+// records of one RRset; it formats no data for the common types.
+func (r Rec) SameData(o Rec) bool {
+	switch w := r.Wire.(type) {
+	case *dns.A:
+		if v, ok := o.Wire.(*dns.A); ok {
+			return w.A.Equal(v.A)
+		}
+	case *dns.AAAA:
+		if v, ok := o.Wire.(*dns.AAAA); ok {
+			return slices.Equal(w.AAAA, v.AAAA)
+		}
+	case *dns.CNAME:
+		if v, ok := o.Wire.(*dns.CNAME); ok {
+			return w.Target == v.Target
+		}
+	case *dns.NS:
+		if v, ok := o.Wire.(*dns.NS); ok {
+			return w.Ns == v.Ns
 		}
 	}
-	t, err := r.RR.Parse()
+	return r.Data() == o.Data()
+}
+
+// Type returns r's type name, as libdns spells it.
+func (r Rec) Type() string { return dns.TypeToString[r.Wire.Header().Rrtype] }
+
+// RR returns r's libdns form in zone: name relative to zone and lower case
+// ("@" at the apex), TTL in whole seconds, canonical data.
+func (r Rec) RR(zone string) libdns.RR {
+	h := r.Wire.Header()
+	return libdns.RR{Name: zonerecord.Rel(h.Name, zone), TTL: time.Duration(h.Ttl) * time.Second, Type: dns.TypeToString[h.Rrtype], Data: r.Data()}
+}
+
+// Equal reports whether r and o are the same record: owner, type, TTL and
+// data.
+func (r Rec) Equal(o Rec) bool {
+	a, b := r.Wire.Header(), o.Wire.Header()
+	return a.Name == b.Name && a.Rrtype == b.Rrtype && a.Ttl == b.Ttl && r.SameData(o)
+}
+
+// Typed returns the record in zone as the libdns struct for its type
+// (Address, CNAME, TXT, NS, MX, SRV, CAA, ServiceBinding), or its RR for
+// types libdns does not parse: what answer hooks and GetRecords hand out.
+func (r Rec) Typed(zone string) libdns.Record {
+	rr := r.RR(zone)
+	if t, ok := r.Wire.(*dns.TXT); ok {
+		if _, plain := zonerecord.TXTData(zonerecord.TXTStrings(t)); !plain {
+			return rr // several strings: presentation form, see zonerecord.TXTData
+		}
+	}
+	t, err := rr.Parse()
 	if err != nil {
-		return r.RR
+		return rr
 	}
 	return t
 }
 
 // Get returns the RRset (name, typ), nil when z holds none.
 func (z *Zone) Get(name string, typ uint16) []Rec {
-	if n, ok := z.Nodes[name]; ok {
-		return n.Sets[typ]
-	}
-	return nil
+	return z.Nodes[name].Get(typ)
 }

@@ -5,17 +5,17 @@ import (
 
 	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zonejson"
-	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
 
 func Example() {
 	a, _ := dns.NewRR("www.example.com. 60 IN A 192.0.2.1")
 	z := &zonedata.Zone{Name: "example.com.", SOA: zonedata.SOA{NS: "ns1.example.com.", Mbox: "hostmaster.example.com.", Serial: 7, TTL: 300},
-		Nodes: map[string]*zonedata.Node{"www.example.com.": {Sets: map[uint16][]zonedata.Rec{dns.TypeA: {{
-			RR: libdns.RR{Name: "www", Type: "A", Data: "192.0.2.1"}, Wire: a}}}}}}
+		Nodes: map[string]*zonedata.Node{"www.example.com.": zonedata.NewNode(dns.TypeA, []zonedata.Rec{{
+			Wire: a}})}}
 	record := func(zone string, r zonedata.Rec) (zonejson.Record, bool) {
-		return zonejson.Record{Name: r.RR.Name, Type: r.RR.Type, TTL: r.Wire.Header().Ttl, Data: r.RR.Data}, true
+		rr := r.RR(zone)
+		return zonejson.Record{Name: rr.Name, Type: rr.Type, TTL: r.Wire.Header().Ttl, Data: rr.Data}, true
 	}
 	_ = zonejson.Write(os.Stdout, 2, 1, "", map[string]*zonedata.Zone{z.Name: z}, record)
 	// Output:

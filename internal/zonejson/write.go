@@ -57,7 +57,7 @@ func Write(w io.Writer, format int, version uint64, epoch string, zones map[stri
 			n := z.Nodes[owner]
 			var scratch [8]uint16
 			for _, t := range zonedata.SortedTypes(n, scratch[:0]) {
-				for _, r := range n.Sets[t] {
+				for _, r := range n.Get(t) {
 					zr, ok := record(z.Name, r)
 					if !ok {
 						continue

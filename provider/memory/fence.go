@@ -68,10 +68,10 @@ func (p *Provider) ReplaceFenced(ctx context.Context, zoneName string, was, now 
 			}
 		}
 		cur := t.get(name, dns.TypeTXT)
-		if held := len(cur) == 1 && was.Text != "" && cur[0].RR.Data == want.RR.Data; !held && !(len(cur) == 0 && was.Text == "") {
+		if held := len(cur) == 1 && was.Text != "" && cur[0].SameData(want); !held && !(len(cur) == 0 && was.Text == "") {
 			got := make([]string, len(cur))
 			for i, r := range cur {
-				got[i] = r.RR.Data
+				got[i] = r.Data()
 			}
 			return &fencedError{zone: t.z.Name, name: name, want: was.Text, got: got}
 		}

@@ -197,15 +197,19 @@ func (p *Provider) AddZoneWith(name string, cfg ZoneConfig) error {
 	if cfg.Signer != nil && cfg.Signer.Zone() != key {
 		return fielderr.New(ErrInvalidZone, "signer", cfg.Signer.Zone(), "a signer of "+key)
 	}
-	apex := &node{Sets: map[uint16][]rec{}}
+	var apexNS []rec
 	for _, ns := range cfg.NS {
 		_, r, err := makeRec(key, libdns.NS{Name: "@", TTL: cfg.TTL, Target: qualify(ns, key)})
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(apex.Sets[dns.TypeNS], func(o rec) bool { return o.RR.Data == r.RR.Data }) {
-			apex.Sets[dns.TypeNS] = append(apex.Sets[dns.TypeNS], r)
+		if !slices.ContainsFunc(apexNS, func(o rec) bool { return o.SameData(r) }) {
+			apexNS = append(apexNS, r)
 		}
+	}
+	apex := &node{} // with no NS, an empty node (as before its first record)
+	if len(apexNS) > 0 {
+		apex = zonedata.NewNode(dns.TypeNS, apexNS)
 	}
 	z.Nodes[key] = apex
 	z.RebuildENTs()
@@ -303,7 +307,7 @@ func (p *Provider) GetRecords(ctx context.Context, zoneName string) ([]libdns.Re
 	recs := z.Records()
 	out := make([]libdns.Record, len(recs))
 	for i, r := range recs {
-		out[i] = r.Typed()
+		out[i] = r.Typed(z.Name)
 	}
 	return out, nil
 }

@@ -26,19 +26,14 @@ func makeRec(zone string, in libdns.Record) (string, rec, error) {
 	if in == nil {
 		return "", rec{}, recErr(zone, "", "", fmt.Errorf("%w: nil record", ErrInvalidRecord))
 	}
-	fqdn, typ, ttl, data, wire, err := zonerecord.Parse(zone, in)
+	fqdn, typ, _, _, wire, err := zonerecord.Parse(zone, in)
 	if err != nil {
 		if fqdn == "" {
 			fqdn = in.RR().Name
 		}
 		return "", rec{}, recErr(zone, fqdn, typ, err)
 	}
-	out := rec{
-		RR:   libdns.RR{Name: zonerecord.Rel(fqdn, zone), TTL: time.Duration(ttl) * time.Second, Type: typ, Data: data},
-		Wire: wire,
-	}
-	out.Hook = out.Typed()
-	return fqdn, out, nil
+	return fqdn, rec{Wire: wire}, nil
 }
 
 // pattern is a DeleteRecords input: empty type, zero TTL and empty data
@@ -89,9 +84,9 @@ func makePattern(zone string, in libdns.Record) (pattern, bool) {
 }
 
 func (p pattern) match(r rec) bool {
-	return (p.typ == "" || p.typ == r.RR.Type) &&
+	return (p.typ == "" || p.typ == r.Type()) &&
 		(p.anyTTL || p.ttl == r.Wire.Header().Ttl) &&
-		(p.data == "" || p.data == r.RR.Data)
+		(p.data == "" || p.data == r.Data())
 }
 
 // ownerName is zonerecord.Owner (config.go's name for it).

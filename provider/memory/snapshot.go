@@ -48,15 +48,17 @@ func (s *state) snapshot() Snapshot {
 		z := s.Zones[name]
 		zs := ZoneSnapshot{Name: z.Name, SOA: SOA(z.SOA), Records: []ZoneRecord{}}
 		for _, r := range z.Records() {
-			zs.Records = append(zs.Records, zoneRecord(r))
+			zs.Records = append(zs.Records, zoneRecord(z.Name, r))
 		}
 		out.Zones = append(out.Zones, zs)
 	}
 	return out
 }
 
-func zoneRecord(r rec) ZoneRecord {
-	zr := ZoneRecord{Name: r.RR.Name, Type: r.RR.Type, TTL: r.Wire.Header().Ttl, Data: r.RR.Data}
+// zoneRecord returns r, a record of zone, as a ZoneRecord.
+func zoneRecord(zone string, r rec) ZoneRecord {
+	h := r.Wire.Header()
+	zr := ZoneRecord{Name: zonerecord.Rel(h.Name, zone), Type: dns.TypeToString[h.Rrtype], TTL: h.Ttl, Data: r.Data()}
 	if t, ok := r.Wire.(*dns.TXT); ok {
 		ss := zonerecord.TXTStrings(t)
 		if _, plain := zonerecord.TXTData(ss); !plain {

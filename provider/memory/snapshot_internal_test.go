@@ -31,7 +31,7 @@ func TestBuildLargeRRset(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("%d records in one RRset: built in %v", n, time.Since(start))
-		if got := len(z.Nodes["www.example.test."].Sets[1]); got != n {
+		if got := len(z.Nodes["www.example.test."].Get(1)); got != n {
 			t.Fatalf("%d records, want %d", got, n)
 		}
 		p := new(Provider)
@@ -51,7 +51,7 @@ func TestBuildLargeRRset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(z.Nodes["www.example.test."].Sets[1]); got != 100 {
+	if got := len(z.Nodes["www.example.test."].Get(1)); got != 100 {
 		t.Fatalf("%d records after duplicates, want 100", got)
 	}
 }
@@ -82,7 +82,7 @@ func TestBuildInterleavedRRsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"a.example.test.", "b.example.test."} {
-		set := z.Nodes[name].Sets[1]
+		set := z.Nodes[name].Get(1)
 		if len(set) != 1500 {
 			t.Fatalf("%s: %d records, want 1500", name, len(set))
 		}
@@ -90,11 +90,11 @@ func TestBuildInterleavedRRsets(t *testing.T) {
 		if name == "b.example.test." {
 			first = 1
 		}
-		if set[0].RR.Data != fmt.Sprintf("10.0.0.%d", first) || set[1].RR.Data != fmt.Sprintf("10.0.0.%d", first+2) {
-			t.Fatalf("%s: order %s, %s", name, set[0].RR.Data, set[1].RR.Data)
+		if set[0].Data() != fmt.Sprintf("10.0.0.%d", first) || set[1].Data() != fmt.Sprintf("10.0.0.%d", first+2) {
+			t.Fatalf("%s: order %s, %s", name, set[0].Data(), set[1].Data())
 		}
 	}
-	if len(z.Nodes["a.example.test."].Sets[16]) != 1 {
+	if len(z.Nodes["a.example.test."].Get(16)) != 1 {
 		t.Fatal("the TXT record is missing")
 	}
 }

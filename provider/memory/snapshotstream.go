@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zonejson"
+	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/miekg/dns"
 )
 
@@ -64,7 +67,7 @@ func (v SnapshotView) WriteJSON(w io.Writer, keep func(zone string, r ZoneRecord
 		zones = v.s.Zones
 	}
 	return zonejson.Write(w, ReplicationFormat, v.Version, v.Epoch, zones, func(zone string, r rec) (zonejson.Record, bool) {
-		zr := zoneRecord(r)
+		zr := zoneRecord(zone, r)
 		return zonejson.Record(zr), keep == nil || keep(zone, zr)
 	})
 }
@@ -217,6 +220,9 @@ type zoneBuild struct {
 	z   *zone
 	n   int
 	b   zonedata.Builder
+	// The last record's name as given and its owner: records come grouped
+	// by name, so most owners are validated once and their string shared.
+	lastName, lastOwner string
 }
 
 func newZoneBuild(ctx context.Context, name string, soa SOA) (*zoneBuild, error) {
@@ -239,12 +245,69 @@ func (zb *zoneBuild) add(zr ZoneRecord) error {
 		}
 	}
 	zb.n++
-	name, r, err := makeRec(zb.z.Name, zr.Record())
-	if err != nil {
-		return err
+	name, r, ok := zb.quick(zr)
+	if !ok {
+		var err error
+		if name, r, err = makeRec(zb.z.Name, zr.Record()); err != nil {
+			return err
+		}
 	}
+	zb.lastName, zb.lastOwner = zr.Name, name
 	zb.b.Add(name, r)
 	return nil
+}
+
+// quick is makeRec for the records a zone mostly holds, with no libdns
+// record in between: valid records other than TXT (whose Strings take the
+// libdns path), owners validated once per run of a name, A and AAAA
+// records allocated with their address. It returns false where makeRec
+// must decide (and report the error).
+func (zb *zoneBuild) quick(zr ZoneRecord) (string, rec, bool) {
+	typ := strings.ToUpper(strings.TrimSpace(zr.Type))
+	code, ok := zonerecord.TypeCode(typ)
+	if !ok || code == dns.TypeTXT || zr.TTL > maxTTL {
+		return "", rec{}, false
+	}
+	fqdn := zb.lastOwner
+	if zr.Name != zb.lastName || fqdn == "" {
+		var err error
+		if fqdn, err = zonerecord.Owner(zb.z.Name, zr.Name); err != nil {
+			return "", rec{}, false
+		}
+	}
+	hdr := dns.RR_Header{Name: fqdn, Rrtype: code, Class: dns.ClassINET, Ttl: zr.TTL}
+	switch code {
+	case dns.TypeA, dns.TypeAAAA: // as zonerecord.Canonical reads them
+		ip, err := netip.ParseAddr(strings.TrimSpace(zr.Data))
+		if err != nil || ip.Zone() != "" {
+			return "", rec{}, false
+		}
+		if code == dns.TypeA {
+			if !ip.Is4() {
+				return "", rec{}, false
+			}
+			a := &struct {
+				rr dns.A
+				ip [4]byte
+			}{rr: dns.A{Hdr: hdr}, ip: ip.As4()}
+			a.rr.A = a.ip[:]
+			return fqdn, rec{Wire: &a.rr}, true
+		}
+		if !ip.Is6() {
+			return "", rec{}, false
+		}
+		a := &struct {
+			rr dns.AAAA
+			ip [16]byte
+		}{rr: dns.AAAA{Hdr: hdr}, ip: ip.As16()}
+		a.rr.AAAA = a.ip[:]
+		return fqdn, rec{Wire: &a.rr}, true
+	}
+	_, wire, err := zonerecord.Canonical(nil, fqdn, typ, code, zr.TTL, zr.Data)
+	if err != nil {
+		return "", rec{}, false
+	}
+	return fqdn, rec{Wire: wire}, true
 }
 
 // finish stores the last RRsets, checks the CNAME rules at every name and
@@ -264,7 +327,7 @@ func (zb *zoneBuild) finish() (*zone, error) {
 // checkCNAME enforces the CNAME rules at the name of n (txn.check's rules
 // for one name).
 func checkCNAME(zoneName, name string, n *node) error {
-	cn := n.Sets[dns.TypeCNAME]
+	cn := n.Get(dns.TypeCNAME)
 	if len(cn) == 0 {
 		return nil
 	}
@@ -274,11 +337,11 @@ func checkCNAME(zoneName, name string, n *node) error {
 	if len(cn) > 1 {
 		return recErr(zoneName, name, "CNAME", fmt.Errorf("%w: %d CNAME records at one name", ErrCNAMEConflict, len(cn)))
 	}
-	if len(n.Sets) > 1 {
+	if n.Len() > 1 {
 		var other []string
-		for typ := range n.Sets {
-			if typ != dns.TypeCNAME {
-				other = append(other, dns.TypeToString[typ])
+		for _, s := range n.Sets() {
+			if s.Type != dns.TypeCNAME {
+				other = append(other, dns.TypeToString[s.Type])
 			}
 		}
 		slices.Sort(other)

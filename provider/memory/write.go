@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -28,10 +29,7 @@ func newTxn(z *zone) *txn { return &txn{z: z.Clone(), touched: map[setKey]bool{}
 
 // get returns the RRset (name, typ); the slice must not be modified.
 func (t *txn) get(name string, typ uint16) []rec {
-	if n, ok := t.z.Nodes[name]; ok {
-		return n.Sets[typ]
-	}
-	return nil
+	return t.z.Nodes[name].Get(typ)
 }
 
 // put replaces the RRset (name, typ) by rs; an empty rs removes it.
@@ -44,15 +42,11 @@ func (t *txn) put(name string, typ uint16, rs []rec) {
 		if len(rs) == 0 {
 			return
 		}
-		n = &node{Sets: map[uint16][]rec{}}
+		n = zonedata.NewNode(typ, rs)
 		t.names = true
 	}
-	if len(rs) == 0 {
-		delete(n.Sets, typ)
-	} else {
-		n.Sets[typ] = rs
-	}
-	if len(n.Sets) == 0 {
+	n.Put(typ, rs)
+	if n.Len() == 0 {
 		delete(t.z.Nodes, name)
 		t.names = true
 	} else {
@@ -76,7 +70,7 @@ func (t *txn) check() error {
 		if !ok {
 			continue
 		}
-		cn := n.Sets[dns.TypeCNAME]
+		cn := n.Get(dns.TypeCNAME)
 		if len(cn) == 0 {
 			continue
 		}
@@ -86,11 +80,11 @@ func (t *txn) check() error {
 		if len(cn) > 1 {
 			return recErr(t.z.Name, k.name, "CNAME", fmt.Errorf("%w: %d CNAME records at one name", ErrCNAMEConflict, len(cn)))
 		}
-		if len(n.Sets) > 1 {
+		if n.Len() > 1 {
 			var other []string
-			for typ := range n.Sets {
-				if typ != dns.TypeCNAME {
-					other = append(other, dns.TypeToString[typ])
+			for _, s := range n.Sets() {
+				if s.Type != dns.TypeCNAME {
+					other = append(other, dns.TypeToString[s.Type])
 				}
 			}
 			slices.Sort(other)
@@ -106,7 +100,7 @@ func (t *txn) commit(old *zone) []Change {
 	var entries []Change
 	keys := make([]setKey, 0, len(t.touched))
 	for k := range t.touched {
-		if !slices.EqualFunc(old.Get(k.name, k.typ), t.get(k.name, k.typ), func(a, b rec) bool { return a.RR == b.RR }) {
+		if !slices.EqualFunc(old.Get(k.name, k.typ), t.get(k.name, k.typ), rec.Equal) {
 			keys = append(keys, k)
 		}
 	}
@@ -147,11 +141,11 @@ func (t *txn) commit(old *zone) []Change {
 func rrsetChange(old, z *zone, name string, typ uint16) Change {
 	c := Change{Kind: ChangeRRSet, Zone: z.Name, Serial: z.SOA.Serial, Name: zonerecord.Rel(name, z.Name), Type: dns.TypeToString[typ]}
 	for _, r := range z.Get(name, typ) {
-		c.Records = append(c.Records, zoneRecord(r))
+		c.Records = append(c.Records, zoneRecord(z.Name, r))
 	}
 	if old != nil {
 		for _, r := range old.Get(name, typ) {
-			c.Old = append(c.Old, zoneRecord(r))
+			c.Old = append(c.Old, zoneRecord(z.Name, r))
 		}
 		c.PrevSerial = old.SOA.Serial
 	}
@@ -202,10 +196,11 @@ func parseAll(zone string, in []libdns.Record) ([]string, []rec, error) {
 	return names, recs, nil
 }
 
-func typedAll(recs []rec) []libdns.Record {
+// typedAll returns recs, records of zone, as libdns records.
+func typedAll(zone string, recs []rec) []libdns.Record {
 	out := make([]libdns.Record, len(recs))
 	for i, r := range recs {
-		out[i] = r.Typed()
+		out[i] = r.Typed(zone)
 	}
 	return out
 }
@@ -227,7 +222,7 @@ func (p *Provider) AppendRecords(ctx context.Context, zoneName string, in []libd
 		for i, r := range recs {
 			code := r.Wire.Header().Rrtype
 			set := t.get(names[i], code)
-			if slices.ContainsFunc(set, func(o rec) bool { return o.RR.Data == r.RR.Data }) {
+			if slices.ContainsFunc(set, func(o rec) bool { return o.SameData(r) }) {
 				continue
 			}
 			t.put(names[i], code, append(slices.Clip(set), r))
@@ -238,7 +233,7 @@ func (p *Provider) AppendRecords(ctx context.Context, zoneName string, in []libd
 	if err != nil {
 		return nil, err
 	}
-	return typedAll(created), nil
+	return typedAll(zoneKey(zoneName), created), nil
 }
 
 // SetRecords implements libdns.RecordSetter: for every (name, type) in the
@@ -263,7 +258,7 @@ func (p *Provider) SetRecords(ctx context.Context, zoneName string, in []libdns.
 	if err != nil {
 		return nil, err
 	}
-	return typedAll(set), nil
+	return typedAll(zoneKey(zoneName), set), nil
 }
 
 // DeleteRecords implements libdns.RecordDeleter: it removes the zone's
@@ -281,18 +276,11 @@ func (p *Provider) DeleteRecords(ctx context.Context, zoneName string, in []libd
 	if err != nil {
 		return nil, err
 	}
-	return typedAll(deleted), nil
+	return typedAll(zoneKey(zoneName), deleted), nil
 }
 
 func typesOf(n *node) []uint16 {
-	out := make([]uint16, 0, len(n.Sets))
-	for t := range n.Sets {
-		out = append(out, t)
-	}
-	slices.SortFunc(out, func(a, b uint16) int {
-		return zonerecord.TypeOrder(dns.TypeToString[a]) - zonerecord.TypeOrder(dns.TypeToString[b])
-	})
-	return out
+	return zonedata.SortedTypes(n, make([]uint16, 0, n.Len()))
 }
 
 // setRecords applies SetRecords' semantics to t and returns the records set.
@@ -309,7 +297,7 @@ func (t *txn) setRecords(in []libdns.Record) ([]rec, error) {
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
-		if slices.ContainsFunc(groups[k], func(o rec) bool { return o.RR.Data == r.RR.Data }) {
+		if slices.ContainsFunc(groups[k], func(o rec) bool { return o.SameData(r) }) {
 			continue
 		}
 		groups[k] = append(groups[k], r)
@@ -352,7 +340,7 @@ func (t *txn) deleteRecords(in []libdns.Record) []rec {
 			continue
 		}
 		for _, typ := range typesOf(n) {
-			set := n.Sets[typ]
+			set := n.Get(typ)
 			keep := make([]rec, 0, len(set))
 			for _, o := range set {
 				if pat.match(o) {

@@ -95,11 +95,9 @@ func yieldNode(nd *node, yield func(dns.RR) bool) bool {
 	if nd == nil {
 		return true
 	}
-	for _, rs := range nd.Sets {
-		for _, r := range rs {
-			if !yield(r.Wire) {
-				return false
-			}
+	for _, r := range nd.All() {
+		if !yield(r.Wire) {
+			return false
 		}
 	}
 	return true
@@ -125,10 +123,8 @@ func (s ZoneState) LenAtLeast(n int) bool {
 	}
 	c := 0
 	for _, nd := range s.z.Nodes {
-		for _, rs := range nd.Sets {
-			if c += len(rs); c >= n {
-				return true
-			}
+		if c += len(nd.All()); c >= n {
+			return true
 		}
 	}
 	return false
@@ -142,9 +138,7 @@ func (s ZoneState) Len() int {
 	}
 	n := 0
 	for _, nd := range s.z.Nodes {
-		for _, rs := range nd.Sets {
-			n += len(rs)
-		}
+		n += len(nd.All())
 	}
 	return n
 }
