@@ -579,6 +579,7 @@ type probeEvent struct {
 	Msg     string    `json:"msg"`
 	Record  string    `json:"record"`
 	Address string    `json:"address"`
+	From    string    `json:"from"`
 	To      string    `json:"to"`
 	Cause   string    `json:"cause"`
 	Detail  string    `json:"detail"`
@@ -620,19 +621,48 @@ func (c *checker) probesWithdrew(ss []*mState, o obs) bool {
 		if len(want) == 0 {
 			continue
 		}
+		prev := ""
 		for _, l := range c.w.ctlLogs {
-			if probeFailedAll(l.String(), r.Name, want, from, to) {
+			log := l.String()
+			if probeFailedAll(prev, log, r.Name, want, from, to) {
 				return true
 			}
+			prev = log
 		}
 	}
 	return false
 }
 
 // probeFailedAll: in one run's log, every address of ips of record name
-// was critical through a probe timeout at some instant of [from, to].
-func probeFailedAll(log, name string, ips []string, from, to time.Time) bool {
+// was critical through a probe timeout at some instant of [from, to]. An
+// address whose probe timed out in the previous run (prev) and that this
+// run restored critical (its first line goes from critical) counts as
+// failed from the run's start: a restart does not forgive a failure since
+// the last pass (README, "Restarts").
+func probeFailedAll(prev, log, name string, ips []string, from, to time.Time) bool {
+	var evs []probeEvent
+	var start time.Time
+	for _, line := range strings.Split(log, "\n") {
+		var e probeEvent
+		if json.Unmarshal([]byte(line), &e) != nil {
+			continue
+		}
+		if start.IsZero() {
+			start = e.Time
+		}
+		if e.Msg == "address state" && strings.EqualFold(e.Record, name) {
+			evs = append(evs, e)
+		}
+	}
 	failed := map[string]bool{}
+	for _, ip := range ips {
+		for _, e := range evs {
+			if e.Address == ip {
+				failed[ip] = e.From == "critical" && timedOutIn(prev, name, ip)
+				break
+			}
+		}
+	}
 	all := func() bool {
 		for _, ip := range ips {
 			if !failed[ip] {
@@ -642,14 +672,10 @@ func probeFailedAll(log, name string, ips []string, from, to time.Time) bool {
 		return true
 	}
 	var since time.Time // when all became true; zero while false
-	for _, line := range strings.Split(log, "\n") {
-		if !strings.Contains(line, `"address state"`) || !strings.Contains(line, `"record":"`+name+`"`) {
-			continue
-		}
-		var e probeEvent
-		if json.Unmarshal([]byte(line), &e) != nil || !strings.EqualFold(e.Record, name) {
-			continue
-		}
+	if all() {
+		since = start
+	}
+	for _, e := range evs {
 		if e.Time.After(to) {
 			break
 		}
@@ -666,4 +692,16 @@ func probeFailedAll(log, name string, ips []string, from, to time.Time) bool {
 		}
 	}
 	return !since.IsZero() && !since.After(to)
+}
+
+// timedOutIn: a probe of ip in record name timed out in log.
+func timedOutIn(log, name, ip string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		var e probeEvent
+		if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "address state" && strings.EqualFold(e.Record, name) &&
+			e.Address == ip && e.Cause == "probe" && strings.Contains(e.Detail, "timeout") {
+			return true
+		}
+	}
+	return false
 }

@@ -22,6 +22,14 @@ const seed38005Log = `{"time":"2026-12-04T01:48:53.863807341Z","level":"INFO","m
 {"time":"2026-12-04T01:48:56.377242678Z","level":"INFO","msg":"address state","record":"n2.example.test.","address":"192.0.2.16","from":"critical","to":"passing","cause":"probe","detail":"status 200","served":true}
 `
 
+// The next run of the same controller: it restored both addresses
+// critical (a failure since their last pass in the file), and answered the
+// failover name until their first probes passed.
+const restartedLog = `{"time":"2026-12-04T01:48:57.46254358Z","level":"INFO","msg":"started","mode":"controller"}
+{"time":"2026-12-04T01:48:57.98Z","level":"INFO","msg":"address state","record":"n2.example.test.","address":"192.0.2.16","from":"critical","to":"passing","cause":"probe","detail":"status 200","served":true}
+{"time":"2026-12-04T01:48:57.99Z","level":"INFO","msg":"address state","record":"n2.example.test.","address":"192.0.2.17","from":"critical","to":"passing","cause":"probe","detail":"status 200","served":true}
+`
+
 func TestProbeFailedAll(t *testing.T) {
 	at := func(s string) time.Time {
 		v, err := time.Parse(time.RFC3339Nano, "2026-12-04T"+s+"Z")
@@ -33,19 +41,23 @@ func TestProbeFailedAll(t *testing.T) {
 	n2 := []string{"192.0.2.16", "192.0.2.17"}
 	for _, tc := range []struct {
 		name     string
+		prev     string
 		log      string
 		ips      []string
 		from, to string
 		want     bool
 	}{
-		{"the seed-38005 answer, controller grace", seed38005Log, n2, "01:48:55.784", "01:48:56.284", true},
-		{"a node's grace reaching into the window", seed38005Log, n2, "01:48:54.6", "01:48:56.29", true},
-		{"after the recovery", seed38005Log, n2, "01:48:56.38", "01:48:56.9", false},
-		{"before both were critical", seed38005Log, n2, "01:48:55.5", "01:48:56.281", false},
-		{"an address the log never failed", seed38005Log, append(n2, "192.0.2.99"), "01:48:55.784", "01:48:56.284", false},
-		{"refused, not timed out", strings.ReplaceAll(seed38005Log, "i/o timeout", "connection refused"), n2, "01:48:55.784", "01:48:56.284", false},
+		{"restored critical after timeouts", seed38005Log, restartedLog, n2, "01:48:57.5", "01:48:57.6", true},
+		{"restored critical, passed since", seed38005Log, restartedLog, n2, "01:48:57.985", "01:48:58.2", false},
+		{"restored critical without a timeout before", "", restartedLog, n2, "01:48:57.5", "01:48:57.6", false},
+		{"the seed-38005 answer, controller grace", "", seed38005Log, n2, "01:48:55.784", "01:48:56.284", true},
+		{"a node's grace reaching into the window", "", seed38005Log, n2, "01:48:54.6", "01:48:56.29", true},
+		{"after the recovery", "", seed38005Log, n2, "01:48:56.38", "01:48:56.9", false},
+		{"before both were critical", "", seed38005Log, n2, "01:48:55.5", "01:48:56.281", false},
+		{"an address the log never failed", "", seed38005Log, append(n2, "192.0.2.99"), "01:48:55.784", "01:48:56.284", false},
+		{"refused, not timed out", "", strings.ReplaceAll(seed38005Log, "i/o timeout", "connection refused"), n2, "01:48:55.784", "01:48:56.284", false},
 	} {
-		if got := probeFailedAll(tc.log, "n2.example.test.", tc.ips, at(tc.from), at(tc.to)); got != tc.want {
+		if got := probeFailedAll(tc.prev, tc.log, "n2.example.test.", tc.ips, at(tc.from), at(tc.to)); got != tc.want {
 			t.Errorf("%s: probeFailedAll = %v, want %v", tc.name, got, tc.want)
 		}
 	}
