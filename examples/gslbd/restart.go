@@ -268,10 +268,20 @@ func restoredDown(cfg Config, saved controllerState, now time.Time) map[string]m
 // tracked wraps as's prober to keep as.failingSince: set at the first
 // counted failure after a pass (and saved at once, so that a kill -9 the
 // instant after does not forget it), cleared by a pass. A local failure
-// (probe.KindLocal) says nothing of the target and changes nothing.
+// (probe.KindLocal) says nothing of the target and changes nothing, nor
+// does a probe cut short by its context.
 func (c *controller) tracked(as *addrState, p probe.Prober) probe.Prober {
 	return probe.ProberFunc(func(ctx context.Context) probe.Result {
 		r := p.Probe(ctx)
+		if !r.Passed() && ctx.Err() != nil {
+			// Cut short by its context (the process stopping, the
+			// address leaving the config): it says nothing of the
+			// target. Counted, the stop's last save would hold a
+			// failure, and the next start would restore a passing
+			// address critical, its name answering its failover (or
+			// nothing) until the first probe.
+			return r
+		}
 		c.noteResult(as, r, time.Now())
 		return r
 	})

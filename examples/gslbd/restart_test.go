@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"slices"
@@ -565,5 +566,40 @@ func TestRestoredZoneDropsAStaleFailover(t *testing.T) {
 				t.Fatalf("answering %v at the start: a name without an answer must hold DNS until the first publication", r.isAnswering())
 			}
 		})
+	}
+}
+
+// TestCanceledProbeIsNotAFailure: a probe cut short by its context (a
+// SIGTERM cancels every probe in flight) is not a failure of the target:
+// counted, the stop's last save held a failure since that instant, and
+// the next start restored the passing address critical, its name
+// answering its failover until the first probe (the torture walk's seed
+// 641847236 under a load average of ~20).
+func TestCanceledProbeIsNotAFailure(t *testing.T) {
+	const name = "app.example.test."
+	c := stateController(t, ownStateDir())
+	allPassing(t, c)
+	c.holding.Store(false)
+	reconcile(t, c)
+	select {
+	case <-c.saveReq: // the publication's
+	default:
+	}
+	a := c.byID[name+"/192.0.2.2"]
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p := c.tracked(a, probe.ProberFunc(func(context.Context) probe.Result {
+		return probe.Result{Status: probe.Fail, Kind: probe.KindOther, Detail: "canceled"}
+	}))
+	p.Probe(ctx)
+	if !a.failingSince.IsZero() || len(c.saveReq) != 0 {
+		t.Fatalf("a canceled probe set failingSince %v (save requested: %d)", a.failingSince, len(c.saveReq))
+	}
+	if m := c.stateNow(time.Now()).Addresses[name+"/192.0.2.2"]; m.State != "passing" || !m.FailingSince.IsZero() {
+		t.Fatalf("the stop would save %+v", m)
+	}
+	p.Probe(context.Background())
+	if a.failingSince.IsZero() {
+		t.Fatal("a failure with a live context was not counted")
 	}
 }

@@ -462,9 +462,17 @@ func opEditFailover(w *walk, a []string) error {
 	if err != nil || (kind != "loop" && kind != "apex") {
 		return err
 	}
+	want := tZone
+	if kind == "loop" {
+		want = other
+	}
 	s := w.m.cur()
-	if r := s.rec(name); r == nil || r.Failover == tFailover {
-		return nil // the edit was refused
+	if r := s.rec(name); r == nil || !strings.EqualFold(r.Failover, want) {
+		// The edit was refused (-check): nothing to disable. Comparing
+		// with tFailover missed a record whose failover an earlier edit
+		// had changed (seed 641847236 disabled two records after a
+		// refused loop).
+		return nil
 	}
 	if err := w.intent(name, "", "disable"); err != nil {
 		return err
