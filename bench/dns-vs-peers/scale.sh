@@ -21,9 +21,10 @@
 #      aborts the row).
 #
 # The secondary waits up to LOAD_TIMEOUT for each message of a transfer
-# (Knot's tcp-remote-io-timeout, 5 s by default): the embedded server
-# sends the first message of an AXFR only once it has listed the whole
-# zone, which takes longer than 5 s at 1M names (see README.md). The Knot
+# (Knot's tcp-remote-io-timeout, 5 s by default): the embedded server of
+# commits before the streamed AXFR sent its first message only once it had
+# listed the whole zone, longer than 5 s at 1M names (see README.md), and a
+# secondary on a busy machine may pause that long between messages. The Knot
 # primary waits 30 s for each message to be taken (tcp-io-timeout, 0.5 s
 # by default; the embedded server's per-message write deadline is 30 s):
 # with the default, a secondary that paused for half a second on a busy
