@@ -175,7 +175,11 @@ func (h *harness) storeScenarios(t *testing.T, sc storeCase) {
 		h.provider, h.interval, h.healthy = nil, 0, 0
 	}()
 	for _, region := range []string{"eu-west", "us-east"} {
-		s, err := newRegionServer(subtreeView(sc.p, n, region), n, "127.0.0.1:0")
+		v, err := subtreeView(sc.p, n, region)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := newRegionServer(v, n, "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +202,11 @@ func (h *harness) storeScenarios(t *testing.T, sc storeCase) {
 		if sc.noLateWrite != "" {
 			t.Skip(sc.noLateWrite)
 		}
-		h.lateWrite(t, sc.name, a, b, subtreeView(sc.p, n, "eu-west"))
+		local, err := subtreeView(sc.p, n, "eu-west")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.lateWrite(t, sc.name, a, b, local)
 	})
 }
 
