@@ -125,20 +125,13 @@ func (r *replica) lead(ctx context.Context, token uint64) error {
 	if err != nil {
 		return err
 	}
-	// Beats are fenced too, with the term's token, so that a deposed
-	// leader's late beat is refused like its late records; but by a fence
-	// record of their own: sharing the records' fence, the beats' writer
-	// (record.FencedStore) and the reconciler would each move it under the
-	// other, and every write after one of the other's would be refused,
-	// the fence read again and the write retried.
-	bc := rc
-	bc.FenceName = rc.FenceName + "-beats"
-	beats, err := record.New(r.fenced, bc, record.Options{Observer: record.ObserverFunc(t.recordEvent), Logger: r.log, FenceToken: token})
-	if err != nil {
-		return err
-	}
+	// Beats are fenced too, by the same fence and token: a deposed
+	// leader's late beat is refused like its late records. The
+	// reconciler's FencedStore shares the fence's last written value with
+	// the reconciler, so their writes take turns and neither expects a
+	// fence value the other has moved on.
 	obs := r.met.observer()
-	fs := beats.FencedStore()
+	fs := t.rec.FencedStore()
 	t.pub, err = heartbeat.NewPublisher(hb, heartbeat.Options{Local: fs, Global: fs, Keyring: r.keyring, Observer: obs, Logger: r.log})
 	if err != nil {
 		return err

@@ -608,7 +608,8 @@ func TestKubernetes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.lateWrite(t, "memory", a, b, local)
+		h.lateWrite(t, "memory", lateRecords, a, b, local)
+		h.lateWrite(t, "memory", lateBeats, a, b, local)
 	})
 
 	t.Run("api-server-stop-restart", func(t *testing.T) {
