@@ -17,6 +17,7 @@ import (
 	"github.com/gslbkit/gslb/health"
 	"github.com/gslbkit/gslb/heartbeat"
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/record"
 )
 
@@ -125,20 +126,13 @@ func (r *replica) lead(ctx context.Context, token uint64) error {
 	if err != nil {
 		return err
 	}
-	// Beats are fenced too, with the term's token, so that a deposed
-	// leader's late beat is refused like its late records; but by a fence
-	// record of their own: sharing the records' fence, the beats' writer
-	// (record.FencedStore) and the reconciler would each move it under the
-	// other, and every write after one of the other's would be refused,
-	// the fence read again and the write retried.
-	bc := rc
-	bc.FenceName = rc.FenceName + "-beats"
-	beats, err := record.New(r.fenced, bc, record.Options{Observer: record.ObserverFunc(t.recordEvent), Logger: r.log, FenceToken: token})
-	if err != nil {
-		return err
-	}
+	// Beats are fenced too, by the same fence and token: a deposed
+	// leader's late beat is refused like its late records. The
+	// reconciler's FencedStore shares the fence's last written value with
+	// the reconciler, so their writes take turns and neither expects a
+	// fence value the other has moved on.
 	obs := r.met.observer()
-	fs := beats.FencedStore()
+	fs := t.rec.FencedStore()
 	t.pub, err = heartbeat.NewPublisher(hb, heartbeat.Options{Local: fs, Global: fs, Keyring: r.keyring, Observer: obs, Logger: r.log})
 	if err != nil {
 		return err
@@ -307,12 +301,20 @@ func freshness(s heartbeat.Snapshot, err error, cluster string) failover.Freshne
 	return failover.Stale
 }
 
-// tickReads reads each zone of the view once per tick, however many
-// readers ask. Call reset at the start of every tick.
+// storeZone names one zone of one store: what a tick's reads are cached by.
+type storeZone struct {
+	store libdns.RecordGetter
+	zone  string
+}
+
+// tickReads reads each store zone of the view once per tick, however many
+// of the view's zones live in it (with RFC 2136 and Route 53 the local
+// zone is a subtree of the global one) and however many readers ask. Call
+// reset at the start of every tick. Safe for concurrent use.
 type tickReads struct {
 	v    *view
 	mu   sync.Mutex
-	recs map[string][]libdns.Record
+	recs map[storeZone][]libdns.Record
 }
 
 func (t *tickReads) reset() {
@@ -323,24 +325,27 @@ func (t *tickReads) reset() {
 
 // GetRecords implements libdns.RecordGetter from this tick's reads.
 func (t *tickReads) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
-	zone = dnsname.Fqdn(zone)
+	m, ok := t.v.Where(zone)
+	if !ok {
+		return nil, fmt.Errorf("region %s: %w: %q", t.v.region, provider.ErrNotMounted, zone)
+	}
+	key := storeZone{store: m.Store, zone: m.Zone}
 	t.mu.Lock()
-	recs, ok := t.recs[zone]
+	recs, ok := t.recs[key]
 	t.mu.Unlock()
-	if ok {
-		return recs, nil
+	if !ok {
+		var err error
+		if recs, err = m.Store.GetRecords(ctx, m.Zone); err != nil {
+			return nil, err
+		}
+		t.mu.Lock()
+		if t.recs == nil {
+			t.recs = map[storeZone][]libdns.Record{}
+		}
+		t.recs[key] = recs
+		t.mu.Unlock()
 	}
-	recs, err := t.v.GetRecords(ctx, zone)
-	if err != nil {
-		return nil, err
-	}
-	t.mu.Lock()
-	if t.recs == nil {
-		t.recs = map[string][]libdns.Record{}
-	}
-	t.recs[zone] = recs
-	t.mu.Unlock()
-	return recs, nil
+	return m.Out(recs), nil
 }
 
 func sortAddrs(a []netip.Addr) {

@@ -30,6 +30,10 @@ type fencedStore struct {
 
 var _ record.Fencer = (*fencedStore)(nil)
 
+// Unwrap returns the view, whose stores record.New checks for the fenced
+// write.
+func (f *fencedStore) Unwrap() libdns.RecordGetter { return f.next }
+
 // GetRecords implements libdns.RecordGetter.
 func (f *fencedStore) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
 	return f.next.GetRecords(ctx, zone)

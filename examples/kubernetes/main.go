@@ -130,13 +130,17 @@ func setup(ctx context.Context, cfg config, rc *rest.Config, log *slog.Logger, s
 		if err != nil {
 			return nil, nil, err
 		}
-		v = subtreeView(p, n, cfg.region)
+		if v, err = subtreeView(p, n, cfg.region); err != nil {
+			return nil, nil, err
+		}
 	case "route53":
 		p, err := route53.New(cfg.r53)
 		if err != nil {
 			return nil, nil, err
 		}
-		v = subtreeView(p, n, cfg.region)
+		if v, err = subtreeView(p, n, cfg.region); err != nil {
+			return nil, nil, err
+		}
 	}
 	met := newMetrics()
 	r, err := newReplica(cfg, v, w, met, log)

@@ -11,6 +11,7 @@ import (
 	"github.com/libdns/libdns"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/memory"
 )
@@ -86,24 +87,21 @@ func (s *regionServer) sync(ctx context.Context) error {
 		rr := r.RR()
 		n := strings.ToLower(rr.Name)
 		if !keep(rr) || n == sub || strings.HasSuffix(n, "."+sub) {
-			continue
+			continue // the local subtree comes from the region's view only
 		}
 		want = append(want, r)
 	}
+	var kept []libdns.Record
 	for _, r := range local {
-		rr := r.RR()
-		if !keep(rr) {
-			continue
-		}
-		if rr.Name == "@" {
-			rr.Name = sub
-		} else {
-			rr.Name += "." + sub
-		}
-		if p, err := rr.Parse(); err == nil {
-			want = append(want, p)
+		if keep(r.RR()) {
+			kept = append(kept, r)
 		}
 	}
+	below, err := provider.Mount{Below: sub}.Into(kept) // the local zone below "local"
+	if err != nil {
+		return err
+	}
+	want = append(want, below...)
 	key := canonical(want)
 	if key == s.last {
 		return nil

@@ -35,52 +35,105 @@ func (h *harness) regionFailover(t *testing.T, store string, us *testCluster, in
 	report(t, store+": region back", d, 2*interval+refresh+2*queue+work)
 }
 
-// lateWrite freezes the leader of a and b in the middle of its write of
-// the regional record and cuts it off its API server; the other replica
-// takes over and publishes; the old leader's write, resumed, must be
-// refused by the store and leave the new leader's record (read through
-// local, eu-west's view of the store).
-func (h *harness) lateWrite(t *testing.T, store string, a, b *testReplica, local *view) {
+// lateKind is which write of the leader lateWrite holds.
+type lateKind string
+
+const (
+	lateRecords lateKind = "records" // its write of the regional record
+	lateBeats   lateKind = "beats"   // its write of its beat in the local zone
+)
+
+// lateWrite freezes the leader of a and b in the middle of a write (of
+// the regional record, or of its beat) and cuts it off its API server;
+// the other replica takes over and publishes; the old leader's write,
+// resumed, must be refused by the store and leave the new leader's
+// records (read through local, eu-west's view of the store). The
+// records and the beats of a term share one fence, so while one write
+// is held the term's other writes wait for it, as in a frozen process.
+func (h *harness) lateWrite(t *testing.T, store string, kind lateKind, a, b *testReplica, local *view) {
 	old, next := a, b
 	h.waitFor("a leader in eu-1", 30*time.Second, func() bool { return a.leading() || b.leading() })
 	if !a.leading() {
 		old, next = b, a
 	}
-	// Freeze the leader in the middle of its write of the regional
-	// record: it has seen gw2 go not ready and is about to publish gw1
-	// alone, with its token.
-	blocked, release := make(chan struct{}), make(chan struct{})
-	lateErr := make(chan error, 1)
-	isRegional := func(zone string, recs []libdns.Record) bool {
-		if zone != "local."+domain+"." {
+	zone := "local." + domain + "."
+	beatName := "health-001-" + old.cl.name
+	// isHeld tells the write to hold: the regional record (after gw2 goes
+	// not ready, the leader is about to publish gw1 alone), or the next
+	// beat.
+	isHeld := func(z string, recs []libdns.Record) bool {
+		if z != zone {
 			return false
 		}
 		for _, r := range recs {
-			if rr := r.RR(); rr.Name == "edge" && (rr.Type == "A" || rr.Type == "AAAA") {
-				return true
+			rr := r.RR()
+			switch kind {
+			case lateRecords:
+				if rr.Name == "edge" && (rr.Type == "A" || rr.Type == "AAAA") {
+					return true
+				}
+			case lateBeats:
+				if strings.EqualFold(rr.Name, beatName) && rr.Type == "TXT" {
+					return true
+				}
 			}
 		}
 		return false
 	}
+	beatNow := func() string {
+		recs, err := local.GetRecords(ctxb, zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if rr := r.RR(); strings.EqualFold(rr.Name, beatName) && rr.Type == "TXT" {
+				return rr.Data
+			}
+		}
+		return ""
+	}
+	blocked, release := make(chan struct{}), make(chan struct{})
+	lateErr := make(chan error, 1)
+	var heldBeat string
 	var once, onceAfter sync.Once
 	// The held write is on the wire when the process freezes: the
 	// end of its term cannot call it back.
-	freeze := func(zone string, recs []libdns.Record) bool {
+	freeze := func(z string, recs []libdns.Record) bool {
 		held := false
-		if isRegional(zone, recs) {
-			once.Do(func() { held = true; close(blocked); <-release })
+		if isHeld(z, recs) {
+			once.Do(func() {
+				held = true
+				for _, r := range recs {
+					if rr := r.RR(); strings.EqualFold(rr.Name, beatName) && rr.Type == "TXT" {
+						heldBeat = rr.Data
+					}
+				}
+				close(blocked)
+				<-release
+			})
 		}
 		return held
 	}
-	after := func(zone string, recs []libdns.Record, err error) {
-		if isRegional(zone, recs) {
+	// The outcome of the held write: the first matching write to end once
+	// it is held (the term's fenced writes take turns, so a write that
+	// began before it ended before it began).
+	after := func(z string, recs []libdns.Record, err error) {
+		select {
+		case <-blocked:
+		default:
+			return
+		}
+		if isHeld(z, recs) {
 			onceAfter.Do(func() { lateErr <- err })
 		}
 	}
 	old.after.Store(&after)
 	old.freeze.Store(&freeze)
-	setReady(t, old.cl, "gw2", false)
+	if kind == lateRecords {
+		setReady(t, old.cl, "gw2", false)
+	}
 	<-blocked
+	beatBefore := beatNow()
 	// The frozen leader's API server is gone as far as it knows; the
 	// other replica takes over once the lease expires.
 	cut := time.Now()
@@ -89,31 +142,44 @@ func (h *harness) lateWrite(t *testing.T, store string, a, b *testReplica, local
 	// client-go's candidate retries every retry period, jittered by up
 	// to 1.2 × more: it sees the last renewal up to one jittered period
 	// late and acquires up to one after the lease expires.
-	report(t, store+": leader frozen → takeover", d, tLease+2*tJitter+tWork)
-	// The new leader publishes what the old one was about to (gw1 alone);
-	// then gw2 recovers and it publishes both. (Waiting for gw1 alone
-	// first: the zone answered both before, since the old leader's write
-	// is held.)
-	h.waitAnswers("new leader publishes gw1 alone", 60*time.Second, map[string]answer{"eu-west": want(regionalN, euGW1...)})
-	setReady(t, old.cl, "gw2", true)
-	h.waitAnswers("new leader publishes", 60*time.Second, normalAnswers())
-	t.Logf("new leader's answer %v after the cut", time.Since(cut).Round(time.Millisecond))
+	report(t, fmt.Sprintf("%s: leader frozen (%s) → takeover", store, kind), d, tLease+2*tJitter+tWork)
+	switch kind {
+	case lateRecords:
+		// The new leader publishes what the old one was about to (gw1
+		// alone); then gw2 recovers and it publishes both. (Waiting for
+		// gw1 alone first: the zone answered both before, since the old
+		// leader's write is held.)
+		h.waitAnswers("new leader publishes gw1 alone", 60*time.Second, map[string]answer{"eu-west": want(regionalN, euGW1...)})
+		setReady(t, old.cl, "gw2", true)
+		h.waitAnswers("new leader publishes", 60*time.Second, normalAnswers())
+	case lateBeats:
+		// The new leader beats (the old one's beat is held).
+		h.waitFor("the new leader's beat", 30*time.Second, func() bool { return beatNow() != beatBefore })
+	}
+	t.Logf("new leader's write %v after the cut", time.Since(cut).Round(time.Millisecond))
 	// The old leader resumes: its late write carries its older token.
 	close(release)
 	err := <-lateErr
 	var fenced interface{ Fenced() bool }
 	if !errors.Is(err, record.ErrFenced) && !(errors.As(err, &fenced) && fenced.Fenced()) {
-		t.Fatalf("the deposed leader's late write: %v, want it refused (fenced)", err)
+		t.Fatalf("the deposed leader's late write of its %s: %v, want it refused (fenced)", kind, err)
 	}
-	t.Logf("the deposed leader's late write: %v", err)
-	recs, err := local.GetRecords(ctxb, "local."+domain+".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := addrsAt(recs, "local."+domain+".", regionalN)
-	sortAddrs(got)
-	if len(got) != 4 {
-		t.Fatalf("regional record after the late write: %v, want the new leader's 4 addresses", got)
+	t.Logf("the deposed leader's late write of its %s: %v", kind, err)
+	switch kind {
+	case lateRecords:
+		recs, err := local.GetRecords(ctxb, zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := addrsAt(recs, zone, regionalN)
+		sortAddrs(got)
+		if len(got) != 4 {
+			t.Fatalf("regional record after the late write: %v, want the new leader's 4 addresses", got)
+		}
+	case lateBeats:
+		if got := beatNow(); got == heldBeat {
+			t.Fatalf("beat after the late write: %q, the deposed leader's", got)
+		}
 	}
 	if n := testutil.ToFloat64(old.r.met.fenced); n < 1 {
 		t.Errorf("gslbkit_writes_fenced_total of the old leader = %v, want ≥ 1", n)
@@ -166,7 +232,11 @@ func (h *harness) storeScenarios(t *testing.T, sc storeCase) {
 		h.provider, h.interval, h.healthy = nil, 0, 0
 	}()
 	for _, region := range []string{"eu-west", "us-east"} {
-		s, err := newRegionServer(subtreeView(sc.p, n, region), n, "127.0.0.1:0")
+		v, err := subtreeView(sc.p, n, region)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := newRegionServer(v, n, "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +259,12 @@ func (h *harness) storeScenarios(t *testing.T, sc storeCase) {
 		if sc.noLateWrite != "" {
 			t.Skip(sc.noLateWrite)
 		}
-		h.lateWrite(t, sc.name, a, b, subtreeView(sc.p, n, "eu-west"))
+		local, err := subtreeView(sc.p, n, "eu-west")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.lateWrite(t, sc.name, lateRecords, a, b, local)
+		h.lateWrite(t, sc.name, lateBeats, a, b, local)
 	})
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -10,8 +9,8 @@ import (
 	"github.com/libdns/libdns"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/provider/memory"
-	"github.com/gslbkit/gslb/record"
 )
 
 // store is what the controller needs of a DNS host: the libdns interfaces
@@ -35,146 +34,27 @@ func newNames(domain string) names {
 }
 
 // view is one region's view of the DNS: the shared global zone and the
-// region's private copy of the local zone (split horizon). It routes every
-// libdns call by zone to the store holding it. A single RFC 2136 server
-// has one copy of each name, so there the region's copy of
-// "local.<domain>" lives in the subtree "<region>.local.<domain>" of the
-// global zone, and the view renames records on the way in and out (CNAME
-// targets are left alone). Safe for concurrent use.
+// region's private copy of the local zone (split horizon), mounted with
+// provider.Mounts, which routes every libdns call by zone to the store
+// holding it. In memory each region's copy of the local zone is a zone of
+// its own. A single RFC 2136 server or Route 53 hosted zone has one copy
+// of each name, so there the region's copy of "local.<domain>" is mounted
+// from the subtree "<region>.local.<domain>" of the global zone, records
+// renamed on the way in and out (CNAME targets are left alone). Mounts
+// forwards the fenced write (record.Fencer) to the store. Safe for
+// concurrent use.
 type view struct {
+	*provider.Mounts
 	region string
-	zones  map[string]zoneRef // by the zone's name in the topology
 }
 
-// zoneRef says where a zone of the view lives: in store, as zone name,
-// every record name followed by suffix ("" for none).
-type zoneRef struct {
-	store  store
-	name   string
-	suffix string
-}
-
-func (v *view) route(zone string) (zoneRef, error) {
-	z, ok := v.zones[dnsname.Fqdn(zone)]
-	if !ok {
-		return zoneRef{}, fmt.Errorf("region %s: no zone %q in this view", v.region, zone)
-	}
-	return z, nil
-}
-
-func (z zoneRef) in(recs []libdns.Record) ([]libdns.Record, error) {
-	if z.suffix == "" {
-		return recs, nil
-	}
-	out := make([]libdns.Record, 0, len(recs))
-	for _, r := range recs {
-		rr := r.RR()
-		if rr.Name == "@" || rr.Name == "" {
-			rr.Name = z.suffix
-		} else {
-			rr.Name += "." + z.suffix
-		}
-		if rr.Data == "" {
-			out = append(out, rr)
-			continue
-		}
-		p, err := rr.Parse()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-func (z zoneRef) out(recs []libdns.Record) []libdns.Record {
-	if z.suffix == "" {
-		return recs
-	}
-	out := make([]libdns.Record, 0, len(recs))
-	for _, r := range recs {
-		rr := r.RR()
-		name := strings.ToLower(rr.Name)
-		switch {
-		case name == z.suffix:
-			rr.Name = "@"
-		case strings.HasSuffix(name, "."+z.suffix):
-			rr.Name = name[:len(name)-len(z.suffix)-1]
-		default:
-			continue
-		}
-		if p, err := rr.Parse(); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// GetRecords implements libdns.RecordGetter.
-func (v *view) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
-	z, err := v.route(zone)
+// newView mounts the region's zones.
+func newView(region string, mounts map[string]provider.Mount) (*view, error) {
+	m, err := provider.NewMounts(mounts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("region %s: %w", region, err)
 	}
-	recs, err := z.store.GetRecords(ctx, z.name)
-	if err != nil {
-		return nil, err
-	}
-	return z.out(recs), nil
-}
-
-// SetRecords implements libdns.RecordSetter.
-func (v *view) SetRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	z, err := v.route(zone)
-	if err != nil {
-		return nil, err
-	}
-	in, err := z.in(recs)
-	if err != nil {
-		return nil, err
-	}
-	set, err := z.store.SetRecords(ctx, z.name, in)
-	return z.out(set), err
-}
-
-// DeleteRecords implements libdns.RecordDeleter.
-func (v *view) DeleteRecords(ctx context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
-	z, err := v.route(zone)
-	if err != nil {
-		return nil, err
-	}
-	in, err := z.in(recs)
-	if err != nil {
-		return nil, err
-	}
-	del, err := z.store.DeleteRecords(ctx, z.name, in)
-	return z.out(del), err
-}
-
-// ReplaceFenced implements record.Fencer when the zone's store does (the
-// embedded zone, RFC 2136, Route 53): the fenced write, renamed into the
-// store's names like every other write.
-func (v *view) ReplaceFenced(ctx context.Context, zone string, was, now libdns.TXT, del, set []libdns.Record) error {
-	z, err := v.route(zone)
-	if err != nil {
-		return err
-	}
-	f, ok := z.store.(record.Fencer)
-	if !ok {
-		return record.ErrCannotFence
-	}
-	del, err = z.in(del)
-	if err != nil {
-		return err
-	}
-	set, err = z.in(set)
-	if err != nil {
-		return err
-	}
-	if z.suffix != "" {
-		was.Name, now.Name = was.Name+"."+z.suffix, now.Name+"."+z.suffix
-	}
-	return f.ReplaceFenced(ctx, z.name, was, now, del, set)
+	return &view{Mounts: m, region: region}, nil
 }
 
 // memoryZones are the embedded zones of one process: the global zone and
@@ -215,10 +95,10 @@ func (m *memoryZones) view(region string) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &view{region: region, zones: map[string]zoneRef{
-		m.names.global: {store: m.global, name: m.names.global},
-		m.names.local:  {store: l, name: m.names.local},
-	}}, nil
+	return newView(region, map[string]provider.Mount{
+		m.names.global: {Store: m.global},
+		m.names.local:  {Store: l},
+	})
 }
 
 // addrsAt returns the A and AAAA addresses at name (fully qualified) among
@@ -240,10 +120,10 @@ func addrsAt(recs []libdns.Record, zone, name string) []netip.Addr {
 
 // subtreeView is region's view of one primary (RFC 2136, Route 53) holding
 // the global zone, with the region's local zone in a subtree of it.
-func subtreeView(p store, n names, region string) *view {
+func subtreeView(p store, n names, region string) (*view, error) {
 	sub, _ := dnsname.Relative(n.local, n.global) // "local"
-	return &view{region: region, zones: map[string]zoneRef{
-		n.global: {store: p, name: n.global},
-		n.local:  {store: p, name: n.global, suffix: region + "." + sub},
-	}}
+	return newView(region, map[string]provider.Mount{
+		n.global: {Store: p},
+		n.local:  {Store: p, Zone: n.global, Below: region + "." + sub},
+	})
 }
