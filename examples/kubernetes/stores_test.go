@@ -292,8 +292,9 @@ func bindCase(t *testing.T) storeCase {
 // motoCase starts moto_server (the Route 53 emulator) on 127.0.0.1 and
 // creates the deployment's hosted zone; it skips when moto_server is not
 // installed, unless GSLBKIT_REQUIRE_MOTO=1. A Route 53 reconciler calls
-// at most twice a second (record.Route53Config); the records have one,
-// the beats another (their fence is their own), so the interval is 2 s
+// at most twice a second (record.Route53Config); the records and the beats
+// share that limit (the beats go through the reconciler's fenced store), so
+// the interval is 2 s
 // here (beats fresh for 8 s). A plan's calls wait their turn: a plan in
 // both zones reads and writes each, 4 calls at 2 a second, 2 s. The
 // region servers copy the zone every 250 ms.
