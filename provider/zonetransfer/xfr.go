@@ -3,6 +3,7 @@ package zonetransfer
 import (
 	"fmt"
 	"iter"
+	"net/netip"
 	"slices"
 
 	"github.com/gslbkit/gslb/internal/zonerecord"
@@ -237,8 +238,7 @@ func diffRRSet(zone string, c memory.Change) (del, add []dns.RR, ok bool) {
 	}
 	conv := func(r memory.ZoneRecord) (dns.RR, bool) {
 		r.Name, r.Type = c.Name, c.Type
-		_, _, _, _, rr, err := zonerecord.Parse(zone, r.Record())
-		return rr, err == nil
+		return wireRecord(zone, r)
 	}
 	for _, r := range c.Old {
 		if !in(c.Records, r) {
@@ -259,4 +259,27 @@ func diffRRSet(zone string, c memory.Change) (del, add []dns.RR, ok bool) {
 		}
 	}
 	return del, add, true
+}
+
+// wireRecord is r's wire form in zone, as zonerecord.Parse makes it: an A
+// or AAAA record in the canonical form the journal holds is built
+// directly (Parse would go through libdns's types and back), any other
+// through Parse.
+func wireRecord(zone string, r memory.ZoneRecord) (dns.RR, bool) {
+	if (r.Type == "A" || r.Type == "AAAA") && r.Strings == nil && r.TTL <= zonerecord.MaxTTL {
+		ip, err := netip.ParseAddr(r.Data)
+		a := r.Type == "A"
+		if err == nil && ip.Zone() == "" && (a && ip.Is4() || !a && ip.Is6()) {
+			if fqdn, err := zonerecord.Owner(zone, r.Name); err == nil {
+				hdr := dns.RR_Header{Name: fqdn, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: r.TTL}
+				if a {
+					hdr.Rrtype = dns.TypeA
+					return &dns.A{Hdr: hdr, A: ip.AsSlice()}, true
+				}
+				return &dns.AAAA{Hdr: hdr, AAAA: ip.AsSlice()}, true
+			}
+		}
+	}
+	_, _, _, _, rr, err := zonerecord.Parse(zone, r.Record())
+	return rr, err == nil
 }
