@@ -432,19 +432,41 @@ func (x *Transfer) streamUnsigned(w io.Writer, req *dns.Msg, rrs iter.Seq[dns.RR
 		bytes += len(frame) - 2
 		return nil
 	}
+	// Records are packed in batches, touched first: the loads of a
+	// batch's records, names and data, independent of one another, then
+	// wait on memory together rather than one after the other.
+	var batch [xfrBatch]dns.RR
+	n := 0
+	packBatch := func() error {
+		touchRecords(batch[:n])
+		for i, rr := range batch[:n] {
+			batch[i] = nil
+			ok, err := p.add(rr, xfrMessageSize)
+			if err == nil && !ok {
+				if err = flush(); err != nil {
+					return err
+				}
+				_, err = p.add(rr, xfrMessageSize)
+			}
+			if err != nil {
+				x.log.Error("zone transfer: packing a message failed", "zone", zone, "err", err)
+				return err
+			}
+			records++
+		}
+		n = 0
+		return nil
+	}
 	for rr := range rrs {
-		ok, err := p.add(rr, xfrMessageSize)
-		if err == nil && !ok {
-			if err = flush(); err != nil {
+		batch[n] = rr
+		if n++; n == xfrBatch {
+			if err := packBatch(); err != nil {
 				return records, msgs, bytes, err
 			}
-			_, err = p.add(rr, xfrMessageSize)
 		}
-		if err != nil {
-			x.log.Error("zone transfer: packing a message failed", "zone", zone, "err", err)
-			return records, msgs, bytes, err
-		}
-		records++
+	}
+	if err := packBatch(); err != nil {
+		return records, msgs, bytes, err
 	}
 	if p.count > 0 {
 		if err := flush(); err != nil {
