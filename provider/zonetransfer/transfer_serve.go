@@ -438,7 +438,7 @@ func (x *Transfer) streamUnsigned(w io.Writer, req *dns.Msg, rrs iter.Seq[dns.RR
 	var batch [xfrBatch]dns.RR
 	n := 0
 	packBatch := func() error {
-		touchRecords(batch[:n])
+		p.touch(batch[:n])
 		for i, rr := range batch[:n] {
 			batch[i] = nil
 			ok, err := p.add(rr, xfrMessageSize)

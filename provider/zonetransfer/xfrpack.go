@@ -37,6 +37,7 @@ type xfrPacker struct {
 	count       int    // records in the message
 	one         dns.Msg
 	scratch     []byte
+	sink        byte // what touch read
 }
 
 // newXFRPacker starts the messages answering req for zone (lower case,
@@ -257,12 +258,10 @@ func (p *xfrPacker) pointer(to int) error {
 // xfrBatch is how many records a transfer touches before packing them.
 const xfrBatch = 32
 
-// touchSink keeps touchRecords' loads from being optimized away.
-var touchSink byte
-
-// touchRecords reads a byte of each record's header, owner name and
-// address, so that their cache misses overlap.
-func touchRecords(rrs []dns.RR) {
+// touch reads a byte of each record's owner name and address, so that
+// their cache misses overlap (the packer keeps what it read, so that the
+// reads stay).
+func (p *xfrPacker) touch(rrs []dns.RR) {
 	var hs [xfrBatch]*dns.RR_Header
 	for i, rr := range rrs {
 		hs[i] = rr.Header()
@@ -276,5 +275,5 @@ func touchRecords(rrs []dns.RR) {
 			b ^= a.A[len(a.A)-1]
 		}
 	}
-	touchSink = b
+	p.sink = b
 }
