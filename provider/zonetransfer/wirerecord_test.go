@@ -1,6 +1,7 @@
 package zonetransfer
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gslbkit/gslb/internal/zonerecord"
@@ -11,7 +12,7 @@ import (
 func TestWireRecord(t *testing.T) {
 	const zone = "example.com."
 	var cases []memory.ZoneRecord
-	for _, name := range []string{"@", "www", "a.b", "WWW", "x.example.com.", "bad name", "", "*"} {
+	for _, name := range []string{"@", "www", "a.b", "WWW", "x.example.com.", "x.example.com", "bad name", "", "*", "*.a", "a..b", ".a", "a.", "-x", "_sip._tcp", strings.Repeat("a", 63), strings.Repeat("a", 64), strings.Repeat("abcdefg.", 30) + "x"} {
 		for _, typ := range []string{"A", "AAAA", "a", "TXT"} {
 			for _, data := range []string{"192.0.2.1", " 192.0.2.1", "010.0.0.1", "2001:db8::1", "2001:DB8::1", "::ffff:192.0.2.1", "fe80::1%eth0", "x", ""} {
 				for _, ttl := range []uint32{0, 60, zonerecord.MaxTTL, zonerecord.MaxTTL + 1} {

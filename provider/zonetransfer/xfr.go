@@ -270,7 +270,7 @@ func wireRecord(zone string, r memory.ZoneRecord) (dns.RR, bool) {
 		ip, err := netip.ParseAddr(r.Data)
 		a := r.Type == "A"
 		if err == nil && ip.Zone() == "" && (a && ip.Is4() || !a && ip.Is6()) {
-			if fqdn, err := zonerecord.Owner(zone, r.Name); err == nil {
+			if fqdn, ok := journalOwner(zone, r.Name); ok {
 				hdr := dns.RR_Header{Name: fqdn, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: r.TTL}
 				if a {
 					hdr.Rrtype = dns.TypeA
@@ -282,4 +282,37 @@ func wireRecord(zone string, r memory.ZoneRecord) (dns.RR, bool) {
 	}
 	_, _, _, _, rr, err := zonerecord.Parse(zone, r.Record())
 	return rr, err == nil
+}
+
+// journalOwner is zonerecord.Owner(zone, name) for a name as the journal
+// holds it (lower case, relative, "@" at the apex) made of letters,
+// digits, '-', '_' and '*' only, and false for any other (then ask Owner).
+func journalOwner(zone, name string) (string, bool) {
+	if name == "@" {
+		return zone, true
+	}
+	if zone == "." || len(name)+1+len(zone) > 254 {
+		return "", false
+	}
+	label := 0
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '.':
+			if label == 0 {
+				return "", false
+			}
+			label = 0
+			continue
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_', c == '*':
+		default:
+			return "", false
+		}
+		if label++; label > 63 {
+			return "", false
+		}
+	}
+	if label == 0 {
+		return "", false
+	}
+	return name + "." + zone, true
 }
