@@ -9,7 +9,10 @@
 // zone version it started on, whatever is written meanwhile, its first
 // message out at once at any size: the SOA, the apex's records, every
 // other name's in no particular order (RFC 5936 section 2.2 asks for
-// none; each RRset whole, each name's records together), the SOA.
+// none; each RRset whole, each name's records together), the SOA. Its
+// messages hold up to 20 KB of packed records each (more than BIND's
+// transfer-message-size, which counts them uncompressed), owner names
+// compressed against the previous record's and the zone's name.
 //
 // A Transfer plugs into dnsserver.Server (dnsserver.Server.SetTransfer),
 // which then streams transfers on its TCP loop and runs the NOTIFY sender;

@@ -29,7 +29,8 @@ import (
 // BenchmarkAXFRScale serves the whole AXFR through ServeTCP to a writer
 // that throws it away, reporting the time to the first message
 // (first-ms), the process's CPU time (user and system, GC included) until
-// then (first-cpu-ms) and in all (cpu-ms), and the largest growth of the heap's objects during the
+// then (first-cpu-ms) and in all (cpu-ms), the messages (msgs) and bytes
+// (MB, with their TCP lengths) of one transfer, and the largest growth of the heap's objects during the
 // transfer over the heap before it (peak-heap-MB).
 
 const scaleZone = "scale.test."
@@ -119,7 +120,7 @@ type firstWriter struct {
 	start, first time.Time
 	firstCPU     time.Duration
 	base, peak   uint64
-	bytes        int
+	bytes, msgs  int
 	sample       []metrics.Sample
 }
 
@@ -129,6 +130,7 @@ func (w *firstWriter) Write(b []byte) (int, error) {
 		w.firstCPU = cpuTime()
 	}
 	w.bytes += len(b)
+	w.msgs++
 	metrics.Read(w.sample)
 	if h := w.sample[0].Value.Uint64(); h > w.base && h-w.base > w.peak {
 		w.peak = h - w.base
@@ -153,6 +155,7 @@ func BenchmarkAXFRScale(b *testing.B) {
 			src := netip.MustParseAddr("127.0.0.1")
 			var first, firstCPU, allCPU time.Duration
 			var peak uint64
+			var msgs, bytes int
 			b.ReportAllocs()
 			for b.Loop() {
 				b.StopTimer()
@@ -170,6 +173,7 @@ func BenchmarkAXFRScale(b *testing.B) {
 				first += w.first.Sub(w.start)
 				firstCPU += w.firstCPU - cpu
 				peak = max(peak, w.peak)
+				msgs, bytes = w.msgs, w.bytes
 				if w.bytes < n*16 {
 					b.Fatalf("%d bytes for %d records", w.bytes, n)
 				}
@@ -178,6 +182,8 @@ func BenchmarkAXFRScale(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 			b.ReportMetric(float64(firstCPU.Microseconds())/1000/float64(b.N), "first-cpu-ms")
 			b.ReportMetric(float64(allCPU.Microseconds())/1000/float64(b.N), "cpu-ms")
+			b.ReportMetric(float64(msgs), "msgs")
+			b.ReportMetric(float64(bytes)/1e6, "MB")
 		})
 	}
 }

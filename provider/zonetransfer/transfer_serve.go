@@ -357,6 +357,9 @@ func ixfrSOA(req *dns.Msg, zone string) (uint32, bool) {
 // ones with timers only). It returns the records, messages and bytes
 // written, and the error that cut the transfer short.
 func (x *Transfer) stream(w io.Writer, req *dns.Msg, key *tsigKey, mac string, rrs iter.Seq[dns.RR]) (records, msgs, bytes int, err error) {
+	if key == nil {
+		return x.streamUnsigned(w, req, rrs)
+	}
 	var answer []dns.RR
 	var pack, frame []byte
 	size := 0
@@ -402,6 +405,70 @@ func (x *Transfer) stream(w io.Writer, req *dns.Msg, key *tsigKey, mac string, r
 		records++
 	}
 	if len(answer) > 0 {
+		if err := flush(); err != nil {
+			return records, msgs, bytes, err
+		}
+	}
+	return records, msgs, bytes, nil
+}
+
+// streamUnsigned is stream for an unsigned request: the messages packed
+// by an xfrPacker, each up to xfrMessageSize bytes as packed (so holding
+// at least the records a message packed by miekg/dns holds) unless one
+// record alone is larger.
+func (x *Transfer) streamUnsigned(w io.Writer, req *dns.Msg, rrs iter.Seq[dns.RR]) (records, msgs, bytes int, err error) {
+	zone := zoneKey(req.Question[0].Name)
+	p, err := newXFRPacker(req, zone)
+	if err != nil {
+		x.log.Error("zone transfer: packing a message failed", "zone", zone, "err", err)
+		return 0, 0, 0, err
+	}
+	flush := func() error {
+		frame := p.frame()
+		if err := writeFramedRaw(w, frame); err != nil {
+			return err
+		}
+		msgs++
+		bytes += len(frame) - 2
+		return nil
+	}
+	// Records are packed in batches, touched first: the loads of a
+	// batch's records, names and data, independent of one another, then
+	// wait on memory together rather than one after the other.
+	var batch [xfrBatch]dns.RR
+	n := 0
+	packBatch := func() error {
+		p.touch(batch[:n])
+		for i, rr := range batch[:n] {
+			batch[i] = nil
+			ok, err := p.add(rr, xfrMessageSize)
+			if err == nil && !ok {
+				if err = flush(); err != nil {
+					return err
+				}
+				_, err = p.add(rr, xfrMessageSize)
+			}
+			if err != nil {
+				x.log.Error("zone transfer: packing a message failed", "zone", zone, "err", err)
+				return err
+			}
+			records++
+		}
+		n = 0
+		return nil
+	}
+	for rr := range rrs {
+		batch[n] = rr
+		if n++; n == xfrBatch {
+			if err := packBatch(); err != nil {
+				return records, msgs, bytes, err
+			}
+		}
+	}
+	if err := packBatch(); err != nil {
+		return records, msgs, bytes, err
+	}
+	if p.count > 0 {
 		if err := flush(); err != nil {
 			return records, msgs, bytes, err
 		}

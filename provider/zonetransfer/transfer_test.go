@@ -430,3 +430,24 @@ func TestTransferLeavesQueryAlone(t *testing.T) {
 		assert.Equal(t, uint16(0x999f), r.Id)
 	}
 }
+
+// TestConcurrentAXFR runs AXFRs of one zone at once: they share the
+// stored records, which packing must only read (go test -race).
+func TestConcurrentAXFR(t *testing.T) {
+	p := xfrProvider(t, 2000)
+	x, err := zonetransfer.NewTransfer(p, zonetransfer.TransferConfig{Allow: []zonetransfer.TransferRule{{}}}, nil)
+	require.NoError(t, err)
+	m := new(dns.Msg)
+	m.SetAxfr(xfrZone)
+	q, err := m.Pack()
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			ok, err := x.ServeTCP(io.Discard, q, netip.MustParseAddr("127.0.0.1"), nil)
+			assert.True(t, ok)
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+}

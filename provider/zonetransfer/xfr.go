@@ -3,6 +3,7 @@ package zonetransfer
 import (
 	"fmt"
 	"iter"
+	"net/netip"
 	"slices"
 
 	"github.com/gslbkit/gslb/internal/zonerecord"
@@ -237,8 +238,7 @@ func diffRRSet(zone string, c memory.Change) (del, add []dns.RR, ok bool) {
 	}
 	conv := func(r memory.ZoneRecord) (dns.RR, bool) {
 		r.Name, r.Type = c.Name, c.Type
-		_, _, _, _, rr, err := zonerecord.Parse(zone, r.Record())
-		return rr, err == nil
+		return wireRecord(zone, r)
 	}
 	for _, r := range c.Old {
 		if !in(c.Records, r) {
@@ -259,4 +259,60 @@ func diffRRSet(zone string, c memory.Change) (del, add []dns.RR, ok bool) {
 		}
 	}
 	return del, add, true
+}
+
+// wireRecord is r's wire form in zone, as zonerecord.Parse makes it: an A
+// or AAAA record in the canonical form the journal holds is built
+// directly (Parse would go through libdns's types and back), any other
+// through Parse.
+func wireRecord(zone string, r memory.ZoneRecord) (dns.RR, bool) {
+	if (r.Type == "A" || r.Type == "AAAA") && r.Strings == nil && r.TTL <= zonerecord.MaxTTL {
+		ip, err := netip.ParseAddr(r.Data)
+		a := r.Type == "A"
+		if err == nil && ip.Zone() == "" && (a && ip.Is4() || !a && ip.Is6()) {
+			if fqdn, ok := journalOwner(zone, r.Name); ok {
+				hdr := dns.RR_Header{Name: fqdn, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: r.TTL}
+				if a {
+					hdr.Rrtype = dns.TypeA
+					return &dns.A{Hdr: hdr, A: ip.AsSlice()}, true
+				}
+				return &dns.AAAA{Hdr: hdr, AAAA: ip.AsSlice()}, true
+			}
+		}
+	}
+	_, _, _, _, rr, err := zonerecord.Parse(zone, r.Record())
+	return rr, err == nil
+}
+
+// journalOwner is zonerecord.Owner(zone, name) for a name as the journal
+// holds it (lower case, relative, "@" at the apex) made of letters,
+// digits, '-', '_' and '*' only, and false for any other (then ask Owner).
+func journalOwner(zone, name string) (string, bool) {
+	if name == "@" {
+		return zone, true
+	}
+	if zone == "." || len(name)+1+len(zone) > 254 {
+		return "", false
+	}
+	label := 0
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '.':
+			if label == 0 {
+				return "", false
+			}
+			label = 0
+			continue
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_', c == '*':
+		default:
+			return "", false
+		}
+		if label++; label > 63 {
+			return "", false
+		}
+	}
+	if label == 0 {
+		return "", false
+	}
+	return name + "." + zone, true
 }
