@@ -296,8 +296,7 @@ func bindCase(t *testing.T) storeCase {
 // installed, unless GSLBKIT_REQUIRE_MOTO=1. A Route 53 reconciler calls
 // at most twice a second (record.Route53Config); the records and the beats
 // share that limit (the beats go through the reconciler's fenced store), so
-// the interval is 2 s
-// here (beats fresh for 8 s). A plan's calls wait their turn: a plan in
+// the interval is 2 s here (beats fresh for 8 s). A plan's calls wait their turn: a plan in
 // both zones reads and writes each, 4 calls at 2 a second, 2 s. The
 // region servers copy the zone every 250 ms.
 func motoCase(t *testing.T) storeCase {
