@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -353,25 +351,4 @@ func TestHealthzAmidABacklogUnderFloodNofile300(t *testing.T) {
 	if failedTries > 0 {
 		t.Errorf("%d of %d tries failed (%d of %d liveness probes of 3 tries)", failedTries, tries, failedProbes, probes)
 	}
-}
-
-// backlogged counts the connections to addr waiting in its listener's
-// accept queue (the Recv-Q of the listening socket, /proc/net/tcp).
-func backlogged(addr string) int {
-	b, err := os.ReadFile("/proc/net/tcp")
-	if err != nil {
-		return -1
-	}
-	_, port, _ := net.SplitHostPort(addr)
-	p, _ := strconv.Atoi(port)
-	want := fmt.Sprintf(":%04X", p)
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) > 4 && strings.HasSuffix(f[1], want) && f[3] == "0A" { // LISTEN
-			q := strings.Split(f[4], ":")
-			n, _ := strconv.ParseInt(q[1], 16, 64)
-			return int(n)
-		}
-	}
-	return -1
 }

@@ -228,15 +228,10 @@ func decodeZone(dec *json.Decoder, sink snapshotSink) error {
 	return err
 }
 
-// decodeChanges decodes a changes response; a full response's snapshot
-// goes to b when b is not nil (c.Snapshot then holds its head and no
-// zones), else to c.Snapshot.
-func decodeChanges(dec *json.Decoder, c *ChangesResponse, b *memory.SnapshotBuilder) error {
-	return decodeChangesTo(dec, c, b, nil)
-}
-
-// decodeChangesTo is decodeChanges with the snapshot's zones going to
-// sink when it is not nil (b still gets the version and epoch).
+// decodeChangesTo decodes a changes response; a full response's snapshot
+// goes to sink when it is not nil, else to b when b is not nil (c.Snapshot
+// then holds its head and no zones; b still gets the version and epoch),
+// else to c.Snapshot.
 func decodeChangesTo(dec *json.Decoder, c *ChangesResponse, b *memory.SnapshotBuilder, to snapshotSink) error {
 	return objectKeys(dec, func(key string) error {
 		switch key {
@@ -329,7 +324,7 @@ func readSnapshotInto(r io.Reader, b *memory.SnapshotBuilder) error {
 }
 
 // readChanges decodes a changes response from r; a full response's
-// snapshot is built into b when b is not nil (see decodeChanges).
+// snapshot is built into b when b is not nil (see decodeChangesTo).
 func readChanges(r io.Reader, b *memory.SnapshotBuilder) (ChangesResponse, error) {
 	return readChangesTo(r, b, nil)
 }
