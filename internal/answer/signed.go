@@ -167,14 +167,24 @@ func rrsigAnswer(m *dns.Msg, z *zone, name string, lie bool, now time.Time) (pro
 			case t == dns.TypeSOA && name == z.Name:
 				sets = append(sets, z.SOARR())
 			case t == dns.TypeDNSKEY && name == z.Name:
-				sets = append(sets, z.Signer.DNSKEYs()...)
+				for _, k := range z.Signer.DNSKEYs() {
+					sets = append(sets, dns.Copy(k))
+				}
 			case t == dns.TypeCDS && name == z.Name:
-				sets = append(sets, z.Signer.CDS()...)
+				for _, k := range z.Signer.CDS() {
+					sets = append(sets, dns.Copy(k))
+				}
 			case t == dns.TypeCDNSKEY && name == z.Name:
-				sets = append(sets, z.Signer.CDNSKEY()...)
+				for _, k := range z.Signer.CDNSKEY() {
+					sets = append(sets, dns.Copy(k))
+				}
 			case n != nil:
 				for _, r := range n.Get(t) {
-					sets = append(sets, at(r, name))
+					// A copy: signing packs the record (miekg writes its
+					// Rdlength), and the zone's records are shared.
+					c := dns.Copy(r.Wire)
+					c.Header().Name = name
+					sets = append(sets, c)
 				}
 			}
 		}
