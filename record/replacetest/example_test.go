@@ -46,32 +46,37 @@ type twoWrites struct {
 	read chan struct{} // not nil: the window is open, closed by a read started in it
 }
 
+// The lock makes the delete and the opening of the window one step for a
+// reader: a read that sees the delete also closes the window, so the write
+// never waits for a read that has already happened.
 func (w *twoWrites) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
 	w.mu.Lock()
-	open := w.read // a read that starts in the window
-	w.read = nil
-	w.mu.Unlock()
+	defer w.mu.Unlock()
 	recs, err := w.Provider.GetRecords(ctx, zone)
-	if open != nil {
-		close(open)
+	if w.read != nil { // a read in the window
+		close(w.read)
+		w.read = nil
 	}
 	return recs, err
 }
 
 func (w *twoWrites) ReplaceRecords(ctx context.Context, zone string, del, set []libdns.Record) error {
-	if _, err := w.DeleteRecords(ctx, zone, del); err != nil {
-		return err
-	}
 	read := make(chan struct{})
 	w.mu.Lock()
-	w.read = read
+	_, err := w.DeleteRecords(ctx, zone, del)
+	if err == nil {
+		w.read = read
+	}
 	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	select {
 	case <-read:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	_, err := w.SetRecords(ctx, zone, set)
+	_, err = w.SetRecords(ctx, zone, set)
 	return err
 }
 
