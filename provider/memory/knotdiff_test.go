@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/testknot"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -322,7 +323,7 @@ var deliberate = map[string]string{
 // deliberate with their RFC reference.
 func TestKnotDifferential(t *testing.T) {
 	zoneText := diffZone + manyAddrs()
-	k := startKnot(t, "example.test.", zoneText)
+	k := testknot.Start(t, testknot.Config{Zone: "example.test.", ZoneText: zoneText})
 	p := new(memory.Provider)
 	loadZone(t, p, "example.test.", zoneText)
 	hooked := new(memory.Provider)
@@ -344,7 +345,7 @@ func TestKnotDifferential(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			replies[i], errs[i] = k.exchange(q.wire, q.tcp, 2*time.Second)
+			replies[i], errs[i] = exchange(k.Addr, q.wire, q.tcp, 2*time.Second)
 		}()
 	}
 	wg.Wait()
