@@ -1,8 +1,6 @@
 package zonetransfer_test
 
 import (
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/gslbkit/gslb/provider/dnsserver"
@@ -11,23 +9,6 @@ import (
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
 )
-
-// findKnotd returns knotd's path, or "".
-func findKnotd() string {
-	if p, err := exec.LookPath("knotd"); err == nil {
-		return p
-	}
-	for _, p := range []string{"/usr/sbin/knotd", "/usr/local/sbin/knotd"} {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p
-		}
-	}
-	return ""
-}
-
-// knotRequireEnv makes a missing knotd a test failure instead of a skip
-// (.ci/run sets it).
-const knotRequireEnv = "GSLBKIT_REQUIRE_KNOT"
 
 // xfrServer is a DNS server serving transfers through x.
 type xfrServer struct {

@@ -12,53 +12,42 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/internal/testbind"
+	"github.com/gslbkit/gslb/internal/testknot"
 	"github.com/gslbkit/gslb/internal/testproc"
 	"github.com/miekg/dns"
 )
 
-// secondary is a real Knot (knotd) or BIND (named) following xfrZone from
-// a primary on loopback, signing its requests with a TSIG key. It keeps its
-// directory (zone copy, journal) across stop and start, so a restarted
-// secondary resumes from the serial it held.
+// secondary is a real Knot (knotd, run by internal/testknot) or BIND
+// (named) following xfrZone from a primary on loopback, signing its
+// requests with a TSIG key. It keeps its directory (zone copy, journal)
+// across stop and start, so a restarted secondary resumes from the serial
+// it held.
 type secondary struct {
 	kind    string // "knot" or "bind"
-	bin     string
-	port    int
 	addr    string
-	dir     string
 	primary string // host:port
-	secret  string
+	log     *testproc.Buffer
+	knot    *testknot.Server // kind "knot"
 
-	proc *testproc.Process
-	log  *testproc.Buffer
-}
-
-// findSecondary returns the binary for kind, or skips (fails when the
-// matching GSLBKIT_REQUIRE_* is 1, as in CI).
-func findSecondary(t *testing.T, kind string) string {
-	t.Helper()
-	var bin, env, pkg string
-	switch kind {
-	case "knot":
-		bin, env, pkg = findKnotd(), knotRequireEnv, "knot"
-	default:
-		bin, env, pkg = testbind.Find(), testbind.RequireEnv, "bind9"
-	}
-	if bin == "" {
-		msg := fmt.Sprintf("%s is not installed; install %s (apt-get install -y %s) to run this test", kind, pkg, pkg)
-		if os.Getenv(env) == "1" {
-			t.Fatalf("%s (%s=1 requires it)", msg, env)
-		}
-		t.Skip(msg)
-	}
-	return bin
+	// kind "bind":
+	bin    string
+	port   int
+	dir    string
+	secret string
+	proc   *testproc.Process
 }
 
 // newSecondary prepares a secondary of kind on a free port; start runs it.
 // secret is the TSIG secret it signs with (xfrSecret for the right one).
+// Where kind is not installed the test is skipped, or fails when the
+// matching GSLBKIT_REQUIRE_* is 1, as in CI.
 func newSecondary(t *testing.T, kind, secret string) *secondary {
 	t.Helper()
-	bin := findSecondary(t, kind)
+	if kind == "knot" {
+		k := testknot.New(t, testknot.Config{Zone: xfrZone, KeyName: xfrKeyName, Secret: secret})
+		return &secondary{kind: kind, addr: k.Addr, log: k.Log, knot: k}
+	}
+	bin := testproc.Require(t, testbind.RequireEnv, "bind is not installed; install bind9 (apt-get install -y bind9) to run this test", "named")
 	port, err := testproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -73,40 +62,10 @@ func newSecondary(t *testing.T, kind, secret string) *secondary {
 	return s
 }
 
+// config returns named's configuration and arguments.
 func (s *secondary) config() (string, []string) {
 	zone := strings.TrimSuffix(xfrZone, ".")
 	ph, pp, _ := net.SplitHostPort(s.primary)
-	if s.kind == "knot" {
-		return fmt.Sprintf(`server:
-    listen: 127.0.0.1@%[1]d
-    rundir: %[2]s
-log:
-  - target: stderr
-    any: info
-database:
-    storage: %[2]s
-key:
-  - id: %[3]s
-    algorithm: hmac-sha256
-    secret: %[4]s
-remote:
-  - id: primary
-    address: %[5]s@%[6]s
-    key: %[3]s
-acl:
-  - id: notify
-    address: %[5]s
-    action: notify
-template:
-  - id: default
-    storage: %[2]s
-zone:
-  - domain: %[7]s
-    master: primary
-    acl: notify
-    file: %[2]s/%[7]s.zone
-`, s.port, s.dir, strings.TrimSuffix(xfrKeyName, "."), s.secret, ph, pp, zone), []string{"-c", filepath.Join(s.dir, "conf")}
-	}
 	args := []string{"-g", "-c", filepath.Join(s.dir, "conf")}
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "root")
@@ -136,6 +95,11 @@ zone "%[5]s" {
 // on its port (with or without the zone).
 func (s *secondary) start(t *testing.T) {
 	t.Helper()
+	if s.knot != nil {
+		s.knot.Config.Primary = s.primary
+		s.knot.Run(t)
+		return
+	}
 	conf, args := s.config()
 	if err := os.WriteFile(filepath.Join(s.dir, "conf"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -168,7 +132,13 @@ func (s *secondary) start(t *testing.T) {
 	}
 }
 
-func (s *secondary) stop() { s.proc.Stop() }
+func (s *secondary) stop() {
+	if s.knot != nil {
+		s.knot.Stop()
+		return
+	}
+	s.proc.Stop()
+}
 
 // waitSaved returns once a BIND secondary has written its copy of the zone
 // to its file (named dumps it a moment after the first transfer; a stop
