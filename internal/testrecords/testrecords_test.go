@@ -55,3 +55,21 @@ func TestDataFails(t *testing.T) {
 		t.Errorf("failure %q", f.msg)
 	}
 }
+
+// TestLoad: the fixtures load into a store as they are, and a zone added
+// twice fails the test.
+func TestLoad(t *testing.T) {
+	for _, recs := range [][]libdns.Record{testrecords.FastPath(), testrecords.Chains()} {
+		p := &memory.Provider{}
+		testrecords.Load(t, p, "example.test.", recs)
+		got, err := p.GetRecords(context.Background(), "example.test.")
+		if err != nil || len(got) != len(recs)+1 { // and the SOA memory makes
+			t.Errorf("GetRecords: %d records, %v; want %d", len(got), err, len(recs)+1)
+		}
+		f := &fatal{TB: t}
+		testrecords.Load(f, p, "example.test.", nil)
+		if f.msg == "" {
+			t.Error("adding a zone twice did not fail the test")
+		}
+	}
+}

@@ -1,12 +1,12 @@
 package memory_test
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
 
+	"github.com/gslbkit/gslb/internal/testrecords"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -19,19 +19,8 @@ import (
 // chain leaving the zone.
 func fixture(t testing.TB) *memory.Provider {
 	p := new(memory.Provider)
-	require.NoError(t, p.AddZone(zone))
+	testrecords.Load(t, p, zone, testrecords.Chains())
 	require.NoError(t, p.AddZone("other.test."))
-	_, err := p.AppendRecords(context.Background(), zone, []libdns.Record{
-		a("ns1", "192.0.2.53"),
-		a("www", "192.0.2.1"), a("www", "192.0.2.2"), a("www", "2001:db8::1"),
-		cname("app", "alias.example.test."), cname("alias", "www.example.test."),
-		cname("loop1", "loop2.example.test."), cname("loop2", "loop1.example.test."),
-		cname("out", "www.example.net."),
-		txt("t", "hello world"),
-		a("a.b", "192.0.2.9"),
-		txt("big", strings.Repeat("x", 250)), txt("big", strings.Repeat("y", 250)), txt("big", strings.Repeat("z", 250)),
-	})
-	require.NoError(t, err)
 	return p
 }
 
