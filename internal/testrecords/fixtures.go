@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
 )
 
 // FixtureTTL is the TTL of the records FastPath and Chains return.
@@ -69,6 +70,40 @@ func Chains() []libdns.Record {
 		addr("a.b", "192.0.2.9"),
 		txt("big", strings.Repeat("x", 250)), txt("big", strings.Repeat("y", 250)), txt("big", strings.Repeat("z", 250)),
 	}
+}
+
+// FastPathMix is the query mix the fast-path benchmarks of provider/memory
+// and provider/zonetransfer send to FastPath: hits of the common
+// shapes (an address set, a CNAME into it, a TXT, NXDOMAIN, NODATA, with and
+// without EDNS).
+func FastPathMix(tb testing.TB) [][]byte {
+	var qs [][]byte
+	for _, c := range []struct {
+		name string
+		t    uint16
+		edns bool
+	}{
+		{"WWW.example.test.", dns.TypeA, false},
+		{"www.example.test.", dns.TypeA, true},
+		{"app.example.test.", dns.TypeA, true},
+		{"t.example.test.", dns.TypeTXT, true},
+		{"nope.example.test.", dns.TypeA, true},
+		{"www.example.test.", dns.TypeMX, true},
+		{"a.b.example.test.", dns.TypeA, false},
+		{"www.example.test.", dns.TypeAAAA, true},
+	} {
+		m := new(dns.Msg)
+		m.SetQuestion(c.name, c.t)
+		if c.edns {
+			m.SetEdns0(1232, false)
+		}
+		q, err := m.Pack()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		qs = append(qs, q)
+	}
+	return qs
 }
 
 func addr(name, ip string) libdns.Record {

@@ -4,48 +4,16 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/gslbkit/gslb/internal/testrecords"
 	"github.com/miekg/dns"
 )
 
-// fastMix is the query mix BenchmarkFastPathMix sends: hits of the common
-// shapes (an address set, a CNAME into it, a TXT, NXDOMAIN, NODATA, with and
-// without EDNS).
-func fastMix(tb testing.TB) [][]byte {
-	var qs [][]byte
-	for _, c := range []struct {
-		name string
-		t    uint16
-		edns bool
-	}{
-		{"WWW.example.test.", dns.TypeA, false},
-		{"www.example.test.", dns.TypeA, true},
-		{"app.example.test.", dns.TypeA, true},
-		{"t.example.test.", dns.TypeTXT, true},
-		{"nope.example.test.", dns.TypeA, true},
-		{"www.example.test.", dns.TypeMX, true},
-		{"a.b.example.test.", dns.TypeA, false},
-		{"www.example.test.", dns.TypeAAAA, true},
-	} {
-		m := new(dns.Msg)
-		m.SetQuestion(c.name, c.t)
-		if c.edns {
-			m.SetEdns0(1232, false)
-		}
-		q, err := m.Pack()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		qs = append(qs, q)
-	}
-	return qs
-}
-
-// BenchmarkFastPathMix answers fastMix round robin through RespondUDP (the
+// BenchmarkFastPathMix answers testrecords.FastPathMix round robin through RespondUDP (the
 // fast path once warm). Count instructions per query with callgrind at two
 // iteration counts and take the difference (see the package's bench notes).
 func BenchmarkFastPathMix(b *testing.B) {
 	p := fastFixture(b)
-	qs := fastMix(b)
+	qs := testrecords.FastPathMix(b)
 	buf := make([]byte, 4096)
 	src := netip.MustParseAddr("192.0.2.99")
 	for _, q := range qs {
@@ -59,12 +27,12 @@ func BenchmarkFastPathMix(b *testing.B) {
 	}
 }
 
-// fastMixECS is fastMix with EDNS on every query and an EDNS Client Subnet
+// fastMixECS is testrecords.FastPathMix with EDNS on every query and an EDNS Client Subnet
 // option (a /24 or a /56, 256 different subnets in turn), as a resolver
 // forwarding its clients' subnets sends them.
 func fastMixECS(tb testing.TB) [][]byte {
 	var qs [][]byte
-	for i, q := range fastMix(tb) {
+	for i, q := range testrecords.FastPathMix(tb) {
 		m := new(dns.Msg)
 		if err := m.Unpack(q); err != nil {
 			tb.Fatal(err)
@@ -94,10 +62,10 @@ func BenchmarkFastPathMixECS(b *testing.B) {
 	benchMix(b, fastMixECS(b), false)
 }
 
-// BenchmarkFastPathMixTCP answers fastMix through RespondTCP (the TCP
+// BenchmarkFastPathMixTCP answers testrecords.FastPathMix through RespondTCP (the TCP
 // entries of the fast path once warm).
 func BenchmarkFastPathMixTCP(b *testing.B) {
-	benchMix(b, fastMix(b), true)
+	benchMix(b, testrecords.FastPathMix(b), true)
 }
 
 func benchMix(b *testing.B, qs [][]byte, tcp bool) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/internal/testrecords"
 	"github.com/gslbkit/gslb/provider/dnssec"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
@@ -37,10 +38,10 @@ func withSigner(tb testing.TB, p *Provider) {
 	p.load().Zones["example.test."].Signer = s
 }
 
-// fastMixDO is fastMix with EDNS and the DO bit on every query.
+// fastMixDO is testrecords.FastPathMix with EDNS and the DO bit on every query.
 func fastMixDO(tb testing.TB) [][]byte {
 	var qs [][]byte
-	for _, q := range fastMix(tb) {
+	for _, q := range testrecords.FastPathMix(tb) {
 		m := new(dns.Msg)
 		if err := m.Unpack(q); err != nil {
 			tb.Fatal(err)
@@ -72,7 +73,7 @@ func benchMixOn(b *testing.B, p *Provider, qs [][]byte) {
 	}
 }
 
-// BenchmarkFastPathMixDO is fastMix with DO set, on the unsigned zone.
+// BenchmarkFastPathMixDO is testrecords.FastPathMix with DO set, on the unsigned zone.
 func BenchmarkFastPathMixDO(b *testing.B) { benchMixOn(b, fastFixture(b), fastMixDO(b)) }
 
 // BenchmarkFastPathMixSigned is BenchmarkFastPathMixDO on the same zone

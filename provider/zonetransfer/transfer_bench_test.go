@@ -3,15 +3,17 @@ package zonetransfer
 import (
 	"net/netip"
 	"testing"
+
+	"github.com/gslbkit/gslb/internal/testrecords"
 )
 
-// BenchmarkServerUDPPath answers fastMix the way the DNS server's UDP loops
+// BenchmarkServerUDPPath answers testrecords.FastPathMix the way the DNS server's UDP loops
 // do: with transfers off through the store's fast path (what memory's
 // BenchmarkFastPathMix measures); with a Transfer set, through
 // Transfer.RespondUDP, which first scans each query for a transfer type or
 // a TSIG record.
 func BenchmarkServerUDPPath(b *testing.B) {
-	qs := fastMix(b)
+	qs := testrecords.FastPathMix(b)
 	src := netip.MustParseAddr("192.0.2.99")
 	for _, on := range []bool{false, true} {
 		name := "transfersOff"
