@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gslbkit/gslb/examples/internal/regionview"
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/health"
 	"github.com/gslbkit/gslb/heartbeat"
@@ -31,7 +32,7 @@ type controller struct {
 	d     *deployment
 	cl    *cluster
 	view  *view
-	reads *tickReads // what the tick reads, once per zone
+	reads *regionview.Reads // what the tick reads, once per zone
 	// throttle is the publisher's store; the -throttle step turns it on.
 	throttle *throttleStore
 	events   *publisherEvents // the publisher's observer
@@ -63,7 +64,7 @@ func (d *deployment) rules() heartbeat.Rules {
 
 func newController(d *deployment, cl *cluster, out *printer, met *metrics) (*controller, error) {
 	c := &controller{d: d, cl: cl, view: d.views[cl.region], out: out, met: met, failed: map[string]bool{}}
-	c.reads = &tickReads{v: c.view}
+	c.reads = &regionview.Reads{View: c.view.Mounts, Region: c.view.region}
 	for _, g := range cl.gateways {
 		gate, err := health.NewGate(
 			health.GateCheck{Name: "endpoints", Check: g.endpoints},
@@ -143,7 +144,7 @@ func (c *controller) run(ctx context.Context) error {
 // tick is one reconcile of the controller.
 func (c *controller) tick(ctx context.Context, now time.Time) {
 	c.ticks++
-	c.reads.reset()
+	c.reads.Reset()
 	// 1. The gateways' verdicts, and the cluster's for the heartbeat.
 	own := make([]failover.Gateway, len(c.cl.gateways))
 	healthy := 0

@@ -124,7 +124,7 @@ func TestMultiregionFailsOverAndRecovers(t *testing.T) {
 		scrapes[slug] = scrape(t, d.metricsURL)
 		answers[slug] = map[string][]string{}
 		for _, srv := range d.servers {
-			require.NoError(t, srv.sync(context.Background())) // the copy may trail by one copy interval
+			require.NoError(t, srv.Sync(context.Background())) // the copy may trail by one copy interval
 			answers[slug][srv.region] = dig(t, d.dnsAddrs[srv.region], d.names.app)
 		}
 	}

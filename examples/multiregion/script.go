@@ -70,8 +70,8 @@ func runWith(ctx context.Context, args []string, stdout io.Writer, afterStep aft
 		d.dnsAddrs = map[string]string{}
 		d.servers = servers
 		for _, s := range servers {
-			d.dnsAddrs[s.region] = s.srv.Addr()
-			g.Go(func() error { return s.run(gctx, max(opts.interval/2, 50*time.Millisecond)) })
+			d.dnsAddrs[s.region] = s.Addr()
+			g.Go(func() error { return s.Run(gctx, max(opts.interval/2, 50*time.Millisecond)) })
 		}
 	}
 	out.header(d, metricsURL)

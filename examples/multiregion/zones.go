@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
-	"sync"
 
 	"github.com/libdns/libdns"
 
@@ -40,55 +39,6 @@ func newView(region string, mounts map[string]provider.Mount) (*view, error) {
 		v.zones = append(v.zones, dnsname.Fqdn(z))
 	}
 	return v, nil
-}
-
-// storeZone names one zone of one store: what a tick's reads are cached by.
-type storeZone struct {
-	store libdns.RecordGetter
-	zone  string
-}
-
-// tickReads is one controller's reads of its view during one tick: each
-// store zone is read once per tick however many of the view's zones live
-// in it and however many readers ask (the two heartbeat readers and the
-// read-backs of the shared sets), so a controller costs one zone transfer
-// per zone per tick against an RFC 2136 server. Call reset at the start of
-// every tick. Safe for concurrent use.
-type tickReads struct {
-	v    *view
-	mu   sync.Mutex
-	recs map[storeZone][]libdns.Record
-}
-
-func (t *tickReads) reset() {
-	t.mu.Lock()
-	t.recs = nil
-	t.mu.Unlock()
-}
-
-// GetRecords implements libdns.RecordGetter from this tick's reads.
-func (t *tickReads) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
-	m, ok := t.v.Where(zone)
-	if !ok {
-		return nil, fmt.Errorf("region %s: %w: %q", t.v.region, provider.ErrNotMounted, zone)
-	}
-	key := storeZone{store: m.Store, zone: m.Zone}
-	t.mu.Lock()
-	recs, ok := t.recs[key]
-	t.mu.Unlock()
-	if !ok {
-		var err error
-		if recs, err = m.Store.GetRecords(ctx, m.Zone); err != nil {
-			return nil, err
-		}
-		t.mu.Lock()
-		if t.recs == nil {
-			t.recs = map[storeZone][]libdns.Record{}
-		}
-		t.recs[key] = recs
-		t.mu.Unlock()
-	}
-	return m.Out(recs), nil
 }
 
 // zoneFor returns the zone of the view that holds name (the longest match).
