@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,27 +16,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/gslbkit/gslb/internal/testproc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// syncBuffer is a bytes.Buffer safe for the program's concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // sample is one series of a scrape.
 type sample struct {
@@ -114,7 +97,7 @@ func anyValue(ss []sample, v float64) bool {
 // metrics while the region is down and after the recovery. Times are
 // printed, not asserted; the program's -timeout is the hang guard.
 func TestMultiregionFailsOverAndRecovers(t *testing.T) {
-	var out syncBuffer
+	var out testproc.Buffer
 	args := []string{"-interval", "200ms", "-pause", "100ms", "-timeout", "60s", "-metrics", "127.0.0.1:0", "-dns-port", "0", "-throttle"}
 	var steps []string
 	scrapes := map[string][]sample{}
@@ -231,7 +214,7 @@ func TestMultiregionRejectsBadFlags(t *testing.T) {
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
-			var out syncBuffer
+			var out testproc.Buffer
 			err := run(context.Background(), args, &out)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "-"+name)
@@ -239,13 +222,13 @@ func TestMultiregionRejectsBadFlags(t *testing.T) {
 	}
 	t.Run("rfc2136 without a server", func(t *testing.T) {
 		t.Setenv("GSLB_RFC2136_SERVER", "")
-		var out syncBuffer
+		var out testproc.Buffer
 		err := run(context.Background(), []string{"-provider", "rfc2136"}, &out)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "-server")
 	})
 	t.Run("one gateway per region", func(t *testing.T) {
-		var out syncBuffer
+		var out testproc.Buffer
 		err := run(context.Background(), []string{"-clusters", "1", "-gateways", "1"}, &out)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "at least 2 gateways")

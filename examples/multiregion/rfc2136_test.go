@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gslbkit/gslb/internal/testbind"
+	"github.com/gslbkit/gslb/internal/testproc"
 )
 
 // TestMultiregionRFC2136 runs the timeline with every controller writing one
@@ -21,7 +22,7 @@ func TestMultiregionRFC2136(t *testing.T) {
 		t.Skip("starts BIND")
 	}
 	bind := testbind.Start(t, "example.test.")
-	var out syncBuffer
+	var out testproc.Buffer
 	args := []string{"-provider", "rfc2136", "-server", bind.Addr, "-key-name", bind.KeyName,
 		"-key-alg", bind.KeyAlg, "-secret", bind.Secret, "-zone", "example.test",
 		"-interval", "300ms", "-pause", "100ms", "-timeout", "60s"}

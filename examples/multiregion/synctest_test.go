@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gslbkit/gslb/internal/testproc"
 )
 
 // TestMultiregionVirtualTime runs the default timeline (500 ms intervals,
@@ -19,7 +21,7 @@ import (
 // prints.
 func TestMultiregionVirtualTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var out syncBuffer
+		var out testproc.Buffer
 		var steps []string
 		var at []time.Time
 		start := time.Now()

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gslbkit/gslb/internal/testproc"
 	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/provider/memory"
 )
@@ -85,7 +86,7 @@ func TestViewSubtree(t *testing.T) {
 func TestInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out testproc.Buffer
 	err := runWith(ctx, []string{"-interval", "200ms", "-pause", "10s", "-dns-port", "-1"}, &out,
 		func(i int, slug string, d *deployment) { cancel() })
 	require.NoError(t, err, out.String())

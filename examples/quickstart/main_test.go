@@ -1,42 +1,24 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/gslbkit/gslb/internal/testproc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// syncBuffer is a bytes.Buffer safe for the demo's concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestQuickstartFailsOverAndRecovers runs the demo with short intervals on
 // real loopback sockets and checks that the failover and then the recovery
 // happened, in that order. Times are reported, not asserted: a busy machine
 // delays timers. The 60 s hang guard is the demo's own -duration.
 func TestQuickstartFailsOverAndRecovers(t *testing.T) {
-	var out syncBuffer
+	var out testproc.Buffer
 	args := []string{"-port", "0", "-interval", "200ms", "-timeout", "100ms",
 		"-kill-after", "300ms", "-down-for", "1s", "-ttl", "1s", "-duration", "60s"}
 	if err := run(context.Background(), args, &out); err != nil {
@@ -70,7 +52,7 @@ func TestQuickstartRejectsBadFlags(t *testing.T) {
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
-			var out syncBuffer
+			var out testproc.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			err := run(ctx, args, &out)
