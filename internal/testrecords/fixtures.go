@@ -2,6 +2,7 @@ package testrecords
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -104,6 +105,21 @@ func FastPathMix(tb testing.TB) [][]byte {
 		qs = append(qs, q)
 	}
 	return qs
+}
+
+// Lines renders a message section as "name type data" lines, in order,
+// leaving out the OPT pseudo-record: what the answer tests compare.
+func Lines(rrs []dns.RR) []string {
+	var out []string
+	for _, rr := range rrs {
+		if rr.Header().Rrtype == dns.TypeOPT {
+			continue
+		}
+		h := rr.Header()
+		data := strings.TrimPrefix(rr.String(), h.String())
+		out = append(out, fmt.Sprintf("%s %s %s", h.Name, dns.TypeToString[h.Rrtype], data))
+	}
+	return out
 }
 
 func addr(name, ip string) libdns.Record {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
 	"go.uber.org/goleak"
 
 	"github.com/gslbkit/gslb/internal/testrecords"
@@ -71,5 +72,17 @@ func TestLoad(t *testing.T) {
 		if f.msg == "" {
 			t.Error("adding a zone twice did not fail the test")
 		}
+	}
+}
+
+// TestLines: "name type data", the OPT record left out.
+func TestLines(t *testing.T) {
+	m := new(dns.Msg)
+	m.SetEdns0(1232, false)
+	a, _ := dns.NewRR("www.example.test. 30 IN A 192.0.2.1")
+	txt, _ := dns.NewRR(`t.example.test. 30 IN TXT "hello world"`)
+	got := fmt.Sprint(testrecords.Lines(append([]dns.RR{a, txt}, m.Extra...)))
+	if want := `[www.example.test. A 192.0.2.1 t.example.test. TXT "hello world"]`; got != want {
+		t.Errorf("Lines = %s, want %s", got, want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gslbkit/gslb/internal/testrecords"
 	"github.com/gslbkit/gslb/provider/dnsserver"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/libdns/libdns"
@@ -128,7 +129,7 @@ func TestServerDoesNotFragment(t *testing.T) {
 
 			m = ask("www.example.test.", 2)
 			assert.False(t, m.Truncated, "a reply that fits goes out whole")
-			assert.Equal(t, []string{"www.example.test. A 192.0.2.1"}, rrLines(m.Answer))
+			assert.Equal(t, []string{"www.example.test. A 192.0.2.1"}, testrecords.Lines(m.Answer))
 			assert.EqualValues(t, 1, srv.Stats().UDPTooBig)
 
 			c := &dns.Client{Net: "tcp", Timeout: 10 * time.Second}

@@ -2,10 +2,8 @@ package dnsserver_test
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,19 +24,6 @@ func fixture(t testing.TB) *memory.Provider {
 	testrecords.Load(t, p, zone, testrecords.Chains())
 	require.NoError(t, p.AddZone("other.test."))
 	return p
-}
-
-func rrLines(rrs []dns.RR) []string {
-	var out []string
-	for _, rr := range rrs {
-		if rr.Header().Rrtype == dns.TypeOPT {
-			continue
-		}
-		h := rr.Header()
-		data := strings.TrimPrefix(rr.String(), h.String())
-		out = append(out, fmt.Sprintf("%s %s %s", h.Name, dns.TypeToString[h.Rrtype], data))
-	}
-	return out
 }
 
 func query(name string, qtype uint16) *dns.Msg {
@@ -84,7 +69,7 @@ func TestServer(t *testing.T) {
 			m, _, err := c.Exchange(query("www.example.test.", dns.TypeA), srv.Addr())
 			require.NoError(t, err)
 			assert.True(t, m.Authoritative)
-			assert.Equal(t, []string{"www.example.test. A 192.0.2.1", "www.example.test. A 192.0.2.2"}, rrLines(m.Answer))
+			assert.Equal(t, []string{"www.example.test. A 192.0.2.1", "www.example.test. A 192.0.2.2"}, testrecords.Lines(m.Answer))
 			m, _, err = c.Exchange(query("nope.example.test.", dns.TypeA), srv.Addr())
 			require.NoError(t, err)
 			assert.Equal(t, dns.RcodeNameError, m.Rcode)
@@ -107,7 +92,7 @@ func TestServer(t *testing.T) {
 		c := &dns.Client{Net: "udp", Timeout: 10 * time.Second}
 		m, _, err := c.Exchange(query("www.example.test.", dns.TypeTXT), srv.Addr())
 		require.NoError(t, err)
-		assert.Equal(t, []string{"www.example.test. CNAME t.example.test.", `t.example.test. TXT "hello world"`}, rrLines(m.Answer))
+		assert.Equal(t, []string{"www.example.test. CNAME t.example.test.", `t.example.test. TXT "hello world"`}, testrecords.Lines(m.Answer))
 	})
 }
 

@@ -1,7 +1,6 @@
 package memory_test
 
 import (
-	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -32,19 +31,6 @@ type want struct {
 	tc     bool
 }
 
-func rrLines(rrs []dns.RR) []string {
-	var out []string
-	for _, rr := range rrs {
-		if rr.Header().Rrtype == dns.TypeOPT {
-			continue
-		}
-		h := rr.Header()
-		data := strings.TrimPrefix(rr.String(), h.String())
-		out = append(out, fmt.Sprintf("%s %s %s", h.Name, dns.TypeToString[h.Rrtype], data))
-	}
-	return out
-}
-
 func query(name string, qtype uint16) *dns.Msg {
 	m := new(dns.Msg)
 	m.SetQuestion(name, qtype)
@@ -72,7 +58,7 @@ func TestRespond(t *testing.T) {
 		{"NS at apex with glue", query("example.test.", dns.TypeNS),
 			want{aa: true, answer: []string{"example.test. NS ns1.example.test."}},
 			func(t *testing.T, m *dns.Msg) {
-				assert.Equal(t, []string{"ns1.example.test. A 192.0.2.53"}, rrLines(m.Extra))
+				assert.Equal(t, []string{"ns1.example.test. A 192.0.2.53"}, testrecords.Lines(m.Extra))
 			}},
 		{"CNAME chain followed", query("app.example.test.", dns.TypeA),
 			want{aa: true, answer: []string{"app.example.test. CNAME alias.example.test.", "alias.example.test. CNAME www.example.test.",
@@ -145,8 +131,8 @@ func TestRespond(t *testing.T) {
 			assert.Equal(t, tc.want.rcode, m.Rcode, dns.RcodeToString[m.Rcode])
 			assert.Equal(t, tc.want.aa, m.Authoritative, "AA")
 			assert.Equal(t, tc.want.tc, m.Truncated, "TC")
-			assert.Equal(t, tc.want.answer, rrLines(m.Answer))
-			assert.Equal(t, tc.want.ns, rrLines(m.Ns))
+			assert.Equal(t, tc.want.answer, testrecords.Lines(m.Answer))
+			assert.Equal(t, tc.want.ns, testrecords.Lines(m.Ns))
 			if tc.check != nil {
 				tc.check(t, m)
 			}
@@ -219,7 +205,7 @@ func TestAnswerFunc(t *testing.T) {
 			assert.Equal(t, tc.wantClient, gotClient.String())
 			assert.Equal(t, "www.example.test.", gotName)
 			assert.Equal(t, "A", gotType)
-			assert.Equal(t, tc.want, rrLines(m.Answer))
+			assert.Equal(t, tc.want, testrecords.Lines(m.Answer))
 			if tc.wantScope >= 0 {
 				opt := m.IsEdns0()
 				require.NotNil(t, opt)
@@ -241,5 +227,5 @@ func TestAnswerFunc(t *testing.T) {
 		return out, 0
 	})
 	m = p.Respond(query("www.example.test.", dns.TypeA), netip.MustParseAddr("198.51.100.2"), false)
-	assert.Equal(t, []string{"www.example.test. A 192.0.2.2", "www.example.test. A 192.0.2.1"}, rrLines(m.Answer))
+	assert.Equal(t, []string{"www.example.test. A 192.0.2.2", "www.example.test. A 192.0.2.1"}, testrecords.Lines(m.Answer))
 }
