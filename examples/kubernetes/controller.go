@@ -9,15 +9,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/libdns/libdns"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/gslbkit/gslb/examples/internal/regionview"
 	"github.com/gslbkit/gslb/failover"
 	"github.com/gslbkit/gslb/health"
 	"github.com/gslbkit/gslb/heartbeat"
 	"github.com/gslbkit/gslb/internal/dnsname"
-	"github.com/gslbkit/gslb/provider"
 	"github.com/gslbkit/gslb/record"
 )
 
@@ -93,14 +92,14 @@ type term struct {
 	local  *heartbeat.Reader
 	global *heartbeat.Reader
 	rec    *record.Reconciler
-	reads  *tickReads
+	reads  *regionview.Reads
 	logged map[string]string // gateway → last verdict logged
 }
 
 // lead writes as the leader with token until ctx ends (the lease is lost
 // or the process stops), and returns once nothing writes any more.
 func (r *replica) lead(ctx context.Context, token uint64) error {
-	t := &term{r: r, token: token, reads: &tickReads{v: r.view}, logged: map[string]string{}}
+	t := &term{r: r, token: token, reads: &regionview.Reads{View: r.view.Mounts, Region: r.view.region}, logged: map[string]string{}}
 	t.gs = &gatewaySet{w: r.w, service: r.cfg.service, resolver: r.resolver, byKey: map[string]*gateway{}}
 	defer t.gs.close()
 
@@ -178,7 +177,7 @@ func (r *replica) lead(ctx context.Context, token uint64) error {
 // tick is one reconcile of the leader.
 func (t *term) tick(ctx context.Context, now time.Time) {
 	r := t.r
-	t.reads.reset()
+	t.reads.Reset()
 	if err := t.gs.sync(ctx); err != nil {
 		r.log.Warn("reading the caches", "err", err)
 		return
@@ -299,53 +298,6 @@ func freshness(s heartbeat.Snapshot, err error, cluster string) failover.Freshne
 		return failover.Fresh
 	}
 	return failover.Stale
-}
-
-// storeZone names one zone of one store: what a tick's reads are cached by.
-type storeZone struct {
-	store libdns.RecordGetter
-	zone  string
-}
-
-// tickReads reads each store zone of the view once per tick, however many
-// of the view's zones live in it (with RFC 2136 and Route 53 the local
-// zone is a subtree of the global one) and however many readers ask. Call
-// reset at the start of every tick. Safe for concurrent use.
-type tickReads struct {
-	v    *view
-	mu   sync.Mutex
-	recs map[storeZone][]libdns.Record
-}
-
-func (t *tickReads) reset() {
-	t.mu.Lock()
-	t.recs = nil
-	t.mu.Unlock()
-}
-
-// GetRecords implements libdns.RecordGetter from this tick's reads.
-func (t *tickReads) GetRecords(ctx context.Context, zone string) ([]libdns.Record, error) {
-	m, ok := t.v.Where(zone)
-	if !ok {
-		return nil, fmt.Errorf("region %s: %w: %q", t.v.region, provider.ErrNotMounted, zone)
-	}
-	key := storeZone{store: m.Store, zone: m.Zone}
-	t.mu.Lock()
-	recs, ok := t.recs[key]
-	t.mu.Unlock()
-	if !ok {
-		var err error
-		if recs, err = m.Store.GetRecords(ctx, m.Zone); err != nil {
-			return nil, err
-		}
-		t.mu.Lock()
-		if t.recs == nil {
-			t.recs = map[storeZone][]libdns.Record{}
-		}
-		t.recs[key] = recs
-		t.mu.Unlock()
-	}
-	return m.Out(recs), nil
 }
 
 func sortAddrs(a []netip.Addr) {

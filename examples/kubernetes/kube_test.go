@@ -32,6 +32,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/gslbkit/gslb/examples/internal/regionview"
 	"github.com/gslbkit/gslb/internal/testproc"
 )
 
@@ -126,7 +127,7 @@ type harness struct {
 	sh       *shared
 	logs     *syncBuffer
 	secret   string
-	servers  map[string]*regionServer // by region
+	servers  map[string]*regionview.Server // by region
 	replicas []*testReplica
 	// provider, when set, replaces "-provider memory" in the replicas'
 	// flags (and may add more); interval and healthy, when set, replace
@@ -156,7 +157,7 @@ func newHarness(t *testing.T, specs ...[2]string) *harness {
 	assets := kubeAssets(t)
 	crds := gatewayCRDs(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{t: t, ctx: ctx, logs: &syncBuffer{}, servers: map[string]*regionServer{}}
+	h := &harness{t: t, ctx: ctx, logs: &syncBuffer{}, servers: map[string]*regionview.Server{}}
 	h.secret = base64.StdEncoding.EncodeToString([]byte("a test secret of 32 bytes, fixed"))
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -237,7 +238,7 @@ func newHarness(t *testing.T, specs ...[2]string) *harness {
 		}
 		h.servers[cl.region] = s
 		sg.Add(1)
-		go func() { defer sg.Done(); _ = s.run(ctx, tRefresh) }()
+		go func() { defer sg.Done(); _ = s.Run(ctx, tRefresh) }()
 	}
 	t.Cleanup(func() {
 		for _, tr := range h.replicas {
@@ -451,7 +452,7 @@ func (h *harness) resolve(region string) (answer, error) {
 	for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA} {
 		m := new(dns.Msg)
 		m.SetQuestion(app, qt)
-		r, _, err := c.Exchange(m, h.servers[region].addr())
+		r, _, err := c.Exchange(m, h.servers[region].Addr())
 		if err != nil {
 			return a, err
 		}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/gslbkit/gslb/examples/internal/regionview"
 	"github.com/gslbkit/gslb/provider/rfc2136"
 	"github.com/gslbkit/gslb/provider/route53"
 )
@@ -164,7 +165,7 @@ func setup(ctx context.Context, cfg config, rc *rest.Config, log *slog.Logger, s
 
 // listeners are a replica's bound servers.
 type listeners struct {
-	dns  *regionServer
+	dns  *regionview.Server
 	http net.Listener
 }
 
@@ -175,7 +176,7 @@ func (r *replica) serve(ctx context.Context, ls *listeners) error {
 	g.Go(func() error { r.w.run(ctx); return nil })
 	g.Go(func() error { return r.elect(ctx, r.cs) })
 	if ls.dns != nil {
-		g.Go(func() error { return ls.dns.run(ctx, max(50*time.Millisecond, r.cfg.interval/4)) })
+		g.Go(func() error { return ls.dns.Run(ctx, max(50*time.Millisecond, r.cfg.interval/4)) })
 	}
 	if ls.http != nil {
 		srv := &http.Server{Handler: r.httpHandler(), ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}

@@ -12,6 +12,7 @@ import (
 	"github.com/libdns/libdns"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/gslbkit/gslb/examples/internal/regionview"
 	"github.com/gslbkit/gslb/internal/testbind"
 	"github.com/gslbkit/gslb/internal/testmoto"
 	"github.com/gslbkit/gslb/provider/rfc2136"
@@ -222,7 +223,7 @@ func (h *harness) storeScenarios(t *testing.T, sc storeCase) {
 	saved := h.servers
 	ctx, cancel := context.WithCancel(h.ctx)
 	var wg sync.WaitGroup
-	h.servers = map[string]*regionServer{}
+	h.servers = map[string]*regionview.Server{}
 	var replicas []*testReplica
 	defer func() {
 		for _, tr := range replicas {
@@ -244,7 +245,7 @@ func (h *harness) storeScenarios(t *testing.T, sc storeCase) {
 		}
 		h.servers[region] = s
 		wg.Add(1)
-		go func() { defer wg.Done(); _ = s.run(ctx, sc.refresh) }()
+		go func() { defer wg.Done(); _ = s.Run(ctx, sc.refresh) }()
 	}
 	h.provider = append(sc.args, "-lease-name", "gslb-"+sc.name)
 	h.interval, h.healthy = sc.interval, sc.healthy
