@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -125,7 +124,7 @@ type harness struct {
 	ctx      context.Context
 	clusters []*testCluster
 	sh       *shared
-	logs     *syncBuffer
+	logs     *testproc.Buffer
 	secret   string
 	servers  map[string]*regionview.Server // by region
 	replicas []*testReplica
@@ -136,28 +135,11 @@ type harness struct {
 	interval, healthy time.Duration
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func newHarness(t *testing.T, specs ...[2]string) *harness {
 	assets := kubeAssets(t)
 	crds := gatewayCRDs(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{t: t, ctx: ctx, logs: &syncBuffer{}, servers: map[string]*regionview.Server{}}
+	h := &harness{t: t, ctx: ctx, logs: &testproc.Buffer{}, servers: map[string]*regionview.Server{}}
 	h.secret = base64.StdEncoding.EncodeToString([]byte("a test secret of 32 bytes, fixed"))
 	t.Cleanup(func() {
 		if t.Failed() {
