@@ -113,7 +113,7 @@ func NewKey(zone string, flags uint16, ttl uint32, priv crypto.Signer) (*Key, er
 		// struct carries, which a parser may have taken from the DNSKEY).
 		e, err := p.ECDH()
 		if err != nil {
-			return nil, fmt.Errorf("%w: ECDSA private key: %v", ErrKey, err)
+			return nil, fmt.Errorf("%w: ECDSA private key: %w", ErrKey, err)
 		}
 		b := e.PublicKey().Bytes() // 0x04 || X || Y
 		if len(b) != 65 {
@@ -140,13 +140,13 @@ func GenerateKey(zone string, alg uint8, flags uint16, ttl uint32) (*Key, error)
 	case ECDSAP256SHA256:
 		p, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("dnssec: generating a key: %w", err)
 		}
 		priv = p
 	case ED25519:
 		_, p, err := ed25519.GenerateKey(rand.Reader)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("dnssec: generating a key: %w", err)
 		}
 		priv = p
 	default:
@@ -176,7 +176,7 @@ func ParseKey(pub, priv []byte) (*Key, error) {
 		dk = k
 	}
 	if err := zp.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrKey, err)
+		return nil, fmt.Errorf("%w: %w", ErrKey, err)
 	}
 	if dk == nil {
 		return nil, fmt.Errorf("%w: no DNSKEY record in the .key file", ErrKey)
@@ -189,7 +189,7 @@ func ParseKey(pub, priv []byte) (*Key, error) {
 	}
 	p, err := dk.ReadPrivateKey(bytes.NewReader(priv), "private")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrKey, err)
+		return nil, fmt.Errorf("%w: %w", ErrKey, err)
 	}
 	signer, ok := p.(crypto.Signer)
 	if !ok {
@@ -215,7 +215,7 @@ func ParsePEMKey(zone string, flags uint16, ttl uint32, pemBytes []byte) (*Key, 
 	}
 	p, err := x509.ParsePKCS8PrivateKey(b.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrKey, err)
+		return nil, fmt.Errorf("%w: %w", ErrKey, err)
 	}
 	s, ok := p.(crypto.Signer)
 	if !ok {

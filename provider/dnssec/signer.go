@@ -228,7 +228,7 @@ func NewSigner(zone string, cfg Config) (*Signer, error) {
 	cfg = cfg.withDefaults()
 	z := dns.CanonicalName(dns.Fqdn(zone))
 	if _, ok := dns.IsDomainName(z); !ok {
-		return nil, fmt.Errorf("%w: zone %q is not a domain name", ErrInvalidConfig, zone)
+		return nil, fielderr.New(ErrInvalidConfig, "zone", zone, "a domain name")
 	}
 	s := &Signer{zone: z, cfg: cfg}
 	s.cache.init(cfg)
@@ -342,7 +342,7 @@ func (s *Signer) Stats() Stats {
 // before changing it. Errors: ErrOverBudget, ErrNoKey, or a signing error.
 func (s *Signer) Sign(rrset []dns.RR, now time.Time) ([]*dns.RRSIG, error) {
 	if len(rrset) == 0 {
-		return nil, fmt.Errorf("dnssec: empty RRset")
+		return nil, errors.New("dnssec: empty RRset")
 	}
 	ks := s.keys.Load()
 	var buf [512]byte

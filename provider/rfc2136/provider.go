@@ -141,7 +141,7 @@ func toRR(r libdns.Record, zone string) (dns.RR, error) {
 		hdr.Rrtype = dns.TypeTXT
 		ss, err := txtInput(r, rr.Data)
 		if err != nil {
-			return nil, fmt.Errorf("record %s TXT: %w", rr.Name, err)
+			return nil, fmt.Errorf("rfc2136: record %s TXT: %w", rr.Name, err)
 		}
 		return &dns.TXT{Hdr: hdr, Txt: ss}, nil
 	case "A", "AAAA":

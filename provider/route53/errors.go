@@ -40,7 +40,7 @@ var codeClass = map[string]errclass.Class{
 
 // ErrNoZone is matched (errors.Is) when no hosted zone has the name asked
 // for (and no HostedZoneID is configured). It is permanent.
-var ErrNoZone = errors.New("hosted zone not found")
+var ErrNoZone = errors.New("route53: hosted zone not found")
 
 // ErrorCode returns the Route 53 error code carried by err ("" when none).
 func ErrorCode(err error) string {

@@ -132,7 +132,7 @@ func (p *Provider) zoneID(ctx context.Context, c *r53.Client, zone string) (stri
 			}
 		}
 	}
-	return "", fmt.Errorf("route53: %w: no hosted zone named %s", ErrNoZone, zone)
+	return "", fmt.Errorf("%w: %s", ErrNoZone, zone)
 }
 
 // prepare normalises zone and returns the client and hosted zone ID.
