@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/internal/fielderr"
 )
 
 // MaxBeatLen is the longest beat value: one TXT character-string.
@@ -127,26 +128,27 @@ type Beat struct {
 	KeyID string
 }
 
-// Validate reports the first field of b out of range, naming it, its value
-// and the allowed range (wrapping ErrInvalidBeat).
+// Validate reports the first field of b out of range as a *FieldError
+// wrapping ErrInvalidBeat, naming the field (as in Go: "Cluster",
+// "Total"), its value and what is allowed.
 func (b Beat) Validate() error {
-	if err := dnsname.CheckLabel(b.Cluster, false); err != nil {
-		return fmt.Errorf("%w: Cluster %q: want a DNS label of 1–63 letters, digits and hyphens: %w", ErrInvalidBeat, b.Cluster, err)
+	if dnsname.CheckLabel(b.Cluster, false) != nil {
+		return fielderr.New(ErrInvalidBeat, "Cluster", b.Cluster, dnsname.LabelRule)
 	}
-	if err := dnsname.CheckLabel(b.Region, false); err != nil {
-		return fmt.Errorf("%w: Region %q: want a DNS label of 1–63 letters, digits and hyphens: %w", ErrInvalidBeat, b.Region, err)
+	if dnsname.CheckLabel(b.Region, false) != nil {
+		return fielderr.New(ErrInvalidBeat, "Region", b.Region, dnsname.LabelRule)
 	}
 	if ms := b.Time.UnixMilli(); b.Time.IsZero() || ms < 0 || ms > maxMillis {
-		return fmt.Errorf("%w: Time %v: allowed from the Unix epoch to year 33658", ErrInvalidBeat, b.Time)
+		return fielderr.New(ErrInvalidBeat, "Time", b.Time, "from the Unix epoch to year 33658")
 	}
 	if b.Gateways < 0 || b.Gateways > MaxGateways {
-		return fmt.Errorf("%w: Gateways %d: allowed 0–%d", ErrInvalidBeat, b.Gateways, MaxGateways)
+		return fielderr.New(ErrInvalidBeat, "Gateways", b.Gateways, fielderr.Range(0, MaxGateways))
 	}
 	if b.Total < 0 || b.Total > MaxGateways {
-		return fmt.Errorf("%w: Total %d: allowed 0–%d", ErrInvalidBeat, b.Total, MaxGateways)
+		return fielderr.New(ErrInvalidBeat, "Total", b.Total, fielderr.Range(0, MaxGateways))
 	}
 	if b.Total > 0 && b.Gateways > b.Total {
-		return fmt.Errorf("%w: Gateways %d: allowed 0–Total (%d) in a beat with a summary", ErrInvalidBeat, b.Gateways, b.Total)
+		return fielderr.New(ErrInvalidBeat, "Gateways", b.Gateways, fmt.Sprintf("[0, Total (%d)] in a beat with a summary", b.Total))
 	}
 	return nil
 }
@@ -327,8 +329,8 @@ func parse(s string) (parsed, error) {
 		p.beat.SelfHeal = true
 	}
 	if k, ok, _ := next("k", false); ok {
-		if checkKeyID(k) != nil {
-			return parsed{}, beatErr(ErrMalformed, "k", "want a key id of 1–16 letters, digits, '-' or '_'")
+		if !validKeyID(k) {
+			return parsed{}, beatErr(ErrMalformed, "k", "want a key id of "+keyIDRule)
 		}
 		p.signedLen = len(s) - len(rest)
 		m, ok, _ := next("m", false)

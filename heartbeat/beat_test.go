@@ -189,17 +189,22 @@ func TestKeyValidate(t *testing.T) {
 	cases := []struct {
 		name string
 		keys []Key
+		want string
 	}{
-		{"short secret", []Key{{ID: "a", Secret: []byte("short")}}},
-		{"empty id", []Key{{ID: "", Secret: testKey.Secret}}},
-		{"long id", []Key{{ID: strings.Repeat("a", 17), Secret: testKey.Secret}}},
-		{"bad id", []Key{{ID: "a;b", Secret: testKey.Secret}}},
-		{"duplicate ids", []Key{testKey, testKey}},
+		{"short secret", []Key{{ID: "a", Secret: []byte("short")}}, "heartbeat: invalid config: keys[0].secret = (5 bytes): allowed >= 16 bytes"},
+		{"empty id", []Key{{ID: "", Secret: testKey.Secret}}, `heartbeat: invalid config: keys[0].id = "": allowed [1, 16] letters, digits, '-' or '_'`},
+		{"long id", []Key{{ID: strings.Repeat("a", 17), Secret: testKey.Secret}}, "keys[0].id = "},
+		{"bad id", []Key{testKey, {ID: "a;b", Secret: testKey.Secret}}, `keys[1].id = "a;b"`},
+		{"duplicate ids", []Key{testKey, testKey}, `heartbeat: invalid config: keys[1].id = "k1": allowed an id no other key has (keys[0] has it)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := NewKeyring(c.keys...)
-			assert.Error(t, err)
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			assert.Contains(t, err.Error(), c.want)
+			assert.NotContains(t, err.Error(), string(testKey.Secret))
 		})
 	}
 	kr, err := NewKeyring()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/internal/fielderr"
 )
 
 // Scope says which zone a beat lives in and who reads it.
@@ -88,11 +89,11 @@ func (n Naming) CheckPrefix() error {
 		return nil
 	}
 	if len(p) > 40 {
-		return fmt.Errorf("%w: prefix %q has %d bytes, allowed 1–40", ErrName, p, len(p))
+		return fielderr.New(ErrName, "prefix", p, prefixRule)
 	}
 	// A trailing hyphen is fine in a prefix: it is followed by the cluster.
 	if err := dnsname.CheckLabel(strings.TrimSuffix(p, "-")+"x", false); err != nil {
-		return fmt.Errorf("%w: prefix %q: allowed letters, digits and hyphens, not starting with a hyphen", ErrName, p)
+		return fielderr.New(ErrName, "prefix", p, prefixRule)
 	}
 	return nil
 }
@@ -105,11 +106,11 @@ func (n Naming) CheckCluster(cluster string) error {
 	if err := n.CheckPrefix(); err != nil {
 		return err
 	}
-	if err := dnsname.CheckLabel(cluster, false); err != nil {
-		return fmt.Errorf("%w: cluster %q: %w", ErrName, cluster, err)
+	if dnsname.CheckLabel(cluster, false) != nil {
+		return fielderr.New(ErrName, "cluster", cluster, dnsname.LabelRule)
 	}
 	if max := dnsname.MaxLabel - len(n.prefix()); len(cluster) > max {
-		return fmt.Errorf("%w: cluster %q has %d bytes, allowed 1–%d with prefix %q", ErrName, cluster, len(cluster), max, n.prefix())
+		return fielderr.New(ErrName, "cluster", cluster, fmt.Sprintf("[1, %d] bytes with prefix %q", max, n.prefix()))
 	}
 	return nil
 }
@@ -130,12 +131,12 @@ func (n Naming) Name(cluster, zone string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := dnsname.Check(zone); err != nil {
-		return "", fmt.Errorf("%w: zone %q: %w", ErrName, zone, err)
+	if dnsname.Check(zone) != nil {
+		return "", fielderr.New(ErrName, "zone", zone, dnsname.NameRule)
 	}
 	full := dnsname.Join(l, zone)
-	if err := dnsname.Check(full); err != nil {
-		return "", fmt.Errorf("%w: %w", ErrName, err)
+	if dnsname.Check(full) != nil {
+		return "", fielderr.New(ErrName, "zone", zone, fmt.Sprintf("a name short enough that %q under it is at most %d bytes", l, dnsname.MaxName))
 	}
 	return full, nil
 }

@@ -20,7 +20,7 @@ func TestNaming(t *testing.T) {
 		{name: "dot in cluster", cluster: "a.b", zone: "example.com", wantErr: true},
 		{name: "underscore in cluster", cluster: "a_b", zone: "example.com", wantErr: true},
 		{name: "leading hyphen", cluster: "-a", zone: "example.com", wantErr: true},
-		{name: "label too long with prefix", cluster: strings.Repeat("a", 53), zone: "example.com", wantErr: true},
+		{name: "label too long with prefix", cluster: strings.Repeat("a", 53), zone: "example.com", wantErr: true, want: `heartbeat: invalid name: cluster = "` + strings.Repeat("a", 53) + `": allowed [1, 52] bytes with prefix "health-001-"`},
 		{name: "longest cluster", cluster: strings.Repeat("a", 52), zone: "example.com", want: "health-001-" + strings.Repeat("a", 52) + ".example.com."},
 		{name: "bad prefix", prefix: "h.b-", cluster: "c", zone: "example.com", wantErr: true},
 		{name: "bad zone", cluster: "c", zone: "exa mple.com", wantErr: true},
@@ -32,6 +32,11 @@ func TestNaming(t *testing.T) {
 			if c.wantErr {
 				require.Error(t, err)
 				assert.ErrorIs(t, err, ErrName)
+				var fe *FieldError
+				assert.ErrorAs(t, err, &fe)
+				if c.want != "" {
+					assert.EqualError(t, err, c.want)
+				}
 				return
 			}
 			require.NoError(t, err)

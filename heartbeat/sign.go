@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"hash"
 	"sync"
+
+	"github.com/gslbkit/gslb/internal/fielderr"
 )
 
 // macTextLen is the length of a raw base64url HMAC-SHA256.
@@ -26,26 +28,31 @@ type Key struct {
 	Secret []byte `json:"secret"`
 }
 
-func checkKeyID(id string) error {
+// keyIDRule says what a Key.ID may hold.
+const keyIDRule = "[1, 16] letters, digits, '-' or '_'"
+
+func validKeyID(id string) bool {
 	if len(id) == 0 || len(id) > 16 {
-		return fmt.Errorf("key id %q has %d bytes, allowed 1–16", id, len(id))
+		return false
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return fmt.Errorf("key id %q has character %q, allowed letters, digits, '-' and '_'", id, c)
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
-// Validate reports whether the key's id and secret are usable.
+// Validate reports whether the key's id and secret are usable, as a
+// *FieldError wrapping ErrInvalidConfig whose path is "id" or "secret"
+// (the secret's length is named, never its bytes).
 func (k Key) Validate() error {
-	if err := checkKeyID(k.ID); err != nil {
-		return fmt.Errorf("heartbeat: Key.ID: %w", err)
+	if !validKeyID(k.ID) {
+		return fieldErr("id", k.ID, keyIDRule)
 	}
 	if len(k.Secret) < MinSecretLen {
-		return fmt.Errorf("heartbeat: Key.Secret of key %q has %d bytes, allowed at least %d", k.ID, len(k.Secret), MinSecretLen)
+		return &FieldError{Path: "secret", Value: fmt.Sprintf("(%d bytes)", len(k.Secret)), Allowed: fmt.Sprintf(">= %d bytes", MinSecretLen), Err: ErrInvalidConfig}
 	}
 	return nil
 }
@@ -76,21 +83,23 @@ var macContext = [...]string{Local: "gslb1/local\n", Global: "gslb1/global\n"}
 
 // NewKeyring returns a keyring holding copies of keys, the first of which
 // signs. Key ids must be distinct. With no keys it returns nil (no signing,
-// no verification).
+// no verification). A bad key is a *FieldError whose path starts with
+// "keys[i]".
 func NewKeyring(keys ...Key) (*Keyring, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
 	kr := &Keyring{}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for i, k := range keys {
+		at := fielderr.Index("keys", i)
 		if err := k.Validate(); err != nil {
-			return nil, fmt.Errorf("keys[%d]: %w", i, err)
+			return nil, fielderr.In(at, ErrInvalidConfig, err)
 		}
-		if seen[k.ID] {
-			return nil, fmt.Errorf("heartbeat: keys[%d]: Key.ID %q repeats; ids must be distinct", i, k.ID)
+		if j, ok := seen[k.ID]; ok {
+			return nil, fieldErr(at+".id", k.ID, "an id no other key has ("+fielderr.Index("keys", j)+" has it)")
 		}
-		seen[k.ID] = true
+		seen[k.ID] = i
 		secret := append([]byte(nil), k.Secret...)
 		kr.keys = append(kr.keys, keyState{id: k.ID, pool: &sync.Pool{New: func() any {
 			return &macState{h: hmac.New(sha256.New, secret), in: make([]byte, 0, 2*MaxBeatLen)}
@@ -143,7 +152,7 @@ func (kr *Keyring) AppendSeal(dst []byte, scope Scope, b Beat) ([]byte, error) {
 		return dst, err
 	}
 	if !scope.Valid() {
-		return dst[:start], fmt.Errorf("%w: scope %d: allowed local or global", ErrInvalidBeat, scope)
+		return dst[:start], fielderr.New(ErrInvalidBeat, "scope", uint8(scope), fielderr.OneOf("local", "global"))
 	}
 	k := &kr.keys[0]
 	dst = append(dst, ";k="...)

@@ -93,9 +93,9 @@ func TestBeatV2Validate(t *testing.T) {
 		beat Beat
 		want string
 	}{
-		{"negative total", Beat{Cluster: "a", Region: "r", Time: t0, Total: -1}, "Total -1: allowed 0–65535"},
-		{"total too large", Beat{Cluster: "a", Region: "r", Time: t0, Total: MaxGateways + 1}, "Total 65536"},
-		{"more healthy than total", Beat{Cluster: "a", Region: "r", Time: t0, Gateways: 4, Total: 3}, "Gateways 4: allowed 0–Total (3)"},
+		{"negative total", Beat{Cluster: "a", Region: "r", Time: t0, Total: -1}, "heartbeat: invalid beat: Total = -1: allowed [0, 65535]"},
+		{"total too large", Beat{Cluster: "a", Region: "r", Time: t0, Total: MaxGateways + 1}, "Total = 65536"},
+		{"more healthy than total", Beat{Cluster: "a", Region: "r", Time: t0, Gateways: 4, Total: 3}, "Gateways = 4: allowed [0, Total (3)]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := c.beat.MarshalText()

@@ -300,7 +300,9 @@ func (m *Monitor) Owns(id string) bool { return m.cfg.Shard.Owns(id) }
 
 // Add starts watching t: its machine starts in the policy's initial state and
 // its first probe is due now plus a random part of Policy.InitialJitter.
-// Errors: ErrNotConfigured on a zero Monitor, an empty ID or nil Prober, an
+// Errors: ErrNotConfigured on a zero Monitor; an empty ID or nil Prober (a
+// *FieldError wrapping ErrMonitorConfig, path `targets[""].id` or
+// `targets["<id>"].prober`); an
 // invalid policy (a *FieldError wrapping both ErrMonitorConfig and
 // ErrInvalidPolicy, its path `targets["<id>"].policy.<field>`), ErrTargetExists, ErrNotInShard (the ID hashes to another shard;
 // callers that hand every controller the full list can skip these).
@@ -601,10 +603,10 @@ func monCheckPolicy(t Target) error {
 
 func monCheckTarget(t Target) error {
 	if t.ID == "" {
-		return errors.New("probe: target ID is empty (want a non-empty string)")
+		return fieldErr(ErrMonitorConfig, fielderr.Key("targets", "")+".id", "", "a non-empty string")
 	}
 	if t.Prober == nil {
-		return fmt.Errorf("probe: target %q: Prober is nil (want a Prober)", t.ID)
+		return fieldErr(ErrMonitorConfig, fielderr.Key("targets", t.ID)+".prober", nil, "a non-nil Prober")
 	}
 	return nil
 }

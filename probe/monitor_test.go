@@ -181,8 +181,8 @@ func TestMonitorAddErrors(t *testing.T) {
 		t    Target
 		want error
 	}{
-		{"empty id", Target{Prober: p, Policy: DefaultPolicy()}, nil},
-		{"nil prober", Target{ID: owned, Policy: DefaultPolicy()}, nil},
+		{"empty id", Target{Prober: p, Policy: DefaultPolicy()}, ErrMonitorConfig},
+		{"nil prober", Target{ID: owned, Policy: DefaultPolicy()}, ErrMonitorConfig},
 		{"bad policy", Target{ID: owned, Prober: p, Policy: bad}, ErrInvalidPolicy},
 		{"other shard", Target{ID: foreign, Prober: p, Policy: DefaultPolicy()}, ErrNotInShard},
 	}
@@ -193,8 +193,14 @@ func TestMonitorAddErrors(t *testing.T) {
 			if c.want != nil {
 				require.ErrorIs(t, err, c.want)
 			}
+			if c.want == ErrMonitorConfig {
+				var fe *FieldError
+				require.ErrorAs(t, err, &fe)
+			}
 		})
 	}
+	assert.EqualError(t, m.Add(Target{Prober: p}), `probe: invalid monitor config: targets[""].id = "": allowed a non-empty string`)
+	assert.EqualError(t, m.Add(Target{ID: owned}), `probe: invalid monitor config: targets["`+owned+`"].prober = <nil>: allowed a non-nil Prober`)
 	require.NoError(t, m.Add(Target{ID: owned, Prober: p, Policy: DefaultPolicy()}))
 	require.ErrorIs(t, m.Add(Target{ID: owned, Prober: p, Policy: DefaultPolicy()}), ErrTargetExists)
 	require.ErrorIs(t, m.Remove("nope"), ErrUnknownTarget)

@@ -87,11 +87,14 @@ func (p Payload) decode() ([]byte, error) {
 	return b, nil
 }
 
-// Validate reports whether the payload decodes to at least one byte.
-func (p Payload) Validate() error {
-	_, err := p.decode()
-	return err
-}
+// ErrInvalidPayload is wrapped by the *FieldError Payload.Validate
+// returns. A payload inside a config is reported under that config's
+// sentinel and path instead (e.g. ErrTCPConfig, "send[0]").
+var ErrInvalidPayload = errors.New("probe: invalid payload")
+
+// Validate reports whether the payload decodes to at least one byte, as a
+// *FieldError wrapping ErrInvalidPayload with the path "payload".
+func (p Payload) Validate() error { return p.validate(ErrInvalidPayload, "payload") }
 
 // validate is Validate as a *FieldError for the config field named field,
 // wrapping sentinel.

@@ -101,7 +101,9 @@ func TestPayloadBytes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.p.Validate()
 			if tc.err {
-				require.Error(t, err)
+				require.ErrorIs(t, err, ErrInvalidPayload)
+				var fe *FieldError
+				require.ErrorAs(t, err, &fe)
 			} else {
 				require.NoError(t, err)
 			}
@@ -222,4 +224,8 @@ func FuzzParsePayload(f *testing.F) {
 			t.Fatalf("round trip changed the bytes: %x → %x", b, b2)
 		}
 	})
+}
+
+func TestPayloadValidateMessage(t *testing.T) {
+	assert.EqualError(t, Payload{}.Validate(), `probe: invalid payload: payload = "text:": allowed a payload of at least one byte, its type's field only (payload is empty)`)
 }
