@@ -238,7 +238,7 @@ func (a *ExternalAddress) resolve(ctx context.Context) (changed bool, err error)
 	return changed, nil
 }
 
-var errNoAddresses = errors.New("no addresses")
+var errNoAddresses = errors.New("health: no addresses")
 
 // permanentLookupError reports whether a lookup error says the name has no
 // address (not found, or an empty answer), as opposed to a lookup that

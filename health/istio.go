@@ -105,7 +105,7 @@ func ParseSyncz(data []byte) ([]ProxyStatus, error) {
 	}
 	var raw []syncz
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSyncz, err)
+		return nil, fmt.Errorf("%w: %w", ErrSyncz, err)
 	}
 	out := make([]ProxyStatus, 0, len(raw))
 	for i, r := range raw {

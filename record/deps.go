@@ -115,7 +115,7 @@ func resolveDeps(out *Changes, zones map[string]*zoneDesired, idx map[string]*zo
 		}
 		zd, zi := zones[d.Zone], idx[d.Zone]
 		if zd == nil || zi == nil {
-			return false, fmt.Errorf("record: zone %s not read", d.Zone)
+			return false, fmt.Errorf("%w: %s", ErrMissingZone, d.Zone)
 		}
 		if w := zd.withdraw[d.Name]; w != nil && (w[""] || w[d.Type]) {
 			return false, nil
