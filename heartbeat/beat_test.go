@@ -191,7 +191,7 @@ func TestKeyValidate(t *testing.T) {
 		keys []Key
 		want string
 	}{
-		{"short secret", []Key{{ID: "a", Secret: []byte("short")}}, "heartbeat: invalid config: keys[0].secret = (5 bytes): allowed >= 16 bytes"},
+		{"short secret", []Key{{ID: "a", Secret: []byte("short")}}, "heartbeat: invalid config: keys[0].secret = 5 bytes: allowed >= 16 bytes"},
 		{"empty id", []Key{{ID: "", Secret: testKey.Secret}}, `heartbeat: invalid config: keys[0].id = "": allowed [1, 16] letters, digits, '-' or '_'`},
 		{"long id", []Key{{ID: strings.Repeat("a", 17), Secret: testKey.Secret}}, "keys[0].id = "},
 		{"bad id", []Key{testKey, {ID: "a;b", Secret: testKey.Secret}}, `keys[1].id = "a;b"`},

@@ -52,7 +52,7 @@ func (k Key) Validate() error {
 		return fieldErr("id", k.ID, keyIDRule)
 	}
 	if len(k.Secret) < MinSecretLen {
-		return &FieldError{Path: "secret", Value: fmt.Sprintf("(%d bytes)", len(k.Secret)), Allowed: fmt.Sprintf(">= %d bytes", MinSecretLen), Err: ErrInvalidConfig}
+		return &FieldError{Path: "secret", Value: fmt.Sprintf("%d bytes", len(k.Secret)), Allowed: fmt.Sprintf(">= %d bytes", MinSecretLen), Err: ErrInvalidConfig}
 	}
 	return nil
 }

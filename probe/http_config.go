@@ -206,7 +206,7 @@ func (c HTTPConfig) validate(envoyGateway bool) error {
 	bad := func(field string, v any, allowed string) error { return fieldErr(ErrHTTPConfig, field, v, allowed) }
 	m := c.method()
 	if !slices.Contains(httpMethods, m) {
-		return bad("method", c.Method, strings.Join(httpMethods, ", "))
+		return bad("method", c.Method, fielderr.OneOf(httpMethods...))
 	}
 	p := c.path()
 	if n := len(p); n > HTTPMaxPath {

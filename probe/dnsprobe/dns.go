@@ -76,7 +76,7 @@ func (c Config) Validate() error {
 	switch c.Network {
 	case "", "udp", "tcp":
 	default:
-		return bad("network", c.Network, `"udp" or "tcp"`)
+		return bad("network", c.Network, `one of "udp", "tcp"`)
 	}
 	for i, a := range c.Answers {
 		if strings.TrimSpace(a) == "" {
