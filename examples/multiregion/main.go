@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/provider/rfc2136"
 )
 
@@ -106,36 +107,36 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		return o, err
 	}
 	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return o, fmt.Errorf("%w: unexpected argument %q", errFlags, fs.Arg(0))
 	}
 	if o.healthy == 0 {
 		o.healthy = max(6*o.interval, time.Second)
 	}
 	switch {
 	case o.regions < 2 || o.regions > maxRegions:
-		return o, fmt.Errorf("-regions %d: allowed 2–%d (the timeline fails a whole region)", o.regions, maxRegions)
+		return o, badFlag("-regions", o.regions, fielderr.Range(2, maxRegions)+" (the timeline fails a whole region)")
 	case o.clusters < 1 || o.clusters > maxClusters:
-		return o, fmt.Errorf("-clusters %d: allowed 1–%d", o.clusters, maxClusters)
+		return o, badFlag("-clusters", o.clusters, fielderr.Range(1, maxClusters))
 	case o.gateways < 1 || o.gateways > maxGateways:
-		return o, fmt.Errorf("-gateways %d: allowed 1–%d", o.gateways, maxGateways)
+		return o, badFlag("-gateways", o.gateways, fielderr.Range(1, maxGateways))
 	case o.clusters*o.gateways < 2:
-		return o, fmt.Errorf("-clusters %d × -gateways %d: a region needs at least 2 gateways (the timeline fails one and the region must survive it)", o.clusters, o.gateways)
+		return o, badFlag("-gateways", o.gateways, fmt.Sprintf("at least 2 gateways a region with -clusters %d (the timeline fails one and the region must survive it)", o.clusters))
 	case dnsname.Check(dnsname.Fqdn(o.zone)) != nil || strings.Count(dnsname.Trim(o.zone), ".") < 1:
-		return o, fmt.Errorf("-zone %q: want a domain of at least two labels, e.g. example.test", o.zone)
+		return o, badFlag("-zone", o.zone, "a domain of at least two labels, e.g. example.test")
 	case o.interval < 100*time.Millisecond || o.interval > 10*time.Second:
-		return o, fmt.Errorf("-interval %v: allowed 100ms–10s", o.interval)
+		return o, badFlag("-interval", o.interval, fielderr.DurationRange(100*time.Millisecond, 10*time.Second))
 	case o.healthy < time.Second || o.healthy <= 2*o.interval || o.healthy > time.Hour:
-		return o, fmt.Errorf("-healthy %v: allowed 1s–1h and more than 2 × -interval (%v)", o.healthy, 2*o.interval)
+		return o, badFlag("-healthy", o.healthy, fielderr.DurationRange(time.Second, time.Hour)+" and more than 2 × -interval ("+fielderr.Duration(2*o.interval)+")")
 	case !(o.panic >= 0 && o.panic <= 100):
-		return o, fmt.Errorf("-panic %v: allowed 0–100 (percent; 0 turns panic mode off)", o.panic)
+		return o, badFlag("-panic", o.panic, fielderr.Range(0, 100)+" (percent; 0 turns panic mode off)")
 	case o.pause < 0 || o.pause > time.Minute:
-		return o, fmt.Errorf("-pause %v: allowed 0–1m", o.pause)
+		return o, badFlag("-pause", o.pause, fielderr.DurationRange(0, time.Minute))
 	case o.dnsPort < -1 || o.dnsPort > 65535-maxRegions:
-		return o, fmt.Errorf("-dns-port %d: allowed -1 (off), 0 (free ports) or 1–%d", o.dnsPort, 65535-maxRegions)
+		return o, badFlag("-dns-port", o.dnsPort, "-1 (off), 0 (free ports) or "+fielderr.Range(1, 65535-maxRegions))
 	case o.timeout <= 0:
-		return o, fmt.Errorf("-timeout %v: must be positive", o.timeout)
+		return o, badFlag("-timeout", o.timeout, "> 0")
 	case o.ttl < time.Second || o.ttl > time.Hour || o.ttl%time.Second != 0:
-		return o, fmt.Errorf("-ttl %v: allowed 1s–1h, whole seconds", o.ttl)
+		return o, badFlag("-ttl", o.ttl, fielderr.DurationRange(time.Second, time.Hour)+", whole seconds")
 	}
 	switch o.provider {
 	case "memory":
@@ -145,10 +146,19 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 			o.rfc.KeyAlg = rfc2136.DefaultConfig().KeyAlg
 		}
 		if err := o.rfc.Validate(); err != nil {
-			return o, fmt.Errorf("-provider rfc2136: %w (set -server, -key-name, -key-alg, -secret)", err)
+			return o, fmt.Errorf("%w: -provider rfc2136: %w (set -server, -key-name, -key-alg, -secret)", errFlags, err)
 		}
 	default:
-		return o, fmt.Errorf(`-provider %q: allowed "memory" or "rfc2136"`, o.provider)
+		return o, badFlag("-provider", o.provider, fielderr.OneOf("memory", "rfc2136"))
 	}
 	return o, nil
+}
+
+// errFlags is wrapped by every error about the command line.
+var errFlags = errors.New("multiregion: invalid flags")
+
+// badFlag reports a flag's bad value in the module's one error shape:
+// "multiregion: invalid flags: -regions = 1: allowed [2, 6] …".
+func badFlag(flag string, value any, allowed string) error {
+	return fielderr.New(errFlags, flag, value, allowed)
 }

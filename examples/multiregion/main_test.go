@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -216,10 +217,15 @@ func TestMultiregionRejectsBadFlags(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var out testproc.Buffer
 			err := run(context.Background(), args, &out)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), "-"+name)
+			require.ErrorIs(t, err, errFlags)
+			assert.Contains(t, err.Error(), "multiregion: invalid flags: -"+name+" = ")
+			assert.Contains(t, err.Error(), ": allowed ")
 		})
 	}
+	t.Run("message", func(t *testing.T) {
+		err := run(context.Background(), []string{"-regions", "1"}, new(testproc.Buffer))
+		assert.EqualError(t, err, fmt.Sprintf("multiregion: invalid flags: -regions = 1: allowed [2, %d] (the timeline fails a whole region)", maxRegions))
+	})
 	t.Run("rfc2136 without a server", func(t *testing.T) {
 		t.Setenv("GSLB_RFC2136_SERVER", "")
 		var out testproc.Buffer
