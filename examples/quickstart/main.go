@@ -24,6 +24,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/gslbkit/gslb/internal/fielderr"
 )
 
 func main() {
@@ -65,17 +67,28 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	}
 	switch {
 	case o.port < 0 || o.port > 65535:
-		return o, fmt.Errorf("-port %d: allowed 0–65535", o.port)
+		return o, badFlag("-port", o.port, fielderr.Range(0, 65535))
 	case o.duration < 0:
-		return o, fmt.Errorf("-duration %v: must not be negative", o.duration)
+		return o, badFlag("-duration", o.duration, fielderr.DurationAtLeast(0))
 	case o.interval < 10*time.Millisecond || o.interval > time.Minute:
-		return o, fmt.Errorf("-interval %v: allowed 10ms–1m", o.interval)
+		return o, badFlag("-interval", o.interval, fielderr.DurationRange(10*time.Millisecond, time.Minute))
 	case o.timeout <= 0 || o.timeout > o.interval:
-		return o, fmt.Errorf("-timeout %v: allowed above 0 and at most -interval (%v)", o.timeout, o.interval)
-	case o.killAfter < 0 || o.downFor <= 0:
-		return o, fmt.Errorf("-kill-after %v / -down-for %v: must be positive", o.killAfter, o.downFor)
+		return o, badFlag("-timeout", o.timeout, "> 0 and <= -interval ("+fielderr.Duration(o.interval)+")")
+	case o.killAfter < 0:
+		return o, badFlag("-kill-after", o.killAfter, fielderr.DurationAtLeast(0))
+	case o.downFor <= 0:
+		return o, badFlag("-down-for", o.downFor, "> 0")
 	case o.ttl < time.Second || o.ttl > time.Hour:
-		return o, fmt.Errorf("-ttl %v: allowed 1s–1h", o.ttl)
+		return o, badFlag("-ttl", o.ttl, fielderr.DurationRange(time.Second, time.Hour))
 	}
 	return o, nil
+}
+
+// errFlags is wrapped by every error about the command line.
+var errFlags = errors.New("quickstart: invalid flags")
+
+// badFlag reports a flag's bad value in the module's one error shape:
+// "quickstart: invalid flags: -port = 70000: allowed [0, 65535]".
+func badFlag(flag string, value any, allowed string) error {
+	return fielderr.New(errFlags, flag, value, allowed)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ func TestQuickstartRejectsBadFlags(t *testing.T) {
 		"interval": {"-interval", "1ms"},
 		"ttl":      {"-ttl", "0s"},
 		"duration": {"-duration", "-1s"},
+		"down-for": {"-down-for", "0s"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -56,9 +58,13 @@ func TestQuickstartRejectsBadFlags(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			err := run(ctx, args, &out)
-			if err == nil || !strings.Contains(err.Error(), "-"+name) {
+			if !errors.Is(err, errFlags) || !strings.HasPrefix(err.Error(), "quickstart: invalid flags: -"+name+" = ") {
 				t.Fatalf("err = %v, want one naming -%s", err, name)
 			}
 		})
+	}
+	err := run(context.Background(), []string{"-port", "70000"}, new(testproc.Buffer))
+	if want := "quickstart: invalid flags: -port = 70000: allowed [0, 65535]"; err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %s", err, want)
 	}
 }
