@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/provider/rfc2136"
 	"github.com/gslbkit/gslb/provider/route53"
 )
@@ -97,7 +99,7 @@ func parseConfig(args []string, out io.Writer, getenv func(string) string) (conf
 		return c, err
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return c, fmt.Errorf("%w: unexpected argument %q", errFlags, fs.Arg(0))
 	}
 	if c.kubeconfig == "" {
 		c.kubeconfig = getenv("KUBECONFIG")
@@ -126,10 +128,10 @@ func parseConfig(args []string, out io.Writer, getenv func(string) string) (conf
 		}
 		name, region, ok := strings.Cut(kv, "=")
 		if !ok || dnsname.Check(dnsname.Fqdn(name)) != nil || strings.Contains(name, ".") || region == "" || strings.Contains(region, ".") {
-			return c, fmt.Errorf("-clusters %q: want name=region pairs of single DNS labels, e.g. eu-1=eu-west,us-1=us-east", clusters)
+			return c, badFlag("-clusters", clusters, "name=region pairs of single DNS labels, e.g. eu-1=eu-west,us-1=us-east")
 		}
 		if slices.ContainsFunc(c.clusters, func(r clusterRef) bool { return r.name == name }) {
-			return c, fmt.Errorf("-clusters: cluster %q twice", name)
+			return c, badFlag("-clusters", clusters, fmt.Sprintf("each cluster once (%q twice)", name))
 		}
 		c.clusters = append(c.clusters, clusterRef{name: strings.ToLower(name), region: strings.ToLower(region)})
 		if strings.EqualFold(name, c.cluster) {
@@ -144,33 +146,33 @@ func parseConfig(args []string, out io.Writer, getenv func(string) string) (conf
 	}
 	var err error
 	if c.secret, err = base64.StdEncoding.DecodeString(secret); err != nil {
-		return c, fmt.Errorf("-heartbeat-secret: not base64: %w", err)
+		return c, &fielderr.Error{Path: "-heartbeat-secret", Value: "(set)", Allowed: "base64 (" + err.Error() + ")", Err: errFlags}
 	}
 	switch {
 	case c.cluster == "":
-		return c, fmt.Errorf("-cluster is required")
+		return c, fielderr.Missing(errFlags, "-cluster", "this cluster's name, one of -clusters")
 	case c.region == "":
-		return c, fmt.Errorf("-cluster %q is not in -clusters %q", c.cluster, clusters)
+		return c, badFlag("-cluster", c.cluster, fmt.Sprintf("a cluster in -clusters %q", clusters))
 	case c.domain == "" || strings.Count(dnsname.Trim(c.domain), ".") < 1 || dnsname.Check(dnsname.Fqdn(c.domain)) != nil:
-		return c, fmt.Errorf("-domain %q: want a domain of at least two labels, e.g. example.com", c.domain)
+		return c, badFlag("-domain", c.domain, "a domain of at least two labels, e.g. example.com")
 	case len(c.secret) < 16:
-		return c, fmt.Errorf("-heartbeat-secret: want at least 16 bytes, base64 (every cluster the same; e.g. head -c32 /dev/urandom | base64)")
+		return c, &fielderr.Error{Path: "-heartbeat-secret", Value: fmt.Sprintf("%d bytes", len(c.secret)), Allowed: ">= 16 bytes, base64 (every cluster the same; e.g. head -c32 /dev/urandom | base64)", Err: errFlags}
 	case c.interval < 100*time.Millisecond || c.interval > time.Minute:
-		return c, fmt.Errorf("-interval %v: allowed 100ms–1m", c.interval)
+		return c, badFlag("-interval", c.interval, fielderr.DurationRange(100*time.Millisecond, time.Minute))
 	case c.healthy <= 2*c.interval || c.healthy > time.Hour:
-		return c, fmt.Errorf("-healthy %v: allowed more than 2 × -interval (%v), at most 1h", c.healthy, 2*c.interval)
+		return c, badFlag("-healthy", c.healthy, "more than 2 × -interval ("+fielderr.Duration(2*c.interval)+"), <= 1h")
 	case !(c.panic >= 0 && c.panic <= 100):
-		return c, fmt.Errorf("-panic %v: allowed 0–100", c.panic)
+		return c, badFlag("-panic", c.panic, fielderr.Range(0, 100))
 	case c.ttl < time.Second || c.ttl > 24*time.Hour || c.ttl%time.Second != 0:
-		return c, fmt.Errorf("-ttl %v: allowed 1s–24h, whole seconds", c.ttl)
+		return c, badFlag("-ttl", c.ttl, fielderr.DurationRange(time.Second, 24*time.Hour)+", whole seconds")
 	case c.retryPeriod <= 0 || c.renewDeadline <= c.retryPeriod || c.leaseDuration <= c.renewDeadline:
-		return c, fmt.Errorf("lease timings: want 0 < -retry-period (%v) < -renew-deadline (%v) < -lease-duration (%v)", c.retryPeriod, c.renewDeadline, c.leaseDuration)
+		return c, badFlag("-renew-deadline", c.renewDeadline, "more than -retry-period ("+fielderr.Duration(c.retryPeriod)+") and less than -lease-duration ("+fielderr.Duration(c.leaseDuration)+"); lease timings need 0 < -retry-period < -renew-deadline < -lease-duration")
 	case c.gatewayAPI != "auto" && c.gatewayAPI != "on" && c.gatewayAPI != "off":
-		return c, fmt.Errorf("-gateway-api %q: allowed auto, on, off", c.gatewayAPI)
+		return c, badFlag("-gateway-api", c.gatewayAPI, fielderr.OneOf("auto", "on", "off"))
 	}
 	for _, a := range c.appNames {
 		if dnsname.Check(a) != nil || !dnsname.InZone(a, dnsname.Fqdn(c.domain)) {
-			return c, fmt.Errorf("-app-names: %q is not a name inside -domain %q", a, c.domain)
+			return c, badFlag("-app-names", a, fmt.Sprintf("names inside -domain %q", c.domain))
 		}
 	}
 	switch c.provider {
@@ -178,12 +180,21 @@ func parseConfig(args []string, out io.Writer, getenv func(string) string) (conf
 	case "rfc2136":
 		c.rfc = c.rfc.FromEnv(getenv)
 		if err := c.rfc.Validate(); err != nil {
-			return c, fmt.Errorf("-provider rfc2136: %w", err)
+			return c, fmt.Errorf("%w: -provider rfc2136: %w", errFlags, err)
 		}
 	case "route53":
 		c.r53 = c.r53.FromEnv(getenv)
 	default:
-		return c, fmt.Errorf("-provider %q: allowed memory, rfc2136, route53", c.provider)
+		return c, badFlag("-provider", c.provider, fielderr.OneOf("memory", "rfc2136", "route53"))
 	}
 	return c, nil
+}
+
+// errFlags is wrapped by every error about the command line.
+var errFlags = errors.New("kubernetes: invalid flags")
+
+// badFlag reports a flag's bad value in the module's one error shape:
+// "kubernetes: invalid flags: -panic = 101: allowed [0, 100]".
+func badFlag(flag string, value any, allowed string) error {
+	return fielderr.New(errFlags, flag, value, allowed)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -22,20 +23,20 @@ func TestParseConfig(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-cluster", "xx"}, "is not in -clusters"},
-		{[]string{"-clusters", "eu-1"}, "want name=region pairs"},
-		{[]string{"-clusters", "eu-1=eu-west,eu-1=us-east"}, "twice"},
-		{[]string{"-domain", "test"}, "-domain"},
-		{[]string{"-heartbeat-secret", "c2hvcnQ="}, "at least 16 bytes"},
-		{[]string{"-renew-deadline", "20s"}, "lease timings"},
-		{[]string{"-app-names", "app.other.test"}, "not a name inside"},
-		{[]string{"-provider", "cloudflare"}, "allowed memory, rfc2136, route53"},
-		{[]string{"-provider", "rfc2136"}, "-provider rfc2136"},
-		{[]string{"-gateway-api", "maybe"}, "-gateway-api"},
-		{[]string{"-panic", "101"}, "-panic"},
+		{[]string{"-cluster", "xx"}, `-cluster = "xx": allowed a cluster in -clusters`},
+		{[]string{"-clusters", "eu-1"}, `-clusters = "eu-1": allowed name=region pairs`},
+		{[]string{"-clusters", "eu-1=eu-west,eu-1=us-east"}, `allowed each cluster once ("eu-1" twice)`},
+		{[]string{"-domain", "test"}, `-domain = "test"`},
+		{[]string{"-heartbeat-secret", "c2hvcnQ="}, "kubernetes: invalid flags: -heartbeat-secret = 5 bytes: allowed >= 16 bytes"},
+		{[]string{"-renew-deadline", "20s"}, "-renew-deadline = 20s: allowed more than -retry-period (2s) and less than -lease-duration (15s)"},
+		{[]string{"-app-names", "app.other.test"}, `-app-names = "app.other.test.": allowed names inside -domain "example.test"`},
+		{[]string{"-provider", "cloudflare"}, `kubernetes: invalid flags: -provider = "cloudflare": allowed one of "memory", "rfc2136", "route53"`},
+		{[]string{"-provider", "rfc2136"}, "kubernetes: invalid flags: -provider rfc2136: rfc2136: invalid config: server"},
+		{[]string{"-gateway-api", "maybe"}, `-gateway-api = "maybe": allowed one of "auto", "on", "off"`},
+		{[]string{"-panic", "101"}, "kubernetes: invalid flags: -panic = 101: allowed [0, 100]"},
 	} {
 		_, err := parseConfig(append(append([]string(nil), base...), tc.args...), io.Discard, env)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, errFlags) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}
 	}
