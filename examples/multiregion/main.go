@@ -158,7 +158,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 var errFlags = errors.New("multiregion: invalid flags")
 
 // badFlag reports a flag's bad value in the module's one error shape:
-// "multiregion: invalid flags: -regions = 1: allowed [2, 6] …".
+// "multiregion: invalid flags: -regions = 1: allowed [2, 8] …".
 func badFlag(flag string, value any, allowed string) error {
 	return fielderr.New(errFlags, flag, value, allowed)
 }
