@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/gslbkit/gslb/failover"
+	"github.com/gslbkit/gslb/failover/failovertest"
 	"github.com/gslbkit/gslb/health"
 	"github.com/gslbkit/gslb/heartbeat"
 	"github.com/gslbkit/gslb/internal/fielderr"
@@ -65,6 +66,8 @@ func TestValidateErrorShape(t *testing.T) {
 		{"failover.LatencyConfig", "failover: ", failover.LatencyConfig{SwitchMargin: -1}.Validate()},
 		{"failover.ShedConfig", "failover: ", failover.ShedConfig{Low: -1}.Validate()},
 		{"record.Config", "record: ", record.Config{}.Validate()},
+		{"record.Desired", "record: ", record.Desired{Sets: []record.RRSet{{Zone: "example.com.", Name: "www", Type: "a b", Values: []string{"192.0.2.1"}}}}.Validate()},
+		{"failovertest.Config", "failovertest: ", failovertest.Config{WarmUp: -time.Second}.Validate()},
 		{"route53.Config", "route53: ", route53.Config{AccessKeyID: "AKIA"}.Validate()},
 		{"cloudflare.Config", "cloudflare: ", cloudflare.Config{}.Validate()},
 		{"rfc2136.Config", "rfc2136: ", rfc2136.Config{}.Validate()},
