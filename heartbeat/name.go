@@ -38,7 +38,7 @@ func (s Scope) Valid() bool { return s == Local || s == Global }
 // MarshalText writes the scope as "local" or "global".
 func (s Scope) MarshalText() ([]byte, error) {
 	if !s.Valid() {
-		return nil, fmt.Errorf("heartbeat: scope %d: allowed local or global", uint8(s))
+		return nil, fmt.Errorf("heartbeat: scope %d: allowed %s", uint8(s), fielderr.OneOf("local", "global"))
 	}
 	return []byte(s.String()), nil
 }
@@ -51,7 +51,7 @@ func (s *Scope) UnmarshalText(b []byte) error {
 	case "global":
 		*s = Global
 	default:
-		return fmt.Errorf("heartbeat: scope %q: allowed \"local\" or \"global\"", b)
+		return fmt.Errorf("heartbeat: scope %q: allowed %s", b, fielderr.OneOf("local", "global"))
 	}
 	return nil
 }

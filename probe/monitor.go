@@ -460,7 +460,7 @@ func (m *Monitor) carryStateLocked(now time.Time, t *monTarget, nm *Machine) boo
 // Errors: ErrUnknownTarget; a state other than Passing or Critical.
 func (m *Monitor) Override(id string, to State) error {
 	if to != Passing && to != Critical {
-		return fmt.Errorf("probe: override state %v not allowed (passing or critical)", to)
+		return fmt.Errorf("probe: override to %v: allowed %s", to, fielderr.OneOf(Passing.String(), Critical.String()))
 	}
 	m.mu.Lock()
 	t, ok := m.targets[id]

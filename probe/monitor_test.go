@@ -207,7 +207,7 @@ func TestMonitorAddErrors(t *testing.T) {
 	require.ErrorIs(t, m.Override("nope", Critical), ErrUnknownTarget)
 	require.ErrorIs(t, m.SetDisabled("nope", true), ErrUnknownTarget)
 	require.ErrorIs(t, m.Update(Target{ID: "nope", Prober: p, Policy: DefaultPolicy()}), ErrUnknownTarget)
-	require.Error(t, m.Override(owned, Warning))
+	assert.EqualError(t, m.Override(owned, Warning), `probe: override to warning: allowed one of "passing", "critical"`)
 	require.Equal(t, 1, m.Len())
 }
 
