@@ -55,10 +55,9 @@ type XFR struct {
 // All yields the transfer's records in order: Records when set, else,
 // for an XFR from OpenXFR, the IXFR's records or, for an AXFR, the SOA,
 // every record of the zone as it stands in the snapshot the XFR was read
-// from (memory.ZoneState.All: apex first, then owner names in no
-// particular order, each RRset's records together; RFC 5936 section 2.2
-// asks for no order) and the SOA again, streamed without a copy of the
-// zone. Records yielded are shared: not to be modified.
+// from (memory.ZoneState.All: apex first, then owner names in canonical
+// order, each RRset's records together; RFC 5936 section 2.2 asks for no
+// order) and the SOA again, streamed without a copy of the zone. Records yielded are shared: not to be modified.
 func (x XFR) All() iter.Seq[dns.RR] {
 	return func(yield func(dns.RR) bool) {
 		switch {
