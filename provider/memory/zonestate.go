@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/gslbkit/gslb/internal/zonedata"
+
 	"github.com/miekg/dns"
 )
 
@@ -62,27 +64,27 @@ func (s ZoneState) Records() []dns.RR {
 }
 
 // All yields every record of the zone but the SOA as wire records (not to
-// be modified), without listing, sorting or copying the zone first: the
-// apex's RRsets, then every other owner name's, owners in no particular
-// order (neither canonical nor the same from one call to the next), each
-// owner's RRsets together and each RRset's records together. It reads the
+// be modified), without copying the zone: the apex's RRsets, then every
+// other owner name's in canonical order (RFC 4034 section 6.1, as Records
+// orders them), each owner's RRsets together and each RRset's records
+// together. The owners are sorted when the apex's records have been
+// yielded (zonedata.CanonicalNodes: some 24 bytes per name while it
+// runs, a fraction of a second for a million names): a secondary builds
+// its copy from sorted names at a fraction of the cost of names in random
+// order (Knot's, measured, half the CPU at a million names). It reads the
 // zone version the ZoneState was read from, which writes never change, so
 // a slow reader sees one consistent zone while writes land. This is what
-// an AXFR streams (RFC 5936 section 2.2 asks for no order); Records is the
-// sorted list.
+// an AXFR streams (RFC 5936 section 2.2 asks for no order; peers send
+// canonical order).
 func (s ZoneState) All() iter.Seq[dns.RR] {
 	return func(yield func(dns.RR) bool) {
 		if s.z == nil {
 			return
 		}
-		apex := s.z.Nodes[s.z.Name]
-		if !yieldNode(apex, yield) {
+		if !yieldNode(s.z.Nodes[s.z.Name], yield) {
 			return
 		}
-		for name, nd := range s.z.Nodes {
-			if name == s.z.Name {
-				continue
-			}
+		for nd := range zonedata.CanonicalNodes(s.z) {
 			if !yieldNode(nd, yield) {
 				return
 			}

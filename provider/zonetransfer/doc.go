@@ -6,10 +6,11 @@
 // NOTIFY (RFC 1996) on every serial change, with retries. Secondaries serve
 // the stored records only: answer hooks do not travel, and a transfer of a
 // hooked zone is logged once per set of hooks. An AXFR streams from the
-// zone version it started on, whatever is written meanwhile, its first
-// message out at once at any size: the SOA, the apex's records, every
-// other name's in no particular order (RFC 5936 section 2.2 asks for
-// none; each RRset whole, each name's records together), the SOA. Its
+// zone version it started on, whatever is written meanwhile, with no copy
+// of the zone: the SOA, the apex's records, every other name's in
+// canonical order (sorted when the apex is out; RFC 5936 section 2.2 asks
+// for no order, but a secondary builds its copy from sorted names at half
+// the cost; each RRset whole), the SOA. Its
 // messages hold up to 20 KB of packed records each (more than BIND's
 // transfer-message-size, which counts them uncompressed), owner names
 // compressed against the previous record's and the zone's name.

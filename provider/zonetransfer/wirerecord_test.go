@@ -21,6 +21,15 @@ func TestWireRecord(t *testing.T) {
 			}
 		}
 	}
+	for _, name := range []string{"@", "www", "*", "x.example.com.", "a..b", strings.Repeat("a", 64)} {
+		for _, typ := range []string{"CNAME", "NS", "PTR", "MX", "cname"} {
+			for _, data := range []string{"target.example.com.", "t.example.net.", "target", "Target.example.com.", "a_b-c.example.com.", "a..b.", ".", "", "x.", strings.Repeat("a", 64) + ".", strings.Repeat("abcdefg.", 31) + "x.", strings.Repeat("abcdefg.", 32) + "x.", "10 mx.example.com.", "a\\.b."} {
+				for _, ttl := range []uint32{0, 60, zonerecord.MaxTTL + 1} {
+					cases = append(cases, memory.ZoneRecord{Name: name, Type: typ, TTL: ttl, Data: data})
+				}
+			}
+		}
+	}
 	for _, r := range cases {
 		got, ok := wireRecord(zone, r)
 		_, _, _, _, want, err := zonerecord.Parse(zone, r.Record())

@@ -55,10 +55,9 @@ type XFR struct {
 // All yields the transfer's records in order: Records when set, else,
 // for an XFR from OpenXFR, the IXFR's records or, for an AXFR, the SOA,
 // every record of the zone as it stands in the snapshot the XFR was read
-// from (memory.ZoneState.All: apex first, then owner names in no
-// particular order, each RRset's records together; RFC 5936 section 2.2
-// asks for no order) and the SOA again, streamed without a copy of the
-// zone. Records yielded are shared: not to be modified.
+// from (memory.ZoneState.All: apex first, then owner names in canonical
+// order, each RRset's records together; RFC 5936 section 2.2 asks for no
+// order) and the SOA again, streamed without a copy of the zone. Records yielded are shared: not to be modified.
 func (x XFR) All() iter.Seq[dns.RR] {
 	return func(yield func(dns.RR) bool) {
 		switch {
@@ -262,11 +261,16 @@ func diffRRSet(zone string, c memory.Change) (del, add []dns.RR, ok bool) {
 }
 
 // wireRecord is r's wire form in zone, as zonerecord.Parse makes it: an A
-// or AAAA record in the canonical form the journal holds is built
-// directly (Parse would go through libdns's types and back), any other
-// through Parse.
+// or AAAA record in the canonical form the journal holds, and a CNAME, NS
+// or PTR whose target is a fully qualified name of letters, digits, '-'
+// and '_', are built directly (Parse would go through libdns's types and
+// back, some microseconds a record), any other through Parse.
 func wireRecord(zone string, r memory.ZoneRecord) (dns.RR, bool) {
-	if (r.Type == "A" || r.Type == "AAAA") && r.Strings == nil && r.TTL <= zonerecord.MaxTTL {
+	if r.Strings != nil || r.TTL > zonerecord.MaxTTL {
+		return parseRecord(zone, r)
+	}
+	switch r.Type {
+	case "A", "AAAA":
 		ip, err := netip.ParseAddr(r.Data)
 		a := r.Type == "A"
 		if err == nil && ip.Zone() == "" && (a && ip.Is4() || !a && ip.Is6()) {
@@ -279,9 +283,57 @@ func wireRecord(zone string, r memory.ZoneRecord) (dns.RR, bool) {
 				return &dns.AAAA{Hdr: hdr, AAAA: ip.AsSlice()}, true
 			}
 		}
+	case "CNAME", "NS", "PTR":
+		fqdn, ok := journalOwner(zone, r.Name)
+		if !ok || !plainFQDN(r.Data) || r.Type == "CNAME" && fqdn == zone {
+			break
+		}
+		hdr := dns.RR_Header{Name: fqdn, Class: dns.ClassINET, Ttl: r.TTL}
+		switch r.Type {
+		case "CNAME":
+			hdr.Rrtype = dns.TypeCNAME
+			return &dns.CNAME{Hdr: hdr, Target: r.Data}, true
+		case "NS":
+			hdr.Rrtype = dns.TypeNS
+			return &dns.NS{Hdr: hdr, Ns: r.Data}, true
+		}
+		hdr.Rrtype = dns.TypePTR
+		return &dns.PTR{Hdr: hdr, Ptr: r.Data}, true
 	}
+	return parseRecord(zone, r)
+}
+
+// parseRecord is r's wire form in zone through zonerecord.Parse.
+func parseRecord(zone string, r memory.ZoneRecord) (dns.RR, bool) {
 	_, _, _, _, rr, err := zonerecord.Parse(zone, r.Record())
 	return rr, err == nil
+}
+
+// plainFQDN reports whether s is a fully qualified name other than the
+// root, lower case, of labels of letters, digits, '-' and '_' (as a
+// journal's canonical data spells such a target).
+func plainFQDN(s string) bool {
+	if len(s) < 2 || len(s) > 254 || s[len(s)-1] != '.' {
+		return false
+	}
+	label := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.':
+			if label == 0 {
+				return false
+			}
+			label = 0
+			continue
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_':
+		default:
+			return false
+		}
+		if label++; label > 63 {
+			return false
+		}
+	}
+	return true
 }
 
 // journalOwner is zonerecord.Owner(zone, name) for a name as the journal

@@ -1,0 +1,55 @@
+package zonedata_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/gslbkit/gslb/internal/zonedata"
+	"github.com/miekg/dns"
+	"pgregory.net/rapid"
+)
+
+// TestCanonicalNodes: the nodes come in SortedOwners' order, the apex
+// left out, whatever the names (escaped dots, long labels sharing their
+// first 16 bytes, names deeper than others, the root zone).
+func TestCanonicalNodes(t *testing.T) {
+	label := rapid.StringOfN(rapid.SampledFrom([]rune{'a', 'b', '\\', '.', '*', '-'}), 1, 20, -1)
+	rapid.Check(t, func(t *rapid.T) {
+		zone := rapid.SampledFrom([]string{"example.test.", "test.", "."}).Draw(t, "zone")
+		z := &zonedata.Zone{Name: zone, Nodes: map[string]*zonedata.Node{}}
+		apex, err := dns.NewRR(zone + " 60 IN NS ns.example.")
+		if err != nil {
+			t.Fatal(err)
+		}
+		z.Nodes[zone] = zonedata.NewNode(dns.TypeNS, []zonedata.Rec{{Wire: apex}})
+		for _, l := range rapid.SliceOf(label).Draw(t, "names") {
+			name := l + "." + zone
+			if zone == "." {
+				name = l + "."
+			}
+			if _, ok := dns.IsDomainName(name); !ok || !dns.IsFqdn(name) || name == zone {
+				continue
+			}
+			rr := &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: []byte{192, 0, 2, 1}}
+			z.Nodes[name] = zonedata.NewNode(dns.TypeA, []zonedata.Rec{{Wire: rr}})
+		}
+		var want []*zonedata.Node
+		for _, n := range zonedata.SortedOwners(z) {
+			if n != zone {
+				want = append(want, z.Nodes[n])
+			}
+		}
+		got := slices.Collect(zonedata.CanonicalNodes(z))
+		if !slices.Equal(got, want) {
+			t.Fatalf("order differs:\ngot  %v\nwant %v", owners(got), owners(want))
+		}
+	})
+}
+
+func owners(ns []*zonedata.Node) []string {
+	var out []string
+	for _, n := range ns {
+		out = append(out, n.All()[0].Wire.Header().Name)
+	}
+	return out
+}
