@@ -310,17 +310,16 @@ func (zb *zoneBuild) quick(zr ZoneRecord) (string, rec, bool) {
 	return fqdn, rec{Wire: wire}, true
 }
 
-// finish stores the last RRsets, checks the CNAME rules at every name and
-// derives the empty non-terminals.
+// finish stores the last RRsets, derives the empty non-terminals and
+// checks the CNAME rules at every name holding a CNAME.
 func (zb *zoneBuild) finish() (*zone, error) {
-	zb.b.Flush()
+	zb.b.Flush() // also derives the empty non-terminals
 	z := zb.z
-	for name, n := range z.Nodes {
-		if err := checkCNAME(z.Name, name, n); err != nil {
+	for _, name := range zb.b.CNAMEs() {
+		if err := checkCNAME(z.Name, name, z.Nodes[name]); err != nil {
 			return nil, err
 		}
 	}
-	z.RebuildENTs()
 	return z, nil
 }
 
