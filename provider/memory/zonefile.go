@@ -343,17 +343,23 @@ func storedRR(rr dns.RR, owner, typ string, code uint16) (rec, error) {
 		v.Hdr = hdr
 		return rec{Wire: v}, nil
 	case *dns.CNAME:
-		t, err := storedTarget(typ, v.Target)
-		v.Hdr, v.Target = hdr, t
-		return rec{Wire: v}, err
+		if plainName(v.Target) {
+			t, err := storedTarget(typ, v.Target)
+			v.Hdr, v.Target = hdr, t
+			return rec{Wire: v}, err
+		}
 	case *dns.NS:
-		t, err := storedTarget(typ, v.Ns)
-		v.Hdr, v.Ns = hdr, t
-		return rec{Wire: v}, err
+		if plainName(v.Ns) {
+			t, err := storedTarget(typ, v.Ns)
+			v.Hdr, v.Ns = hdr, t
+			return rec{Wire: v}, err
+		}
 	case *dns.PTR:
-		t, err := storedTarget(typ, v.Ptr)
-		v.Hdr, v.Ptr = hdr, t
-		return rec{Wire: v}, err
+		if plainName(v.Ptr) {
+			t, err := storedTarget(typ, v.Ptr)
+			v.Hdr, v.Ptr = hdr, t
+			return rec{Wire: v}, err
+		}
 	case *dns.TXT:
 		total := 0
 		clean := true
@@ -385,6 +391,19 @@ func storedRR(rr dns.RR, owner, typ string, code uint16) (rec, error) {
 		return rec{}, err
 	}
 	return rec{Wire: w}, nil
+}
+
+// plainName reports whether name holds only letters, digits, '-', '_',
+// '*' and dots: a name whose text form is itself (others, with bytes
+// the text form escapes, take the text path).
+func plainName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '*' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // storedTarget is a CNAME, NS or PTR target as canonicalData stores it.
