@@ -14,7 +14,7 @@ import (
 )
 
 // Zone files (RFC 1035 section 5, as BIND and Knot write them), read into a
-// SnapshotBuilder. See docs/memory.md, "Zone files".
+// SnapshotBuilder. See docs/providers.md, "Zone files".
 
 // DefaultMaxZoneFileRecords is ZoneFileConfig.MaxRecords when left 0.
 const DefaultMaxZoneFileRecords = 10_000_000
