@@ -1,6 +1,7 @@
 package zonedata
 
 import (
+	"iter"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -20,9 +21,11 @@ type Builder struct {
 	Z      *Zone
 	run    SetBuilder
 	runKey setKey
-	names  []builtName
-	cnames []string // names given a CNAME record
+	names  [][]builtName // in chunks of nameChunk: growing one slice copied it ~20 times at a million names
+	cnames []string      // names given a CNAME record
 }
+
+const nameChunk = 4096
 
 // builtName is one run of names: a node of the records of one owner name
 // that came together.
@@ -53,11 +56,11 @@ func (zb *Builder) Flush() {
 	zb.flush()
 	z := zb.Z
 	if z.Nodes == nil || len(z.Nodes) == 0 {
-		z.Nodes = make(map[string]*Node, len(zb.names))
+		z.Nodes = make(map[string]*Node, zb.count())
 	}
 	var deep []string // names more than one label below the apex
 	z.Cuts, z.Wild = nil, false
-	for _, b := range zb.names {
+	for _, b := range zb.all() {
 		if old := z.Nodes[b.name]; old != nil {
 			merge(old, b.n)
 		} else {
@@ -172,9 +175,8 @@ func (zb *Builder) flush() {
 	if k.typ == dns.TypeCNAME {
 		zb.cnames = append(zb.cnames, k.name)
 	}
-	if last := len(zb.names) - 1; last >= 0 && zb.names[last].name == k.name {
+	if b := zb.last(); b != nil && b.name == k.name {
 		// Another RRset of the name before: the node is the builder's own.
-		b := &zb.names[last]
 		b.ns = b.ns || k.typ == dns.TypeNS
 		if existing := b.n.Get(k.typ); len(existing) > 0 {
 			merge(b.n, NewNode(k.typ, slicesClone(zb.run.Recs)))
@@ -184,13 +186,48 @@ func (zb *Builder) flush() {
 		zb.run = SetBuilder{Recs: zb.run.Recs[:0]} // Put copied them
 		return
 	}
-	zb.names = append(zb.names, builtName{name: k.name, n: NewNode(k.typ, zb.run.Recs), ns: k.typ == dns.TypeNS})
+	if len(zb.names) == 0 || len(zb.names[len(zb.names)-1]) == nameChunk {
+		zb.names = append(zb.names, make([]builtName, 0, min(nameChunk, max(64, zb.count()))))
+	}
+	c := &zb.names[len(zb.names)-1]
+	*c = append(*c, builtName{name: k.name, n: NewNode(k.typ, zb.run.Recs), ns: k.typ == dns.TypeNS})
 	if len(zb.run.Recs) > 1 { // the node keeps the slice
 		zb.run = SetBuilder{}
 		return
 	}
 	// The node copied the run's one record: its slice serves the next run.
 	zb.run = SetBuilder{Recs: zb.run.Recs[:0]}
+}
+
+// last returns the name gathered last, nil if none.
+func (zb *Builder) last() *builtName {
+	if len(zb.names) == 0 {
+		return nil
+	}
+	c := zb.names[len(zb.names)-1]
+	return &c[len(c)-1]
+}
+
+func (zb *Builder) count() int {
+	if len(zb.names) == 0 {
+		return 0
+	}
+	return (len(zb.names)-1)*nameChunk + len(zb.names[len(zb.names)-1])
+}
+
+// all yields the names gathered, in order.
+func (zb *Builder) all() iter.Seq2[int, builtName] {
+	return func(yield func(int, builtName) bool) {
+		i := 0
+		for _, c := range zb.names {
+			for _, b := range c {
+				if !yield(i, b) {
+					return
+				}
+				i++
+			}
+		}
+	}
 }
 
 func slicesClone(rs []Rec) []Rec { return append([]Rec(nil), rs...) }

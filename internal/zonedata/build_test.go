@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/gslbkit/gslb/internal/zonedata"
@@ -89,4 +90,26 @@ func TestBuilderMatchesReference(t *testing.T) {
 			t.Fatalf("CNAMEs %v, want %v", gotCN, cn)
 		}
 	})
+}
+
+// TestBuilderManyNames: names beyond one chunk of the builder's list are
+// all stored, with their empty non-terminals.
+func TestBuilderManyNames(t *testing.T) {
+	const zone = "example.test."
+	b := zonedata.Builder{Z: &zonedata.Zone{Name: zone, Nodes: map[string]*zonedata.Node{}}}
+	const n = 10000
+	for i := range n {
+		name := "h" + strconv.Itoa(i) + ".p" + strconv.Itoa(i%7) + "." + zone
+		b.Add(name, zonedata.Rec{Wire: &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET}, A: net.IPv4(10, 0, 0, 1).To4()}})
+		b.Add(name, zonedata.Rec{Wire: &dns.TXT{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeTXT, Class: dns.ClassINET}, Txt: []string{"x"}}})
+	}
+	b.Flush()
+	if len(b.Z.Nodes) != n || len(b.Z.ENTs) != 7 {
+		t.Fatalf("%d names, %d ENTs; want %d, 7", len(b.Z.Nodes), len(b.Z.ENTs), n)
+	}
+	for name, nd := range b.Z.Nodes {
+		if nd.Len() != 2 {
+			t.Fatalf("%s holds %d RRsets", name, nd.Len())
+		}
+	}
 }

@@ -290,9 +290,12 @@ func (zb *zoneBuild) addRR(rr dns.RR) error {
 		if !strings.HasSuffix(h.Name, ".") {
 			return recErr(zb.z.Name, h.Name, typ, fmt.Errorf("%w: name %q is not fully qualified", ErrInvalidRecord, h.Name))
 		}
-		var err error
-		if owner, err = zonerecord.Owner(zb.z.Name, h.Name); err != nil {
-			return recErr(zb.z.Name, strings.ToLower(h.Name), typ, err)
+		var ok bool
+		if owner, ok = zb.plainOwner(h.Name); !ok {
+			var err error
+			if owner, err = zonerecord.Owner(zb.z.Name, h.Name); err != nil {
+				return recErr(zb.z.Name, strings.ToLower(h.Name), typ, err)
+			}
 		}
 	}
 	if h.Class != dns.ClassINET {
@@ -315,6 +318,24 @@ func (zb *zoneBuild) addRR(rr dns.RR) error {
 	zb.lastName, zb.lastOwner = h.Name, owner
 	zb.b.Add(owner, r)
 	return nil
+}
+
+// plainOwner is zonerecord.Owner for a fully qualified name of plain
+// labels (plainName: no escapes, so a suffix match is a label match),
+// without splitting it into labels; false where Owner must decide.
+func (zb *zoneBuild) plainOwner(name string) (string, bool) {
+	if !plainName(name) || len(name) > 254 {
+		return "", false
+	}
+	name = strings.ToLower(name)
+	z := zb.z.Name
+	if name != z && (z == "." || !strings.HasSuffix(name, z) || len(name) <= len(z) || name[len(name)-len(z)-1] != '.') {
+		return "", false
+	}
+	if _, ok := dns.IsDomainName(name); !ok {
+		return "", false
+	}
+	return name, true
 }
 
 // storedRR returns rr in the form zonerecord.Canonical gives the record
