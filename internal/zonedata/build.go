@@ -55,16 +55,31 @@ func (zb *Builder) Add(name string, r Rec) {
 func (zb *Builder) Flush() {
 	zb.flush()
 	z := zb.Z
-	if z.Nodes == nil || len(z.Nodes) == 0 {
+	held := len(z.Nodes) > 0 // names put in Z before: merged into, the slow way
+	if !held {
 		z.Nodes = make(map[string]*Node, zb.count())
 	}
 	var deep []string // names more than one label below the apex
 	z.Cuts, z.Wild = nil, false
+	var again map[string]bool // names that came in more than one run
 	for _, b := range zb.all() {
-		if old := z.Nodes[b.name]; old != nil {
-			merge(old, b.n)
+		if held {
+			if old := z.Nodes[b.name]; old != nil {
+				merge(old, b.n)
+			} else {
+				z.Nodes[b.name] = b.n
+			}
 		} else {
+			// One assignment, no lookup first: a name seen before shows
+			// as a map that did not grow, and is merged below.
+			n := len(z.Nodes)
 			z.Nodes[b.name] = b.n
+			if len(z.Nodes) == n {
+				if again == nil {
+					again = map[string]bool{}
+				}
+				again[b.name] = true
+			}
 		}
 		if b.ns && b.name != z.Name {
 			if z.Cuts == nil {
@@ -77,6 +92,22 @@ func (zb *Builder) Flush() {
 		}
 		if i := strings.IndexByte(b.name, '.'); i >= 0 && i < len(b.name)-1 && b.name[i+1:] != z.Name && b.name != z.Name {
 			deep = append(deep, b.name)
+		}
+	}
+	if again != nil {
+		// Each such name's node is its first run's, the later runs merged
+		// in, in order.
+		first := map[string]*Node{}
+		for _, b := range zb.all() {
+			if !again[b.name] {
+				continue
+			}
+			if base := first[b.name]; base != nil {
+				merge(base, b.n)
+			} else {
+				first[b.name] = b.n
+				z.Nodes[b.name] = b.n
+			}
 		}
 	}
 	zb.names = nil
