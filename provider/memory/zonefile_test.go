@@ -283,3 +283,15 @@ func FuzzReadZoneFile(f *testing.F) {
 		}
 	})
 }
+
+func TestReadZoneFileReadError(t *testing.T) {
+	r := io.MultiReader(strings.NewReader(zoneFileHead+"www IN A 192.0.2.1\n"), iotest.ErrReader(errors.New("disk on fire")))
+	b := memory.NewSnapshotBuilder(context.Background())
+	_, err := b.ReadZoneFile(r, "example.test.", memory.ZoneFileConfig{Filename: "db"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "disk on fire")
+	var ze *memory.ZoneFileError
+	require.ErrorAs(t, err, &ze)
+	assert.Equal(t, "db", ze.File)
+	assert.Equal(t, err, b.Err(), "the error sticks")
+}
