@@ -3,10 +3,12 @@ package memory_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/libdns/libdns"
