@@ -89,9 +89,9 @@ func (e *ZoneFileError) Unwrap() error { return e.Err }
 // of class IN, owned by names in the zone. The zone is ended at the end of
 // the file, so the rules that need the whole zone (a CNAME alone at its
 // name) are checked here too. The builder is still to be published
-// (Provider.RestoreBuilt); errors are *ZoneFileError, a *FieldError for a
-// bad cfg, or the builder's first error, and stick like every builder
-// error.
+// (Provider.RestoreBuilt). Errors are a *FieldError for a bad cfg (nothing
+// read), the builder's earlier error, or a *ZoneFileError, which sticks
+// like every builder error.
 func (b *SnapshotBuilder) ReadZoneFile(r io.Reader, origin string, cfg ZoneFileConfig) (ZoneFileInfo, error) {
 	var info ZoneFileInfo
 	if err := cfg.Validate(); err != nil {
@@ -254,9 +254,9 @@ func (l *lineReader) at() int {
 // case), its class IN, its TTL at most 2^31-1 and its type one of
 // SupportedTypes (not SOA: Zone gives the SOA). A, AAAA, CNAME, NS, PTR and
 // TXT records are checked and stored in the form Add would store; the
-// other types are read through their text form. The zone may keep rr
-// (with its owner name and class replaced by the stored ones), so the
-// caller must not change or reuse it. Errors are *RecordError (the
+// other types are read through their text form. The zone may keep rr and
+// change it (its header, the case of a target), so the caller must not use
+// it afterwards. Errors are *RecordError (the
 // builder's first error sticks, as with Add).
 func (b *SnapshotBuilder) AddRR(rr dns.RR) error {
 	if b.err != nil {
