@@ -111,6 +111,10 @@ func (zb *Builder) Flush() {
 		}
 	}
 	zb.names = nil
+	if held {
+		z.RebuildENTs() // the names held before count too
+		return
+	}
 	ents := make(map[string]bool)
 	for _, name := range deep {
 		for n := name; n != z.Name; {

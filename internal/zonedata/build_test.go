@@ -113,3 +113,21 @@ func TestBuilderManyNames(t *testing.T) {
 		}
 	}
 }
+
+// TestBuilderIntoHeldNodes: a Builder whose zone already holds names
+// merges into them.
+func TestBuilderIntoHeldNodes(t *testing.T) {
+	const zone = "example.test."
+	a := func(name string, last byte) zonedata.Rec {
+		return zonedata.Rec{Wire: &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET}, A: net.IPv4(10, 0, 0, last).To4()}}
+	}
+	z := &zonedata.Zone{Name: zone, Nodes: map[string]*zonedata.Node{"a." + zone: zonedata.NewNode(dns.TypeA, []zonedata.Rec{a("a."+zone, 1)})}}
+	b := zonedata.Builder{Z: z}
+	b.Add("a."+zone, a("a."+zone, 1))
+	b.Add("a."+zone, a("a."+zone, 2))
+	b.Add("x.y."+zone, a("x.y."+zone, 3))
+	b.Flush()
+	if got := len(z.Nodes["a."+zone].Get(dns.TypeA)); got != 2 || len(z.Nodes) != 2 || !z.ENTs["y."+zone] {
+		t.Fatalf("a holds %d A records, %d names, ENTs %v", got, len(z.Nodes), z.ENTs)
+	}
+}
