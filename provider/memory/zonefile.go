@@ -1,11 +1,13 @@
 package memory
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"testing/iotest"
 
 	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/internal/zoneops"
@@ -88,7 +90,10 @@ func (e *ZoneFileError) Unwrap() error { return e.Err }
 // serve it or quote it in an error; join the files before). Records must be
 // of class IN, owned by names in the zone. The zone is ended at the end of
 // the file, so the rules that need the whole zone (a CNAME alone at its
-// name) are checked here too. The builder is still to be published
+// name) are checked here too. r is read whole into memory first (up to
+// 1 GiB; the rest of a larger file is parsed as it streams in): plain lines
+// are read by a faster reader that agrees with the parser, anything else
+// by miekg/dns's parser. The builder is still to be published
 // (Provider.RestoreBuilt). Errors are a *FieldError for a bad cfg (nothing
 // read), the builder's earlier error, or a *ZoneFileError, which sticks
 // like every builder error.
@@ -116,33 +121,90 @@ func (b *SnapshotBuilder) ReadZoneFile(r io.Reader, origin string, cfg ZoneFileC
 	if _, ok := dns.IsDomainName(key); !ok || strings.TrimSpace(origin) == "" || len(key) > 254 {
 		return fail(1, fmt.Errorf("%w: zone name %q is not a valid domain name", ErrInvalidZone, origin))
 	}
-	lr := &lineReader{r: r, buf: make([]byte, 64<<10)}
+	data, rerr := io.ReadAll(io.LimitReader(r, maxFastZoneFile+1))
+	if rerr == nil && len(data) <= maxFastZoneFile && fastZoneFiles {
+		// Plain lines first (fastzone.go); anything else, from the start
+		// again with the parser.
+		mark := len(b.names)
+		fs := &fastSource{data: data, origin: key}
+		info, err := b.readZone(fs, key, file, cfg, max)
+		if !fs.bail {
+			return info, err
+		}
+		b.unmark(mark, key)
+	}
+	var rest io.Reader = bytes.NewReader(data)
+	if rerr != nil {
+		rest = io.MultiReader(rest, iotest.ErrReader(rerr))
+	} else if len(data) > maxFastZoneFile {
+		rest = io.MultiReader(rest, r)
+	}
+	lr := &lineReader{r: rest, buf: make([]byte, 64<<10)}
 	zp := dns.NewZoneParser(lr, key, "")
 	zp.SetIncludeAllowed(false)
+	return b.readZone(&parserSource{zp: zp, lr: lr}, key, file, cfg, max)
+}
+
+// unmark forgets the zone key started since len(b.names) was mark.
+func (b *SnapshotBuilder) unmark(mark int, key string) {
+	if len(b.names) > mark {
+		delete(b.zones, key)
+		b.names = b.names[:mark]
+	}
+	b.cur, b.err = nil, nil
+}
+
+// zoneSource is where readZone takes records from.
+type zoneSource interface {
+	next() (dns.RR, bool)
+	line() int // the line the last record ended on, or an error is in
+	err() error
+}
+
+type parserSource struct {
+	zp *dns.ZoneParser
+	lr *lineReader
+}
+
+func (p *parserSource) next() (dns.RR, bool) { return p.zp.Next() }
+func (p *parserSource) line() int            { return p.lr.at() }
+func (p *parserSource) err() error {
+	if err := p.zp.Err(); err != nil {
+		return err
+	}
+	return p.lr.err
+}
+
+func (b *SnapshotBuilder) readZone(src zoneSource, key, file string, cfg ZoneFileConfig, max int) (ZoneFileInfo, error) {
+	var info ZoneFileInfo
+	fail := func(line int, err error) (ZoneFileInfo, error) {
+		b.err = &ZoneFileError{File: file, Line: line, Err: err}
+		return info, b.err
+	}
 	n := 0
-	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+	for rr, ok := src.next(); ok; rr, ok = src.next() {
 		if n++; n > max {
-			return fail(lr.at(), fmt.Errorf("%w: more than %d records (ZoneFileConfig.MaxRecords)", ErrInvalidZone, max))
+			return fail(src.line(), fmt.Errorf("%w: more than %d records (ZoneFileConfig.MaxRecords)", ErrInvalidZone, max))
 		}
 		h := rr.Header()
 		if n == 1 {
 			soa, ok := rr.(*dns.SOA)
 			if !ok {
-				return fail(lr.at(), fmt.Errorf("%w: the first record is %s %s, not the zone's SOA", ErrInvalidZone, h.Name, typeName(h.Rrtype)))
+				return fail(src.line(), fmt.Errorf("%w: the first record is %s %s, not the zone's SOA", ErrInvalidZone, h.Name, typeName(h.Rrtype)))
 			}
 			if !strings.EqualFold(h.Name, key) {
-				return fail(lr.at(), fmt.Errorf("%w: the SOA is owned by %s, not the zone's name %s", ErrInvalidZone, h.Name, key))
+				return fail(src.line(), fmt.Errorf("%w: the SOA is owned by %s, not the zone's name %s", ErrInvalidZone, h.Name, key))
 			}
 			info.SOA = SOA{NS: soa.Ns, Mbox: soa.Mbox, Serial: soa.Serial, Refresh: soa.Refresh, Retry: soa.Retry, Expire: soa.Expire, Minimum: soa.Minttl, TTL: h.Ttl}
 			if err := b.Zone(key, info.SOA); err != nil {
 				b.err = nil // reported with the line instead
-				return fail(lr.at(), err)
+				return fail(src.line(), err)
 			}
 			info.Zone, info.Records = key, 1
 			continue
 		}
 		if h.Rrtype == dns.TypeSOA {
-			return fail(lr.at(), fmt.Errorf("%w: a second SOA (%s)", ErrInvalidZone, h.Name))
+			return fail(src.line(), fmt.Errorf("%w: a second SOA (%s)", ErrInvalidZone, h.Name))
 		}
 		if cfg.SkipUnsupported && h.Class == dns.ClassINET {
 			if _, ok := zonerecord.TypeCode(typeName(h.Rrtype)); !ok {
@@ -155,22 +217,22 @@ func (b *SnapshotBuilder) ReadZoneFile(r io.Reader, origin string, cfg ZoneFileC
 		}
 		if err := b.AddRR(rr); err != nil {
 			b.err = nil
-			return fail(lr.at(), err)
+			return fail(src.line(), err)
 		}
 		info.Records++
 	}
-	if err := zp.Err(); err != nil {
-		return fail(lr.at(), err)
-	}
-	if lr.err != nil {
-		return fail(lr.at(), lr.err)
+	if err := src.err(); err != nil {
+		if err == errBail {
+			return info, nil // the caller reads the file again
+		}
+		return fail(src.line(), err)
 	}
 	if n == 0 {
-		return fail(lr.at(), fmt.Errorf("%w: no records (a zone file starts with its SOA)", ErrInvalidZone))
+		return fail(src.line(), fmt.Errorf("%w: no records (a zone file starts with its SOA)", ErrInvalidZone))
 	}
 	if err := b.endZone(); err != nil {
 		b.err = nil
-		return fail(lr.at(), err)
+		return fail(src.line(), err)
 	}
 	return info, nil
 }

@@ -297,3 +297,41 @@ func TestReadZoneFileReadError(t *testing.T) {
 	assert.Equal(t, "db", ze.File)
 	assert.Equal(t, err, b.Err(), "the error sticks")
 }
+
+// FuzzReadZoneFileFast: ReadZoneFile's fast reader of plain lines and
+// miekg/dns's parser give the same zone, or the same error, on every input.
+func FuzzReadZoneFileFast(f *testing.F) {
+	f.Add(zoneFileHead + "www IN A 192.0.2.1\nwww 60 IN AAAA 2001:db8::1\nalias CNAME www\n")
+	f.Add("$ORIGIN example.test.\n$TTL 300\n@ SOA ns1.example.test. h 1 2 3 4 5\nt TXT \"a b\" \"\"\nd NS ns.d\nns.d 30 A 192.0.2.1\nx A 192.0.2.2\n")
+	f.Add("@ 300 IN SOA ns1 h 1 2 3 4 5\nx A 192.0.2.2\ny 7 A 192.0.2.2\nz A 192.0.2.3\n$TTL 9\nw A 192.0.2.4\n")
+	f.Add(zoneFileHead + "www IN A 192.0.2.1 ; comment\n")
+	f.Add(zoneFileHead + "www IN CNAME a\nwww IN A 192.0.2.1")
+	f.Add(zoneFileHead + "$ORIGIN sub.example.test.\nx A 192.0.2.1\n$ORIGIN other.test.\ny A 192.0.2.1\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		read := func(fast bool) (string, []libdns.Record, memory.ZoneFileInfo) {
+			defer memory.SetFastZoneFiles(memory.SetFastZoneFiles(fast))
+			b := memory.NewSnapshotBuilder(context.Background())
+			info, err := b.ReadZoneFile(strings.NewReader(text), "example.test.", memory.ZoneFileConfig{MaxRecords: 50, SkipUnsupported: true})
+			if err != nil {
+				return err.Error(), nil, info
+			}
+			p := new(memory.Provider)
+			if err := p.RestoreBuilt(b); err != nil {
+				return "restore: " + err.Error(), nil, info
+			}
+			recs, err := p.GetRecords(context.Background(), "example.test.")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return "", recs, info
+		}
+		e1, r1, i1 := read(true)
+		e2, r2, i2 := read(false)
+		if e1 != e2 {
+			t.Fatalf("fast reader: error %q, parser: %q", e1, e2)
+		}
+		if !reflect.DeepEqual(r1, r2) || !reflect.DeepEqual(i1, i2) {
+			t.Fatalf("fast reader: %v %+v\nparser: %v %+v", r1, i1, r2, i2)
+		}
+	})
+}
