@@ -43,7 +43,7 @@ type fastSource struct {
 	lastOwn string
 }
 
-func (f *fastSource) line() int  { return max(f.lines, 1) }
+func (f *fastSource) line() int { return max(f.lines, 1) }
 func (f *fastSource) err() error {
 	if f.bail {
 		return errBail
