@@ -1,17 +1,38 @@
 package zonedata
 
+import (
+	"iter"
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
 // Builder builds a zone from records in GetRecords order (as a snapshot
 // holds them; any order is accepted). Records arrive grouped by RRset:
 // each run of one RRset is gathered and stored once (storing after every
-// record copied the set each time, quadratic in the size of an RRset). An
-// RRset whose records come in several runs is gathered in late and stored
-// by Flush. Z is the zone being built: set it (Name, SOA, an empty Nodes)
-// before the first Add.
+// record copied the set each time, quadratic in the size of an RRset).
+// Names are gathered in a list and the zone's Nodes map is made once, at
+// its final size, by Flush (growing it name by name rehashed it some
+// twenty times at a million names), which also derives ENTs, Cuts and Wild
+// from that list (RebuildENTs's work without walking the map). A name whose
+// records come in several runs is merged there. Z is the zone being built:
+// set it (Name, SOA, an empty Nodes) before the first Add.
 type Builder struct {
 	Z      *Zone
 	run    SetBuilder
 	runKey setKey
-	late   map[setKey]*SetBuilder
+	names  [][]builtName // in chunks of nameChunk: growing one slice copied it ~20 times at a million names
+	cnames []string      // names given a CNAME record
+}
+
+const nameChunk = 4096
+
+// builtName is one run of names: a node of the records of one owner name
+// that came together.
+type builtName struct {
+	name string
+	n    *Node
+	ns   bool // holds NS records
 }
 
 type setKey struct {
@@ -29,13 +50,113 @@ func (zb *Builder) Add(name string, r Rec) {
 	zb.run.Add(r)
 }
 
-// Flush stores every RRset gathered so far; call it after the last Add.
+// Flush stores every RRset gathered so far in Z.Nodes and sets Z's ENTs,
+// Cuts and Wild; call it once, after the last Add.
 func (zb *Builder) Flush() {
 	zb.flush()
-	for k, b := range zb.late {
-		zb.put(k, b.Recs)
+	z := zb.Z
+	held := len(z.Nodes) > 0 // names put in Z before: merged into, the slow way
+	if !held {
+		z.Nodes = make(map[string]*Node, zb.count())
 	}
-	zb.late = nil
+	var deep []string // names more than one label below the apex
+	z.Cuts, z.Wild = nil, false
+	var again map[string]bool // names that came in more than one run
+	for _, b := range zb.all() {
+		if held {
+			if old := z.Nodes[b.name]; old != nil {
+				merge(old, b.n)
+			} else {
+				z.Nodes[b.name] = b.n
+			}
+		} else {
+			// One assignment, no lookup first: a name seen before shows
+			// as a map that did not grow, and is merged below.
+			n := len(z.Nodes)
+			z.Nodes[b.name] = b.n
+			if len(z.Nodes) == n {
+				if again == nil {
+					again = map[string]bool{}
+				}
+				again[b.name] = true
+			}
+		}
+		if b.ns && b.name != z.Name {
+			if z.Cuts == nil {
+				z.Cuts = make(map[string]bool)
+			}
+			z.Cuts[b.name] = true
+		}
+		if strings.HasPrefix(b.name, "*.") {
+			z.Wild = true
+		}
+		if i := strings.IndexByte(b.name, '.'); i >= 0 && i < len(b.name)-1 && b.name[i+1:] != z.Name && b.name != z.Name {
+			deep = append(deep, b.name)
+		}
+	}
+	if again != nil {
+		// Each such name's node is its first run's, the later runs merged
+		// in, in order.
+		first := map[string]*Node{}
+		for _, b := range zb.all() {
+			if !again[b.name] {
+				continue
+			}
+			if base := first[b.name]; base != nil {
+				merge(base, b.n)
+			} else {
+				first[b.name] = b.n
+				z.Nodes[b.name] = b.n
+			}
+		}
+	}
+	zb.names = nil
+	if held {
+		z.RebuildENTs() // the names held before count too
+		return
+	}
+	ents := make(map[string]bool)
+	for _, name := range deep {
+		for n := name; n != z.Name; {
+			i := strings.IndexByte(n, '.')
+			if i < 0 || i == len(n)-1 {
+				break
+			}
+			n = n[i+1:]
+			if n == z.Name || !dns.IsSubDomain(z.Name, n) {
+				break
+			}
+			if _, ok := z.Nodes[n]; ok {
+				continue
+			}
+			ents[n] = true
+		}
+	}
+	z.ENTs = ents
+}
+
+// CNAMEs returns the names given a CNAME record (some more than once), for
+// the CNAME rules a store checks once the zone is built.
+func (zb *Builder) CNAMEs() []string { return zb.cnames }
+
+// merge adds the RRsets of n (a name's records that came in a later run)
+// to old: a set of a type old holds is joined to it, duplicates dropped.
+func merge(old, n *Node) {
+	for _, s := range n.Sets() {
+		cur := old.Get(s.Type)
+		if len(cur) == 0 {
+			old.Put(s.Type, s.Recs)
+			continue
+		}
+		var b SetBuilder
+		for _, r := range cur {
+			b.Add(r)
+		}
+		for _, r := range s.Recs {
+			b.Add(r)
+		}
+		old.Put(s.Type, b.Recs)
+	}
 }
 
 // SetBuilder gathers an RRset's records in order, dropping duplicates (same
@@ -86,40 +207,62 @@ func (zb *Builder) flush() {
 		return
 	}
 	k := zb.runKey
-	n := zb.Z.Nodes[k.name] // one lookup per run: most runs make a node
-	switch existing := n.Get(k.typ); {
-	case len(existing) > 0:
-		if zb.late == nil {
-			zb.late = map[setKey]*SetBuilder{}
-		}
-		b := zb.late[k]
-		if b == nil {
-			b = &SetBuilder{}
-			for _, r := range existing {
-				b.Add(r)
-			}
-			zb.late[k] = b
-		}
-		for _, r := range zb.run.Recs {
-			b.Add(r)
-		}
-	case n == nil:
-		zb.Z.Nodes[k.name] = NewNode(k.typ, zb.run.Recs)
-		if len(zb.run.Recs) > 1 { // the node keeps the slice
-			zb.run = SetBuilder{}
-			return
-		}
-	default:
-		n.Put(k.typ, zb.run.Recs)
+	if k.typ == dns.TypeCNAME {
+		zb.cnames = append(zb.cnames, k.name)
 	}
-	// The node copied the run's records: its slice serves the next run.
+	if b := zb.last(); b != nil && b.name == k.name {
+		// Another RRset of the name before: the node is the builder's own.
+		b.ns = b.ns || k.typ == dns.TypeNS
+		if existing := b.n.Get(k.typ); len(existing) > 0 {
+			merge(b.n, NewNode(k.typ, slicesClone(zb.run.Recs)))
+		} else {
+			b.n.Put(k.typ, zb.run.Recs)
+		}
+		zb.run = SetBuilder{Recs: zb.run.Recs[:0]} // Put copied them
+		return
+	}
+	if len(zb.names) == 0 || len(zb.names[len(zb.names)-1]) == nameChunk {
+		zb.names = append(zb.names, make([]builtName, 0, min(nameChunk, max(64, zb.count()))))
+	}
+	c := &zb.names[len(zb.names)-1]
+	*c = append(*c, builtName{name: k.name, n: NewNode(k.typ, zb.run.Recs), ns: k.typ == dns.TypeNS})
+	if len(zb.run.Recs) > 1 { // the node keeps the slice
+		zb.run = SetBuilder{}
+		return
+	}
+	// The node copied the run's one record: its slice serves the next run.
 	zb.run = SetBuilder{Recs: zb.run.Recs[:0]}
 }
 
-func (zb *Builder) put(k setKey, rs []Rec) {
-	if n := zb.Z.Nodes[k.name]; n != nil {
-		n.Put(k.typ, rs)
-	} else {
-		zb.Z.Nodes[k.name] = NewNode(k.typ, rs)
+// last returns the name gathered last, nil if none.
+func (zb *Builder) last() *builtName {
+	if len(zb.names) == 0 {
+		return nil
+	}
+	c := zb.names[len(zb.names)-1]
+	return &c[len(c)-1]
+}
+
+func (zb *Builder) count() int {
+	if len(zb.names) == 0 {
+		return 0
+	}
+	return (len(zb.names)-1)*nameChunk + len(zb.names[len(zb.names)-1])
+}
+
+// all yields the names gathered, in order.
+func (zb *Builder) all() iter.Seq2[int, builtName] {
+	return func(yield func(int, builtName) bool) {
+		i := 0
+		for _, c := range zb.names {
+			for _, b := range c {
+				if !yield(i, b) {
+					return
+				}
+				i++
+			}
+		}
 	}
 }
+
+func slicesClone(rs []Rec) []Rec { return append([]Rec(nil), rs...) }

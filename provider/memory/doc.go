@@ -13,7 +13,9 @@
 // byte-identical replies; both are internal/answer's, whose packed-reply
 // cache, keyed on the zones and hooks, sits next to the answers it copies,
 // so the server (dnsserver) only moves bytes. Zone transfer and replication
-// read the store through ZoneState, SOARecords, Since, Restore and Apply.
+// read the store through ZoneState, SOARecords, Since, Restore and Apply;
+// SnapshotBuilder.ReadZoneFile loads a BIND or Knot zone file
+// (docs/providers.md, "Zone files").
 // ZoneConfig.Signer signs a zone online (provider/dnssec; docs/dnssec.md).
 //
 // Answers follow RFC 1034 and RFC 4592 as Knot DNS does (a differential test

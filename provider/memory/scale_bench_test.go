@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/provider/memory"
-	"github.com/libdns/libdns"
-	"github.com/miekg/dns"
 )
 
 // scaleZone writes the zone bench/dns-vs-peers/zonegen writes for n names
@@ -58,56 +56,13 @@ func scaleZone(n int) (string, int) {
 }
 
 // loadScale loads zone as bench/dns-vs-peers/embedded does with -load
-// build: the zone file parser, a SnapshotBuilder, RestoreBuilt.
+// build: SnapshotBuilder.ReadZoneFile, RestoreBuilt.
 func loadScale(zone string) (*memory.Provider, error) {
-	const origin = "example.test."
-	zp := dns.NewZoneParser(strings.NewReader(zone), origin, "scale.zone")
 	b := memory.NewSnapshotBuilder(context.Background())
-	cfg := memory.DefaultZoneConfig()
-	cfg.NS = nil
-	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
-		h := rr.Header()
-		name := libdns.RelativeName(strings.ToLower(h.Name), origin)
-		zr := memory.ZoneRecord{Name: name, Type: dns.TypeToString[h.Rrtype], TTL: h.Ttl}
-		switch v := rr.(type) {
-		case *dns.SOA:
-			cfg.Mbox, cfg.Serial, cfg.TTL = v.Mbox, v.Serial, time.Duration(h.Ttl)*time.Second
-			cfg.Refresh = time.Duration(v.Refresh) * time.Second
-			cfg.Retry = time.Duration(v.Retry) * time.Second
-			cfg.Expire = time.Duration(v.Expire) * time.Second
-			cfg.Minimum = time.Duration(v.Minttl) * time.Second
-			soa := memory.SOA{NS: v.Ns, Mbox: v.Mbox, Serial: v.Serial, Refresh: v.Refresh, Retry: v.Retry, Expire: v.Expire, Minimum: v.Minttl, TTL: h.Ttl}
-			if err := b.Zone(origin, soa); err != nil {
-				return nil, err
-			}
-			continue
-		case *dns.NS:
-			zr.Data = v.Ns
-			if name == "@" {
-				cfg.NS = append(cfg.NS, v.Ns)
-			}
-		case *dns.A:
-			zr.Data = v.A.String()
-		case *dns.AAAA:
-			zr.Data = v.AAAA.String()
-		case *dns.CNAME:
-			zr.Data = v.Target
-		case *dns.TXT:
-			zr.Data = strings.Join(v.Txt, "")
-		default:
-			continue
-		}
-		if err := b.Add(zr); err != nil {
-			return nil, err
-		}
-	}
-	if err := zp.Err(); err != nil {
+	if _, err := b.ReadZoneFile(strings.NewReader(zone), "example.test.", memory.ZoneFileConfig{Filename: "scale.zone"}); err != nil {
 		return nil, err
 	}
 	p := new(memory.Provider)
-	if err := p.AddZoneWith(origin, cfg); err != nil {
-		return nil, err
-	}
 	if err := p.RestoreBuilt(b); err != nil {
 		return nil, err
 	}

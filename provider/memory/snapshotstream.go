@@ -74,9 +74,9 @@ func (v SnapshotView) WriteJSON(w io.Writer, keep func(zone string, r ZoneRecord
 
 // SnapshotBuilder builds zones record by record, as a decoder reads a
 // streamed Snapshot, without holding the Snapshot: Zone starts each zone,
-// Add adds its records (in GetRecords order, as a Snapshot holds them; any
-// order is accepted), and Provider.RestoreBuilt or ResumeBuilt publishes
-// the result. Nothing is published before: a builder whose input turns out
+// Add (or AddRR) adds its records (in GetRecords order, as a Snapshot
+// holds them; any order is accepted; ReadZoneFile does both from a zone
+// file), and Provider.RestoreBuilt or ResumeBuilt publishes the result. Nothing is published before: a builder whose input turns out
 // bad (a record that does not validate, a signature that does not verify)
 // is dropped and the Provider keeps answering from its zones. The first
 // error sticks: later calls return it. The zero SnapshotBuilder is an
@@ -310,17 +310,16 @@ func (zb *zoneBuild) quick(zr ZoneRecord) (string, rec, bool) {
 	return fqdn, rec{Wire: wire}, true
 }
 
-// finish stores the last RRsets, checks the CNAME rules at every name and
-// derives the empty non-terminals.
+// finish stores the last RRsets, derives the empty non-terminals and
+// checks the CNAME rules at every name holding a CNAME.
 func (zb *zoneBuild) finish() (*zone, error) {
-	zb.b.Flush()
+	zb.b.Flush() // also derives the empty non-terminals
 	z := zb.z
-	for name, n := range z.Nodes {
-		if err := checkCNAME(z.Name, name, n); err != nil {
+	for _, name := range zb.b.CNAMEs() {
+		if err := checkCNAME(z.Name, name, z.Nodes[name]); err != nil {
 			return nil, err
 		}
 	}
-	z.RebuildENTs()
 	return z, nil
 }
 

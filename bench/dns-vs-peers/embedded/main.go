@@ -248,70 +248,23 @@ func load(path string, signer *dnssec.Signer) (*memory.Provider, error) {
 	return p, nil
 }
 
-// loadBuilt reads a zone file as load does, but builds the zone with a
-// memory.SnapshotBuilder (records added one at a time, published at once by
-// RestoreBuilt) instead of one AppendRecords call: no transaction, no
-// journal entry per record, no libdns.Record values in between. The zone is
-// added first with its ZoneConfig, so RestoreBuilt keeps its signer and
-// serial policy.
+// loadBuilt reads a zone file with memory.SnapshotBuilder.ReadZoneFile
+// and publishes it with RestoreBuilt, instead of one AppendRecords call:
+// no transaction, no journal entry per record, no libdns.Record values or
+// text forms in between. The zone is added first with a ZoneConfig holding
+// signer, so RestoreBuilt keeps it (the SOA and records are the file's).
 func loadBuilt(path string, signer *dnssec.Signer) (*memory.Provider, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	zp := dns.NewZoneParser(f, zoneName, path)
 	b := memory.NewSnapshotBuilder(context.Background())
-	cfg := memory.DefaultZoneConfig()
-	cfg.NS = nil
-	cfg.Signer = signer
-	started := false
-	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
-		h := rr.Header()
-		name := libdns.RelativeName(strings.ToLower(h.Name), zoneName)
-		zr := memory.ZoneRecord{Name: name, Type: dns.TypeToString[h.Rrtype], TTL: h.Ttl}
-		switch v := rr.(type) {
-		case *dns.SOA:
-			if started {
-				return nil, fmt.Errorf("%s: a second SOA", path)
-			}
-			cfg.Mbox, cfg.Serial, cfg.TTL = v.Mbox, v.Serial, time.Duration(h.Ttl)*time.Second
-			cfg.Refresh = time.Duration(v.Refresh) * time.Second
-			cfg.Retry = time.Duration(v.Retry) * time.Second
-			cfg.Expire = time.Duration(v.Expire) * time.Second
-			cfg.Minimum = time.Duration(v.Minttl) * time.Second
-			soa := memory.SOA{NS: v.Ns, Mbox: v.Mbox, Serial: v.Serial, Refresh: v.Refresh, Retry: v.Retry, Expire: v.Expire, Minimum: v.Minttl, TTL: h.Ttl}
-			if err := b.Zone(zoneName, soa); err != nil {
-				return nil, err
-			}
-			started = true
-			continue
-		case *dns.NS:
-			zr.Data = v.Ns
-			if name == "@" {
-				cfg.NS = append(cfg.NS, v.Ns)
-			}
-		case *dns.A:
-			zr.Data = v.A.String()
-		case *dns.AAAA:
-			zr.Data = v.AAAA.String()
-		case *dns.CNAME:
-			zr.Data = v.Target
-		case *dns.TXT:
-			zr.Data = strings.Join(v.Txt, "")
-		default:
-			continue
-		}
-		if !started {
-			return nil, fmt.Errorf("%s: a record before the SOA", path)
-		}
-		if err := b.Add(zr); err != nil {
-			return nil, err
-		}
-	}
-	if err := zp.Err(); err != nil {
+	if _, err := b.ReadZoneFile(f, zoneName, memory.ZoneFileConfig{Filename: path}); err != nil {
 		return nil, err
 	}
+	cfg := memory.DefaultZoneConfig()
+	cfg.Signer = signer
 	p := new(memory.Provider)
 	if err := p.AddZoneWith(zoneName, cfg); err != nil {
 		return nil, err
