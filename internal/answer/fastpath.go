@@ -1,6 +1,7 @@
 package answer
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"sync"
 
@@ -51,6 +52,10 @@ type fastCache struct {
 	mu    sync.RWMutex
 	m     map[string]fastEntry
 	bytes int // counted as fastCacheBytes says, under mu
+	// zones lists the view's zones for staticReply when they are few
+	// (zonesOK; see staticZones).
+	zones   []staticZone
+	zonesOK bool
 	// wsigs holds, per wildcard RRset a hook chooses from, the packed
 	// RRSIGs of its subsets, shared by the names it synthesises (under mu;
 	// as many as the zone has hooked wildcards and types).
@@ -81,6 +86,7 @@ func (p *Engine) cache() *fastCache {
 		return c
 	}
 	nc := &fastCache{v: v, m: make(map[string]fastEntry)}
+	nc.zones, nc.zonesOK = staticZones(v.st)
 	p.fc.CompareAndSwap(c, nc)
 	return nc
 }
@@ -116,20 +122,10 @@ func parseFast(q []byte, key *[300]byte, maxSize int, tcp bool) (fq fastQuery, n
 		if l > 63 || off+1+l >= len(q) || off-12+1+l > 254 {
 			return fq, 0, false
 		}
-		key[n] = byte(l)
-		n++
-		for _, c := range q[off+1 : off+1+l] {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			key[n] = c
-			n++
-		}
 		off += 1 + l
 	}
-	key[n] = 0
-	n++
 	off++
+	n = lowerName(key, q[12:off])
 	fq.nameEnd = off
 	if off+4 > len(q) {
 		return fq, 0, false
@@ -189,6 +185,23 @@ func parseFast(q []byte, key *[300]byte, maxSize int, tcp bool) (fq fastQuery, n
 	}
 	key[n] = 1 | tcpBit | q[off+7]&0xC0 // EDNS, transport, DO and CO bits
 	return fq, n + 1, true
+}
+
+// lowerName copies the wire-form name (at most 255 bytes) into key, lower
+// case, and returns its length. Its length bytes (at most 63) are below
+// 'A', so the name is lowered as a whole, eight bytes at a time: of each
+// byte without the high bit, 'A' to 'Z' gain 0x20 (the bytes key holds
+// past the name change too; the caller overwrites them).
+func lowerName(key *[300]byte, name []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	copy(key[:], name)
+	for i := 0; i < len(name) && i <= len(key)-8; i += 8 {
+		w := binary.LittleEndian.Uint64(key[i:])
+		h := w &^ highs
+		upper := (h + (0x80-'A')*ones) &^ (h + (0x80-'Z'-1)*ones) &^ w & highs
+		binary.LittleEndian.PutUint64(key[i:], w|upper>>2)
+	}
+	return len(name)
 }
 
 // echoableECS reports whether an EDNS Client Subnet option's data is in the
@@ -287,7 +300,7 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 	var out []byte
 	cacheable := false
 	if ok {
-		out = p.staticReply(c.v, query, buf, fq, key[n-1])
+		out = p.staticReply(c, query, buf, fq, key[:fq.nameEnd-12], key[n-1])
 		cacheable = out != nil
 	}
 	if out == nil {
