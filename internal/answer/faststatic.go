@@ -136,6 +136,13 @@ const staticZoneList = 16
 type staticZone struct {
 	z    *zone
 	wild *zonedata.Node
+	// neg is the SOA record of the zone's negative answers (negativeSOA),
+	// or nil; negPtr are the offsets of its negPtrs name pointers, negCheck
+	// the suffixes a question must not have for it to serve.
+	neg      []byte
+	negPtr   [3]int
+	negPtrs  int
+	negCheck []string
 }
 
 // staticZones returns the zones of st, longest name first, but the root
@@ -153,7 +160,10 @@ func staticZones(st *zonedata.Set) (zs []staticZone, ok bool) {
 		if z.Wild {
 			w = z.Nodes["*."+name]
 		}
-		zs = append(zs, staticZone{z, w})
+		zs = append(zs, staticZone{z: z, wild: w})
+	}
+	for i := range zs {
+		zs[i].negativeSOA()
 	}
 	if len(zs) > staticZoneList {
 		return nil, false
@@ -194,14 +204,14 @@ func (p *Engine) staticReply(c *fastCache, query, buf []byte, fq fastQuery, name
 		return nil
 	}
 	var z *zone
-	zi := 0 // text offset of the zone's name in qname
-	var apexWild *zonedata.Node
+	zi := 0            // text offset of the zone's name in qname
+	var sz *staticZone // z in c.zones
 	listed := c.zonesOK
 	if listed {
 		for i := range c.zones {
-			sz := &c.zones[i]
-			if k := l - len(sz.z.Name); k >= 0 && (k == 0 || qname[k-1] == '.') && string(qname[k:]) == sz.z.Name {
-				z, zi, apexWild = sz.z, k, sz.wild
+			if k := l - len(c.zones[i].z.Name); k >= 0 && (k == 0 || qname[k-1] == '.') && string(qname[k:]) == c.zones[i].z.Name {
+				sz = &c.zones[i]
+				z, zi = sz.z, k
 				break
 			}
 		}
@@ -234,10 +244,10 @@ func (p *Engine) staticReply(c *fastCache, query, buf []byte, fq fastQuery, name
 	var wname []byte // the wildcard's name when it synthesises the answer
 	if n == nil {
 		if zi == 0 || z.ENTs[string(qname)] {
-			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeSuccess) // NODATA
+			return p.staticNegative(query, buf, fq, flags, z, sz, qname, zi, dns.RcodeSuccess) // NODATA
 		}
 		if !z.Wild {
-			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeNameError)
+			return p.staticNegative(query, buf, fq, flags, z, sz, qname, zi, dns.RcodeNameError)
 		}
 		// wildcardFor: "*." and the closest encloser.
 		ce := 0
@@ -253,13 +263,13 @@ func (p *Engine) staticReply(c *fastCache, query, buf []byte, fq fastQuery, name
 		wb := new([2 + 256]byte) // on the stack: it does not escape
 		wb[0], wb[1] = '*', '.'
 		k := copy(wb[2:], qname[ce:])
-		if ce == zi && listed {
-			n = apexWild
+		if ce == zi && sz != nil {
+			n = sz.wild
 		} else {
 			n = z.Nodes[string(wb[:2+k])]
 		}
 		if n == nil {
-			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeNameError)
+			return p.staticNegative(query, buf, fq, flags, z, sz, qname, zi, dns.RcodeNameError)
 		}
 		wname = wb[:2+k]
 	}
@@ -274,7 +284,7 @@ func (p *Engine) staticReply(c *fastCache, query, buf []byte, fq fastQuery, name
 	} else {
 		cn := n.Get(dns.TypeCNAME)
 		if len(cn) == 0 {
-			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeSuccess) // NODATA
+			return p.staticNegative(query, buf, fq, flags, z, sz, qname, zi, dns.RcodeSuccess) // NODATA
 		}
 		c, ok := cn[0].Wire.(*dns.CNAME)
 		if !ok {
@@ -383,15 +393,36 @@ func (p *Engine) staticOPT(out, query []byte, fq fastQuery, flags byte) []byte {
 }
 
 // staticNegative writes an NXDOMAIN (rcode 3) or NODATA (rcode 0) reply
-// from zone z for qname (the zone's name at text offset zi in it): the
-// zone's SOA in the authority section at TTL min(SOA TTL, minimum), its
-// owner a pointer into the question and its names compressed.
-func (p *Engine) staticNegative(query, buf []byte, fq fastQuery, flags byte, z *zone, qname []byte, zi, rcode int) []byte {
-	var comp staticComp
+// from zone z (listed as sz, or nil) for qname (the zone's name at text
+// offset zi in it): the zone's SOA in the authority section at TTL
+// min(SOA TTL, minimum), its owner a pointer into the question and its
+// names compressed.
+func (p *Engine) staticNegative(query, buf []byte, fq fastQuery, flags byte, z *zone, sz *staticZone, qname []byte, zi, rcode int) []byte {
 	out := buf[:0]
 	out = append(out, query[0], query[1], 0x80|0x04|query[2]&0x01, query[3]&0x10|byte(rcode))
 	out = append(out, 0, 1, 0, 0, 0, 1, 0, flags&1)
 	out = append(out, query[12:fq.nameEnd+4]...)
+	if sz != nil && sz.neg != nil && sz.negFits(qname) {
+		at := len(out)
+		out = append(out, sz.neg...)
+		for _, i := range sz.negPtr[:sz.negPtrs] {
+			o := int(out[at+i]&0x3F)<<8 | int(out[at+i+1]) + zi
+			out[at+i], out[at+i+1] = 0xC0|byte(o>>8), byte(o)
+		}
+		return p.staticOPT(out, query, fq, flags)
+	}
+	var ok bool
+	if out, ok = staticSOA(out, qname, z, zi); !ok {
+		return nil
+	}
+	return p.staticOPT(out, query, fq, flags)
+}
+
+// staticSOA appends the SOA record of a negative answer from zone z to out,
+// which holds the header and the question qname (the zone's name at text
+// offset zi in it).
+func staticSOA(out, qname []byte, z *zone, zi int) ([]byte, bool) {
+	var comp staticComp
 	apex := 12 + zi
 	out = append(out, 0xC0|byte(apex>>8), byte(apex), 0, 6, 0, 1)
 	out = appendTTL(out, min(z.SOA.TTL, z.SOA.Minimum))
@@ -399,17 +430,67 @@ func (p *Engine) staticNegative(query, buf []byte, fq fastQuery, flags byte, z *
 	out = append(out, 0, 0)
 	var ok bool
 	if out, ok = comp.name(out, qname, z.SOA.NS); !ok {
-		return nil
+		return nil, false
 	}
 	if out, ok = comp.name(out, qname, z.SOA.Mbox); !ok {
-		return nil
+		return nil, false
 	}
 	for _, v := range [5]uint32{z.SOA.Serial, z.SOA.Refresh, z.SOA.Retry, z.SOA.Expire, z.SOA.Minimum} {
 		out = appendTTL(out, v)
 	}
 	d := len(out) - rdl - 2
 	out[rdl], out[rdl+1] = byte(d>>8), byte(d)
-	return p.staticOPT(out, query, fq, flags)
+	return out, true
+}
+
+// negativeSOA prepares sz's negative answers: the SOA record staticSOA
+// writes after the question of the apex itself, and where its pointers
+// are. For a question zi bytes longer every pointer is zi more, so long as
+// the question has no suffix longer than the zone's name that the SOA's
+// names hold (negFits): then it shares with them only the suffixes the
+// apex has.
+func (sz *staticZone) negativeSOA() {
+	z := sz.z
+	qname := []byte(z.Name)
+	out := make([]byte, 12+len(qname)+1+4, 512)
+	out, ok := staticSOA(out, qname, z, 0)
+	if !ok {
+		return
+	}
+	rr := out[12+len(qname)+1+4:]
+	sz.negPtr[0], sz.negPtrs = 0, 1 // the owner
+	at := 12                        // the RDATA: two names, then the counters
+	for range 2 {
+		for rr[at] != 0 && rr[at] < 0xC0 {
+			at += 1 + int(rr[at])
+		}
+		if rr[at] == 0 {
+			at++
+			continue
+		}
+		sz.negPtr[sz.negPtrs] = at
+		sz.negPtrs++
+		at += 2
+	}
+	for _, s := range [2]string{z.SOA.NS, z.SOA.Mbox} {
+		for i := 0; len(s)-i > len(z.Name); i++ {
+			if (i == 0 || s[i-1] == '.') && inZone(s[i:], z.Name) {
+				sz.negCheck = append(sz.negCheck, s[i:])
+			}
+		}
+	}
+	sz.neg = rr
+}
+
+// negFits reports whether sz.neg serves question qname: no suffix of
+// qname is in sz.negCheck.
+func (sz *staticZone) negFits(qname []byte) bool {
+	for _, s := range sz.negCheck {
+		if k := len(qname) - len(s); k >= 0 && (k == 0 || qname[k-1] == '.') && string(qname[k:]) == s {
+			return false
+		}
+	}
+	return true
 }
 
 // staticHooked reports whether an answer hook acts on the RRset answering

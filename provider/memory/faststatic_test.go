@@ -53,6 +53,19 @@ func staticFixture(t testing.TB) *Provider {
 	if err := p.AddZone("child.example.test."); err != nil {
 		t.Fatal(err)
 	}
+	// Zones whose SOA names share suffixes with the questions in other
+	// ways: out of the zone, below a name of the zone, the apex itself.
+	for _, z := range []struct{ name, ns, mbox string }{
+		{"soa.test.", "ns.elsewhere.test.", "admin.soa.test."},
+		{"deep.soa2.test.", "a.ns.in.deep.soa2.test.", "b.ns.in.deep.soa2.test."},
+		{"apex.soa3.test.", "apex.soa3.test.", "x.soa3.test."},
+	} {
+		cfg := DefaultZoneConfig()
+		cfg.NS, cfg.Mbox = []string{z.ns}, z.mbox
+		if err := p.AddZoneWith(z.name, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := p.AppendRecords(context.Background(), "child.example.test.", []libdns.Record{
 		libdns.Address{Name: "in", TTL: ttl, IP: netip.MustParseAddr("192.0.2.70")},
 		libdns.CNAME{Name: "up", TTL: ttl, Target: "www.example.test."},
@@ -73,11 +86,18 @@ func TestStaticReplySameBytes(t *testing.T) {
 		"esc", "multi", "longest", "under_score-1", "many", "nope", "*.w", "in.child", "up.child", "child",
 		strings.Repeat("a", 63) + "." + strings.Repeat("B", 63) + "." + strings.Repeat("c", 60),
 		"", "dyn.hooks.test.", "cn.hooks.test.", "x.wild.hooks.test.", "example.net.",
+		"ns1", "x.ns1", "hostmaster", "y.hostmaster", "z.y.hostmaster", "ns1.child", "q.ns1.child", "hostmaster.child",
+		"soa.test.", "x.soa.test.", "admin.soa.test.", "x.admin.soa.test.", "elsewhere.soa.test.", "ns.elsewhere.soa.test.",
+		"deep.soa2.test.", "in.deep.soa2.test.", "ns.in.deep.soa2.test.", "a.ns.in.deep.soa2.test.", "x.b.ns.in.deep.soa2.test.",
+		"apex.soa3.test.", "q.apex.soa3.test.", "x.soa3.test.",
 	}
 	mustStatic := map[string]bool{"www A": true, "WwW A": true, "app A": true, "t TXT": true, "x.w A": true,
 		"q.wc A": true, "apex A": true, "apex AAAA": true, "deep.er.x TXT": true, "zz.wcx A": true,
 		"multi TXT": true, "longest TXT": true, "under_score-1 A": true, "many A": true, " A": true, "in.child A": true,
-		"nope A": true, "nope TXT": true, "t A": true, "b A": true, "er.x AAAA": true, "y.x.w AAAA": true, "child TXT": true}
+		"nope A": true, "nope TXT": true, "t A": true, "b A": true, "er.x AAAA": true, "y.x.w AAAA": true, "child TXT": true,
+		"x.ns1 A": true, "y.hostmaster A": true, "q.ns1.child TXT": true, "x.admin.soa.test. A": true,
+		"ns.elsewhere.soa.test. A": true, "a.ns.in.deep.soa2.test. A": true, "x.b.ns.in.deep.soa2.test. A": true,
+		"q.apex.soa3.test. AAAA": true, "apex.soa3.test. A": true}
 	src := netip.MustParseAddr("192.0.2.99")
 	buf := make([]byte, 4096)
 	answered := map[string]bool{}
