@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -253,6 +255,115 @@ func BenchmarkFastPathSpread(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				_ = p.RespondUDP(c.qs[i%names], buf, src)
+				i++
+			}
+		})
+	}
+}
+
+// staticFuzzZones are the zones FuzzStaticReply puts its names in.
+var staticFuzzZones = []string{"example.test.", "child.example.test.", "soa.test.", "deep.soa2.test.", "apex.soa3.test.", "hooks.test.", "test.", ""}
+
+// FuzzStaticReply asks staticReply directly for names of staticFixture
+// (a fuzzed name, in one of its zones or none) and requires the general
+// path's bytes whenever it answers, over UDP and TCP.
+func FuzzStaticReply(f *testing.F) {
+	p := staticFixture(f)
+	for _, s := range []string{"www", "WwW", "app", "x.w", "y.x.w", "nope", "ns1", "x.ns1", "y.hostmaster", "zz.wcx", "many", "in.child", "a.ns.in.deep", "x.b.ns.in.deep", "q.apex", "x.admin", "a.b", "deep.er.x", "sub", "x.sub", "", "*.w", "a.b.c.d.e"} {
+		for z := range staticFuzzZones {
+			f.Add(s, uint8(z), uint16(dns.TypeA), byte(1), uint16(1232))
+		}
+	}
+	f.Add("t", uint8(0), uint16(dns.TypeTXT), byte(0), uint16(0))
+	f.Add("www", uint8(0), uint16(dns.TypeAAAA), byte(1), uint16(512))
+	f.Add("longest", uint8(0), uint16(dns.TypeTXT), byte(1), uint16(600))
+	f.Add("many", uint8(0), uint16(dns.TypeA), byte(0), uint16(0))
+	src := netip.MustParseAddr("192.0.2.99")
+	buf := make([]byte, 4096)
+	f.Fuzz(func(t *testing.T, name string, zone uint8, qtype uint16, edns byte, size uint16) {
+		labels := strings.Split(name, ".")
+		labels = append(labels, strings.Split(staticFuzzZones[int(zone)%len(staticFuzzZones)], ".")...)
+		q := buildQuery(0x4321, 1, 0x10, labels, qtype, dns.ClassINET, edns&0x81, size)
+		if edns&3 == 3 {
+			q = withECS(q, 1, int(edns>>2)%33, []byte{198, 51, 100, 7}, false)
+		}
+		for _, tcp := range []bool{false, true} {
+			if !answer.ParseFast(q, DefaultMaxUDPSize, tcp) {
+				return
+			}
+			got := p.eng.StaticReply(q, buf, tcp)
+			if got == nil {
+				continue
+			}
+			if want := p.RespondWire(q, src, tcp); !bytes.Equal(got, want) {
+				t.Fatalf("tcp %v: static reply differs\nquery   %x\nstatic  %x\ngeneral %x", tcp, q, got, want)
+			}
+		}
+	})
+}
+
+// BenchmarkFastPathUniform answers A queries through RespondUDP over a zone
+// of GSLBKIT_SCALE_NAMES names (100,000 by default; one A record each, as
+// bench/dns-vs-peers/scale.sh's zone mostly holds), with the cache's own
+// budget: "cached" asks the first 20,000 names (all from the cache),
+// "uniform" asks every name in turn, 1 in 20 a name that does not exist
+// (as scale.sh's uniform.txt: past the cache, most answers come from
+// staticReply), "uniform-no-cache" the same with a cache that holds
+// nothing (what the cache saves a uniform load). Compare them in one run; one size at a time (1M names
+// take some 1 GB):
+//
+//	GSLBKIT_SCALE_NAMES=1000000 go test -run '^$' -bench FastPathUniform -benchtime 3000000x ./provider/memory/
+func BenchmarkFastPathUniform(b *testing.B) {
+	names := 100000
+	if s := os.Getenv("GSLBKIT_SCALE_NAMES"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 20000 {
+			b.Fatalf("GSLBKIT_SCALE_NAMES=%q: want a number of names ≥ 20000", s)
+		}
+		names = v
+	}
+	sb := NewSnapshotBuilder(context.Background())
+	if err := sb.Zone("example.test.", SOA{NS: "ns1.example.test.", Mbox: "hostmaster.example.test.", Serial: 1, Refresh: 3600, Retry: 600, Expire: 86400, Minimum: 300, TTL: 300}); err != nil {
+		b.Fatal(err)
+	}
+	qs := make([][]byte, names)
+	for i := range names {
+		n := fmt.Sprintf("h%07d", i)
+		if err := sb.Add(ZoneRecord{Name: n, Type: "A", TTL: 300, Data: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)}); err != nil {
+			b.Fatal(err)
+		}
+		if i%20 == 19 {
+			n = fmt.Sprintf("nx%07d", i)
+		}
+		qs[i] = buildQuery(uint16(i), 1, 0, []string{n, "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232)
+	}
+	p := new(Provider)
+	cfg := DefaultZoneConfig()
+	cfg.NS = []string{"ns1.example.test."}
+	if err := p.AddZoneWith("example.test.", cfg); err != nil {
+		b.Fatal(err)
+	}
+	if err := p.RestoreBuilt(sb); err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	src := netip.MustParseAddr("192.0.2.1")
+	for _, c := range []struct {
+		name   string
+		budget int
+		qs     [][]byte
+	}{{"cached", answer.CacheBudget(), qs[:20000]}, {"uniform", answer.CacheBudget(), qs}, {"uniform-no-cache", 0, qs}} {
+		b.Run(c.name, func(b *testing.B) {
+			defer answer.SetCacheBudget(answer.SetCacheBudget(c.budget))
+			p.eng.DropCache()
+			for _, q := range c.qs {
+				_ = p.RespondUDP(q, buf, src)
+			}
+			runtime.GC()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				_ = p.RespondUDP(c.qs[i%len(c.qs)], buf, src)
 				i++
 			}
 		})
