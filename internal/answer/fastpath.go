@@ -86,7 +86,7 @@ func (p *Engine) cache() *fastCache {
 		return c
 	}
 	nc := &fastCache{v: v, m: make(map[string]fastEntry)}
-	nc.zones, nc.zonesOK = staticZones(v.st)
+	nc.zones, nc.zonesOK = staticZones(v.st, v.hooks)
 	p.fc.CompareAndSwap(c, nc)
 	return nc
 }

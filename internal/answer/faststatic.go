@@ -143,8 +143,9 @@ const staticZoneList = 16
 // staticZone is one zone as staticReply finds it: the zone and the
 // wildcard at its apex ("*." and its name), or nil.
 type staticZone struct {
-	z    *zone
-	wild *zonedata.Node
+	z      *zone
+	wild   *zonedata.Node
+	hooked bool // a zone-wide answer hook acts on its names (zoneHooked)
 	// neg is the SOA record of the zone's negative answers (negativeSOA),
 	// or nil; negPtr are the offsets of its negPtrs name pointers, negCheck
 	// the suffixes a question must not have for it to serve.
@@ -154,10 +155,10 @@ type staticZone struct {
 	negCheck []string
 }
 
-// staticZones returns the zones of st, longest name first, but the root
+// staticZones returns the zones of st (with hooks h), longest name first, but the root
 // zone (whose names take the general path), when there are at most
 // staticZoneList of them; ok is false when there are more.
-func staticZones(st *zonedata.Set) (zs []staticZone, ok bool) {
+func staticZones(st *zonedata.Set, h *hookTable) (zs []staticZone, ok bool) {
 	if st == nil || len(st.Zones) > staticZoneList+1 {
 		return nil, false
 	}
@@ -169,7 +170,7 @@ func staticZones(st *zonedata.Set) (zs []staticZone, ok bool) {
 		if z.Wild {
 			w = z.Nodes["*."+name]
 		}
-		zs = append(zs, staticZone{z: z, wild: w})
+		zs = append(zs, staticZone{z: z, wild: w, hooked: zoneHooked(h, name)})
 	}
 	for i := range zs {
 		zs[i].negativeSOA()
@@ -287,7 +288,7 @@ func (p *Engine) staticReply(c *fastCache, query, buf []byte, fq fastQuery, name
 	var cname *dns.CNAME
 	var target string
 	if len(set) > 0 {
-		if staticHooked(v.hooks, z, qname, wname) {
+		if staticHooked(v.hooks, z, sz, qname, wname) {
 			return nil
 		}
 	} else {
@@ -503,9 +504,10 @@ func (sz *staticZone) negFits(qname []byte) bool {
 }
 
 // staticHooked reports whether an answer hook acts on the RRset answering
-// qname (owned by the wildcard wname when not nil), as hookForSynth
-// decides, without building the names as strings.
-func staticHooked(h *hookTable, z *zone, qname, wname []byte) bool {
+// qname (owned by the wildcard wname when not nil) in zone z (listed as
+// sz, or nil), as hookForSynth decides, without building the names as
+// strings.
+func staticHooked(h *hookTable, z *zone, sz *staticZone, qname, wname []byte) bool {
 	if h == nil {
 		return false
 	}
@@ -515,10 +517,19 @@ func staticHooked(h *hookTable, z *zone, qname, wname []byte) bool {
 	if _, ok := h.byName[string(wname)]; ok && wname != nil {
 		return true
 	}
-	if len(h.byZone) == 0 {
+	if sz != nil {
+		return sz.hooked
+	}
+	return zoneHooked(h, z.Name)
+}
+
+// zoneHooked reports whether a zone-wide hook acts on the names of zone
+// (registered for it or for a name enclosing it).
+func zoneHooked(h *hookTable, zone string) bool {
+	if h == nil || len(h.byZone) == 0 {
 		return false
 	}
-	for n := z.Name; ; {
+	for n := zone; ; {
 		if _, ok := h.byZone[n]; ok {
 			return true
 		}
