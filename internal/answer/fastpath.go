@@ -38,6 +38,18 @@ import (
 // variable for the tests.
 var fastCacheBytes = 32 << 20
 
+// staticFirstNames returns the number of names above which the zones of
+// a view (when few: staticZones) are answered from staticReply before the
+// cache. A cache holds about fastCacheBytes / 200 replies of an address or
+// two; for zones of more than twice that many names, a load spread over
+// the names misses the cache for most queries, and each miss costs a
+// lookup in a map of that many entries — a read far from the processor's
+// caches, as costly as the answer itself at a million names (see
+// BenchmarkFastPathUniform). A static answer costs about what a cache hit
+// does in instructions, so past that size the cache keeps only the
+// answers staticReply cannot give (hooks, referrals, other types, DO).
+func staticFirstNames() int { return 2 * fastCacheBytes / 200 }
+
 // fastEntryOverhead is what fastCacheBytes counts for an entry beyond its
 // key and reply bytes; a hooked entry counts fastHookedBytes in all, or
 // more when its parts are larger (hookedEntry.size).
@@ -56,6 +68,10 @@ type fastCache struct {
 	// (zonesOK; see staticZones).
 	zones   []staticZone
 	zonesOK bool
+	// staticFirst: the zones hold many more names than the cache holds
+	// replies (staticFirstNames), so staticReply answers before the cache
+	// is looked up, and its answers are not stored (see staticFirstNames).
+	staticFirst bool
 	// wsigs holds, per wildcard RRset a hook chooses from, the packed
 	// RRSIGs of its subsets, shared by the names it synthesises (under mu;
 	// as many as the zone has hooked wildcards and types).
@@ -87,6 +103,13 @@ func (p *Engine) cache() *fastCache {
 	}
 	nc := &fastCache{v: v, m: make(map[string]fastEntry)}
 	nc.zones, nc.zonesOK = staticZones(v.st, v.hooks)
+	if nc.zonesOK {
+		names := 0
+		for _, z := range nc.zones {
+			names += len(z.z.Nodes)
+		}
+		nc.staticFirst = names > staticFirstNames()
+	}
 	p.fc.CompareAndSwap(c, nc)
 	return nc
 }
@@ -257,6 +280,13 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 	var key [300]byte
 	fq, n, ok := parseFast(query, &key, p.maxUDPSize(), tcp)
 	c := p.cache()
+	tried := false // staticReply tried and gave nil
+	if ok && c.staticFirst {
+		if out := p.staticReply(c, query, buf, fq, key[:fq.nameEnd-12], key[n-1]); out != nil {
+			return out
+		}
+		tried = true
+	}
 	if ok {
 		c.mu.RLock()
 		e := c.m[string(key[:n])]
@@ -299,7 +329,7 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 	}
 	var out []byte
 	cacheable := false
-	if ok {
+	if ok && !tried {
 		out = p.staticReply(c, query, buf, fq, key[:fq.nameEnd-12], key[n-1])
 		cacheable = out != nil
 	}

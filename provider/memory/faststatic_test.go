@@ -369,3 +369,41 @@ func BenchmarkFastPathUniform(b *testing.B) {
 		})
 	}
 }
+
+// TestStaticFirst: with zones holding many more names than the cache holds
+// replies, staticReply answers before the cache; every answer stays the
+// general path's, from the cache or not, twice over (the second time from
+// whatever the first stored).
+func TestStaticFirst(t *testing.T) {
+	defer answer.SetCacheBudget(answer.SetCacheBudget(2000)) // staticFirstNames: 20
+	p := staticFixture(t)
+	p.eng.DropCache()
+	src := netip.MustParseAddr("192.0.2.99")
+	buf := make([]byte, 4096)
+	for _, name := range []string{"www", "app", "x.w", "nope", "hooked", "tohook", "sub", "x.sub", "mx", "many", "x.ns1", "in.child", "dyn.hooks.test.", "x.admin.soa.test."} {
+		fq := name
+		if !strings.HasSuffix(fq, ".") {
+			fq += ".example.test."
+		}
+		for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeTXT, dns.TypeMX} {
+			for _, edns := range []byte{0, 1, 0x81} {
+				q := buildQuery(7, 1, 0, strings.Split(strings.TrimSuffix(fq, "."), "."), qt, dns.ClassINET, edns, 1232)
+				for range 2 {
+					for _, tcp := range []bool{false, true} {
+						want := p.RespondWire(q, src, tcp)
+						got := p.RespondUDP(q, buf, src)
+						if tcp {
+							got = p.RespondTCP(q, buf, src)
+						}
+						if !bytes.Equal(got, want) {
+							t.Fatalf("%s %d edns %x tcp %v: differs\nfast    %x\ngeneral %x", fq, qt, edns, tcp, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	if n, _, _ := p.eng.CacheStats(); n == 0 {
+		t.Errorf("the cache stored nothing: the general path's answers belong in it")
+	}
+}
