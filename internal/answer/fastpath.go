@@ -1,6 +1,7 @@
 package answer
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"sync"
 
@@ -37,6 +38,18 @@ import (
 // variable for the tests.
 var fastCacheBytes = 32 << 20
 
+// staticFirstNames returns the number of names above which the zones of
+// a view (when few: staticZones) are answered from staticReply before the
+// cache. A cache holds about fastCacheBytes / 200 replies of an address or
+// two; for zones of more than twice that many names, a load spread over
+// the names misses the cache for most queries, and each miss costs a
+// lookup in a map of that many entries — a read far from the processor's
+// caches, as costly as the answer itself at a million names (see
+// BenchmarkFastPathUniform). A static answer costs about what a cache hit
+// does in instructions, so past that size the cache keeps only the
+// answers staticReply cannot give (hooks, referrals, other types, DO).
+func staticFirstNames() int { return 2 * fastCacheBytes / 200 }
+
 // fastEntryOverhead is what fastCacheBytes counts for an entry beyond its
 // key and reply bytes; a hooked entry counts fastHookedBytes in all, or
 // more when its parts are larger (hookedEntry.size).
@@ -51,6 +64,14 @@ type fastCache struct {
 	mu    sync.RWMutex
 	m     map[string]fastEntry
 	bytes int // counted as fastCacheBytes says, under mu
+	// zones lists the view's zones for staticReply when they are few
+	// (zonesOK; see staticZones).
+	zones   []staticZone
+	zonesOK bool
+	// staticFirst: the zones hold many more names than the cache holds
+	// replies (staticFirstNames), so staticReply answers before the cache
+	// is looked up, and its answers are not stored (see staticFirstNames).
+	staticFirst bool
 	// wsigs holds, per wildcard RRset a hook chooses from, the packed
 	// RRSIGs of its subsets, shared by the names it synthesises (under mu;
 	// as many as the zone has hooked wildcards and types).
@@ -81,6 +102,14 @@ func (p *Engine) cache() *fastCache {
 		return c
 	}
 	nc := &fastCache{v: v, m: make(map[string]fastEntry)}
+	nc.zones, nc.zonesOK = staticZones(v.st, v.hooks)
+	if nc.zonesOK {
+		names := 0
+		for _, z := range nc.zones {
+			names += len(z.z.Nodes)
+		}
+		nc.staticFirst = names > staticFirstNames()
+	}
 	p.fc.CompareAndSwap(c, nc)
 	return nc
 }
@@ -116,20 +145,10 @@ func parseFast(q []byte, key *[300]byte, maxSize int, tcp bool) (fq fastQuery, n
 		if l > 63 || off+1+l >= len(q) || off-12+1+l > 254 {
 			return fq, 0, false
 		}
-		key[n] = byte(l)
-		n++
-		for _, c := range q[off+1 : off+1+l] {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			key[n] = c
-			n++
-		}
 		off += 1 + l
 	}
-	key[n] = 0
-	n++
 	off++
+	n = lowerName(key, q[12:off])
 	fq.nameEnd = off
 	if off+4 > len(q) {
 		return fq, 0, false
@@ -191,6 +210,23 @@ func parseFast(q []byte, key *[300]byte, maxSize int, tcp bool) (fq fastQuery, n
 	return fq, n + 1, true
 }
 
+// lowerName copies the wire-form name (at most 255 bytes) into key, lower
+// case, and returns its length. Its length bytes (at most 63) are below
+// 'A', so the name is lowered as a whole, eight bytes at a time: of each
+// byte without the high bit, 'A' to 'Z' gain 0x20 (the bytes key holds
+// past the name change too; the caller overwrites them).
+func lowerName(key *[300]byte, name []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	copy(key[:], name)
+	for i := 0; i < len(name) && i <= len(key)-8; i += 8 {
+		w := binary.LittleEndian.Uint64(key[i:])
+		h := w &^ highs
+		upper := (h + (0x80-'A')*ones) &^ (h + (0x80-'Z'-1)*ones) &^ w & highs
+		binary.LittleEndian.PutUint64(key[i:], w|upper>>2)
+	}
+	return len(name)
+}
+
 // echoableECS reports whether an EDNS Client Subnet option's data is in the
 // form the general path echoes unchanged: family 1 or 2, a source prefix
 // length the family allows, SCOPE PREFIX-LENGTH 0, exactly the address
@@ -244,6 +280,13 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 	var key [300]byte
 	fq, n, ok := parseFast(query, &key, p.maxUDPSize(), tcp)
 	c := p.cache()
+	tried := false // staticReply tried and gave nil
+	if ok && c.staticFirst {
+		if out := p.staticReply(c, query, buf, fq, key[:fq.nameEnd-12], key[n-1]); out != nil {
+			return out
+		}
+		tried = true
+	}
 	if ok {
 		c.mu.RLock()
 		e := c.m[string(key[:n])]
@@ -286,8 +329,8 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 	}
 	var out []byte
 	cacheable := false
-	if ok {
-		out = p.staticReply(c.v, query, buf, fq, key[n-1])
+	if ok && !tried {
+		out = p.staticReply(c, query, buf, fq, key[:fq.nameEnd-12], key[n-1])
 		cacheable = out != nil
 	}
 	if out == nil {

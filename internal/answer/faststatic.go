@@ -1,8 +1,13 @@
 package answer
 
 import (
+	"cmp"
+	"encoding/binary"
+	"math/bits"
+	"slices"
 	"strings"
 
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/miekg/dns"
 )
 
@@ -16,73 +21,61 @@ import (
 // unpacking the query and packing a dns.Msg: the header, the question as
 // asked, each record's owner as a pointer to the question or to the CNAME's
 // target, and the OPT record, names compressed as miekg/dns compresses them,
-// so the bytes are the general path's (FuzzFastPath and
-// TestStaticReplySameBytes check). Anything else, or a reply that would
-// not fit, returns nil and takes the general path.
-
-// staticMaxSuffixes bounds the name suffixes staticReply tracks for
-// compression; longer names take the general path.
-const staticMaxSuffixes = 40
+// so the bytes are the general path's (FuzzFastPath, FuzzStaticReply and
+// TestStaticReplySameBytes check). NXDOMAIN and NODATA answers (the zone's
+// SOA in the authority section) are written so too. Anything else, or a
+// reply that would not fit, returns nil and takes the general path.
+//
+// A miss costs about what a cache hit does: the question's name is read
+// from the cache key (lowered eight bytes at a time), turned into the
+// zone's text form and tested eight bytes at a time; a view of a few
+// zones finds the zone from a list (staticZones) and keeps each zone's
+// apex wildcard and negative answer's SOA record ready; then one map
+// lookup of the name in the zone's nodes (plus the empty non-terminals'
+// for a name that does not exist). Nothing is allocated.
 
 // staticComp is the compression map of a reply staticReply writes, as
-// miekg/dns's Pack keeps it: each name suffix written so far and its
-// offset. A suffix is q[at:] (the question, lower case, passed to each
-// method: holding it would move it to the heap) or str[k][at:] (a name
-// written after it), so nothing is copied.
+// miekg/dns's Pack keeps it: every suffix of the question (lower case,
+// at offset 12) and of each name written after it, up to where that name
+// became a pointer. The question is passed to each method (holding it
+// would move it to the heap); the names written are the zone's strings, so
+// nothing is copied.
 type staticComp struct {
-	str [3]string
-	ns  int // names in str
+	str [2]string
+	off [2]int // where str[k] starts in the reply
+	end [2]int // str[k][:end[k]] was written as labels, the rest is a pointer
 	n   int
-	at  [staticMaxSuffixes]int
-	src [staticMaxSuffixes]int8 // -1: q; else an index in str
-	off [staticMaxSuffixes]int
 }
 
-// find returns the offset of suffix s written so far.
+// find returns the offset of suffix s (of a name, at a label boundary) in
+// the reply so far: the question's, else the first name's holding it.
 func (c *staticComp) find(q []byte, s string) (int, bool) {
+	if k := len(q) - len(s); k >= 0 && (k == 0 || q[k-1] == '.') && string(q[k:]) == s {
+		return 12 + k, true
+	}
 	for i := range c.n {
-		if c.src[i] >= 0 && c.str[c.src[i]][c.at[i]:] == s || c.src[i] < 0 && string(q[c.at[i]:]) == s {
-			return c.off[i], true
+		t := c.str[i]
+		if k := len(t) - len(s); k >= 0 && k < c.end[i] && (k == 0 || t[k-1] == '.') && t[k:] == s {
+			return c.off[i] + k, true
 		}
 	}
 	return 0, false
 }
 
-func (c *staticComp) insert(at int, src int8, off int) bool {
-	if c.n == staticMaxSuffixes {
-		return false
-	}
-	c.at[c.n], c.src[c.n], c.off[c.n] = at, src, off
-	c.n++
-	return true
-}
-
-// question records the question's suffixes (it starts at offset 12).
-func (c *staticComp) question(q []byte) bool {
-	for i := 0; i < len(q); i++ {
-		if (i == 0 || q[i-1] == '.') && !c.insert(i, -1, 12+i) {
-			return false
-		}
-	}
-	return true
-}
-
 // name appends s (lower case, fully qualified) to out compressed as
-// packDomainName does: each suffix not seen yet is written and
-// remembered, the first one seen becomes a pointer.
+// packDomainName does: its labels up to the first suffix written before,
+// which becomes a pointer.
 func (c *staticComp) name(out, q []byte, s string) ([]byte, bool) {
-	if c.ns == len(c.str) {
-		return nil, false
+	if c.n == len(c.str) || len(out) > 0x3FFF-256 {
+		return nil, false // every suffix's offset fits a pointer: no other case to mirror
 	}
-	src := int8(c.ns)
-	c.str[c.ns] = s
-	c.ns++
+	k := c.n
+	c.str[k], c.off[k], c.end[k] = s, len(out), len(s)
 	for i := 0; i < len(s); {
-		if o, ok := c.find(q, s[i:]); ok {
+		if o, ok := c.find(q, s[i:]); ok { // s itself not yet counted in c.n
+			c.end[k] = i
+			c.n++
 			return append(out, 0xC0|byte(o>>8), byte(o)), true
-		}
-		if len(out) < 0x3FFF && !c.insert(i, src, len(out)) {
-			return nil, false
 		}
 		j := i
 		for j < len(s) && s[j] != '.' {
@@ -98,77 +91,173 @@ func (c *staticComp) name(out, q []byte, s string) ([]byte, bool) {
 		out = append(out, s[i:j]...)
 		i = j + 1
 	}
+	c.n++
 	return append(out, 0), true
+}
+
+// staticLabelOK holds the bytes staticLabelByte accepts.
+var staticLabelOK = func() (t [256]bool) {
+	for b := range 256 {
+		t[b] = 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '-' || b == '_' || b == '*'
+	}
+	return t
+}()
+
+// staticTextOK reports whether the name in text form in t[:l] holds only
+// bytes staticLabelByte accepts and dots, labels of them (the dots placed
+// between labels: a label holding a dot is refused). It tests eight bytes
+// at a time: of the bytes without the high bit, those from lo to hi are
+// those h+(0x80-lo) sets the high bit of and h+(0x7F-hi) does not; those
+// equal to v those h^v+0x7F does not.
+func staticTextOK(t *[256]byte, l, labels int) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	dots := 0
+	for i := 0; i < l && i <= len(t)-8; i += 8 {
+		w := binary.LittleEndian.Uint64(t[i:])
+		h := w &^ highs
+		az := (h + (0x80-'a')*ones) &^ (h + (0x7F-'z')*ones)
+		digits := (h + (0x80-'-')*ones) &^ (h + (0x7F-'9')*ones) &^ ^(h ^ '/'*ones + 0x7F*ones) // '-', '.', '0' to '9'
+		other := ^(h ^ '_'*ones + 0x7F*ones) | ^(h ^ '*'*ones + 0x7F*ones)
+		lanes := uint64(highs)
+		if l-i < 8 {
+			lanes &= 1<<(8*(l-i)) - 1
+		}
+		if (az|digits|other)&^w&lanes != lanes {
+			return false
+		}
+		dots += bits.OnesCount64(^(h ^ '.'*ones + 0x7F*ones) & lanes)
+	}
+	return dots == labels
 }
 
 // staticLabelByte reports whether b may appear in a label staticReply
 // handles: bytes miekg/dns writes as themselves in a name's text form (no
 // escaping), after lower-casing.
-func staticLabelByte(b byte) bool {
-	return 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '-' || b == '_' || b == '*'
+func staticLabelByte(b byte) bool { return staticLabelOK[b] }
+
+// staticZoneList is the most zones (the root zone aside) for which a
+// cache lists them for staticReply (staticZones); with more, it finds the
+// zone with a map lookup per label.
+const staticZoneList = 16
+
+// staticZone is one zone as staticReply finds it: the zone and the
+// wildcard at its apex ("*." and its name), or nil.
+type staticZone struct {
+	z      *zone
+	wild   *zonedata.Node
+	hooked bool // a zone-wide answer hook acts on its names (zoneHooked)
+	// neg is the SOA record of the zone's negative answers (negativeSOA),
+	// or nil; negPtr are the offsets of its negPtrs name pointers, negCheck
+	// the suffixes a question must not have for it to serve.
+	neg      []byte
+	negPtr   [3]int
+	negPtrs  int
+	negCheck []string
 }
 
-// staticReply returns the reply to query (parsed by parseFast as fq, flags
-// the last byte of its key) written into buf when the answer is of the
-// kind above, or nil.
-func (p *Engine) staticReply(v view, query, buf []byte, fq fastQuery, flags byte) []byte {
-	if flags&0x80 != 0 || fq.nameEnd <= 13 {
+// staticZones returns the zones of st (with hooks h), longest name first, but the root
+// zone (whose names take the general path), when there are at most
+// staticZoneList of them; ok is false when there are more.
+func staticZones(st *zonedata.Set, h *hookTable) (zs []staticZone, ok bool) {
+	if st == nil || len(st.Zones) > staticZoneList+1 {
+		return nil, false
+	}
+	for name, z := range st.Zones {
+		if name == "." {
+			continue
+		}
+		var w *zonedata.Node
+		if z.Wild {
+			w = z.Nodes["*."+name]
+		}
+		zs = append(zs, staticZone{z: z, wild: w, hooked: zoneHooked(h, name)})
+	}
+	for i := range zs {
+		zs[i].negativeSOA()
+	}
+	if len(zs) > staticZoneList {
+		return nil, false
+	}
+	slices.SortFunc(zs, func(a, b staticZone) int { return cmp.Compare(len(b.z.Name), len(a.z.Name)) })
+	return zs, true
+}
+
+// staticReply returns the reply to query (parsed by parseFast as fq, its
+// name lower case in wire form in name, flags the last byte of its key)
+// written into buf when the answer is of the kind above, or nil. c gives
+// the view and its zones (staticZones); its entries are not used.
+func (p *Engine) staticReply(c *fastCache, query, buf []byte, fq fastQuery, name []byte, flags byte) []byte {
+	if flags&0x80 != 0 || len(name) <= 1 || fq.nameEnd+4 > len(query) {
 		return nil // DO set, or the root
 	}
+	v := c.v
 	qtype := uint16(query[fq.nameEnd])<<8 | uint16(query[fq.nameEnd+1])
 	if query[fq.nameEnd+2] != 0 || query[fq.nameEnd+3] != 1 ||
 		(qtype != dns.TypeA && qtype != dns.TypeAAAA && qtype != dns.TypeTXT) {
 		return nil
 	}
-	// The name in text form, lower case: the same length as on the wire,
-	// the label at text offset i starting at wire offset 12+i.
+	// The name in text form: the same length as on the wire, the label at
+	// text offset i starting at wire offset 12+i.
 	var nb [256]byte
-	l := 0
-	for off := 12; query[off] != 0; {
-		ll := int(query[off])
-		for _, c := range query[off+1 : off+1+ll] {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if !staticLabelByte(c) {
-				return nil
-			}
-			nb[l] = c
-			l++
+	l := len(name) - 1
+	copy(nb[:], name[1:])
+	labels := 0
+	for off := 0; off < l; labels++ {
+		off += int(name[off]) + 1
+		if off > l {
+			return nil // not a name parseFast passed
 		}
-		nb[l] = '.'
-		l++
-		off += 1 + ll
+		nb[off-1] = '.'
 	}
 	qname := nb[:l]
+	if !staticTextOK(&nb, l, labels) {
+		return nil
+	}
 	var z *zone
-	zi := 0 // text offset of the zone's name in qname
-	for i := 0; i < l; i++ {
-		if i == 0 || qname[i-1] == '.' {
-			if zz, ok := v.st.Zones[string(qname[i:])]; ok {
-				z, zi = zz, i
+	zi := 0            // text offset of the zone's name in qname
+	var sz *staticZone // z in c.zones
+	listed := c.zonesOK
+	if listed {
+		for i := range c.zones {
+			if k := l - len(c.zones[i].z.Name); k >= 0 && (k == 0 || qname[k-1] == '.') && string(qname[k:]) == c.zones[i].z.Name {
+				sz = &c.zones[i]
+				z, zi = sz.z, k
 				break
+			}
+		}
+	} else {
+		for i := 0; i < l; i++ {
+			if i == 0 || qname[i-1] == '.' {
+				if zz, ok := v.st.Zones[string(qname[i:])]; ok {
+					z, zi = zz, i
+					break
+				}
 			}
 		}
 	}
 	if z == nil {
 		return nil // no zone, or only the root zone: the general path
 	}
-	if z.Cuts != nil {
-		for i := 0; i < zi; i++ {
-			if (i == 0 || qname[i-1] == '.') && z.Cuts[string(qname[i:])] {
-				return nil // a referral
+	n := z.Nodes[string(qname)]
+	if z.Cuts != nil && zi > 0 {
+		// A referral: qname is a delegation point (a name below the apex
+		// holding NS records, as Cuts holds them) or below one.
+		if len(n.Get(dns.TypeNS)) > 0 {
+			return nil
+		}
+		for i := 1; i < zi; i++ {
+			if qname[i-1] == '.' && z.Cuts[string(qname[i:])] {
+				return nil
 			}
 		}
 	}
-	n := z.Nodes[string(qname)]
 	var wname []byte // the wildcard's name when it synthesises the answer
 	if n == nil {
 		if zi == 0 || z.ENTs[string(qname)] {
-			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeSuccess) // NODATA
+			return p.staticNegative(query, buf, fq, flags, z, sz, qname, zi, dns.RcodeSuccess) // NODATA
 		}
 		if !z.Wild {
-			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeNameError)
+			return p.staticNegative(query, buf, fq, flags, z, sz, qname, zi, dns.RcodeNameError)
 		}
 		// wildcardFor: "*." and the closest encloser.
 		ce := 0
@@ -184,8 +273,13 @@ func (p *Engine) staticReply(v view, query, buf []byte, fq fastQuery, flags byte
 		wb := new([2 + 256]byte) // on the stack: it does not escape
 		wb[0], wb[1] = '*', '.'
 		k := copy(wb[2:], qname[ce:])
-		if n = z.Nodes[string(wb[:2+k])]; n == nil {
-			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeNameError)
+		if ce == zi && sz != nil {
+			n = sz.wild
+		} else {
+			n = z.Nodes[string(wb[:2+k])]
+		}
+		if n == nil {
+			return p.staticNegative(query, buf, fq, flags, z, sz, qname, zi, dns.RcodeNameError)
 		}
 		wname = wb[:2+k]
 	}
@@ -194,24 +288,24 @@ func (p *Engine) staticReply(v view, query, buf []byte, fq fastQuery, flags byte
 	var cname *dns.CNAME
 	var target string
 	if len(set) > 0 {
-		if staticHooked(v.hooks, z, qname, wname) {
+		if staticHooked(v.hooks, z, sz, qname, wname) {
 			return nil
 		}
 	} else {
 		cn := n.Get(dns.TypeCNAME)
 		if len(cn) == 0 {
-			return p.staticNegative(query, buf, fq, flags, z, qname, zi, dns.RcodeSuccess) // NODATA
+			return p.staticNegative(query, buf, fq, flags, z, sz, qname, zi, dns.RcodeSuccess) // NODATA
 		}
 		c, ok := cn[0].Wire.(*dns.CNAME)
 		if !ok {
 			return nil
 		}
 		cname, target = c, c.Target
-		if target == string(qname) || !inZone(target, z.Name) || z.CutFor(target) != "" {
+		if target == string(qname) || !inZone(target, z.Name) {
 			return nil
 		}
 		tn := z.Nodes[target]
-		if tn == nil {
+		if tn == nil || staticCut(z, target, tn) {
 			return nil
 		}
 		set = tn.Get(qtype)
@@ -232,9 +326,6 @@ func (p *Engine) staticReply(v view, query, buf []byte, fq fastQuery, flags byte
 	if cname != nil {
 		// The compression map: the question's suffixes, then the target's.
 		var comp staticComp
-		if !comp.question(qname) {
-			return nil
-		}
 		out = append(out, 0xC0, 12, 0, 5, 0, 1)
 		out = appendTTL(out, cname.Hdr.Ttl)
 		rdl := len(out)
@@ -312,18 +403,36 @@ func (p *Engine) staticOPT(out, query []byte, fq fastQuery, flags byte) []byte {
 }
 
 // staticNegative writes an NXDOMAIN (rcode 3) or NODATA (rcode 0) reply
-// from zone z for qname (the zone's name at text offset zi in it): the
-// zone's SOA in the authority section at TTL min(SOA TTL, minimum), its
-// owner a pointer into the question and its names compressed.
-func (p *Engine) staticNegative(query, buf []byte, fq fastQuery, flags byte, z *zone, qname []byte, zi, rcode int) []byte {
-	var comp staticComp
-	if !comp.question(qname) {
-		return nil
-	}
+// from zone z (listed as sz, or nil) for qname (the zone's name at text
+// offset zi in it): the zone's SOA in the authority section at TTL
+// min(SOA TTL, minimum), its owner a pointer into the question and its
+// names compressed.
+func (p *Engine) staticNegative(query, buf []byte, fq fastQuery, flags byte, z *zone, sz *staticZone, qname []byte, zi, rcode int) []byte {
 	out := buf[:0]
 	out = append(out, query[0], query[1], 0x80|0x04|query[2]&0x01, query[3]&0x10|byte(rcode))
 	out = append(out, 0, 1, 0, 0, 0, 1, 0, flags&1)
 	out = append(out, query[12:fq.nameEnd+4]...)
+	if sz != nil && sz.neg != nil && sz.negFits(qname) {
+		at := len(out)
+		out = append(out, sz.neg...)
+		for _, i := range sz.negPtr[:sz.negPtrs] {
+			o := int(out[at+i]&0x3F)<<8 | int(out[at+i+1]) + zi
+			out[at+i], out[at+i+1] = 0xC0|byte(o>>8), byte(o)
+		}
+		return p.staticOPT(out, query, fq, flags)
+	}
+	var ok bool
+	if out, ok = staticSOA(out, qname, z, zi); !ok {
+		return nil
+	}
+	return p.staticOPT(out, query, fq, flags)
+}
+
+// staticSOA appends the SOA record of a negative answer from zone z to out,
+// which holds the header and the question qname (the zone's name at text
+// offset zi in it).
+func staticSOA(out, qname []byte, z *zone, zi int) ([]byte, bool) {
+	var comp staticComp
 	apex := 12 + zi
 	out = append(out, 0xC0|byte(apex>>8), byte(apex), 0, 6, 0, 1)
 	out = appendTTL(out, min(z.SOA.TTL, z.SOA.Minimum))
@@ -331,23 +440,74 @@ func (p *Engine) staticNegative(query, buf []byte, fq fastQuery, flags byte, z *
 	out = append(out, 0, 0)
 	var ok bool
 	if out, ok = comp.name(out, qname, z.SOA.NS); !ok {
-		return nil
+		return nil, false
 	}
 	if out, ok = comp.name(out, qname, z.SOA.Mbox); !ok {
-		return nil
+		return nil, false
 	}
 	for _, v := range [5]uint32{z.SOA.Serial, z.SOA.Refresh, z.SOA.Retry, z.SOA.Expire, z.SOA.Minimum} {
 		out = appendTTL(out, v)
 	}
 	d := len(out) - rdl - 2
 	out[rdl], out[rdl+1] = byte(d>>8), byte(d)
-	return p.staticOPT(out, query, fq, flags)
+	return out, true
+}
+
+// negativeSOA prepares sz's negative answers: the SOA record staticSOA
+// writes after the question of the apex itself, and where its pointers
+// are. For a question zi bytes longer every pointer is zi more, so long as
+// the question has no suffix longer than the zone's name that the SOA's
+// names hold (negFits): then it shares with them only the suffixes the
+// apex has.
+func (sz *staticZone) negativeSOA() {
+	z := sz.z
+	qname := []byte(z.Name)
+	out := make([]byte, 12+len(qname)+1+4, 512)
+	out, ok := staticSOA(out, qname, z, 0)
+	if !ok {
+		return
+	}
+	rr := out[12+len(qname)+1+4:]
+	sz.negPtr[0], sz.negPtrs = 0, 1 // the owner
+	at := 12                        // the RDATA: two names, then the counters
+	for range 2 {
+		for rr[at] != 0 && rr[at] < 0xC0 {
+			at += 1 + int(rr[at])
+		}
+		if rr[at] == 0 {
+			at++
+			continue
+		}
+		sz.negPtr[sz.negPtrs] = at
+		sz.negPtrs++
+		at += 2
+	}
+	for _, s := range [2]string{z.SOA.NS, z.SOA.Mbox} {
+		for i := 0; len(s)-i > len(z.Name); i++ {
+			if (i == 0 || s[i-1] == '.') && inZone(s[i:], z.Name) {
+				sz.negCheck = append(sz.negCheck, s[i:])
+			}
+		}
+	}
+	sz.neg = rr
+}
+
+// negFits reports whether sz.neg serves question qname: no suffix of
+// qname is in sz.negCheck.
+func (sz *staticZone) negFits(qname []byte) bool {
+	for _, s := range sz.negCheck {
+		if k := len(qname) - len(s); k >= 0 && (k == 0 || qname[k-1] == '.') && string(qname[k:]) == s {
+			return false
+		}
+	}
+	return true
 }
 
 // staticHooked reports whether an answer hook acts on the RRset answering
-// qname (owned by the wildcard wname when not nil), as hookForSynth
-// decides, without building the names as strings.
-func staticHooked(h *hookTable, z *zone, qname, wname []byte) bool {
+// qname (owned by the wildcard wname when not nil) in zone z (listed as
+// sz, or nil), as hookForSynth decides, without building the names as
+// strings.
+func staticHooked(h *hookTable, z *zone, sz *staticZone, qname, wname []byte) bool {
 	if h == nil {
 		return false
 	}
@@ -357,10 +517,19 @@ func staticHooked(h *hookTable, z *zone, qname, wname []byte) bool {
 	if _, ok := h.byName[string(wname)]; ok && wname != nil {
 		return true
 	}
-	if len(h.byZone) == 0 {
+	if sz != nil {
+		return sz.hooked
+	}
+	return zoneHooked(h, z.Name)
+}
+
+// zoneHooked reports whether a zone-wide hook acts on the names of zone
+// (registered for it or for a name enclosing it).
+func zoneHooked(h *hookTable, zone string) bool {
+	if h == nil || len(h.byZone) == 0 {
 		return false
 	}
-	for n := z.Name; ; {
+	for n := zone; ; {
 		if _, ok := h.byZone[n]; ok {
 			return true
 		}
@@ -370,6 +539,25 @@ func staticHooked(h *hookTable, z *zone, qname, wname []byte) bool {
 		}
 		n = n[i+1:]
 	}
+}
+
+// staticCut reports whether name (in zone z, its node n) is a delegation
+// point or below one, as z.CutFor(name) != "" does: name itself by its NS
+// records, the names between it and the apex by z.Cuts.
+func staticCut(z *zone, name string, n *zonedata.Node) bool {
+	if z.Cuts == nil || name == z.Name {
+		return false
+	}
+	if len(n.Get(dns.TypeNS)) > 0 {
+		return true
+	}
+	above := len(name) - len(z.Name) // the apex starts here
+	for i := 0; i+1 < above; i++ {
+		if name[i] == '.' && z.Cuts[name[i+1:]] {
+			return true
+		}
+	}
+	return false
 }
 
 // inZone reports whether name (lower case, fully qualified) is zone or

@@ -19,7 +19,7 @@ func (p *Engine) StaticReply(query, buf []byte, tcp bool) []byte {
 	if !ok {
 		return nil
 	}
-	return p.staticReply(p.view(), query, buf, fq, key[n-1])
+	return p.staticReply(p.cache(), query, buf, fq, key[:fq.nameEnd-12], key[n-1])
 }
 
 // CacheStats returns the number of entries in the current cache (hooked

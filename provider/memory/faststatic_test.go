@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +55,19 @@ func staticFixture(t testing.TB) *Provider {
 	if err := p.AddZone("child.example.test."); err != nil {
 		t.Fatal(err)
 	}
+	// Zones whose SOA names share suffixes with the questions in other
+	// ways: out of the zone, below a name of the zone, the apex itself.
+	for _, z := range []struct{ name, ns, mbox string }{
+		{"soa.test.", "ns.elsewhere.test.", "admin.soa.test."},
+		{"deep.soa2.test.", "a.ns.in.deep.soa2.test.", "b.ns.in.deep.soa2.test."},
+		{"apex.soa3.test.", "apex.soa3.test.", "x.soa3.test."},
+	} {
+		cfg := DefaultZoneConfig()
+		cfg.NS, cfg.Mbox = []string{z.ns}, z.mbox
+		if err := p.AddZoneWith(z.name, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := p.AppendRecords(context.Background(), "child.example.test.", []libdns.Record{
 		libdns.Address{Name: "in", TTL: ttl, IP: netip.MustParseAddr("192.0.2.70")},
 		libdns.CNAME{Name: "up", TTL: ttl, Target: "www.example.test."},
@@ -73,11 +88,18 @@ func TestStaticReplySameBytes(t *testing.T) {
 		"esc", "multi", "longest", "under_score-1", "many", "nope", "*.w", "in.child", "up.child", "child",
 		strings.Repeat("a", 63) + "." + strings.Repeat("B", 63) + "." + strings.Repeat("c", 60),
 		"", "dyn.hooks.test.", "cn.hooks.test.", "x.wild.hooks.test.", "example.net.",
+		"ns1", "x.ns1", "hostmaster", "y.hostmaster", "z.y.hostmaster", "ns1.child", "q.ns1.child", "hostmaster.child",
+		"soa.test.", "x.soa.test.", "admin.soa.test.", "x.admin.soa.test.", "elsewhere.soa.test.", "ns.elsewhere.soa.test.",
+		"deep.soa2.test.", "in.deep.soa2.test.", "ns.in.deep.soa2.test.", "a.ns.in.deep.soa2.test.", "x.b.ns.in.deep.soa2.test.",
+		"apex.soa3.test.", "q.apex.soa3.test.", "x.soa3.test.",
 	}
 	mustStatic := map[string]bool{"www A": true, "WwW A": true, "app A": true, "t TXT": true, "x.w A": true,
 		"q.wc A": true, "apex A": true, "apex AAAA": true, "deep.er.x TXT": true, "zz.wcx A": true,
 		"multi TXT": true, "longest TXT": true, "under_score-1 A": true, "many A": true, " A": true, "in.child A": true,
-		"nope A": true, "nope TXT": true, "t A": true, "b A": true, "er.x AAAA": true, "y.x.w AAAA": true, "child TXT": true}
+		"nope A": true, "nope TXT": true, "t A": true, "b A": true, "er.x AAAA": true, "y.x.w AAAA": true, "child TXT": true,
+		"x.ns1 A": true, "y.hostmaster A": true, "q.ns1.child TXT": true, "x.admin.soa.test. A": true,
+		"ns.elsewhere.soa.test. A": true, "a.ns.in.deep.soa2.test. A": true, "x.b.ns.in.deep.soa2.test. A": true,
+		"q.apex.soa3.test. AAAA": true, "apex.soa3.test. A": true}
 	src := netip.MustParseAddr("192.0.2.99")
 	buf := make([]byte, 4096)
 	answered := map[string]bool{}
@@ -236,5 +258,152 @@ func BenchmarkFastPathSpread(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// staticFuzzZones are the zones FuzzStaticReply puts its names in.
+var staticFuzzZones = []string{"example.test.", "child.example.test.", "soa.test.", "deep.soa2.test.", "apex.soa3.test.", "hooks.test.", "test.", ""}
+
+// FuzzStaticReply asks staticReply directly for names of staticFixture
+// (a fuzzed name, in one of its zones or none) and requires the general
+// path's bytes whenever it answers, over UDP and TCP.
+func FuzzStaticReply(f *testing.F) {
+	p := staticFixture(f)
+	for _, s := range []string{"www", "WwW", "app", "x.w", "y.x.w", "nope", "ns1", "x.ns1", "y.hostmaster", "zz.wcx", "many", "in.child", "a.ns.in.deep", "x.b.ns.in.deep", "q.apex", "x.admin", "a.b", "deep.er.x", "sub", "x.sub", "", "*.w", "a.b.c.d.e"} {
+		for z := range staticFuzzZones {
+			f.Add(s, uint8(z), uint16(dns.TypeA), byte(1), uint16(1232))
+		}
+	}
+	f.Add("t", uint8(0), uint16(dns.TypeTXT), byte(0), uint16(0))
+	f.Add("www", uint8(0), uint16(dns.TypeAAAA), byte(1), uint16(512))
+	f.Add("longest", uint8(0), uint16(dns.TypeTXT), byte(1), uint16(600))
+	f.Add("many", uint8(0), uint16(dns.TypeA), byte(0), uint16(0))
+	src := netip.MustParseAddr("192.0.2.99")
+	buf := make([]byte, 4096)
+	f.Fuzz(func(t *testing.T, name string, zone uint8, qtype uint16, edns byte, size uint16) {
+		labels := strings.Split(name, ".")
+		labels = append(labels, strings.Split(staticFuzzZones[int(zone)%len(staticFuzzZones)], ".")...)
+		q := buildQuery(0x4321, 1, 0x10, labels, qtype, dns.ClassINET, edns&0x81, size)
+		if edns&3 == 3 {
+			q = withECS(q, 1, int(edns>>2)%33, []byte{198, 51, 100, 7}, false)
+		}
+		for _, tcp := range []bool{false, true} {
+			if !answer.ParseFast(q, DefaultMaxUDPSize, tcp) {
+				return
+			}
+			got := p.eng.StaticReply(q, buf, tcp)
+			if got == nil {
+				continue
+			}
+			if want := p.RespondWire(q, src, tcp); !bytes.Equal(got, want) {
+				t.Fatalf("tcp %v: static reply differs\nquery   %x\nstatic  %x\ngeneral %x", tcp, q, got, want)
+			}
+		}
+	})
+}
+
+// BenchmarkFastPathUniform answers A queries through RespondUDP over a zone
+// of GSLBKIT_SCALE_NAMES names (100,000 by default; one A record each, as
+// bench/dns-vs-peers/scale.sh's zone mostly holds), with the cache's own
+// budget: "cached" asks the first 20,000 names (all from the cache),
+// "uniform" asks every name in turn, 1 in 20 a name that does not exist
+// (as scale.sh's uniform.txt: past the cache, most answers come from
+// staticReply), "uniform-no-cache" the same with a cache that holds
+// nothing (what the cache saves a uniform load). Compare them in one run; one size at a time (1M names
+// take some 1 GB):
+//
+//	GSLBKIT_SCALE_NAMES=1000000 go test -run '^$' -bench FastPathUniform -benchtime 3000000x ./provider/memory/
+func BenchmarkFastPathUniform(b *testing.B) {
+	names := 100000
+	if s := os.Getenv("GSLBKIT_SCALE_NAMES"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 20000 {
+			b.Fatalf("GSLBKIT_SCALE_NAMES=%q: want a number of names ≥ 20000", s)
+		}
+		names = v
+	}
+	sb := NewSnapshotBuilder(context.Background())
+	if err := sb.Zone("example.test.", SOA{NS: "ns1.example.test.", Mbox: "hostmaster.example.test.", Serial: 1, Refresh: 3600, Retry: 600, Expire: 86400, Minimum: 300, TTL: 300}); err != nil {
+		b.Fatal(err)
+	}
+	qs := make([][]byte, names)
+	for i := range names {
+		n := fmt.Sprintf("h%07d", i)
+		if err := sb.Add(ZoneRecord{Name: n, Type: "A", TTL: 300, Data: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)}); err != nil {
+			b.Fatal(err)
+		}
+		if i%20 == 19 {
+			n = fmt.Sprintf("nx%07d", i)
+		}
+		qs[i] = buildQuery(uint16(i), 1, 0, []string{n, "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232)
+	}
+	p := new(Provider)
+	cfg := DefaultZoneConfig()
+	cfg.NS = []string{"ns1.example.test."}
+	if err := p.AddZoneWith("example.test.", cfg); err != nil {
+		b.Fatal(err)
+	}
+	if err := p.RestoreBuilt(sb); err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	src := netip.MustParseAddr("192.0.2.1")
+	for _, c := range []struct {
+		name   string
+		budget int
+		qs     [][]byte
+	}{{"cached", answer.CacheBudget(), qs[:20000]}, {"uniform", answer.CacheBudget(), qs}, {"uniform-no-cache", 0, qs}} {
+		b.Run(c.name, func(b *testing.B) {
+			defer answer.SetCacheBudget(answer.SetCacheBudget(c.budget))
+			p.eng.DropCache()
+			for _, q := range c.qs {
+				_ = p.RespondUDP(q, buf, src)
+			}
+			runtime.GC()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				_ = p.RespondUDP(c.qs[i%len(c.qs)], buf, src)
+				i++
+			}
+		})
+	}
+}
+
+// TestStaticFirst: with zones holding many more names than the cache holds
+// replies, staticReply answers before the cache; every answer stays the
+// general path's, from the cache or not, twice over (the second time from
+// whatever the first stored).
+func TestStaticFirst(t *testing.T) {
+	defer answer.SetCacheBudget(answer.SetCacheBudget(2000)) // staticFirstNames: 20
+	p := staticFixture(t)
+	p.eng.DropCache()
+	src := netip.MustParseAddr("192.0.2.99")
+	buf := make([]byte, 4096)
+	for _, name := range []string{"www", "app", "x.w", "nope", "hooked", "tohook", "sub", "x.sub", "mx", "many", "x.ns1", "in.child", "dyn.hooks.test.", "x.admin.soa.test."} {
+		fq := name
+		if !strings.HasSuffix(fq, ".") {
+			fq += ".example.test."
+		}
+		for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeTXT, dns.TypeMX} {
+			for _, edns := range []byte{0, 1, 0x81} {
+				q := buildQuery(7, 1, 0, strings.Split(strings.TrimSuffix(fq, "."), "."), qt, dns.ClassINET, edns, 1232)
+				for range 2 {
+					for _, tcp := range []bool{false, true} {
+						want := p.RespondWire(q, src, tcp)
+						got := p.RespondUDP(q, buf, src)
+						if tcp {
+							got = p.RespondTCP(q, buf, src)
+						}
+						if !bytes.Equal(got, want) {
+							t.Fatalf("%s %d edns %x tcp %v: differs\nfast    %x\ngeneral %x", fq, qt, edns, tcp, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	if n, _, _ := p.eng.CacheStats(); n == 0 {
+		t.Errorf("the cache stored nothing: the general path's answers belong in it")
 	}
 }
