@@ -16,7 +16,3 @@ func a(name, ip string) libdns.Record {
 func cname(name, target string) libdns.Record {
 	return libdns.CNAME{Name: name, TTL: 30 * time.Second, Target: target}
 }
-
-func txt(name, text string) libdns.Record {
-	return libdns.TXT{Name: name, TTL: 30 * time.Second, Text: text}
-}

@@ -164,11 +164,7 @@ func builtRecords(t *testing.T, add func(*memory.SnapshotBuilder) error) []libdn
 	require.NoError(t, p.RestoreBuilt(b))
 	recs, err := p.GetRecords(context.Background(), "example.test.")
 	require.NoError(t, err)
-	var out []libdns.Record
-	for _, r := range recs {
-		out = append(out, r)
-	}
-	return out
+	return recs
 }
 
 // zoneRecordOf is rr as a ZoneRecord: name fully qualified, data in
