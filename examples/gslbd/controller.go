@@ -185,7 +185,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 		return nil, err
 	}
 	lcfg := record.LocalConfig(cfg.OwnerID)
-	lcfg.AllowTypeSwitch = true // the embedded zone swaps whole snapshots
+	lcfg.AllowTypeSwitch = true // one write each (leadCapped.ReplaceRecords): no version without either type
 	embeddedOnly := cfg.Provider.Type == "" || cfg.Provider.Type == "embedded"
 	// Its writes wait while the serial is maxSerialLead ahead of the
 	// clock (serial.go).
