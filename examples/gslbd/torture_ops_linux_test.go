@@ -62,6 +62,7 @@ var tOps = []tOp{
 	{"impostor", 1, always, opImpostor},
 	{"rollback", 1, pickAddr(false), opRollback},
 	{"burst", 1, pickAddr(false), opBurst},
+	{"ctl-restart-in-hold", 1, pickAddr(false), opRestartInHold},
 	{"ctl-down-35s", 0, always, opCtlDownLong},
 	{"restart-on-failure", 0, pickAddr(false), opRestartOnFailure},
 	{"observe", 2, always, func(*walk, []string) error {
@@ -849,4 +850,34 @@ func opRestartOnFailure(w *walk, a []string) error {
 		}
 	}
 	return nil
+}
+
+// opRestartInHold applies a config edit (the record's probe policy,
+// fast ↔ wide) by a restart that stops the controller inside the startup
+// hold of the start before (SIGTERM the instant it serves, before its
+// first probe results), drains an address the instant the new start
+// serves (inside its hold: 503 with Retry-After, which changes nothing;
+// 2xx if the hold already ended), and kills it with -9 right after the
+// answer (I4: a 2xx survives). A stop inside the hold saves a state file
+// from restored, unprobed states; the next start must trust no more of it
+// than of the file it restored.
+func opRestartInHold(w *walk, a []string) error {
+	if err := w.restartCtl(false, nil); err != nil {
+		return err
+	}
+	policy, s := "wide", w.m.cur()
+	if r := s.rec(a[0]); r != nil && r.Policy == "wide" {
+		policy = "fast"
+	}
+	if err := w.restartCtl(false, func(s *mState) {
+		if r := s.rec(a[0]); r != nil {
+			r.Policy = policy
+		}
+	}); err != nil {
+		return err
+	}
+	if err := w.intent(a[0], a[1], "drain"); err != nil {
+		return err
+	}
+	return w.restartCtl(true, nil)
 }
