@@ -139,6 +139,10 @@ type addrState struct {
 	// pass since (addressMemory.FailingSince), carried over from the state
 	// file until a probe passes; zero otherwise. c.mu guards it.
 	failingSince time.Time
+	// observed counts the Monitor's events of the address that observe
+	// has applied (under c.mu): equal to its TargetStats.Transitions once
+	// the controller's state caught up with the Monitor's (startupHold).
+	observed uint64
 }
 
 func targetID(rec string, ip netip.Addr) string { return rec + "/" + ip.String() }
@@ -479,6 +483,7 @@ func (c *controller) observe(e probe.Event) {
 		rs = c.byName[as.rec]
 		as.state = e.Transition.To
 		as.health = failover.Health(e.Transition.To)
+		as.observed++
 	}
 	c.mu.Unlock()
 	if as == nil {
