@@ -140,8 +140,9 @@ type addrState struct {
 	// file until a probe passes; zero otherwise. c.mu guards it.
 	failingSince time.Time
 	// observed counts the Monitor's events of the address that observe
-	// has applied (under c.mu): equal to its TargetStats.Transitions once
-	// the controller's state caught up with the Monitor's (startupHold).
+	// has applied (under c.mu): equal to its
+	// probe.TargetStats.Transitions once the controller's state caught up
+	// with the Monitor's (startupHold).
 	observed uint64
 }
 
