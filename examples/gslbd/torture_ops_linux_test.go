@@ -62,6 +62,7 @@ var tOps = []tOp{
 	{"impostor", 1, always, opImpostor},
 	{"rollback", 1, pickAddr(false), opRollback},
 	{"burst", 1, pickAddr(false), opBurst},
+	{"switch-burst", 1, pickRec(func(r *mRec) bool { return !r.disabled() && r.Failover != "" }), opSwitchBurst},
 	{"ctl-restart-in-hold", 1, pickAddr(false), opRestartInHold},
 	{"ctl-down-35s", 0, always, opCtlDownLong},
 	{"restart-on-failure", 0, pickAddr(false), opRestartOnFailure},
@@ -813,6 +814,25 @@ func opBurst(w *walk, a []string) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) && nodeSerial(w.e.knotAddr) != nodeSerial(w.e.ctlDNS) {
 		time.Sleep(50 * time.Millisecond) // polling the secondary's copy
+	}
+	return nil
+}
+
+// opSwitchBurst disables and enables one record 10 times in a row, as
+// fast as the API answers: 20 switches between its addresses and its
+// failover CNAME, each a write of the embedded zone while the
+// reconciler's rate limiter is drained (so a write made in two calls waits
+// between them). No version of the zone may hold neither (I2: NODATA on
+// the controller, and on a node that copies that version; seed
+// 1877470192).
+func opSwitchBurst(w *walk, a []string) error {
+	for range 10 {
+		if err := w.intent(a[0], "", "disable"); err != nil {
+			return err
+		}
+		if err := w.intent(a[0], "", "enable"); err != nil {
+			return err
+		}
 	}
 	return nil
 }
