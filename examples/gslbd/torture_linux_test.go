@@ -296,7 +296,7 @@ var tScenarios = []struct{ name, steps string }{
 	{"item14-rebinding", "rebinding"},
 	{"item15-first-answer-all-dead-no-state", "edit-failover r0.example.test. none r1.example.test.; backend-kill 0; backend-kill 1; state-remove; observe; observe"},
 	{"item16-restarts-within-detection-time", "edit-policy r2.example.test. wide; restart-on-failure r2.example.test. 192.0.2.15; observe"},
-	{"item17-restart-and-action-in-startup-hold", "ctl-restart-in-hold r0.example.test. 192.0.2.10; observe; ctl-restart-in-hold r0.example.test. 192.0.2.11; observe"},
+	{"item17-restart-and-action-in-startup-hold", "ctl-restart-in-hold r0.example.test. 192.0.2.10; observe; ctl-restart-in-hold r1.example.test. 192.0.2.12; observe"},
 	{"item18-failover-switch-burst", "switch-burst r0.example.test.; switch-burst r1.example.test.; observe"},
 	// Seeds that broke an invariant, replayed as they ran. 1877470192: a
 	// disable right after a kill -9 answered NODATA between the delete of
