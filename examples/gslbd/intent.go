@@ -370,10 +370,11 @@ func (c *controller) startupHold(ctx context.Context) error {
 // firstResultsPending counts the addresses whose first probe result the
 // controller has not taken in: none yet in the Monitor, or a change of
 // state the Monitor made (probe.TargetStats.Transitions) whose event
-// observe has not applied. The Monitor counts a result, then delivers its event from
-// another goroutine: published in between, a probed address would still
-// be in its initial state (critical without a trusted state file), and a
-// healthy record would answer its failover name (seed 39004).
+// observe has not applied. The Monitor counts a result, then delivers its
+// event from another goroutine: published in between, a probed address
+// would still be in its initial state (critical without a trusted state
+// file), and a healthy record would answer its failover name when DNS
+// opens (TestStartupHoldWaitsForObservedResults).
 func (c *controller) firstResultsPending() int {
 	waiting := 0
 	for id, as := range c.byID {
