@@ -277,8 +277,8 @@ func TestTorture(t *testing.T) {
 // tScenarios are short walks, one per fault class (items 1–18; item 12
 // needs an RFC 2136 server: tortureItem12, run beside them), each the
 // steps that reached a breach on the code before the fixes (item 17, a
-// class added later, reached none), then seeds' walks that did. They must
-// all pass.
+// class added later, reached none), then seeds' walks that did (or that
+// stopped the walk). They must all pass.
 var tScenarios = []struct{ name, steps string }{
 	{"item01-removed-record", "edit-remove r1.example.test.; observe"},
 	{"item02-marker-named-record", "edit-marker; observe"},
@@ -303,6 +303,10 @@ var tScenarios = []struct{ name, steps string }{
 	// the addresses and the set of the failover CNAME (two zone versions;
 	// one since memory.Provider.ReplaceRecords, TestFailoverSwitchLeavesNoGap).
 	{"seed1877470192-switch-gap", "edit-marker; ctl-kill9; drain-kill9 r0.example.test. 192.0.2.10; disable r0.example.test.; observe"},
+	// 39015: the reflection step restarted the controller on a state
+	// directory a state-unwritable step had left a file (the walk's bug:
+	// it started it without putting the directory back, as startCtl does).
+	{"seed39015-reflection-after-unwritable-state", "state-unwritable; udp-reflection; observe"},
 }
 
 // TestTortureScenarios replays tScenarios, each on fresh processes. They

@@ -648,9 +648,15 @@ func opUDPReflection(w *walk, _ []string) error {
 			return err
 		}
 	}
+	// As startCtl: the state directory made writable again (after
+	// state-unwritable the controller refuses to start on it; seed 39015).
+	if w.m.cur().StateBroken {
+		w.fixStateDir()
+	}
 	if err := os.WriteFile(w.e.cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
+	w.keepState()
 	p, err := startGslbd("controller", w.e.cfgPath, 0)
 	if err != nil {
 		return err
