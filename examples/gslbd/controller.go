@@ -139,6 +139,11 @@ type addrState struct {
 	// pass since (addressMemory.FailingSince), carried over from the state
 	// file until a probe passes; zero otherwise. c.mu guards it.
 	failingSince time.Time
+	// observed counts the Monitor's events of the address that observe
+	// has applied (under c.mu): equal to its
+	// probe.TargetStats.Transitions once the controller's state caught up
+	// with the Monitor's (startupHold).
+	observed uint64
 }
 
 func targetID(rec string, ip netip.Addr) string { return rec + "/" + ip.String() }
@@ -185,7 +190,7 @@ func newController(cfg Config, d deps, met *metrics, log *slog.Logger) (*control
 		return nil, err
 	}
 	lcfg := record.LocalConfig(cfg.OwnerID)
-	lcfg.AllowTypeSwitch = true // the embedded zone swaps whole snapshots
+	lcfg.AllowTypeSwitch = true // one write each (leadCapped.ReplaceRecords): no version without either type
 	embeddedOnly := cfg.Provider.Type == "" || cfg.Provider.Type == "embedded"
 	// Its writes wait while the serial is maxSerialLead ahead of the
 	// clock (serial.go).
@@ -479,6 +484,7 @@ func (c *controller) observe(e probe.Event) {
 		rs = c.byName[as.rec]
 		as.state = e.Transition.To
 		as.health = failover.Health(e.Transition.To)
+		as.observed++
 	}
 	c.mu.Unlock()
 	if as == nil {

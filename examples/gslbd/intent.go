@@ -350,12 +350,7 @@ func (c *controller) startupHold(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case now := <-tick.C:
-			waiting := 0
-			for id := range c.byID {
-				if st, ok := c.mon.Stats(id); !ok || st.Probes == 0 {
-					waiting++
-				}
-			}
+			waiting := c.firstResultsPending()
 			if waiting > 0 && now.Sub(start) < bound {
 				continue
 			}
@@ -370,6 +365,28 @@ func (c *controller) startupHold(ctx context.Context) error {
 			return c.awaitAnswering(ctx, tick.C)
 		}
 	}
+}
+
+// firstResultsPending counts the addresses whose first probe result the
+// controller has not taken in: none yet in the Monitor, or a change of
+// state the Monitor made (probe.TargetStats.Transitions) whose event
+// observe has not applied. The Monitor counts a result, then delivers its
+// event from another goroutine: published in between, a probed address
+// would still be in its initial state (critical without a trusted state
+// file), and a healthy record would answer its failover name when DNS
+// opens (TestStartupHoldWaitsForObservedResults).
+func (c *controller) firstResultsPending() int {
+	waiting := 0
+	for id, as := range c.byID {
+		st, ok := c.mon.Stats(id)
+		c.mu.Lock()
+		seen := as.observed // read after st: it never runs ahead of it
+		c.mu.Unlock()
+		if !ok || st.Probes == 0 || st.Transitions != seen {
+			waiting++
+		}
+	}
+	return waiting
 }
 
 // awaitAnswering opens DNS and replication once the zone holds the first

@@ -25,9 +25,10 @@ import (
 const maxSerialLead = 10 * time.Minute
 
 // leadCapped is the embedded zone as its reconciler writes it: a write
-// (SetRecords, DeleteRecords, ReplaceFenced) made while the zone's serial
-// is lead or more ahead of the clock first waits for the clock's next
-// second (see maxSerialLead). The rest of memory.Provider is its own.
+// (SetRecords, DeleteRecords, ReplaceRecords, ReplaceFenced) made while the
+// zone's serial is lead or more ahead of the clock first waits for the
+// clock's next second (see maxSerialLead). The rest of memory.Provider is
+// its own.
 type leadCapped struct {
 	*memory.Provider
 	zone string
@@ -94,6 +95,17 @@ func (z leadCapped) DeleteRecords(ctx context.Context, zone string, rs []libdns.
 		return nil, err
 	}
 	return z.Provider.DeleteRecords(ctx, zone, rs)
+}
+
+// ReplaceRecords waits for the lead cap, then deletes and sets in one
+// change (memory.Provider.ReplaceRecords): the embedded reconciler's switch
+// of a name between its addresses and its failover CNAME is one version,
+// never one with neither (NODATA for a configured name, I2).
+func (z leadCapped) ReplaceRecords(ctx context.Context, zone string, del, set []libdns.Record) error {
+	if err := z.wait(ctx); err != nil {
+		return err
+	}
+	return z.Provider.ReplaceRecords(ctx, zone, del, set)
 }
 
 // ReplaceFenced waits for the lead cap, then writes.

@@ -274,10 +274,11 @@ func TestTorture(t *testing.T) {
 	runWalk(t, seed, steps, budget, time.Now().Add(*tortureDuration), only)
 }
 
-// tScenarios are short walks, one per fault class (items 1–16; item 12
+// tScenarios are short walks, one per fault class (items 1–18; item 12
 // needs an RFC 2136 server: tortureItem12, run beside them), each the
-// steps that reached a breach on the code before the fixes. They must all
-// pass.
+// steps that reached a breach on the code before the fixes (item 17, a
+// class added later, reached none), then seeds' walks that did (or that
+// stopped the walk). They must all pass.
 var tScenarios = []struct{ name, steps string }{
 	{"item01-removed-record", "edit-remove r1.example.test.; observe"},
 	{"item02-marker-named-record", "edit-marker; observe"},
@@ -295,6 +296,17 @@ var tScenarios = []struct{ name, steps string }{
 	{"item14-rebinding", "rebinding"},
 	{"item15-first-answer-all-dead-no-state", "edit-failover r0.example.test. none r1.example.test.; backend-kill 0; backend-kill 1; state-remove; observe; observe"},
 	{"item16-restarts-within-detection-time", "edit-policy r2.example.test. wide; restart-on-failure r2.example.test. 192.0.2.15; observe"},
+	{"item17-restart-and-action-in-startup-hold", "ctl-restart-in-hold r0.example.test. 192.0.2.10; observe; ctl-restart-in-hold r1.example.test. 192.0.2.12; observe"},
+	{"item18-failover-switch-burst", "switch-burst r0.example.test.; switch-burst r1.example.test.; observe"},
+	// Seeds that broke an invariant, replayed as they ran. 1877470192: a
+	// disable right after a kill -9 answered NODATA between the delete of
+	// the addresses and the set of the failover CNAME (two zone versions;
+	// one since memory.Provider.ReplaceRecords, TestFailoverSwitchLeavesNoGap).
+	{"seed1877470192-switch-gap", "edit-marker; ctl-kill9; drain-kill9 r0.example.test. 192.0.2.10; disable r0.example.test.; observe"},
+	// 39015: the reflection step restarted the controller on a state
+	// directory a state-unwritable step had left a file (the walk's bug:
+	// it started it without putting the directory back, as startCtl does).
+	{"seed39015-reflection-after-unwritable-state", "state-unwritable; udp-reflection; observe"},
 }
 
 // TestTortureScenarios replays tScenarios, each on fresh processes. They

@@ -62,6 +62,8 @@ var tOps = []tOp{
 	{"impostor", 1, always, opImpostor},
 	{"rollback", 1, pickAddr(false), opRollback},
 	{"burst", 1, pickAddr(false), opBurst},
+	{"switch-burst", 1, pickRec(func(r *mRec) bool { return !r.disabled() && r.Failover != "" }), opSwitchBurst},
+	{"ctl-restart-in-hold", 1, pickAddr(false), opRestartInHold},
 	{"ctl-down-35s", 0, always, opCtlDownLong},
 	{"restart-on-failure", 0, pickAddr(false), opRestartOnFailure},
 	{"observe", 2, always, func(*walk, []string) error {
@@ -646,9 +648,15 @@ func opUDPReflection(w *walk, _ []string) error {
 			return err
 		}
 	}
+	// As startCtl: the state directory made writable again (after
+	// state-unwritable the controller refuses to start on it; seed 39015).
+	if w.m.cur().StateBroken {
+		w.fixStateDir()
+	}
 	if err := os.WriteFile(w.e.cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
+	w.keepState()
 	p, err := startGslbd("controller", w.e.cfgPath, 0)
 	if err != nil {
 		return err
@@ -816,6 +824,25 @@ func opBurst(w *walk, a []string) error {
 	return nil
 }
 
+// opSwitchBurst disables and enables one record 10 times in a row, as
+// fast as the API answers: 20 switches between its addresses and its
+// failover CNAME, each a write of the embedded zone while the
+// reconciler's rate limiter is drained (so a write made in two calls waits
+// between them). No version of the zone may hold neither (I2: NODATA on
+// the controller, and on a node that copies that version; seed
+// 1877470192).
+func opSwitchBurst(w *walk, a []string) error {
+	for range 10 {
+		if err := w.intent(a[0], "", "disable"); err != nil {
+			return err
+		}
+		if err := w.intent(a[0], "", "enable"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // opRestartOnFailure kills the backend of one address and restarts the
 // controller (SIGTERM) the instant its log shows the address's first
 // failure (passing → warning), three times, then once more with kill -9:
@@ -849,4 +876,34 @@ func opRestartOnFailure(w *walk, a []string) error {
 		}
 	}
 	return nil
+}
+
+// opRestartInHold applies a config edit (the record's probe policy,
+// fast ↔ wide) by a restart that stops the controller inside the startup
+// hold of the start before (SIGTERM the instant it serves, before its
+// first probe results), drains an address the instant the new start
+// serves (inside its hold: 503 with Retry-After, which changes nothing;
+// 2xx if the hold already ended), and kills it with -9 right after the
+// answer (I4: a 2xx survives). A stop inside the hold saves a state file
+// from restored, unprobed states; the next start must trust no more of it
+// than of the file it restored.
+func opRestartInHold(w *walk, a []string) error {
+	if err := w.restartCtl(false, nil); err != nil {
+		return err
+	}
+	policy, s := "wide", w.m.cur()
+	if r := s.rec(a[0]); r != nil && r.Policy == "wide" {
+		policy = "fast"
+	}
+	if err := w.restartCtl(false, func(s *mState) {
+		if r := s.rec(a[0]); r != nil {
+			r.Policy = policy
+		}
+	}); err != nil {
+		return err
+	}
+	if err := w.intent(a[0], a[1], "drain"); err != nil {
+		return err
+	}
+	return w.restartCtl(true, nil)
 }

@@ -3,7 +3,8 @@
 // RecordGetter, RecordAppender, RecordSetter, RecordDeleter and ZoneLister
 // (libdns v1 semantics) and answers DNS queries for them authoritatively.
 // Writers publish immutable snapshots, so readers never wait and see whole
-// changes: one SetRecords call switches a name from addresses to a CNAME.
+// changes: one SetRecords call switches a name from addresses to a CNAME,
+// and ReplaceRecords (record.Replacer) deletes and sets in one change.
 // Every change bumps the zone's SOA serial (by one, or to the clock with
 // ZoneConfig.SerialPolicy SerialUnixTime) and the Provider's Version and is
 // journaled (Changes, Wait, Since); AnswerFunc hooks choose answers per

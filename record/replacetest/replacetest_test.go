@@ -62,8 +62,8 @@ func TestBrokenStoresCaught(t *testing.T) {
 
 // A store that is not a Replacer underneath (a wrapper adding the method
 // to a plain store does not count for record.New) makes the Reconciler
-// write twice.
-type plain struct{ *memory.Provider }
+// write twice. plain hides memory.Provider's own ReplaceRecords.
+type plain struct{ libdns.RecordGetter }
 
 type notInnermost struct {
 	*atomic
