@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -20,9 +21,10 @@ import (
 // within reservedLifetime (anything else is answered 503) before it is
 // closed; when every reserved slot is taken, the reserved connection
 // accepted longest ago that is not being answered now (a slow client, or
-// one already answered) is closed to make room, and only when all of them
-// are being answered (or were accepted less than unreadGrace ago and not
-// read yet) is the new one closed at once. So
+// one already answered) is closed to make room; while the only others were
+// accepted less than unreadGrace ago and not read yet, it waits for them to
+// be read (at most admitWait), and only when all of them are being
+// answered (a request head arrived whole) is the new one closed at once. So
 // idle, slow or busy clients can neither hold the port (a kubelet liveness
 // probe is answered) nor take more descriptors than their share.
 //
@@ -49,7 +51,7 @@ type connInfo struct {
 	idle     bool
 	since    time.Time // when it went idle
 	reserved bool
-	serving  bool        // a reserved connection's request is being answered (until the handler returns)
+	serving  bool        // a reserved connection's request arrived whole and is being answered (until the handler returns)
 	at       time.Time   // when it was accepted
 	timer    *time.Timer // closes a reserved connection
 }
@@ -90,16 +92,35 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 }
 
 // admit places c in the table, evicting the connection idle longest if
-// the table is full; false when there is no place for it at all.
+// the table is full; false when there is no place for it at all. While the
+// only candidates for eviction are connections not known busy yet (not
+// read, or whose request began an instant ago), it waits for them, at most
+// admitWait in all.
 func (l *connLimiter) admit(c net.Conn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var wait *time.Timer
+	expired := false
 	defer func() {
 		if wait != nil {
 			wait.Stop()
 		}
 	}()
+	// waitChange waits, l.mu released, until a connection is read, goes
+	// idle or closes, or admitWait has passed since the first wait.
+	waitChange := func() {
+		if wait == nil {
+			wait = time.NewTimer(admitWait)
+		}
+		ch := l.changed
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-wait.C:
+			expired = true
+		}
+		l.mu.Lock()
+	}
 	for {
 		now := time.Now()
 		if l.n >= l.max {
@@ -126,23 +147,12 @@ func (l *connLimiter) admit(c net.Conn) bool {
 			if oldest == nil {
 				oldest = unread
 			}
-			if oldest == nil && young {
+			if oldest == nil && young && !expired {
 				// Connections accepted but not read yet, or whose request
 				// began an instant ago: not known busy. Let them be read and
-				// answered (idle) before taking a reserved slot, within
-				// admitWait.
-				if wait == nil {
-					wait = time.NewTimer(admitWait)
-				}
-				ch := l.changed
-				l.mu.Unlock()
-				select {
-				case <-ch:
-					l.mu.Lock()
-					continue
-				case <-wait.C:
-					l.mu.Lock()
-				}
+				// answered (idle) before taking a reserved slot.
+				waitChange()
+				continue
 			}
 			if oldest != nil {
 				delete(l.conns, oldest)
@@ -151,25 +161,37 @@ func (l *connLimiter) admit(c net.Conn) bool {
 				_ = oldest.Close()
 			}
 		}
-		break
-	}
-	if l.n < l.max {
-		l.conns[c] = &connInfo{at: time.Now()}
-		l.n++
-		return true
-	}
-	if l.nres >= reserveConns {
+		if l.n < l.max {
+			l.conns[c] = &connInfo{at: now}
+			l.n++
+			return true
+		}
+		if l.nres < reserveConns {
+			break
+		}
+		// Every reserved slot taken: close the one accepted longest ago
+		// that is not being answered, unless it was accepted an instant
+		// ago and not read yet (as likely a probe as the newcomer, and
+		// first): wait for those to be read.
 		var slow net.Conn
 		var at time.Time
-		now := time.Now()
+		young := false
 		for oc, ci := range l.conns {
-			// Not one accepted an instant ago and not read yet: it is
-			// as likely a probe as the newcomer, and was first.
-			if ci.reserved && !ci.serving && (ci.read || now.Sub(ci.at) >= unreadGrace) && (slow == nil || ci.at.Before(at)) {
-				slow, at = oc, ci.at
+			switch {
+			case !ci.reserved || ci.serving:
+			case ci.read || now.Sub(ci.at) >= unreadGrace:
+				if slow == nil || ci.at.Before(at) {
+					slow, at = oc, ci.at
+				}
+			default:
+				young = true
 			}
 		}
 		if slow == nil {
+			if young && !expired {
+				waitChange()
+				continue
+			}
 			return false
 		}
 		l.conns[slow].timer.Stop()
@@ -177,6 +199,7 @@ func (l *connLimiter) admit(c net.Conn) bool {
 		l.nres--
 		l.evicted.Add(1)
 		_ = slow.Close()
+		break
 	}
 	l.nres++
 	l.reservedUsed.Add(1)
@@ -214,18 +237,26 @@ func (l *connLimiter) track(c net.Conn, st http.ConnState) {
 }
 
 // readConn is a connection of the listener: its first read that returns
-// bytes marks it read in the table.
+// bytes marks it read in the table, and a read that holds the end of a
+// request head (an empty line) marks its request whole.
 type readConn struct {
 	net.Conn
-	l    *connLimiter
-	seen atomic.Bool
+	l     *connLimiter
+	seen  atomic.Bool
+	whole atomic.Bool
 }
+
+var headEnd = []byte("\r\n\r\n")
 
 func (c *readConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 && !c.seen.Load() {
 		c.seen.Store(true)
 		c.l.markRead(c)
+	}
+	if n > 0 && !c.whole.Load() && bytes.Contains(p[:n], headEnd) {
+		c.whole.Store(true)
+		c.l.markWhole(c)
 	}
 	return n, err
 }
@@ -244,6 +275,18 @@ func (l *connLimiter) markRead(c net.Conn) {
 	if ci := l.conns[c]; ci != nil && !ci.read {
 		ci.read, ci.busy = true, time.Now()
 		l.wake()
+	}
+}
+
+// markWhole notes that c's request head has arrived whole: a reserved
+// connection is then being answered (serving), not a slow client, from
+// before its handler runs (a newcomer accepted between the two must not
+// close it); guard clears it once the answer is written.
+func (l *connLimiter) markWhole(c net.Conn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ci := l.conns[c]; ci != nil && ci.reserved {
+		ci.serving = true
 	}
 }
 
