@@ -117,20 +117,7 @@ func (zb *Builder) Flush() {
 	}
 	ents := make(map[string]bool)
 	for _, name := range deep {
-		for n := name; n != z.Name; {
-			i := strings.IndexByte(n, '.')
-			if i < 0 || i == len(n)-1 {
-				break
-			}
-			n = n[i+1:]
-			if n == z.Name || !dns.IsSubDomain(z.Name, n) {
-				break
-			}
-			if _, ok := z.Nodes[n]; ok {
-				continue
-			}
-			ents[n] = true
-		}
+		z.addENTs(ents, name)
 	}
 	z.ENTs = ents
 }

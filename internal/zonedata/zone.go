@@ -216,22 +216,28 @@ func (z *Zone) RebuildENTs() {
 			}
 			z.Cuts[name] = true
 		}
-		for n := name; n != z.Name; {
-			i := strings.IndexByte(n, '.')
-			if i < 0 || i == len(n)-1 {
-				break
-			}
-			n = n[i+1:]
-			if n == z.Name || !dns.IsSubDomain(z.Name, n) {
-				break
-			}
-			if _, ok := z.Nodes[n]; ok {
-				continue
-			}
-			ents[n] = true
-		}
+		z.addENTs(ents, name)
 	}
 	z.ENTs = ents
+}
+
+// addENTs adds to ents the names between name and the apex that hold no
+// node: the empty non-terminals name implies.
+func (z *Zone) addENTs(ents map[string]bool, name string) {
+	for n := name; n != z.Name; {
+		i := strings.IndexByte(n, '.')
+		if i < 0 || i == len(n)-1 {
+			return
+		}
+		n = n[i+1:]
+		if n == z.Name || !dns.IsSubDomain(z.Name, n) {
+			return
+		}
+		if _, ok := z.Nodes[n]; ok {
+			continue
+		}
+		ents[n] = true
+	}
 }
 
 // SortedNames returns the zone's owner names, apex first, then in DNS
