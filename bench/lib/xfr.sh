@@ -65,14 +65,8 @@ port_answers() {
 start_secondary() {
 	local d=$1
 	rm -rf "$d" && mkdir -p "$d/db"
-	cat >"$d/knot.conf" <<CONF
-server:
-    listen: 127.0.0.1@$2
-    rundir: $d
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
-    tcp-remote-io-timeout: $((LOAD_TIMEOUT * 1000))
+	knot_server "$d" "$2" "tcp-remote-io-timeout: $((LOAD_TIMEOUT * 1000))" >"$d/knot.conf"
+	cat >>"$d/knot.conf" <<CONF
 database:
     storage: $d/db
 control:
