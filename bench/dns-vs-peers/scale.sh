@@ -41,7 +41,9 @@
 # first probe was lost and waited out that second: its load times at 10k
 # and 100k names read 1.14-1.15 s whatever the size (CPU 0.05 and
 # 0.25 s), and Knot's at 10k names did so in one round of three
-# (0.09-1.16 s).
+# (0.09-1.16 s). On a busy machine the wall time also holds the time the
+# server waited for its core: the line "loaded in" says how long
+# (waiting for a CPU, from /proc/PID/task/*/schedstat).
 # The start-up of a primary and of the Knot secondary, and the reading of
 # the secondary's log, are bench/lib/xfr.sh's (xfrside.sh uses them too).
 #
@@ -104,7 +106,8 @@ serial_at() { dig +short +time=1 +tries=1 @127.0.0.1 -p "$1" example.test SOA 2>
 # start_primary SERVER ZONEFILE: starts it pinned on $port (start_server);
 # sets started_pid, and load_wall and load_cpu: the seconds from its start
 # until it answers ns1.example.test (await_answer), and the CPU seconds it
-# used by then; load_wall="" when it did not answer within LOAD_TIMEOUT.
+# used by then, and load_wait, the seconds it waited for a CPU by then
+# (cpu_wait); load_wall="" when it did not answer within LOAD_TIMEOUT.
 start_primary() {
 	local s=$1 zf=$2 t0 bin=knot
 	if port_answers "$port"; then
@@ -115,10 +118,11 @@ start_primary() {
 	case $s in knot | fast) ;; *) echo "unknown server $s (knot fast)" >&2; exit 1 ;; esac
 	t0=$(now)
 	start_server "$s" "$bin" "$port" "$zf" -load "$LOAD" -changes "$changes"
-	load_wall="" load_cpu=""
+	load_wall="" load_cpu="" load_wait=""
 	if await_answer "$port" "$started_pid"; then
 		load_cpu=$(awk -v t="$(cpu_ticks "$started_pid")" -v c="$clk" 'BEGIN {printf "%.3f", t / c}')
 		load_wall=$(awk -v a="$t0" -v b="$answered_at" 'BEGIN {printf "%.3f", b - a}')
+		load_wait=$(cpu_wait "$started_pid")
 		taskset -a -p -c "$SERVER_CPU" "$started_pid" >/dev/null
 	fi
 }
@@ -209,7 +213,7 @@ for n in $SIZES; do
 			put "$round" "$s" "$n" load "$load_wall"
 			put "$round" "$s" "$n" loadcpu "$load_cpu"
 			put "$round" "$s" "$n" rss "$(awk -v a="$loaded" -v e="$empty" -v r="$records" 'BEGIN {printf "%.1f", (a - e) * 1024 / r}')"
-			printf '%-6s %-8s loaded in %s s (%s s CPU), RSS %d kB (empty %d kB)\n' "$s" "$n" "$load_wall" "$load_cpu" "$loaded" "$empty"
+			printf '%-6s %-8s loaded in %s s (%s s CPU, %s s waiting for a CPU), RSS %d kB (empty %d kB)\n' "$s" "$n" "$load_wall" "$load_cpu" "$load_wait" "$loaded" "$empty"
 			for load in $LOADS; do
 				run_load "$round" "$s" "$n" "$pid" "$load"
 			done

@@ -49,6 +49,11 @@ await_answer() {
 	answered_at=$(taskset -c "$CLIENT_CPU" "$dir/dnsready" -addr "127.0.0.1:$1" -name ns1.example.test -timeout "${LOAD_TIMEOUT}s" -pid "$2" 2>/dev/null)
 }
 
+# cpu_wait PID: the seconds PID's threads have spent runnable but waiting
+# for a CPU (the second field of /proc/PID/task/*/schedstat): what a wall
+# time holds beyond the CPU time on a busy machine.
+cpu_wait() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ w += $2 } END { printf "%.3f", w / 1e9 }'; }
+
 # port_answers PORT: whether a server answers on PORT already (any reply
 # within 0.2 s).
 port_answers() {

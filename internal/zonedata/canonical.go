@@ -14,28 +14,47 @@ import (
 // same names in a map's order (its tree is then filled and walked along
 // its own order), so a primary sends them sorted.
 //
-// It sorts when iterated, without a string per name: each name is keyed by
-// the first 15 bytes of its labels below the zone, rightmost first and
-// each followed by a zero byte, in two integers (keyNames); the keys are
-// sorted by their first eight bytes a byte at a time (a radix sort, which
-// unlike a comparison sort costs no call per comparison), and only names
-// whose first eight bytes tie are compared, by the rest of their keys,
-// then as strings. The sort holds 48 bytes per name until the iteration
-// ends (the keys, and as many for the radix sort's other half).
+// The first iteration of a version sorts, without a string per name: each
+// name is keyed by the first 15 bytes of its labels below the zone,
+// rightmost first and each followed by a zero byte, in two integers
+// (keyNames); the keys are sorted by their first eight bytes a byte at a
+// time (a radix sort, which unlike a comparison sort costs no call per
+// comparison), and only names whose first eight bytes tie are compared,
+// by the rest of their keys, then as strings. The sort holds 56 bytes per
+// name while it runs; the order is then kept with z (8 bytes a name, for
+// as long as z is kept), and later iterations of z read it without
+// sorting again. z must not change once it has been iterated (a published
+// version never does; a writer changes a Clone, which starts unsorted).
 func CanonicalNodes(z *Zone) iter.Seq[*Node] {
 	return func(yield func(*Node) bool) {
-		ks, plain := keyNames(z)
-		if plain {
-			radixSortHi(ks)
-		} else {
-			slices.SortFunc(ks, compareKeyed)
+		order := z.canonical.Load()
+		if order == nil {
+			order = sortNodes(z)
+			if !z.canonical.CompareAndSwap(nil, order) {
+				order = z.canonical.Load() // another iteration's, the same
+			}
 		}
-		for i := range ks {
-			if !yield(ks[i].nd) {
+		for _, nd := range *order {
+			if !yield(nd) {
 				return
 			}
 		}
 	}
+}
+
+// sortNodes is z's nodes but the apex's in CanonicalNodes' order.
+func sortNodes(z *Zone) *[]*Node {
+	ks, plain := keyNames(z)
+	if plain {
+		radixSortHi(ks)
+	} else {
+		slices.SortFunc(ks, compareKeyed)
+	}
+	nodes := make([]*Node, len(ks))
+	for i := range ks {
+		nodes[i] = ks[i].nd
+	}
+	return &nodes
 }
 
 // keyed is a node and its name's canonicalKey.

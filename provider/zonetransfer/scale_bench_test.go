@@ -38,7 +38,9 @@ import (
 // transfer over the heap before it (peak-heap-MB). With
 // GSLBKIT_SCALE_ZONEFILE naming a zone file of example.test. (zonegen's
 // scale.zone, bench/dns-vs-peers/zonegen), it serves that zone too
-// (records=zonefile), loaded as the embedded server loads it.
+// (zonefile/fresh=true: each transfer the first of a new zone version;
+// fresh=false: later transfers of one version), loaded as the embedded
+// server loads it.
 
 const scaleZone = "scale.test."
 
@@ -148,17 +150,22 @@ func (w *firstWriter) Write(b []byte) (int, error) {
 func BenchmarkAXFRScale(b *testing.B) {
 	for _, n := range scaleSizes {
 		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
-			benchAXFR(b, scaleProvider(b, n).p, scaleZone, n*16)
+			benchAXFR(b, scaleProvider(b, n).p, scaleZone, n*16, false)
 		})
 	}
 	if file := os.Getenv("GSLBKIT_SCALE_ZONEFILE"); file != "" {
-		b.Run("zonefile", func(b *testing.B) {
-			p, err := zoneFileProvider(file)
-			if err != nil {
-				b.Fatal(err)
-			}
-			benchAXFR(b, p, "example.test.", 0)
-		})
+		var p *memory.Provider
+		for _, fresh := range []bool{true, false} {
+			b.Run(fmt.Sprintf("zonefile/fresh=%v", fresh), func(b *testing.B) {
+				var err error
+				if p == nil {
+					if p, err = zoneFileProvider(file); err != nil {
+						b.Fatal(err)
+					}
+				}
+				benchAXFR(b, p, "example.test.", 0, fresh)
+			})
+		}
 	}
 }
 
@@ -183,8 +190,11 @@ func zoneFileProvider(file string) (*memory.Provider, error) {
 }
 
 // benchAXFR serves zone's AXFR from p (see BenchmarkAXFRScale), failing
-// when a transfer is under minBytes.
-func benchAXFR(b *testing.B, p *memory.Provider, zone string, minBytes int) {
+// when a transfer is under minBytes. With fresh, each transfer is the
+// first of its zone version (one record written before it, the timer
+// stopped), which sorts the names; without, transfers after the first
+// read the order the first kept.
+func benchAXFR(b *testing.B, p *memory.Provider, zone string, minBytes int, fresh bool) {
 	x, err := zonetransfer.NewTransfer(p, zonetransfer.TransferConfig{Allow: []zonetransfer.TransferRule{{}}}, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -200,8 +210,14 @@ func benchAXFR(b *testing.B, p *memory.Provider, zone string, minBytes int) {
 	var peak uint64
 	var msgs, bytes int
 	b.ReportAllocs()
-	for b.Loop() {
+	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
+		if fresh {
+			rec := libdns.Address{Name: "bench-fresh", TTL: time.Minute, IP: netip.AddrFrom4([4]byte{192, 0, 2, byte(i)})}
+			if _, err := p.SetRecords(context.Background(), zone, []libdns.Record{rec}); err != nil {
+				b.Fatal(err)
+			}
+		}
 		runtime.GC()
 		w := &firstWriter{sample: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
 		metrics.Read(w.sample)
