@@ -30,6 +30,23 @@
 # with the default, a secondary that paused for half a second on a busy
 # machine had its AXFR reset, at 10k names as at 1M.
 #
+# The time until a server answers (step 2, "load s") runs from just before
+# its start to the first reply, NOERROR with an address, to
+# ns1.example.test: dnsready (built from ./dnsready) asks every 5 ms from
+# the client core on a connected UDP socket, so a query sent before the
+# server bound its port comes back refused at once and is asked again
+# (the figure is the server's to within 5 ms), for Knot and the embedded
+# server alike. Before, the probe was dnsperf with its 1 s timeout (-t 1):
+# the embedded server binds its port only once its zone is loaded, so the
+# first probe was lost and waited out that second: its load times at 10k
+# and 100k names read 1.14-1.15 s whatever the size (CPU 0.05 and
+# 0.25 s), and Knot's at 10k names did so in one round of three
+# (0.09-1.16 s). On a busy machine the wall time also holds the time the
+# server waited for its core: the line "loaded in" says how long
+# (waiting for a CPU, from /proc/PID/task/*/schedstat).
+# The start-up of a primary and of the Knot secondary, and the reading of
+# the secondary's log, are bench/lib/xfr.sh's (xfrside.sh uses them too).
+#
 # A figure that cannot be trusted aborts its row with a message and no
 # figure (the rules of run.sh, and: a server that did not answer within
 # LOAD_TIMEOUT, a transfer the secondary's log does not report as finished).
@@ -63,6 +80,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 . "$repo/bench/lib/stats.sh"
 . "$repo/bench/lib/dnsperf.sh"
+. "$repo/bench/lib/xfr.sh"
 dir=$(mktemp -d /tmp/dns-scale.XXXXXX)
 pids=()
 cleanup() {
@@ -76,124 +94,40 @@ for cmd in dnsperf taskset go knotd knotc dig; do
 	command -v "$cmd" >/dev/null || { echo "missing $cmd (apt-get install dnsperf knot knot-dnsutils dnsutils)" >&2; exit 1; }
 done
 [ -z "${GOMEMLIMIT:-}" ] || echo "# note: GOMEMLIMIT=$GOMEMLIMIT is set" >&2
-(cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded && go build -o "$dir/zonegen" ./bench/dns-vs-peers/zonegen)
+build_xfr_tools
 clk=$(getconf CLK_TCK)
 port=$((BASEPORT + 1))
 secport=$((BASEPORT + 2))
+sec=$dir/sec # the secondary's directory and log (start_secondary)
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
-now() { date +%s.%N; }
 serial_at() { dig +short +time=1 +tries=1 @127.0.0.1 -p "$1" example.test SOA 2>/dev/null | awk '{print $3}'; }
 
-# start_primary SERVER ZONEFILE: starts it pinned on $port; sets started_pid,
-# load_wall and load_cpu (seconds until it answers ns1.example.test), or
-# load_wall="" when it did not answer within LOAD_TIMEOUT.
+# start_primary SERVER ZONEFILE: starts it pinned on $port (start_server);
+# sets started_pid, and load_wall and load_cpu: the seconds from its start
+# until it answers ns1.example.test (await_answer), and the CPU seconds it
+# used by then, and load_wait, the seconds it waited for a CPU by then
+# (cpu_wait); load_wall="" when it did not answer within LOAD_TIMEOUT.
 start_primary() {
-	local s=$1 zf=$2 t0
-	if dnsperf_probe "$port" ns1.example.test; then
+	local s=$1 zf=$2 t0 bin=knot
+	if port_answers "$port"; then
 		echo "port $port already answers: stop that server first" >&2
 		exit 1
 	fi
+	[ "$s" = knot ] || bin=$dir/embedded
+	case $s in knot | fast) ;; *) echo "unknown server $s (knot fast)" >&2; exit 1 ;; esac
 	t0=$(now)
-	case $s in
-	knot)
-		rm -rf "$dir/knot" && mkdir -p "$dir/knot/db"
-		cat >"$dir/knot/knot.conf" <<CONF
-server:
-    listen: 127.0.0.1@$port
-    rundir: $dir/knot
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
-    tcp-io-timeout: 30000
-database:
-    storage: $dir/knot/db
-control:
-    listen: $dir/knot/knot.sock
-log:
-  - target: stderr
-    any: error
-acl:
-  - id: xfr
-    address: 127.0.0.0/8
-    action: transfer
-zone:
-  - domain: example.test
-    file: $zf
-    acl: xfr
-    zonefile-sync: -1
-    journal-content: changes
-CONF
-		taskset -c "$SERVER_CPU" knotd -c "$dir/knot/knot.conf" >"$dir/knot.log" 2>&1 &
-		;;
-	fast)
-		taskset -c "$SERVER_CPU" "$dir/embedded" -zonefile "$zf" -addr "127.0.0.1:$port" -mode fast -xfr -load "$LOAD" -changes "$changes" >"$dir/fast.log" 2>&1 &
-		;;
-	*) echo "unknown server $s (knot fast)" >&2; exit 1 ;;
-	esac
-	started_pid=$!
-	pids+=("$started_pid")
-	load_wall="" load_cpu=""
-	local end=$((SECONDS + LOAD_TIMEOUT))
-	while ((SECONDS < end)); do
-		kill -0 "$started_pid" 2>/dev/null || break
-		if dnsperf_probe "$port" ns1.example.test; then
-			load_wall=$(awk -v a="$t0" -v b="$(now)" 'BEGIN {printf "%.3f", b - a}')
-			load_cpu=$(awk -v t="$(cpu_ticks "$started_pid")" -v c="$clk" 'BEGIN {printf "%.3f", t / c}')
-			taskset -a -p -c "$SERVER_CPU" "$started_pid" >/dev/null
-			return
-		fi
-		sleep 0.05
-	done
+	start_server "$s" "$bin" "$port" "$zf" -load "$LOAD" -changes "$changes"
+	load_wall="" load_cpu="" load_wait=""
+	if await_answer "$port" "$started_pid"; then
+		load_cpu=$(awk -v t="$(cpu_ticks "$started_pid")" -v c="$clk" 'BEGIN {printf "%.3f", t / c}')
+		load_wall=$(awk -v a="$t0" -v b="$answered_at" 'BEGIN {printf "%.3f", b - a}')
+		load_wait=$(cpu_wait "$started_pid")
+		taskset -a -p -c "$SERVER_CPU" "$started_pid" >/dev/null
+	fi
 }
 
 stop_pid() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
-
-# start_secondary: a fresh Knot secondary of example.test from $port on
-# $secport, logging transfers to $dir/sec.log; sets sec_pid.
-start_secondary() {
-	rm -rf "$dir/sec" && mkdir -p "$dir/sec/db"
-	cat >"$dir/sec/knot.conf" <<CONF
-server:
-    listen: 127.0.0.1@$secport
-    rundir: $dir/sec
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
-    tcp-remote-io-timeout: $((LOAD_TIMEOUT * 1000))
-database:
-    storage: $dir/sec/db
-control:
-    listen: $dir/sec/knot.sock
-log:
-  - target: stderr
-    any: info
-remote:
-  - id: primary
-    address: 127.0.0.1@$port
-zone:
-  - domain: example.test
-    master: primary
-    file: $dir/sec/example.test.zone
-    zonefile-sync: -1
-    zonefile-load: none
-    journal-content: changes
-CONF
-	taskset -c "$CLIENT_CPU" knotd -c "$dir/sec/knot.conf" >"$dir/sec.log" 2>&1 &
-	sec_pid=$!
-	pids+=("$sec_pid")
-}
-
-# xfr_seconds KIND: the seconds the secondary's log reports for its last
-# finished incoming KIND (AXFR or IXFR), counted from the first message,
-# or nothing.
-xfr_seconds() { grep -E "$1, incoming, .* finished, [0-9.]+ seconds" "$dir/sec.log" | tail -n 1 | sed -E 's/.*finished, ([0-9.]+) seconds.*/\1/'; }
-# refresh_seconds FROM TO: the seconds the secondary's log reports for the
-# refresh that took the zone from serial FROM ("none": empty) to TO, or
-# nothing.
-refresh_seconds() { grep -E "refresh, remote .*, zone updated, [0-9.]+ seconds, serial $1 -> $2," "$dir/sec.log" | tail -n 1 | sed -E 's/.*zone updated, ([0-9.]+) seconds.*/\1/'; }
-# refresh_failed: the secondary's last failed refresh, or nothing.
-refresh_failed() { grep -E "refresh, .*failed" "$dir/sec.log" | tail -n 1; }
 
 # wait_serial PORT SERIAL: waits (LOAD_TIMEOUT at most) until the server on
 # PORT answers the zone's SOA with SERIAL; fails otherwise.
@@ -279,35 +213,37 @@ for n in $SIZES; do
 			put "$round" "$s" "$n" load "$load_wall"
 			put "$round" "$s" "$n" loadcpu "$load_cpu"
 			put "$round" "$s" "$n" rss "$(awk -v a="$loaded" -v e="$empty" -v r="$records" 'BEGIN {printf "%.1f", (a - e) * 1024 / r}')"
-			printf '%-6s %-8s loaded in %s s (%s s CPU), RSS %d kB (empty %d kB)\n' "$s" "$n" "$load_wall" "$load_cpu" "$loaded" "$empty"
+			printf '%-6s %-8s loaded in %s s (%s s CPU, %s s waiting for a CPU), RSS %d kB (empty %d kB)\n' "$s" "$n" "$load_wall" "$load_cpu" "$load_wait" "$loaded" "$empty"
 			for load in $LOADS; do
 				run_load "$round" "$s" "$n" "$pid" "$load"
 			done
 			steady=$(rss_kb "$pid")
 			put "$round" "$s" "$n" rss-after "$(awk -v a="$steady" -v e="$empty" -v r="$records" 'BEGIN {printf "%.1f", (a - e) * 1024 / r}')"
 			serial=$(serial_at "$port")
-			start_secondary
-			if ! wait_serial "$secport" "$serial" || [ -z "$(xfr_seconds AXFR)" ] || [ -z "$(refresh_seconds none "$serial")" ]; then
-				for w in axfr axfr-data; do abort "$round" "$s" "$n" "$w" "the secondary did not report a finished AXFR of serial $serial: $(grep -E 'AXFR|error' "$dir/sec.log" | tail -n 1)"; done
+			start_secondary "$sec" "$secport" "$port"
+			if ! wait_serial "$secport" "$serial" || [ -z "$(xfr_seconds AXFR "$sec/log")" ] || [ -z "$(refresh_seconds none "$serial" "$sec/log")" ]; then
+				for w in axfr axfr-data; do abort "$round" "$s" "$n" "$w" "the secondary did not report a finished AXFR of serial $serial: $(grep -E 'AXFR|error' "$sec/log" | tail -n 1)"; done
 				for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "no AXFR before it"; done
-			elif [ -n "$(refresh_failed)" ]; then
-				for w in axfr axfr-data; do abort "$round" "$s" "$n" "$w" "a refresh failed before the AXFR: $(refresh_failed)"; done
+			elif [ -n "$(refresh_failed "$sec/log")" ]; then
+				for w in axfr axfr-data; do abort "$round" "$s" "$n" "$w" "a refresh failed before the AXFR: $(refresh_failed "$sec/log")"; done
 				for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "no clean AXFR before it"; done
 			else
-				put "$round" "$s" "$n" axfr "$(refresh_seconds none "$serial")"
-				put "$round" "$s" "$n" axfr-data "$(xfr_seconds AXFR)"
+				put "$round" "$s" "$n" axfr "$(refresh_seconds none "$serial" "$sec/log")"
+				xfr=$(xfr_seconds AXFR "$sec/log")
+				put "$round" "$s" "$n" axfr-data "${xfr%% *}"
 				apply_changes "$s" "$pid"
 				if ! wait_serial "$port" $((serial + 1)); then
 					for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "the server did not apply the changes (serial $serial)"; done
 				else
-					knotc -s "$dir/sec/knot.sock" zone-refresh example.test >/dev/null
-					if ! wait_serial "$secport" $((serial + 1)) || [ -z "$(xfr_seconds IXFR)" ] || [ -z "$(refresh_seconds "$serial" $((serial + 1)))" ]; then
-						for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "the secondary did not report a finished IXFR: $(grep -E 'XFR|error' "$dir/sec.log" | tail -n 1)"; done
-					elif [ "$(grep -cE 'AXFR, incoming, .*finished' "$dir/sec.log")" -gt 1 ]; then
+					knotc -s "$sec/knot.sock" zone-refresh example.test >/dev/null
+					if ! wait_serial "$secport" $((serial + 1)) || [ -z "$(xfr_seconds IXFR "$sec/log")" ] || [ -z "$(refresh_seconds "$serial" $((serial + 1)) "$sec/log")" ]; then
+						for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "the secondary did not report a finished IXFR: $(grep -E 'XFR|error' "$sec/log" | tail -n 1)"; done
+					elif [ "$(grep -cE 'AXFR, incoming, .*finished' "$sec/log")" -gt 1 ]; then
 						for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "the refresh fell back to AXFR"; done
 					else
-						put "$round" "$s" "$n" ixfr "$(refresh_seconds "$serial" $((serial + 1)))"
-						put "$round" "$s" "$n" ixfr-data "$(xfr_seconds IXFR)"
+						put "$round" "$s" "$n" ixfr "$(refresh_seconds "$serial" $((serial + 1)) "$sec/log")"
+						xfr=$(xfr_seconds IXFR "$sec/log")
+						put "$round" "$s" "$n" ixfr-data "${xfr%% *}"
 					fi
 				fi
 			fi

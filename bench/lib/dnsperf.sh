@@ -21,26 +21,50 @@ dnsperf_probe() {
 	dnsperf -s 127.0.0.1 -p "$1" -d "$dir/probe.txt" -n 1 -t 1 2>/dev/null | grep -q "Queries completed:.*1 "
 }
 
-# write_knot_conf FILE PORT ZONEFILE: a Knot configuration serving
-# example.test from ZONEFILE on 127.0.0.1:PORT with one worker of each kind.
+# knot_server DIR PORT [LINE...]: the server section of a Knot
+# configuration: 127.0.0.1:PORT, its run directory DIR, one worker of each
+# kind, then the LINEs (each "key: value").
+knot_server() {
+	printf 'server:\n    listen: 127.0.0.1@%s\n    rundir: %s\n    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n' "$2" "$1"
+	local l
+	for l in "${@:3}"; do printf '    %s\n' "$l"; done
+}
+
+# write_knot_conf FILE PORT ZONEFILE [transfer]: a Knot configuration
+# serving example.test from ZONEFILE on 127.0.0.1:PORT with one worker of
+# each kind. With "transfer" it is a primary for the transfer runs
+# (scale.sh, xfrside.sh): transfers allowed to 127.0.0.0/8, changes kept
+# in the journal (an IXFR's source), the zone file never rewritten, a
+# control socket (knotc -s DIR/knot.sock) and 30 s for a secondary to
+# take each message (tcp-io-timeout, 0.5 s by default: a secondary that
+# paused for half a second on a busy machine had its AXFR reset).
 write_knot_conf() {
-	local d
+	local d server=() zone="" control=""
 	d=$(dirname "$1")
-	cat >"$1" <<CONF
-server:
-    listen: 127.0.0.1@$2
-    rundir: $d
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
+	if [ "${4:-}" = transfer ]; then
+		server=("tcp-io-timeout: 30000")
+		control="
+control:
+    listen: $d/knot.sock
+acl:
+  - id: xfr
+    address: 127.0.0.0/8
+    action: transfer"
+		zone="
+    acl: xfr
+    zonefile-sync: -1
+    journal-content: changes"
+	fi
+	knot_server "$d" "$2" "${server[@]}" >"$1"
+	cat >>"$1" <<CONF
 database:
     storage: $d/db
 log:
   - target: stderr
-    any: error
+    any: error$control
 zone:
   - domain: example.test
-    file: $3
+    file: $3$zone
 CONF
 }
 

@@ -2,6 +2,7 @@ package zonedata_test
 
 import (
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/gslbkit/gslb/internal/zonedata"
@@ -52,4 +53,37 @@ func owners(ns []*zonedata.Node) []string {
 		out = append(out, n.All()[0].Wire.Header().Name)
 	}
 	return out
+}
+
+// TestCanonicalNodesKept: a version's order, sorted by its first
+// iteration, serves its later ones (concurrent ones too) and is not a
+// Clone's, whose own nodes come in order.
+func TestCanonicalNodesKept(t *testing.T) {
+	z := &zonedata.Zone{Name: "example.test.", Nodes: map[string]*zonedata.Node{}}
+	add := func(z *zonedata.Zone, name string) {
+		rr := &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: []byte{192, 0, 2, 1}}
+		z.Nodes[name] = zonedata.NewNode(dns.TypeA, []zonedata.Rec{{Wire: rr}})
+	}
+	for _, n := range []string{"c.example.test.", "a.example.test.", "b.a.example.test."} {
+		add(z, n)
+	}
+	want := []string{"a.example.test.", "b.a.example.test.", "c.example.test."}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if got := owners(slices.Collect(zonedata.CanonicalNodes(z))); !slices.Equal(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+	wg.Wait()
+	c := z.Clone()
+	add(c, "b.example.test.")
+	delete(c.Nodes, "a.example.test.")
+	if got, want := owners(slices.Collect(zonedata.CanonicalNodes(c))), []string{"b.a.example.test.", "b.example.test.", "c.example.test."}; !slices.Equal(got, want) {
+		t.Fatalf("clone: got %v, want %v", got, want)
+	}
+	if got := owners(slices.Collect(zonedata.CanonicalNodes(z))); !slices.Equal(got, want) {
+		t.Fatalf("after the clone: got %v, want %v", got, want)
+	}
 }

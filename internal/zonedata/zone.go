@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/zonerecord"
@@ -46,6 +47,10 @@ type Zone struct {
 	SerialPolicy string
 	// Signer signs the zone online (nil: unsigned); kept like SerialPolicy.
 	Signer *dnssec.Signer
+
+	// canonical is CanonicalNodes' order of this version, once one
+	// iteration has sorted it (a Clone starts without).
+	canonical atomic.Pointer[[]*Node]
 }
 
 // Node holds the records at one owner name: one slice of them, its RRsets
@@ -183,12 +188,13 @@ func (n *Node) Clone() *Node {
 // Clone returns a copy of z that shares its Nodes (a writer clones a Node
 // before changing it).
 func (z *Zone) Clone() *Zone {
-	c := *z
+	// Every field but canonical, which is this version's.
+	c := &Zone{Name: z.Name, SOA: z.SOA, ENTs: z.ENTs, Cuts: z.Cuts, Wild: z.Wild, SerialPolicy: z.SerialPolicy, Signer: z.Signer}
 	c.Nodes = make(map[string]*Node, len(z.Nodes)+1)
 	for k, v := range z.Nodes {
 		c.Nodes[k] = v
 	}
-	return &c
+	return c
 }
 
 // SOARR returns the zone's SOA as a wire record.

@@ -52,9 +52,13 @@ func TXTData(ss []string) (data string, plain bool) { return zoneops.TXTData(ss)
 // TXTPresentation writes ss in zone-file presentation form.
 func TXTPresentation(ss []string) string { return zoneops.FormatTXTStrings(ss) }
 
-// txtWire returns ss escaped for miekg/dns, which reads backslash escapes
-// when packing.
-func txtWire(ss []string) []string {
+// MaxTXTData is the most bytes of text (its strings together) a TXT
+// record may hold.
+const MaxTXTData = 4000
+
+// TXTWire returns ss escaped for miekg/dns, which reads backslash escapes
+// when packing: a wire TXT record's Txt (TXTStrings reverses it).
+func TXTWire(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = zoneops.EscapeTXT(s)

@@ -131,11 +131,11 @@ func Canonical(in libdns.Record, fqdn, typ string, code uint16, ttl uint32, data
 	if err != nil {
 		return "", nil, err
 	}
-	if n := len(strings.Join(ss, "")); n > 4000 {
-		return "", nil, fmt.Errorf("%w: TXT data is %d bytes (allowed at most 4000)", ErrInvalidRecord, n)
+	if n := len(strings.Join(ss, "")); n > MaxTXTData {
+		return "", nil, fmt.Errorf("%w: TXT data is %d bytes (allowed at most %d)", ErrInvalidRecord, n, MaxTXTData)
 	}
 	d, _ := TXTData(ss)
-	return d, &dns.TXT{Hdr: dns.RR_Header{Name: fqdn, Rrtype: code, Class: dns.ClassINET, Ttl: ttl}, Txt: txtWire(ss)}, nil
+	return d, &dns.TXT{Hdr: dns.RR_Header{Name: fqdn, Rrtype: code, Class: dns.ClassINET, Ttl: ttl}, Txt: TXTWire(ss)}, nil
 }
 
 // canonicalData parses data of type typ and returns its canonical
@@ -176,10 +176,10 @@ func canonicalData(fqdn, typ string, code uint16, ttl uint32, data string) (stri
 			return target, &dns.PTR{Hdr: hdr, Ptr: target}, nil
 		}
 	case dns.TypeTXT:
-		if len(data) > 4000 {
-			return "", nil, fmt.Errorf("%w: TXT data is %d bytes (allowed at most 4000)", ErrInvalidRecord, len(data))
+		if len(data) > MaxTXTData {
+			return "", nil, fmt.Errorf("%w: TXT data is %d bytes (allowed at most %d)", ErrInvalidRecord, len(data), MaxTXTData)
 		}
-		return data, &dns.TXT{Hdr: hdr, Txt: txtWire(zoneops.SplitTXT(data))}, nil
+		return data, &dns.TXT{Hdr: hdr, Txt: TXTWire(zoneops.SplitTXT(data))}, nil
 	default:
 		rr, err := dns.NewRR(fmt.Sprintf("%s %d IN %s %s", fqdn, ttl, typ, data))
 		if err != nil || rr == nil {

@@ -3,9 +3,11 @@
 package zonetransfer_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -33,7 +35,12 @@ import (
 // (first-ms), the process's CPU time (user and system, GC included) until
 // then (first-cpu-ms) and in all (cpu-ms), the messages (msgs) and bytes
 // (MB, with their TCP lengths) of one transfer, and the largest growth of the heap's objects during the
-// transfer over the heap before it (peak-heap-MB).
+// transfer over the heap before it (peak-heap-MB). With
+// GSLBKIT_SCALE_ZONEFILE naming a zone file of example.test. (zonegen's
+// scale.zone, bench/dns-vs-peers/zonegen), it serves that zone too
+// (zonefile/fresh=true: each transfer the first of a new zone version;
+// fresh=false: later transfers of one version), loaded as the embedded
+// server loads it.
 
 const scaleZone = "scale.test."
 
@@ -143,49 +150,97 @@ func (w *firstWriter) Write(b []byte) (int, error) {
 func BenchmarkAXFRScale(b *testing.B) {
 	for _, n := range scaleSizes {
 		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
-			f := scaleProvider(b, n)
-			x, err := zonetransfer.NewTransfer(f.p, zonetransfer.TransferConfig{Allow: []zonetransfer.TransferRule{{}}}, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			m := new(dns.Msg)
-			m.SetAxfr(scaleZone)
-			q, err := m.Pack()
-			if err != nil {
-				b.Fatal(err)
-			}
-			src := netip.MustParseAddr("127.0.0.1")
-			var first, firstCPU, allCPU time.Duration
-			var peak uint64
-			var msgs, bytes int
-			b.ReportAllocs()
-			for b.Loop() {
-				b.StopTimer()
-				runtime.GC()
-				w := &firstWriter{sample: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
-				metrics.Read(w.sample)
-				w.base = w.sample[0].Value.Uint64()
-				b.StartTimer()
-				w.start = time.Now()
-				cpu := cpuTime()
-				if ok, err := x.ServeTCP(w, q, src, nil); !ok || err != nil {
-					b.Fatal(ok, err)
-				}
-				allCPU += cpuTime() - cpu
-				first += w.first.Sub(w.start)
-				firstCPU += w.firstCPU - cpu
-				peak = max(peak, w.peak)
-				msgs, bytes = w.msgs, w.bytes
-				if w.bytes < n*16 {
-					b.Fatalf("%d bytes for %d records", w.bytes, n)
-				}
-			}
-			b.ReportMetric(float64(first.Microseconds())/1000/float64(b.N), "first-ms")
-			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
-			b.ReportMetric(float64(firstCPU.Microseconds())/1000/float64(b.N), "first-cpu-ms")
-			b.ReportMetric(float64(allCPU.Microseconds())/1000/float64(b.N), "cpu-ms")
-			b.ReportMetric(float64(msgs), "msgs")
-			b.ReportMetric(float64(bytes)/1e6, "MB")
+			benchAXFR(b, scaleProvider(b, n).p, scaleZone, n*16, false)
 		})
 	}
+	if file := os.Getenv("GSLBKIT_SCALE_ZONEFILE"); file != "" {
+		var p *memory.Provider
+		for _, fresh := range []bool{true, false} {
+			b.Run(fmt.Sprintf("zonefile/fresh=%v", fresh), func(b *testing.B) {
+				var err error
+				if p == nil {
+					if p, err = zoneFileProvider(file); err != nil {
+						b.Fatal(err)
+					}
+				}
+				benchAXFR(b, p, "example.test.", 0, fresh)
+			})
+		}
+	}
+}
+
+// zoneFileProvider loads example.test. from file as the embedded server
+// of bench/dns-vs-peers does with -load build.
+func zoneFileProvider(file string) (*memory.Provider, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	bl := memory.NewSnapshotBuilder(context.Background())
+	if _, err := bl.ReadZoneFile(bufio.NewReaderSize(f, 1<<20), "example.test.", memory.ZoneFileConfig{Filename: file}); err != nil {
+		return nil, err
+	}
+	p := new(memory.Provider)
+	if err := p.RestoreBuilt(bl); err != nil {
+		return nil, err
+	}
+	runtime.GC()
+	return p, nil
+}
+
+// benchAXFR serves zone's AXFR from p (see BenchmarkAXFRScale), failing
+// when a transfer is under minBytes. With fresh, each transfer is the
+// first of its zone version (one record written before it, the timer
+// stopped), which sorts the names; without, transfers after the first
+// read the order the first kept.
+func benchAXFR(b *testing.B, p *memory.Provider, zone string, minBytes int, fresh bool) {
+	x, err := zonetransfer.NewTransfer(p, zonetransfer.TransferConfig{Allow: []zonetransfer.TransferRule{{}}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := new(dns.Msg)
+	m.SetAxfr(zone)
+	q, err := m.Pack()
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := netip.MustParseAddr("127.0.0.1")
+	var first, firstCPU, allCPU time.Duration
+	var peak uint64
+	var msgs, bytes int
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		if fresh {
+			rec := libdns.Address{Name: "bench-fresh", TTL: time.Minute, IP: netip.AddrFrom4([4]byte{192, 0, 2, byte(i)})}
+			if _, err := p.SetRecords(context.Background(), zone, []libdns.Record{rec}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		w := &firstWriter{sample: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
+		metrics.Read(w.sample)
+		w.base = w.sample[0].Value.Uint64()
+		b.StartTimer()
+		w.start = time.Now()
+		cpu := cpuTime()
+		if ok, err := x.ServeTCP(w, q, src, nil); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+		allCPU += cpuTime() - cpu
+		first += w.first.Sub(w.start)
+		firstCPU += w.firstCPU - cpu
+		peak = max(peak, w.peak)
+		msgs, bytes = w.msgs, w.bytes
+		if w.bytes < minBytes {
+			b.Fatalf("%d bytes, want at least %d", w.bytes, minBytes)
+		}
+	}
+	b.ReportMetric(float64(first.Microseconds())/1000/float64(b.N), "first-ms")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(firstCPU.Microseconds())/1000/float64(b.N), "first-cpu-ms")
+	b.ReportMetric(float64(allCPU.Microseconds())/1000/float64(b.N), "cpu-ms")
+	b.ReportMetric(float64(msgs), "msgs")
+	b.ReportMetric(float64(bytes)/1e6, "MB")
 }

@@ -5,7 +5,9 @@ import (
 	"iter"
 	"net/netip"
 	"slices"
+	"strings"
 
+	"github.com/gslbkit/gslb/internal/zoneops"
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/miekg/dns"
@@ -260,47 +262,135 @@ func diffRRSet(zone string, c memory.Change) (del, add []dns.RR, ok bool) {
 	return del, add, true
 }
 
-// wireRecord is r's wire form in zone, as zonerecord.Parse makes it: an A
-// or AAAA record in the canonical form the journal holds, and a CNAME, NS
-// or PTR whose target is a fully qualified name of letters, digits, '-'
-// and '_', are built directly (Parse would go through libdns's types and
-// back, some microseconds a record), any other through Parse.
+// wireRecord is r's wire form in zone, as zonerecord.Parse makes it
+// (Parse would go through libdns's types, and for MX, SRV and CAA through
+// miekg/dns's zone-file parser: some microseconds a record). Built
+// directly when the journal's canonical data is in its plain form: an A
+// or AAAA address; a CNAME, NS or PTR target, and an MX or SRV one after
+// its numbers, that is a fully qualified name of letters, digits, '-' and
+// '_'; a TXT record's text (no Strings); a CAA record whose value is
+// printable ASCII with no quote or backslash. Any other through Parse.
 func wireRecord(zone string, r memory.ZoneRecord) (dns.RR, bool) {
 	if r.Strings != nil || r.TTL > zonerecord.MaxTTL {
 		return parseRecord(zone, r)
 	}
-	switch r.Type {
-	case "A", "AAAA":
-		ip, err := netip.ParseAddr(r.Data)
-		a := r.Type == "A"
-		if err == nil && ip.Zone() == "" && (a && ip.Is4() || !a && ip.Is6()) {
-			if fqdn, ok := journalOwner(zone, r.Name); ok {
-				hdr := dns.RR_Header{Name: fqdn, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: r.TTL}
-				if a {
-					hdr.Rrtype = dns.TypeA
-					return &dns.A{Hdr: hdr, A: ip.AsSlice()}, true
-				}
-				return &dns.AAAA{Hdr: hdr, AAAA: ip.AsSlice()}, true
-			}
-		}
-	case "CNAME", "NS", "PTR":
-		fqdn, ok := journalOwner(zone, r.Name)
-		if !ok || !plainFQDN(r.Data) || r.Type == "CNAME" && fqdn == zone {
-			break
-		}
-		hdr := dns.RR_Header{Name: fqdn, Class: dns.ClassINET, Ttl: r.TTL}
-		switch r.Type {
-		case "CNAME":
-			hdr.Rrtype = dns.TypeCNAME
-			return &dns.CNAME{Hdr: hdr, Target: r.Data}, true
-		case "NS":
-			hdr.Rrtype = dns.TypeNS
-			return &dns.NS{Hdr: hdr, Ns: r.Data}, true
-		}
-		hdr.Rrtype = dns.TypePTR
-		return &dns.PTR{Hdr: hdr, Ptr: r.Data}, true
+	code, ok := directTypes[r.Type]
+	if !ok {
+		return parseRecord(zone, r)
+	}
+	fqdn, ok := journalOwner(zone, r.Name)
+	if !ok {
+		return parseRecord(zone, r)
+	}
+	if rr := directRecord(dns.RR_Header{Name: fqdn, Rrtype: code, Class: dns.ClassINET, Ttl: r.TTL}, zone, r.Data); rr != nil {
+		return rr, true
 	}
 	return parseRecord(zone, r)
+}
+
+// directTypes are the types directRecord builds.
+var directTypes = map[string]uint16{
+	"A": dns.TypeA, "AAAA": dns.TypeAAAA, "CNAME": dns.TypeCNAME, "NS": dns.TypeNS, "PTR": dns.TypePTR,
+	"TXT": dns.TypeTXT, "MX": dns.TypeMX, "SRV": dns.TypeSRV, "CAA": dns.TypeCAA,
+}
+
+// directRecord is the record of hdr's type with data in the journal's
+// canonical form (see wireRecord), or nil when data is not in the plain
+// form it reads (then Parse decides).
+func directRecord(hdr dns.RR_Header, zone, data string) dns.RR {
+	switch hdr.Rrtype {
+	case dns.TypeA, dns.TypeAAAA:
+		ip, err := netip.ParseAddr(data)
+		if err != nil || ip.Zone() != "" {
+			return nil
+		}
+		switch {
+		case hdr.Rrtype == dns.TypeA && ip.Is4():
+			return &dns.A{Hdr: hdr, A: ip.AsSlice()}
+		case hdr.Rrtype == dns.TypeAAAA && ip.Is6():
+			return &dns.AAAA{Hdr: hdr, AAAA: ip.AsSlice()}
+		}
+	case dns.TypeCNAME, dns.TypeNS, dns.TypePTR:
+		if !plainFQDN(data) || hdr.Rrtype == dns.TypeCNAME && hdr.Name == zone {
+			return nil
+		}
+		switch hdr.Rrtype {
+		case dns.TypeCNAME:
+			return &dns.CNAME{Hdr: hdr, Target: data}
+		case dns.TypeNS:
+			return &dns.NS{Hdr: hdr, Ns: data}
+		}
+		return &dns.PTR{Hdr: hdr, Ptr: data}
+	case dns.TypeTXT:
+		if len(data) > zonerecord.MaxTXTData {
+			return nil
+		}
+		return &dns.TXT{Hdr: hdr, Txt: zonerecord.TXTWire(zoneops.SplitTXT(data))}
+	case dns.TypeMX:
+		pref, rest, ok := cutUint(data, 0xFFFF)
+		if !ok || !plainFQDN(rest) {
+			return nil
+		}
+		return &dns.MX{Hdr: hdr, Preference: uint16(pref), Mx: rest}
+	case dns.TypeSRV:
+		prio, rest, ok := cutUint(data, 0xFFFF)
+		weight, rest, ok2 := cutUint(rest, 0xFFFF)
+		port, rest, ok3 := cutUint(rest, 0xFFFF)
+		if !ok || !ok2 || !ok3 || !plainFQDN(rest) {
+			return nil
+		}
+		return &dns.SRV{Hdr: hdr, Priority: uint16(prio), Weight: uint16(weight), Port: uint16(port), Target: rest}
+	case dns.TypeCAA:
+		flag, rest, ok := cutUint(data, 0xFF)
+		tag, value, ok2 := strings.Cut(rest, " ")
+		if !ok || !ok2 || !plainCAATag(tag) || !plainCAAValue(value) {
+			return nil
+		}
+		return &dns.CAA{Hdr: hdr, Flag: uint8(flag), Tag: tag, Value: value[1 : len(value)-1]}
+	}
+	return nil
+}
+
+// cutUint reads the decimal number (1 to 5 digits, at most max) that
+// begins s and the one space after it, and returns it and the rest of s.
+func cutUint(s string, max uint32) (n uint32, rest string, ok bool) {
+	i := 0
+	for ; i < len(s) && i < 6 && '0' <= s[i] && s[i] <= '9'; i++ {
+		n = n*10 + uint32(s[i]-'0')
+	}
+	if i == 0 || i > 5 || n > max || i >= len(s) || s[i] != ' ' {
+		return 0, "", false
+	}
+	return n, s[i+1:], true
+}
+
+// plainCAATag reports whether s is a CAA tag of ASCII letters and digits
+// (RFC 8659 section 4.1), at most 15 of them.
+func plainCAATag(s string) bool {
+	if s == "" || len(s) > 15 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// plainCAAValue reports whether s is a quoted CAA value of 1 to 255
+// printable ASCII bytes with no quote or backslash inside (a value that
+// needs no escape).
+func plainCAAValue(s string) bool {
+	if len(s) < 3 || len(s) > 257 || s[0] != '"' || s[len(s)-1] != '"' {
+		return false
+	}
+	for i := 1; i < len(s)-1; i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // parseRecord is r's wire form in zone through zonerecord.Parse.

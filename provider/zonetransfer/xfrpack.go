@@ -20,8 +20,9 @@ var errXFRPack = errors.New("zonetransfer: record does not fit a transfer messag
 // and a name under the zone writes the labels above the zone and points
 // at the zone's name (the question's, or where it was first written).
 // The names in the data of the RFC 1035 types (NS, CNAME, PTR, MX, SOA)
-// are compressed the same way; the data of other types is written as
-// miekg/dns packs it, uncompressed. Records are read, never modified, so
+// are compressed the same way; names are copied label by label (plainName)
+// unless they hold an escape; A, AAAA and TXT data is copied directly; the
+// data of other types is written as miekg/dns packs it, uncompressed. Records are read, never modified, so
 // concurrent transfers may share them.
 type xfrPacker struct {
 	buf  []byte // the two-byte TCP length, then the message
@@ -134,6 +135,10 @@ func (p *xfrPacker) pack(rr dns.RR) error {
 		err = p.name(r.Target)
 	case *dns.PTR:
 		err = p.name(r.Ptr)
+	case *dns.TXT:
+		if !p.txt(r.Txt) {
+			return p.other(rr, fixed)
+		}
 	case *dns.MX:
 		if p.off+2 > len(m) {
 			return errXFRPack
@@ -210,7 +215,7 @@ func (p *xfrPacker) name(s string) error {
 	}
 	// The labels above the zone, their final zero byte replaced by the
 	// zone's name: a pointer to it, or the name itself.
-	off, err := dns.PackDomainName(s[:cut], m, p.off, nil, false)
+	off, err := packName(s[:cut], m, p.off)
 	if err != nil {
 		return err
 	}
@@ -235,7 +240,7 @@ func escaped(s string, i int) bool {
 // noted as a pointer's target when the message has none yet).
 func (p *xfrPacker) full(s string, apex bool) error {
 	start := p.off
-	off, err := dns.PackDomainName(s, p.msg, p.off, nil, false)
+	off, err := packName(s, p.msg, p.off)
 	if err != nil {
 		return err
 	}
@@ -244,6 +249,64 @@ func (p *xfrPacker) full(s string, apex bool) error {
 		p.apex = start
 	}
 	return nil
+}
+
+// packName is dns.PackDomainName(s, m, off, nil, false): plainName's
+// copy when s is plain, else miekg/dns's.
+func packName(s string, m []byte, off int) (int, error) {
+	if end, ok := plainName(s, m, off); ok {
+		return end, nil
+	}
+	return dns.PackDomainName(s, m, off, nil, false)
+}
+
+// plainName writes s uncompressed at off in m as dns.PackDomainName
+// writes it, when s is a fully qualified name other than the root with no
+// backslash, its labels 1 to 63 bytes, that fits in m; false for any
+// other (nothing past off is meaningful then). It copies the labels
+// without PackDomainName's escape handling and checks.
+func plainName(s string, m []byte, off int) (int, bool) {
+	if len(s) < 2 || len(s) > 254 || s[len(s)-1] != '.' || off+len(s)+1 > len(m) {
+		return 0, false
+	}
+	l := off // where the current label's length goes
+	off++
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '.':
+			n := off - l - 1
+			if n == 0 || n > 63 {
+				return 0, false
+			}
+			m[l] = byte(n)
+			l = off
+			off++
+		case '\\':
+			return 0, false
+		default:
+			m[off] = c
+			off++
+		}
+	}
+	m[l] = 0 // the root label: s ends in a dot
+	return off, true
+}
+
+// txt writes a TXT record's strings, each its length and its bytes, when
+// none holds a backslash (an escape miekg/dns reads when packing) or is
+// longer than 255 bytes; false, nothing written, otherwise or when they
+// do not fit.
+func (p *xfrPacker) txt(ss []string) bool {
+	m, off := p.msg, p.off
+	for _, s := range ss {
+		if len(s) > 255 || off+1+len(s) > len(m) || strings.IndexByte(s, '\\') >= 0 {
+			return false
+		}
+		m[off] = byte(len(s))
+		off += 1 + copy(m[off+1:], s)
+	}
+	p.off = off
+	return true
 }
 
 func (p *xfrPacker) pointer(to int) error {

@@ -1,6 +1,7 @@
 package zonetransfer
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -177,6 +178,26 @@ func FuzzXFRPacker(f *testing.F) {
 				t.Fatalf("%v\n%x", err, msgs[0])
 			}
 			checkPacked(t, m.Id, msgs, rrs)
+		}
+	})
+}
+
+// FuzzPlainName checks plainName against dns.PackDomainName: whenever
+// it writes a name, the bytes are miekg/dns's.
+func FuzzPlainName(f *testing.F) {
+	for _, s := range []string{"www.example.com.", "h0000123.", "a\\.b.", "a..b.", ".", "x", strings.Repeat("a", 63) + ".", strings.Repeat("a", 64) + ".", "*._tcp.x."} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, s string, room uint8) {
+		got := make([]byte, int(room)+3)
+		want := make([]byte, len(got))
+		end, ok := plainName(s, got, 3)
+		if !ok {
+			return
+		}
+		wend, err := dns.PackDomainName(s, want, 3, nil, false)
+		if err != nil || wend != end || !bytes.Equal(got[:end], want[:wend]) {
+			t.Fatalf("%q: plainName %x (%d), PackDomainName %x (%d, %v)", s, got[:end], end, want[:max(wend, 3)], wend, err)
 		}
 	})
 }
