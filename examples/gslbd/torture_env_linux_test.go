@@ -3,23 +3,21 @@
 package main
 
 // The torture test's environment: gslbd processes (this test binary run
-// as gslbd, see flood_linux_test.go), a Knot secondary, HTTP backends the
-// test kills and revives, floods and an impostor. Nothing here checks
-// anything; torture_check_linux_test.go does.
+// as gslbd, see flood_linux_test.go), HTTP backends the test kills and
+// revives, floods and an impostor; the Knot secondary is internal/testknot's.
+// Nothing here checks anything; torture_check_linux_test.go does.
 
 import (
 	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gslbkit/gslb/provider/replication"
 	"io"
 	mathrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,9 +26,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gslbkit/gslb/internal/testproc"
 	"github.com/gslbkit/gslb/provider/memory"
-	"github.com/miekg/dns"
+	"github.com/gslbkit/gslb/provider/replication"
 )
 
 // gproc is one gslbd process (controller or node) the walk starts, kills
@@ -220,93 +217,6 @@ func (b *tBackend) setDead(dead bool) error {
 }
 
 func (b *tBackend) addr() string { return b.port }
-
-// knotSecondary is a real knotd following the controller's zone by
-// NOTIFY + IXFR/AXFR, signing with the transfer key.
-type knotSecondary struct {
-	addr, dir string
-	proc      *testproc.Process
-	log       *testproc.Buffer
-}
-
-// findKnotBin returns knotd's path or "".
-func findKnotBin() string {
-	if p, err := exec.LookPath("knotd"); err == nil {
-		return p
-	}
-	for _, p := range []string{"/usr/sbin/knotd", "/usr/local/sbin/knotd"} {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p
-		}
-	}
-	return ""
-}
-
-func startKnotSecondary(t *testing.T, bin, addr, primary, zone, keyName, secret string) (*knotSecondary, error) {
-	dir := t.TempDir()
-	_, port, _ := net.SplitHostPort(addr)
-	ph, pp, _ := net.SplitHostPort(primary)
-	z := strings.TrimSuffix(zone, ".")
-	conf := fmt.Sprintf(`server:
-    listen: 127.0.0.1@%[1]s
-    rundir: %[2]s
-log:
-  - target: stderr
-    any: info
-database:
-    storage: %[2]s
-key:
-  - id: %[3]s
-    algorithm: hmac-sha256
-    secret: %[4]s
-remote:
-  - id: primary
-    address: %[5]s@%[6]s
-    key: %[3]s
-acl:
-  - id: notify
-    address: %[5]s
-    action: notify
-template:
-  - id: default
-    storage: %[2]s
-zone:
-  - domain: %[7]s
-    master: primary
-    acl: notify
-    file: %[2]s/%[7]s.zone
-`, port, dir, keyName, secret, ph, pp, z)
-	if err := os.WriteFile(filepath.Join(dir, "conf"), []byte(conf), 0o600); err != nil {
-		return nil, err
-	}
-	k := &knotSecondary{addr: addr, dir: dir, log: &testproc.Buffer{}}
-	cmd := exec.Command(bin, "-c", filepath.Join(dir, "conf"))
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = k.log, k.log
-	var err error
-	if k.proc, err = testproc.Start(cmd); err != nil {
-		return nil, err
-	}
-	t.Cleanup(k.proc.Stop)
-	c := &dns.Client{Net: "udp", Timeout: 200 * time.Millisecond}
-	m := new(dns.Msg)
-	m.SetQuestion(zone, dns.TypeSOA)
-	guard := time.Now().Add(30 * time.Second)
-	for {
-		if _, _, err := c.Exchange(m, addr); err == nil {
-			return k, nil
-		}
-		select {
-		case <-k.proc.Done():
-			return nil, fmt.Errorf("knotd exited before answering:\n%s", k.log.String())
-		default:
-		}
-		if time.Now().After(guard) {
-			return nil, fmt.Errorf("hang guard: knotd did not answer on %s within 30s", addr)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a real socket
-	}
-}
 
 // httpFlood holds n connections to addr: "idle" ones sent one keep-alive
 // request and then say nothing; "slowloris" ones send a header line every
