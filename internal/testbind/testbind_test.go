@@ -44,3 +44,32 @@ func TestStart(t *testing.T) {
 	require.Len(t, r.Answer, 1)
 	require.Equal(t, "192.0.2.1", r.Answer[0].(*dns.A).A.String())
 }
+
+// An update survives Stop and Run (the zone file and journal are kept, the
+// port stays), and an MX whose target has no address is accepted
+// (check-integrity is off).
+func TestStopRun(t *testing.T) {
+	s := testbind.Start(t, "example.test.")
+	c := &dns.Client{Net: "tcp", Timeout: 5 * time.Second, TsigSecret: map[string]string{dns.Fqdn(s.KeyName): s.Secret}}
+	mx, err := dns.NewRR("example.test. 60 IN MX 10 mail.elsewhere.example.test.")
+	require.NoError(t, err)
+	u := new(dns.Msg)
+	u.SetUpdate(s.Zone)
+	u.Insert([]dns.RR{mx})
+	u.SetTsig(dns.Fqdn(s.KeyName), dns.Fqdn(s.KeyAlg), 300, time.Now().Unix())
+	r, _, err := c.Exchange(u, s.Addr)
+	require.NoError(t, err)
+	require.Equal(t, dns.RcodeSuccess, r.Rcode, "update adding an MX without an address")
+
+	s.Stop()
+	q := new(dns.Msg)
+	q.SetQuestion(s.Zone, dns.TypeMX)
+	_, _, err = (&dns.Client{Timeout: 200 * time.Millisecond}).Exchange(q, s.Addr)
+	require.Error(t, err, "a stopped named answers")
+
+	s.Run(t)
+	r, _, err = (&dns.Client{Timeout: 5 * time.Second}).Exchange(q, s.Addr)
+	require.NoError(t, err)
+	require.Len(t, r.Answer, 1)
+	require.Equal(t, "mail.elsewhere.example.test.", r.Answer[0].(*dns.MX).Mx)
+}
