@@ -165,6 +165,71 @@ func TestSentinelText(t *testing.T) {
 	}
 }
 
+// TestInvalidConfigName keeps one name for a config error across the tree:
+// a package-level errors.New("<pkg>: invalid config") is named
+// ErrInvalidConfig, an ErrInvalidConfig says "<pkg>: invalid config", and a
+// variable that only renames ErrInvalidConfig (a former name kept for
+// callers) is marked Deprecated.
+func TestInvalidConfigName(t *testing.T) {
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != "../.." && (strings.HasPrefix(n, ".") || n == "testdata" || n == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				vs := s.(*ast.ValueSpec)
+				for i, v := range vs.Values {
+					id := vs.Names[i].Name
+					where := fset.Position(v.Pos()).String()
+					if x, ok := v.(*ast.Ident); ok && x.Name == "ErrInvalidConfig" && id != x.Name {
+						doc := vs.Doc
+						if doc == nil && len(g.Specs) == 1 {
+							doc = g.Doc
+						}
+						if !strings.Contains(doc.Text(), "Deprecated: use ErrInvalidConfig.") {
+							t.Errorf("%s: %s = ErrInvalidConfig: a second name for the config error; mark it \"Deprecated: use ErrInvalidConfig.\" or remove it", where, id)
+						}
+						continue
+					}
+					text, ok := errorsNew(v)
+					if !ok {
+						continue
+					}
+					config := strings.HasSuffix(text, ": invalid config") && !strings.Contains(strings.TrimSuffix(text, ": invalid config"), " ")
+					if config && id != "ErrInvalidConfig" {
+						t.Errorf("%s: %s = %q: a package's config error is named ErrInvalidConfig", where, id, text)
+					}
+					if !config && id == "ErrInvalidConfig" {
+						t.Errorf("%s: ErrInvalidConfig = %q: want \"<pkg>: invalid config\"", where, text)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // errorsNew returns the text of errors.New("…").
 func errorsNew(e ast.Expr) (string, bool) {
 	call, ok := e.(*ast.CallExpr)
