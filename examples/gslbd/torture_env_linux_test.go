@@ -2,13 +2,12 @@
 
 package main
 
-// The torture test's environment: gslbd processes (this test binary run
-// as gslbd, see flood_linux_test.go), HTTP backends the test kills and
-// revives, floods and an impostor; the Knot secondary is internal/testknot's.
+// The torture test's environment: HTTP backends the test kills and
+// revives, floods and an impostor; the gslbd processes are
+// gslbdproc_linux_test.go's, the Knot secondary is internal/testknot's.
 // Nothing here checks anything; torture_check_linux_test.go does.
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,107 +16,16 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gslbkit/gslb/provider/memory"
 	"github.com/gslbkit/gslb/provider/replication"
 )
-
-// gproc is one gslbd process (controller or node) the walk starts, kills
-// and restarts on the same ports.
-type gproc struct {
-	role   string
-	cmd    *exec.Cmd
-	stderr *syncBuffer
-	exited chan struct{}
-}
-
-// startGslbd runs gslbd (this test binary, see childMain) on the config
-// at path with args; nofile > 0 lowers its descriptor limit. It returns
-// once the process printed the addresses it serves, or an error with its
-// log when it exited first.
-func startGslbd(role, path string, nofile int, args ...string) (*gproc, error) {
-	a, _ := json.Marshal(append([]string{"-config", path}, args...))
-	p := &gproc{role: role, stderr: newSyncBuffer(), exited: make(chan struct{})}
-	p.stderr.first = nil
-	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	p.cmd.Env = append(os.Environ(), "GSLBD_E2E_ARGS="+string(a))
-	if nofile > 0 {
-		p.cmd.Env = append(p.cmd.Env, fmt.Sprintf("GSLBD_E2E_NOFILE=%d", nofile))
-	}
-	p.cmd.Stderr = p.stderr
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := p.cmd.Start(); err != nil {
-		return nil, err
-	}
-	first := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			select {
-			case first <- sc.Text():
-			default:
-			}
-		}
-		_ = p.cmd.Wait()
-		close(p.exited)
-	}()
-	select {
-	case line := <-first:
-		if !addrRE.MatchString(line) {
-			p.kill9()
-			return nil, fmt.Errorf("%s: unexpected first line %q\n%s", role, line, p.stderr.String())
-		}
-		return p, nil
-	case <-p.exited:
-		return nil, fmt.Errorf("%s exited before serving:\n%s", role, lastLines(p.stderr.String(), 20))
-	case <-time.After(30 * time.Second):
-		p.kill9()
-		return nil, fmt.Errorf("hang guard: %s did not start within 30s\n%s", role, lastLines(p.stderr.String(), 20))
-	}
-}
-
-// kill9 sends SIGKILL and waits for the process to be gone.
-func (p *gproc) kill9() {
-	if p == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.exited
-}
-
-// term sends SIGTERM and waits (30 s hang guard, then SIGKILL).
-func (p *gproc) term() error {
-	if p == nil {
-		return nil
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return nil
-	case <-time.After(30 * time.Second):
-		p.kill9()
-		return fmt.Errorf("hang guard: %s did not stop within 30s of SIGTERM", p.role)
-	}
-}
-
-func lastLines(s string, n int) string {
-	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(ls) > n {
-		ls = ls[len(ls)-n:]
-	}
-	return strings.Join(ls, "\n")
-}
 
 // stablePort returns a loopback port free for TCP and UDP below the
 // kernel's ephemeral range: the walk restarts servers on the same ports,
