@@ -55,11 +55,12 @@ func tcpAnswer(server, name string) ([]string, error) {
 	return out, nil
 }
 
-// flooder keeps n TCP connections open to addr, each sending a query
-// every 2 s so that no idle timeout closes it, as a slowloris attacker does
-// did, and reconnecting a second after the server closes it, until stop.
-type flooder struct {
-	addr   string
+// connFlood keeps n TCP connections to addr, as an attacker does: each is
+// handed to use until use returns (the server closed it, or the flood
+// stops), then closed and dialled again a second later (the attacker's
+// pace), until close. pause, given to use, waits d or until close (the
+// attacker's pace, not a wait for an event) and is false once stopped.
+type connFlood struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -68,15 +69,8 @@ type flooder struct {
 	once   sync.Once
 }
 
-func startFlood(addr string, n int) *flooder {
-	f := &flooder{addr: addr, stop: make(chan struct{}), conns: map[net.Conn]bool{}}
-	m := new(dns.Msg)
-	m.SetQuestion("app.example.test.", dns.TypeA)
-	q, _ := m.Pack()
-	msg := binary.BigEndian.AppendUint16(nil, uint16(len(q)))
-	msg = append(msg, q...)
-	// pause waits d or until stop (the attacker's pace, not a wait for an
-	// event); false when stopped.
+func startConnFlood(addr string, n int, use func(c net.Conn, pause func(time.Duration) bool)) *connFlood {
+	f := &connFlood{stop: make(chan struct{}), conns: map[net.Conn]bool{}}
 	pause := func(d time.Duration) bool {
 		select {
 		case <-f.stop:
@@ -88,27 +82,12 @@ func startFlood(addr string, n int) *flooder {
 	for range n {
 		f.wg.Go(func() {
 			for {
-				c, err := net.Dial("tcp", addr)
-				if err == nil {
+				if c, err := net.Dial("tcp", addr); err == nil {
 					f.mu.Lock()
 					f.conns[c] = true
 					f.dialed++
 					f.mu.Unlock()
-					var hdr [2]byte
-					for {
-						if _, err := c.Write(msg); err != nil {
-							break
-						}
-						if _, err := io.ReadFull(c, hdr[:]); err != nil {
-							break
-						}
-						if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint16(hdr[:]))); err != nil {
-							break
-						}
-						if !pause(2 * time.Second) {
-							break
-						}
-					}
+					use(c, pause)
 					f.mu.Lock()
 					delete(f.conns, c)
 					f.mu.Unlock()
@@ -123,7 +102,9 @@ func startFlood(addr string, n int) *flooder {
 	return f
 }
 
-func (f *flooder) close() int {
+// close stops the flood, closes its connections and returns how many it
+// dialled.
+func (f *connFlood) close() int {
 	f.once.Do(func() { close(f.stop) })
 	f.mu.Lock()
 	for c := range f.conns {
@@ -132,6 +113,34 @@ func (f *flooder) close() int {
 	f.mu.Unlock()
 	f.wg.Wait()
 	return f.dialed
+}
+
+// startFlood keeps n DNS-over-TCP connections open to addr, each sending a
+// query every 2 s so that no idle timeout closes it, as a slowloris
+// attacker does, and reconnecting a second after the server closes it.
+func startFlood(addr string, n int) *connFlood {
+	m := new(dns.Msg)
+	m.SetQuestion("app.example.test.", dns.TypeA)
+	q, _ := m.Pack()
+	msg := binary.BigEndian.AppendUint16(nil, uint16(len(q)))
+	msg = append(msg, q...)
+	return startConnFlood(addr, n, func(c net.Conn, pause func(time.Duration) bool) {
+		var hdr [2]byte
+		for {
+			if _, err := c.Write(msg); err != nil {
+				return
+			}
+			if _, err := io.ReadFull(c, hdr[:]); err != nil {
+				return
+			}
+			if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint16(hdr[:]))); err != nil {
+				return
+			}
+			if !pause(2 * time.Second) {
+				return
+			}
+		}
+	})
 }
 
 // openFDs counts the descriptors of process pid.
