@@ -421,7 +421,7 @@ records:
 			}
 			err = c.Validate()
 			var ce *FieldError
-			if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) {
+			if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) {
 				t.Fatalf("err = %v, want a *FieldError", err)
 			}
 			if ce.Path != tc.field || ce.Value != fmt.Sprintf("%q", tc.value) || ce.Allowed == "" {

@@ -28,22 +28,22 @@ import (
 // Duration reads and writes Go duration strings ("30s") in the config.
 type Duration = jsontime.Duration
 
-// ErrConfig is wrapped by every error about a configuration; its text,
-// "gslbd: invalid config", begins every such message.
-var ErrConfig = errors.New("gslbd: invalid config")
+// ErrInvalidConfig is wrapped by every error about a configuration; its
+// text, "gslbd: invalid config", begins every such message.
+var ErrInvalidConfig = errors.New("gslbd: invalid config")
 
 // FieldError is a bad configuration value, in the module's one shape
 // (the library packages' FieldError is the same type): the field's path,
 // the value as written and what is allowed, e.g.
 // `gslbd: invalid config: records[1].probe.policy.interval = -1s: allowed [1ms, 24h]`.
-// It wraps ErrConfig, and the library's error when a library config
+// It wraps ErrInvalidConfig, and the library's error when a library config
 // refused the value.
 type FieldError = fielderr.Error
 
 // bad reports field holding value, formatted as written (strings quoted,
 // durations short), and what is allowed.
 func bad(field string, value any, allowed string) error {
-	return &FieldError{Path: field, Value: asWritten(value), Allowed: allowed, Err: ErrConfig}
+	return &FieldError{Path: field, Value: asWritten(value), Allowed: allowed, Err: ErrInvalidConfig}
 }
 
 // badErr reports field refused by a library with err. When err is a
@@ -51,15 +51,15 @@ func bad(field string, value any, allowed string) error {
 // under field (one prefix, the whole path), and a single field keeps its
 // path and value with the library's allowed text; any other error is cited
 // after allowed. Either way err stays matchable
-// with errors.Is, as does ErrConfig.
+// with errors.Is, as does ErrInvalidConfig.
 func badErr(field string, value any, allowed string, err error) error {
 	if fe := (*fielderr.Error)(nil); errors.As(err, &fe) {
 		if value == nil {
-			return fielderr.In(field, fielderr.Both(ErrConfig, err), err)
+			return fielderr.In(field, fielderr.Both(ErrInvalidConfig, err), err)
 		}
-		return &FieldError{Path: field, Value: asWritten(value), Allowed: fe.Allowed, Err: fielderr.Both(ErrConfig, err)}
+		return &FieldError{Path: field, Value: asWritten(value), Allowed: fe.Allowed, Err: fielderr.Both(ErrInvalidConfig, err)}
 	}
-	return &FieldError{Path: field, Value: asWritten(value), Allowed: allowed + " (" + err.Error() + ")", Err: fielderr.Both(ErrConfig, err)}
+	return &FieldError{Path: field, Value: asWritten(value), Allowed: allowed + " (" + err.Error() + ")", Err: fielderr.Both(ErrInvalidConfig, err)}
 }
 
 // asWritten formats a value as fielderr does, quoting named string types

@@ -99,7 +99,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 				err = cfg.Validate()
 			}
 			var ce *FieldError
-			if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) {
+			if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) {
 				t.Fatalf("err = %v, want a *FieldError", err)
 			}
 			if ce.Path != tc.field || ce.Allowed == "" {
@@ -111,7 +111,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 
 // TestConfigErrorFormat: a bad value reads as every gslbkit config error
 // does — one prefix, the whole path, the value as written, what is allowed
-// with ranges as [lo, hi] — and matches ErrConfig (and the library's
+// with ranges as [lo, hi] — and matches ErrInvalidConfig (and the library's
 // sentinel when a library config refused it).
 func TestConfigErrorFormat(t *testing.T) {
 	cases := []struct {
@@ -139,8 +139,8 @@ func TestConfigErrorFormat(t *testing.T) {
 				t.Fatalf("err = %v\nwant    %s", err, tc.want)
 			}
 			var fe *FieldError
-			if !errors.As(err, &fe) || !errors.Is(err, ErrConfig) {
-				t.Errorf("%v: not a *FieldError matching ErrConfig", err)
+			if !errors.As(err, &fe) || !errors.Is(err, ErrInvalidConfig) {
+				t.Errorf("%v: not a *FieldError matching ErrInvalidConfig", err)
 			}
 			if tc.lib != nil && !errors.Is(err, tc.lib) {
 				t.Errorf("%v: does not match %v", err, tc.lib)

@@ -203,7 +203,7 @@ func TestDNSSECConfigErrors(t *testing.T) {
 				err = cfg.Validate()
 			}
 			var fe *FieldError
-			if !errors.As(err, &fe) || fe.Path != tc.field || !errors.Is(err, ErrConfig) {
+			if !errors.As(err, &fe) || fe.Path != tc.field || !errors.Is(err, ErrInvalidConfig) {
 				t.Fatalf("got %v, want a config error at %s", err, tc.field)
 			}
 		})

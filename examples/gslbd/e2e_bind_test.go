@@ -22,6 +22,26 @@ func addrsOf(ans []string) []string {
 	return out
 }
 
+// bindControllerYAML is a controller that publishes app.example.test.
+// (192.0.2.1, .2, … probed at bs; failover name failover, "" for none) to
+// bind over RFC 2136, resyncing every second, and serves no DNS itself.
+func bindControllerYAML(bind *testbind.Server, bs []*backend, failover string) string {
+	var recs strings.Builder
+	recs.WriteString("  - name: app.example.test.\n    ttl: 1s\n")
+	if failover != "" {
+		fmt.Fprintf(&recs, "    failover: %s\n", failover)
+	}
+	recs.WriteString("    addresses:\n")
+	for i, b := range bs {
+		fmt.Fprintf(&recs, "      - {ip: 192.0.2.%d, probeAddr: %q}\n", i+1, b.addr())
+	}
+	provider := fmt.Sprintf(`provider:
+  type: rfc2136
+  resyncInterval: 1s
+  rfc2136: {server: %q, keyName: %q, keyAlg: %q, secret: %q}`, bind.Addr, bind.KeyName, bind.KeyAlg, bind.Secret)
+	return strings.Replace(controllerYAML(provider, recs.String()), `dns: {addr: "127.0.0.1:0"}`, `dns: {addr: ""}`, 1)
+}
+
 // TestEndToEndThroughBIND runs gslbd publishing to a real BIND through RFC
 // 2136 (provider output: the name is a CNAME to its pool name, which holds
 // the address set), kills a backend, and records when BIND's answer stops
@@ -31,17 +51,7 @@ func addrsOf(ans []string) []string {
 func TestEndToEndThroughBIND(t *testing.T) {
 	bind := testbind.Start(t, "example.test.")
 	bs := []*backend{newBackend(t), newBackend(t), newBackend(t)}
-	var recs strings.Builder
-	recs.WriteString("  - name: app.example.test.\n    ttl: 1s\n    addresses:\n")
-	for i, b := range bs {
-		fmt.Fprintf(&recs, "      - {ip: 192.0.2.%d, probeAddr: %q}\n", i+1, b.addr())
-	}
-	provider := fmt.Sprintf(`provider:
-  type: rfc2136
-  resyncInterval: 1s
-  rfc2136: {server: %q, keyName: %q, keyAlg: %q, secret: %q}`, bind.Addr, bind.KeyName, bind.KeyAlg, bind.Secret)
-	yaml := strings.Replace(controllerYAML(provider, recs.String()), `dns: {addr: "127.0.0.1:0"}`, `dns: {addr: ""}`, 1)
-	d := startDaemon(t, yaml)
+	d := startDaemon(t, bindControllerYAML(bind, bs, ""))
 	if d.dns != "-" {
 		t.Fatalf("dns served on %s with dns.addr empty", d.dns)
 	}

@@ -3,127 +3,20 @@
 package main
 
 import (
-	"bufio"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 )
-
-// A gslbd subprocess of a test is this test binary run twice: first with
-// GSLBD_E2E_NOFILE, it lowers its descriptor limit (soft and hard) and
-// execs itself; then, with GSLBD_E2E_ARGS, it is gslbd (main) until SIGTERM.
-func init() {
-	childMain = func() {
-		if n := os.Getenv("GSLBD_E2E_NOFILE"); n != "" {
-			v, err := strconv.ParseUint(n, 10, 64)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "GSLBD_E2E_NOFILE:", err)
-				os.Exit(2)
-			}
-			if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
-				fmt.Fprintln(os.Stderr, "setrlimit:", err)
-				os.Exit(2)
-			}
-			env := slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, "GSLBD_E2E_NOFILE=") })
-			err = syscall.Exec("/proc/self/exe", os.Args, env)
-			fmt.Fprintln(os.Stderr, "exec:", err)
-			os.Exit(2)
-		}
-		if a := os.Getenv("GSLBD_E2E_ARGS"); a != "" {
-			var args []string
-			if err := json.Unmarshal([]byte(a), &args); err != nil {
-				fmt.Fprintln(os.Stderr, "GSLBD_E2E_ARGS:", err)
-				os.Exit(2)
-			}
-			os.Args = append([]string{"gslbd"}, args...)
-			main()
-			os.Exit(0)
-		}
-	}
-}
-
-// subDaemon is gslbd running in a subprocess with a low descriptor limit.
-type subDaemon struct {
-	cmd       *exec.Cmd
-	dns, http string
-	stderr    *syncBuffer
-	exited    chan struct{}
-}
-
-var addrRE = regexp.MustCompile(`dns=(\S+) http=(\S+)`)
-
-// startSubDaemon runs gslbd on yaml in a subprocess whose RLIMIT_NOFILE is
-// nofile (soft and hard); it is stopped with SIGTERM when the test ends.
-func startSubDaemon(t *testing.T, yaml string, nofile int) *subDaemon {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "gslbd.yaml")
-	if err := os.WriteFile(path, []byte(withStateDir(yaml)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	args, _ := json.Marshal([]string{"-config", path})
-	d := &subDaemon{stderr: newSyncBuffer(), exited: make(chan struct{})}
-	d.stderr.first = nil
-	d.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	d.cmd.Env = append(os.Environ(), fmt.Sprintf("GSLBD_E2E_NOFILE=%d", nofile), "GSLBD_E2E_ARGS="+string(args))
-	d.cmd.Stderr = d.stderr
-	out, err := d.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	first := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			select {
-			case first <- sc.Text():
-			default:
-			}
-		}
-		_ = d.cmd.Wait()
-		close(d.exited)
-	}()
-	t.Cleanup(func() {
-		_ = d.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-d.exited:
-		case <-time.After(30 * time.Second):
-			_ = d.cmd.Process.Kill()
-			<-d.exited
-			t.Error("hang guard: gslbd did not stop within 30s of SIGTERM")
-		}
-	})
-	select {
-	case line := <-first:
-		m := addrRE.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("unexpected first line %q\n%s", line, d.stderr.String())
-		}
-		d.dns, d.http = m[1], m[2]
-	case <-d.exited:
-		t.Fatalf("gslbd exited before serving:\n%s", d.stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("hang guard: gslbd did not start within 30s\n%s", d.stderr.String())
-	}
-	return d
-}
 
 // metricSum adds up every sample of the named metric on /metrics.
 func metricSum(t *testing.T, base, name string) float64 {
@@ -162,11 +55,12 @@ func tcpAnswer(server, name string) ([]string, error) {
 	return out, nil
 }
 
-// flooder keeps n TCP connections open to addr, each sending a query
-// every 2 s so that no idle timeout closes it, as a slowloris attacker does
-// did, and reconnecting a second after the server closes it, until stop.
-type flooder struct {
-	addr   string
+// connFlood keeps n TCP connections to addr, as an attacker does: each is
+// handed to use until use returns (the server closed it, or the flood
+// stops), then closed and dialled again a second later (the attacker's
+// pace), until close. pause, given to use, waits d or until close (the
+// attacker's pace, not a wait for an event) and is false once stopped.
+type connFlood struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -175,15 +69,8 @@ type flooder struct {
 	once   sync.Once
 }
 
-func startFlood(addr string, n int) *flooder {
-	f := &flooder{addr: addr, stop: make(chan struct{}), conns: map[net.Conn]bool{}}
-	m := new(dns.Msg)
-	m.SetQuestion("app.example.test.", dns.TypeA)
-	q, _ := m.Pack()
-	msg := binary.BigEndian.AppendUint16(nil, uint16(len(q)))
-	msg = append(msg, q...)
-	// pause waits d or until stop (the attacker's pace, not a wait for an
-	// event); false when stopped.
+func startConnFlood(addr string, n int, use func(c net.Conn, pause func(time.Duration) bool)) *connFlood {
+	f := &connFlood{stop: make(chan struct{}), conns: map[net.Conn]bool{}}
 	pause := func(d time.Duration) bool {
 		select {
 		case <-f.stop:
@@ -195,27 +82,12 @@ func startFlood(addr string, n int) *flooder {
 	for range n {
 		f.wg.Go(func() {
 			for {
-				c, err := net.Dial("tcp", addr)
-				if err == nil {
+				if c, err := net.Dial("tcp", addr); err == nil {
 					f.mu.Lock()
 					f.conns[c] = true
 					f.dialed++
 					f.mu.Unlock()
-					var hdr [2]byte
-					for {
-						if _, err := c.Write(msg); err != nil {
-							break
-						}
-						if _, err := io.ReadFull(c, hdr[:]); err != nil {
-							break
-						}
-						if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint16(hdr[:]))); err != nil {
-							break
-						}
-						if !pause(2 * time.Second) {
-							break
-						}
-					}
+					use(c, pause)
 					f.mu.Lock()
 					delete(f.conns, c)
 					f.mu.Unlock()
@@ -230,7 +102,9 @@ func startFlood(addr string, n int) *flooder {
 	return f
 }
 
-func (f *flooder) close() int {
+// close stops the flood, closes its connections and returns how many it
+// dialled.
+func (f *connFlood) close() int {
 	f.once.Do(func() { close(f.stop) })
 	f.mu.Lock()
 	for c := range f.conns {
@@ -239,6 +113,34 @@ func (f *flooder) close() int {
 	f.mu.Unlock()
 	f.wg.Wait()
 	return f.dialed
+}
+
+// startFlood keeps n DNS-over-TCP connections open to addr, each sending a
+// query every 2 s so that no idle timeout closes it, as a slowloris
+// attacker does, and reconnecting a second after the server closes it.
+func startFlood(addr string, n int) *connFlood {
+	m := new(dns.Msg)
+	m.SetQuestion("app.example.test.", dns.TypeA)
+	q, _ := m.Pack()
+	msg := binary.BigEndian.AppendUint16(nil, uint16(len(q)))
+	msg = append(msg, q...)
+	return startConnFlood(addr, n, func(c net.Conn, pause func(time.Duration) bool) {
+		var hdr [2]byte
+		for {
+			if _, err := c.Write(msg); err != nil {
+				return
+			}
+			if _, err := io.ReadFull(c, hdr[:]); err != nil {
+				return
+			}
+			if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint16(hdr[:]))); err != nil {
+				return
+			}
+			if !pause(2 * time.Second) {
+				return
+			}
+		}
+	})
 }
 
 // openFDs counts the descriptors of process pid.

@@ -8,80 +8,32 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// httpFlooder keeps n keep-alive HTTP connections to addr: each sends one
-// request, reads the answer and stays idle; when the server closes it, it
-// reconnects a second later (the attacker's pace), until stop. With slow
-// set, each connection instead sends half a request header and nothing
-// more (busy, not idle), reconnecting when closed.
-type httpFlooder struct {
-	stop   chan struct{}
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-	dialed int
-	once   sync.Once
-}
-
-func startHTTPFlood(addr string, n int, slow bool) *httpFlooder {
-	f := &httpFlooder{stop: make(chan struct{}), conns: map[net.Conn]bool{}}
-	pause := func(d time.Duration) bool {
-		select {
-		case <-f.stop:
-			return false
-		case <-time.After(d):
-			return true
+// startHTTPFlood keeps n keep-alive HTTP connections to addr: each sends
+// one request, reads the answer and stays idle; when the server closes it,
+// it reconnects a second later (the attacker's pace), until close. With
+// slow set, each connection instead sends half a request header and
+// nothing more (busy, not idle), reconnecting when closed.
+func startHTTPFlood(addr string, n int, slow bool) *connFlood {
+	return startConnFlood(addr, n, func(c net.Conn, _ func(time.Duration) bool) {
+		if slow {
+			fmt.Fprintf(c, "GET /api/records HTTP/1.1\r\nHost: %s\r\nX-Slow: ", addr)
+		} else {
+			fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
 		}
-	}
-	for range n {
-		f.wg.Go(func() {
-			for {
-				if c, err := net.Dial("tcp", addr); err == nil {
-					f.mu.Lock()
-					f.conns[c] = true
-					f.dialed++
-					f.mu.Unlock()
-					if slow {
-						fmt.Fprintf(c, "GET /api/records HTTP/1.1\r\nHost: %s\r\nX-Slow: ", addr)
-					} else {
-						fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
-					}
-					// Read until the server closes the connection (an idle one
-					// reads its answer first and then waits).
-					br := bufio.NewReader(c)
-					for {
-						if _, err := br.ReadByte(); err != nil {
-							break
-						}
-					}
-					f.mu.Lock()
-					delete(f.conns, c)
-					f.mu.Unlock()
-					c.Close()
-				}
-				if !pause(time.Second) {
-					return
-				}
+		// Read until the server closes the connection (an idle one reads
+		// its answer first and then waits).
+		br := bufio.NewReader(c)
+		for {
+			if _, err := br.ReadByte(); err != nil {
+				return
 			}
-		})
-	}
-	return f
-}
-
-func (f *httpFlooder) close() int {
-	f.once.Do(func() { close(f.stop) })
-	f.mu.Lock()
-	for c := range f.conns {
-		c.Close()
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
-	return f.dialed
+		}
+	})
 }
 
 // freshGet asks path on a new connection (no keep-alive), with a 5 s

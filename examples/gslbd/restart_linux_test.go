@@ -9,18 +9,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gslbkit/gslb/provider/memory"
 )
-
-// kill9 sends SIGKILL to d and waits for the process to be gone.
-func (d *subDaemon) kill9() {
-	_ = d.cmd.Process.Signal(syscall.SIGKILL)
-	<-d.exited
-}
 
 // freeAddr returns a loopback host:port free for TCP and UDP right now.
 func freeAddr(t *testing.T) string {

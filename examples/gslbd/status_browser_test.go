@@ -5,32 +5,27 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/gslbkit/gslb/internal/testproc"
 )
 
-// findChromium returns the path of a Chromium (or Chrome) binary, skipping
-// the test when there is none unless GSLBKIT_REQUIRE_CHROMIUM=1 (CI).
+// findChromium returns the path of Chromium (or Chrome): GSLBKIT_CHROMIUM
+// where it is set, else the first installed. Where there is none the test
+// is skipped, or fails where GSLBKIT_REQUIRE_CHROMIUM=1 (CI sets it).
 func findChromium(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("GSLBKIT_CHROMIUM"); p != "" {
 		return p
 	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "/usr/bin/chromium"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("GSLBKIT_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("GSLBKIT_REQUIRE_CHROMIUM=1 but no chromium in PATH (apt-get install chromium, or set GSLBKIT_CHROMIUM)")
-	}
-	t.Skip("no chromium in PATH: the status page's browser test is skipped (apt-get install chromium; CI sets GSLBKIT_REQUIRE_CHROMIUM=1)")
-	return ""
+	return testproc.Require(t, "GSLBKIT_REQUIRE_CHROMIUM",
+		"chromium is not installed; the status page's browser test needs it (apt-get install -y chromium, or set GSLBKIT_CHROMIUM to its path)",
+		"chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 }
 
 // newBrowser starts a headless Chromium with a 360 px wide viewport and

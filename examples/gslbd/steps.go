@@ -180,7 +180,7 @@ func stepErr(f string, err error) error {
 		if strings.HasPrefix(fe.Path, "coordinates") {
 			f = "geo"
 		}
-		return fielderr.In(f, fielderr.Both(ErrConfig, err), err)
+		return fielderr.In(f, fielderr.Both(ErrInvalidConfig, err), err)
 	}
 	return badErr(f, "", "a valid step", err)
 }

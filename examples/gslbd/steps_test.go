@@ -269,7 +269,7 @@ func TestStepConfigErrors(t *testing.T) {
 			}
 			err = c.Validate()
 			var ce *FieldError
-			if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) {
+			if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) {
 				t.Fatalf("err = %v, want a *FieldError", err)
 			}
 			if ce.Path != tc.field || strings.Trim(ce.Value, `"`) != tc.value || ce.Allowed == "" {

@@ -2,125 +2,30 @@
 
 package main
 
-// The torture test's environment: gslbd processes (this test binary run
-// as gslbd, see flood_linux_test.go), a Knot secondary, HTTP backends the
-// test kills and revives, floods and an impostor. Nothing here checks
-// anything; torture_check_linux_test.go does.
+// The torture test's environment: HTTP backends the test kills and
+// revives, floods and an impostor; the gslbd processes are
+// gslbdproc_linux_test.go's, the Knot secondary is internal/testknot's.
+// Nothing here checks anything; torture_check_linux_test.go does.
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gslbkit/gslb/provider/replication"
 	"io"
 	mathrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/gslbkit/gslb/internal/testproc"
 	"github.com/gslbkit/gslb/provider/memory"
-	"github.com/miekg/dns"
+	"github.com/gslbkit/gslb/provider/replication"
 )
-
-// gproc is one gslbd process (controller or node) the walk starts, kills
-// and restarts on the same ports.
-type gproc struct {
-	role   string
-	cmd    *exec.Cmd
-	stderr *syncBuffer
-	exited chan struct{}
-}
-
-// startGslbd runs gslbd (this test binary, see childMain) on the config
-// at path with args; nofile > 0 lowers its descriptor limit. It returns
-// once the process printed the addresses it serves, or an error with its
-// log when it exited first.
-func startGslbd(role, path string, nofile int, args ...string) (*gproc, error) {
-	a, _ := json.Marshal(append([]string{"-config", path}, args...))
-	p := &gproc{role: role, stderr: newSyncBuffer(), exited: make(chan struct{})}
-	p.stderr.first = nil
-	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	p.cmd.Env = append(os.Environ(), "GSLBD_E2E_ARGS="+string(a))
-	if nofile > 0 {
-		p.cmd.Env = append(p.cmd.Env, fmt.Sprintf("GSLBD_E2E_NOFILE=%d", nofile))
-	}
-	p.cmd.Stderr = p.stderr
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := p.cmd.Start(); err != nil {
-		return nil, err
-	}
-	first := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			select {
-			case first <- sc.Text():
-			default:
-			}
-		}
-		_ = p.cmd.Wait()
-		close(p.exited)
-	}()
-	select {
-	case line := <-first:
-		if !addrRE.MatchString(line) {
-			p.kill9()
-			return nil, fmt.Errorf("%s: unexpected first line %q\n%s", role, line, p.stderr.String())
-		}
-		return p, nil
-	case <-p.exited:
-		return nil, fmt.Errorf("%s exited before serving:\n%s", role, lastLines(p.stderr.String(), 20))
-	case <-time.After(30 * time.Second):
-		p.kill9()
-		return nil, fmt.Errorf("hang guard: %s did not start within 30s\n%s", role, lastLines(p.stderr.String(), 20))
-	}
-}
-
-// kill9 sends SIGKILL and waits for the process to be gone.
-func (p *gproc) kill9() {
-	if p == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.exited
-}
-
-// term sends SIGTERM and waits (30 s hang guard, then SIGKILL).
-func (p *gproc) term() error {
-	if p == nil {
-		return nil
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return nil
-	case <-time.After(30 * time.Second):
-		p.kill9()
-		return fmt.Errorf("hang guard: %s did not stop within 30s of SIGTERM", p.role)
-	}
-}
-
-func lastLines(s string, n int) string {
-	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(ls) > n {
-		ls = ls[len(ls)-n:]
-	}
-	return strings.Join(ls, "\n")
-}
 
 // stablePort returns a loopback port free for TCP and UDP below the
 // kernel's ephemeral range: the walk restarts servers on the same ports,
@@ -220,93 +125,6 @@ func (b *tBackend) setDead(dead bool) error {
 }
 
 func (b *tBackend) addr() string { return b.port }
-
-// knotSecondary is a real knotd following the controller's zone by
-// NOTIFY + IXFR/AXFR, signing with the transfer key.
-type knotSecondary struct {
-	addr, dir string
-	proc      *testproc.Process
-	log       *testproc.Buffer
-}
-
-// findKnotBin returns knotd's path or "".
-func findKnotBin() string {
-	if p, err := exec.LookPath("knotd"); err == nil {
-		return p
-	}
-	for _, p := range []string{"/usr/sbin/knotd", "/usr/local/sbin/knotd"} {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p
-		}
-	}
-	return ""
-}
-
-func startKnotSecondary(t *testing.T, bin, addr, primary, zone, keyName, secret string) (*knotSecondary, error) {
-	dir := t.TempDir()
-	_, port, _ := net.SplitHostPort(addr)
-	ph, pp, _ := net.SplitHostPort(primary)
-	z := strings.TrimSuffix(zone, ".")
-	conf := fmt.Sprintf(`server:
-    listen: 127.0.0.1@%[1]s
-    rundir: %[2]s
-log:
-  - target: stderr
-    any: info
-database:
-    storage: %[2]s
-key:
-  - id: %[3]s
-    algorithm: hmac-sha256
-    secret: %[4]s
-remote:
-  - id: primary
-    address: %[5]s@%[6]s
-    key: %[3]s
-acl:
-  - id: notify
-    address: %[5]s
-    action: notify
-template:
-  - id: default
-    storage: %[2]s
-zone:
-  - domain: %[7]s
-    master: primary
-    acl: notify
-    file: %[2]s/%[7]s.zone
-`, port, dir, keyName, secret, ph, pp, z)
-	if err := os.WriteFile(filepath.Join(dir, "conf"), []byte(conf), 0o600); err != nil {
-		return nil, err
-	}
-	k := &knotSecondary{addr: addr, dir: dir, log: &testproc.Buffer{}}
-	cmd := exec.Command(bin, "-c", filepath.Join(dir, "conf"))
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = k.log, k.log
-	var err error
-	if k.proc, err = testproc.Start(cmd); err != nil {
-		return nil, err
-	}
-	t.Cleanup(k.proc.Stop)
-	c := &dns.Client{Net: "udp", Timeout: 200 * time.Millisecond}
-	m := new(dns.Msg)
-	m.SetQuestion(zone, dns.TypeSOA)
-	guard := time.Now().Add(30 * time.Second)
-	for {
-		if _, _, err := c.Exchange(m, addr); err == nil {
-			return k, nil
-		}
-		select {
-		case <-k.proc.Done():
-			return nil, fmt.Errorf("knotd exited before answering:\n%s", k.log.String())
-		default:
-		}
-		if time.Now().After(guard) {
-			return nil, fmt.Errorf("hang guard: knotd did not answer on %s within 30s", addr)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a real socket
-	}
-}
 
 // httpFlood holds n connections to addr: "idle" ones sent one keep-alive
 // request and then say nothing; "slowloris" ones send a header line every

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/testknot"
 	"github.com/gslbkit/gslb/provider/memory"
 )
 
@@ -35,7 +36,7 @@ type tEnv struct {
 	cfgPath, nodeCfgPath        string
 	secret, xfrSecret           string
 	backends                    []*tBackend
-	knot                        *knotSecondary
+	knot                        *testknot.Server
 }
 
 // walk is one run of the torture test.
@@ -56,18 +57,12 @@ type walk struct {
 
 // newWalk starts the controller (3 records of 2 addresses, stateDir,
 // transfer to Knot, notify to the node), the node and the Knot
-// secondary, and waits until all three answer every name.
+// secondary (internal/testknot), and waits until all three answer every
+// name. Without knotd it skips, or fails where GSLBKIT_REQUIRE_KNOT=1.
 func newWalk(t *testing.T) *walk {
-	bin := findKnotBin()
-	if bin == "" {
-		msg := "knotd is not installed; install knot (apt-get install -y knot) to run the torture test"
-		if os.Getenv("GSLBKIT_REQUIRE_KNOT") == "1" {
-			t.Fatal(msg + " (GSLBKIT_REQUIRE_KNOT=1 requires it)")
-		}
-		t.Skip(msg)
-	}
+	testknot.Require(t) // before anything starts
 	dir := t.TempDir()
-	e := &tEnv{dir: dir, ctlDNS: tFreeAddr(t), ctlHTTP: tFreeAddr(t), nodeDNS: tFreeAddr(t), nodeHTTP: tFreeAddr(t), knotAddr: tFreeAddr(t),
+	e := &tEnv{dir: dir, ctlDNS: tFreeAddr(t), ctlHTTP: tFreeAddr(t), nodeDNS: tFreeAddr(t), nodeHTTP: tFreeAddr(t),
 		stateDir: filepath.Join(dir, "state"), nodeDir: filepath.Join(dir, "node"),
 		cfgPath: filepath.Join(dir, "gslbd.yaml"), nodeCfgPath: filepath.Join(dir, "node.yaml"),
 		secret: "torture-replication-secret-0123", xfrSecret: base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))}
@@ -85,10 +80,9 @@ func newWalk(t *testing.T) *walk {
 	}
 	w.m.states = []mState{s}
 	w.chk = newChecker(w)
+	e.knot = testknot.Start(t, testknot.Config{Zone: tZone, Primary: e.ctlDNS, KeyName: "xfr-key", Secret: e.xfrSecret})
+	e.knotAddr = e.knot.Addr
 	var err error
-	if e.knot, err = startKnotSecondary(t, bin, e.knotAddr, e.ctlDNS, tZone, "xfr-key", e.xfrSecret); err != nil {
-		t.Fatal(err)
-	}
 	if err := w.startCtl(0, ""); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -33,21 +32,7 @@ func startBindPool(t *testing.T, failover string, hold time.Duration) (*testbind
 	dependencyHold = hold
 	t.Cleanup(func() { dependencyHold = old })
 	bs := []*backend{newBackend(t), newBackend(t)}
-	var recs strings.Builder
-	recs.WriteString("  - name: app.example.test.\n    ttl: 1s\n")
-	if failover != "" {
-		fmt.Fprintf(&recs, "    failover: %s\n", failover)
-	}
-	recs.WriteString("    addresses:\n")
-	for i, b := range bs {
-		fmt.Fprintf(&recs, "      - {ip: 192.0.2.%d, probeAddr: %q}\n", i+1, b.addr())
-	}
-	provider := fmt.Sprintf(`provider:
-  type: rfc2136
-  resyncInterval: 1s
-  rfc2136: {server: %q, keyName: %q, keyAlg: %q, secret: %q}`, bind.Addr, bind.KeyName, bind.KeyAlg, bind.Secret)
-	yaml := strings.Replace(controllerYAML(provider, recs.String()), `dns: {addr: "127.0.0.1:0"}`, `dns: {addr: ""}`, 1)
-	d := startDaemon(t, yaml)
+	d := startDaemon(t, bindControllerYAML(bind, bs, failover))
 	var pool string
 	waitFor(t, 60*time.Second, "BIND answers both addresses through the pool", func() bool {
 		got, _ := answer(bind.Addr, "app.example.test.")

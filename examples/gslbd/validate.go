@@ -326,7 +326,7 @@ func checkAddresses(f string, r *RecordSpec) error {
 func checkErr(field string, value any, allowed string, err error) error {
 	var pe *probe.FieldError
 	if errors.As(err, &pe) && errors.Is(err, probe.ErrInvalidPolicy) {
-		return fielderr.In(field+".policy", fielderr.Both(ErrConfig, err), &FieldError{Path: strings.TrimPrefix(pe.Path, "policy."), Value: pe.Value, Allowed: pe.Allowed})
+		return fielderr.In(field+".policy", fielderr.Both(ErrInvalidConfig, err), &FieldError{Path: strings.TrimPrefix(pe.Path, "policy."), Value: pe.Value, Allowed: pe.Allowed})
 	}
 	return badErr(field, value, allowed, err)
 }

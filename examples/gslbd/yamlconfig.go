@@ -44,10 +44,10 @@ type YAMLError struct {
 // Error formats the path, the line and the message, e.g.
 // `gslbd: invalid config: records[0].ttl (line 12): "thirty" is not a
 // duration`, or `gslbd: invalid config (line 3): did not find expected key`
-// without a field: the prefix of every config error (ErrConfig).
+// without a field: the prefix of every config error (ErrInvalidConfig).
 func (e *YAMLError) Error() string {
 	var b strings.Builder
-	b.WriteString(ErrConfig.Error())
+	b.WriteString(ErrInvalidConfig.Error())
 	if e.Field != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Field)
@@ -60,8 +60,8 @@ func (e *YAMLError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns ErrConfig.
-func (e *YAMLError) Unwrap() error { return ErrConfig }
+// Unwrap returns ErrInvalidConfig.
+func (e *YAMLError) Unwrap() error { return ErrInvalidConfig }
 
 // maxYAMLNodes bounds the nodes visited, aliases expanded, so a small
 // document of nested aliases cannot take unbounded time or memory.

@@ -49,8 +49,8 @@ func TestYAMLErrorsNameFieldAndLine(t *testing.T) {
 			if strings.Count(err.Error(), "config") > 1 || !strings.HasPrefix(err.Error(), "gslbd: invalid config") || strings.Contains(err.Error(), "JSON") {
 				t.Errorf("error repeats itself or names JSON: %q", err)
 			}
-			if !errors.Is(err, ErrConfig) {
-				t.Errorf("%v does not match ErrConfig", err)
+			if !errors.Is(err, ErrInvalidConfig) {
+				t.Errorf("%v does not match ErrInvalidConfig", err)
 			}
 		})
 	}

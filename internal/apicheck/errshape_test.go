@@ -131,38 +131,111 @@ func TestSentinelText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, d := range f.Decls {
-				g, ok := d.(*ast.GenDecl)
-				if !ok || g.Tok != token.VAR {
+			for _, pv := range packageVars(f) {
+				text, ok := errorsNew(pv.value)
+				if !ok {
 					continue
 				}
-				for _, s := range g.Specs {
-					vs := s.(*ast.ValueSpec)
-					for i, v := range vs.Values {
-						text, ok := errorsNew(v)
-						if !ok {
-							continue
-						}
-						id := vs.Names[i].Name
-						where := fset.Position(v.Pos()).String()
-						if !strings.HasPrefix(text, f.Name.Name+": ") {
-							t.Errorf("%s: %s = %q: want the prefix %q", where, id, text, f.Name.Name+": ")
-						}
-						rest := strings.TrimPrefix(text, f.Name.Name+": ")
-						if r := []rune(rest); len(r) > 0 && unicode.IsUpper(r[0]) && !(len(r) > 1 && unicode.IsUpper(r[1])) {
-							t.Errorf("%s: %s = %q: starts with a capital", where, id, text)
-						}
-						if strings.HasSuffix(text, ".") || strings.HasSuffix(text, "!") || strings.HasSuffix(text, ":") {
-							t.Errorf("%s: %s = %q: ends in punctuation", where, id, text)
-						}
-						if ast.IsExported(id) && !strings.HasPrefix(id, "Err") {
-							t.Errorf("%s: exported error %s: want it named Err…", where, id)
-						}
-					}
+				id := pv.name
+				where := fset.Position(pv.value.Pos()).String()
+				if !strings.HasPrefix(text, f.Name.Name+": ") {
+					t.Errorf("%s: %s = %q: want the prefix %q", where, id, text, f.Name.Name+": ")
+				}
+				rest := strings.TrimPrefix(text, f.Name.Name+": ")
+				if r := []rune(rest); len(r) > 0 && unicode.IsUpper(r[0]) && !(len(r) > 1 && unicode.IsUpper(r[1])) {
+					t.Errorf("%s: %s = %q: starts with a capital", where, id, text)
+				}
+				if strings.HasSuffix(text, ".") || strings.HasSuffix(text, "!") || strings.HasSuffix(text, ":") {
+					t.Errorf("%s: %s = %q: ends in punctuation", where, id, text)
+				}
+				if ast.IsExported(id) && !strings.HasPrefix(id, "Err") {
+					t.Errorf("%s: exported error %s: want it named Err…", where, id)
 				}
 			}
 		}
 	}
+}
+
+// TestInvalidConfigName keeps one name for a config error across the tree:
+// a package-level errors.New("<pkg>: invalid config") is named
+// ErrInvalidConfig, an ErrInvalidConfig says "<pkg>: invalid config", and a
+// variable that only renames ErrInvalidConfig (a former name kept for
+// callers) is marked Deprecated.
+func TestInvalidConfigName(t *testing.T) {
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != "../.." && (strings.HasPrefix(n, ".") || n == "testdata" || n == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		for _, pv := range packageVars(f) {
+			id := pv.name
+			where := fset.Position(pv.value.Pos()).String()
+			if x, ok := pv.value.(*ast.Ident); ok && x.Name == "ErrInvalidConfig" && id != x.Name {
+				if !strings.Contains(pv.doc.Text(), "Deprecated: use ErrInvalidConfig.") {
+					t.Errorf("%s: %s = ErrInvalidConfig: a second name for the config error; mark it \"Deprecated: use ErrInvalidConfig.\" or remove it", where, id)
+				}
+				continue
+			}
+			text, ok := errorsNew(pv.value)
+			if !ok {
+				continue
+			}
+			config := strings.HasSuffix(text, ": invalid config") && !strings.Contains(strings.TrimSuffix(text, ": invalid config"), " ")
+			if config && id != "ErrInvalidConfig" {
+				t.Errorf("%s: %s = %q: a package's config error is named ErrInvalidConfig", where, id, text)
+			}
+			if !config && id == "ErrInvalidConfig" {
+				t.Errorf("%s: ErrInvalidConfig = %q: want \"<pkg>: invalid config\"", where, text)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// packageVar is one name = value of a package-level var declaration, with
+// its doc comment (the declaration's, where it declares only this spec).
+type packageVar struct {
+	name  string
+	value ast.Expr
+	doc   *ast.CommentGroup
+}
+
+// packageVars returns the name = value pairs of f's package-level vars.
+func packageVars(f *ast.File) []packageVar {
+	var out []packageVar
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.VAR {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			doc := vs.Doc
+			if doc == nil && len(g.Specs) == 1 {
+				doc = g.Doc
+			}
+			for i, v := range vs.Values {
+				out = append(out, packageVar{name: vs.Names[i].Name, value: v, doc: doc})
+			}
+		}
+	}
+	return out
 }
 
 // errorsNew returns the text of errors.New("…").

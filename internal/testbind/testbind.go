@@ -36,11 +36,13 @@ type Server struct {
 	// base64.
 	KeyName, KeyAlg, Secret string
 	// Dir is the temporary directory holding the configuration, the zone
-	// file and its journal.
+	// file and its journal; it stays across runs, so a restarted named
+	// serves the zone as it was when it stopped.
 	Dir string
 
-	proc *testproc.Process
-	log  *testproc.Buffer
+	named string
+	proc  *testproc.Process
+	log   *testproc.Buffer
 }
 
 // Log returns what named has written so far (it runs with -g, logging to
@@ -52,7 +54,10 @@ func Find() string { return testproc.Find("named") }
 
 // Start runs named for zone (e.g. "example.test.") and returns once it
 // answers the zone's SOA. The zone holds an SOA, an apex NS "ns1" and its
-// glue A 127.0.0.1. named is stopped, and waited for, in t.Cleanup.
+// glue A 127.0.0.1; check-integrity is off, so an update may add an MX or
+// SRV whose target has no address record (libdnstest writes such records).
+// named is stopped, and waited for, in t.Cleanup, and its log is written
+// to t if t failed.
 func Start(t testing.TB, zone string) *Server {
 	t.Helper()
 	named := testproc.Require(t, RequireEnv, "testbind: named (BIND 9) is not installed; install bind9 (apt-get install -y bind9 bind9-utils) to run this test", "named")
@@ -86,32 +91,52 @@ func start(t testing.TB, named, zone string) (*Server, error) {
 		KeyAlg:  "hmac-sha256",
 		Secret:  base64.StdEncoding.EncodeToString(secret),
 		Dir:     t.TempDir(),
+		named:   named,
 		log:     &testproc.Buffer{},
 	}
 	if err := s.writeFiles(port); err != nil {
 		return nil, err
 	}
-	args := []string{"-g", "-c", filepath.Join(s.Dir, "named.conf")}
-	if os.Geteuid() == 0 {
-		args = append(args, "-u", "root")
-	}
-	cmd := exec.Command(named, args...)
-	cmd.Dir = s.Dir
-	cmd.Stdout, cmd.Stderr = s.log, s.log
-	if s.proc, err = testproc.Start(cmd); err != nil {
-		return nil, fmt.Errorf("start %s: %w", named, err)
-	}
-	if err := s.waitReady(); err != nil {
-		s.stop()
-		return nil, fmt.Errorf("%w; named log:\n%s", err, s.Log())
+	if err := s.run(); err != nil {
+		return nil, err
 	}
 	t.Cleanup(func() {
-		s.stop()
+		s.Stop()
 		if t.Failed() {
 			t.Logf("testbind: named log:\n%s", s.Log())
 		}
 	})
 	return s, nil
+}
+
+// Run runs named again after Stop, on the same port with the same files
+// (the zone as it was, with its journal), and returns once it answers the
+// zone's SOA; a named that exits first, or does not answer within 30
+// seconds, fails t. A test stops and runs named to see a server outage.
+func (s *Server) Run(t testing.TB) {
+	t.Helper()
+	if err := s.run(); err != nil {
+		t.Fatalf("testbind: %v", err)
+	}
+}
+
+func (s *Server) run() error {
+	args := []string{"-g", "-c", filepath.Join(s.Dir, "named.conf")}
+	if os.Geteuid() == 0 {
+		args = append(args, "-u", "root")
+	}
+	cmd := exec.Command(s.named, args...)
+	cmd.Dir = s.Dir
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	var err error
+	if s.proc, err = testproc.Start(cmd); err != nil {
+		return fmt.Errorf("start %s: %w", s.named, err)
+	}
+	if err := s.waitReady(); err != nil {
+		s.Stop()
+		return fmt.Errorf("%w; named log:\n%s", err, s.Log())
+	}
+	return nil
 }
 
 func (s *Server) writeFiles(port int) error {
@@ -130,6 +155,7 @@ controls { };
 zone "%[6]s" {
   type primary;
   file "%[4]s/zone.db";
+  check-integrity no;
   allow-update { key "%[1]s"; };
   allow-transfer { key "%[1]s"; };
 };
@@ -171,5 +197,6 @@ func (s *Server) waitReady() error {
 	}
 }
 
-// stop stops named (SIGTERM, then SIGKILL after 10 seconds) and waits for it.
-func (s *Server) stop() { s.proc.Stop() }
+// Stop stops named (SIGTERM, then SIGKILL after 10 seconds) and waits for
+// it; stopping a named that is not running does nothing.
+func (s *Server) Stop() { s.proc.Stop() }

@@ -50,11 +50,17 @@ func DefaultConfig(name string) Config {
 	return Config{Name: name, Type: "A", Rcode: "NOERROR", Network: "udp"}
 }
 
-// ErrConfig is wrapped by every Config validation error.
-var ErrConfig = errors.New("dnsprobe: invalid config")
+// ErrInvalidConfig is wrapped by every Config validation error.
+var ErrInvalidConfig = errors.New("dnsprobe: invalid config")
+
+// ErrConfig is ErrInvalidConfig, by its former name: errors.Is matches
+// either.
+//
+// Deprecated: use ErrInvalidConfig.
+var ErrConfig = ErrInvalidConfig
 
 // Validate checks the fields; an error is a *probe.FieldError naming the
-// field, the value and what is allowed, wrapping ErrConfig.
+// field, the value and what is allowed, wrapping ErrInvalidConfig.
 func (c Config) Validate() error {
 	if c.Name == "" {
 		return bad("name", "", "a domain name (required)")
@@ -84,14 +90,14 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Port < 0 || c.Port > 65535 {
-		return &probe.FieldError{Path: "port", Value: strconv.Itoa(c.Port), Allowed: "[1, 65535], or 0 for the target's port", Err: ErrConfig}
+		return &probe.FieldError{Path: "port", Value: strconv.Itoa(c.Port), Allowed: "[1, 65535], or 0 for the target's port", Err: ErrInvalidConfig}
 	}
 	return nil
 }
 
 // bad is a *probe.FieldError for a string field.
 func bad(field, value, allowed string) error {
-	return &probe.FieldError{Path: field, Value: strconv.Quote(value), Allowed: allowed, Err: ErrConfig}
+	return &probe.FieldError{Path: field, Value: strconv.Quote(value), Allowed: allowed, Err: ErrInvalidConfig}
 }
 
 func dnsType(s string) (uint16, error) {

@@ -213,7 +213,8 @@ func TestDNSConfigValidate(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, ErrConfig)
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorIs(t, err, ErrConfig, "the deprecated name matches too")
 			assert.Contains(t, err.Error(), tc.field)
 		})
 	}

@@ -8,5 +8,5 @@
 // Config (start from DefaultConfig(name): Name is the one field without a
 // default; Type, Rcode and Network default to A, NOERROR and udp when
 // empty) and hand it to a probe.Monitor like any other. Invalid values are
-// *probe.FieldErrors wrapping ErrConfig. See the New example.
+// *probe.FieldErrors wrapping ErrInvalidConfig. See the New example.
 package dnsprobe

@@ -9,5 +9,6 @@
 // and TCP does not link gRPC. Build a prober with New from a Config (start
 // from DefaultConfig; the zero Config checks the server's overall health
 // over plain text) and hand it to a probe.Monitor like any other. Invalid
-// values are *probe.FieldErrors wrapping ErrConfig. See the New example.
+// values are *probe.FieldErrors wrapping ErrInvalidConfig. See the New
+// example.
 package grpcprobe

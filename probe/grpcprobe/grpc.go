@@ -41,27 +41,33 @@ type Config struct {
 // DefaultConfig returns a check of the server's overall health.
 func DefaultConfig() Config { return Config{} }
 
-// ErrConfig is wrapped by every Config validation error.
-var ErrConfig = errors.New("grpcprobe: invalid config")
+// ErrInvalidConfig is wrapped by every Config validation error.
+var ErrInvalidConfig = errors.New("grpcprobe: invalid config")
+
+// ErrConfig is ErrInvalidConfig, by its former name: errors.Is matches
+// either.
+//
+// Deprecated: use ErrInvalidConfig.
+var ErrConfig = ErrInvalidConfig
 
 // Validate checks the fields; an error is a *probe.FieldError naming the
-// field, the value and what is allowed, wrapping ErrConfig.
+// field, the value and what is allowed, wrapping ErrInvalidConfig.
 func (c Config) Validate() error {
 	if c.Port < 0 || c.Port > 65535 {
-		return &probe.FieldError{Path: "port", Value: strconv.Itoa(c.Port), Allowed: "[1, 65535], or 0 for the target's port", Err: ErrConfig}
+		return &probe.FieldError{Path: "port", Value: strconv.Itoa(c.Port), Allowed: "[1, 65535], or 0 for the target's port", Err: ErrInvalidConfig}
 	}
 	for i := 0; i < len(c.Authority); i++ {
 		if b := c.Authority[i]; b <= ' ' || b >= 0x7f || b == '/' {
 			return &probe.FieldError{Path: "authority", Value: strconv.Quote(c.Authority),
-				Allowed: fmt.Sprintf("host or host:port (character %q at %d)", b, i), Err: ErrConfig}
+				Allowed: fmt.Sprintf("host or host:port (character %q at %d)", b, i), Err: ErrInvalidConfig}
 		}
 	}
 	if err := c.TLS.Validate(); err != nil {
 		var fe *probe.FieldError
 		if errors.As(err, &fe) {
-			return fielderr.In("tls", ErrConfig, err)
+			return fielderr.In("tls", ErrInvalidConfig, err)
 		}
-		return fmt.Errorf("%w: tls: %w", ErrConfig, err)
+		return fmt.Errorf("%w: tls: %w", ErrInvalidConfig, err)
 	}
 	return nil
 }

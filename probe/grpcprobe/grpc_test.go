@@ -168,9 +168,10 @@ func TestGRPCAuthorityAndTLS(t *testing.T) {
 
 func TestGRPCConfigValidate(t *testing.T) {
 	require.NoError(t, DefaultConfig().Validate())
-	require.ErrorIs(t, Config{Port: -1}.Validate(), ErrConfig)
-	require.ErrorIs(t, Config{Authority: "a b"}.Validate(), ErrConfig)
-	require.ErrorIs(t, Config{TLS: &probe.TLSConfig{KeyFile: "k"}}.Validate(), ErrConfig)
+	require.ErrorIs(t, Config{Port: -1}.Validate(), ErrInvalidConfig)
+	require.ErrorIs(t, Config{Port: -1}.Validate(), ErrConfig, "the deprecated name matches too")
+	require.ErrorIs(t, Config{Authority: "a b"}.Validate(), ErrInvalidConfig)
+	require.ErrorIs(t, Config{TLS: &probe.TLSConfig{KeyFile: "k"}}.Validate(), ErrInvalidConfig)
 	_, err := New("127.0.0.1", DefaultConfig())
 	require.Error(t, err, "a port is required")
 }

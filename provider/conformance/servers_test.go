@@ -16,6 +16,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/gslbkit/gslb/internal/testbind"
 	"github.com/gslbkit/gslb/internal/testproc"
 )
 
@@ -24,15 +25,13 @@ import (
 type server struct {
 	addr            string // 127.0.0.1:port
 	keyName, secret string // TSIG, hmac-sha256
-	proc            *testproc.Process
-	log             *testproc.Buffer
+	// stop stops the server and waits for it to exit.
+	stop func()
 	// restart starts the server again on the same port with the same
-	// files (after stop), and waits until it is ready.
-	restart func() error
+	// files (after stop), and waits until it is ready; failing that, it
+	// fails t with the server's log.
+	restart func(t *testing.T)
 }
-
-// stop stops the server and waits for it to exit.
-func (s *server) stop() { s.proc.Stop() }
 
 // find returns the path of the first of names installed; where none is,
 // the test is skipped, or fails when the variable env is "1".
@@ -63,41 +62,46 @@ func start(t *testing.T, what string, mk func(port int) (*exec.Cmd, *server, err
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.log = &testproc.Buffer{}
-		cmd.Stdout, cmd.Stderr = s.log, s.log
-		if s.proc, err = testproc.Start(cmd); err != nil {
-			t.Fatalf("start %s: %v", what, err)
+		log := &testproc.Buffer{}
+		var proc *testproc.Process
+		run := func(cmd *exec.Cmd) error {
+			cmd.Stdout, cmd.Stderr = log, log
+			var err error
+			if proc, err = testproc.Start(cmd); err != nil {
+				return err
+			}
+			return waitReady(s, proc, ready)
 		}
-		if err = waitReady(s, ready); err == nil {
-			s.restart = func() error {
+		s.stop = func() { proc.Stop() }
+		if err = run(cmd); err == nil {
+			s.restart = func(t *testing.T) {
+				t.Helper()
 				cmd, _, err := mk(port)
+				if err == nil {
+					err = run(cmd)
+				}
 				if err != nil {
-					return err
+					t.Fatalf("restart %s: %v\n%s", what, err, log.String())
 				}
-				cmd.Stdout, cmd.Stderr = s.log, s.log
-				if s.proc, err = testproc.Start(cmd); err != nil {
-					return err
-				}
-				return waitReady(s, ready)
 			}
 			t.Cleanup(func() {
-				s.proc.Stop()
+				s.stop()
 				if t.Failed() {
-					t.Logf("%s log:\n%s", what, s.log.String())
+					t.Logf("%s log:\n%s", what, log.String())
 				}
 			})
 			return s
 		}
-		s.proc.Stop()
-		last = fmt.Errorf("%w; %s log:\n%s", err, what, s.log.String())
+		s.stop()
+		last = fmt.Errorf("%w; %s log:\n%s", err, what, log.String())
 	}
 	t.Fatalf("%s: %v", what, last)
 	return nil
 }
 
-// waitReady polls ready every 25 ms until it succeeds, the process exits,
-// or 30 s pass (a hang guard).
-func waitReady(s *server, ready func(*server) error) error {
+// waitReady polls ready every 25 ms until it succeeds, proc exits, or 30 s
+// pass (a hang guard).
+func waitReady(s *server, proc *testproc.Process, ready func(*server) error) error {
 	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
 	tick := time.NewTicker(25 * time.Millisecond)
@@ -108,7 +112,7 @@ func waitReady(s *server, ready func(*server) error) error {
 			return nil
 		}
 		select {
-		case <-s.proc.Done():
+		case <-proc.Done():
 			return errors.New("exited before it was ready")
 		case <-deadline.C:
 			return fmt.Errorf("not ready within 30s: %v", err)
@@ -143,42 +147,14 @@ ns1 IN A   127.0.0.1
 `, zone)
 }
 
-// startBIND runs named with a TSIG key allowed to update and transfer
-// zone, and check-integrity off (libdnstest writes an MX and an SRV whose
-// targets have no address records, which BIND otherwise refuses).
+// startBIND runs named (internal/testbind) with a TSIG key allowed to
+// update and transfer zone, and check-integrity off (libdnstest writes an
+// MX and an SRV whose targets have no address records, which BIND
+// otherwise refuses).
 func startBIND(t *testing.T, zone string) *server {
-	named := find(t, "GSLBKIT_REQUIRE_BIND", "apt-get install -y bind9 bind9-utils", "named")
-	dir := t.TempDir()
-	secret := newSecret(t)
-	return start(t, "named", func(port int) (*exec.Cmd, *server, error) {
-		conf := fmt.Sprintf(`key "gslb-key" { algorithm hmac-sha256; secret "%[1]s"; };
-options {
-  directory "%[2]s"; pid-file "%[2]s/named.pid";
-  listen-on port %[3]d { 127.0.0.1; }; listen-on-v6 { none; };
-  recursion no; dnssec-validation no; notify no;
-};
-controls { };
-zone "%[4]s" {
-  type primary; file "%[2]s/zone.db"; check-integrity no;
-  allow-update { key "gslb-key"; }; allow-transfer { key "gslb-key"; };
-};
-`, secret, dir, port, strings.TrimSuffix(zone, "."))
-		if err := os.WriteFile(filepath.Join(dir, "named.conf"), []byte(conf), 0o600); err != nil {
-			return nil, nil, err
-		}
-		if _, err := os.Stat(filepath.Join(dir, "zone.db")); err != nil { // a restart keeps the zone and its journal
-			if err := os.WriteFile(filepath.Join(dir, "zone.db"), []byte(zoneText(zone)), 0o644); err != nil {
-				return nil, nil, err
-			}
-		}
-		args := []string{"-g", "-c", filepath.Join(dir, "named.conf")}
-		if os.Geteuid() == 0 {
-			args = append(args, "-u", "root")
-		}
-		cmd := exec.Command(named, args...)
-		cmd.Dir = dir
-		return cmd, &server{addr: hostPort(port), keyName: "gslb-key", secret: secret}, nil
-	}, soaReady(zone))
+	b := testbind.Start(t, zone)
+	return &server{addr: b.Addr, keyName: b.KeyName, secret: b.Secret, stop: b.Stop,
+		restart: func(t *testing.T) { t.Helper(); b.Run(t) }}
 }
 
 // startKnot runs knotd with a TSIG key allowed to update and transfer zone.
