@@ -49,3 +49,7 @@ func SetCacheBudget(n int) (old int) {
 
 // DropCache drops the cache, so that the next query starts an empty one.
 func (p *Engine) DropCache() { p.fc.Store(nil) }
+
+// CacheLimit returns the bytes the current cache may hold: its budget,
+// which follows the view's size (see fastCacheBytes).
+func (p *Engine) CacheLimit() int { return p.cache().budget }
