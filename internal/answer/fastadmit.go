@@ -34,10 +34,15 @@ type doorkeeper struct {
 
 func newDoorkeeper() *doorkeeper { return &doorkeeper{seed: maphash.MakeSeed()} }
 
+// hash returns key's hash for admit (and the hot table's slot).
+func (d *doorkeeper) hash(key []byte) uint64 { return maphash.Bytes(d.seed, key) }
+
 // admit records a sighting of key and reports whether it was seen before
 // (since the last clear, or a false positive: see above).
-func (d *doorkeeper) admit(key []byte) bool {
-	h := maphash.Bytes(d.seed, key)
+func (d *doorkeeper) admit(key []byte) bool { return d.admitHash(d.hash(key)) }
+
+// admitHash is admit for a key of hash h.
+func (d *doorkeeper) admitHash(h uint64) bool {
 	i, j := h%doorBits, h>>32%doorBits
 	mi, mj := uint64(1)<<(i%64), uint64(1)<<(j%64)
 	oi := d.bits[i/64].Or(mi)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gslbkit/gslb/provider/dnssec"
 )
@@ -32,11 +33,14 @@ import (
 // What the cache keeps. staticReply (faststatic.go) answers the common
 // questions of a zone without hooks straight from its records, with no
 // allocation: it goes first, at every size, and its answers are not
-// stored, so a zone's plain answers (addresses, CNAMEs into them, TXT,
-// wildcards, referrals, NXDOMAIN and NODATA) take no cache memory; a
-// static answer costs about 1.9 × the instructions of a cache hit in
-// process, and for a zone of many names it is the only answer a spread
-// load gets anyway. The cache keeps the rest (hooked answers, DO set,
+// stored in the cache's map, so a zone's plain answers (addresses, CNAMEs
+// into them, TXT, wildcards, referrals, NXDOMAIN and NODATA) take no
+// memory per name; a static answer costs about 1.9 × the instructions of
+// a cache hit in process, and for a zone of many names it is the only
+// answer a spread load gets anyway. The plain answers asked most are kept
+// in the hot table instead (fasthot.go: a fixed 1,024 slots, looked up
+// before staticReply), so a skewed load's head is answered as a hit at
+// every size. The cache's map keeps the rest (hooked answers, DO set,
 // other types, what does not fit staticReply's forms), each key from its
 // second sighting on (fastadmit.go: a random name asked once, the bulk of
 // a scan or a random-subdomain flood, never enters), within a budget that
@@ -88,6 +92,8 @@ type fastCache struct {
 	budget int // the most bytes may be (cacheBudget)
 	// door admits a key on its second sighting (see fastadmit.go).
 	door *doorkeeper
+	// hot holds the static answers asked most (fasthot.go), or nil.
+	hot atomic.Pointer[hotTable]
 	// zones lists the view's zones for staticReply when they are few
 	// (zonesOK; see staticZones).
 	zones   []staticZone
@@ -301,7 +307,12 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 	fq, n, ok := parseFast(query, &key, p.maxUDPSize(), tcp)
 	c := p.cache()
 	if ok {
+		h := c.door.hash(key[:n])
+		if out := c.hotReply(h, key[:n], query, buf, fq); out != nil {
+			return out
+		}
 		if out := p.staticReply(c, query, buf, fq, key[:fq.nameEnd-12], key[n-1]); out != nil {
+			c.hotStore(h, key[:n], query, out, fq)
 			return out
 		}
 		c.mu.RLock()
@@ -329,18 +340,7 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 			return out
 		}
 		if t := e.reply; t != nil && len(t)+fq.ecsLen <= fq.limit && (e.h == nil || e.h.mark.fresh()) {
-			out := append(buf[:0], t...)
-			out[0], out[1] = query[0], query[1]
-			out[2] |= query[2] & 0x01 // RD
-			out[3] |= query[3] & 0x10 // CD
-			copy(out[12:fq.nameEnd], query[12:fq.nameEnd])
-			if fq.ecsLen > 0 {
-				// The OPT record ends the reply with no options: its RDLENGTH
-				// is the last two bytes; the echoed option follows them.
-				out[len(out)-2], out[len(out)-1] = byte(fq.ecsLen>>8), byte(fq.ecsLen)
-				out = append(out, query[fq.ecs:fq.ecs+fq.ecsLen]...)
-			}
-			return out
+			return patchReply(append(buf[:0], t...), query, fq)
 		}
 	}
 	out, cacheable := p.respondWire(c.v, query, src, tcp, nil)
@@ -365,29 +365,16 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 		}
 		return out
 	}
-	k := len(out)
-	if fq.ecsLen > 0 {
-		// Store the reply without the echoed option (see above); a reply
-		// not of that shape is not stored.
-		k -= fq.ecsLen
-		if k < fq.nameEnd+11 || out[k-11] != 0 || out[k-10] != 0 || out[k-9] != 41 ||
-			int(out[k-2])<<8|int(out[k-1]) != fq.ecsLen {
-			return out
-		}
+	k, storable := storedLen(out, fq)
+	if !storable {
+		return out
 	}
 	size := n + k + fastEntryOverhead
 	if c.full(size) || !c.door.admit(key[:n]) {
 		return out
 	}
 	t := make([]byte, k)
-	copy(t, out)
-	t[0], t[1] = 0, 0
-	t[2] &^= 0x01
-	t[3] &^= 0x10
-	copy(t[12:fq.nameEnd], key[:fq.nameEnd-12])
-	if fq.ecsLen > 0 {
-		t[k-2], t[k-1] = 0, 0
-	}
+	storeReply(t, out, key[:n], fq)
 	c.mu.Lock()
 	if c.bytes+size <= c.budget {
 		if _, dup := c.m[string(key[:n])]; !dup {
@@ -397,4 +384,51 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 	}
 	c.mu.Unlock()
 	return out
+}
+
+// patchReply makes out, a copy of a stored reply (ID 0, RD and CD clear,
+// question in lower case, no EDNS Client Subnet option), the reply to
+// query: its ID, RD and CD bits and question name as asked, and the query's
+// option echoed.
+func patchReply(out, query []byte, fq fastQuery) []byte {
+	out[0], out[1] = query[0], query[1]
+	out[2] |= query[2] & 0x01 // RD
+	out[3] |= query[3] & 0x10 // CD
+	copy(out[12:fq.nameEnd], query[12:fq.nameEnd])
+	if fq.ecsLen > 0 {
+		// The OPT record ends the reply with no options: its RDLENGTH
+		// is the last two bytes; the echoed option follows them.
+		out[len(out)-2], out[len(out)-1] = byte(fq.ecsLen>>8), byte(fq.ecsLen)
+		out = append(out, query[fq.ecs:fq.ecs+fq.ecsLen]...)
+	}
+	return out
+}
+
+// storedLen returns the length of reply out in the form the cache stores
+// (see patchReply): without the echoed EDNS Client Subnet option; ok is
+// false for a reply not of that shape, which is not stored.
+func storedLen(out []byte, fq fastQuery) (k int, ok bool) {
+	k = len(out)
+	if fq.ecsLen > 0 {
+		k -= fq.ecsLen
+		if k < fq.nameEnd+11 || out[k-11] != 0 || out[k-10] != 0 || out[k-9] != 41 ||
+			int(out[k-2])<<8|int(out[k-1]) != fq.ecsLen {
+			return 0, false
+		}
+	}
+	return k, true
+}
+
+// storeReply writes reply out to a query of key (fq from parseFast) into
+// t, of out's storedLen, in the form the cache stores.
+func storeReply(t, out, key []byte, fq fastQuery) {
+	k := len(t)
+	copy(t, out[:k])
+	t[0], t[1] = 0, 0
+	t[2] &^= 0x01
+	t[3] &^= 0x10
+	copy(t[12:fq.nameEnd], key[:fq.nameEnd-12])
+	if fq.ecsLen > 0 {
+		t[k-2], t[k-1] = 0, 0
+	}
 }

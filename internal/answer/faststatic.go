@@ -403,7 +403,7 @@ func staticRecord(out []byte, owner int, typ uint16, w dns.RR) ([]byte, bool) {
 
 // staticReferral writes the referral for qname, at or below the zone cut
 // at text offset cut in it (its node n), as the general path does
-// (zonedata's Zone.Referral, RFC 1034 section 4.3.2 step 3b): AA clear,
+// (zonedata's Referral method, RFC 1034 section 4.3.2 step 3b): AA clear,
 // the cut's NS RRset in the authority section, the addresses of its
 // targets inside the zone (glue, A before AAAA, per target in the NS
 // RRset's order) in the additional section. A referral that would not fit

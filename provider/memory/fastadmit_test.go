@@ -106,3 +106,48 @@ func TestFastCacheBudgetFollowsView(t *testing.T) {
 		t.Fatalf("budget %d with a ceiling of %d", got, mid)
 	}
 }
+
+// TestFastHotTable: static answers asked often enter the hot table (and
+// are answered from it with the general path's bytes and no allocation);
+// asked once they do not; a small cache budget has no hot table.
+func TestFastHotTable(t *testing.T) {
+	p, _ := admitFixture(t, 300)
+	src := netip.MustParseAddr("192.0.2.1")
+	buf := make([]byte, 4096)
+	ask := func(id uint16) {
+		for i := range 300 {
+			q := buildQuery(id, 1, 0, []string{fmt.Sprintf("H%d", i), "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232)
+			if i%3 == 0 {
+				q = withECS(q, 1, 24, []byte{198, 51, 100}, false)
+			}
+			if got, want := p.RespondUDP(q, buf, src), p.RespondWire(q, src, false); !bytes.Equal(got, want) {
+				t.Fatalf("%x: fast path differs\nfast    %x\ngeneral %x", q, got, want)
+			}
+		}
+	}
+	ask(8) // offered (an ID that is a multiple of 8), once
+	if n := p.eng.HotEntries(); n > 2 {
+		t.Fatalf("%d hot entries after one offer of 300 answers", n)
+	}
+	for id := range uint16(8) {
+		ask(16 + id) // one offer in eight
+	}
+	if n := p.eng.HotEntries(); n < 200 { // 300 keys in 1,024 slots: some collide
+		t.Fatalf("%d hot entries after two offers of 300 answers", n)
+	}
+	for id := range uint16(16) {
+		ask(100 + id) // from the table: the same bytes
+	}
+	q := buildQuery(5, 1, 0, []string{"h7", "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232)
+	if a := testing.AllocsPerRun(100, func() { _ = p.RespondUDP(q, buf, src) }); a != 0 {
+		t.Errorf("%v allocations answering from the hot table", a)
+	}
+	defer answer.SetCacheBudget(answer.SetCacheBudget(2000))
+	p.eng.DropCache()
+	for id := range uint16(24) {
+		ask(8 * id)
+	}
+	if n := p.eng.HotEntries(); n != 0 {
+		t.Fatalf("%d hot entries with a budget of 2,000 bytes", n)
+	}
+}
