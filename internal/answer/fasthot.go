@@ -1,6 +1,7 @@
 package answer
 
 import (
+	"math/rand/v2"
 	"sync/atomic"
 	"unsafe"
 )
@@ -63,10 +64,9 @@ func (c *fastCache) hotReply(h uint64, key, query, buf []byte, fq fastQuery) []b
 }
 
 // hotStore offers the static reply out to query (key of hash h) to the
-// hot table (see above), one time in hotSample (by the query's ID, which
-// clients choose at random: RFC 5452 section 9.2).
-func (c *fastCache) hotStore(h uint64, key, query, out []byte, fq fastQuery) {
-	if query[1]%hotSample != 0 {
+// hot table (see above), one time in hotSample (at random).
+func (c *fastCache) hotStore(h uint64, key, out []byte, fq fastQuery) {
+	if rand.Uint32()%hotSample != 0 {
 		return
 	}
 	k, ok := storedLen(out, fq)

@@ -312,7 +312,7 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 			return out
 		}
 		if out := p.staticReply(c, query, buf, fq, key[:fq.nameEnd-12], key[n-1]); out != nil {
-			c.hotStore(h, key[:n], query, out, fq)
+			c.hotStore(h, key[:n], out, fq)
 			return out
 		}
 		c.mu.RLock()
