@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gslbkit/gslb/provider/dnssec"
 )
@@ -28,27 +29,51 @@ import (
 // and the fast path appends the query's option, which in the accepted form
 // (scope 0, address cut to the source prefix, bits beyond it zero) is
 // exactly the echo. FuzzFastPath checks both paths give the same bytes.
+//
+// What the cache keeps. staticReply (faststatic.go) answers the common
+// questions of a zone without hooks straight from its records, with no
+// allocation: it goes first, at every size, and its answers are not
+// stored in the cache's map, so a zone's plain answers (addresses, CNAMEs
+// into them, TXT, wildcards, referrals, NXDOMAIN and NODATA) take no
+// memory per name; a static answer costs about 1.9 × the instructions of
+// a cache hit in process, and for a zone of many names it is the only
+// answer a spread load gets anyway. The plain answers asked most are kept
+// in the hot table instead (fasthot.go: a fixed 1,024 slots, looked up
+// before staticReply), so a skewed load's head is answered as a hit at
+// every size. The cache's map keeps the rest (hooked answers, DO set,
+// other types, what does not fit staticReply's forms), each key from its
+// second sighting on (fastadmit.go: a random name asked once, the bulk of
+// a scan or a random-subdomain flood, never enters), within a budget that
+// follows the view (cacheBudget).
 
 // fastCacheBytes bounds the memory of one cache: the keys and replies it
 // holds plus fastEntryOverhead per entry (the map's slot and the two
-// allocations' rounding). A full cache takes no more entries until the
-// zone or the hooks change (a flood of random names cannot grow it); the
-// queries it misses take staticReply or the general path. 32 MiB holds
-// about 170,000 replies of a typical answer (an address or two). A
-// variable for the tests.
+// allocations' rounding). A cache's own budget follows its view
+// (cacheBudget): fastBytesPerName per name of its zones, at least
+// fastCacheFloor, at most fastCacheBytes. A full cache takes no more
+// entries until the zone or the hooks change (a flood of names asked
+// twice cannot grow it past its budget); the questions it cannot hold
+// take the general path each time. 32 MiB holds about 170,000 replies of a typical answer (an address
+// or two). A variable for the tests.
 var fastCacheBytes = 32 << 20
 
-// staticFirstNames returns the number of names above which the zones of
-// a view (when few: staticZones) are answered from staticReply before the
-// cache. A cache holds about fastCacheBytes / 200 replies of an address or
-// two; for zones of more than twice that many names, a load spread over
-// the names misses the cache for most queries, and each miss costs a
-// lookup in a map of that many entries — a read far from the processor's
-// caches, as costly as the answer itself at a million names (see
-// BenchmarkFastPathUniform). A static answer costs about what a cache hit
-// does in instructions, so past that size the cache keeps only the
-// answers staticReply cannot give (hooks, referrals, other types, DO).
-func staticFirstNames() int { return 2 * fastCacheBytes / 200 }
+// fastBytesPerName and fastCacheFloor: see fastCacheBytes. A name's
+// entries are few (the types asked, the EDNS shapes and transports the
+// clients use), and since staticReply answers the common ones uncached,
+// most names have none; 256 bytes a name is one plain entry, or a quarter
+// of a hooked one, and no more than the zone's records take. The floor
+// gives a small zone room for its hooked names (1,024 entries of
+// fastHookedBytes).
+const (
+	fastBytesPerName = 256
+	fastCacheFloor   = 1 << 20
+)
+
+// cacheBudget returns the bytes a cache of a view whose zones hold names
+// names may take (see fastCacheBytes).
+func cacheBudget(names int) int {
+	return min(max(names*fastBytesPerName, fastCacheFloor), fastCacheBytes)
+}
 
 // fastEntryOverhead is what fastCacheBytes counts for an entry beyond its
 // key and reply bytes; a hooked entry counts fastHookedBytes in all, or
@@ -60,18 +85,19 @@ const (
 
 // fastCache holds packed replies for one view.
 type fastCache struct {
-	v     view
-	mu    sync.RWMutex
-	m     map[string]fastEntry
-	bytes int // counted as fastCacheBytes says, under mu
+	v      view
+	mu     sync.RWMutex
+	m      map[string]fastEntry
+	bytes  int // counted as fastCacheBytes says, under mu
+	budget int // the most bytes may be (cacheBudget)
+	// door admits a key on its second sighting (see fastadmit.go).
+	door *doorkeeper
+	// hot holds the static answers asked most (fasthot.go), or nil.
+	hot atomic.Pointer[hotTable]
 	// zones lists the view's zones for staticReply when they are few
 	// (zonesOK; see staticZones).
 	zones   []staticZone
 	zonesOK bool
-	// staticFirst: the zones hold many more names than the cache holds
-	// replies (staticFirstNames), so staticReply answers before the cache
-	// is looked up, and its answers are not stored (see staticFirstNames).
-	staticFirst bool
 	// wsigs holds, per wildcard RRset a hook chooses from, the packed
 	// RRSIGs of its subsets, shared by the names it synthesises (under mu;
 	// as many as the zone has hooked wildcards and types).
@@ -81,7 +107,7 @@ type fastCache struct {
 // full reports whether the cache has no room for an entry of n bytes.
 func (c *fastCache) full(n int) bool {
 	c.mu.RLock()
-	f := c.bytes+n > fastCacheBytes
+	f := c.bytes+n > c.budget
 	c.mu.RUnlock()
 	return f
 }
@@ -101,15 +127,15 @@ func (p *Engine) cache() *fastCache {
 	if c != nil && c.v == v {
 		return c
 	}
-	nc := &fastCache{v: v, m: make(map[string]fastEntry)}
+	nc := &fastCache{v: v, m: make(map[string]fastEntry), door: newDoorkeeper()}
 	nc.zones, nc.zonesOK = staticZones(v.st, v.hooks)
-	if nc.zonesOK {
-		names := 0
-		for _, z := range nc.zones {
-			names += len(z.z.Nodes)
+	names := 0
+	if v.st != nil {
+		for _, z := range v.st.Zones {
+			names += len(z.Nodes)
 		}
-		nc.staticFirst = names > staticFirstNames()
 	}
+	nc.budget = cacheBudget(names)
 	p.fc.CompareAndSwap(c, nc)
 	return nc
 }
@@ -280,14 +306,15 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 	var key [300]byte
 	fq, n, ok := parseFast(query, &key, p.maxUDPSize(), tcp)
 	c := p.cache()
-	tried := false // staticReply tried and gave nil
-	if ok && c.staticFirst {
-		if out := p.staticReply(c, query, buf, fq, key[:fq.nameEnd-12], key[n-1]); out != nil {
+	if ok {
+		h := c.door.hash(key[:n])
+		if out := c.hotReply(h, key[:n], query, buf, fq); out != nil {
 			return out
 		}
-		tried = true
-	}
-	if ok {
+		if out := p.staticReply(c, query, buf, fq, key[:fq.nameEnd-12], key[n-1]); out != nil {
+			c.hotStore(h, key[:n], out, fq)
+			return out
+		}
 		c.mu.RLock()
 		e := c.m[string(key[:n])]
 		c.mu.RUnlock()
@@ -313,29 +340,10 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 			return out
 		}
 		if t := e.reply; t != nil && len(t)+fq.ecsLen <= fq.limit && (e.h == nil || e.h.mark.fresh()) {
-			out := append(buf[:0], t...)
-			out[0], out[1] = query[0], query[1]
-			out[2] |= query[2] & 0x01 // RD
-			out[3] |= query[3] & 0x10 // CD
-			copy(out[12:fq.nameEnd], query[12:fq.nameEnd])
-			if fq.ecsLen > 0 {
-				// The OPT record ends the reply with no options: its RDLENGTH
-				// is the last two bytes; the echoed option follows them.
-				out[len(out)-2], out[len(out)-1] = byte(fq.ecsLen>>8), byte(fq.ecsLen)
-				out = append(out, query[fq.ecs:fq.ecs+fq.ecsLen]...)
-			}
-			return out
+			return patchReply(append(buf[:0], t...), query, fq)
 		}
 	}
-	var out []byte
-	cacheable := false
-	if ok && !tried {
-		out = p.staticReply(c, query, buf, fq, key[:fq.nameEnd-12], key[n-1])
-		cacheable = out != nil
-	}
-	if out == nil {
-		out, cacheable = p.respondWire(c.v, query, src, tcp, nil)
-	}
+	out, cacheable := p.respondWire(c.v, query, src, tcp, nil)
 	if !ok || out == nil || len(out) < fq.nameEnd || (tcp && len(out) > fastTCPMax) {
 		return out
 	}
@@ -344,12 +352,12 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 			return out // truncated: nothing to assemble
 		}
 		// Perhaps a hooked answer the fast path can assemble next time.
-		if c.full(fastHookedBytes) {
+		if c.full(fastHookedBytes) || !c.door.admit(key[:n]) {
 			return out
 		}
 		if h := newHookedEntry(p, c, key[:n], fq.nameEnd-12, fq, out); h != nil {
 			c.mu.Lock()
-			if size := h.size(); c.bytes+size <= fastCacheBytes {
+			if size := h.size(); c.bytes+size <= c.budget {
 				c.m[string(key[:n])] = fastEntry{h: h}
 				c.bytes += size
 			}
@@ -357,31 +365,18 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 		}
 		return out
 	}
-	k := len(out)
-	if fq.ecsLen > 0 {
-		// Store the reply without the echoed option (see above); a reply
-		// not of that shape is not stored.
-		k -= fq.ecsLen
-		if k < fq.nameEnd+11 || out[k-11] != 0 || out[k-10] != 0 || out[k-9] != 41 ||
-			int(out[k-2])<<8|int(out[k-1]) != fq.ecsLen {
-			return out
-		}
+	k, storable := storedLen(out, fq)
+	if !storable {
+		return out
 	}
 	size := n + k + fastEntryOverhead
-	if c.full(size) {
+	if c.full(size) || !c.door.admit(key[:n]) {
 		return out
 	}
 	t := make([]byte, k)
-	copy(t, out)
-	t[0], t[1] = 0, 0
-	t[2] &^= 0x01
-	t[3] &^= 0x10
-	copy(t[12:fq.nameEnd], key[:fq.nameEnd-12])
-	if fq.ecsLen > 0 {
-		t[k-2], t[k-1] = 0, 0
-	}
+	storeReply(t, out, key[:n], fq)
 	c.mu.Lock()
-	if c.bytes+size <= fastCacheBytes {
+	if c.bytes+size <= c.budget {
 		if _, dup := c.m[string(key[:n])]; !dup {
 			c.bytes += size
 		}
@@ -389,4 +384,51 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 	}
 	c.mu.Unlock()
 	return out
+}
+
+// patchReply makes out, a copy of a stored reply (ID 0, RD and CD clear,
+// question in lower case, no EDNS Client Subnet option), the reply to
+// query: its ID, RD and CD bits and question name as asked, and the query's
+// option echoed.
+func patchReply(out, query []byte, fq fastQuery) []byte {
+	out[0], out[1] = query[0], query[1]
+	out[2] |= query[2] & 0x01 // RD
+	out[3] |= query[3] & 0x10 // CD
+	copy(out[12:fq.nameEnd], query[12:fq.nameEnd])
+	if fq.ecsLen > 0 {
+		// The OPT record ends the reply with no options: its RDLENGTH
+		// is the last two bytes; the echoed option follows them.
+		out[len(out)-2], out[len(out)-1] = byte(fq.ecsLen>>8), byte(fq.ecsLen)
+		out = append(out, query[fq.ecs:fq.ecs+fq.ecsLen]...)
+	}
+	return out
+}
+
+// storedLen returns the length of reply out in the form the cache stores
+// (see patchReply): without the echoed EDNS Client Subnet option; ok is
+// false for a reply not of that shape, which is not stored.
+func storedLen(out []byte, fq fastQuery) (k int, ok bool) {
+	k = len(out)
+	if fq.ecsLen > 0 {
+		k -= fq.ecsLen
+		if k < fq.nameEnd+11 || out[k-11] != 0 || out[k-10] != 0 || out[k-9] != 41 ||
+			int(out[k-2])<<8|int(out[k-1]) != fq.ecsLen {
+			return 0, false
+		}
+	}
+	return k, true
+}
+
+// storeReply writes reply out to a query of key (fq from parseFast) into
+// t, of out's storedLen, in the form the cache stores.
+func storeReply(t, out, key []byte, fq fastQuery) {
+	k := len(t)
+	copy(t, out[:k])
+	t[0], t[1] = 0, 0
+	t[2] &^= 0x01
+	t[3] &^= 0x10
+	copy(t[12:fq.nameEnd], key[:fq.nameEnd-12])
+	if fq.ecsLen > 0 {
+		t[k-2], t[k-1] = 0, 0
+	}
 }

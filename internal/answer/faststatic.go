@@ -11,12 +11,11 @@ import (
 	"github.com/miekg/dns"
 )
 
-// Static answers without the cache. The fast path's cache holds a bounded
-// number of replies (see fastCacheBytes), so a large zone queried across
-// its names misses it for most queries. For the commonest answers — the
+// Static answers without the cache. For the commonest answers — the
 // queried name (or a wildcard synthesising it) holds records of the queried
 // type A, AAAA or TXT, or a CNAME leading, inside the zone, to a name
-// holding them (one link), no answer hook, no delegation, DO clear —
+// holding them (one link), no answer hook, DO clear, or it is at or below
+// a zone cut (a referral, staticReferral) —
 // staticReply writes the reply straight from the zone's records instead of
 // unpacking the query and packing a dns.Msg: the header, the question as
 // asked, each record's owner as a pointer to the question or to the CNAME's
@@ -26,7 +25,8 @@ import (
 // SOA in the authority section) are written so too. Anything else, or a
 // reply that would not fit, returns nil and takes the general path.
 //
-// A miss costs about what a cache hit does: the question's name is read
+// A static answer costs under twice what a cache hit does (1,619 against
+// 863 instructions in BenchmarkFastPathSpread): the question's name is read
 // from the cache key (lowered eight bytes at a time), turned into the
 // zone's text form and tested eight bytes at a time; a view of a few
 // zones finds the zone from a list (staticZones) and keeps each zone's
@@ -241,14 +241,24 @@ func (p *Engine) staticReply(c *fastCache, query, buf []byte, fq fastQuery, name
 	n := z.Nodes[string(qname)]
 	if z.Cuts != nil && zi > 0 {
 		// A referral: qname is a delegation point (a name below the apex
-		// holding NS records, as Cuts holds them) or below one.
-		if len(n.Get(dns.TypeNS)) > 0 {
-			return nil
-		}
+		// holding NS records, as Cuts holds them) or below one; the cut
+		// nearest the apex delegates, as z.CutFor says.
+		cut, cn := -1, n
 		for i := 1; i < zi; i++ {
 			if qname[i-1] == '.' && z.Cuts[string(qname[i:])] {
-				return nil
+				cut = i
 			}
+		}
+		if cut > 0 {
+			cn = z.Nodes[string(qname[cut:])]
+		} else if len(n.Get(dns.TypeNS)) > 0 {
+			cut = 0
+		}
+		if cut >= 0 {
+			if z.Signer != nil {
+				return nil // DS or its denial: the general path
+			}
+			return p.staticReferral(query, buf, fq, flags, z, qname, cut, cn)
 		}
 	}
 	var wname []byte // the wildcard's name when it synthesises the answer
@@ -341,43 +351,116 @@ func (p *Engine) staticReply(c *fastCache, query, buf []byte, fq fastQuery, name
 		}
 	}
 	for _, r := range set {
-		out = append(out, 0xC0|byte(owner>>8), byte(owner), byte(qtype>>8), byte(qtype), 0, 1)
-		out = appendTTL(out, r.Wire.Header().Ttl)
-		switch w := r.Wire.(type) {
-		case *dns.A:
-			a := w.A.To4()
-			if a == nil || len(w.A) != 4 && len(w.A) != 16 {
-				return nil
-			}
-			out = append(out, 0, 4)
-			out = append(out, a...)
-		case *dns.AAAA:
-			if len(w.AAAA) != 16 {
-				return nil
-			}
-			out = append(out, 0, 16)
-			out = append(out, w.AAAA...)
-		case *dns.TXT:
-			rdl := len(out)
-			out = append(out, 0, 0)
-			for _, s := range w.Txt {
-				if len(s) > 255 {
-					return nil
-				}
-				for i := 0; i < len(s); i++ {
-					if s[i] == '\\' {
-						return nil // escapes: miekg/dns's packing decides
-					}
-				}
-				out = append(out, byte(len(s)))
-				out = append(out, s...)
-			}
-			d := len(out) - rdl - 2
-			out[rdl], out[rdl+1] = byte(d>>8), byte(d)
-		default:
+		var ok bool
+		if out, ok = staticRecord(out, owner, qtype, r.Wire); !ok {
 			return nil
 		}
 	}
+	return p.staticOPT(out, query, fq, flags)
+}
+
+// staticRecord appends record w of type typ (A, AAAA or TXT), its owner a
+// pointer to offset owner, and reports whether it could.
+func staticRecord(out []byte, owner int, typ uint16, w dns.RR) ([]byte, bool) {
+	out = append(out, 0xC0|byte(owner>>8), byte(owner), byte(typ>>8), byte(typ), 0, 1)
+	out = appendTTL(out, w.Header().Ttl)
+	switch w := w.(type) {
+	case *dns.A:
+		a := w.A.To4()
+		if a == nil || len(w.A) != 4 && len(w.A) != 16 {
+			return nil, false
+		}
+		out = append(out, 0, 4)
+		out = append(out, a...)
+	case *dns.AAAA:
+		if len(w.AAAA) != 16 {
+			return nil, false
+		}
+		out = append(out, 0, 16)
+		out = append(out, w.AAAA...)
+	case *dns.TXT:
+		rdl := len(out)
+		out = append(out, 0, 0)
+		for _, s := range w.Txt {
+			if len(s) > 255 {
+				return nil, false
+			}
+			for i := 0; i < len(s); i++ {
+				if s[i] == '\\' {
+					return nil, false // escapes: miekg/dns's packing decides
+				}
+			}
+			out = append(out, byte(len(s)))
+			out = append(out, s...)
+		}
+		d := len(out) - rdl - 2
+		out[rdl], out[rdl+1] = byte(d>>8), byte(d)
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+// staticReferral writes the referral for qname, at or below the zone cut
+// at text offset cut in it (its node n), as the general path does
+// (zonedata's Referral method, RFC 1034 section 4.3.2 step 3b): AA clear,
+// the cut's NS RRset in the authority section, the addresses of its
+// targets inside the zone (glue, A before AAAA, per target in the NS
+// RRset's order) in the additional section. A referral that would not fit
+// the query's limit (the general path keeps the glue it must and may
+// truncate) or names more targets than staticComp holds takes the general
+// path.
+func (p *Engine) staticReferral(query, buf []byte, fq fastQuery, flags byte, z *zone, qname []byte, cut int, n *zonedata.Node) []byte {
+	ns := n.Get(dns.TypeNS)
+	if len(ns) == 0 || len(ns) > len(staticComp{}.str) {
+		return nil
+	}
+	out := buf[:0]
+	out = append(out, query[0], query[1], 0x80|query[2]&0x01, query[3]&0x10)
+	out = append(out, 0, 1, 0, 0, byte(len(ns)>>8), byte(len(ns)), 0, 0) // ARCOUNT below
+	out = append(out, query[12:fq.nameEnd+4]...)
+	var comp staticComp
+	owner := 12 + cut
+	for _, r := range ns {
+		w, ok := r.Wire.(*dns.NS)
+		if !ok {
+			return nil
+		}
+		out = append(out, 0xC0|byte(owner>>8), byte(owner), 0, 2, 0, 1)
+		out = appendTTL(out, w.Hdr.Ttl)
+		rdl := len(out)
+		out = append(out, 0, 0)
+		if out, ok = comp.name(out, qname, w.Ns); !ok {
+			return nil
+		}
+		d := len(out) - rdl - 2
+		out[rdl], out[rdl+1] = byte(d>>8), byte(d)
+	}
+	ar := 0
+	for _, r := range ns {
+		t := r.Wire.(*dns.NS).Ns
+		if !inZone(t, z.Name) {
+			continue
+		}
+		tn := z.Nodes[t]
+		if tn == nil {
+			continue
+		}
+		for _, typ := range [2]uint16{dns.TypeA, dns.TypeAAAA} {
+			for _, a := range tn.Get(typ) {
+				at, ok := comp.find(qname, t)
+				if !ok {
+					return nil
+				}
+				if out, ok = staticRecord(out, at, typ, a.Wire); !ok {
+					return nil
+				}
+				ar++
+			}
+		}
+	}
+	ar += int(flags & 1)
+	out[10], out[11] = byte(ar>>8), byte(ar)
 	return p.staticOPT(out, query, fq, flags)
 }
 

@@ -49,3 +49,26 @@ func SetCacheBudget(n int) (old int) {
 
 // DropCache drops the cache, so that the next query starts an empty one.
 func (p *Engine) DropCache() { p.fc.Store(nil) }
+
+// CacheLimit returns the bytes the current cache may hold: its budget,
+// which follows the view's size (see fastCacheBytes).
+func (p *Engine) CacheLimit() int { return p.cache().budget }
+
+// HotEntries returns the number of static answers in the current cache's
+// hot table (fasthot.go).
+func (p *Engine) HotEntries() int {
+	c := p.cache()
+	t := c.hot.Load()
+	if t == nil {
+		return 0
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := 0
+	for i := range t {
+		if t[i].kn != 0 {
+			n++
+		}
+	}
+	return n
+}
