@@ -1,6 +1,7 @@
 package zonedata
 
 import (
+	"cmp"
 	"encoding/binary"
 	"iter"
 	"slices"
@@ -46,6 +47,39 @@ func CanonicalNodes(z *Zone) iter.Seq[*Node] {
 					return -1
 				}
 				return 1
+			}
+			return CanonicalCompare(a.nd.owner(), b.nd.owner())
+		})
+		for i := range ks {
+			if !yield(ks[i].nd) {
+				return
+			}
+		}
+	}
+}
+
+// SortedNodes yields z's nodes, their owner names in canonical order
+// (SortedOwners' order, the apex first): what a snapshot writes. It sorts
+// when iterated, holding 16 bytes a name until the iteration ends: each
+// node with the first 8 bytes of CanonicalNodes' key, names whose keys tie
+// or that have none (the apex) compared as strings. SortedOwners' list is
+// as large but each comparison reads both names (5 times the CPU for a
+// million names); sorting the nodes alone (8 bytes a name) read each name
+// through its node and record, which doubled the CPU of a save.
+func SortedNodes(z *Zone) iter.Seq[*Node] {
+	return func(yield func(*Node) bool) {
+		type keyed struct {
+			hi uint64 // 0: no key
+			nd *Node
+		}
+		ks := make([]keyed, 0, len(z.Nodes))
+		for name, nd := range z.Nodes {
+			hi, _ := canonicalKey(name, z.Name) // a key's first byte is a label's: never 0
+			ks = append(ks, keyed{hi, nd})
+		}
+		slices.SortFunc(ks, func(a, b keyed) int {
+			if a.hi != b.hi && a.hi != 0 && b.hi != 0 {
+				return cmp.Compare(a.hi, b.hi)
 			}
 			return CanonicalCompare(a.nd.owner(), b.nd.owner())
 		})

@@ -41,7 +41,7 @@ func TestCanonicalNodes(t *testing.T) {
 				want = append(want, z.Nodes[n])
 			}
 		}
-		if got := zonedata.SortedNodes(z); !slices.Equal(got, all) {
+		if got := slices.Collect(zonedata.SortedNodes(z)); !slices.Equal(got, all) {
 			t.Fatalf("SortedNodes' order differs:\ngot  %v\nwant %v", owners(got), owners(all))
 		}
 		got := slices.Collect(zonedata.CanonicalNodes(z))

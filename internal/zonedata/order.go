@@ -18,20 +18,6 @@ func SortedOwners(z *Zone) []string {
 	return names
 }
 
-// SortedNodes returns z's nodes, their owner names in canonical order
-// (SortedOwners' order, the apex first): what a snapshot writes. The list
-// takes 8 bytes a name, half of SortedOwners' (a writer walking a zone of
-// a million names twice, as a signed reply does, left 32 MB of lists
-// behind).
-func SortedNodes(z *Zone) []*Node {
-	nodes := make([]*Node, 0, len(z.Nodes))
-	for _, n := range z.Nodes {
-		nodes = append(nodes, n)
-	}
-	slices.SortFunc(nodes, func(a, b *Node) int { return CanonicalCompare(a.owner(), b.owner()) })
-	return nodes
-}
-
 // CanonicalCompare is zonerecord.CanonicalCompare without splitting the
 // names: labels compared from the right, as strings in presentation form
 // (an escaped dot is not a label boundary); a name that runs out of labels

@@ -16,7 +16,7 @@ import (
 // writes for the Snapshot. keep, when not nil, leaves out the records for
 // which it returns false. Each record is written from its wire form
 // (Encoder), so a walk allocates little beyond each zone's sorted list of
-// nodes (zonedata.SortedNodes, 8 bytes a name). Errors are w's.
+// nodes (zonedata.SortedNodes, 16 bytes a name). Errors are w's.
 func Write(w io.Writer, format int, version uint64, epoch string, zones map[string]*zonedata.Zone, keep func(zone string, r zonedata.Rec) bool) error {
 	e := snapshotEncoder{w: w, buf: make([]byte, 0, 64<<10)}
 	e.raw(`{"format":`)
@@ -46,7 +46,7 @@ func Write(w io.Writer, format int, version uint64, epoch string, zones map[stri
 		e.buf = append(e.buf, soa...)
 		e.raw(`,"records":[`)
 		first := true
-		for _, n := range zonedata.SortedNodes(z) {
+		for n := range zonedata.SortedNodes(z) {
 			for _, r := range n.All() {
 				if keep != nil && !keep(z.Name, r) {
 					continue

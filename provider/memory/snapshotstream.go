@@ -60,7 +60,7 @@ func (v SnapshotView) Changes(since uint64, epoch string) (changes []Change, ok 
 // json.Marshal writes for Provider.Snapshot, with the view's Version and
 // Epoch), walking the zones without building the Snapshot: each record is
 // written from its wire form, and the walk allocates about one sorted list
-// of each zone's names (8 bytes a name). keep, when not nil, drops the
+// of each zone's names (16 bytes a name). keep, when not nil, drops the
 // records for which it returns false (it is handed each record's
 // ZoneRecord, built for it). Errors are w's.
 func (v SnapshotView) WriteJSON(w io.Writer, keep func(zone string, r ZoneRecord) bool) error {
