@@ -4,6 +4,7 @@ package zonedata_test
 
 import (
 	"fmt"
+	"iter"
 	"syscall"
 	"testing"
 
@@ -42,28 +43,24 @@ func benchSort(b *testing.B, z *zonedata.Zone, sorted func(*zonedata.Zone) int) 
 	}
 }
 
+func count(nodes iter.Seq[*zonedata.Node]) int {
+	c := 0
+	for range nodes {
+		c++
+	}
+	return c
+}
+
 // BenchmarkCanonicalNodes sorts the nodes of a zone of a million names.
 func BenchmarkCanonicalNodes(b *testing.B) {
-	benchSort(b, millionNames(), func(z *zonedata.Zone) int {
-		c := 0
-		for range zonedata.CanonicalNodes(z) {
-			c++
-		}
-		return c
-	})
+	benchSort(b, millionNames(), func(z *zonedata.Zone) int { return count(zonedata.CanonicalNodes(z)) })
 }
 
 // BenchmarkSortedNodes is BenchmarkCanonicalNodes for SortedNodes (what a
 // snapshot writes), BenchmarkSortedOwners for the names SortedOwners
 // sorts.
 func BenchmarkSortedNodes(b *testing.B) {
-	benchSort(b, millionNames(), func(z *zonedata.Zone) int {
-		c := 0
-		for range zonedata.SortedNodes(z) {
-			c++
-		}
-		return c
-	})
+	benchSort(b, millionNames(), func(z *zonedata.Zone) int { return count(zonedata.SortedNodes(z)) })
 }
 
 func BenchmarkSortedOwners(b *testing.B) {

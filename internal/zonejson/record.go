@@ -56,7 +56,7 @@ func (e *Encoder) AppendRecord(dst []byte, zone string, r zonedata.Rec) []byte {
 	return append(dst, '}')
 }
 
-// appendAddr appends a as Rec.Data writes it (String), quoted.
+// appendAddr appends a as zonedata.Rec.Data writes it (String), quoted.
 func appendAddr(dst []byte, a netip.Addr) []byte {
 	if !a.IsValid() {
 		return appendJSONString(dst, a.String())
