@@ -11,8 +11,9 @@ import (
 )
 
 // TestCanonicalNodes: the nodes come in SortedOwners' order, the apex
-// left out, whatever the names (escaped dots, long labels sharing their
-// first 16 bytes, names deeper than others, the root zone).
+// left out (SortedNodes' too, the apex first), whatever the names (escaped
+// dots, long labels sharing their first 16 bytes, names deeper than
+// others, the root zone).
 func TestCanonicalNodes(t *testing.T) {
 	label := rapid.StringOfN(rapid.SampledFrom([]rune{'a', 'b', '\\', '.', '*', '-'}), 1, 20, -1)
 	rapid.Check(t, func(t *rapid.T) {
@@ -34,15 +35,23 @@ func TestCanonicalNodes(t *testing.T) {
 			rr := &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: []byte{192, 0, 2, 1}}
 			z.Nodes[name] = zonedata.NewNode(dns.TypeA, []zonedata.Rec{{Wire: rr}})
 		}
-		var want []*zonedata.Node
+		var want, all []*zonedata.Node
 		for _, n := range zonedata.SortedOwners(z) {
+			all = append(all, z.Nodes[n])
 			if n != zone {
 				want = append(want, z.Nodes[n])
 			}
 		}
+		if got := slices.Collect(zonedata.SortedNodes(z)); !slices.Equal(got, all) {
+			t.Fatalf("SortedNodes' order differs:\ngot  %v\nwant %v", owners(got), owners(all))
+		}
 		got := slices.Collect(zonedata.CanonicalNodes(z))
 		if !slices.Equal(got, want) {
 			t.Fatalf("order differs:\ngot  %v\nwant %v", owners(got), owners(want))
+		}
+		// CanonicalNodes kept the order: SortedNodes reads it now.
+		if got := slices.Collect(zonedata.SortedNodes(z)); !slices.Equal(got, all) {
+			t.Fatalf("SortedNodes' order from the kept order differs:\ngot  %v\nwant %v", owners(got), owners(all))
 		}
 	})
 }

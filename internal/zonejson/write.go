@@ -10,22 +10,14 @@ import (
 	"github.com/gslbkit/gslb/internal/zonedata"
 )
 
-// Record is one record as the JSON holds it: memory.ZoneRecord's fields
-// (which converts to it), written in that order under those keys.
-type Record struct {
-	Name    string
-	Type    string
-	TTL     uint32
-	Data    string
-	Strings []string
-}
-
 // Write writes zones to w as the JSON of memory's Snapshot with the given
 // format, version and epoch (epoch left out when empty): zones by name,
 // each with its SOA and records in GetRecords order, the bytes json.Marshal
-// writes for the Snapshot. record gives each record's JSON form, or false
-// to leave it out. Errors are w's.
-func Write(w io.Writer, format int, version uint64, epoch string, zones map[string]*zonedata.Zone, record func(zone string, r zonedata.Rec) (Record, bool)) error {
+// writes for the Snapshot. keep, when not nil, leaves out the records for
+// which it returns false. Each record is written from its wire form
+// (Encoder), so a walk allocates little beyond each zone's sorted list of
+// nodes (zonedata.SortedNodes, 16 bytes a name). Errors are w's.
+func Write(w io.Writer, format int, version uint64, epoch string, zones map[string]*zonedata.Zone, keep func(zone string, r zonedata.Rec) bool) error {
 	e := snapshotEncoder{w: w, buf: make([]byte, 0, 64<<10)}
 	e.raw(`{"format":`)
 	e.buf = strconv.AppendInt(e.buf, int64(format), 10)
@@ -41,6 +33,7 @@ func Write(w io.Writer, format int, version uint64, epoch string, zones map[stri
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	var enc Encoder
 	for i, name := range names {
 		z := zones[name]
 		if i > 0 {
@@ -53,21 +46,16 @@ func Write(w io.Writer, format int, version uint64, epoch string, zones map[stri
 		e.buf = append(e.buf, soa...)
 		e.raw(`,"records":[`)
 		first := true
-		for _, owner := range zonedata.SortedOwners(z) {
-			n := z.Nodes[owner]
-			var scratch [8]uint16
-			for _, t := range zonedata.SortedTypes(n, scratch[:0]) {
-				for _, r := range n.Get(t) {
-					zr, ok := record(z.Name, r)
-					if !ok {
-						continue
-					}
-					if !first {
-						e.raw(",")
-					}
-					first = false
-					e.record(zr)
+		for n := range zonedata.SortedNodes(z) {
+			for _, r := range n.All() {
+				if keep != nil && !keep(z.Name, r) {
+					continue
 				}
+				if !first {
+					e.raw(",")
+				}
+				first = false
+				e.buf = enc.AppendRecord(e.buf, z.Name, r)
 			}
 			if err := e.flush(false); err != nil {
 				return err
@@ -87,29 +75,6 @@ type snapshotEncoder struct {
 
 func (e *snapshotEncoder) raw(s string) { e.buf = append(e.buf, s...) }
 
-// record appends r as json.Marshal does.
-func (e *snapshotEncoder) record(r Record) {
-	e.raw(`{"name":`)
-	e.buf = appendJSONString(e.buf, r.Name)
-	e.raw(`,"type":`)
-	e.buf = appendJSONString(e.buf, r.Type)
-	e.raw(`,"ttl":`)
-	e.buf = strconv.AppendUint(e.buf, uint64(r.TTL), 10)
-	e.raw(`,"data":`)
-	e.buf = appendJSONString(e.buf, r.Data)
-	if len(r.Strings) > 0 {
-		e.raw(`,"strings":[`)
-		for i, s := range r.Strings {
-			if i > 0 {
-				e.raw(",")
-			}
-			e.buf = appendJSONString(e.buf, s)
-		}
-		e.raw("]")
-	}
-	e.raw("}")
-}
-
 func (e *snapshotEncoder) flush(all bool) error {
 	if !all && len(e.buf) < cap(e.buf)/2 {
 		return nil
@@ -122,7 +87,7 @@ func (e *snapshotEncoder) flush(all bool) error {
 // appendJSONString appends s as a JSON string exactly as encoding/json
 // writes it (HTML-safe escapes, invalid UTF-8 as U+FFFD, U+2028 and U+2029
 // escaped).
-func appendJSONString(dst []byte, s string) []byte {
+func appendJSONString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
@@ -153,7 +118,8 @@ func appendJSONString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		c, size := utf8.DecodeRuneInString(s[i:])
+		// At most 4 bytes: converting them from []byte allocates nothing.
+		c, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		if c == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)

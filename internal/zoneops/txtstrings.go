@@ -168,24 +168,32 @@ func UnescapeTXT(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
-	var b strings.Builder
+	return string(AppendUnescapedTXT(make([]byte, 0, len(s)), s))
+}
+
+// AppendUnescapedTXT appends UnescapeTXT(s) to dst, for writers that
+// build no string of it.
+func AppendUnescapedTXT(dst []byte, s string) []byte {
+	if !strings.Contains(s, `\`) {
+		return append(dst, s...)
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c != '\\' || i+1 >= len(s) {
-			b.WriteByte(c)
+			dst = append(dst, c)
 			continue
 		}
 		if i+3 < len(s) && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) {
 			if v := int(s[i+1]-'0')*100 + int(s[i+2]-'0')*10 + int(s[i+3]-'0'); v <= 255 {
-				b.WriteByte(byte(v))
+				dst = append(dst, byte(v))
 				i += 3
 				continue
 			}
 		}
-		b.WriteByte(s[i+1])
+		dst = append(dst, s[i+1])
 		i++
 	}
-	return b.String()
+	return dst
 }
 
 // TXTInput returns the character-strings a TXT record written as r holds

@@ -58,18 +58,21 @@ func (v SnapshotView) Changes(since uint64, epoch string) (changes []Change, ok 
 
 // WriteJSON writes the view to w as the JSON of its Snapshot (the bytes
 // json.Marshal writes for Provider.Snapshot, with the view's Version and
-// Epoch), walking the zones without building the Snapshot: it allocates
-// about one sorted list of each zone's owner names. keep, when not nil,
-// drops the records for which it returns false. Errors are w's.
+// Epoch), walking the zones without building the Snapshot: each record is
+// written from its wire form, and the walk allocates about one sorted list
+// of each zone's names (16 bytes a name). keep, when not nil, drops the
+// records for which it returns false (it is handed each record's
+// ZoneRecord, built for it). Errors are w's.
 func (v SnapshotView) WriteJSON(w io.Writer, keep func(zone string, r ZoneRecord) bool) error {
 	var zones map[string]*zone
 	if v.s != nil {
 		zones = v.s.Zones
 	}
-	return zonejson.Write(w, ReplicationFormat, v.Version, v.Epoch, zones, func(zone string, r rec) (zonejson.Record, bool) {
-		zr := zoneRecord(zone, r)
-		return zonejson.Record(zr), keep == nil || keep(zone, zr)
-	})
+	var keepRec func(zone string, r rec) bool
+	if keep != nil {
+		keepRec = func(zone string, r rec) bool { return keep(zone, zoneRecord(zone, r)) }
+	}
+	return zonejson.Write(w, ReplicationFormat, v.Version, v.Epoch, zones, keepRec)
 }
 
 // SnapshotBuilder builds zones record by record, as a decoder reads a

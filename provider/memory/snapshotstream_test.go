@@ -201,3 +201,43 @@ func TestSnapshotBuilderZero(t *testing.T) {
 		t.Fatalf("zero view: %s %v", buf.String(), err)
 	}
 }
+
+// TestWriteJSONAllocs: writing a view allocates the same whatever the
+// number of records (a sorted list of each zone's names, buffers), nothing
+// per record: a walk of a large copy leaves no garbage in proportion to it.
+func TestWriteJSONAllocs(t *testing.T) {
+	allocs := func(n int) float64 {
+		zs := memory.ZoneSnapshot{Name: "example.test.", SOA: memory.SOA{NS: "ns1.example.test.", Mbox: "h.example.test.", Serial: 1}}
+		for i := range n {
+			r := memory.ZoneRecord{Name: fmt.Sprintf("h%d", i), TTL: 300}
+			switch i % 4 {
+			case 0:
+				r.Type, r.Data = "A", fmt.Sprintf("10.0.%d.%d", i>>8&255, i&255)
+			case 1:
+				r.Type, r.Data = "AAAA", fmt.Sprintf("2001:db8::%x", i)
+			case 2:
+				r.Type, r.Data = "TXT", fmt.Sprintf(`v=spf1 "ip4:10.0.%d.0/24" \ -all`, i&255)
+			default:
+				r.Type, r.Data = "CNAME", "target.example.net."
+			}
+			zs.Records = append(zs.Records, r)
+		}
+		p := new(memory.Provider)
+		if err := p.Restore(memory.Snapshot{Zones: []memory.ZoneSnapshot{zs}}); err != nil {
+			t.Fatal(err)
+		}
+		view := p.SnapshotView()
+		var buf bytes.Buffer
+		return testing.AllocsPerRun(5, func() {
+			buf.Reset()
+			if err := view.WriteJSON(&buf, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(1000), allocs(8000)
+	t.Logf("allocations per write: %.0f for 1,000 records, %.0f for 8,000", small, large)
+	if large > small+2 {
+		t.Fatalf("%.0f allocations for 8,000 records, %.0f for 1,000: the walk allocates per record", large, small)
+	}
+}
