@@ -65,11 +65,11 @@ var fastCacheBytes = 32 << 20
 
 // fastBytesPerName and fastCacheFloor: see fastCacheBytes. A name's
 // entries are few (the types asked, the EDNS shapes and transports the
-// clients use), and since staticReply answers the common ones uncached,
-// most names have none; 256 bytes a name is one plain entry, or a quarter
-// of a hooked one, and no more than the zone's records take. The floor
-// gives a small zone room for its hooked names (1,024 entries of
-// fastHookedBytes).
+// clients use), and since in a view of many names staticReply answers the
+// common ones uncached, most names have none; 256 bytes a name is one
+// plain entry, or a quarter of a hooked one, and no more than the zone's
+// records take. The floor gives a small zone room for its plain answers
+// (cachesStatic) or its hooked names (1,024 entries of fastHookedBytes).
 const (
 	fastBytesPerName = 256
 	fastCacheFloor   = 1 << 20
