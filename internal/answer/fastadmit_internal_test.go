@@ -37,3 +37,25 @@ func TestDoorkeeper(t *testing.T) {
 		t.Errorf("%d of %d bits set: the set was not cleared", set, doorBits)
 	}
 }
+
+// TestCachesStatic: a view's static answers are cached up to the names
+// whose answers fill the budget's floor (2,496 with the default bounds, as
+// cachesStatic's doc says), never past it, and not under a ceiling too
+// small for them.
+func TestCachesStatic(t *testing.T) {
+	last := fastCacheFloor / (fastAnswersPerName * fastPlainEntryBytes)
+	if last != 2496 {
+		t.Errorf("static answers cached up to %d names; cachesStatic's doc says 2,496", last)
+	}
+	for _, tc := range []struct {
+		names int
+		want  bool
+	}{{0, true}, {1, true}, {100, true}, {last, true}, {last + 1, false}, {10000, false}, {1 << 20, false}} {
+		if got := cachesStatic(tc.names, cacheBudget(tc.names)); got != tc.want {
+			t.Errorf("%d names: cachesStatic %v, want %v", tc.names, got, tc.want)
+		}
+	}
+	if cachesStatic(100, 2000) {
+		t.Errorf("100 names' answers cached in a budget of 2,000 bytes")
+	}
+}

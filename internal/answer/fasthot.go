@@ -6,8 +6,9 @@ import (
 	"unsafe"
 )
 
-// The hot table. staticReply answers a zone's plain questions without the
-// cache (see fastpath.go), at under twice the instructions of a cache hit.
+// The hot table. In a view too large for the cache to keep its plain
+// answers (cachesStatic), staticReply answers them without the cache (see
+// fastpath.go), at under twice the instructions of a cache hit.
 // The questions asked most (a skewed load's head) are kept as packed
 // replies in a table of hotSlots fixed slots, allocated once per cache
 // (on its first entry) and never grown: a slot holds one key and its
@@ -21,7 +22,8 @@ import (
 // entry, so the table's memory is its size whatever the load, and a
 // uniform load over many names costs a missed slot (one hash, one
 // comparison) before its static answer. A cache whose budget
-// (cacheBudget) is smaller than the table has none.
+// (cacheBudget) is smaller than the table has none, and neither has one
+// whose map keeps the static answers (a small view: cachesStatic).
 
 const (
 	hotSlots     = 1024

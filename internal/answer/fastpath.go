@@ -32,19 +32,25 @@ import (
 //
 // What the cache keeps. staticReply (faststatic.go) answers the common
 // questions of a zone without hooks straight from its records, with no
-// allocation: it goes first, at every size, and its answers are not
-// stored in the cache's map, so a zone's plain answers (addresses, CNAMEs
-// into them, TXT, wildcards, referrals, NXDOMAIN and NODATA) take no
-// memory per name; a static answer costs about 1.9 × the instructions of
-// a cache hit in process, and for a zone of many names it is the only
-// answer a spread load gets anyway. The plain answers asked most are kept
-// in the hot table instead (fasthot.go: a fixed 1,024 slots, looked up
-// before staticReply), so a skewed load's head is answered as a hit at
-// every size. The cache's map keeps the rest (hooked answers, DO set,
-// other types, what does not fit staticReply's forms), each key from its
-// second sighting on (fastadmit.go: a random name asked once, the bulk of
-// a scan or a random-subdomain flood, never enters), within a budget that
-// follows the view (cacheBudget).
+// allocation; a static answer costs about 1.9 × the instructions of a
+// cache hit in process. Where it goes depends on whether the view's plain
+// answers fit the cache (cachesStatic): for a view of a few thousand
+// names or fewer, whose answers (fastAnswersPerName of fastPlainEntryBytes
+// each a name) fit its budget, the cache is looked up first and keeps
+// static answers like any other, so a small zone's questions are hits
+// from their second sighting on. For a larger view staticReply goes
+// first and its answers are not stored in the cache's map, so a zone's
+// plain answers (addresses, CNAMEs into them, TXT, wildcards, referrals,
+// NXDOMAIN and NODATA) take no memory per name: for a zone of many names
+// a static answer is the only one a spread load gets anyway. There the
+// plain answers asked most are kept in the hot table instead (fasthot.go:
+// a fixed 1,024 slots, looked up before staticReply), so a skewed load's
+// head is answered as a hit at every size. The cache's map keeps the rest
+// (hooked answers, DO set, other types, what does not fit staticReply's
+// forms), and at either size each key enters from its second sighting on
+// (fastadmit.go: a random name asked once, the bulk of a scan or a
+// random-subdomain flood, never enters), within a budget that follows the
+// view (cacheBudget).
 
 // fastCacheBytes bounds the memory of one cache: the keys and replies it
 // holds plus fastEntryOverhead per entry (the map's slot and the two
@@ -59,11 +65,11 @@ var fastCacheBytes = 32 << 20
 
 // fastBytesPerName and fastCacheFloor: see fastCacheBytes. A name's
 // entries are few (the types asked, the EDNS shapes and transports the
-// clients use), and since staticReply answers the common ones uncached,
-// most names have none; 256 bytes a name is one plain entry, or a quarter
-// of a hooked one, and no more than the zone's records take. The floor
-// gives a small zone room for its hooked names (1,024 entries of
-// fastHookedBytes).
+// clients use), and since in a view of many names staticReply answers the
+// common ones uncached, most names have none; 256 bytes a name is one
+// plain entry, or a quarter of a hooked one, and no more than the zone's
+// records take. The floor gives a small zone room for its plain answers
+// (cachesStatic) or its hooked names (1,024 entries of fastHookedBytes).
 const (
 	fastBytesPerName = 256
 	fastCacheFloor   = 1 << 20
@@ -73,6 +79,26 @@ const (
 // names may take (see fastCacheBytes).
 func cacheBudget(names int) int {
 	return min(max(names*fastBytesPerName, fastCacheFloor), fastCacheBytes)
+}
+
+// fastAnswersPerName and fastPlainEntryBytes size a view's plain answers
+// in the cache: a name is asked a type or two (A and AAAA, say), and a
+// plain answer's entry is counted at about 210 bytes (a key of some 20
+// bytes, a reply of an address or two with EDNS of some 90, and
+// fastEntryOverhead).
+const (
+	fastAnswersPerName  = 2
+	fastPlainEntryBytes = 210
+)
+
+// cachesStatic reports whether a cache of budget bytes for a view of
+// names names keeps staticReply's answers (see the package doc): when
+// they fit, fastAnswersPerName of fastPlainEntryBytes a name. With the
+// default bounds that is up to 2,496 names (the floor's 1 MiB: a larger
+// view's budget grows by fastBytesPerName a name, less than its answers
+// take).
+func cachesStatic(names, budget int) bool {
+	return names*fastAnswersPerName*fastPlainEntryBytes <= budget
 }
 
 // fastEntryOverhead is what fastCacheBytes counts for an entry beyond its
@@ -94,6 +120,10 @@ type fastCache struct {
 	door *doorkeeper
 	// hot holds the static answers asked most (fasthot.go), or nil.
 	hot atomic.Pointer[hotTable]
+	// static: the view's plain answers fit the budget (cachesStatic), so
+	// the cache is looked up before staticReply and keeps its answers;
+	// else staticReply goes first and the hot table keeps its answers.
+	static bool
 	// zones lists the view's zones for staticReply when they are few
 	// (zonesOK; see staticZones).
 	zones   []staticZone
@@ -136,6 +166,7 @@ func (p *Engine) cache() *fastCache {
 		}
 	}
 	nc.budget = cacheBudget(names)
+	nc.static = cachesStatic(names, nc.budget)
 	p.fc.CompareAndSwap(c, nc)
 	return nc
 }
@@ -306,7 +337,7 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 	var key [300]byte
 	fq, n, ok := parseFast(query, &key, p.maxUDPSize(), tcp)
 	c := p.cache()
-	if ok {
+	if ok && !c.static {
 		h := c.door.hash(key[:n])
 		if out := c.hotReply(h, key[:n], query, buf, fq); out != nil {
 			return out
@@ -315,6 +346,8 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 			c.hotStore(h, key[:n], out, fq)
 			return out
 		}
+	}
+	if ok {
 		c.mu.RLock()
 		e := c.m[string(key[:n])]
 		c.mu.RUnlock()
@@ -343,7 +376,15 @@ func (p *Engine) respondFast(query, buf []byte, src netip.Addr, tcp bool) []byte
 			return patchReply(append(buf[:0], t...), query, fq)
 		}
 	}
-	out, cacheable := p.respondWire(c.v, query, src, tcp, nil)
+	var out []byte
+	cacheable := false
+	if ok && c.static {
+		out = p.staticReply(c, query, buf, fq, key[:fq.nameEnd-12], key[n-1])
+		cacheable = out != nil
+	}
+	if out == nil {
+		out, cacheable = p.respondWire(c.v, query, src, tcp, nil)
+	}
 	if !ok || out == nil || len(out) < fq.nameEnd || (tcp && len(out) > fastTCPMax) {
 		return out
 	}

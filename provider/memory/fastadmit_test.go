@@ -3,6 +3,7 @@ package memory
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"testing"
@@ -107,11 +108,75 @@ func TestFastCacheBudgetFollowsView(t *testing.T) {
 	}
 }
 
+// TestFastCacheStaticBySize: a small view's cache keeps its static
+// answers (A, AAAA, TXT, CNAME, NXDOMAIN) from their second sighting on,
+// not their first, and answers them as hits; a view of more names than
+// its budget holds answers of keeps none of them (staticReply answers
+// each time) and has a hot table instead.
+func TestFastCacheStaticBySize(t *testing.T) {
+	src := netip.MustParseAddr("192.0.2.1")
+	buf := make([]byte, 4096)
+	for _, tc := range []struct {
+		names  int
+		stored bool
+	}{{50, true}, {2000, true}, {3000, false}} {
+		p, _ := admitFixture(t, tc.names)
+		if _, err := p.AppendRecords(context.Background(), "example.test.", []libdns.Record{
+			libdns.Address{Name: "h0", TTL: time.Minute, IP: netip.MustParseAddr("2001:db8::1")},
+			libdns.TXT{Name: "h1", TTL: time.Minute, Text: "v=1"},
+			libdns.CNAME{Name: "alias", TTL: time.Minute, Target: "h2.example.test."},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		qs := [][]byte{
+			buildQuery(1, 1, 0, []string{"h0", "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232),
+			buildQuery(2, 1, 0, []string{"h0", "example", "test"}, dns.TypeAAAA, dns.ClassINET, 1, 1232),
+			buildQuery(3, 1, 0, []string{"H1", "example", "test"}, dns.TypeTXT, dns.ClassINET, 0, 0),
+			buildQuery(4, 1, 0, []string{"alias", "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232),
+			buildQuery(5, 1, 0, []string{"nope", "example", "test"}, dns.TypeA, dns.ClassINET, 1, 1232),
+		}
+		for _, q := range qs {
+			if p.eng.StaticReply(q, buf, false) == nil {
+				t.Fatalf("%d names: %x is not a static answer", tc.names, q)
+			}
+		}
+		ask := func() {
+			for _, q := range qs {
+				if got, want := p.RespondUDP(q, buf, src), p.RespondWire(q, src, false); !bytes.Equal(got, want) {
+					t.Fatalf("%d names: %x: fast path differs\nfast    %x\ngeneral %x", tc.names, q, got, want)
+				}
+			}
+		}
+		ask()
+		if n, _, _ := p.eng.CacheStats(); n != 0 {
+			t.Fatalf("%d names: %d entries after one sighting", tc.names, n)
+		}
+		ask()
+		n, _, _ := p.eng.CacheStats()
+		if tc.stored && n != len(qs) {
+			t.Fatalf("%d names: %d entries after two sightings of %d static answers, want them all", tc.names, n, len(qs))
+		}
+		if !tc.stored && n != 0 {
+			t.Fatalf("%d names: %d entries after two sightings of %d static answers, want none", tc.names, n, len(qs))
+		}
+		for id := range uint16(64) { // offered to the hot table one time in eight
+			binary.BigEndian.PutUint16(qs[0], id)
+			ask()
+		}
+		if h := p.eng.HotEntries(); tc.stored != (h == 0) {
+			t.Fatalf("%d names: %d hot entries", tc.names, h)
+		}
+		if a := testing.AllocsPerRun(50, func() { _ = p.RespondUDP(qs[3], buf, src) }); a != 0 {
+			t.Errorf("%d names: %v allocations", tc.names, a)
+		}
+	}
+}
+
 // TestFastHotTable: static answers asked often enter the hot table (and
 // are answered from it with the general path's bytes and no allocation);
 // asked once they do not; a small cache budget has no hot table.
 func TestFastHotTable(t *testing.T) {
-	p, _ := admitFixture(t, 300)
+	p, _ := admitFixture(t, 3000) // too many names for the cache to keep their answers: 300 of them asked
 	src := netip.MustParseAddr("192.0.2.1")
 	buf := make([]byte, 4096)
 	ask := func(id uint16) {

@@ -1,10 +1,15 @@
 package memory
 
 import (
+	"context"
+	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/gslbkit/gslb/internal/testrecords"
+	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )
 
@@ -85,4 +90,48 @@ func benchMix(b *testing.B, qs [][]byte, tcp bool) {
 		_ = respond(qs[i%len(qs)], buf, src)
 		i++
 	}
+}
+
+// BenchmarkFastPathRunZone answers the shape of bench/dns-vs-peers/run.sh
+// (embedded -gen): 100 names of 2 to 4 A records, one in five a CNAME to
+// one of them, and 10,000 A queries without EDNS, one in ten for one of
+// some 1,000 names that do not exist, replayed in turn as dnsperf does
+// (after one pass: from the second on every question has been seen).
+func BenchmarkFastPathRunZone(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var rs []libdns.Record
+	var names []string
+	for i := range 100 {
+		name := fmt.Sprintf("svc%03d", i)
+		names = append(names, name)
+		if i%5 == 4 {
+			rs = append(rs, libdns.CNAME{Name: name, TTL: 30 * time.Second, Target: fmt.Sprintf("svc%03d.example.test.", i-1-r.IntN(3))})
+			continue
+		}
+		for j := range 2 + r.IntN(3) {
+			rs = append(rs, libdns.Address{Name: name, TTL: 30 * time.Second, IP: netip.AddrFrom4([4]byte{10, byte(i / 250), byte(i % 250), byte(j + 1)})})
+		}
+	}
+	p := new(Provider)
+	if err := p.AddZone("example.test."); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := p.AppendRecords(context.Background(), "example.test.", rs); err != nil {
+		b.Fatal(err)
+	}
+	var qs [][]byte
+	for i := range 10000 {
+		var name string
+		if r.IntN(10) == 0 { // as embedded -gen draws them: the same queries
+			name = fmt.Sprintf("nx%06d", r.IntN(1000000))
+		} else {
+			name = names[r.IntN(len(names))]
+		}
+		qs = append(qs, buildQuery(uint16(i), 1, 0, []string{name, "example", "test"}, dns.TypeA, dns.ClassINET, 0, 0))
+	}
+	buf := make([]byte, 4096)
+	for _, q := range qs { // the first pass; benchMixOn's warm-up is the second
+		_ = p.RespondUDP(q, buf, netip.MustParseAddr("192.0.2.99"))
+	}
+	benchMixOn(b, p, qs)
 }
