@@ -40,8 +40,12 @@ const loopSpareMax = 1024
 // took since the last time (see evLoop.trimSpare).
 const loopSpareTrim = time.Second
 
-// epollET is EPOLLET as the uint32 the event mask is.
-const epollET uint32 = 1 << 31
+// epollET and epollOneShot are EPOLLET and EPOLLONESHOT as the uint32
+// the event mask is.
+const (
+	epollET      uint32 = 1 << 31
+	epollOneShot uint32 = 1 << 30
+)
 
 // loopWakeSlot marks the wake pipe's epoll registration.
 const loopWakeSlot = -1
@@ -269,8 +273,14 @@ func (lp *evLoop) start(j loopJob, now time.Time) {
 		Fd:     s,
 		Pad:    int32(p.sgen),
 	}
+	if j.lt.http == nil {
+		// A connect-only check needs one event, the connect's outcome;
+		// after it the registration stays disabled, so the disconnect
+		// that recycles the socket (see recycle) makes no event.
+		ev.Events |= epollOneShot
+	}
 	// A reused socket is in the epoll set already: its registration only
-	// takes this probe's slot and generation.
+	// takes this probe's slot and generation, and events (re-armed).
 	op := syscall.EPOLL_CTL_ADD
 	if reused {
 		op = syscall.EPOLL_CTL_MOD
