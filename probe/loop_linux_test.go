@@ -353,7 +353,7 @@ func TestLoopReusesSockets(t *testing.T) {
 		r := run(t, p)
 		require.Equal(t, Pass, r.Status, "check %d: %s", i, r.Detail)
 	}
-	assert.NotEmpty(t, *plain, "idle sockets of HTTP and complete-handshake checks")
+	assert.NotEmpty(t, *plain, "idle sockets of complete-handshake checks")
 
 	// Sockets no probe took for a trim period are closed.
 	now := time.Now()
@@ -361,7 +361,7 @@ func TestLoopReusesSockets(t *testing.T) {
 	n := len(*plain)
 	require.True(t, run(t, open).Passed())
 	lp.trimSpare(now.Add(2 * loopSpareTrim))
-	assert.Equal(t, []int32{fd}, *hold, "the connect-only socket used in the period is kept")
+	assert.Len(t, *hold, 1, "the connect-only socket used in the period is kept")
 	assert.Empty(t, *plain, "the %d idle sockets not used in the period are closed", n)
 	lp.closeSpare()
 	assert.Empty(t, *hold, "idle sockets after closeSpare")
