@@ -31,7 +31,11 @@ func countSYNs(base, n int, ready chan<- error) {
 		ready <- err
 		return
 	}
-	fd, err := syscall.Socket(syscall.AF_PACKET, syscall.SOCK_RAW, int(htons(syscall.ETH_P_ALL)))
+	// Bound to IPv4 (ETH_P_IP), not every protocol (ETH_P_ALL): such a
+	// socket sees only received packets, so the kernel does not copy
+	// each packet the checker sends to it as well (on loopback, in the
+	// checker's system call).
+	fd, err := syscall.Socket(syscall.AF_PACKET, syscall.SOCK_RAW, int(htons(syscall.ETH_P_IP)))
 	if err != nil {
 		ready <- fmt.Errorf("packet socket: %w", err)
 		return
@@ -76,7 +80,7 @@ func countSYNs(base, n int, ready chan<- error) {
 		ready <- fmt.Errorf("attach BPF filter: %w", err)
 		return
 	}
-	if err := syscall.Bind(fd, &syscall.SockaddrLinklayer{Protocol: htons(syscall.ETH_P_ALL), Ifindex: lo.Index}); err != nil {
+	if err := syscall.Bind(fd, &syscall.SockaddrLinklayer{Protocol: htons(syscall.ETH_P_IP), Ifindex: lo.Index}); err != nil {
 		syscall.Close(fd)
 		ready <- fmt.Errorf("bind to lo: %w", err)
 		return
