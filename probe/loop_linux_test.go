@@ -306,6 +306,67 @@ func TestLoopTCP(t *testing.T) {
 	tcpCheckNotAccepted(t, func(t *testing.T, p *TCP) Result { return loopRun(t, p, 5*time.Second) })
 }
 
+// TestLoopReusesSockets: a loop that runs checks one after another reuses
+// the socket of a check that ended with a reset for the next one (see
+// evLoop.recycle), and a reused socket behaves as a new one: connect-only
+// checks still reset the handshake before its last ACK (the listener
+// accepts none; with CompleteHandshake it does), a refused check after a
+// passing one and a passing one after a refused one get their own
+// verdicts, not an error left from before, and HTTP checks whose target
+// closed first pass on a socket a TCP check used and the reverse.
+func TestLoopReusesSockets(t *testing.T) {
+	lp, err := newEvLoop()
+	require.NoError(t, err)
+	defer lp.close()
+	run := func(t *testing.T, p Prober) Result { return loopRunOn(t, lp, p, 5*time.Second) }
+
+	tcpCheckNotAccepted(t, func(t *testing.T, p *TCP) Result { return run(t, p) })
+	hold, _ := lp.spareOf(loopTarget{holdACK: true})
+	plain, _ := lp.spareOf(loopTarget{})
+	require.Len(t, *hold, 1, "idle connect-only sockets after checks one at a time")
+	fd := (*hold)[0]
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	open, err := NewTCP(ln.Addr().String(), TCPConfig{})
+	require.NoError(t, err)
+	closed, err := NewTCP(probersClosedPort(t), TCPConfig{})
+	require.NoError(t, err)
+	for i, c := range []struct {
+		p    *TCP
+		want Kind
+	}{{open, KindNone}, {closed, KindRefused}, {closed, KindRefused}, {open, KindNone}, {open, KindNone}} {
+		r := run(t, c.p)
+		assert.Equal(t, c.want, r.Kind, "check %d: %s", i, r.Detail)
+		require.Equal(t, []int32{fd}, *hold, "check %d reused the idle socket and gave it back", i)
+	}
+
+	h, err := NewHTTP(probersTCPServer(t, func(c net.Conn, _ <-chan struct{}) {
+		probersReadRequest(c)
+		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+	}), DefaultHTTPConfig())
+	require.NoError(t, err)
+	complete, err := NewTCP(ln.Addr().String(), TCPConfig{CompleteHandshake: true})
+	require.NoError(t, err)
+	for i, p := range []Prober{h, complete, h, complete, h} {
+		r := run(t, p)
+		require.Equal(t, Pass, r.Status, "check %d: %s", i, r.Detail)
+	}
+	assert.NotEmpty(t, *plain, "idle sockets of complete-handshake checks")
+
+	// Sockets no probe took for a trim period are closed.
+	now := time.Now()
+	lp.trimSpare(now.Add(loopSpareTrim)) // starts a period: the low-water marks are the pools' sizes
+	n := len(*plain)
+	require.True(t, run(t, open).Passed())
+	lp.trimSpare(now.Add(2 * loopSpareTrim))
+	assert.Len(t, *hold, 1, "the connect-only socket used in the period is kept")
+	assert.Empty(t, *plain, "the %d idle sockets not used in the period are closed", n)
+	lp.closeSpare()
+	assert.Empty(t, *hold, "idle sockets after closeSpare")
+}
+
 // TestLoopConnectSyscalls: a connect that succeeded costs no getsockopt
 // (the writable event says so); a refused one reads its error with one.
 // Both the TCP check and the HTTP check go through it.

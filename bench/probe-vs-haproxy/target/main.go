@@ -58,6 +58,9 @@ import (
 
 var accepted, answered, syns, fullTLS, resumedTLS atomic.Int64
 
+// synPoll, when SYNs are counted, brings syns up to date (see countSYNs).
+var synPoll func()
+
 // tlsConfig is the targets' TLS configuration, nil for plain TCP.
 var tlsConfig *tls.Config
 
@@ -338,6 +341,9 @@ func controlLoop(ln net.Listener) {
 			if err != nil || line == "\r\n" || line == "\n" {
 				break
 			}
+		}
+		if synPoll != nil {
+			synPoll()
 		}
 		body := fmt.Sprintf("%d %d %d %d %d\n", accepted.Load(), answered.Load(), syns.Load(), fullTLS.Load(), resumedTLS.Load())
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
