@@ -116,7 +116,8 @@ func refused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 func alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return syscall.Kill(pid, 0) == nil // no /proc: ask the kernel
+		p, err := os.FindProcess(pid) // no /proc: ask the kernel
+		return err == nil && p.Signal(syscall.Signal(0)) == nil
 	}
 	// The state follows the command's closing parenthesis.
 	s := string(b)
