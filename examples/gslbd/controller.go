@@ -102,6 +102,10 @@ type controller struct {
 	// not answered an SOA query since the start (secondaryLoop's alone
 	// once Run starts).
 	silentSecondaries []string
+	// publishMu serialises publish, from reading the addresses' health to
+	// handing the desired state to the reconcilers, so that the state
+	// handed last is the one read last (see publish).
+	publishMu sync.Mutex
 
 	mu   sync.Mutex
 	deps map[string]*depState // pool conflicts by record name (depconflict.go)
@@ -501,11 +505,18 @@ func (c *controller) observe(e probe.Event) {
 }
 
 // publish computes the desired state of every record and hands it to the
-// reconcilers (which never block).
+// reconcilers (which never block). It runs from several goroutines (the
+// Monitor's deliverer, the startup hold's end, operator calls, the pool
+// conflict loop), one at a time: a reconciler keeps the desired state it
+// was handed last, and one computed before a change but handed over after
+// the changed one's would stand until the next change: a backend that died
+// as the startup hold ended stayed answered.
 func (c *controller) publish() {
 	if c.holding.Load() {
 		return // startupHold publishes once every address has a result
 	}
+	c.publishMu.Lock()
+	defer c.publishMu.Unlock()
 	c.mu.Lock()
 	var local, remote record.Desired
 	var errs []error

@@ -58,8 +58,11 @@ func tcpAnswer(server, name string) ([]string, error) {
 // connFlood keeps n TCP connections to addr, as an attacker does: each is
 // handed to use until use returns (the server closed it, or the flood
 // stops), then closed and dialled again a second later (the attacker's
-// pace), until close. pause, given to use, waits d or until close (the
-// attacker's pace, not a wait for an event) and is false once stopped.
+// pace), until close. The first n dials are made before startConnFlood
+// returns, one after the other, so that they reach the server's accept
+// queue in that order, before anything the caller dials next. pause, given
+// to use, waits d or until close (the attacker's pace, not a wait for an
+// event) and is false once stopped.
 type connFlood struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
@@ -79,14 +82,22 @@ func startConnFlood(addr string, n int, use func(c net.Conn, pause func(time.Dur
 			return true
 		}
 	}
+	dial := func() net.Conn {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return nil
+		}
+		f.mu.Lock()
+		f.conns[c] = true
+		f.dialed++
+		f.mu.Unlock()
+		return c
+	}
 	for range n {
+		c := dial()
 		f.wg.Go(func() {
 			for {
-				if c, err := net.Dial("tcp", addr); err == nil {
-					f.mu.Lock()
-					f.conns[c] = true
-					f.dialed++
-					f.mu.Unlock()
+				if c != nil {
 					use(c, pause)
 					f.mu.Lock()
 					delete(f.conns, c)
@@ -96,6 +107,7 @@ func startConnFlood(addr string, n int, use func(c net.Conn, pause func(time.Dur
 				if !pause(time.Second) {
 					return
 				}
+				c = dial()
 			}
 		})
 	}

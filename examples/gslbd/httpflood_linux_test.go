@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -13,26 +14,32 @@ import (
 	"time"
 )
 
-// startHTTPFlood keeps n keep-alive HTTP connections to addr: each sends
-// one request, reads the answer and stays idle; when the server closes it,
-// it reconnects a second later (the attacker's pace), until close. With
-// slow set, each connection instead sends half a request header and
-// nothing more (busy, not idle), reconnecting when closed.
-func startHTTPFlood(addr string, n int, slow bool) *connFlood {
-	return startConnFlood(addr, n, func(c net.Conn, _ func(time.Duration) bool) {
-		if slow {
-			fmt.Fprintf(c, "GET /api/records HTTP/1.1\r\nHost: %s\r\nX-Slow: ", addr)
-		} else {
-			fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
-		}
+// startHTTPFlood keeps n HTTP connections to addr (connFlood: dialled
+// again a second after the server closes one, until close). kind "idle":
+// each sends one keep-alive request, reads the answer and stays idle;
+// "slowloris": each sends a request line and then a header line every
+// second, never finishing the header (busy, not idle).
+func startHTTPFlood(addr string, n int, kind string) *connFlood {
+	return startConnFlood(addr, n, func(c net.Conn, pause func(time.Duration) bool) {
 		// Read until the server closes the connection (an idle one reads
-		// its answer first and then waits).
-		br := bufio.NewReader(c)
-		for {
-			if _, err := br.ReadByte(); err != nil {
-				return
+		// its answer first and then waits), or the flood stops (close
+		// closes it).
+		closed := make(chan struct{})
+		go func() {
+			_, _ = io.Copy(io.Discard, c)
+			close(closed)
+		}()
+		if kind == "idle" {
+			fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		} else {
+			fmt.Fprintf(c, "GET /api/records HTTP/1.1\r\nHost: %s\r\n", addr)
+			for i := 0; pause(time.Second); i++ { // the attacker's pace
+				if _, err := fmt.Fprintf(c, "X-Slow-%d: 1\r\n", i); err != nil {
+					break
+				}
 			}
 		}
+		<-closed
 	})
 }
 
@@ -82,15 +89,15 @@ func TestHealthzUnderHTTPFlood(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		maxConns int
-		slow     bool
-	}{{"idle keep-alive", 256, false}, {"busy (slow headers)", 16, true}} {
+		kind     string
+	}{{"idle keep-alive", 256, "idle"}, {"busy (slow headers)", 16, "slowloris"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			y := strings.Replace(controllerYAML("", recs), `http: {addr: "127.0.0.1:0"}`, fmt.Sprintf(`http: {addr: "127.0.0.1:0", maxConns: %d}`, tc.maxConns), 1)
 			d := startDaemon(t, y)
-			f := startHTTPFlood(d.http, 300, tc.slow)
+			f := startHTTPFlood(d.http, 300, tc.kind)
 			defer f.close()
 			waitFor(t, 30*time.Second, "the flood fills the table", func() bool {
-				if tc.slow { // a fresh request other than /healthz finds only a reserved slot
+				if tc.kind == "slowloris" { // a fresh request other than /healthz finds only a reserved slot
 					code, err := freshGet(d.http, "/api/records")
 					return err == nil && code == http.StatusServiceUnavailable
 				}
@@ -114,7 +121,7 @@ func TestHealthzUnderHTTPFlood(t *testing.T) {
 			if ok != 9 {
 				t.Errorf("fresh /healthz under the flood: %d of 9 answered 200; failures %v", ok, fails)
 			}
-			if tc.slow && (oerr != nil || other != http.StatusServiceUnavailable) {
+			if tc.kind == "slowloris" && (oerr != nil || other != http.StatusServiceUnavailable) {
 				t.Errorf("/api/records on a reserved slot: %d %v, want 503", other, oerr)
 			}
 		})
@@ -140,7 +147,7 @@ func TestDNSTCPUnderHTTPFloodNofile300(t *testing.T) {
 	if lim := freshMetric(d.http, "gslbkit_http_connections_limit"); lim != nofile/4 {
 		t.Fatalf("HTTP connection limit %v, want %d (a quarter of the descriptor limit)", lim, nofile/4)
 	}
-	f := startHTTPFlood(d.http, 400, false)
+	f := startHTTPFlood(d.http, 400, "idle")
 	defer f.close()
 	waitFor(t, 60*time.Second, "the HTTP flood fills the table and evicts", func() bool {
 		return freshMetric(d.http, "gslbkit_http_connections_evicted_total") > 0
@@ -187,7 +194,7 @@ func TestHealthzUnderDNSAndHTTPFloodNofile300(t *testing.T) {
 		got, err := tcpAnswer(d.dns, "app.example.test.")
 		return err == nil && len(got) == 1
 	})
-	hf := startTortureHTTPFlood(d.http, 300, "idle")
+	hf := startHTTPFlood(d.http, 300, "idle")
 	defer hf.close()
 	df := startFlood(d.dns, 200)
 	defer df.close()
@@ -250,7 +257,7 @@ func TestHealthzAmidABacklogUnderFloodNofile300(t *testing.T) {
 		if err := d.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
-		before := startTortureHTTPFlood(d.http, 300, "idle")
+		before := startHTTPFlood(d.http, 300, "idle")
 		defer before.close()
 		c, err := net.DialTimeout("tcp", d.http, time.Second)
 		if err != nil {
@@ -259,7 +266,7 @@ func TestHealthzAmidABacklogUnderFloodNofile300(t *testing.T) {
 		}
 		defer c.Close()
 		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", d.http)
-		after := startTortureHTTPFlood(d.http, 30, "idle")
+		after := startHTTPFlood(d.http, 30, "idle")
 		defer after.close()
 		if err := d.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)

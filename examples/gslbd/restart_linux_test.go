@@ -7,31 +7,25 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/testproc"
 	"github.com/gslbkit/gslb/provider/memory"
 )
 
-// freeAddr returns a loopback host:port free for TCP and UDP right now.
+// freeAddr returns a loopback host:port free for TCP and UDP right now
+// (testproc.FreePort).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		if u, err := net.ListenPacket("udp", addr); err == nil {
-			u.Close()
-			return addr
-		}
+	port, err := testproc.FreePort()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free loopback port")
-	return ""
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
 // sampler asks each server for name, again and again, and keeps every

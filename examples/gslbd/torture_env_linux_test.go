@@ -126,59 +126,6 @@ func (b *tBackend) setDead(dead bool) error {
 
 func (b *tBackend) addr() string { return b.port }
 
-// httpFlood holds n connections to addr: "idle" ones sent one keep-alive
-// request and then say nothing; "slowloris" ones send a header line every
-// second and never finish it.
-type httpFlood struct {
-	conns []net.Conn
-	stop  chan struct{}
-	wg    sync.WaitGroup
-}
-
-func startTortureHTTPFlood(addr string, n int, kind string) *httpFlood {
-	f := &httpFlood{stop: make(chan struct{})}
-	for range n {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			continue
-		}
-		f.conns = append(f.conns, c)
-		switch kind {
-		case "idle":
-			fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
-			f.wg.Go(func() { _, _ = io.Copy(io.Discard, c) })
-		default: // slowloris
-			fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n", addr)
-			f.wg.Go(func() {
-				tick := time.NewTicker(time.Second) // the attacker's pace
-				defer tick.Stop()
-				for i := 0; ; i++ {
-					select {
-					case <-f.stop:
-						return
-					case <-tick.C:
-					}
-					if _, err := fmt.Fprintf(c, "X-Slow-%d: 1\r\n", i); err != nil {
-						return
-					}
-				}
-			})
-		}
-	}
-	return f
-}
-
-func (f *httpFlood) close() {
-	if f == nil {
-		return
-	}
-	close(f.stop)
-	for _, c := range f.conns {
-		c.Close()
-	}
-	f.wg.Wait()
-}
-
 // impostor is another local process's HTTP server on the controller's
 // port while the controller is down: it serves a forged (or an older)
 // snapshot on the replication paths and notes every request that carried

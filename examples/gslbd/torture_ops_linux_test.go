@@ -595,7 +595,7 @@ func opHTTPFlood(kind string) func(w *walk, _ []string) error {
 		if w.ctl == nil {
 			return fmt.Errorf("%w: the controller is down", errSkip)
 		}
-		f := startTortureHTTPFlood(w.e.ctlHTTP, 300, kind)
+		f := startHTTPFlood(w.e.ctlHTTP, 300, kind)
 		defer f.close()
 		w.chk.checkI5("controller", w.e.ctlHTTP, w.e.ctlDNS, false)
 		return nil
@@ -614,7 +614,7 @@ func opDNSTCPFlood(w *walk, _ []string) error {
 	if err := w.startCtl(300, ""); err != nil {
 		return err
 	}
-	hf := startTortureHTTPFlood(w.e.ctlHTTP, 300, "idle")
+	hf := startHTTPFlood(w.e.ctlHTTP, 300, "idle")
 	df := startFlood(w.e.ctlDNS, 200)
 	w.chk.checkI5("controller", w.e.ctlHTTP, w.e.ctlDNS, true)
 	df.close()

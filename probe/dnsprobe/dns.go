@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/internal/hostport"
+	"github.com/gslbkit/gslb/internal/probecall"
 	"github.com/gslbkit/gslb/probe"
 	"github.com/miekg/dns"
 )
@@ -185,13 +186,7 @@ func (d *Prober) Probe(ctx context.Context) probe.Result {
 	if d.addr == "" {
 		return probe.Result{Status: probe.Fail, Kind: probe.KindOther, Detail: "dnsprobe: prober not configured (use New)"}
 	}
-	start := time.Now()
-	r := d.probe(ctx)
-	if r.Status != probe.Pass && ctx.Err() == context.Canceled {
-		r.Status, r.Kind, r.Detail = probe.Fail, probe.KindOther, "canceled"
-	}
-	r.Latency = time.Since(start)
-	return r
+	return probecall.Timed(ctx, d.probe)
 }
 
 func (d *Prober) probe(ctx context.Context) probe.Result {

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/gslbkit/gslb/internal/hostport"
+	"github.com/gslbkit/gslb/internal/probecall"
 	"github.com/gslbkit/gslb/probe"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -136,13 +136,7 @@ func (g *Prober) Probe(ctx context.Context) probe.Result {
 	if g.addr == "" {
 		return probe.Result{Status: probe.Fail, Kind: probe.KindOther, Detail: "grpcprobe: prober not configured (use New)"}
 	}
-	start := time.Now()
-	r := g.probe(ctx)
-	if r.Status != probe.Pass && ctx.Err() == context.Canceled {
-		r.Status, r.Kind, r.Detail = probe.Fail, probe.KindOther, "canceled"
-	}
-	r.Latency = time.Since(start)
-	return r
+	return probecall.Timed(ctx, g.probe)
 }
 
 func (g *Prober) probe(ctx context.Context) probe.Result {
