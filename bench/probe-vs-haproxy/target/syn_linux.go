@@ -7,7 +7,6 @@ import (
 	"net"
 	"sync"
 	"syscall"
-	"unsafe"
 )
 
 // countSYNs counts TCP SYNs (without ACK) arriving on the loopback interface
@@ -106,16 +105,17 @@ func countSYNs(base, n int, ready chan<- error) {
 
 // packetStats returns the packets packet socket fd's filter passed since
 // the last call (PACKET_STATISTICS: those queued plus those dropped; the
-// kernel resets its counts on each read).
+// kernel resets its counts on each read). It reads the first field of
+// struct tpacket_stats, tp_packets, as an int: the kernel copies as many
+// bytes as asked, and GetsockoptInt exists on every Linux architecture
+// (a raw getsockopt does not on 386, where it goes through socketcall).
 func packetStats(fd int) (uint32, error) {
 	const solPacket, packetStatistics = 263, 6 // SOL_PACKET, PACKET_STATISTICS
-	var st [2]uint32                           // struct tpacket_stats: tp_packets, tp_drops
-	l := uint32(unsafe.Sizeof(st))
-	_, _, e := syscall.Syscall6(syscall.SYS_GETSOCKOPT, uintptr(fd), solPacket, packetStatistics, uintptr(unsafe.Pointer(&st)), uintptr(unsafe.Pointer(&l)), 0)
-	if e != 0 {
-		return 0, fmt.Errorf("packet statistics: %w", e)
+	n, err := syscall.GetsockoptInt(fd, solPacket, packetStatistics)
+	if err != nil {
+		return 0, fmt.Errorf("packet statistics: %w", err)
 	}
-	return st[0], nil
+	return uint32(n), nil
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
