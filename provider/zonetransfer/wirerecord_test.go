@@ -46,7 +46,7 @@ func TestWireRecord(t *testing.T) {
 		}
 	}
 	for _, r := range cases {
-		checkWireRecord(t, "example.com.", r)
+		checkWireRecord(t, zone, r)
 	}
 }
 
