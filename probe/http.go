@@ -327,7 +327,11 @@ func httpCopyConfig(c HTTPConfig) HTTPConfig {
 
 // httpBuildRequest renders the request the lean engine writes.
 func httpBuildRequest(method, path, host string, headers map[string]string, body []byte) []byte {
-	var b []byte
+	// Built on the stack and copied once at its size: every target keeps
+	// its request, and growing it by appends left about as much garbage
+	// again as the request itself.
+	var scratch [256]byte
+	b := scratch[:0]
 	b = append(b, method...)
 	b = append(b, ' ')
 	b = append(b, path...)
@@ -358,7 +362,7 @@ func httpBuildRequest(method, path, host string, headers map[string]string, body
 		b = append(b, "\r\n"...)
 	}
 	b = append(b, "Connection: close\r\n\r\n"...)
-	return append(b, body...)
+	return slices.Clone(append(b, body...))
 }
 
 // httpUserAgent is sent unless the config sets a User-Agent header.
