@@ -10,9 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
+	"weak"
 
 	"github.com/gslbkit/gslb/internal/hostport"
-	"time"
 )
 
 // HTTP is an HTTP or HTTPS prober: one request per probe over a new
@@ -36,7 +38,7 @@ import (
 // Probe is safe for concurrent use; each call uses its own connection and
 // closes it before returning.
 type HTTP struct {
-	cfg      HTTPConfig // a private copy
+	cfg      *HTTPConfig // a private copy, shared with probers of an equal config
 	method   string
 	dialAddr string   // host:port dialled
 	host     string   // Host header
@@ -71,8 +73,9 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Path = cfg.path()
 	h := &HTTP{
-		cfg:      httpCopyConfig(cfg),
+		cfg:      httpSharedConfig(cfg),
 		method:   cfg.method(),
 		dialAddr: net.JoinHostPort(host, port),
 		useTLS:   cfg.TLS != nil,
@@ -118,8 +121,7 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 			return nil, err
 		}
 	}
-	h.cfg.Path = cfg.path()
-	h.req = httpBuildRequest(h.method, h.cfg.Path, h.host, cfg.Headers, body)
+	h.req = httpBuildRequest(h.method, cfg.Path, h.host, cfg.Headers, body)
 	if cfg.Engine == HTTPEngineNetHTTP {
 		h.ref = newHTTPRef(h, body)
 	} else if len(h.segs) == 0 || h.window > 0 && h.window <= loopMaxWindow {
@@ -150,7 +152,18 @@ func (t *httpTLS) config() *tls.Config {
 }
 
 // Config returns a copy of the prober's configuration.
-func (h *HTTP) Config() HTTPConfig { return httpCopyConfig(h.cfg) }
+func (h *HTTP) Config() HTTPConfig { return httpCopyConfig(*h.conf()) }
+
+// conf returns the prober's config: the zero config for the zero HTTP.
+func (h *HTTP) conf() *HTTPConfig {
+	if h.cfg == nil {
+		return &httpZeroConfig
+	}
+	return h.cfg
+}
+
+// httpZeroConfig is the zero HTTP's config; nothing modifies it.
+var httpZeroConfig HTTPConfig
 
 // Addr returns the host:port the prober connects to.
 func (h *HTTP) Addr() string { return h.dialAddr }
@@ -185,7 +198,7 @@ func (h *HTTP) verdict(code int, bodyErr error, matched bool) Result {
 	switch {
 	case h.expectedStatus(code):
 		return Result{Status: Pass, Code: code, Detail: httpPassDetail(code)}
-	case h.cfg.RetriableStatuses.Contains(code):
+	case h.conf().RetriableStatuses.Contains(code):
 		return Result{Status: Fail, Kind: KindStatus, Code: code, Detail: "retriable status " + strconv.Itoa(code)}
 	}
 	return Result{Status: FailNow, Kind: KindStatus, Code: code, Detail: "unexpected status " + strconv.Itoa(code)}
@@ -195,10 +208,10 @@ func (h *HTTP) verdict(code int, bodyErr error, matched bool) Result {
 // The prober reads its private copy of the config rather than keeping
 // second copies of the lists: it is per-target memory.
 func (h *HTTP) expectedStatus(code int) bool {
-	if len(h.cfg.ExpectedStatuses) == 0 {
+	if len(h.conf().ExpectedStatuses) == 0 {
 		return code == http.StatusOK
 	}
-	return h.cfg.ExpectedStatuses.Contains(code)
+	return h.conf().ExpectedStatuses.Contains(code)
 }
 
 // httpPassDetail is a passing result's Detail, "status 200": a constant for
@@ -228,7 +241,7 @@ func httpPassDetail(code int) string {
 // dialer is built on the stack for each probe rather than kept per target.
 func (h *HTTP) dial(ctx context.Context) (net.Conn, error) {
 	// One request per connection: keep-alive probes would only cost a setsockopt.
-	d := net.Dialer{Timeout: h.cfg.ConnectTimeout, KeepAlive: -1}
+	d := net.Dialer{Timeout: h.conf().ConnectTimeout, KeepAlive: -1}
 	return probeDial(ctx, &d, h.dialAddr)
 }
 
@@ -296,6 +309,65 @@ func KindOf(err error) Kind {
 		return KindNetwork
 	}
 	return KindOther
+}
+
+// httpLastConfig is the config httpSharedConfig last copied, held weakly.
+var httpLastConfig struct {
+	sync.Mutex
+	cfg weak.Pointer[HTTPConfig]
+}
+
+// httpSharedConfig returns a private copy of c for a prober, which never
+// modifies it: the last copy made, while a prober still holds it and it is
+// equal to c, or a new one. Probers built one after the other with one
+// config, the usual set-up, then share a single copy rather than each
+// keeping 192 bytes and copies of the config's lists. Only configs without
+// headers, request body, expected response or programmatic TLS roots and
+// certificates are shared (httpConfigEqual compares the rest).
+func httpSharedConfig(c HTTPConfig) *HTTPConfig {
+	httpLastConfig.Lock()
+	defer httpLastConfig.Unlock()
+	if last := httpLastConfig.cfg.Value(); last != nil && httpConfigEqual(last, &c) {
+		return last
+	}
+	cp := httpCopyConfig(c)
+	httpLastConfig.cfg = weak.Make(&cp)
+	return &cp
+}
+
+// httpConfigEqual reports whether a and b are equal configs without
+// headers, request body, expected response, TLS roots or certificates: a
+// and b with any of those are unequal. nil and empty lists differ, so that
+// a shared copy's Config is the caller's to the last detail.
+func httpConfigEqual(a, b *HTTPConfig) bool {
+	for _, c := range []*HTTPConfig{a, b} {
+		if c.Headers != nil || c.RequestBody != nil || c.ExpectedResponse != nil ||
+			c.TLS != nil && (c.TLS.RootCAs != nil || c.TLS.Certificates != nil) {
+			return false
+		}
+	}
+	if (a.TLS == nil) != (b.TLS == nil) || a.TLS != nil && !tlsPlainEqual(a.TLS, b.TLS) {
+		return false
+	}
+	return a.Method == b.Method && a.Path == b.Path && a.Hostname == b.Hostname &&
+		sameSlice(a.ExpectedStatuses, b.ExpectedStatuses) && sameSlice(a.RetriableStatuses, b.RetriableStatuses) &&
+		a.MatchWindow == b.MatchWindow && a.Port == b.Port &&
+		a.ConnectTimeout == b.ConnectTimeout && a.ResponseTimeout == b.ResponseTimeout && a.Engine == b.Engine
+}
+
+// tlsPlainEqual reports whether a and b, without RootCAs or Certificates,
+// are equal.
+func tlsPlainEqual(a, b *TLSConfig) bool {
+	return a.ServerName == b.ServerName && a.CAFile == b.CAFile && a.CAPEM == b.CAPEM &&
+		a.CertFile == b.CertFile && a.KeyFile == b.KeyFile && a.CertPEM == b.CertPEM && a.KeyPEM == b.KeyPEM &&
+		a.InsecureSkipVerify == b.InsecureSkipVerify && a.DisableResumption == b.DisableResumption &&
+		sameSlice(a.Curves, b.Curves) && a.MaxVersion == b.MaxVersion
+}
+
+// sameSlice reports whether a and b hold the same elements and are both
+// nil or both not.
+func sameSlice[S ~[]E, E comparable](a, b S) bool {
+	return (a == nil) == (b == nil) && slices.Equal(a, b)
 }
 
 // httpCopyConfig copies cfg deeply enough that the caller's later edits
