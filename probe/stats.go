@@ -78,30 +78,51 @@ type TargetStats struct {
 
 // monStats accumulates one target's statistics. It is a plain value guarded
 // by the Monitor's mutex; recording a result allocates only the latency
-// window, once. Window latencies are kept in microseconds to halve the
-// per-target memory.
+// window, once, and the failure counters at the first failure. Window
+// latencies are kept in microseconds to halve the per-target memory.
 //
-// Its layout is kept compact (it is most of a target's record): counts by
-// kind are 32-bit (4 × 10⁹ failures of one kind is over a century of one
-// probe a second) and failures are probes minus passes.
+// Its layout is kept compact (it is most of a target's record): what only
+// failures set is kept apart (fails), allocated at the first, so a target
+// that never fails does not carry it; failures are probes minus passes.
 type monStats struct {
 	since       time.Time
 	timeIn      [NumStates]time.Duration
 	transitions uint64
 
 	probes, passes uint64
-	byKind         [NumKinds]uint32 // saturating
-	local          uint32           // local failures, saturating
+	fails          *monFails // nil until the first failure, local or not
 
 	last        Result
 	lastAt      time.Time
-	lastErr     string
-	lastErrAt   time.Time
 	ewma        float64  // nanoseconds
 	window      []uint32 // latencies in microseconds (saturating), a ring once full
 	windowNext  uint16   // ring position of the next write once full
 	windowLimit uint16   // at most MaxLatencyWindow
 	state       State
+}
+
+// monFails is what a target's failures set in its statistics: counts by
+// kind are 32-bit (4 × 10⁹ failures of one kind is over a century of one
+// probe a second).
+type monFails struct {
+	byKind    [NumKinds]uint32 // saturating
+	local     uint32           // local failures, saturating
+	lastErr   string
+	lastErrAt time.Time
+}
+
+// failed records r, a failure (local or not) that arrived at now, as the
+// last error, and returns the failure counters to count it in.
+func (s *monStats) failed(now time.Time, r Result) *monFails {
+	if s.fails == nil {
+		s.fails = new(monFails)
+	}
+	f := s.fails
+	f.lastErr, f.lastErrAt = r.Detail, now
+	if f.lastErr == "" {
+		f.lastErr = r.Kind.String()
+	}
+	return f
 }
 
 // monNewStats starts statistics for a target entering state at now; window
@@ -128,14 +149,10 @@ func (s *monStats) enter(now time.Time, state State) {
 func (s *monStats) record(now time.Time, r Result, alpha float64) {
 	if r.Kind == KindLocal {
 		// Not a verdict: no probe counted, no latency sample.
-		if s.local < math.MaxUint32 {
-			s.local++
+		if f := s.failed(now, r); f.local < math.MaxUint32 {
+			f.local++
 		}
 		s.last, s.lastAt = r, now
-		s.lastErr, s.lastErrAt = r.Detail, now
-		if s.lastErr == "" {
-			s.lastErr = r.Kind.String()
-		}
 		return
 	}
 	s.probes++
@@ -146,12 +163,8 @@ func (s *monStats) record(now time.Time, r Result, alpha float64) {
 		if int(k) >= NumKinds {
 			k = KindOther
 		}
-		if s.byKind[k] < math.MaxUint32 {
-			s.byKind[k]++
-		}
-		s.lastErr, s.lastErrAt = r.Detail, now
-		if s.lastErr == "" {
-			s.lastErr = r.Kind.String()
+		if f := s.failed(now, r); f.byKind[k] < math.MaxUint32 {
+			f.byKind[k]++
 		}
 	}
 	s.last, s.lastAt = r, now
@@ -206,12 +219,14 @@ func (s *monStats) fill(now time.Time, out *TargetStats) {
 		out.TimeIn[s.state] += now.Sub(s.since)
 	}
 	out.Probes, out.Passes, out.Failures = s.probes, s.passes, s.probes-s.passes
-	for k, n := range s.byKind {
-		out.FailuresByKind[k] = uint64(n)
+	if f := s.fails; f != nil {
+		for k, n := range f.byKind {
+			out.FailuresByKind[k] = uint64(n)
+		}
+		out.LocalFailures = uint64(f.local)
+		out.LastError, out.LastErrorAt = f.lastErr, f.lastErrAt
 	}
-	out.LocalFailures = uint64(s.local)
 	out.LastResult, out.LastProbe = s.last, s.lastAt
-	out.LastError, out.LastErrorAt = s.lastErr, s.lastErrAt
 	if s.probes > 0 {
 		out.LastLatency = s.last.Latency
 		out.SmoothedLatency = time.Duration(s.ewma)
