@@ -39,10 +39,9 @@ import (
 // closes it before returning.
 type HTTP struct {
 	cfg      *HTTPConfig // a private copy, shared with probers of an equal config
-	method   string
-	dialAddr string   // host:port dialled
-	host     string   // Host header
-	tls      *httpTLS // nil: plain HTTP
+	dialAddr string      // host:port dialled
+	host     string      // Host header
+	tls      *httpTLS    // nil: plain HTTP
 	segs     [][]byte
 	window   int      // 0 = whole body
 	req      []byte   // the lean engine's request, written in one call
@@ -76,12 +75,12 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 	cfg.Path = cfg.path()
 	h := &HTTP{
 		cfg:      httpSharedConfig(cfg),
-		method:   cfg.method(),
 		dialAddr: net.JoinHostPort(host, port),
 		useTLS:   cfg.TLS != nil,
 		window:   cfg.MatchWindow,
 	}
-	h.head = h.method == http.MethodHead
+	method := cfg.method()
+	h.head = method == http.MethodHead
 	if h.segs, err = cfg.ExpectedResponse.decode(ErrHTTPConfig, "expectedResponse"); err != nil {
 		return nil, err
 	}
@@ -121,7 +120,7 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 			return nil, err
 		}
 	}
-	h.req = httpBuildRequest(h.method, cfg.Path, h.host, cfg.Headers, body)
+	h.req = httpBuildRequest(method, cfg.Path, h.host, cfg.Headers, body)
 	if cfg.Engine == HTTPEngineNetHTTP {
 		h.ref = newHTTPRef(h, body)
 	} else if len(h.segs) == 0 || h.window > 0 && h.window <= loopMaxWindow {

@@ -62,14 +62,14 @@ func newHTTPRef(h *HTTP, body []byte) *httpRef {
 
 func (r *httpRef) probe(ctx context.Context) Result {
 	u := r.url
-	req, err := http.NewRequestWithContext(ctx, r.h.method, u.String(), nil)
+	m := r.h.cfg.method()
+	req, err := http.NewRequestWithContext(ctx, m, u.String(), nil)
 	if err != nil {
 		return Result{Status: Fail, Kind: KindOther, Detail: err.Error()}
 	}
 	req.URL = &u
 	req.Host = r.h.host
 	req.Header = r.header.Clone()
-	m := r.h.method
 	if r.body != nil || m == http.MethodPost || m == http.MethodPut || m == http.MethodPatch {
 		req.Body = io.NopCloser(bytes.NewReader(r.body))
 		req.ContentLength = int64(len(r.body))
