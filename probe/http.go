@@ -75,7 +75,7 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 	cfg.Path = cfg.path()
 	h := &HTTP{
 		cfg:      httpSharedConfig(cfg),
-		dialAddr: net.JoinHostPort(host, port),
+		dialAddr: hostport.Join(addr, host, port),
 		useTLS:   cfg.TLS != nil,
 		window:   cfg.MatchWindow,
 	}

@@ -98,7 +98,7 @@ func NewTCP(addr string, cfg TCPConfig) (*TCP, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &TCP{addr: net.JoinHostPort(host, port), completeHandshake: cfg.CompleteHandshake}
+	t := &TCP{addr: hostport.Join(addr, host, port), completeHandshake: cfg.CompleteHandshake}
 	if cfg.Send != nil {
 		if t.send, err = cfg.Send.decode(); err != nil {
 			return nil, err
