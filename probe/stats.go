@@ -78,19 +78,18 @@ type TargetStats struct {
 
 // monStats accumulates one target's statistics. It is a plain value guarded
 // by the Monitor's mutex; recording a result allocates only the latency
-// window, once, and the failure counters at the first failure. Window
-// latencies are kept in microseconds to halve the per-target memory.
+// window, once, and the rare block at the first failure or state change.
+// Window latencies are kept in microseconds to halve the per-target memory.
 //
 // Its layout is kept compact (it is most of a target's record): what only
-// failures set is kept apart (fails), allocated at the first, so a target
-// that never fails does not carry it; failures are probes minus passes.
+// failures and state changes set is kept apart (rare), allocated at the
+// first, so a target that stays healthy does not carry it; failures are
+// probes minus passes.
 type monStats struct {
-	since       time.Time
-	timeIn      [NumStates]time.Duration
-	transitions uint64
+	since time.Time
 
 	probes, passes uint64
-	fails          *monFails // nil until the first failure, local or not
+	rare           *monRare // nil until the first failure or state change
 
 	last        Result
 	lastAt      time.Time
@@ -101,23 +100,31 @@ type monStats struct {
 	state       State
 }
 
-// monFails is what a target's failures set in its statistics: counts by
-// kind are 32-bit (4 × 10⁹ failures of one kind is over a century of one
-// probe a second).
-type monFails struct {
-	byKind    [NumKinds]uint32 // saturating
-	local     uint32           // local failures, saturating
-	lastErr   string
-	lastErrAt time.Time
+// monRare is what only a target's failures and state changes set in its
+// statistics: while a target stays in its first state, its time there is
+// counted from since. Counts by kind are 32-bit (4 × 10⁹ failures of one
+// kind is over a century of one probe a second).
+type monRare struct {
+	timeIn      [NumStates]time.Duration // in the states left, not the current one
+	transitions uint64
+	byKind      [NumKinds]uint32 // saturating
+	local       uint32           // local failures, saturating
+	lastErr     string
+	lastErrAt   time.Time
+}
+
+// rareBlock returns the rare block, allocating it the first time.
+func (s *monStats) rareBlock() *monRare {
+	if s.rare == nil {
+		s.rare = new(monRare)
+	}
+	return s.rare
 }
 
 // failed records r, a failure (local or not) that arrived at now, as the
-// last error, and returns the failure counters to count it in.
-func (s *monStats) failed(now time.Time, r Result) *monFails {
-	if s.fails == nil {
-		s.fails = new(monFails)
-	}
-	f := s.fails
+// last error, and returns the block to count it in.
+func (s *monStats) failed(now time.Time, r Result) *monRare {
+	f := s.rareBlock()
 	f.lastErr, f.lastErrAt = r.Detail, now
 	if f.lastErr == "" {
 		f.lastErr = r.Kind.String()
@@ -133,15 +140,16 @@ func monNewStats(now time.Time, state State, window int) monStats {
 
 // enter records a change to state at now.
 func (s *monStats) enter(now time.Time, state State) {
+	rare := s.rareBlock()
 	if state == s.state {
-		s.transitions++ // disable/enable: same state, still a transition
+		rare.transitions++ // disable/enable: same state, still a transition
 		return
 	}
 	if int(s.state) < NumStates && now.After(s.since) {
-		s.timeIn[s.state] += now.Sub(s.since)
+		rare.timeIn[s.state] += now.Sub(s.since)
 	}
 	s.state, s.since = state, now
-	s.transitions++
+	rare.transitions++
 }
 
 // record adds one result, which arrived at now, with weight alpha for the
@@ -213,19 +221,20 @@ func (s *monStats) samples(buf []time.Duration) []time.Duration {
 // fill copies the counters into out as of now; the percentiles are left to
 // monPercentiles, which callers run outside the Monitor's lock.
 func (s *monStats) fill(now time.Time, out *TargetStats) {
-	out.State, out.Since, out.Transitions = s.state, s.since, s.transitions
-	out.TimeIn = s.timeIn
-	if int(s.state) < NumStates && now.After(s.since) {
-		out.TimeIn[s.state] += now.Sub(s.since)
-	}
-	out.Probes, out.Passes, out.Failures = s.probes, s.passes, s.probes-s.passes
-	if f := s.fails; f != nil {
+	out.State, out.Since = s.state, s.since
+	out.TimeIn, out.Transitions = [NumStates]time.Duration{}, 0
+	if f := s.rare; f != nil {
+		out.TimeIn, out.Transitions = f.timeIn, f.transitions
 		for k, n := range f.byKind {
 			out.FailuresByKind[k] = uint64(n)
 		}
 		out.LocalFailures = uint64(f.local)
 		out.LastError, out.LastErrorAt = f.lastErr, f.lastErrAt
 	}
+	if int(s.state) < NumStates && now.After(s.since) {
+		out.TimeIn[s.state] += now.Sub(s.since)
+	}
+	out.Probes, out.Passes, out.Failures = s.probes, s.passes, s.probes-s.passes
 	out.LastResult, out.LastProbe = s.last, s.lastAt
 	if s.probes > 0 {
 		out.LastLatency = s.last.Latency
