@@ -40,7 +40,6 @@ import (
 type HTTP struct {
 	cfg      *HTTPConfig // a private copy, shared with probers of an equal config
 	dialAddr string      // host:port dialled
-	host     string      // Host header
 	tls      *httpTLS    // nil: plain HTTP
 	segs     [][]byte
 	window   int      // 0 = whole body
@@ -84,14 +83,14 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 	if h.segs, err = cfg.ExpectedResponse.decode(ErrHTTPConfig, "expectedResponse"); err != nil {
 		return nil, err
 	}
-	h.host = cfg.Hostname
-	if h.host == "" {
-		h.host = host
+	hostHeader := cfg.Hostname
+	if hostHeader == "" {
+		hostHeader = host
 		if strings.Contains(host, ":") {
-			h.host = "[" + host + "]"
+			hostHeader = "[" + host + "]"
 		}
 		if port != defPort {
-			h.host = h.dialAddr // the same text: share it
+			hostHeader = h.dialAddr // the same text: share it
 		}
 	}
 	if h.useTLS {
@@ -120,9 +119,9 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 			return nil, err
 		}
 	}
-	h.req = httpBuildRequest(method, cfg.Path, h.host, cfg.Headers, body)
+	h.req = httpBuildRequest(method, cfg.Path, hostHeader, cfg.Headers, body)
 	if cfg.Engine == HTTPEngineNetHTTP {
-		h.ref = newHTTPRef(h, body)
+		h.ref = newHTTPRef(h, hostHeader, body)
 	} else if len(h.segs) == 0 || h.window > 0 && h.window <= loopMaxWindow {
 		h.loop = loopAddr(h.dialAddr)
 	}

@@ -182,7 +182,7 @@ func TestNewHTTPAddresses(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.dial, h.Addr())
-			assert.Equal(t, tc.host, h.host)
+			assert.Contains(t, string(h.req), "\r\nHost: "+tc.host+"\r\n")
 		})
 	}
 }
