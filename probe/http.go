@@ -10,9 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
+	"weak"
 
 	"github.com/gslbkit/gslb/internal/hostport"
-	"time"
 )
 
 // HTTP is an HTTP or HTTPS prober: one request per probe over a new
@@ -36,11 +38,9 @@ import (
 // Probe is safe for concurrent use; each call uses its own connection and
 // closes it before returning.
 type HTTP struct {
-	cfg      HTTPConfig // a private copy
-	method   string
-	dialAddr string   // host:port dialled
-	host     string   // Host header
-	tls      *httpTLS // nil: plain HTTP
+	cfg      *HTTPConfig // a private copy, shared with probers of an equal config
+	dialAddr string      // host:port dialled
+	tls      *httpTLS    // nil: plain HTTP
 	segs     [][]byte
 	window   int      // 0 = whole body
 	req      []byte   // the lean engine's request, written in one call
@@ -71,25 +71,26 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Path = cfg.path()
 	h := &HTTP{
-		cfg:      httpCopyConfig(cfg),
-		method:   cfg.method(),
-		dialAddr: net.JoinHostPort(host, port),
+		cfg:      httpSharedConfig(cfg),
+		dialAddr: hostport.Join(addr, host, port),
 		useTLS:   cfg.TLS != nil,
 		window:   cfg.MatchWindow,
 	}
-	h.head = h.method == http.MethodHead
+	method := cfg.method()
+	h.head = method == http.MethodHead
 	if h.segs, err = cfg.ExpectedResponse.decode(ErrHTTPConfig, "expectedResponse"); err != nil {
 		return nil, err
 	}
-	h.host = cfg.Hostname
-	if h.host == "" {
-		h.host = host
+	hostHeader := cfg.Hostname
+	if hostHeader == "" {
+		hostHeader = host
 		if strings.Contains(host, ":") {
-			h.host = "[" + host + "]"
+			hostHeader = "[" + host + "]"
 		}
 		if port != defPort {
-			h.host = h.dialAddr // the same text: share it
+			hostHeader = h.dialAddr // the same text: share it
 		}
 	}
 	if h.useTLS {
@@ -118,10 +119,9 @@ func NewHTTP(addr string, cfg HTTPConfig) (*HTTP, error) {
 			return nil, err
 		}
 	}
-	h.cfg.Path = cfg.path()
-	h.req = httpBuildRequest(h.method, h.cfg.Path, h.host, cfg.Headers, body)
+	h.req = httpBuildRequest(method, cfg.Path, hostHeader, cfg.Headers, body)
 	if cfg.Engine == HTTPEngineNetHTTP {
-		h.ref = newHTTPRef(h, body)
+		h.ref = newHTTPRef(h, hostHeader, body)
 	} else if len(h.segs) == 0 || h.window > 0 && h.window <= loopMaxWindow {
 		h.loop = loopAddr(h.dialAddr)
 	}
@@ -150,7 +150,18 @@ func (t *httpTLS) config() *tls.Config {
 }
 
 // Config returns a copy of the prober's configuration.
-func (h *HTTP) Config() HTTPConfig { return httpCopyConfig(h.cfg) }
+func (h *HTTP) Config() HTTPConfig { return httpCopyConfig(*h.conf()) }
+
+// conf returns the prober's config: the zero config for the zero HTTP.
+func (h *HTTP) conf() *HTTPConfig {
+	if h.cfg == nil {
+		return &httpZeroConfig
+	}
+	return h.cfg
+}
+
+// httpZeroConfig is the zero HTTP's config; nothing modifies it.
+var httpZeroConfig HTTPConfig
 
 // Addr returns the host:port the prober connects to.
 func (h *HTTP) Addr() string { return h.dialAddr }
@@ -185,7 +196,7 @@ func (h *HTTP) verdict(code int, bodyErr error, matched bool) Result {
 	switch {
 	case h.expectedStatus(code):
 		return Result{Status: Pass, Code: code, Detail: httpPassDetail(code)}
-	case h.cfg.RetriableStatuses.Contains(code):
+	case h.conf().RetriableStatuses.Contains(code):
 		return Result{Status: Fail, Kind: KindStatus, Code: code, Detail: "retriable status " + strconv.Itoa(code)}
 	}
 	return Result{Status: FailNow, Kind: KindStatus, Code: code, Detail: "unexpected status " + strconv.Itoa(code)}
@@ -195,10 +206,10 @@ func (h *HTTP) verdict(code int, bodyErr error, matched bool) Result {
 // The prober reads its private copy of the config rather than keeping
 // second copies of the lists: it is per-target memory.
 func (h *HTTP) expectedStatus(code int) bool {
-	if len(h.cfg.ExpectedStatuses) == 0 {
+	if len(h.conf().ExpectedStatuses) == 0 {
 		return code == http.StatusOK
 	}
-	return h.cfg.ExpectedStatuses.Contains(code)
+	return h.conf().ExpectedStatuses.Contains(code)
 }
 
 // httpPassDetail is a passing result's Detail, "status 200": a constant for
@@ -228,7 +239,7 @@ func httpPassDetail(code int) string {
 // dialer is built on the stack for each probe rather than kept per target.
 func (h *HTTP) dial(ctx context.Context) (net.Conn, error) {
 	// One request per connection: keep-alive probes would only cost a setsockopt.
-	d := net.Dialer{Timeout: h.cfg.ConnectTimeout, KeepAlive: -1}
+	d := net.Dialer{Timeout: h.conf().ConnectTimeout, KeepAlive: -1}
 	return probeDial(ctx, &d, h.dialAddr)
 }
 
@@ -298,6 +309,65 @@ func KindOf(err error) Kind {
 	return KindOther
 }
 
+// httpLastConfig is the config httpSharedConfig last copied, held weakly.
+var httpLastConfig struct {
+	sync.Mutex
+	cfg weak.Pointer[HTTPConfig]
+}
+
+// httpSharedConfig returns a private copy of c for a prober, which never
+// modifies it: the last copy made, while a prober still holds it and it is
+// equal to c, or a new one. Probers built one after the other with one
+// config, the usual set-up, then share a single copy rather than each
+// keeping 192 bytes and copies of the config's lists. Only configs without
+// headers, request body, expected response or programmatic TLS roots and
+// certificates are shared (httpConfigEqual compares the rest).
+func httpSharedConfig(c HTTPConfig) *HTTPConfig {
+	httpLastConfig.Lock()
+	defer httpLastConfig.Unlock()
+	if last := httpLastConfig.cfg.Value(); last != nil && httpConfigEqual(last, &c) {
+		return last
+	}
+	cp := httpCopyConfig(c)
+	httpLastConfig.cfg = weak.Make(&cp)
+	return &cp
+}
+
+// httpConfigEqual reports whether a and b are equal configs without
+// headers, request body, expected response, TLS roots or certificates: a
+// and b with any of those are unequal. nil and empty lists differ, so that
+// a shared copy's Config is the caller's to the last detail.
+func httpConfigEqual(a, b *HTTPConfig) bool {
+	for _, c := range []*HTTPConfig{a, b} {
+		if c.Headers != nil || c.RequestBody != nil || c.ExpectedResponse != nil ||
+			c.TLS != nil && (c.TLS.RootCAs != nil || c.TLS.Certificates != nil) {
+			return false
+		}
+	}
+	if (a.TLS == nil) != (b.TLS == nil) || a.TLS != nil && !tlsPlainEqual(a.TLS, b.TLS) {
+		return false
+	}
+	return a.Method == b.Method && a.Path == b.Path && a.Hostname == b.Hostname &&
+		sameSlice(a.ExpectedStatuses, b.ExpectedStatuses) && sameSlice(a.RetriableStatuses, b.RetriableStatuses) &&
+		a.MatchWindow == b.MatchWindow && a.Port == b.Port &&
+		a.ConnectTimeout == b.ConnectTimeout && a.ResponseTimeout == b.ResponseTimeout && a.Engine == b.Engine
+}
+
+// tlsPlainEqual reports whether a and b, without RootCAs or Certificates,
+// are equal.
+func tlsPlainEqual(a, b *TLSConfig) bool {
+	return a.ServerName == b.ServerName && a.CAFile == b.CAFile && a.CAPEM == b.CAPEM &&
+		a.CertFile == b.CertFile && a.KeyFile == b.KeyFile && a.CertPEM == b.CertPEM && a.KeyPEM == b.KeyPEM &&
+		a.InsecureSkipVerify == b.InsecureSkipVerify && a.DisableResumption == b.DisableResumption &&
+		sameSlice(a.Curves, b.Curves) && a.MaxVersion == b.MaxVersion
+}
+
+// sameSlice reports whether a and b hold the same elements and are both
+// nil or both not.
+func sameSlice[S ~[]E, E comparable](a, b S) bool {
+	return (a == nil) == (b == nil) && slices.Equal(a, b)
+}
+
 // httpCopyConfig copies cfg deeply enough that the caller's later edits
 // do not reach the prober.
 func httpCopyConfig(c HTTPConfig) HTTPConfig {
@@ -327,7 +397,11 @@ func httpCopyConfig(c HTTPConfig) HTTPConfig {
 
 // httpBuildRequest renders the request the lean engine writes.
 func httpBuildRequest(method, path, host string, headers map[string]string, body []byte) []byte {
-	var b []byte
+	// Built on the stack and copied once at its size: every target keeps
+	// its request, and growing it by appends left about as much garbage
+	// again as the request itself.
+	var scratch [256]byte
+	b := scratch[:0]
 	b = append(b, method...)
 	b = append(b, ' ')
 	b = append(b, path...)
@@ -358,7 +432,7 @@ func httpBuildRequest(method, path, host string, headers map[string]string, body
 		b = append(b, "\r\n"...)
 	}
 	b = append(b, "Connection: close\r\n\r\n"...)
-	return append(b, body...)
+	return slices.Clone(append(b, body...))
 }
 
 // httpUserAgent is sent unless the config sets a User-Agent header.

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -181,7 +182,7 @@ func TestNewHTTPAddresses(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.dial, h.Addr())
-			assert.Equal(t, tc.host, h.host)
+			assert.Contains(t, string(h.req), "\r\nHost: "+tc.host+"\r\n")
 		})
 	}
 }
@@ -287,4 +288,98 @@ func FuzzHTTPConfigJSON(f *testing.F) {
 			t.Fatalf("round trip changed %s into %s (%v)", b, b2, err)
 		}
 	})
+}
+
+// TestNewHTTPSharesConfig checks that probers built with equal configs
+// share one private copy, and that sharing never changes what Config
+// returns.
+func TestNewHTTPSharesConfig(t *testing.T) {
+	newHTTP := func(c HTTPConfig) *HTTP {
+		t.Helper()
+		h, err := NewHTTP("127.0.0.1:80", c)
+		require.NoError(t, err)
+		return h
+	}
+	a, b := newHTTP(DefaultHTTPConfig()), newHTTP(DefaultHTTPConfig())
+	assert.Same(t, a.cfg, b.cfg, "equal configs share a copy")
+	assert.Equal(t, DefaultHTTPConfig(), b.Config())
+
+	c := DefaultHTTPConfig()
+	c.Path = "/health"
+	other := newHTTP(c)
+	assert.NotSame(t, a.cfg, other.cfg)
+	assert.Equal(t, "/", a.Config().Path)
+	assert.Equal(t, "/health", other.Config().Path)
+
+	c = DefaultHTTPConfig()
+	c.RetriableStatuses = Statuses{}
+	assert.NotSame(t, a.cfg, newHTTP(c).cfg, "nil and empty lists differ")
+	assert.NotNil(t, newHTTP(c).Config().RetriableStatuses)
+
+	c = DefaultHTTPConfig()
+	c.Headers = map[string]string{"X-A": "1"}
+	h1, h2 := newHTTP(c), newHTTP(c)
+	assert.NotSame(t, h1.cfg, h2.cfg, "configs with headers are not shared")
+
+	c = DefaultHTTPConfig()
+	c.TLS = &TLSConfig{InsecureSkipVerify: true, Curves: []string{"X25519"}}
+	h1 = newHTTP(c)
+	c.TLS = &TLSConfig{InsecureSkipVerify: true, Curves: []string{"X25519"}}
+	h2 = newHTTP(c)
+	assert.Same(t, h1.cfg, h2.cfg, "equal TLS settings share a copy")
+	c.TLS.Curves[0] = "P256"
+	assert.Equal(t, []string{"X25519"}, h2.Config().TLS.Curves)
+}
+
+// TestHTTPConfigEqualSeesEveryField changes each field of HTTPConfig and of
+// its TLSConfig in turn: httpConfigEqual must tell every change apart, so a
+// field added to either struct cannot make probers share a config that is
+// not theirs.
+func TestHTTPConfigEqualSeesEveryField(t *testing.T) {
+	base := func() HTTPConfig {
+		c := DefaultHTTPConfig()
+		c.TLS = &TLSConfig{}
+		return c
+	}
+	b := base()
+	require.True(t, httpConfigEqual(&b, &b))
+	change := func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString(v.String() + "x")
+		case reflect.Int, reflect.Int64:
+			v.SetInt(v.Int() + 7)
+		case reflect.Bool:
+			v.SetBool(!v.Bool())
+		case reflect.Slice:
+			v.Set(reflect.Append(v, reflect.Zero(v.Type().Elem())))
+		case reflect.Map:
+			v.Set(reflect.MakeMap(v.Type()))
+		case reflect.Pointer:
+			v.Set(reflect.New(v.Type().Elem()))
+		default:
+			t.Fatalf("no change for a %s field: extend the test", v.Kind())
+		}
+	}
+	for _, tlsField := range []bool{false, true} {
+		typ := reflect.TypeFor[HTTPConfig]()
+		if tlsField {
+			typ = reflect.TypeFor[TLSConfig]()
+		}
+		for i := range typ.NumField() {
+			c := base()
+			v := reflect.ValueOf(&c).Elem()
+			if tlsField {
+				v = reflect.ValueOf(c.TLS).Elem()
+			} else if typ.Field(i).Name == "TLS" {
+				c.TLS = nil
+				continue
+			}
+			change(v.Field(i))
+			assert.False(t, httpConfigEqual(&b, &c), "a change of %s.%s goes unseen", typ.Name(), typ.Field(i).Name)
+		}
+	}
+	c := base()
+	c.TLS = nil
+	assert.False(t, httpConfigEqual(&b, &c), "TLS set and not")
 }

@@ -79,7 +79,7 @@ func (h *HTTP) probeLean(ctx context.Context) Result {
 		return httpFailed("connect", err)
 	}
 	defer conn.Close()
-	probeSetDeadline(ctx, conn, h.cfg.ResponseTimeout)
+	probeSetDeadline(ctx, conn, h.conf().ResponseTimeout)
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(httpLongAgo) })
 		defer stop()

@@ -17,14 +17,15 @@ import (
 // goroutine per connection; they end when Probe closes the response.
 type httpRef struct {
 	h      *HTTP
+	host   string // the Host header
 	client *http.Client
 	url    url.URL
 	header http.Header
 	body   []byte
 }
 
-func newHTTPRef(h *HTTP, body []byte) *httpRef {
-	r := &httpRef{h: h, body: body, header: make(http.Header)}
+func newHTTPRef(h *HTTP, host string, body []byte) *httpRef {
+	r := &httpRef{h: h, host: host, body: body, header: make(http.Header)}
 	r.url = url.URL{Scheme: "http", Host: h.dialAddr, Opaque: h.cfg.Path}
 	if h.useTLS {
 		r.url.Scheme = "https"
@@ -62,14 +63,14 @@ func newHTTPRef(h *HTTP, body []byte) *httpRef {
 
 func (r *httpRef) probe(ctx context.Context) Result {
 	u := r.url
-	req, err := http.NewRequestWithContext(ctx, r.h.method, u.String(), nil)
+	m := r.h.cfg.method()
+	req, err := http.NewRequestWithContext(ctx, m, u.String(), nil)
 	if err != nil {
 		return Result{Status: Fail, Kind: KindOther, Detail: err.Error()}
 	}
 	req.URL = &u
-	req.Host = r.h.host
+	req.Host = r.host
 	req.Header = r.header.Clone()
-	m := r.h.method
 	if r.body != nil || m == http.MethodPost || m == http.MethodPut || m == http.MethodPatch {
 		req.Body = io.NopCloser(bytes.NewReader(r.body))
 		req.ContentLength = int64(len(r.body))

@@ -106,12 +106,11 @@ func (s Statuses) String() string {
 // validate checks every range: 100 ≤ Min ≤ Max ≤ 599.
 func (s Statuses) validate(sentinel error, field string) error {
 	for i, r := range s {
-		f := fmt.Sprintf("%s[%d]", field, i)
 		if r.Min < 100 || r.Min > 599 || r.Max < 100 || r.Max > 599 {
-			return fieldErr(sentinel, f, r, "status codes in [100, 599]")
+			return fieldErr(sentinel, fmt.Sprintf("%s[%d]", field, i), r, "status codes in [100, 599]")
 		}
 		if r.Min > r.Max {
-			return fieldErr(sentinel, f, fmt.Sprintf("%d-%d", r.Min, r.Max), "a range whose min does not exceed its max")
+			return fieldErr(sentinel, fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("%d-%d", r.Min, r.Max), "a range whose min does not exceed its max")
 		}
 	}
 	return nil

@@ -56,7 +56,7 @@ func loopTargetOf(p Prober) (loopTarget, bool) {
 		}
 	case *TCP:
 		if p.loop.IsValid() {
-			return loopTarget{addr: p.loop, tcp: p, holdACK: !p.cfg.CompleteHandshake}, true
+			return loopTarget{addr: p.loop, tcp: p, holdACK: !p.completeHandshake}, true
 		}
 	}
 	return loopTarget{}, false

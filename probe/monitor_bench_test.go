@@ -134,3 +134,41 @@ func BenchmarkMonitorSchedule(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMonitorAdd measures what setting up one target costs, as
+// gslbprobe does it: NewHTTP or NewTCP for a loopback address, then
+// Monitor.Add with a shared policy. B/op is everything allocated, kept or
+// not: before the heap first reaches the runtime's GC goal, set-up garbage
+// stays in the process's memory as much as the targets' records do.
+func BenchmarkMonitorAdd(b *testing.B) {
+	for _, mode := range []string{"http", "tcp"} {
+		b.Run(mode, func(b *testing.B) {
+			addrs := make([]string, b.N)
+			for i := range addrs {
+				addrs[i] = fmt.Sprintf("127.1.%d.%d:%d", i/1024%256, i/4%256, 20000+i%4)
+			}
+			m, err := NewMonitor(DefaultMonitorConfig(), nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pol := DefaultPolicy()
+			hc, tc := DefaultHTTPConfig(), DefaultTCPConfig()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				var p Prober
+				if mode == "http" {
+					p, err = NewHTTP(addrs[i], hc)
+				} else {
+					p, err = NewTCP(addrs[i], tc)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := m.Add(Target{ID: addrs[i], Prober: p, Policy: pol}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

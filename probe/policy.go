@@ -229,9 +229,8 @@ func (p Policy) Validate() error {
 	if err := machCheckInt("criticalThreshold", p.CriticalThreshold, 1, MaxThreshold, ""); err != nil {
 		return err
 	}
-	if err := machCheckInt("warningThreshold", p.WarningThreshold, 1, p.CriticalThreshold,
-		fmt.Sprintf("[1, criticalThreshold (%d)]", p.CriticalThreshold)); err != nil {
-		return err
+	if p.WarningThreshold < 1 || p.WarningThreshold > p.CriticalThreshold {
+		return machBad("warningThreshold", p.WarningThreshold, fmt.Sprintf("[1, criticalThreshold (%d)]", p.CriticalThreshold))
 	}
 	if err := machCheckInt("passingThreshold", p.PassingThreshold, 1, MaxThreshold, ""); err != nil {
 		return err

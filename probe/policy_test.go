@@ -246,3 +246,29 @@ func FuzzDecodePolicy(f *testing.F) {
 		}
 	})
 }
+
+// TestValidateNoAllocs checks that validating a valid config allocates
+// nothing: Monitor.Add and NewHTTP validate once per target, and their
+// garbage would stay in memory until the heap first reaches the runtime's
+// GC goal (error paths and messages are built only on failure).
+func TestValidateNoAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("allocation counts are not meaningful with -cover")
+	}
+	pol, hc, tc := DefaultPolicy(), DefaultHTTPConfig(), DefaultTCPConfig()
+	tgt := Target{ID: "a", Prober: ProberFunc(nil), Policy: pol}
+	for name, f := range map[string]func() error{
+		"Policy":         pol.Validate,
+		"HTTPConfig":     hc.Validate,
+		"TCPConfig":      tc.Validate,
+		"monCheckPolicy": func() error { return monCheckPolicy(tgt) },
+	} {
+		if n := testing.AllocsPerRun(100, func() {
+			if err := f(); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%s: %v allocations validating a valid config, want 0", name, n)
+		}
+	}
+}

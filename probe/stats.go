@@ -78,30 +78,58 @@ type TargetStats struct {
 
 // monStats accumulates one target's statistics. It is a plain value guarded
 // by the Monitor's mutex; recording a result allocates only the latency
-// window, once. Window latencies are kept in microseconds to halve the
-// per-target memory.
+// window, once, and the rare block at the first failure or state change.
+// Window latencies are kept in microseconds to halve the per-target memory.
 //
-// Its layout is kept compact (it is most of a target's record): counts by
-// kind are 32-bit (4 × 10⁹ failures of one kind is over a century of one
-// probe a second) and failures are probes minus passes.
+// Its layout is kept compact (it is most of a target's record): what only
+// failures and state changes set is kept apart (rare), allocated at the
+// first, so a target that stays healthy does not carry it; failures are
+// probes minus passes.
 type monStats struct {
-	since       time.Time
-	timeIn      [NumStates]time.Duration
-	transitions uint64
+	since time.Time
 
 	probes, passes uint64
-	byKind         [NumKinds]uint32 // saturating
-	local          uint32           // local failures, saturating
+	rare           *monRare // nil until the first failure or state change
 
 	last        Result
 	lastAt      time.Time
-	lastErr     string
-	lastErrAt   time.Time
 	ewma        float64  // nanoseconds
 	window      []uint32 // latencies in microseconds (saturating), a ring once full
 	windowNext  uint16   // ring position of the next write once full
 	windowLimit uint16   // at most MaxLatencyWindow
 	state       State
+}
+
+// monRare is what only a target's failures and state changes set in its
+// statistics: while a target stays in its first state, its time there is
+// counted from since. Counts by kind are 32-bit (4 × 10⁹ failures of one
+// kind is over a century of one probe a second).
+type monRare struct {
+	timeIn      [NumStates]time.Duration // in the states left, not the current one
+	transitions uint64
+	byKind      [NumKinds]uint32 // saturating
+	local       uint32           // local failures, saturating
+	lastErr     string
+	lastErrAt   time.Time
+}
+
+// rareBlock returns the rare block, allocating it the first time.
+func (s *monStats) rareBlock() *monRare {
+	if s.rare == nil {
+		s.rare = new(monRare)
+	}
+	return s.rare
+}
+
+// failed records r, a failure (local or not) that arrived at now, as the
+// last error, and returns the block to count it in.
+func (s *monStats) failed(now time.Time, r Result) *monRare {
+	f := s.rareBlock()
+	f.lastErr, f.lastErrAt = r.Detail, now
+	if f.lastErr == "" {
+		f.lastErr = r.Kind.String()
+	}
+	return f
 }
 
 // monNewStats starts statistics for a target entering state at now; window
@@ -112,15 +140,16 @@ func monNewStats(now time.Time, state State, window int) monStats {
 
 // enter records a change to state at now.
 func (s *monStats) enter(now time.Time, state State) {
+	rare := s.rareBlock()
 	if state == s.state {
-		s.transitions++ // disable/enable: same state, still a transition
+		rare.transitions++ // disable/enable: same state, still a transition
 		return
 	}
 	if int(s.state) < NumStates && now.After(s.since) {
-		s.timeIn[s.state] += now.Sub(s.since)
+		rare.timeIn[s.state] += now.Sub(s.since)
 	}
 	s.state, s.since = state, now
-	s.transitions++
+	rare.transitions++
 }
 
 // record adds one result, which arrived at now, with weight alpha for the
@@ -128,14 +157,10 @@ func (s *monStats) enter(now time.Time, state State) {
 func (s *monStats) record(now time.Time, r Result, alpha float64) {
 	if r.Kind == KindLocal {
 		// Not a verdict: no probe counted, no latency sample.
-		if s.local < math.MaxUint32 {
-			s.local++
+		if f := s.failed(now, r); f.local < math.MaxUint32 {
+			f.local++
 		}
 		s.last, s.lastAt = r, now
-		s.lastErr, s.lastErrAt = r.Detail, now
-		if s.lastErr == "" {
-			s.lastErr = r.Kind.String()
-		}
 		return
 	}
 	s.probes++
@@ -146,12 +171,8 @@ func (s *monStats) record(now time.Time, r Result, alpha float64) {
 		if int(k) >= NumKinds {
 			k = KindOther
 		}
-		if s.byKind[k] < math.MaxUint32 {
-			s.byKind[k]++
-		}
-		s.lastErr, s.lastErrAt = r.Detail, now
-		if s.lastErr == "" {
-			s.lastErr = r.Kind.String()
+		if f := s.failed(now, r); f.byKind[k] < math.MaxUint32 {
+			f.byKind[k]++
 		}
 	}
 	s.last, s.lastAt = r, now
@@ -200,18 +221,21 @@ func (s *monStats) samples(buf []time.Duration) []time.Duration {
 // fill copies the counters into out as of now; the percentiles are left to
 // monPercentiles, which callers run outside the Monitor's lock.
 func (s *monStats) fill(now time.Time, out *TargetStats) {
-	out.State, out.Since, out.Transitions = s.state, s.since, s.transitions
-	out.TimeIn = s.timeIn
+	out.State, out.Since = s.state, s.since
+	out.TimeIn, out.Transitions = [NumStates]time.Duration{}, 0
+	if f := s.rare; f != nil {
+		out.TimeIn, out.Transitions = f.timeIn, f.transitions
+		for k, n := range f.byKind {
+			out.FailuresByKind[k] = uint64(n)
+		}
+		out.LocalFailures = uint64(f.local)
+		out.LastError, out.LastErrorAt = f.lastErr, f.lastErrAt
+	}
 	if int(s.state) < NumStates && now.After(s.since) {
 		out.TimeIn[s.state] += now.Sub(s.since)
 	}
 	out.Probes, out.Passes, out.Failures = s.probes, s.passes, s.probes-s.passes
-	for k, n := range s.byKind {
-		out.FailuresByKind[k] = uint64(n)
-	}
-	out.LocalFailures = uint64(s.local)
 	out.LastResult, out.LastProbe = s.last, s.lastAt
-	out.LastError, out.LastErrorAt = s.lastErr, s.lastErrAt
 	if s.probes > 0 {
 		out.LastLatency = s.last.Latency
 		out.SmoothedLatency = time.Duration(s.ewma)

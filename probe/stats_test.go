@@ -49,6 +49,32 @@ func TestStatsRecord(t *testing.T) {
 	assert.Equal(t, uint64(1), out.Transitions)
 }
 
+// TestStatsPassesOnly checks that a target that never fails nor changes
+// state keeps no rare block (allocated at the first failure, local or not,
+// or state change) and reports its time in its one state all the same.
+func TestStatsPassesOnly(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := monNewStats(t0, Passing, 4)
+	for i := range 10 {
+		s.record(t0.Add(time.Duration(i)*time.Second), Result{Status: Pass, Latency: time.Millisecond}, 0.5)
+	}
+	assert.Nil(t, s.rare)
+	var out TargetStats
+	s.fill(t0.Add(10*time.Second), &out)
+	assert.Equal(t, uint64(10), out.Passes)
+	assert.Equal(t, 10*time.Second, out.TimeIn[Passing])
+	assert.Zero(t, out.Transitions)
+	assert.Zero(t, out.FailuresByKind)
+	assert.Empty(t, out.LastError)
+	assert.True(t, out.LastErrorAt.IsZero())
+
+	s.record(t0.Add(11*time.Second), Result{Status: Fail, Kind: KindLocal}, 0.5)
+	s.fill(t0.Add(12*time.Second), &out)
+	assert.Equal(t, uint64(1), out.LocalFailures)
+	assert.Equal(t, KindLocal.String(), out.LastError)
+	assert.Equal(t, uint64(10), out.Probes, "a local failure is not a probe")
+}
+
 func TestStatsRank(t *testing.T) {
 	ms := time.Millisecond
 	var hundred []time.Duration

@@ -75,13 +75,15 @@ func (c TCPConfig) Validate() error {
 //
 // Probe is safe for concurrent use and runs on the caller's goroutine.
 type TCP struct {
-	cfg  TCPConfig
 	addr string
 	send []byte
 	segs [][]byte
 	// loop is the address the Monitor's event loop probes, or the zero
 	// value when the check needs a goroutine (see loopTargetOf).
 	loop netip.AddrPort
+	// completeHandshake is TCPConfig.CompleteHandshake; the rest of the
+	// config is compiled into the fields above.
+	completeHandshake bool
 }
 
 var _ Prober = (*TCP)(nil)
@@ -96,16 +98,12 @@ func NewTCP(addr string, cfg TCPConfig) (*TCP, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &TCP{addr: net.JoinHostPort(host, port), cfg: cfg}
+	t := &TCP{addr: hostport.Join(addr, host, port), completeHandshake: cfg.CompleteHandshake}
 	if cfg.Send != nil {
-		p := *cfg.Send
-		p.Binary = append([]byte(nil), p.Binary...)
-		t.cfg.Send = &p
 		if t.send, err = cfg.Send.decode(); err != nil {
 			return nil, err
 		}
 	}
-	t.cfg.Receive = append(Segments(nil), cfg.Receive...)
 	if t.segs, err = cfg.Receive.decode(ErrTCPConfig, "receive"); err != nil {
 		return nil, err
 	}
@@ -136,7 +134,7 @@ func (t *TCP) Probe(ctx context.Context) Result {
 func (t *TCP) probe(ctx context.Context) Result {
 	d := net.Dialer{KeepAlive: -1} // the connection lives for one probe
 	connectOnly := len(t.send) == 0 && len(t.segs) == 0
-	if connectOnly && !t.cfg.CompleteHandshake {
+	if connectOnly && !t.completeHandshake {
 		d.Control = tcpHoldACK
 	}
 	conn, err := probeDial(ctx, &d, t.addr)

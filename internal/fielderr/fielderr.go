@@ -70,8 +70,11 @@ func Missing(sentinel error, path, allowed string) *Error {
 // replaced by the outer one and the path grows in front. A copy is
 // returned; any other error, and nil, are returned unchanged.
 func In(parent string, sentinel error, err error) error {
+	if err == nil {
+		return nil // before fe, which escapes: no allocation for nil
+	}
 	var fe *Error
-	if err == nil || !errors.As(err, &fe) {
+	if !errors.As(err, &fe) {
 		return err
 	}
 	c := *fe

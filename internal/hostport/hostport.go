@@ -42,3 +42,15 @@ func Split(addr, defPort string, override int) (host, port string, err error) {
 	}
 	return host, port, nil
 }
+
+// Join returns net.JoinHostPort(host, port): addr itself when it already
+// reads so, else a new string. A prober keeps the address it dials for as
+// long as it lives, and the caller usually has it already (often as the
+// target's ID), so one string serves both.
+func Join(addr, host, port string) string {
+	if len(addr) == len(host)+1+len(port) && !strings.Contains(host, ":") &&
+		addr[:len(host)] == host && addr[len(host)] == ':' && addr[len(host)+1:] == port {
+		return addr
+	}
+	return net.JoinHostPort(host, port)
+}
