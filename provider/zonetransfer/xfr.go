@@ -378,11 +378,11 @@ func plainCAATag(s string) bool {
 	return true
 }
 
-// plainCAAValue reports whether s is a quoted CAA value of 1 to 255
+// plainCAAValue reports whether s is a quoted CAA value of 0 to 255
 // printable ASCII bytes with no quote or backslash inside (a value that
-// needs no escape).
+// needs no escape; RFC 8659 allows an empty one).
 func plainCAAValue(s string) bool {
-	if len(s) < 3 || len(s) > 257 || s[0] != '"' || s[len(s)-1] != '"' {
+	if len(s) < 2 || len(s) > 257 || s[0] != '"' || s[len(s)-1] != '"' {
 		return false
 	}
 	for i := 1; i < len(s)-1; i++ {
