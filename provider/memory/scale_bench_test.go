@@ -5,6 +5,8 @@ package memory_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net/netip"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/miekg/dns"
 )
 
 // scaleZone writes the zone bench/dns-vs-peers/zonegen writes for n names
@@ -85,10 +88,13 @@ func cpuSeconds() float64 {
 // (GSLBKIT_SCALE_NAMES names, 100,000 by default) through the path of its
 // -load build, and reports the live heap the loaded zone holds per record
 // (runtime.MemStats.HeapAlloc after runtime.GC, less the heap before the
-// load: "heapB/rec"), the process's CPU seconds per load (user + system, GC
-// included: "cpu-s/load") and the allocations per load. A heap figure is
-// exact on a shared machine, unlike RSS and time; run it with
-// -benchtime=1x or 3x:
+// load: "heapB/rec"), the bytes of the spans holding it once the load's
+// garbage went back to the system (HeapInuse after debug.FreeOSMemory:
+// "spanB/rec", what the heap adds to the RSS: live objects and the holes
+// the load's garbage left beside them), the process's CPU seconds per
+// load (user + system, GC included: "cpu-s/load") and the allocations per
+// load. A heap figure is exact on a shared machine, unlike RSS and time;
+// run it with -benchtime=1x or 3x:
 //
 //	go test -run '^$' -bench ScaleLoad -benchtime 3x ./provider/memory/
 func BenchmarkScaleLoad(b *testing.B) {
@@ -102,7 +108,7 @@ func BenchmarkScaleLoad(b *testing.B) {
 	}
 	zone, records := scaleZone(n)
 	b.ReportAllocs()
-	var heap, cpu float64
+	var heap, spans, cpu float64
 	for b.Loop() {
 		b.StopTimer()
 		runtime.GC()
@@ -120,10 +126,90 @@ func BenchmarkScaleLoad(b *testing.B) {
 		debug.FreeOSMemory()
 		runtime.ReadMemStats(&after)
 		heap += float64(after.HeapAlloc) - float64(before.HeapAlloc)
+		spans += float64(after.HeapInuse) - float64(before.HeapInuse)
 		scaleKept = p // for -memprofile's inuse figures
 		b.StartTimer()
 	}
 	b.ReportMetric(heap/float64(b.N)/float64(records), "heapB/rec")
+	b.ReportMetric(spans/float64(b.N)/float64(records), "spanB/rec")
 	b.ReportMetric(cpu/float64(b.N), "cpu-s/load")
 	b.ReportMetric(float64(records), "records")
+}
+
+// scaleQueries returns count queries for the zone of scaleZone(n) as
+// bench/dns-vs-peers/zonegen writes its uniform.txt: uniform over the
+// names, each asked its own type (A for a CNAME, a random label under a
+// wildcard, a name below a delegation), 1 in 20 a name that does not
+// exist; no EDNS, RD set, as dnsperf sends them.
+func scaleQueries(tb testing.TB, n, count int) [][]byte {
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	qs := make([][]byte, count)
+	for k := range qs {
+		name, typ := fmt.Sprintf("nx%08d.example.test.", r.IntN(100000000)), dns.TypeA
+		if r.IntN(20) != 0 {
+			i := r.IntN(n)
+			switch c := i % 20; {
+			case c < 10, c >= 15 && c < 18:
+				name = fmt.Sprintf("h%07d.example.test.", i)
+			case c < 13:
+				name, typ = fmt.Sprintf("h%07d.example.test.", i), dns.TypeAAAA
+			case c < 15:
+				name, typ = fmt.Sprintf("h%07d.example.test.", i), dns.TypeTXT
+			case c == 18:
+				name = fmt.Sprintf("q%d.w%07d.example.test.", r.IntN(1000), i)
+			default:
+				name = fmt.Sprintf("www.d%07d.example.test.", i)
+			}
+		}
+		m := new(dns.Msg)
+		m.SetQuestion(name, typ)
+		m.Id = uint16(k)
+		q, err := m.Pack()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		qs[k] = q
+	}
+	return qs
+}
+
+// BenchmarkScaleQueries answers scaleQueries through RespondUDP over the
+// zone BenchmarkScaleLoad loads (GSLBKIT_SCALE_NAMES names, 100,000 by
+// default), as bench/dns-vs-peers/scale.sh's uniform load asks it. What a
+// query costs as the zone grows is its memory traffic more than its
+// instructions: without hardware counters, count both per query with
+// callgrind's cache simulation, collecting inside the answer code only
+// (every event then belongs to one of the N queries), at 10,000 and at
+// 1,000,000 names:
+//
+//	go test -c -o /tmp/memory.test ./provider/memory/
+//	GSLBKIT_SCALE_NAMES=1000000 valgrind --tool=callgrind --cache-sim=yes \
+//	  --collect-atstart=no --toggle-collect='*answer.(*Engine).respondFast' \
+//	  /tmp/memory.test -test.run '^$' -test.bench ScaleQueries -test.benchtime 200000x
+func BenchmarkScaleQueries(b *testing.B) {
+	n := 100000
+	if s := os.Getenv("GSLBKIT_SCALE_NAMES"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 20 {
+			b.Fatalf("GSLBKIT_SCALE_NAMES=%q: want a number of names ≥ 20", s)
+		}
+		n = v
+	}
+	zone, _ := scaleZone(n)
+	p, err := loadScale(zone)
+	if err != nil {
+		b.Fatal(err)
+	}
+	qs := scaleQueries(b, n, 1<<17)
+	buf := make([]byte, 4096)
+	src := netip.MustParseAddr("192.0.2.1")
+	runtime.GC()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if p.RespondUDP(qs[i%len(qs)], buf, src) == nil {
+			b.Fatalf("%x: no reply", qs[i%len(qs)])
+		}
+		i++
+	}
 }
