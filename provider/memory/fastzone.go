@@ -185,14 +185,13 @@ func (f *fastSource) record(t [][]byte) (dns.RR, bool) {
 				return f.giveUp()
 			}
 			hdr.Rrtype = dns.TypeA
-			return &dns.A{Hdr: hdr, A: ip.AsSlice()}, true
+			return newA(hdr, ip.As4()), true
 		}
 		if !ip.Is6() || bytes.IndexByte(data[0], ':') < 0 {
 			return f.giveUp()
 		}
 		hdr.Rrtype = dns.TypeAAAA
-		a := ip.As16()
-		return &dns.AAAA{Hdr: hdr, AAAA: a[:]}, true
+		return newAAAA(hdr, ip.As16()), true
 	case "CNAME", "NS":
 		if len(data) != 1 {
 			return f.giveUp()
@@ -211,15 +210,17 @@ func (f *fastSource) record(t [][]byte) (dns.RR, bool) {
 		if len(data) == 0 {
 			return f.giveUp()
 		}
-		ss := make([]string, len(data))
-		for k, d := range data {
+		for _, d := range data {
 			if len(d) < 2 || d[0] != '"' || len(d) > 257 {
 				return f.giveUp()
 			}
-			ss[k] = string(d[1 : len(d)-1])
 		}
 		hdr.Rrtype = dns.TypeTXT
-		return &dns.TXT{Hdr: hdr, Txt: ss}, true
+		t := newTXT(hdr, len(data))
+		for k, d := range data {
+			t.Txt[k] = string(d[1 : len(d)-1])
+		}
+		return t, true
 	case "SOA":
 		if len(data) != 7 {
 			return f.giveUp()
@@ -290,4 +291,19 @@ func allDigits(b []byte) bool {
 		}
 	}
 	return len(b) > 0
+}
+
+// newTXT returns a TXT record with hdr and n strings to fill; one string,
+// the common TXT record, is held in the record's own allocation (as
+// newA holds an address), read together by an answer.
+func newTXT(hdr dns.RR_Header, n int) *dns.TXT {
+	if n != 1 {
+		return &dns.TXT{Hdr: hdr, Txt: make([]string, n)}
+	}
+	t := &struct {
+		rr dns.TXT
+		s  [1]string
+	}{rr: dns.TXT{Hdr: hdr}}
+	t.rr.Txt = t.s[:]
+	return &t.rr
 }
