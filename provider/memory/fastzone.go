@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/miekg/dns"
 )
 
@@ -185,13 +186,13 @@ func (f *fastSource) record(t [][]byte) (dns.RR, bool) {
 				return f.giveUp()
 			}
 			hdr.Rrtype = dns.TypeA
-			return newA(hdr, ip.As4()), true
+			return zonedata.NewA(hdr, ip.As4()), true
 		}
 		if !ip.Is6() || bytes.IndexByte(data[0], ':') < 0 {
 			return f.giveUp()
 		}
 		hdr.Rrtype = dns.TypeAAAA
-		return newAAAA(hdr, ip.As16()), true
+		return zonedata.NewAAAA(hdr, ip.As16()), true
 	case "CNAME", "NS":
 		if len(data) != 1 {
 			return f.giveUp()
@@ -216,7 +217,7 @@ func (f *fastSource) record(t [][]byte) (dns.RR, bool) {
 			}
 		}
 		hdr.Rrtype = dns.TypeTXT
-		t := newTXT(hdr, len(data))
+		t := zonedata.NewTXT(hdr, len(data))
 		for k, d := range data {
 			t.Txt[k] = string(d[1 : len(d)-1])
 		}
@@ -291,19 +292,4 @@ func allDigits(b []byte) bool {
 		}
 	}
 	return len(b) > 0
-}
-
-// newTXT returns a TXT record with hdr and n strings to fill; one string,
-// the common TXT record, is held in the record's own allocation (as
-// newA holds an address), read together by an answer.
-func newTXT(hdr dns.RR_Header, n int) *dns.TXT {
-	if n != 1 {
-		return &dns.TXT{Hdr: hdr, Txt: make([]string, n)}
-	}
-	t := &struct {
-		rr dns.TXT
-		s  [1]string
-	}{rr: dns.TXT{Hdr: hdr}}
-	t.rr.Txt = t.s[:]
-	return &t.rr
 }

@@ -72,6 +72,20 @@ func loadScale(zone string) (*memory.Provider, error) {
 	return p, nil
 }
 
+// scaleNames returns the names GSLBKIT_SCALE_NAMES asks for, 100,000 by
+// default.
+func scaleNames(b *testing.B) int {
+	s := os.Getenv("GSLBKIT_SCALE_NAMES")
+	if s == "" {
+		return 100000
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 20 {
+		b.Fatalf("GSLBKIT_SCALE_NAMES=%q: want a number of names ≥ 20", s)
+	}
+	return n
+}
+
 // scaleKept keeps BenchmarkScaleLoad's last zone live, so that a heap
 // profile (-memprofile) shows what it holds.
 var scaleKept *memory.Provider
@@ -98,14 +112,7 @@ func cpuSeconds() float64 {
 //
 //	go test -run '^$' -bench ScaleLoad -benchtime 3x ./provider/memory/
 func BenchmarkScaleLoad(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("GSLBKIT_SCALE_NAMES"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 20 {
-			b.Fatalf("GSLBKIT_SCALE_NAMES=%q: want a number of names ≥ 20", s)
-		}
-		n = v
-	}
+	n := scaleNames(b)
 	zone, records := scaleZone(n)
 	b.ReportAllocs()
 	var heap, spans, cpu float64
@@ -187,14 +194,7 @@ func scaleQueries(tb testing.TB, n, count int) [][]byte {
 //	  --collect-atstart=no --toggle-collect='*answer.(*Engine).respondFast' \
 //	  /tmp/memory.test -test.run '^$' -test.bench ScaleQueries -test.benchtime 200000x
 func BenchmarkScaleQueries(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("GSLBKIT_SCALE_NAMES"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 20 {
-			b.Fatalf("GSLBKIT_SCALE_NAMES=%q: want a number of names ≥ 20", s)
-		}
-		n = v
-	}
+	n := scaleNames(b)
 	zone, _ := scaleZone(n)
 	p, err := loadScale(zone)
 	if err != nil {

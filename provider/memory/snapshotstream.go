@@ -289,12 +289,12 @@ func (zb *zoneBuild) quick(zr ZoneRecord) (string, rec, bool) {
 			if !ip.Is4() {
 				return "", rec{}, false
 			}
-			return fqdn, rec{Wire: newA(hdr, ip.As4())}, true
+			return fqdn, rec{Wire: zonedata.NewA(hdr, ip.As4())}, true
 		}
 		if !ip.Is6() {
 			return "", rec{}, false
 		}
-		return fqdn, rec{Wire: newAAAA(hdr, ip.As16())}, true
+		return fqdn, rec{Wire: zonedata.NewAAAA(hdr, ip.As16())}, true
 	}
 	_, wire, err := zonerecord.Canonical(nil, fqdn, typ, code, zr.TTL, zr.Data)
 	if err != nil {

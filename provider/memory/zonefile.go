@@ -10,6 +10,7 @@ import (
 	"testing/iotest"
 
 	"github.com/gslbkit/gslb/internal/fielderr"
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zoneops"
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/miekg/dns"
@@ -412,14 +413,14 @@ func storedRR(rr dns.RR, owner, typ string, code uint16) (rec, error) {
 			return rec{}, fmt.Errorf("%w: A data %q is not an IPv4 address", ErrInvalidRecord, v.A.String())
 		}
 		if len(v.A) == 4 && cap(v.A) == 4 {
-			// Four bytes of its own (the fast reader's, newA): kept, not
+			// Four bytes of its own (the fast reader's, zonedata.NewA): kept, not
 			// copied (a copy left the first as garbage between the
 			// records kept, in the same size class, so half-empty spans
 			// stayed resident after the load).
 			v.Hdr = hdr
 			return rec{Wire: v}, nil
 		}
-		return rec{Wire: newA(hdr, [4]byte(ip4))}, nil
+		return rec{Wire: zonedata.NewA(hdr, [4]byte(ip4))}, nil
 	case *dns.AAAA:
 		if len(v.AAAA) != 16 || v.AAAA.To4() != nil {
 			// A v4-mapped address reads as IPv4 in text: refused as Add
@@ -499,26 +500,4 @@ func storedTarget(typ, t string) (string, error) {
 		return t, fmt.Errorf("%w: %s target %q is not a valid domain name", ErrInvalidRecord, typ, t)
 	}
 	return s, nil
-}
-
-// newA and newAAAA return the record with hdr and address ip, the
-// address's bytes in the record's own allocation: one object where two
-// were, read together by every answer that writes the address (a zone of
-// a million names misses the cache on each object an answer touches).
-func newA(hdr dns.RR_Header, ip [4]byte) *dns.A {
-	a := &struct {
-		rr dns.A
-		ip [4]byte
-	}{rr: dns.A{Hdr: hdr}, ip: ip}
-	a.rr.A = a.ip[:]
-	return &a.rr
-}
-
-func newAAAA(hdr dns.RR_Header, ip [16]byte) *dns.AAAA {
-	a := &struct {
-		rr dns.AAAA
-		ip [16]byte
-	}{rr: dns.AAAA{Hdr: hdr}, ip: ip}
-	a.rr.AAAA = a.ip[:]
-	return &a.rr
 }
