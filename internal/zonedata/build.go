@@ -226,13 +226,14 @@ func (zb *Builder) flush() {
 }
 
 // packedNode returns the node of the commonest names a zone holds — one
-// or two A records, one AAAA record, one TXT record of one string — with
-// its records copied into the node's own allocation (true), or nil for
-// any other RRset. An answer then reads one object, in adjacent cache
-// lines and one page, where it chased a pointer from the node to each
-// record: at a million names each was a cache and TLB miss. The records
-// given become garbage; all of a type do, so the load leaves no holes
-// between records kept (in the same size class they would stay resident).
+// or two A records, one AAAA, CNAME or NS record, one TXT record of one
+// string — with its records copied into the node's own allocation (true),
+// or nil for any other RRset. An answer then reads one object, in
+// adjacent cache lines and one page, where it chased a pointer from the
+// node to each record: at a million names each was a cache and TLB miss.
+// The records given become garbage; all of a kind do, so the load leaves
+// no holes between records kept (in the same size class they would stay
+// resident).
 func packedNode(typ uint16, rs []Rec) (*Node, bool) {
 	switch len(rs) {
 	case 1:
@@ -249,6 +250,10 @@ func packedNode(typ uint16, rs []Rec) (*Node, bool) {
 			if len(w.Txt) == 1 {
 				return packed(typ, inlineTXT{rr: *w, s: [1]string(w.Txt)}), true
 			}
+		case *dns.CNAME:
+			return packed(typ, plain[dns.CNAME]{*w}), true
+		case *dns.NS:
+			return packed(typ, plain[dns.NS]{*w}), true
 		}
 	case 2:
 		w0, ok0 := rs[0].Wire.(*dns.A)
@@ -269,6 +274,12 @@ func packedNode(typ uint16, rs []Rec) (*Node, bool) {
 	}
 	return nil, false
 }
+
+// plain is a record whose data needs no slot of its own (a CNAME's or an
+// NS record's target is a string shared with the name it points to).
+type plain[R any] struct{ rr R }
+
+func (p *plain[R]) wire() dns.RR { return any(&p.rr).(dns.RR) }
 
 // packed returns a node of one record, d's, in one allocation with it.
 func packed[T any, P interface {

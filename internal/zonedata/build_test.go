@@ -137,9 +137,9 @@ func TestBuilderIntoHeldNodes(t *testing.T) {
 }
 
 // TestBuilderPacksCommonNodes: the Builder stores a name of one or two A
-// records, one AAAA record or one TXT record of one string with its
-// records in the node's own allocation (packedNode), equal to those given
-// and not sharing their memory.
+// records, one AAAA, CNAME or NS record or one TXT record of one string
+// with its records in the node's own allocation (packedNode), equal to
+// those given and not sharing their memory.
 func TestBuilderPacksCommonNodes(t *testing.T) {
 	const zone = "example.test."
 	h := func(name string, typ uint16) dns.RR_Header {
@@ -151,6 +151,8 @@ func TestBuilderPacksCommonNodes(t *testing.T) {
 		&dns.A{Hdr: h("two", dns.TypeA), A: net.IPv4(192, 0, 2, 3).To4()},
 		&dns.AAAA{Hdr: h("six", dns.TypeAAAA), AAAA: net.ParseIP("2001:db8::6")},
 		&dns.TXT{Hdr: h("txt", dns.TypeTXT), Txt: []string{"v=spf1 -all"}},
+		&dns.CNAME{Hdr: h("alias", dns.TypeCNAME), Target: "one." + zone},
+		&dns.NS{Hdr: h("sub", dns.TypeNS), Ns: "ns.sub." + zone},
 	}
 	b := zonedata.Builder{Z: &zonedata.Zone{Name: zone, Nodes: map[string]*zonedata.Node{}}}
 	for _, rr := range in {
@@ -158,7 +160,7 @@ func TestBuilderPacksCommonNodes(t *testing.T) {
 	}
 	b.Flush()
 	i := 0
-	for _, name := range []string{"one", "two", "six", "txt"} {
+	for _, name := range []string{"one", "two", "six", "txt", "alias", "sub"} {
 		nd := b.Z.Nodes[name+"."+zone]
 		at := uintptr(unsafe.Pointer(nd))
 		for _, r := range nd.All() {
