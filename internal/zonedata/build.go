@@ -276,7 +276,7 @@ func packedNode(typ uint16, rs []Rec) (*Node, bool) {
 }
 
 // plain is a record whose data needs no slot of its own (a CNAME's or an
-// NS record's target is a string shared with the name it points to).
+// NS record's data is its target's name, a string).
 type plain[R any] struct{ rr R }
 
 func (p *plain[R]) wire() dns.RR { return any(&p.rr).(dns.RR) }
