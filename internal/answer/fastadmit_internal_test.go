@@ -59,3 +59,32 @@ func TestCachesStatic(t *testing.T) {
 		t.Errorf("100 names' answers cached in a budget of 2,000 bytes")
 	}
 }
+
+// TestHotTableTags: a reply stored in the hot table is served to its key,
+// and not to another key of the same slot, whose tag differs; a slot's
+// tag is its key's.
+func TestHotTableTags(t *testing.T) {
+	c := &fastCache{door: newDoorkeeper(), budget: fastCacheBytes}
+	key := []byte("\x01a\x07example\x04test\x00\x00\x01\x00\x01\x00")
+	reply := append(make([]byte, 12), key[:len(key)-1]...) // header, question
+	fq := fastQuery{nameEnd: 12 + len(key) - 5, limit: 512}
+	h := c.door.hash(key)
+	for range 1000 { // offered one time in hotSample, entered on its second offer
+		c.hotStore(h, key, reply, fq)
+		if c.hot.Load() != nil && c.hot.Load().tags[h%hotSlots] == uint32(h>>32) {
+			break
+		}
+	}
+	tb := c.hot.Load()
+	if tb == nil || tb.tags[h%hotSlots] != uint32(h>>32) {
+		t.Fatal("the reply never entered the hot table")
+	}
+	query := append([]byte{0x12, 0x34, 1, 0}, reply[4:]...)
+	if got := c.hotReply(h, key, query, make([]byte, 512), fq); got == nil || got[0] != 0x12 || got[1] != 0x34 {
+		t.Fatalf("hotReply = %x, want the stored reply with the query's ID", got)
+	}
+	other := h ^ 1<<40 // the same slot, another tag
+	if got := c.hotReply(other, key, query, make([]byte, 512), fq); got != nil {
+		t.Errorf("a key of another tag got %x from the slot", got)
+	}
+}

@@ -65,8 +65,8 @@ func (p *Engine) HotEntries() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	n := 0
-	for i := range t {
-		if t[i].kn != 0 {
+	for i := range t.slots {
+		if t.slots[i].kn != 0 {
 			n++
 		}
 	}

@@ -212,13 +212,88 @@ func (zb *Builder) flush() {
 		zb.names = append(zb.names, make([]builtName, 0, min(nameChunk, max(64, zb.count()))))
 	}
 	c := &zb.names[len(zb.names)-1]
-	*c = append(*c, builtName{name: k.name, n: NewNode(k.typ, zb.run.Recs), ns: k.typ == dns.TypeNS})
-	if len(zb.run.Recs) > 1 { // the node keeps the slice
+	n, packed := packedNode(k.typ, zb.run.Recs)
+	if n == nil {
+		n = NewNode(k.typ, zb.run.Recs)
+	}
+	*c = append(*c, builtName{name: k.name, n: n, ns: k.typ == dns.TypeNS})
+	if !packed && len(zb.run.Recs) > 1 { // the node keeps the slice
 		zb.run = SetBuilder{}
 		return
 	}
-	// The node copied the run's one record: its slice serves the next run.
+	// The node copied the run's records: its slice serves the next run.
 	zb.run = SetBuilder{Recs: zb.run.Recs[:0]}
+}
+
+// packedNode returns the node of the commonest names a zone holds — one
+// or two A records, one AAAA, CNAME or NS record, one TXT record of one
+// string — with its records copied into the node's own allocation (true),
+// or nil for any other RRset. An answer then reads one object, in
+// adjacent cache lines and one page, where it chased a pointer from the
+// node to each record: at a million names each was a cache and TLB miss.
+// The records given become garbage; all of a kind do, so the load leaves
+// no holes between records kept (in the same size class they would stay
+// resident).
+func packedNode(typ uint16, rs []Rec) (*Node, bool) {
+	switch len(rs) {
+	case 1:
+		switch w := rs[0].Wire.(type) {
+		case *dns.A:
+			if len(w.A) == 4 {
+				return packed(typ, inlineA{rr: *w, ip: [4]byte(w.A)}), true
+			}
+		case *dns.AAAA:
+			if len(w.AAAA) == 16 {
+				return packed(typ, inlineAAAA{rr: *w, ip: [16]byte(w.AAAA)}), true
+			}
+		case *dns.TXT:
+			if len(w.Txt) == 1 {
+				return packed(typ, inlineTXT{rr: *w, s: [1]string(w.Txt)}), true
+			}
+		case *dns.CNAME:
+			return packed(typ, plain[dns.CNAME]{*w}), true
+		case *dns.NS:
+			return packed(typ, plain[dns.NS]{*w}), true
+		}
+	case 2:
+		w0, ok0 := rs[0].Wire.(*dns.A)
+		w1, ok1 := rs[1].Wire.(*dns.A)
+		if !ok0 || !ok1 || len(w0.A) != 4 || len(w1.A) != 4 {
+			return nil, false
+		}
+		p := &struct {
+			n Node
+			r [2]Rec
+			a [2]inlineA
+		}{a: [2]inlineA{{rr: *w0, ip: [4]byte(w0.A)}, {rr: *w1, ip: [4]byte(w1.A)}}}
+		for i := range p.a {
+			p.r[i] = Rec{Wire: p.a[i].wire()}
+		}
+		p.n = Node{recs: p.r[:], typ: typ}
+		return &p.n, true
+	}
+	return nil, false
+}
+
+// plain is a record whose data needs no slot of its own (a CNAME's or an
+// NS record's data is its target's name, a string).
+type plain[R any] struct{ rr R }
+
+func (p *plain[R]) wire() dns.RR { return any(&p.rr).(dns.RR) }
+
+// packed returns a node of one record, d's, in one allocation with it.
+func packed[T any, P interface {
+	*T
+	wire() dns.RR
+}](typ uint16, d T) *Node {
+	p := &struct {
+		n Node
+		r [1]Rec
+		d T
+	}{d: d}
+	p.r[0] = Rec{Wire: P(&p.d).wire()}
+	p.n = Node{recs: p.r[:], typ: typ}
+	return &p.n
 }
 
 // last returns the name gathered last, nil if none.

@@ -3,9 +3,11 @@ package zonedata_test
 import (
 	"maps"
 	"net"
+	"reflect"
 	"slices"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/miekg/dns"
@@ -19,7 +21,7 @@ import (
 func TestBuilderMatchesReference(t *testing.T) {
 	const zone = "example.test."
 	owners := []string{zone, "a." + zone, "b.a." + zone, "c.b.a." + zone, "x.y.z." + zone, "*.w." + zone, "d." + zone, "ns.d." + zone}
-	types := []uint16{dns.TypeA, dns.TypeNS, dns.TypeTXT, dns.TypeCNAME}
+	types := []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeNS, dns.TypeTXT, dns.TypeCNAME}
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(0, 60).Draw(t, "n")
 		var recs []zonedata.Rec
@@ -32,6 +34,8 @@ func TestBuilderMatchesReference(t *testing.T) {
 			switch typ {
 			case dns.TypeA:
 				rr = &dns.A{Hdr: h, A: net.IPv4(10, 0, 0, byte(v)).To4()}
+			case dns.TypeAAAA:
+				rr = &dns.AAAA{Hdr: h, AAAA: net.ParseIP("2001:db8::" + strconv.Itoa(v))}
 			case dns.TypeNS:
 				rr = &dns.NS{Hdr: h, Ns: string(rune('a'+v)) + ".ns.test."}
 			case dns.TypeCNAME:
@@ -129,5 +133,44 @@ func TestBuilderIntoHeldNodes(t *testing.T) {
 	b.Flush()
 	if got := len(z.Nodes["a."+zone].Get(dns.TypeA)); got != 2 || len(z.Nodes) != 2 || !z.ENTs["y."+zone] {
 		t.Fatalf("a holds %d A records, %d names, ENTs %v", got, len(z.Nodes), z.ENTs)
+	}
+}
+
+// TestBuilderPacksCommonNodes: the Builder stores a name of one or two A
+// records, one AAAA, CNAME or NS record or one TXT record of one string
+// with its records in the node's own allocation (packedNode), equal to
+// those given and not sharing their memory.
+func TestBuilderPacksCommonNodes(t *testing.T) {
+	const zone = "example.test."
+	h := func(name string, typ uint16) dns.RR_Header {
+		return dns.RR_Header{Name: name + "." + zone, Rrtype: typ, Class: dns.ClassINET, Ttl: 300}
+	}
+	in := []dns.RR{
+		&dns.A{Hdr: h("one", dns.TypeA), A: net.IPv4(192, 0, 2, 1).To4()},
+		&dns.A{Hdr: h("two", dns.TypeA), A: net.IPv4(192, 0, 2, 2).To4()},
+		&dns.A{Hdr: h("two", dns.TypeA), A: net.IPv4(192, 0, 2, 3).To4()},
+		&dns.AAAA{Hdr: h("six", dns.TypeAAAA), AAAA: net.ParseIP("2001:db8::6")},
+		&dns.TXT{Hdr: h("txt", dns.TypeTXT), Txt: []string{"v=spf1 -all"}},
+		&dns.CNAME{Hdr: h("alias", dns.TypeCNAME), Target: "one." + zone},
+		&dns.NS{Hdr: h("sub", dns.TypeNS), Ns: "ns.sub." + zone},
+	}
+	b := zonedata.Builder{Z: &zonedata.Zone{Name: zone, Nodes: map[string]*zonedata.Node{}}}
+	for _, rr := range in {
+		b.Add(rr.Header().Name, zonedata.Rec{Wire: rr})
+	}
+	b.Flush()
+	i := 0
+	for _, name := range []string{"one", "two", "six", "txt", "alias", "sub"} {
+		nd := b.Z.Nodes[name+"."+zone]
+		at := uintptr(unsafe.Pointer(nd))
+		for _, r := range nd.All() {
+			if want := (zonedata.Rec{Wire: in[i]}); !r.Equal(want) || r.Wire == want.Wire {
+				t.Errorf("%s: %v (the same value %v), want a copy of %v", name, r.Wire, r.Wire == want.Wire, want.Wire)
+			}
+			if p := reflect.ValueOf(r.Wire).Pointer(); p < at || p >= at+256 {
+				t.Errorf("%s: record at %#x, node at %#x: not in the node's allocation", name, p, at)
+			}
+			i++
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/miekg/dns"
 )
 
@@ -185,14 +186,13 @@ func (f *fastSource) record(t [][]byte) (dns.RR, bool) {
 				return f.giveUp()
 			}
 			hdr.Rrtype = dns.TypeA
-			return &dns.A{Hdr: hdr, A: ip.AsSlice()}, true
+			return zonedata.NewA(hdr, ip.As4()), true
 		}
 		if !ip.Is6() || bytes.IndexByte(data[0], ':') < 0 {
 			return f.giveUp()
 		}
 		hdr.Rrtype = dns.TypeAAAA
-		a := ip.As16()
-		return &dns.AAAA{Hdr: hdr, AAAA: a[:]}, true
+		return zonedata.NewAAAA(hdr, ip.As16()), true
 	case "CNAME", "NS":
 		if len(data) != 1 {
 			return f.giveUp()
@@ -211,15 +211,17 @@ func (f *fastSource) record(t [][]byte) (dns.RR, bool) {
 		if len(data) == 0 {
 			return f.giveUp()
 		}
-		ss := make([]string, len(data))
-		for k, d := range data {
+		for _, d := range data {
 			if len(d) < 2 || d[0] != '"' || len(d) > 257 {
 				return f.giveUp()
 			}
-			ss[k] = string(d[1 : len(d)-1])
 		}
 		hdr.Rrtype = dns.TypeTXT
-		return &dns.TXT{Hdr: hdr, Txt: ss}, true
+		t := zonedata.NewTXT(hdr, len(data))
+		for k, d := range data {
+			t.Txt[k] = string(d[1 : len(d)-1])
+		}
+		return t, true
 	case "SOA":
 		if len(data) != 7 {
 			return f.giveUp()

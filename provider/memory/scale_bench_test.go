@@ -5,6 +5,8 @@ package memory_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net/netip"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/provider/memory"
+	"github.com/miekg/dns"
 )
 
 // scaleZone writes the zone bench/dns-vs-peers/zonegen writes for n names
@@ -69,6 +72,20 @@ func loadScale(zone string) (*memory.Provider, error) {
 	return p, nil
 }
 
+// scaleNames returns the names GSLBKIT_SCALE_NAMES asks for, 100,000 by
+// default.
+func scaleNames(b *testing.B) int {
+	s := os.Getenv("GSLBKIT_SCALE_NAMES")
+	if s == "" {
+		return 100000
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 20 {
+		b.Fatalf("GSLBKIT_SCALE_NAMES=%q: want a number of names ≥ 20", s)
+	}
+	return n
+}
+
 // scaleKept keeps BenchmarkScaleLoad's last zone live, so that a heap
 // profile (-memprofile) shows what it holds.
 var scaleKept *memory.Provider
@@ -85,24 +102,20 @@ func cpuSeconds() float64 {
 // (GSLBKIT_SCALE_NAMES names, 100,000 by default) through the path of its
 // -load build, and reports the live heap the loaded zone holds per record
 // (runtime.MemStats.HeapAlloc after runtime.GC, less the heap before the
-// load: "heapB/rec"), the process's CPU seconds per load (user + system, GC
-// included: "cpu-s/load") and the allocations per load. A heap figure is
-// exact on a shared machine, unlike RSS and time; run it with
-// -benchtime=1x or 3x:
+// load: "heapB/rec"), the bytes of the spans holding it once the load's
+// garbage went back to the system (HeapInuse after debug.FreeOSMemory:
+// "spanB/rec", what the heap adds to the RSS: live objects and the holes
+// the load's garbage left beside them), the process's CPU seconds per
+// load (user + system, GC included: "cpu-s/load") and the allocations per
+// load. A heap figure is exact on a shared machine, unlike RSS and time;
+// run it with -benchtime=1x or 3x:
 //
 //	go test -run '^$' -bench ScaleLoad -benchtime 3x ./provider/memory/
 func BenchmarkScaleLoad(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("GSLBKIT_SCALE_NAMES"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 20 {
-			b.Fatalf("GSLBKIT_SCALE_NAMES=%q: want a number of names ≥ 20", s)
-		}
-		n = v
-	}
+	n := scaleNames(b)
 	zone, records := scaleZone(n)
 	b.ReportAllocs()
-	var heap, cpu float64
+	var heap, spans, cpu float64
 	for b.Loop() {
 		b.StopTimer()
 		runtime.GC()
@@ -120,10 +133,155 @@ func BenchmarkScaleLoad(b *testing.B) {
 		debug.FreeOSMemory()
 		runtime.ReadMemStats(&after)
 		heap += float64(after.HeapAlloc) - float64(before.HeapAlloc)
+		spans += float64(after.HeapInuse) - float64(before.HeapInuse)
 		scaleKept = p // for -memprofile's inuse figures
 		b.StartTimer()
 	}
 	b.ReportMetric(heap/float64(b.N)/float64(records), "heapB/rec")
+	b.ReportMetric(spans/float64(b.N)/float64(records), "spanB/rec")
 	b.ReportMetric(cpu/float64(b.N), "cpu-s/load")
 	b.ReportMetric(float64(records), "records")
+}
+
+// scaleQueries returns count queries for the zone of scaleZone(n) as
+// bench/dns-vs-peers/zonegen writes its uniform.txt: uniform over the
+// names, each asked its own type (A for a CNAME, a random label under a
+// wildcard, a name below a delegation), 1 in 20 a name that does not
+// exist; no EDNS, RD set, as dnsperf sends them.
+func scaleQueries(tb testing.TB, n, count int) [][]byte {
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	qs := make([][]byte, count)
+	for k := range qs {
+		name, typ := fmt.Sprintf("nx%08d.example.test.", r.IntN(100000000)), dns.TypeA
+		if r.IntN(20) != 0 {
+			i := r.IntN(n)
+			switch c := i % 20; {
+			case c < 10, c >= 15 && c < 18:
+				name = fmt.Sprintf("h%07d.example.test.", i)
+			case c < 13:
+				name, typ = fmt.Sprintf("h%07d.example.test.", i), dns.TypeAAAA
+			case c < 15:
+				name, typ = fmt.Sprintf("h%07d.example.test.", i), dns.TypeTXT
+			case c == 18:
+				name = fmt.Sprintf("q%d.w%07d.example.test.", r.IntN(1000), i)
+			default:
+				name = fmt.Sprintf("www.d%07d.example.test.", i)
+			}
+		}
+		m := new(dns.Msg)
+		m.SetQuestion(name, typ)
+		m.Id = uint16(k)
+		q, err := m.Pack()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		qs[k] = q
+	}
+	return qs
+}
+
+// BenchmarkScaleQueries answers scaleQueries through RespondUDP over the
+// zone BenchmarkScaleLoad loads (GSLBKIT_SCALE_NAMES names, 100,000 by
+// default), as bench/dns-vs-peers/scale.sh's uniform load asks it. What a
+// query costs as the zone grows is its memory traffic more than its
+// instructions: without hardware counters, count both per query with
+// callgrind's cache simulation, collecting in its loop only (askScale:
+// every event then belongs to one of the N queries), at 10,000 and at
+// 1,000,000 names (the caches given are this host's L1 and L3):
+//
+//	go test -c -o /tmp/memory.test ./provider/memory/
+//	GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 GSLBKIT_SCALE_NAMES=1000000 \
+//	  valgrind --tool=callgrind --cache-sim=yes --D1=32768,8,64 --LL=33554432,16,64 \
+//	  --collect-atstart=no --toggle-collect='*memory_test.askScale' \
+//	  /tmp/memory.test -test.run '^$' -test.bench 'ScaleQueries$' -test.benchtime 200000x
+func BenchmarkScaleQueries(b *testing.B) {
+	n := scaleNames(b)
+	zone, _ := scaleZone(n)
+	p, err := loadScale(zone)
+	if err != nil {
+		b.Fatal(err)
+	}
+	qs := scaleQueries(b, n, 1<<17)
+	buf := make([]byte, 4096)
+	src := netip.MustParseAddr("192.0.2.1")
+	for _, q := range qs[:1<<14] { // the hot table, and the stack grown
+		p.RespondUDP(q, buf, src)
+	}
+	runtime.GC()
+	b.ReportAllocs()
+	askScale(b, p, qs, buf, src)
+}
+
+// askScale is BenchmarkScaleQueries's loop, a function of its own for
+// callgrind's --toggle-collect: what it counts is the queries' alone.
+//
+//go:noinline
+func askScale(b *testing.B, p *memory.Provider, qs [][]byte, buf []byte, src netip.Addr) {
+	i := 0
+	for b.Loop() {
+		if p.RespondUDP(qs[i%len(qs)], buf, src) == nil {
+			b.Fatalf("%x: no reply", qs[i%len(qs)])
+		}
+		i++
+	}
+}
+
+// TestScaleZoneBuiltAnswersAsWritten: the zone of scale.sh loaded in bulk
+// (ReadZoneFile and RestoreBuilt, whose builder packs its common names
+// with their records) answers its uniform mix as the same records written
+// with AppendRecords do: the same rcode and the same answer, referral and
+// additional records, through the fast path as through the general one.
+func TestScaleZoneBuiltAnswersAsWritten(t *testing.T) {
+	const names = 400
+	zone, _ := scaleZone(names)
+	built, err := loadScale(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	recs, err := built.GetRecords(ctx, "example.test.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := new(memory.Provider)
+	if err := written.AddZone("example.test."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := written.SetRecords(ctx, "example.test.", recs); err != nil {
+		t.Fatal(err)
+	}
+	src := netip.MustParseAddr("192.0.2.1")
+	buf := make([]byte, 4096)
+	answered := 0
+	for _, q := range scaleQueries(t, names, 3000) {
+		want := new(dns.Msg)
+		if err := want.Unpack(written.RespondWire(q, src, false)); err != nil {
+			t.Fatal(err)
+		}
+		if len(want.Answer) > 0 {
+			answered++
+		}
+		for _, got := range [][]byte{built.RespondWire(q, src, false), built.RespondUDP(q, buf, src)} {
+			m := new(dns.Msg)
+			if err := m.Unpack(got); err != nil {
+				t.Fatal(err)
+			}
+			if m.Rcode != want.Rcode || fmt.Sprint(m.Answer, m.Extra, nonSOA(m.Ns)) != fmt.Sprint(want.Answer, want.Extra, nonSOA(want.Ns)) {
+				t.Fatalf("%s: built\n%v\nwritten\n%v", want.Question[0].Name, m, want)
+			}
+		}
+	}
+	if answered < 2000 {
+		t.Errorf("%d of 3,000 queries answered: the zone was not loaded", answered)
+	}
+}
+
+func nonSOA(rrs []dns.RR) []dns.RR {
+	var out []dns.RR
+	for _, rr := range rrs {
+		if rr.Header().Rrtype != dns.TypeSOA {
+			out = append(out, rr)
+		}
+	}
+	return out
 }

@@ -289,22 +289,12 @@ func (zb *zoneBuild) quick(zr ZoneRecord) (string, rec, bool) {
 			if !ip.Is4() {
 				return "", rec{}, false
 			}
-			a := &struct {
-				rr dns.A
-				ip [4]byte
-			}{rr: dns.A{Hdr: hdr}, ip: ip.As4()}
-			a.rr.A = a.ip[:]
-			return fqdn, rec{Wire: &a.rr}, true
+			return fqdn, rec{Wire: zonedata.NewA(hdr, ip.As4())}, true
 		}
 		if !ip.Is6() {
 			return "", rec{}, false
 		}
-		a := &struct {
-			rr dns.AAAA
-			ip [16]byte
-		}{rr: dns.AAAA{Hdr: hdr}, ip: ip.As16()}
-		a.rr.AAAA = a.ip[:]
-		return fqdn, rec{Wire: &a.rr}, true
+		return fqdn, rec{Wire: zonedata.NewAAAA(hdr, ip.As16())}, true
 	}
 	_, wire, err := zonerecord.Canonical(nil, fqdn, typ, code, zr.TTL, zr.Data)
 	if err != nil {

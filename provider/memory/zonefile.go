@@ -10,6 +10,7 @@ import (
 	"testing/iotest"
 
 	"github.com/gslbkit/gslb/internal/fielderr"
+	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zoneops"
 	"github.com/gslbkit/gslb/internal/zonerecord"
 	"github.com/miekg/dns"
@@ -411,12 +412,15 @@ func storedRR(rr dns.RR, owner, typ string, code uint16) (rec, error) {
 		if ip4 == nil {
 			return rec{}, fmt.Errorf("%w: A data %q is not an IPv4 address", ErrInvalidRecord, v.A.String())
 		}
-		a := &struct {
-			rr dns.A
-			ip [4]byte
-		}{rr: dns.A{Hdr: hdr}, ip: [4]byte(ip4)}
-		a.rr.A = a.ip[:]
-		return rec{Wire: &a.rr}, nil
+		if len(v.A) == 4 && cap(v.A) == 4 {
+			// Four bytes of its own (the fast reader's, zonedata.NewA): kept, not
+			// copied (a copy left the first as garbage between the
+			// records kept, in the same size class, so half-empty spans
+			// stayed resident after the load).
+			v.Hdr = hdr
+			return rec{Wire: v}, nil
+		}
+		return rec{Wire: zonedata.NewA(hdr, [4]byte(ip4))}, nil
 	case *dns.AAAA:
 		if len(v.AAAA) != 16 || v.AAAA.To4() != nil {
 			// A v4-mapped address reads as IPv4 in text: refused as Add
