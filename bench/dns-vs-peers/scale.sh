@@ -4,11 +4,15 @@
 # in each, every server in turn (in order in odd rounds, reversed in even
 # ones), alone on the machine's server core:
 #
-#   1. started with the zone's SOA and NS only: its RSS (the empty server);
+#   1. started with the zone's SOA and NS only: its RSS (the empty server),
+#      and again after DURATION seconds of saturating queries for its one
+#      name (the busy empty server: what serving adds whatever the zone);
 #   2. started with the zone: the time until it answers, wall and CPU;
 #      its RSS then (RSS per record = (RSS - empty RSS) / records);
 #   3. dnsperf from the client core: uniform and Zipf-like queries, at
 #      saturation and at FIXED_QPS, DURATION seconds each: CPU per query;
+#      then its RSS again, per record against the idle empty server ("B/rec
+#      after") and against the busy one ("B/rec vs busy");
 #   4. a fresh Knot secondary transfers the zone (AXFR): the seconds the
 #      secondary's log reports for its refresh ("zone updated, N seconds":
 #      the SOA query, the wait for the first message, the transfer, the
@@ -196,16 +200,23 @@ for n in $SIZES; do
 		for s in $(in_order "$round" $SERVERS); do # shellcheck disable=SC2086
 			start_primary "$s" "$sizedir/empty.zone"
 			if [ -z "$load_wall" ]; then
-				abort "$round" "$s" "$n" rss "the empty server did not answer"
+				for w in rss rss-after rss-after-busy; do abort "$round" "$s" "$n" "$w" "the empty server did not answer"; done
 				stop_pid "$started_pid"
 				continue
 			fi
 			empty=$(rss_kb "$started_pid")
+			# The empty server again after DURATION seconds of saturating
+			# queries for its one name: what serving adds whatever the zone
+			# (receive and send buffers, threads), the baseline of "B/rec vs
+			# busy".
+			printf 'ns1.example.test A\n' >"$sizedir/empty.txt"
+			taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" -d "$sizedir/empty.txt" -l "$DURATION" -c 1 -T 1 -q 200 >/dev/null 2>&1 || true
+			empty_busy=$(rss_kb "$started_pid")
 			stop_pid "$started_pid"
 			start_primary "$s" "$sizedir/scale.zone"
 			pid=$started_pid
 			if [ -z "$load_wall" ]; then
-				for w in load rss $LOADS axfr axfr-data ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "the server did not answer within ${LOAD_TIMEOUT}s (log: $(tail -n 1 "$dir/$s.log" 2>/dev/null))"; done
+				for w in load rss rss-after rss-after-busy $LOADS axfr axfr-data ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "the server did not answer within ${LOAD_TIMEOUT}s (log: $(tail -n 1 "$dir/$s.log" 2>/dev/null))"; done
 				stop_pid "$pid"
 				continue
 			fi
@@ -213,12 +224,13 @@ for n in $SIZES; do
 			put "$round" "$s" "$n" load "$load_wall"
 			put "$round" "$s" "$n" loadcpu "$load_cpu"
 			put "$round" "$s" "$n" rss "$(awk -v a="$loaded" -v e="$empty" -v r="$records" 'BEGIN {printf "%.1f", (a - e) * 1024 / r}')"
-			printf '%-6s %-8s loaded in %s s (%s s CPU, %s s waiting for a CPU), RSS %d kB (empty %d kB)\n' "$s" "$n" "$load_wall" "$load_cpu" "$load_wait" "$loaded" "$empty"
+			printf '%-6s %-8s loaded in %s s (%s s CPU, %s s waiting for a CPU), RSS %d kB (empty %d kB, %d kB after its queries)\n' "$s" "$n" "$load_wall" "$load_cpu" "$load_wait" "$loaded" "$empty" "$empty_busy"
 			for load in $LOADS; do
 				run_load "$round" "$s" "$n" "$pid" "$load"
 			done
 			steady=$(rss_kb "$pid")
 			put "$round" "$s" "$n" rss-after "$(awk -v a="$steady" -v e="$empty" -v r="$records" 'BEGIN {printf "%.1f", (a - e) * 1024 / r}')"
+			put "$round" "$s" "$n" rss-after-busy "$(awk -v a="$steady" -v e="$empty_busy" -v r="$records" 'BEGIN {printf "%.1f", (a - e) * 1024 / r}')"
 			serial=$(serial_at "$port")
 			start_secondary "$sec" "$secport" "$port"
 			if ! wait_serial "$secport" "$serial" || [ -z "$(xfr_seconds AXFR "$sec/log")" ] || [ -z "$(refresh_seconds none "$serial" "$sec/log")" ]; then
@@ -277,12 +289,13 @@ echo "median of $ROUNDS rounds (min–max); fixed = $FIXED_QPS q/s; ratio = the 
 printf '%-9s %-6s %-10s %30s %20s\n' names server figure "median (min–max)" "/ Knot's"
 for n in $SIZES; do
 	for s in $SERVERS; do
-		for w in uni-sat uni-fix zipf-sat zipf-fix rss rss-after load loadcpu axfr axfr-data ixfr ixfr-data; do
+		for w in uni-sat uni-fix zipf-sat zipf-fix rss rss-after rss-after-busy load loadcpu axfr axfr-data ixfr ixfr-data; do
 			label=$w fmt=%.2f
 			case $w in
 			uni-* | zipf-*) label="$w us/q" ;;
 			rss) label="B/record" fmt=%.0f ;;
 			rss-after) label="B/rec after" fmt=%.0f ;;
+			rss-after-busy) label="B/rec vs busy" fmt=%.0f ;;
 			load) label="load s" ;;
 			loadcpu) label="load CPU s" ;;
 			axfr) label="AXFR s" ;;
