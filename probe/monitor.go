@@ -462,33 +462,27 @@ func (m *Monitor) Override(id string, to State) error {
 	if to != Passing && to != Critical {
 		return fmt.Errorf("probe: override to %v: allowed %s", to, fielderr.OneOf(Passing.String(), Critical.String()))
 	}
-	m.mu.Lock()
-	t, ok := m.targets[id]
-	if !ok {
-		m.mu.Unlock()
-		return fmt.Errorf("%w: %q", ErrUnknownTarget, id)
-	}
-	step := t.mach.Override(time.Now(), to)
-	sent := m.stepLocked(t, step)
-	m.mu.Unlock()
-	if sent {
-		monSignal(m.evWake)
-	}
-	return nil
+	return m.stepTarget(id, func(mach *Machine, now time.Time) Step { return mach.Override(now, to) })
 }
 
 // SetDisabled disables (true) or re-enables (false) a target: a disabled
 // target is not served whatever its state, until re-enabled; it is still
 // probed. Errors: ErrUnknownTarget.
 func (m *Monitor) SetDisabled(id string, disabled bool) error {
+	return m.stepTarget(id, func(mach *Machine, now time.Time) Step { return mach.SetDisabled(now, disabled) })
+}
+
+// stepTarget steps target id's machine with f under the lock, at the time
+// read there, and wakes the event deliverer if that sent an event.
+// Errors: ErrUnknownTarget.
+func (m *Monitor) stepTarget(id string, f func(mach *Machine, now time.Time) Step) error {
 	m.mu.Lock()
 	t, ok := m.targets[id]
 	if !ok {
 		m.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrUnknownTarget, id)
 	}
-	step := t.mach.SetDisabled(time.Now(), disabled)
-	sent := m.stepLocked(t, step)
+	sent := m.stepLocked(t, f(&t.mach, time.Now()))
 	m.mu.Unlock()
 	if sent {
 		monSignal(m.evWake)

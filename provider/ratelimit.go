@@ -61,12 +61,12 @@ func (c RateLimitConfig) withDefaults() RateLimitConfig {
 // Validate reports the first field outside its range, as a *FieldError
 // wrapping ErrRateLimitConfig. Zero fields take their defaults first.
 func (c RateLimitConfig) Validate() error {
-	c = c.withDefaults()
+	c, d := c.withDefaults(), DefaultRateLimitConfig()
 	if math.IsNaN(c.CallsPerSecond) || c.CallsPerSecond <= 0 || c.CallsPerSecond > 10000 {
-		return fielderr.New(ErrRateLimitConfig, "callsPerSecond", c.CallsPerSecond, "(0, 10000], or 0 for the default (5)")
+		return fielderr.New(ErrRateLimitConfig, "callsPerSecond", c.CallsPerSecond, fielderr.OrDefault("(0, 10000]", d.CallsPerSecond))
 	}
 	if c.Burst < 1 || c.Burst > 10000 {
-		return fielderr.New(ErrRateLimitConfig, "burst", c.Burst, fielderr.Range(1, 10000)+", or 0 for the default (5)")
+		return fielderr.New(ErrRateLimitConfig, "burst", c.Burst, fielderr.OrDefault(fielderr.Range(1, 10000), d.Burst))
 	}
 	return nil
 }

@@ -88,7 +88,7 @@ func (c RetryConfig) Validate() error {
 	bad := func(f string, v any, allowed string) error { return fielderr.New(ErrRetryConfig, f, v, allowed) }
 	switch {
 	case c.MaxAttempts < 1 || c.MaxAttempts > 20:
-		return bad("maxAttempts", c.MaxAttempts, fielderr.Range(1, 20)+", or 0 for the default (4)")
+		return bad("maxAttempts", c.MaxAttempts, fielderr.OrDefault(fielderr.Range(1, 20), DefaultRetryConfig().MaxAttempts))
 	case c.BaseDelay < time.Millisecond || c.BaseDelay > time.Minute:
 		return bad("baseDelay", c.BaseDelay, fielderr.DurationRange(time.Millisecond, time.Minute))
 	case c.ThrottledDelay < time.Millisecond || c.ThrottledDelay > 5*time.Minute:

@@ -109,6 +109,7 @@ printf 'w.example.test A\ng.example.test A\n' >"$dir/queries.txt"
 printf 'k.example.test A\n' >"$dir/sticky.txt"
 if [ "$PROFILE" = 1 ]; then profile_check; fi
 (cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)
+build_dnsready
 if [ -n "$base_row" ]; then
 	git -C "$repo" worktree add --quiet --detach "$dir/base-src" "$BASE"
 	(cd "$dir/base-src" && go build -o "$dir/embedded-base" ./bench/dns-vs-peers/embedded)
@@ -195,7 +196,7 @@ clk=$(getconf CLK_TCK)
 start_server() { # name -> started_pid
 	local s=$1 port
 	port=$(port_of "$s")
-	if dnsperf_probe "$port" w.example.test; then echo "port $port already answers: stop that server first" >&2; exit 1; fi
+	if port_answers "$port"; then echo "port $port already answers: stop that server first" >&2; exit 1; fi
 	case $s in
 	knot)
 		mkdir -p "$dir/knot"

@@ -91,6 +91,7 @@ done
 
 if [ "$PROFILE" = 1 ]; then profile_check; fi
 (cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)
+build_dnsready
 base_row=""
 if [ -n "$BASE" ]; then
 	short=$(git -C "$repo" rev-parse --short "$BASE^{commit}") || { echo "BASE=$BASE is not a commit" >&2; exit 1; }
@@ -115,7 +116,7 @@ port_of() {
 start_server() { # name -> sets started_pid (runs in this shell, so cleanup sees it)
 	local s=$1 port
 	port=$(port_of "$s")
-	if dnsperf_probe "$port" svc000.example.test; then
+	if port_answers "$port"; then
 		echo "port $port already answers: stop that server first" >&2
 		exit 1
 	fi

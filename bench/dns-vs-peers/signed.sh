@@ -89,6 +89,7 @@ for s in $SERVERS; do
 done
 
 (cd "$repo" && go build -o "$dir/embedded" ./bench/dns-vs-peers/embedded)
+build_dnsready
 embedded_help=$("$dir/embedded" -h 2>&1 || true) # -h exits 2
 if ! grep -q -- '-sign' <<<"$embedded_help"; then
 	for s in fast-signed fast-dyn-signed; do
@@ -223,7 +224,7 @@ CONF
 start_server() { # name -> started_pid
 	local s=$1 port
 	port=$(port_of "$s")
-	if dnsperf_probe "$port" "$(probe_name "$s")"; then echo "port $port already answers: stop that server first" >&2; exit 1; fi
+	if port_answers "$port"; then echo "port $port already answers: stop that server first" >&2; exit 1; fi
 	case $s in
 	knot-presigned)
 		knot_conf "$s" "$port" "$dir/presigned/example.test.signed" "" "" ""

@@ -1,8 +1,9 @@
-# Shared by the DNS bench scripts (bench/dns-vs-peers/run.sh, dynamic.sh):
-# starting a server and waiting until it answers, one dnsperf run turned
-# into a recorded line or an ABORT, and the table of medians. Source it
-# after stats.sh, with $dir (the run's temporary directory), $pids (an
-# array the cleanup kills), $DURATION, $FIXED_QPS and $clk
+# Shared by the DNS bench scripts (bench/dns-vs-peers/run.sh, dynamic.sh,
+# signed.sh, and scale.sh and xfrside.sh with xfr.sh): starting a server
+# and waiting until it answers, one dnsperf run turned into a recorded line
+# or an ABORT, and the table of medians. Source it after stats.sh, with
+# $repo, $dir (the run's temporary directory), $pids (an array the cleanup
+# kills), $SERVER_CPU, $CLIENT_CPU, $DURATION, $FIXED_QPS and $clk
 # (getconf CLK_TCK) set; it defines functions only.
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -14,11 +15,18 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # unlike CPU time it does not move with the VM's speed.
 ctx_switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches:/ { n += $2 } END { print n + 0 }'; }
 
-# dnsperf_probe PORT NAME: whether a server on 127.0.0.1:PORT answers one
-# A query for NAME.
-dnsperf_probe() {
-	echo "$2 A" >"$dir/probe.txt"
-	dnsperf -s 127.0.0.1 -p "$1" -d "$dir/probe.txt" -n 1 -t 1 2>/dev/null | grep -q "Queries completed:.*1 "
+# build_dnsready: bench/dns-vs-peers/dnsready, built into $dir. The
+# scripts ask with it whether a server answers: every 5 ms, and a refused
+# query (the port not bound yet) comes back at once, where dnsperf, the
+# probe before it, waited out its shortest timeout, a second, per probe.
+build_dnsready() {
+	(cd "$repo" && go build -o "$dir/dnsready" ./bench/dns-vs-peers/dnsready)
+}
+
+# port_answers PORT: whether a server answers on 127.0.0.1:PORT already
+# (any reply within 0.2 s), to refuse to start a server on a taken port.
+port_answers() {
+	"$dir/dnsready" -addr "127.0.0.1:$1" -name ns1.example.test -any -timeout 200ms >/dev/null 2>&1
 }
 
 # knot_server DIR PORT [LINE...]: the server section of a Knot
@@ -70,20 +78,17 @@ CONF
 
 # await_server NAME PORT PROBE_NAME: after starting server NAME in the
 # background ($! its PID), records the PID in $pids and $started_pid and
-# waits (10 s at most) until it answers PROBE_NAME, then pins every thread
-# of it to $SERVER_CPU (see off_core); exits with its log ($dir/NAME.log)
-# if it does not answer.
+# waits (10 s at most, and while it lives) until it answers PROBE_NAME
+# with an address (dnsready from $CLIENT_CPU, every 5 ms), then pins every
+# thread of it to $SERVER_CPU (see off_core); exits with its log
+# ($dir/NAME.log) if it does not answer.
 await_server() {
 	started_pid=$!
 	pids+=("$started_pid")
-	for _ in $(seq 100); do
-		if ! kill -0 "$started_pid" 2>/dev/null; then break; fi
-		if dnsperf_probe "$2" "$3"; then
-			taskset -a -p -c "$SERVER_CPU" "$started_pid" >/dev/null
-			return
-		fi
-		sleep 0.1
-	done
+	if taskset -c "$CLIENT_CPU" "$dir/dnsready" -addr "127.0.0.1:$2" -name "$3" -timeout 10s -pid "$started_pid" >/dev/null 2>&1; then
+		taskset -a -p -c "$SERVER_CPU" "$started_pid" >/dev/null
+		return
+	fi
 	echo "server $1 did not start; log:" >&2
 	cat "$dir/$1.log" >&2 || true
 	exit 1

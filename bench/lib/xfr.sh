@@ -54,12 +54,6 @@ await_answer() {
 # time holds beyond the CPU time on a busy machine.
 cpu_wait() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ w += $2 } END { printf "%.3f", w / 1e9 }'; }
 
-# port_answers PORT: whether a server answers on PORT already (any reply
-# within 0.2 s).
-port_answers() {
-	"$dir/dnsready" -addr "127.0.0.1:$1" -name ns1.example.test -any -timeout 200ms >/dev/null 2>&1
-}
-
 # start_secondary DIR SECPORT PRIMARYPORT: a fresh Knot secondary of
 # example.test in DIR (emptied first) on 127.0.0.1:SECPORT, pinned on
 # $CLIENT_CPU, from the primary on PRIMARYPORT, logging transfers to

@@ -65,6 +65,26 @@ func Missing(sentinel error, path, allowed string) *Error {
 	return &Error{Path: path, Value: `""`, Allowed: allowed, Err: sentinel}
 }
 
+// Hidden returns an *Error for a field whose value is never shown (a
+// token, a secret): its value reads (set).
+func Hidden(sentinel error, path, allowed string) *Error {
+	return &Error{Path: path, Value: "(set)", Allowed: allowed, Err: sentinel}
+}
+
+// Together checks two fields that are set together or not at all: when
+// only one of them is set, it returns a Missing error for the other,
+// allowed "set together with <the set one> (or both empty <bothEmpty>)";
+// otherwise nil.
+func Together(sentinel error, a string, aSet bool, b string, bSet bool, bothEmpty string) error {
+	switch {
+	case aSet && !bSet:
+		return Missing(sentinel, b, "set together with "+a+" (or both empty "+bothEmpty+")")
+	case bSet && !aSet:
+		return Missing(sentinel, a, "set together with "+b+" (or both empty "+bothEmpty+")")
+	}
+	return nil
+}
+
 // In re-roots err, when it is (or wraps) an *Error, under parent and makes
 // it wrap sentinel, the enclosing config's: the nested config's prefix is
 // replaced by the outer one and the path grows in front. A copy is
@@ -162,6 +182,12 @@ func OneOf(values ...string) string {
 		q[i] = strconv.Quote(v)
 	}
 	return "one of " + strings.Join(q, ", ")
+}
+
+// OrDefault writes allowed followed by ", or 0 for the default (def)", def
+// formatted by Value: what a field whose zero value takes a default allows.
+func OrDefault(allowed string, def any) string {
+	return allowed + ", or 0 for the default (" + Value(def) + ")"
 }
 
 func num[T Number](v T) string { return fmt.Sprint(v) }

@@ -31,10 +31,23 @@ func TestFormat(t *testing.T) {
 			"probe: invalid policy: workers = -1: allowed >= 0"},
 		{"hours", New(errPolicy, "ttl", 90*time.Minute, DurationAtLeast(0)),
 			"probe: invalid policy: ttl = 1h30m: allowed >= 0s"},
+		{"hidden", Hidden(errPolicy, "token", "the bare token"),
+			"probe: invalid policy: token = (set): allowed the bare token"},
+		{"or default", New(errPolicy, "timeout", time.Hour, OrDefault(DurationRange(time.Second, 5*time.Minute), 30*time.Second)),
+			"probe: invalid policy: timeout = 1h: allowed [1s, 5m], or 0 for the default (30s)"},
+		{"together, first set", Together(errPolicy, "keyName", true, "secret", false, "for unsigned updates"),
+			`probe: invalid policy: secret = "": allowed set together with keyName (or both empty for unsigned updates)`},
+		{"together, second set", Together(errPolicy, "keyName", false, "secret", true, "for unsigned updates"),
+			`probe: invalid policy: keyName = "": allowed set together with secret (or both empty for unsigned updates)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { require.EqualError(t, c.err, c.want) })
 	}
+}
+
+func TestTogetherHolds(t *testing.T) {
+	require.NoError(t, Together(errPolicy, "a", true, "b", true, "for x"))
+	require.NoError(t, Together(errPolicy, "a", false, "b", false, "for x"))
 }
 
 func TestIn(t *testing.T) {

@@ -29,15 +29,22 @@ const readyTimeout = 30 * time.Second
 type Config struct {
 	// Zone is the zone, "example.test." (the trailing dot is optional).
 	Zone string
-	// ZoneText is the zone file of a primary. knotd keeps no journal and
-	// never writes the file back.
+	// ZoneText is the zone file of a primary, written at each Run. Unless
+	// Updates is set, knotd keeps no journal and never writes the file
+	// back.
 	ZoneText string
+	// Updates makes a primary updatable: the holder of the key KeyName
+	// and Secret may change the zone by RFC 2136 UPDATE and transfer it.
+	// knotd keeps the changes in its journal in Dir (never in the zone
+	// file), and Run writes ZoneText only when Dir holds no zone file yet,
+	// so a Run after Stop serves the zone as it was when knotd stopped.
+	Updates bool
 	// Primary, "host:port", makes knotd a secondary of Zone: it transfers
 	// the zone from Primary, signing with KeyName and Secret, and takes
-	// NOTIFY from Primary's host. ZoneText is then unused.
+	// NOTIFY from Primary's host. ZoneText and Updates are then unused.
 	Primary string
 	// KeyName and Secret (base64) are the hmac-sha256 TSIG key of a
-	// secondary.
+	// secondary, or of an updatable primary's clients.
 	KeyName, Secret string
 }
 
@@ -45,6 +52,7 @@ type Config struct {
 // directory and port as its port on 127.0.0.1.
 func (cfg Config) Render(dir string, port int) string {
 	zone := strings.TrimSuffix(cfg.Zone, ".")
+	key := strings.TrimSuffix(cfg.KeyName, ".")
 	var b strings.Builder
 	fmt.Fprintf(&b, `server:
     listen: 127.0.0.1@%[1]d
@@ -55,30 +63,22 @@ log:
 database:
     storage: %[2]s
 `, port, dir)
-	if cfg.Primary == "" {
-		fmt.Fprintf(&b, `template:
-  - id: default
-    storage: %[1]s
-    zonefile-sync: -1
-    journal-content: none
-zone:
-  - domain: %[2]s
-    file: %[1]s/zone.db
-`, dir, zone)
-		return b.String()
-	}
-	host, port2, _ := net.SplitHostPort(cfg.Primary)
-	fmt.Fprintf(&b, `key:
-  - id: %[3]s
+	if cfg.Primary != "" || cfg.Updates {
+		fmt.Fprintf(&b, `key:
+  - id: %s
     algorithm: hmac-sha256
-    secret: %[4]s
-remote:
+    secret: %s
+`, key, cfg.Secret)
+	}
+	if cfg.Primary != "" {
+		host, port2, _ := net.SplitHostPort(cfg.Primary)
+		fmt.Fprintf(&b, `remote:
   - id: primary
-    address: %[5]s@%[6]s
-    key: %[3]s
+    address: %[3]s@%[4]s
+    key: %[5]s
 acl:
   - id: notify
-    address: %[5]s
+    address: %[3]s
     action: notify
 template:
   - id: default
@@ -88,7 +88,27 @@ zone:
     master: primary
     acl: notify
     file: %[1]s/zone.db
-`, dir, zone, strings.TrimSuffix(cfg.KeyName, "."), cfg.Secret, host, port2)
+`, dir, zone, host, port2, key)
+	} else { // a primary, journaling its changes if it takes updates
+		journal, acl := "none", ""
+		if cfg.Updates {
+			fmt.Fprintf(&b, `acl:
+  - id: update
+    key: %s
+    action: [transfer, update]
+`, key)
+			journal, acl = "changes", "\n    acl: update"
+		}
+		fmt.Fprintf(&b, `template:
+  - id: default
+    storage: %[1]s
+    zonefile-sync: -1
+    journal-content: %[3]s
+zone:
+  - domain: %[2]s
+    file: %[1]s/zone.db%[4]s
+`, dir, zone, journal, acl)
+	}
 	return b.String()
 }
 
@@ -102,7 +122,8 @@ type Server struct {
 	Addr string
 	// Dir is the temporary directory holding the configuration, the zone
 	// file and knotd's journal and timers; it stays across runs, so a
-	// restarted secondary resumes from the serial it held.
+	// restarted secondary resumes from the serial it held, and a restarted
+	// updatable primary from its changes.
 	Dir string
 	// Log is what knotd writes (stderr, info level), across runs.
 	Log *testproc.Buffer
@@ -191,10 +212,8 @@ func (s *Server) run() error {
 	if err := os.WriteFile(conf, []byte(s.Config.Render(s.Dir, s.port)), 0o600); err != nil {
 		return err
 	}
-	if s.Config.Primary == "" {
-		if err := os.WriteFile(filepath.Join(s.Dir, "zone.db"), []byte(s.Config.ZoneText), 0o644); err != nil {
-			return err
-		}
+	if err := s.writeZone(); err != nil {
+		return err
 	}
 	cmd := exec.Command(s.bin, "-c", conf)
 	cmd.Dir = s.Dir
@@ -208,6 +227,22 @@ func (s *Server) run() error {
 		return fmt.Errorf("%w; knotd log:\n%s", err, s.Log.String())
 	}
 	return nil
+}
+
+// writeZone writes a primary's zone file: at every run, or for an
+// updatable primary only at the first (its journal holds the changes made
+// since, on top of that file).
+func (s *Server) writeZone() error {
+	if s.Config.Primary != "" {
+		return nil
+	}
+	file := filepath.Join(s.Dir, "zone.db")
+	if s.Config.Updates {
+		if _, err := os.Stat(file); err == nil {
+			return nil
+		}
+	}
+	return os.WriteFile(file, []byte(s.Config.ZoneText), 0o644)
 }
 
 // waitReady queries the SOA until knotd answers as Run says, knotd exits,

@@ -48,6 +48,36 @@ func TestStartPrimary(t *testing.T) {
 	require.Equal(t, []string{"192.0.2.1"}, lookup(t, k.Addr, "www.example.test."))
 }
 
+// An updatable primary takes an UPDATE signed with its key (and refuses one
+// without), and serves the change again after Stop and Run.
+func TestUpdatablePrimary(t *testing.T) {
+	const key = "gslb-key."
+	secret := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	k := testknot.Start(t, testknot.Config{Zone: "example.test.", ZoneText: zoneText, Updates: true, KeyName: key, Secret: secret})
+
+	rr, err := dns.NewRR("new.example.test. 30 IN A 192.0.2.9")
+	require.NoError(t, err)
+	update := func(signed bool) int {
+		m := new(dns.Msg)
+		m.SetUpdate("example.test.")
+		m.Insert([]dns.RR{rr})
+		c := &dns.Client{Net: "tcp", Timeout: 5 * time.Second}
+		if signed {
+			m.SetTsig(key, dns.HmacSHA256, 300, time.Now().Unix())
+			c.TsigSecret = map[string]string{key: secret}
+		}
+		r, _, err := c.Exchange(m, k.Addr)
+		require.NoError(t, err)
+		return r.Rcode
+	}
+	require.NotEqual(t, dns.RcodeSuccess, update(false), "an unsigned update")
+	require.Equal(t, dns.RcodeSuccess, update(true), "a signed update")
+	require.True(t, waitFor(func() bool { return len(lookup(t, k.Addr, "new.example.test.")) == 1 }), "the primary serves the update; log:\n%s", k.Log.String())
+	k.Stop()
+	k.Run(t)
+	require.Equal(t, []string{"192.0.2.9"}, lookup(t, k.Addr, "new.example.test."), "after a restart")
+}
+
 // A secondary made with New gets its primary's address later, transfers
 // the zone signed with its key, and serves it again after Stop and Run.
 func TestSecondary(t *testing.T) {

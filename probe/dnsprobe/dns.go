@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/gslbkit/gslb/internal/hostport"
-	"github.com/gslbkit/gslb/internal/probecall"
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/probe/internal/probecall"
 	"github.com/miekg/dns"
 )
 

@@ -12,8 +12,8 @@ import (
 	"sync"
 
 	"github.com/gslbkit/gslb/internal/hostport"
-	"github.com/gslbkit/gslb/internal/probecall"
 	"github.com/gslbkit/gslb/probe"
+	"github.com/gslbkit/gslb/probe/internal/probecall"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"

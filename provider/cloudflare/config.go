@@ -2,12 +2,12 @@ package cloudflare
 
 import (
 	"errors"
-	"github.com/gslbkit/gslb/internal/fielderr"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/envfill"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/internal/jsontime"
 	libcloudflare "github.com/libdns/cloudflare"
 )
@@ -57,14 +57,7 @@ func DefaultConfig() Config {
 // taken from CLOUDFLARE_API_TOKEN, CLOUDFLARE_ZONE_TOKEN and
 // CLOUDFLARE_ZONE_ID. getenv nil means os.Getenv. Fields already set win.
 func (c Config) FromEnv(getenv func(string) string) Config {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	fill := func(dst *string, key string) {
-		if *dst == "" {
-			*dst = strings.TrimSpace(getenv(key))
-		}
-	}
+	fill := envfill.From(getenv)
 	fill(&c.APIToken, EnvAPIToken)
 	fill(&c.ZoneToken, EnvZoneToken)
 	fill(&c.ZoneID, EnvZoneID)
@@ -99,18 +92,17 @@ func (c Config) Validate() error {
 		return fielderr.Missing(ErrInvalidConfig, "apiToken", "a scoped API token with Zone.DNS:Edit (or set "+EnvAPIToken+")")
 	}
 	if strings.ContainsAny(c.APIToken, " \t\r\n") {
-		return &FieldError{Path: "apiToken", Value: "(set)", Allowed: "the bare token, without white space", Err: ErrInvalidConfig}
+		return fielderr.Hidden(ErrInvalidConfig, "apiToken", "the bare token, without white space")
 	}
 	if strings.ContainsAny(c.ZoneToken, " \t\r\n") {
-		return &FieldError{Path: "zoneToken", Value: "(set)", Allowed: "the bare token, without white space", Err: ErrInvalidConfig}
+		return fielderr.Hidden(ErrInvalidConfig, "zoneToken", "the bare token, without white space")
 	}
-	for _, r := range c.ZoneID {
-		if !(r >= 'a' && r <= 'f' || r >= '0' && r <= '9' || r >= 'A' && r <= 'F') {
-			return fielderr.New(ErrInvalidConfig, "zoneID", c.ZoneID, "the zone's 32 hexadecimal digits")
-		}
+	notHex := func(r rune) bool { return !strings.ContainsRune("0123456789abcdefABCDEF", r) }
+	if strings.ContainsFunc(c.ZoneID, notHex) {
+		return fielderr.New(ErrInvalidConfig, "zoneID", c.ZoneID, "the zone's 32 hexadecimal digits")
 	}
 	if t := c.Timeout; t < time.Second || t > 5*time.Minute {
-		return fielderr.New(ErrInvalidConfig, "timeout", c.Timeout, fielderr.DurationRange(time.Second, 5*time.Minute)+", or 0 for the default (30s)")
+		return fielderr.New(ErrInvalidConfig, "timeout", c.Timeout, fielderr.OrDefault(fielderr.DurationRange(time.Second, 5*time.Minute), DefaultConfig().Timeout))
 	}
 	return nil
 }

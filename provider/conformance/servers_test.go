@@ -17,6 +17,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/gslbkit/gslb/internal/testbind"
+	"github.com/gslbkit/gslb/internal/testknot"
 	"github.com/gslbkit/gslb/internal/testproc"
 )
 
@@ -157,48 +158,12 @@ func startBIND(t *testing.T, zone string) *server {
 		restart: func(t *testing.T) { t.Helper(); b.Run(t) }}
 }
 
-// startKnot runs knotd with a TSIG key allowed to update and transfer zone.
+// startKnot runs knotd (internal/testknot) as a primary whose TSIG key may
+// update and transfer zone, its changes journaled across restarts.
 func startKnot(t *testing.T, zone string) *server {
-	knotd := find(t, "GSLBKIT_REQUIRE_KNOT", "apt-get install -y knot", "knotd")
-	dir := t.TempDir()
-	secret := newSecret(t)
-	return start(t, "knotd", func(port int) (*exec.Cmd, *server, error) {
-		conf := fmt.Sprintf(`server:
-    listen: 127.0.0.1@%[1]d
-    rundir: %[2]s
-log:
-  - target: stderr
-    any: info
-key:
-  - id: gslb-key
-    algorithm: hmac-sha256
-    secret: %[3]s
-acl:
-  - id: gslb
-    key: gslb-key
-    action: [transfer, update]
-database:
-    storage: %[2]s
-template:
-  - id: default
-    storage: %[2]s
-    zonefile-sync: -1
-    journal-content: changes
-zone:
-  - domain: %[4]s
-    file: %[2]s/zone.db
-    acl: gslb
-`, port, dir, secret, zone)
-		if err := os.WriteFile(filepath.Join(dir, "knot.conf"), []byte(conf), 0o600); err != nil {
-			return nil, nil, err
-		}
-		if _, err := os.Stat(filepath.Join(dir, "zone.db")); err != nil { // a restart keeps the zone and its journal
-			if err := os.WriteFile(filepath.Join(dir, "zone.db"), []byte(zoneText(zone)), 0o644); err != nil {
-				return nil, nil, err
-			}
-		}
-		return exec.Command(knotd, "-c", filepath.Join(dir, "knot.conf")), &server{addr: hostPort(port), keyName: "gslb-key", secret: secret}, nil
-	}, soaReady(zone))
+	k := testknot.Start(t, testknot.Config{Zone: zone, ZoneText: zoneText(zone), Updates: true, KeyName: "gslb-key", Secret: newSecret(t)})
+	return &server{addr: k.Addr, keyName: k.Config.KeyName, secret: k.Config.Secret, stop: k.Stop,
+		restart: func(t *testing.T) { t.Helper(); k.Run(t) }}
 }
 
 // startPDNS runs pdns_server on an SQLite database with zone, a TSIG key

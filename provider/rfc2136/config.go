@@ -4,14 +4,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/gslbkit/gslb/internal/fielderr"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gslbkit/gslb/internal/dnsname"
+	"github.com/gslbkit/gslb/internal/envfill"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/internal/jsontime"
 	librfc2136 "github.com/libdns/rfc2136"
 )
@@ -60,14 +60,7 @@ func DefaultConfig() Config {
 // GSLB_RFC2136_KEY_ALG and GSLB_RFC2136_SECRET. getenv nil means
 // os.Getenv. Fields already set win.
 func (c Config) FromEnv(getenv func(string) string) Config {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	fill := func(dst *string, key string) {
-		if *dst == "" {
-			*dst = strings.TrimSpace(getenv(key))
-		}
-	}
+	fill := envfill.From(getenv)
 	fill(&c.Server, EnvServer)
 	fill(&c.KeyName, EnvKeyName)
 	fill(&c.KeyAlg, EnvKeyAlg)
@@ -109,11 +102,8 @@ func (c Config) Validate() error {
 	if _, err := serverAddr(c.Server); err != nil {
 		return err
 	}
-	if (c.KeyName == "") != (c.Secret == "") {
-		if c.KeyName == "" {
-			return fielderr.Missing(ErrInvalidConfig, "keyName", "set together with secret (or both empty for unsigned updates)")
-		}
-		return fielderr.Missing(ErrInvalidConfig, "secret", "set together with keyName (or both empty for unsigned updates)")
+	if err := fielderr.Together(ErrInvalidConfig, "keyName", c.KeyName != "", "secret", c.Secret != "", "for unsigned updates"); err != nil {
+		return err
 	}
 	if c.KeyName != "" {
 		if dnsname.Check(c.KeyName) != nil {
@@ -131,7 +121,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if t := c.Timeout; t < 100*time.Millisecond || t > 5*time.Minute {
-		return fielderr.New(ErrInvalidConfig, "timeout", c.Timeout, fielderr.DurationRange(100*time.Millisecond, 5*time.Minute)+", or 0 for the default (10s)")
+		return fielderr.New(ErrInvalidConfig, "timeout", c.Timeout, fielderr.OrDefault(fielderr.DurationRange(100*time.Millisecond, 5*time.Minute), DefaultConfig().Timeout))
 	}
 	return nil
 }

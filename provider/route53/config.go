@@ -2,11 +2,11 @@ package route53
 
 import (
 	"errors"
-	"github.com/gslbkit/gslb/internal/fielderr"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/gslbkit/gslb/internal/envfill"
+	"github.com/gslbkit/gslb/internal/fielderr"
 	"github.com/gslbkit/gslb/internal/jsontime"
 	libroute53 "github.com/libdns/route53"
 )
@@ -68,16 +68,7 @@ func DefaultConfig() Config {
 // getenv nil means os.Getenv. Fields already set win. (The SDK reads the
 // AWS_* variables by itself too; FromEnv makes them visible to Validate.)
 func (c Config) FromEnv(getenv func(string) string) Config {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	fill := func(dst *string, keys ...string) {
-		for _, k := range keys {
-			if *dst == "" {
-				*dst = strings.TrimSpace(getenv(k))
-			}
-		}
-	}
+	fill := envfill.From(getenv)
 	fill(&c.Region, EnvRegion, EnvDefaultRegion)
 	fill(&c.Profile, EnvProfile)
 	if c.AccessKeyID == "" && c.SecretAccessKey == "" {
@@ -116,30 +107,26 @@ func (c Config) withDefaults() Config {
 // as a *FieldError wrapping ErrInvalidConfig; zero fields take their
 // defaults first. Secrets never appear in its errors.
 func (c Config) Validate() error {
-	c = c.withDefaults()
+	c, d := c.withDefaults(), DefaultConfig()
 	bad := func(f string, v any, allowed string) error { return fielderr.New(ErrInvalidConfig, f, v, allowed) }
-	if (c.AccessKeyID == "") != (c.SecretAccessKey == "") {
-		if c.AccessKeyID == "" {
-			return fielderr.Missing(ErrInvalidConfig, "accessKeyID", "set together with secretAccessKey (or both empty for the SDK's credential chain)")
-		}
-		return fielderr.Missing(ErrInvalidConfig, "secretAccessKey", "set together with accessKeyID (or both empty for the SDK's credential chain)")
+	if err := fielderr.Together(ErrInvalidConfig, "accessKeyID", c.AccessKeyID != "", "secretAccessKey", c.SecretAccessKey != "", "for the SDK's credential chain"); err != nil {
+		return err
 	}
 	if c.SessionToken != "" && c.AccessKeyID == "" {
-		return &FieldError{Path: "sessionToken", Value: "(set)", Allowed: "set only with accessKeyID and secretAccessKey", Err: ErrInvalidConfig}
+		return fielderr.Hidden(ErrInvalidConfig, "sessionToken", "set only with accessKeyID and secretAccessKey")
 	}
 	if strings.HasPrefix(c.HostedZoneID, "/") || strings.Contains(c.HostedZoneID, "hostedzone") {
 		return bad("hostedZoneID", c.HostedZoneID, `the ID alone, without the "/hostedzone/" prefix`)
 	}
-	for _, r := range c.HostedZoneID {
-		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z') {
-			return bad("hostedZoneID", c.HostedZoneID, `letters and digits only (e.g. "Z0123456789ABC")`)
-		}
+	notAlnum := func(r rune) bool { return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z') }
+	if strings.ContainsFunc(c.HostedZoneID, notAlnum) {
+		return bad("hostedZoneID", c.HostedZoneID, `letters and digits only (e.g. "Z0123456789ABC")`)
 	}
 	if c.MaxAttempts < 1 || c.MaxAttempts > 10 {
-		return bad("maxAttempts", c.MaxAttempts, fielderr.Range(1, 10)+", or 0 for the default (1)")
+		return bad("maxAttempts", c.MaxAttempts, fielderr.OrDefault(fielderr.Range(1, 10), d.MaxAttempts))
 	}
 	if w := c.MaxWait; w < time.Second || w > 10*time.Minute {
-		return bad("maxWait", c.MaxWait, fielderr.DurationRange(time.Second, 10*time.Minute)+", or 0 for the default (1m)")
+		return bad("maxWait", c.MaxWait, fielderr.OrDefault(fielderr.DurationRange(time.Second, 10*time.Minute), d.MaxWait))
 	}
 	if strings.ContainsAny(c.Region, " /") {
 		return bad("region", c.Region, `an AWS region name such as "us-east-1"`)

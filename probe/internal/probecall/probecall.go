@@ -1,5 +1,3 @@
-// Package probecall holds what the probers of probe's subpackages
-// (probe/dnsprobe, probe/grpcprobe) do around each probe alike.
 package probecall
 
 import (
