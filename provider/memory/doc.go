@@ -11,7 +11,7 @@
 // client subnet and report the EDNS Client Subnet scope their choice holds
 // for (RFC 7871 section 7.2.1). The answer path (ServeDNS, Respond,
 // RespondWire) and the fast path (RespondUDP, RespondTCP) give
-// byte-identical replies; both are internal/answer's, whose packed-reply
+// byte-identical replies; both are provider/internal/answer's, whose packed-reply
 // cache, keyed on the zones and hooks, sits next to the answers it copies,
 // so the server (dnsserver) only moves bytes. Zone transfer and replication
 // read the store through ZoneState, SOARecords, Since, Restore and Apply;

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gslbkit/gslb/internal/answer"
 	"github.com/gslbkit/gslb/internal/testrecords"
+	"github.com/gslbkit/gslb/provider/internal/answer"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )

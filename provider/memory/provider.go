@@ -12,10 +12,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/gslbkit/gslb/internal/answer"
 	"github.com/gslbkit/gslb/internal/fielderr"
-	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/provider/dnssec"
+	"github.com/gslbkit/gslb/provider/internal/answer"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )

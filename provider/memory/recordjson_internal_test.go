@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gslbkit/gslb/internal/zonejson"
+	"github.com/gslbkit/gslb/provider/internal/zonejson"
 	"github.com/miekg/dns"
 	"pgregory.net/rapid"
 )

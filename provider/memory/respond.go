@@ -3,8 +3,8 @@ package memory
 import (
 	"net/netip"
 
-	"github.com/gslbkit/gslb/internal/answer"
 	"github.com/gslbkit/gslb/internal/dnswire"
+	"github.com/gslbkit/gslb/provider/internal/answer"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )

@@ -3,7 +3,7 @@ package memory
 import (
 	"testing"
 
-	"github.com/gslbkit/gslb/internal/answer"
+	"github.com/gslbkit/gslb/provider/internal/answer"
 )
 
 // TestDefaultMaxUDPSize: the Engine's default (a zero Config.MaxUDPSize)

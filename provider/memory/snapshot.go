@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zonerecord"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 )

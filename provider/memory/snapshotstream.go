@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gslbkit/gslb/internal/zonedata"
-	"github.com/gslbkit/gslb/internal/zonejson"
 	"github.com/gslbkit/gslb/internal/zonerecord"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
+	"github.com/gslbkit/gslb/provider/internal/zonejson"
 	"github.com/miekg/dns"
 )
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zonerecord"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
 )
 
 // SOA is a zone's start-of-authority record. Times are in seconds, as on the
@@ -41,7 +41,7 @@ func qualify(name, zone string) string {
 	return name + "." + zone
 }
 
-// The zone model lives in internal/zonedata; these are its names here.
+// The zone model lives in provider/internal/zonedata; these are its names here.
 type (
 	zone = zonedata.Zone
 	node = zonedata.Node

@@ -10,9 +10,9 @@ import (
 	"testing/iotest"
 
 	"github.com/gslbkit/gslb/internal/fielderr"
-	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zoneops"
 	"github.com/gslbkit/gslb/internal/zonerecord"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
 	"github.com/miekg/dns"
 )
 

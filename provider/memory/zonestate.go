@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/gslbkit/gslb/internal/zonedata"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
 
 	"github.com/miekg/dns"
 )

@@ -4,9 +4,9 @@ import (
 	"net/netip"
 	"strconv"
 
-	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zoneops"
 	"github.com/gslbkit/gslb/internal/zonerecord"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
 	"github.com/miekg/dns"
 )
 

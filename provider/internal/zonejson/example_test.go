@@ -3,8 +3,8 @@ package zonejson_test
 import (
 	"os"
 
-	"github.com/gslbkit/gslb/internal/zonedata"
-	"github.com/gslbkit/gslb/internal/zonejson"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
+	"github.com/gslbkit/gslb/provider/internal/zonejson"
 	"github.com/miekg/dns"
 )
 

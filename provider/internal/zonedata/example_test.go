@@ -3,7 +3,7 @@ package zonedata_test
 import (
 	"fmt"
 
-	"github.com/gslbkit/gslb/internal/zonedata"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
 	"github.com/miekg/dns"
 )
 

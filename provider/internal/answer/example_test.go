@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/gslbkit/gslb/internal/answer"
-	"github.com/gslbkit/gslb/internal/zonedata"
+	"github.com/gslbkit/gslb/provider/internal/answer"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
 	"github.com/miekg/dns"
 )
 

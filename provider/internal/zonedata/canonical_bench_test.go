@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/gslbkit/gslb/internal/zonedata"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
 	"github.com/miekg/dns"
 )
 

@@ -3,8 +3,8 @@ package zonedata_test
 import (
 	"testing"
 
-	"github.com/gslbkit/gslb/internal/zonedata"
 	"github.com/gslbkit/gslb/internal/zonerecord"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
 	"github.com/miekg/dns"
 	"pgregory.net/rapid"
 )

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/gslbkit/gslb/internal/zonedata"
+	"github.com/gslbkit/gslb/provider/internal/zonedata"
 )
 
 // Write writes zones to w as the JSON of memory's Snapshot with the given
