@@ -221,7 +221,7 @@ type monTarget struct {
 	// cancel cancels the running probe of the current generation; nil when
 	// none runs.
 	cancel func()
-	idx    int32 // heap index or monNotQueued
+	slot   int32 // 1 + its slot in the Monitor's heap, 0 before its first push (see monHeap)
 	// gen is bumped by Update and Remove: results of probes of an older
 	// generation (of a removed target, too) are dropped. It is only compared
 	// for equality with the generation a probe started in, so wrapping
@@ -326,7 +326,7 @@ func (m *Monitor) Add(t Target) error {
 		return fmt.Errorf("%w: %q", ErrTargetExists, t.ID)
 	}
 	now := time.Now()
-	mt := &monTarget{id: t.ID, prober: t.Prober, idx: monNotQueued}
+	mt := &monTarget{id: t.ID, prober: t.Prober}
 	mt.mach.init(m.internLocked(t.Policy))
 	mt.st = monNewStats(now, mt.mach.State(), m.cfg.LatencyWindow)
 	m.targets[t.ID] = mt
@@ -359,7 +359,7 @@ func (m *Monitor) Remove(id string) error {
 	delete(m.targets, id)
 	m.releaseLocked(t.mach.p)
 	t.gen++
-	m.heap.remove(t)
+	m.heap.untrack(t)
 	if t.cancel != nil {
 		t.cancel()
 		t.cancel = nil
@@ -512,7 +512,7 @@ func (m *Monitor) Stats(id string) (TargetStats, bool) {
 		return TargetStats{}, false
 	}
 	var out TargetStats
-	samples := t.fill(time.Now(), &out, nil)
+	samples := t.fill(time.Now(), &out, nil, m.heap.index(t) != monNotQueued)
 	m.mu.Unlock()
 	monPercentiles(samples, &out)
 	return out, true
@@ -534,7 +534,7 @@ func (m *Monitor) Snapshot() []TargetStats {
 	for _, t := range m.targets {
 		out = append(out, TargetStats{})
 		bounds = append(bounds, len(buf))
-		buf = t.fill(now, &out[len(out)-1], buf)
+		buf = t.fill(now, &out[len(out)-1], buf, m.heap.index(t) != monNotQueued)
 	}
 	bounds = append(bounds, len(buf))
 	m.mu.Unlock()
@@ -545,13 +545,14 @@ func (m *Monitor) Snapshot() []TargetStats {
 	return out
 }
 
-// fill copies t's statistics into out and appends its latency window to buf.
-func (t *monTarget) fill(now time.Time, out *TargetStats, buf []time.Duration) []time.Duration {
+// fill copies t's statistics into out and appends its latency window to buf;
+// queued says whether t is in the heap (its next probe due at t.due).
+func (t *monTarget) fill(now time.Time, out *TargetStats, buf []time.Duration, queued bool) []time.Duration {
 	out.ID = t.id
 	t.st.fill(now, out)
 	out.Served, out.Disabled = t.mach.Served(), t.mach.Disabled()
 	out.InFlight = t.cancel != nil
-	if t.idx != monNotQueued {
+	if queued {
 		out.NextProbe = t.due
 	}
 	return t.st.samples(buf)
@@ -561,7 +562,7 @@ func (t *monTarget) fill(now time.Time, out *TargetStats, buf []time.Duration) [
 // the earliest.
 func (m *Monitor) queueLocked(t *monTarget, due time.Time) {
 	m.heap.push(t, due)
-	if t.idx == 0 {
+	if m.heap.index(t) == 0 {
 		m.signal()
 	}
 }

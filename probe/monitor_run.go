@@ -430,7 +430,7 @@ func (m *Monitor) finish(ctx context.Context, w *monWorker, j monJob, r Result) 
 	now := time.Now()
 	stay := m.idleLocked(w, now)
 	queued, sent := m.resultLocked(ctx, j.t, j.gen, j.start, r, now)
-	wake := full || queued && j.t.idx == 0
+	wake := full || queued && m.heap.index(j.t) == 0
 	m.mu.Unlock()
 	if wake {
 		m.signal()
