@@ -211,9 +211,11 @@ type Monitor struct {
 
 // monTarget is the Monitor's record of one target, guarded by Monitor.mu.
 // It is most of the Monitor's memory per target: its machine shares the
-// policy with the other targets that have the same one.
+// policy with the other targets that have the same one. The fields every
+// check reads or writes come first, then the statistics, whose own hot
+// fields lead (see monStats); the ID, read for events and snapshots only,
+// comes last.
 type monTarget struct {
-	id     string
 	prober Prober
 	mach   Machine
 
@@ -228,6 +230,7 @@ type monTarget struct {
 	// (after 2³² updates) is harmless.
 	gen uint32
 	st  monStats
+	id  string
 }
 
 // monPolicy is one distinct policy of a Monitor's targets and how many
