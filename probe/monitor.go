@@ -212,9 +212,10 @@ type Monitor struct {
 // monTarget is the Monitor's record of one target, guarded by Monitor.mu.
 // It is most of the Monitor's memory per target: its machine shares the
 // policy with the other targets that have the same one. The fields every
-// check reads or writes come first, then the statistics, whose own hot
-// fields lead (see monStats); the ID, read for events and snapshots only,
-// comes last.
+// check reads or writes come first (the prober's interface value, not the
+// prober: a check dispatched to the event loop reads loop instead), then
+// the statistics, whose own hot fields lead (see monStats); the ID, read
+// for events and snapshots only, comes last.
 type monTarget struct {
 	prober Prober
 	mach   Machine
@@ -228,9 +229,10 @@ type monTarget struct {
 	// generation (of a removed target, too) are dropped. It is only compared
 	// for equality with the generation a probe started in, so wrapping
 	// (after 2³² updates) is harmless.
-	gen uint32
-	st  monStats
-	id  string
+	gen  uint32
+	loop loopRef // the event loop's view of prober (see loopRef)
+	st   monStats
+	id   string
 }
 
 // monPolicy is one distinct policy of a Monitor's targets and how many
@@ -329,7 +331,7 @@ func (m *Monitor) Add(t Target) error {
 		return fmt.Errorf("%w: %q", ErrTargetExists, t.ID)
 	}
 	now := time.Now()
-	mt := &monTarget{id: t.ID, prober: t.Prober}
+	mt := &monTarget{id: t.ID, prober: t.Prober, loop: loopRefOf(t.Prober)}
 	mt.mach.init(m.internLocked(t.Policy))
 	mt.st = monNewStats(now, mt.mach.State(), m.cfg.LatencyWindow)
 	m.targets[t.ID] = mt
@@ -425,7 +427,7 @@ func (m *Monitor) Update(t Target) error {
 		cur.cancel()
 		cur.cancel = nil
 	}
-	cur.prober = t.Prober
+	cur.prober, cur.loop = t.Prober, loopRefOf(t.Prober)
 	m.heap.remove(cur)
 	m.queueLocked(cur, now.Add(backoff.Uniform(cur.mach.p.InitialJitter, m.rng)))
 	if emitted {

@@ -320,7 +320,7 @@ func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, mon
 			break
 		}
 		if useLoop {
-			if lt, ok := loopTargetOf(t.prober); ok && (tlsRoom || lt.http == nil || !lt.http.useTLS) {
+			if lt, ok := t.loop.target(t.prober); ok && (tlsRoom || t.loop.flags&loopRefTLS == 0) {
 				m.heap.pop()
 				t.cancel = monLoopRunning
 				m.inFlight++

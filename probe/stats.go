@@ -85,8 +85,9 @@ type TargetStats struct {
 // kind are 32-bit (4 × 10⁹ failures of one kind is over a century of one
 // probe a second) and failures are probes minus passes. The fields a
 // passing probe's record writes come first, under 120 bytes together, so that
-// with the monTarget fields a check reads they span four cache lines of the
-// target's record, not all six: at 100,000 targets every record a check
+// with the monTarget fields a check reads they span the first 229 bytes of
+// the target's record: four cache lines (five when the record starts in
+// the middle of one), not all seven: at 100,000 targets every line a check
 // touches is a miss.
 type monStats struct {
 	probes, passes uint64
