@@ -289,12 +289,12 @@ func TestMonitorRemoveReusesHeapSlot(t *testing.T) {
 		for _, id := range []string{"a", "b", "c"} {
 			require.NoError(t, m.Add(Target{ID: id, Prober: p, Policy: pol}))
 		}
-		slots := len(m.heap.tgt)
+		slots := len(m.heap.pos)
 		old := m.targets["b"]
 		require.NoError(t, m.Remove("b"))
 		assert.Zero(t, old.slot, "a removed target keeps no slot")
 		require.NoError(t, m.Add(Target{ID: "d", Prober: p, Policy: pol}))
-		assert.Len(t, m.heap.tgt, slots, "the new target took the freed slot")
+		assert.Len(t, m.heap.pos, slots, "the new target took the freed slot")
 		st, ok := m.Stats("d")
 		require.True(t, ok)
 		assert.False(t, st.NextProbe.IsZero(), "the new target is queued")

@@ -13,11 +13,12 @@ import "time"
 // A sift never reads or writes the targets' records, which lie scattered
 // in memory, one cache miss each once there are more of them than the
 // cache holds (100,000 records are some 40 MB): each entry keeps its due
-// time and tie-breaker, and refers to its target by slot, a small number
-// the heap gives each target at its first push; the targets and their
-// indexes are kept in two dense arrays by slot, so the index updates of a
-// sift (one per level) write to an array of 4 bytes a target that stays in
-// the cache.
+// time, its tie-breaker, its target and the target's slot, a small number
+// the heap gives each target at its first push, and the indexes are kept
+// in a dense array by slot (4 bytes a target), so the index update of each
+// level a sift crosses is a store to that array, not to a record. Taking
+// the earliest target reads the root entry only, which is always in the
+// cache.
 //
 // The heap is not safe for concurrent use; the Monitor guards it with its
 // mutex. It allocates only when its arrays grow.
@@ -26,18 +27,20 @@ type monHeap struct {
 	seq   uint64    // push counter for stable ordering of equal due times
 	base  time.Time // the first due time pushed: keys are offsets from it
 
-	// By slot (monTarget.slot - 1): the target, and its index in items or
-	// monNotQueued. free holds the slots released by untrack.
-	tgt  []*monTarget
+	// pos holds, by slot (monTarget.slot - 1), the target's index in items
+	// or monNotQueued; free holds the slots released by untrack.
 	pos  []int32
 	free []int32
 }
 
 // monHeapItem is one queued target: key is its due time as an offset from
 // monHeap.base (time.Time.Sub, so the monotonic clock where both have it).
+// The entry keeps its target's slot too, so that moving it writes its
+// index without reading the target.
 type monHeapItem struct {
 	key  int64
 	seq  uint64
+	t    *monTarget
 	slot int32
 }
 
@@ -50,15 +53,14 @@ func (h *monHeap) Len() int { return len(h.items) }
 // index returns t's index in the heap (0 for the earliest), or
 // monNotQueued.
 func (h *monHeap) index(t *monTarget) int {
-	if !h.tracks(t) {
+	if t.slot <= 0 || int(t.slot) > len(h.pos) {
 		return monNotQueued
 	}
-	return int(h.pos[t.slot-1])
-}
-
-// tracks reports whether t has a slot in this heap.
-func (h *monHeap) tracks(t *monTarget) bool {
-	return t.slot > 0 && int(t.slot) <= len(h.tgt) && h.tgt[t.slot-1] == t
+	i := int(h.pos[t.slot-1])
+	if i < 0 || i >= len(h.items) || h.items[i].t != t {
+		return monNotQueued
+	}
+	return i
 }
 
 // peek returns the earliest target, or nil when the heap is empty.
@@ -66,13 +68,13 @@ func (h *monHeap) peek() *monTarget {
 	if len(h.items) == 0 {
 		return nil
 	}
-	return h.tgt[h.items[0].slot]
+	return h.items[0].t
 }
 
 // push queues t at due, giving t a slot first if it has none. t must not
 // be queued already.
 func (h *monHeap) push(t *monTarget, due time.Time) {
-	if !h.tracks(t) {
+	if t.slot <= 0 || int(t.slot) > len(h.pos) {
 		h.track(t)
 	}
 	t.due = due
@@ -83,7 +85,7 @@ func (h *monHeap) push(t *monTarget, due time.Time) {
 	s := t.slot - 1
 	i := len(h.items)
 	h.pos[s] = int32(i)
-	h.items = append(h.items, monHeapItem{key: int64(due.Sub(h.base)), seq: h.seq, slot: s})
+	h.items = append(h.items, monHeapItem{key: int64(due.Sub(h.base)), seq: h.seq, t: t, slot: s})
 	h.up(i)
 }
 
@@ -93,10 +95,9 @@ func (h *monHeap) track(t *monTarget) {
 	if n := len(h.free); n > 0 {
 		s = h.free[n-1]
 		h.free = h.free[:n-1]
-		h.tgt[s], h.pos[s] = t, monNotQueued
+		h.pos[s] = monNotQueued
 	} else {
-		s = int32(len(h.tgt))
-		h.tgt = append(h.tgt, t)
+		s = int32(len(h.pos))
 		h.pos = append(h.pos, monNotQueued)
 	}
 	t.slot = s + 1
@@ -105,13 +106,11 @@ func (h *monHeap) track(t *monTarget) {
 // untrack takes t out of the heap if it is queued and releases its slot:
 // the Monitor no longer has t. A later push gives it a new one.
 func (h *monHeap) untrack(t *monTarget) {
-	if !h.tracks(t) {
+	if t.slot <= 0 || int(t.slot) > len(h.pos) {
 		return
 	}
 	h.remove(t)
-	s := t.slot - 1
-	h.tgt[s] = nil
-	h.free = append(h.free, s)
+	h.free = append(h.free, t.slot-1)
 	t.slot = 0
 }
 
@@ -121,7 +120,7 @@ func (h *monHeap) pop() *monTarget {
 	if n == 0 {
 		return nil
 	}
-	s := h.items[0].slot
+	t, s := h.items[0].t, h.items[0].slot
 	h.swap(0, n-1)
 	h.items[n-1] = monHeapItem{}
 	h.items = h.items[:n-1]
@@ -129,7 +128,7 @@ func (h *monHeap) pop() *monTarget {
 		h.down(0)
 	}
 	h.pos[s] = monNotQueued
-	return h.tgt[s]
+	return t
 }
 
 // remove takes t out of the heap if it is queued.

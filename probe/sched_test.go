@@ -79,9 +79,9 @@ func TestSchedHeapMatchesModel(t *testing.T) {
 				t.Fatalf("len %d, model %d", h.Len(), len(model))
 			}
 			for i, it := range h.items {
-				tg := h.tgt[it.slot]
-				if tg == nil || int(tg.slot) != int(it.slot)+1 {
-					t.Fatalf("item at %d: slot %d does not name its target", i, it.slot)
+				tg := it.t
+				if int(tg.slot) != int(it.slot)+1 {
+					t.Fatalf("item %s at %d: slot %d, its target's %d", tg.id, i, it.slot, tg.slot)
 				}
 				if got := h.index(tg); got != i {
 					t.Fatalf("item %s at %d records index %d", tg.id, i, got)
