@@ -62,6 +62,65 @@ func loopTargetOf(p Prober) (loopTarget, bool) {
 	return loopTarget{}, false
 }
 
+// loopRef is what a target's record keeps of loopTargetOf(its prober), so
+// that dispatching a check to the event loop reads nothing of the prober:
+// at 100,000 targets every prober is a cache miss, and a connect-only check
+// needs nothing else of it. The address takes 18 bytes (a netip.AddrPort
+// takes 32); the prober pointer comes from the record's interface value.
+type loopRef struct {
+	ip    [16]byte // an IPv4 address in its IPv4-mapped form
+	port  uint16
+	flags uint8 // loopRefOK, loopRefV4, loopRefHold, loopRefTLS
+}
+
+// The flags of a loopRef.
+const (
+	loopRefOK   uint8 = 1 << iota // the event loop runs the prober's checks
+	loopRefV4                     // ip is an IPv4 address
+	loopRefHold                   // loopTarget.holdACK
+	loopRefTLS                    // an HTTPS check (see evLoop.tlsRoom)
+)
+
+// loopRefOf returns the loopRef of prober p.
+func loopRefOf(p Prober) loopRef {
+	lt, ok := loopTargetOf(p)
+	if !ok {
+		return loopRef{}
+	}
+	a := lt.addr.Addr()
+	r := loopRef{ip: a.As16(), port: lt.addr.Port(), flags: loopRefOK}
+	if a.Is4() {
+		r.flags |= loopRefV4
+	}
+	if lt.holdACK {
+		r.flags |= loopRefHold
+	}
+	if lt.http != nil && lt.http.useTLS {
+		r.flags |= loopRefTLS
+	}
+	return r
+}
+
+// target returns loopTargetOf(p), p being the prober r was made from,
+// reading only p's interface value.
+func (r loopRef) target(p Prober) (loopTarget, bool) {
+	if r.flags&loopRefOK == 0 {
+		return loopTarget{}, false
+	}
+	a := netip.AddrFrom16(r.ip)
+	if r.flags&loopRefV4 != 0 {
+		a = a.Unmap()
+	}
+	lt := loopTarget{addr: netip.AddrPortFrom(a, r.port), holdACK: r.flags&loopRefHold != 0}
+	switch p := p.(type) {
+	case *HTTP:
+		lt.http = p
+	case *TCP:
+		lt.tcp = p
+	}
+	return lt, true
+}
+
 // loopReplay is the reader the event loop parses a reply through: the
 // bytes received so far, then end (the error or io.EOF that ended the
 // stream), or, while the connection is still open, errLoopStarved.

@@ -448,18 +448,21 @@ func (lp *evLoop) trimSpare(now time.Time) {
 // about a quarter of the kernel's work for a connect-only check. It reports
 // false, leaving the socket alone, when the pool is full or the disconnect
 // failed. The disconnect leaves an error pending on the socket
-// (ECONNRESET), which would come back as the next connect's error: it is
-// read, and so cleared, here.
+// (ECONNRESET); it is not read here (a getsockopt per check): the next
+// connect clears it before its handshake starts (Linux's tcp_connect_init
+// resets the socket's error), and until then the socket's registration
+// reports nothing the loop acts on (a connect-only check's is disabled, an
+// HTTP check's events carry the finished probe's slot generation, see
+// handle). TestLoopReusesSockets checks that a reused socket's next check
+// passes, after a pass and after a refusal.
 func (lp *evLoop) recycle(p *loopProbe) bool {
 	sp, _ := lp.spareOf(p.lt)
 	if len(*sp) >= loopSpareMax {
 		return false
 	}
-	fd := int(p.fd)
-	if loopDisconnect(fd) != 0 {
+	if loopDisconnect(int(p.fd)) != 0 {
 		return false
 	}
-	rawSoError(fd)
 	*sp = append(*sp, p.fd)
 	p.fd = -1
 	return true

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net/http"
 	"syscall"
@@ -69,4 +70,45 @@ func FuzzLoopVerdict(f *testing.F) {
 		}
 		require.Equal(t, want, got, "reply %q cut at %v", reply, cuts)
 	})
+}
+
+// TestLoopRefMatchesTarget: the loopRef a target's record keeps gives back
+// what loopTargetOf gives for its prober (IPv4, IPv6 and IPv4-mapped
+// addresses, connect-only with and without the held ACK, HTTP and HTTPS),
+// and nothing for a prober the loop does not run.
+func TestLoopRefMatchesTarget(t *testing.T) {
+	tcp := func(addr string, cfg TCPConfig) Prober {
+		p, err := NewTCP(addr, cfg)
+		require.NoError(t, err)
+		return p
+	}
+	httpP := func(addr string, tlsOn bool) Prober {
+		cfg := DefaultHTTPConfig()
+		if tlsOn {
+			cfg.TLS = &TLSConfig{InsecureSkipVerify: true}
+		}
+		p, err := NewHTTP(addr, cfg)
+		require.NoError(t, err)
+		return p
+	}
+	probers := []Prober{
+		tcp("127.1.2.3:20001", TCPConfig{}),
+		tcp("[::1]:443", TCPConfig{CompleteHandshake: true}),
+		tcp("[::ffff:10.0.0.1]:80", TCPConfig{}),
+		httpP("192.0.2.7:8080", false),
+		httpP("[2001:db8::1]:8443", true),
+		tcp("example.test:80", TCPConfig{}),                                // a host name: a worker's
+		tcp("127.0.0.1:7", TCPConfig{Receive: Segments{textPayload("x")}}), // a match: a worker's
+		ProberFunc(func(context.Context) Result { return Result{} }),
+	}
+	for i, p := range probers {
+		want, wantOK := loopTargetOf(p)
+		r := loopRefOf(p)
+		got, ok := r.target(p)
+		require.Equal(t, wantOK, ok, "prober %d", i)
+		require.Equal(t, want, got, "prober %d", i)
+		if h, isHTTP := p.(*HTTP); ok && isHTTP {
+			require.Equal(t, h.useTLS, r.flags&loopRefTLS != 0, "prober %d: the HTTPS flag", i)
+		}
+	}
 }

@@ -211,9 +211,12 @@ type Monitor struct {
 
 // monTarget is the Monitor's record of one target, guarded by Monitor.mu.
 // It is most of the Monitor's memory per target: its machine shares the
-// policy with the other targets that have the same one.
+// policy with the other targets that have the same one. The fields every
+// check reads or writes come first (the prober's interface value, not the
+// prober: a check dispatched to the event loop reads loop instead), then
+// the statistics, whose own hot fields lead (see monStats); the ID, read
+// for events and snapshots only, comes last.
 type monTarget struct {
-	id     string
 	prober Prober
 	mach   Machine
 
@@ -221,13 +224,15 @@ type monTarget struct {
 	// cancel cancels the running probe of the current generation; nil when
 	// none runs.
 	cancel func()
-	idx    int32 // heap index or monNotQueued
+	slot   int32 // 1 + its slot in the Monitor's heap, 0 before its first push (see monHeap)
 	// gen is bumped by Update and Remove: results of probes of an older
 	// generation (of a removed target, too) are dropped. It is only compared
 	// for equality with the generation a probe started in, so wrapping
 	// (after 2³² updates) is harmless.
-	gen uint32
-	st  monStats
+	gen  uint32
+	loop loopRef // the event loop's view of prober (see loopRef)
+	st   monStats
+	id   string
 }
 
 // monPolicy is one distinct policy of a Monitor's targets and how many
@@ -326,7 +331,7 @@ func (m *Monitor) Add(t Target) error {
 		return fmt.Errorf("%w: %q", ErrTargetExists, t.ID)
 	}
 	now := time.Now()
-	mt := &monTarget{id: t.ID, prober: t.Prober, idx: monNotQueued}
+	mt := &monTarget{id: t.ID, prober: t.Prober, loop: loopRefOf(t.Prober)}
 	mt.mach.init(m.internLocked(t.Policy))
 	mt.st = monNewStats(now, mt.mach.State(), m.cfg.LatencyWindow)
 	m.targets[t.ID] = mt
@@ -359,7 +364,7 @@ func (m *Monitor) Remove(id string) error {
 	delete(m.targets, id)
 	m.releaseLocked(t.mach.p)
 	t.gen++
-	m.heap.remove(t)
+	m.heap.untrack(t)
 	if t.cancel != nil {
 		t.cancel()
 		t.cancel = nil
@@ -422,7 +427,7 @@ func (m *Monitor) Update(t Target) error {
 		cur.cancel()
 		cur.cancel = nil
 	}
-	cur.prober = t.Prober
+	cur.prober, cur.loop = t.Prober, loopRefOf(t.Prober)
 	m.heap.remove(cur)
 	m.queueLocked(cur, now.Add(backoff.Uniform(cur.mach.p.InitialJitter, m.rng)))
 	if emitted {
@@ -506,7 +511,7 @@ func (m *Monitor) Stats(id string) (TargetStats, bool) {
 		return TargetStats{}, false
 	}
 	var out TargetStats
-	samples := t.fill(time.Now(), &out, nil)
+	samples := t.fill(time.Now(), &out, nil, m.heap.index(t) != monNotQueued)
 	m.mu.Unlock()
 	monPercentiles(samples, &out)
 	return out, true
@@ -528,7 +533,7 @@ func (m *Monitor) Snapshot() []TargetStats {
 	for _, t := range m.targets {
 		out = append(out, TargetStats{})
 		bounds = append(bounds, len(buf))
-		buf = t.fill(now, &out[len(out)-1], buf)
+		buf = t.fill(now, &out[len(out)-1], buf, m.heap.index(t) != monNotQueued)
 	}
 	bounds = append(bounds, len(buf))
 	m.mu.Unlock()
@@ -539,13 +544,14 @@ func (m *Monitor) Snapshot() []TargetStats {
 	return out
 }
 
-// fill copies t's statistics into out and appends its latency window to buf.
-func (t *monTarget) fill(now time.Time, out *TargetStats, buf []time.Duration) []time.Duration {
+// fill copies t's statistics into out and appends its latency window to buf;
+// queued says whether t is in the heap (its next probe due at t.due).
+func (t *monTarget) fill(now time.Time, out *TargetStats, buf []time.Duration, queued bool) []time.Duration {
 	out.ID = t.id
 	t.st.fill(now, out)
 	out.Served, out.Disabled = t.mach.Served(), t.mach.Disabled()
 	out.InFlight = t.cancel != nil
-	if t.idx != monNotQueued {
+	if queued {
 		out.NextProbe = t.due
 	}
 	return t.st.samples(buf)
@@ -555,7 +561,7 @@ func (t *monTarget) fill(now time.Time, out *TargetStats, buf []time.Duration) [
 // the earliest.
 func (m *Monitor) queueLocked(t *monTarget, due time.Time) {
 	m.heap.push(t, due)
-	if t.idx == 0 {
+	if m.heap.index(t) == 0 {
 		m.signal()
 	}
 }

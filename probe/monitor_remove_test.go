@@ -272,3 +272,42 @@ func TestMonitorRemoveRealSockets(t *testing.T) {
 		})
 	}
 }
+
+// TestMonitorRemoveReusesHeapSlot: a removed target gives its slot in the
+// schedule heap back, and a target added later takes it (the heap's
+// arrays by slot do not grow with churn); the new target is scheduled and
+// probed like any other, and the removed one's record no longer names a
+// slot.
+func TestMonitorRemoveReusesHeapSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, err := NewMonitor(MonitorConfig{Seed: 1, NoEventLoop: true}, nil, nil)
+		require.NoError(t, err)
+		var probes atomic.Int64
+		p := ProberFunc(func(context.Context) Result { probes.Add(1); return Result{Status: Pass} })
+		pol := DefaultPolicy()
+		pol.Interval = time.Second
+		for _, id := range []string{"a", "b", "c"} {
+			require.NoError(t, m.Add(Target{ID: id, Prober: p, Policy: pol}))
+		}
+		slots := len(m.heap.pos)
+		old := m.targets["b"]
+		require.NoError(t, m.Remove("b"))
+		assert.Zero(t, old.slot, "a removed target keeps no slot")
+		require.NoError(t, m.Add(Target{ID: "d", Prober: p, Policy: pol}))
+		assert.Len(t, m.heap.pos, slots, "the new target took the freed slot")
+		st, ok := m.Stats("d")
+		require.True(t, ok)
+		assert.False(t, st.NextProbe.IsZero(), "the new target is queued")
+
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- m.Run(ctx) }()
+		time.Sleep(2500 * time.Millisecond)
+		synctest.Wait()
+		cancel()
+		require.NoError(t, <-done)
+		st, _ = m.Stats("d")
+		assert.GreaterOrEqual(t, st.Probes, uint64(2), "the target in the reused slot is probed on schedule")
+		assert.EqualValues(t, 3*st.Probes, probes.Load(), "a, c and d alike; b no more")
+	})
+}

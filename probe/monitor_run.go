@@ -320,7 +320,7 @@ func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, mon
 			break
 		}
 		if useLoop {
-			if lt, ok := loopTargetOf(t.prober); ok && (tlsRoom || lt.http == nil || !lt.http.useTLS) {
+			if lt, ok := t.loop.target(t.prober); ok && (tlsRoom || t.loop.flags&loopRefTLS == 0) {
 				m.heap.pop()
 				t.cancel = monLoopRunning
 				m.inFlight++
@@ -430,7 +430,7 @@ func (m *Monitor) finish(ctx context.Context, w *monWorker, j monJob, r Result) 
 	now := time.Now()
 	stay := m.idleLocked(w, now)
 	queued, sent := m.resultLocked(ctx, j.t, j.gen, j.start, r, now)
-	wake := full || queued && j.t.idx == 0
+	wake := full || queued && m.heap.index(j.t) == 0
 	m.mu.Unlock()
 	if wake {
 		m.signal()

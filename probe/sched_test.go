@@ -9,9 +9,10 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestSchedHeapMatchesModel drives the heap with random pushes, pops and
-// removals and checks each pop against a sorted model: earliest due first,
-// ties in push order, indexes always consistent.
+// TestSchedHeapMatchesModel drives the heap with random pushes, pops,
+// removals and untracks (slots released and reused) and checks each pop
+// against a sorted model: earliest due first, ties in push order, slots and
+// indexes always consistent.
 func TestSchedHeapMatchesModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var h monHeap
@@ -25,7 +26,7 @@ func TestSchedHeapMatchesModel(t *testing.T) {
 		seq := 0
 		pool := make([]*monTarget, 40)
 		for i := range pool {
-			pool[i] = &monTarget{id: fmt.Sprint(i), idx: monNotQueued}
+			pool[i] = &monTarget{id: fmt.Sprint(i)}
 		}
 		sortModel := func() {
 			slices.SortStableFunc(model, func(a, b item) int {
@@ -36,10 +37,10 @@ func TestSchedHeapMatchesModel(t *testing.T) {
 			})
 		}
 		for range rapid.IntRange(1, 200).Draw(t, "ops") {
-			switch rapid.IntRange(0, 2).Draw(t, "op") {
+			switch rapid.IntRange(0, 3).Draw(t, "op") {
 			case 0: // push a target that is not queued
 				tg := pool[rapid.IntRange(0, len(pool)-1).Draw(t, "target")]
-				if tg.idx != monNotQueued {
+				if h.index(tg) != monNotQueued {
 					continue
 				}
 				due := base.Add(time.Duration(rapid.IntRange(0, 20).Draw(t, "due")) * time.Second)
@@ -63,19 +64,30 @@ func TestSchedHeapMatchesModel(t *testing.T) {
 				tg := pool[rapid.IntRange(0, len(pool)-1).Draw(t, "target")]
 				h.remove(tg)
 				model = slices.DeleteFunc(model, func(it item) bool { return it.t == tg })
-				if tg.idx != monNotQueued {
-					t.Fatalf("removed target still has index %d", tg.idx)
+				if i := h.index(tg); i != monNotQueued {
+					t.Fatalf("removed target still has index %d", i)
+				}
+			case 3: // the Monitor removes the target: its slot goes to the next new one
+				tg := pool[rapid.IntRange(0, len(pool)-1).Draw(t, "target")]
+				h.untrack(tg)
+				model = slices.DeleteFunc(model, func(it item) bool { return it.t == tg })
+				if tg.slot != 0 || h.index(tg) != monNotQueued {
+					t.Fatalf("untracked target keeps slot %d, index %d", tg.slot, h.index(tg))
 				}
 			}
 			if h.Len() != len(model) {
 				t.Fatalf("len %d, model %d", h.Len(), len(model))
 			}
 			for i, it := range h.items {
-				if int(it.t.idx) != i {
-					t.Fatalf("item %s at %d records index %d", it.t.id, i, it.t.idx)
+				tg := it.t
+				if int(tg.slot) != int(it.slot)+1 {
+					t.Fatalf("item %s at %d: slot %d, its target's %d", tg.id, i, it.slot, tg.slot)
 				}
-				if !it.t.due.Equal(h.base.Add(time.Duration(it.key))) {
-					t.Fatalf("item %s at %d: key %d for due %v (base %v)", it.t.id, i, it.key, it.t.due, h.base)
+				if got := h.index(tg); got != i {
+					t.Fatalf("item %s at %d records index %d", tg.id, i, got)
+				}
+				if !tg.due.Equal(h.base.Add(time.Duration(it.key))) {
+					t.Fatalf("item %s at %d: key %d for due %v (base %v)", tg.id, i, it.key, tg.due, h.base)
 				}
 			}
 		}
@@ -88,7 +100,7 @@ func BenchmarkSchedHeap(b *testing.B) {
 	var h monHeap
 	base := time.Now()
 	for i := range 10000 {
-		h.push(&monTarget{idx: monNotQueued}, base.Add(time.Duration(i)*time.Millisecond))
+		h.push(&monTarget{}, base.Add(time.Duration(i)*time.Millisecond))
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
