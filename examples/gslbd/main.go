@@ -216,7 +216,13 @@ func serve(ctx context.Context, cfg Config, mode string, zs zoneSource, h http.H
 			if zs.answering != nil {
 				select {
 				case <-zs.answering:
-				case <-ctx.Done(): // Run returns at once, closing the sockets
+				case <-ctx.Done():
+					// Stopped before the zone held answers: close the
+					// sockets unread. Run would first serve the queries
+					// waiting in them, from a zone that has no answers
+					// yet (NXDOMAIN for a configured name).
+					fail(dnsSrv.Close())
+					return
 				}
 			}
 			fail(dnsSrv.Run(ctx))

@@ -67,12 +67,17 @@ func tFreeAddr(t *testing.T) string {
 }
 
 // tBackend is a real HTTP server on loopback that the test kills (its
-// listener closed: connections refused) and revives on the same port.
+// listener closed: connections refused), hangs (connections accepted,
+// requests never answered, as a deadlocked or frozen application's) and
+// revives on the same port.
 type tBackend struct {
 	mu   sync.Mutex
 	port string
 	srv  *http.Server
 	done chan struct{}
+	// hung is open while the backend hangs: requests wait on it (or on
+	// their client going away) and are answered only once it is closed.
+	hung chan struct{}
 }
 
 func newTBackend(t *testing.T) *tBackend {
@@ -90,7 +95,17 @@ func (b *tBackend) listen(addr string) error {
 		return err
 	}
 	b.port = ln.Addr().String()
-	b.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	b.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		hung := b.hung
+		b.mu.Unlock()
+		if hung != nil {
+			select {
+			case <-hung:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		_, _ = io.WriteString(w, "ok")
 	}), ReadHeaderTimeout: 5 * time.Second}
 	b.done = make(chan struct{})
@@ -99,10 +114,33 @@ func (b *tBackend) listen(addr string) error {
 	return nil
 }
 
-// setDead kills (closes) or revives (listens again on the same port).
+// setHung makes a serving backend hang: it keeps accepting connections
+// and reading requests but answers none until setDead revives it.
+func (b *tBackend) setHung() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.srv == nil {
+		return errors.New("the backend is dead")
+	}
+	if b.hung == nil {
+		b.hung = make(chan struct{})
+	}
+	return nil
+}
+
+// setDead kills (closes) or revives (listens again on the same port, or
+// answers again if it hung).
 func (b *tBackend) setDead(dead bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	// A hung backend's waiting requests are released last, once its
+	// connections are closed (a kill) or it serves again (a revive).
+	defer func() {
+		if b.hung != nil {
+			close(b.hung)
+			b.hung = nil
+		}
+	}()
 	if dead {
 		if b.srv != nil {
 			_ = b.srv.Close()

@@ -33,8 +33,9 @@ type tOp struct {
 
 // tOps is the table of operations. Weights are relative.
 var tOps = []tOp{
-	{"backend-kill", 8, pickBackend(false), func(w *walk, a []string) error { return w.setBackend(atoi(a[0]), true) }},
-	{"backend-revive", 8, pickBackend(true), func(w *walk, a []string) error { return w.setBackend(atoi(a[0]), false) }},
+	{"backend-kill", 8, pickBackend(false), func(w *walk, a []string) error { return w.setBackend(atoi(a[0]), backendDead) }},
+	{"backend-hang", 3, pickBackend(false), func(w *walk, a []string) error { return w.setBackend(atoi(a[0]), backendHung) }},
+	{"backend-revive", 8, pickBackend(true), func(w *walk, a []string) error { return w.setBackend(atoi(a[0]), backendAlive) }},
 	{"drain", 6, pickAddr(false), func(w *walk, a []string) error { return w.intent(a[0], a[1], "drain") }},
 	{"undrain", 5, pickAddr(true), func(w *walk, a []string) error { return w.intent(a[0], a[1], "undrain") }},
 	{"disable", 3, pickRec(func(r *mRec) bool { return !r.disabled() && r.Failover != "" }), func(w *walk, a []string) error { return w.intent(a[0], "", "disable") }},
@@ -160,15 +161,34 @@ func pickAllUnhealthy(w *walk, r *rand.Rand) []string {
 	return []string{[]string{"keepLast", "failClosed"}[r.IntN(2)]}
 }
 
-// setBackend kills or revives a backend.
-func (w *walk) setBackend(i int, dead bool) error {
+// What backend-kill, backend-hang and backend-revive make of a backend.
+const (
+	backendAlive = iota
+	backendDead  // its port refuses connections
+	// backendHung accepts connections and answers nothing (a deadlocked or
+	// frozen application): its probes fail by their timeout, not at once,
+	// each holding a connection while it waits. The model takes it as
+	// dead from this instant, so I1's checker holds answers to the same
+	// detection bound (probe.WorstCaseDetection counts the timeout).
+	backendHung
+)
+
+// setBackend kills, hangs or revives a backend.
+func (w *walk) setBackend(i, to int) error {
 	if i < 0 || i >= len(w.e.backends) {
 		return fmt.Errorf("backend %d: out of range", i)
 	}
-	if err := w.e.backends[i].setDead(dead); err != nil {
+	b := w.e.backends[i]
+	var err error
+	if to == backendHung {
+		err = b.setHung()
+	} else {
+		err = b.setDead(to == backendDead)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: backend %d: %v", errSkip, i, err)
 	}
-	w.m.change(func(s *mState) { s.Backends[i] = mBackend{Dead: dead, Since: time.Now()} })
+	w.m.change(func(s *mState) { s.Backends[i] = mBackend{Dead: to != backendAlive, Since: time.Now()} })
 	return nil
 }
 
@@ -856,7 +876,7 @@ func opRestartOnFailure(w *walk, a []string) error {
 	if r == nil || r.addr(a[1]) == nil {
 		return fmt.Errorf("%w: %s %s is not in the config", errSkip, a[0], a[1])
 	}
-	if err := w.setBackend(r.addr(a[1]).Backend, true); err != nil {
+	if err := w.setBackend(r.addr(a[1]).Backend, backendDead); err != nil {
 		return err
 	}
 	warned := fmt.Sprintf(`"address":%q,"from":"passing","to":"warning"`, a[1])
