@@ -83,6 +83,41 @@ func TestServerCloseWithoutRun(t *testing.T) {
 	assert.NoError(t, never.Close(), "Close of a server never bound")
 }
 
+// TestServerRunEndedBeforeItBegan: Run with a context already ended
+// serves nothing, not even the queries waiting in the sockets Listen bound
+// (a caller stopping before it meant to answer must not have its queries
+// answered on the way out), releases the sockets and returns nil.
+func TestServerRunEndedBeforeItBegan(t *testing.T) {
+	s, err := dnsserver.NewServer(fixture(t), dnsserver.ServerConfig{Addr: "127.0.0.1:0"}, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Listen())
+	c, err := net.Dial("udp", s.Addr())
+	require.NoError(t, err)
+	defer c.Close()
+	q, err := query("www.example.test.", dns.TypeA).Pack()
+	require.NoError(t, err)
+	for range 3 {
+		_, err = c.Write(q)
+		require.NoError(t, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, s.Run(ctx))
+	// A reply on loopback is in c's queue once the server's send returns,
+	// and Run waits for its loops: nothing queued now means nothing sent.
+	// (A write to the closed port makes the next read fail with
+	// "connection refused" first, whatever is queued; none is made.)
+	require.NoError(t, c.SetReadDeadline(time.Now()))
+	n, err := c.Read(make([]byte, 512))
+	var ne net.Error
+	require.Truef(t, errors.As(err, &ne) && ne.Timeout(), "a reply was sent (%d bytes, err %v)", n, err)
+	u, err := net.ListenPacket("udp", s.Addr())
+	require.NoError(t, err, "the UDP port is free again")
+	u.Close()
+	assert.ErrorIs(t, s.Run(context.Background()), dnsserver.ErrRunning)
+	assert.NoError(t, s.Close())
+}
+
 // TestServerRunTwice: a Server runs once; Close ends a running Run and
 // waits for it.
 func TestServerRunTwice(t *testing.T) {

@@ -387,7 +387,9 @@ func (s *Server) Addr() string {
 // Run serves queries until ctx ends or Close is called, then shuts down
 // (waiting at most ShutdownTimeout for queries in flight), releases the
 // sockets and returns nil; or returns the error that stopped it. It binds
-// first if Listen was not called. A Server runs once: a second call returns
+// first if Listen was not called. Given a context that has already ended,
+// it serves nothing (not even queries waiting in the bound sockets) and
+// releases the sockets. A Server runs once: a second call returns
 // ErrRunning, a call after Close ErrClosed.
 func (s *Server) Run(ctx context.Context) error {
 	if err := s.Listen(); err != nil {
@@ -403,6 +405,14 @@ func (s *Server) Run(ctx context.Context) error {
 		return ErrClosed
 	}
 	s.ran = true
+	if ctx.Err() != nil {
+		// Ended before it began: serve nothing, not even the queries
+		// already waiting in the sockets Listen bound.
+		err := errors.Join(s.udp.Close(), s.tcp.Close())
+		s.udp, s.tcp = nil, nil
+		s.mu.Unlock()
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.stop, s.done = cancel, make(chan struct{})
