@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Scale run: the embedded zone (fast mode) beside Knot on zones of 10k, 100k
-# and 1M names (see README.md, "Scale"). For every size, ROUNDS rounds;
-# in each, every server in turn (in order in odd rounds, reversed in even
-# ones), alone on the machine's server core:
+# Scale run: the embedded zone (fast mode) beside Knot, and with
+# SERVERS="knot fast bind" BIND 9, on zones of 10k, 100k and 1M names (see
+# README.md, "Scale"). For every size, ROUNDS rounds; in each, every server
+# in SERVERS in turn (in order in odd rounds, reversed in even ones), alone
+# on the machine's server core:
 #
 #   1. started with the zone's SOA and NS only: its RSS (the empty server),
 #      and again after DURATION seconds of saturating queries for its one
@@ -20,9 +21,20 @@
 #      seconds", counted from the first message); a refresh that failed
 #      first and was retried aborts the row;
 #   5. 1,000 changes in one write on the server (embedded: SIGUSR1 with
-#      -changes; Knot: one knotc transaction), the secondary refreshed: the
-#      same two figures for the IXFR (a refresh that falls back to AXFR
-#      aborts the row).
+#      -changes; Knot: one knotc transaction; BIND: one dynamic update
+#      message from nsupdate, signed with a TSIG key, kept in the zone's
+#      journal), the secondary refreshed: the same two figures for the IXFR
+#      (changes the server did not take, or a refresh that falls back to
+#      AXFR, abort the row).
+#
+# BIND (named -n 1: one worker thread) is a primary as Knot's is: transfers
+# allowed to 127.0.0.0/8, no NOTIFY (the secondary is refreshed with
+# knotc), its journal the IXFR's source; it writes updates back to its zone
+# file, so it loads a copy, made before its clock starts (write_bind_conf
+# in bench/lib/xfr.sh says what else is set and why). It is not in the
+# default SERVERS: the default run is the one the embedded server's goals
+# against Knot are read from, and BIND would lengthen it (its load of 1M
+# names alone takes several times Knot's).
 #
 # The secondary waits up to LOAD_TIMEOUT for each message of a transfer
 # (Knot's tcp-remote-io-timeout, 5 s by default): the embedded server of
@@ -59,6 +71,7 @@
 #   QUICK=1 bench/dns-vs-peers/scale.sh      # 10k names, 1 round, 5 s runs
 #   LOAD=append bench/dns-vs-peers/scale.sh  # the embedded server loads with AppendRecords
 #   SIZES="100000" ROUNDS=3 bench/dns-vs-peers/scale.sh
+#   SERVERS="knot fast bind" SIZES="10000 100000" bench/dns-vs-peers/scale.sh
 set -euo pipefail
 
 if [ -n "${QUICK:-}" ]; then
@@ -76,7 +89,7 @@ SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
 BASEPORT=${BASEPORT:-15600}
 LOAD_TIMEOUT=${LOAD_TIMEOUT:-900} # seconds: loading, and each transfer
-SERVERS=${SERVERS:-"knot fast"}
+SERVERS=${SERVERS:-"knot fast"} # any of knot fast bind; knot's figures are the ratios' base
 LOAD=${LOAD:-build} # the embedded server's -load: build (SnapshotBuilder) or append (AppendRecords)
 LOADS="uni-sat uni-fix zipf-sat zipf-fix"
 
@@ -97,12 +110,24 @@ trap cleanup EXIT
 for cmd in dnsperf taskset go knotd knotc dig; do
 	command -v "$cmd" >/dev/null || { echo "missing $cmd (apt-get install dnsperf knot knot-dnsutils dnsutils)" >&2; exit 1; }
 done
+for s in $SERVERS; do
+	case $s in
+	knot | fast) ;;
+	bind)
+		for cmd in named nsupdate tsig-keygen; do
+			command -v "$cmd" >/dev/null || { echo "missing $cmd (apt-get install bind9 bind9-dnsutils bind9-utils)" >&2; exit 1; }
+		done
+		;;
+	*) echo "unknown server $s (knot fast bind)" >&2; exit 1 ;;
+	esac
+done
 [ -z "${GOMEMLIMIT:-}" ] || echo "# note: GOMEMLIMIT=$GOMEMLIMIT is set" >&2
 build_xfr_tools
 clk=$(getconf CLK_TCK)
 port=$((BASEPORT + 1))
 secport=$((BASEPORT + 2))
 sec=$dir/sec # the secondary's directory and log (start_secondary)
+bind_update_key "$dir/update.key" # BIND's changes are signed with it (apply_changes)
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 serial_at() { dig +short +time=1 +tries=1 @127.0.0.1 -p "$1" example.test SOA 2>/dev/null | awk '{print $3}'; }
@@ -113,15 +138,23 @@ serial_at() { dig +short +time=1 +tries=1 @127.0.0.1 -p "$1" example.test SOA 2>
 # used by then, and load_wait, the seconds it waited for a CPU by then
 # (cpu_wait); load_wall="" when it did not answer within LOAD_TIMEOUT.
 start_primary() {
-	local s=$1 zf=$2 t0 bin=knot
+	local s=$1 zf=$2 t0 bin=$1 args=()
 	if port_answers "$port"; then
 		echo "port $port already answers: stop that server first" >&2
 		exit 1
 	fi
-	[ "$s" = knot ] || bin=$dir/embedded
-	case $s in knot | fast) ;; *) echo "unknown server $s (knot fast)" >&2; exit 1 ;; esac
+	case $s in
+	knot) ;;
+	bind)
+		# BIND writes its changes back to the zone file it loaded: a copy,
+		# made before the clock starts.
+		cp "$zf" "$dir/bind.zone"
+		zf=$dir/bind.zone args=("$dir/update.key")
+		;;
+	fast) bin=$dir/embedded args=(-load "$LOAD" -changes "$changes") ;;
+	esac
 	t0=$(now)
-	start_server "$s" "$bin" "$port" "$zf" -load "$LOAD" -changes "$changes"
+	start_server "$s" "$bin" "$port" "$zf" "${args[@]}"
 	load_wall="" load_cpu="" load_wait=""
 	if await_answer "$port" "$started_pid"; then
 		load_cpu=$(awk -v t="$(cpu_ticks "$started_pid")" -v c="$clk" 'BEGIN {printf "%.3f", t / c}')
@@ -144,18 +177,27 @@ wait_serial() {
 	return 1
 }
 
-# apply_changes SERVER PID: the 1,000 changes in one write.
+# apply_changes SERVER PID: the 1,000 changes in one write; fails when the
+# server did not take them ($dir/apply.out says why).
 apply_changes() {
+	rm -f "$dir/apply.out"
 	case $1 in
 	knot)
 		{
 			echo "zone-begin example.test"
-			while read -r name ttl typ addr; do
-				echo "zone-unset example.test $name $typ"
-				echo "zone-set example.test $name $ttl $typ $addr"
-			done <"$changes"
+			awk '{ print "zone-unset example.test", $1, $3; print "zone-set example.test", $1, $2, $3, $4 }' "$changes"
 			echo "zone-commit example.test"
-		} | knotc -s "$dir/knot/knot.sock" >"$dir/knotc.out" 2>&1
+		} | knotc -s "$dir/knot/knot.sock" >"$dir/apply.out" 2>&1
+		;;
+	bind)
+		# One UPDATE message (RFC 2136; nsupdate sends it over TCP, too
+		# large for UDP), signed with the key BIND takes updates with.
+		{
+			echo "server 127.0.0.1 $port"
+			echo "zone example.test"
+			awk '{ print "update delete", $1 ".example.test.", $3; print "update add", $1 ".example.test.", $2, $3, $4 }' "$changes"
+			echo "send"
+		} | nsupdate -k "$dir/update.key" >"$dir/apply.out" 2>&1
 		;;
 	fast) kill -USR1 "$2" ;;
 	esac
@@ -188,6 +230,7 @@ run_load() { # round server size pid load
 
 : >"$dir/results"
 header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds, $QUERIES queries per file, GOMEMLIMIT ${GOMEMLIMIT:-unset}, GOGC ${GOGC:-default}, embedded -load $LOAD"
+[[ " $SERVERS " != *" bind "* ]] || header+=", $(named -v)"
 echo "$header"
 for n in $SIZES; do
 	sizedir=$dir/z$n
@@ -243,8 +286,9 @@ for n in $SIZES; do
 				put "$round" "$s" "$n" axfr "$(refresh_seconds none "$serial" "$sec/log")"
 				xfr=$(xfr_seconds AXFR "$sec/log")
 				put "$round" "$s" "$n" axfr-data "${xfr%% *}"
-				apply_changes "$s" "$pid"
-				if ! wait_serial "$port" $((serial + 1)); then
+				if ! apply_changes "$s" "$pid"; then
+					for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "the server did not take the changes: $(tail -n 1 "$dir/apply.out" 2>/dev/null)"; done
+				elif ! wait_serial "$port" $((serial + 1)); then
 					for w in ixfr ixfr-data; do abort "$round" "$s" "$n" "$w" "the server did not apply the changes (serial $serial)"; done
 				else
 					knotc -s "$sec/knot.sock" zone-refresh example.test >/dev/null

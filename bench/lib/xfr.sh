@@ -1,5 +1,5 @@
 # Shared by the transfer runs (bench/dns-vs-peers/scale.sh, xfrside.sh):
-# their tools built, a primary started (Knot or the embedded server) and
+# their tools built, a primary started (Knot, BIND 9 or the embedded server) and
 # timed until it answers, a fresh Knot secondary started, and the figures
 # read from the secondary's log. Source it after stats.sh and dnsperf.sh,
 # with $repo, $dir (the run's temporary directory), $pids (an array the
@@ -14,13 +14,61 @@ build_xfr_tools() {
 
 now() { date +%s.%N; }
 
+# bind_update_key FILE: a fresh TSIG key named "update" (HMAC-SHA256), as
+# a named.conf key statement, in FILE: the key write_bind_conf's zone takes
+# dynamic updates signed with, and nsupdate -k FILE signs them with.
+bind_update_key() { tsig-keygen -a hmac-sha256 update >"$1"; }
+
+# write_bind_conf DIR PORT ZONEFILE [KEYFILE]: DIR/named.conf, BIND 9
+# serving example.test from ZONEFILE on 127.0.0.1:PORT as a primary for
+# the transfer runs, with the options of bench/dns-vs-peers/run.sh (no
+# recursion, no validation, minimal responses) and: transfers allowed to
+# 127.0.0.0/8, as Knot's (allow-transfer); no NOTIFY (notify no: the zone's
+# NS is ns1.example.test, 127.0.0.1 port 53, whoever listens there; the
+# secondary is refreshed with knotc, as from Knot); no control channel
+# (controls { }: the default one listens on 127.0.0.1 port 953, shared by
+# every named on the machine); its journal in DIR (journal), and with
+# KEYFILE (bind_update_key) dynamic updates signed with that key
+# (allow-update): the journal an IXFR is answered from. A zone updated is
+# written back to ZONEFILE when named stops (and 15 minutes after an
+# update): give it a copy. BIND's defaults hold for the rest: a secondary
+# has 30 s to send its request on a new connection (tcp-initial-timeout)
+# and 60 minutes to take each message of a transfer (max-transfer-idle-out),
+# more than Knot's raised 30 s; an IXFR larger than the zone is sent as an
+# AXFR (max-ixfr-ratio 100%).
+write_bind_conf() {
+	local d=$1 key="" update=""
+	if [ -n "${4:-}" ]; then
+		key="include \"$4\";"
+		update='allow-update { key "update"; };'
+	fi
+	cat >"$d/named.conf" <<CONF
+options {
+  directory "$d"; pid-file "$d/named.pid";
+  listen-on port $2 { 127.0.0.1; }; listen-on-v6 { none; };
+  recursion no; dnssec-validation no; minimal-responses yes;
+  notify no;
+};
+controls { };
+$key
+zone "example.test" {
+  type primary; file "$3"; journal "$d/example.test.jnl";
+  allow-transfer { 127.0.0.0/8; };
+  $update
+};
+CONF
+}
+
 # start_server NAME SERVER PORT ZONEFILE [ARG...]: starts a primary serving
 # example.test from ZONEFILE on 127.0.0.1:PORT, pinned on $SERVER_CPU,
 # logging to $dir/NAME.log: SERVER "knot" is Knot (write_knot_conf's
 # transfer primary, in $dir/NAME, its control socket $dir/NAME/knot.sock),
-# any other the embedded server's binary at that path, in fast mode with
-# -xfr and the ARGs. Sets started_pid and adds it to $pids; returns at
-# once (await_answer waits).
+# "bind" BIND 9 with one worker thread (named -n 1; write_bind_conf's
+# transfer primary, in $dir/NAME, taking updates signed with the key in
+# the file ARG when given: see there, and give it a copy of the zone
+# file), any other the embedded server's binary at that path, in fast
+# mode with -xfr and the ARGs. Sets started_pid and adds it to $pids;
+# returns at once (await_answer waits).
 start_server() {
 	local name=$1 s=$2 port=$3 zf=$4
 	shift 4
@@ -29,6 +77,11 @@ start_server() {
 		rm -rf "${dir:?}/$name" && mkdir -p "$dir/$name/db"
 		write_knot_conf "$dir/$name/knot.conf" "$port" "$zf" transfer
 		taskset -c "$SERVER_CPU" knotd -c "$dir/$name/knot.conf" >"$dir/$name.log" 2>&1 &
+		;;
+	bind)
+		rm -rf "${dir:?}/$name" && mkdir -p "$dir/$name"
+		write_bind_conf "$dir/$name" "$port" "$zf" "${1:-}"
+		taskset -c "$SERVER_CPU" named -g -u root -n 1 -c "$dir/$name/named.conf" >"$dir/$name.log" 2>&1 &
 		;;
 	*)
 		taskset -c "$SERVER_CPU" "$s" -zonefile "$zf" -addr "127.0.0.1:$port" -mode fast -xfr "$@" >"$dir/$name.log" 2>&1 &
