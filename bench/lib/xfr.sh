@@ -30,7 +30,7 @@ bind_update_key() { tsig-keygen -a hmac-sha256 update >"$1"; }
 # every named on the machine); its journal in DIR (journal), and with
 # KEYFILE (bind_update_key) dynamic updates signed with that key
 # (allow-update): the journal an IXFR is answered from. A zone updated is
-# written back to ZONEFILE when named stops (and 15 minutes after an
+# written back to ZONEFILE when named stops (and within 15 minutes of an
 # update): give it a copy. BIND's defaults hold for the rest: a secondary
 # has 30 s to send its request on a new connection (tcp-initial-timeout)
 # and 60 minutes to take each message of a transfer (max-transfer-idle-out),
