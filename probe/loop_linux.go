@@ -40,15 +40,15 @@ const loopSpareMax = 1024
 // took since the last time (see evLoop.trimSpare).
 const loopSpareTrim = time.Second
 
-// epollET and epollOneShot are EPOLLET and EPOLLONESHOT as the uint32
-// the event mask is.
-const (
-	epollET      uint32 = 1 << 31
-	epollOneShot uint32 = 1 << 30
-)
+// epollET is EPOLLET as the uint32 the event mask is.
+const epollET uint32 = 1 << 31
 
-// loopWakeSlot marks the wake pipe's epoll registration.
-const loopWakeSlot = -1
+// loopSockEvents is every probe socket's registration in the loop's epoll
+// set, made once when the socket is opened and kept while it is reused:
+// edge-triggered, so a socket reports each change once (the connect's
+// outcome, the reply's arrival, the target's FIN), and the loop reads
+// what it needs when told.
+const loopSockEvents = syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | epollET
 
 // The phases of a probe in the loop.
 const (
@@ -87,13 +87,18 @@ type evLoop struct {
 	nev        int
 	slots      []loopProbe
 	free       []int32
-	dl         []int32 // deadline heap of slot indices
-	live       int
-	buf        []byte         // loopScratch bytes
-	st         *httpLeanState // the parser's scratch for status-only checks
-	stb        *httpLeanState // and for checks that match the body
-	rr         loopReplay
-	done       []loopDone
+	// bySock holds, by socket descriptor, the slot of the probe the
+	// socket serves, or -1: its epoll events name the descriptor (see
+	// loopSockEvents), and an event for a socket no probe has (an idle
+	// one, see recycle) is dropped.
+	bySock []int32
+	dl     []int32 // deadline heap of slot indices
+	live   int
+	buf    []byte         // loopScratch bytes
+	st     *httpLeanState // the parser's scratch for status-only checks
+	stb    *httpLeanState // and for checks that match the body
+	rr     loopReplay
+	done   []loopDone
 
 	// The time spent in HTTPS coroutines (see loopTLSShare): since
 	// tlsSince, and whether the last full window went over the share.
@@ -104,7 +109,8 @@ type evLoop struct {
 
 	// spare holds disconnected sockets, still in the epoll set, for the
 	// next probes (see recycle), by address family (IPv4, IPv6) and by
-	// whether TCP_QUICKACK was turned off on them (holdACK).
+	// whether they hold the handshake's last ACK back (holdACK, see
+	// loopHoldACK).
 	spare [2][2][]int32
 	// spareLow is each pool's smallest size since spareAt: the sockets
 	// below it were not needed since then.
@@ -122,7 +128,6 @@ type loopProbe struct {
 	end      time.Time // the probe's deadline (the policy's timeout)
 	deadline time.Time // the current phase's deadline
 	gen      uint32    // the target's generation
-	sgen     uint32    // the slot's generation, to ignore stale events
 	fd       int32
 	hidx     int32 // index in the deadline heap
 	sent     int32 // request bytes written
@@ -153,7 +158,7 @@ func newEvLoop() (_ *evLoop, err error) {
 	if err := syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
 		return nil, os.NewSyscallError("pipe2", err)
 	}
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: loopWakeSlot}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(p[0])}
 	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, p[0], &ev); err != nil {
 		return nil, os.NewSyscallError("epoll_ctl", err)
 	}
@@ -228,7 +233,7 @@ func (lp *evLoop) takeDone() []loopDone {
 func (lp *evLoop) start(j loopJob, now time.Time) {
 	s := lp.alloc()
 	p := &lp.slots[s]
-	*p = loopProbe{t: j.t, lt: j.lt, buf: p.buf[:0], start: j.start, gen: j.gen, sgen: p.sgen + 1, fd: -1, hidx: -1, phase: loopConnecting}
+	*p = loopProbe{t: j.t, lt: j.lt, buf: p.buf[:0], start: j.start, gen: j.gen, fd: -1, hidx: -1, phase: loopConnecting}
 	p.end = j.start.Add(j.timeout)
 	p.deadline = p.end
 	if h := j.lt.http; h != nil {
@@ -245,20 +250,21 @@ func (lp *evLoop) start(j loopJob, now time.Time) {
 	}
 	fd, reused := lp.takeSpare(j.lt)
 	if !reused {
-		var err error
-		fd, err = rawSocket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, syscall.IPPROTO_TCP)
-		if err != nil {
-			if err == syscall.EMFILE || err == syscall.ENFILE {
+		var err *os.SyscallError
+		if fd, err = lp.open(family, j.lt.holdACK); err != nil {
+			if err.Err == syscall.EMFILE || err.Err == syscall.ENFILE {
 				lp.closeSpare() // descriptors are short: give the idle ones back
 			}
-			lp.finish(s, now, lp.connectFailed(p, os.NewSyscallError("socket", err)))
+			r := lp.connectFailed(p, err)
+			if err.Syscall == "epoll_ctl" {
+				r.Kind = KindLocal // the loop's own epoll set is full or out of memory
+			}
+			lp.finish(s, now, r)
 			return
 		}
 	}
 	p.fd = int32(fd)
-	if j.lt.holdACK {
-		rawSetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 0)
-	}
+	lp.bySock[fd] = s
 	err := loopConnect(fd, j.lt)
 	if err != nil && err != syscall.EINPROGRESS {
 		r := lp.connectFailed(p, os.NewSyscallError("connect", err))
@@ -268,32 +274,45 @@ func (lp *evLoop) start(j loopJob, now time.Time) {
 		lp.finish(s, now, r)
 		return
 	}
-	ev := syscall.EpollEvent{
-		Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | epollET,
-		Fd:     s,
-		Pad:    int32(p.sgen),
-	}
-	if j.lt.http == nil {
-		// A connect-only check needs one event, the connect's outcome;
-		// after it the registration stays disabled, so the disconnect
-		// that recycles the socket (see recycle) makes no event.
-		ev.Events |= epollOneShot
-	}
-	// A reused socket is in the epoll set already: its registration only
-	// takes this probe's slot and generation, and events (re-armed).
-	op := syscall.EPOLL_CTL_ADD
-	if reused {
-		op = syscall.EPOLL_CTL_MOD
-	}
-	if err := rawEpollCtl(lp.epfd, op, fd, &ev); err != nil {
-		r := lp.connectFailed(p, os.NewSyscallError("epoll_ctl", err))
-		r.Kind = KindLocal // the loop's own epoll set is full or out of memory
-		lp.finish(s, now, r)
-		return
-	}
 	lp.dlPush(s)
 	// Even when connect reported success at once, the writable event the
-	// registration reports moves the probe on: one path for both.
+	// socket's registration reports moves the probe on: one path for both.
+}
+
+// open opens a socket for the loop's probes, adds it to the epoll set for
+// good (see loopSockEvents) and, with hold, makes it hold the handshake's
+// last ACK back (see loopHoldACK). The error names the call that failed.
+func (lp *evLoop) open(family int, hold bool) (int, *os.SyscallError) {
+	fd, err := rawSocket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, syscall.IPPROTO_TCP)
+	if err != nil {
+		return -1, &os.SyscallError{Syscall: "socket", Err: err}
+	}
+	if hold {
+		loopHoldACK(fd)
+	}
+	ev := syscall.EpollEvent{Events: loopSockEvents, Fd: int32(fd)}
+	if err := rawEpollCtl(lp.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		rawClose(fd)
+		return -1, &os.SyscallError{Syscall: "epoll_ctl", Err: err}
+	}
+	for fd >= len(lp.bySock) {
+		lp.bySock = append(lp.bySock, -1)
+	}
+	return fd, nil
+}
+
+// loopHoldACK makes socket fd hold back the last ACK of each handshake it
+// starts (see loopTarget.holdACK), for as long as it is open: it sets
+// TCP_DEFER_ACCEPT, which the kernel reads, on a connecting socket, as
+// TCP_QUICKACK off (Linux's tcp_rcv_synsent_state_process delays the ACK
+// when either is set). Unlike TCP_QUICKACK, which the disconnect that
+// recycles a socket clears, it survives the disconnect, so a reused socket
+// needs no system call to hold its next ACK. TestLoopReusesSockets holds
+// the kernel to it: no check of a reused socket is accepted by its
+// target. Failing to set it is not an error: the check then completes the
+// handshake.
+func loopHoldACK(fd int) {
+	rawSetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_DEFER_ACCEPT, 1)
 }
 
 // loopConnect issues a non-blocking connect to lt.addr, with the socket
@@ -364,6 +383,7 @@ func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 		lp.endTLS(p) // ended already, unless the loop is giving up on it
 	}
 	if p.fd >= 0 {
+		lp.bySock[p.fd] = -1
 		if p.lt.http == nil || p.peerClosed {
 			// A connect-only check: reset rather than close (see TCP).
 			// An HTTP(S) check whose target has closed its side (its FIN
@@ -450,11 +470,11 @@ func (lp *evLoop) trimSpare(now time.Time) {
 // failed. The disconnect leaves an error pending on the socket
 // (ECONNRESET); it is not read here (a getsockopt per check): the next
 // connect clears it before its handshake starts (Linux's tcp_connect_init
-// resets the socket's error), and until then the socket's registration
-// reports nothing the loop acts on (a connect-only check's is disabled, an
-// HTTP check's events carry the finished probe's slot generation, see
-// handle). TestLoopReusesSockets checks that a reused socket's next check
-// passes, after a pass and after a refusal.
+// resets the socket's error), and until then the events the socket
+// reports are dropped (no probe has it, see handle); once reused, it
+// reports its new connection's state, which epoll reads when it hands the
+// event over. TestLoopReusesSockets checks that a reused socket's next
+// check passes, after a pass and after a refusal.
 func (lp *evLoop) recycle(p *loopProbe) bool {
 	sp, _ := lp.spareOf(p.lt)
 	if len(*sp) >= loopSpareMax {
@@ -487,7 +507,7 @@ func (lp *evLoop) release(s int32) {
 	if cap(buf) > httpLeanBufSize {
 		buf = nil
 	}
-	*p = loopProbe{sgen: p.sgen, buf: buf[:0], fd: -1, hidx: -1}
+	*p = loopProbe{buf: buf[:0], fd: -1, hidx: -1}
 	lp.free = append(lp.free, s)
 	lp.live--
 }
@@ -504,6 +524,7 @@ func (lp *evLoop) abandon() {
 			lp.endTLS(p)
 		}
 		if p.fd >= 0 {
+			lp.bySock[p.fd] = -1
 			rawClose(int(p.fd))
 		}
 		lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start})
@@ -634,7 +655,7 @@ func (lp *evLoop) arm() {
 
 // handle moves one probe on after an epoll event.
 func (lp *evLoop) handle(ev syscall.EpollEvent, now time.Time) {
-	if ev.Fd == loopWakeSlot {
+	if int(ev.Fd) == lp.wakeR {
 		lp.woken.Store(false)
 		var b [64]byte
 		for {
@@ -644,12 +665,13 @@ func (lp *evLoop) handle(ev syscall.EpollEvent, now time.Time) {
 		}
 		return
 	}
-	s := ev.Fd
-	if s < 0 || int(s) >= len(lp.slots) {
-		return
+	fd := int(ev.Fd)
+	if fd < 0 || fd >= len(lp.bySock) || lp.bySock[fd] < 0 {
+		return // an idle socket's: its last probe's reset, say
 	}
+	s := lp.bySock[fd]
 	p := &lp.slots[s]
-	if p.phase == loopFree || p.sgen != uint32(ev.Pad) {
+	if p.phase == loopFree {
 		return
 	}
 	const errs = syscall.EPOLLERR | syscall.EPOLLHUP
