@@ -92,7 +92,8 @@ type evLoop struct {
 	// loopSockEvents), and an event for a socket no probe has (an idle
 	// one, see recycle) is dropped.
 	bySock []int32
-	dl     []int32 // deadline heap of slot indices
+	dl     []loopDL  // the probes in flight by deadline (see dlPush)
+	dlBase time.Time // the first deadline pushed: dl's keys are offsets from it
 	live   int
 	buf    []byte         // loopScratch bytes
 	st     *httpLeanState // the parser's scratch for status-only checks
@@ -538,7 +539,7 @@ func (lp *evLoop) next() (time.Time, bool) {
 	if len(lp.dl) == 0 {
 		return time.Time{}, false
 	}
-	return lp.slots[lp.dl[0]].deadline, true
+	return lp.slots[lp.dl[0].s].deadline, true
 }
 
 // settle ends every probe whose deadline has passed, after first reading
@@ -558,7 +559,7 @@ func (lp *evLoop) settle(now time.Time) {
 // expire ends every probe whose deadline has passed.
 func (lp *evLoop) expire(now time.Time) {
 	for len(lp.dl) > 0 {
-		s := lp.dl[0]
+		s := lp.dl[0].s
 		p := &lp.slots[s]
 		if p.deadline.After(now) {
 			return
@@ -852,72 +853,107 @@ func (lp *evLoop) state(h *HTTP) *httpLeanState {
 	return lp.st
 }
 
-// The deadline heap: a binary min-heap of slot indices by deadline; each
-// slot records its index.
-
-func (lp *evLoop) dlLess(i, j int) bool {
-	return lp.slots[lp.dl[i]].deadline.Before(lp.slots[lp.dl[j]].deadline)
+// loopDL is an entry of the loop's deadline heap: a probe's slot and its
+// current deadline, as an offset from evLoop.dlBase, so that a sift
+// compares entries without reading the probes' slots.
+type loopDL struct {
+	key int64
+	s   int32
 }
 
-func (lp *evLoop) dlSwap(i, j int) {
-	lp.dl[i], lp.dl[j] = lp.dl[j], lp.dl[i]
-	lp.slots[lp.dl[i]].hidx = int32(i)
-	lp.slots[lp.dl[j]].hidx = int32(j)
+// The deadline heap: a 4-ary min-heap of the probes in flight by deadline
+// (ties in any order); each probe's slot records its index (hidx). Most
+// probes have the same timeout, so a new one sorts last and its push stops
+// at once, and a probe that ends (usually among the oldest) is replaced by
+// the last entry, which sifts down: four children a level halve the levels
+// a binary heap would cross.
+
+// dlKey returns slot s's deadline as a key of the heap.
+func (lp *evLoop) dlKey(s int32) int64 {
+	d := lp.slots[s].deadline
+	if lp.dlBase.IsZero() {
+		lp.dlBase = d
+	}
+	return int64(d.Sub(lp.dlBase))
 }
 
+// dlPush adds slot s, by its deadline.
 func (lp *evLoop) dlPush(s int32) {
-	lp.dl = append(lp.dl, s)
-	i := len(lp.dl) - 1
+	i := len(lp.dl)
+	lp.dl = append(lp.dl, loopDL{key: lp.dlKey(s), s: s})
 	lp.slots[s].hidx = int32(i)
 	lp.dlUp(i)
 }
 
+// dlRemove takes out the entry at i.
 func (lp *evLoop) dlRemove(i32 int32) {
 	i, n := int(i32), len(lp.dl)-1
-	lp.slots[lp.dl[i]].hidx = -1
+	lp.slots[lp.dl[i].s].hidx = -1
 	if i != n {
-		lp.dl[i] = lp.dl[n]
-		lp.slots[lp.dl[i]].hidx = int32(i)
+		lp.dlSet(i, lp.dl[n])
 	}
 	lp.dl = lp.dl[:n]
-	if i < n {
-		lp.dlFix(int32(i))
+	if i < n && !lp.dlDown(i) {
+		lp.dlUp(i)
 	}
 }
 
+// dlFix moves the entry at i to its place after its slot's deadline
+// changed.
 func (lp *evLoop) dlFix(i32 int32) {
-	if !lp.dlDown(int(i32)) {
-		lp.dlUp(int(i32))
+	i := int(i32)
+	lp.dl[i].key = lp.dlKey(lp.dl[i].s)
+	if !lp.dlDown(i) {
+		lp.dlUp(i)
 	}
+}
+
+// dlSet places x at i and records the index in its slot.
+func (lp *evLoop) dlSet(i int, x loopDL) {
+	lp.dl[i] = x
+	lp.slots[x.s].hidx = int32(i)
 }
 
 func (lp *evLoop) dlUp(i int) {
+	x := lp.dl[i]
+	start := i
 	for i > 0 {
-		parent := (i - 1) / 2
-		if !lp.dlLess(i, parent) {
-			return
+		p := (i - 1) / 4
+		if x.key >= lp.dl[p].key {
+			break
 		}
-		lp.dlSwap(i, parent)
-		i = parent
+		lp.dlSet(i, lp.dl[p])
+		i = p
+	}
+	if i != start {
+		lp.dlSet(i, x)
 	}
 }
 
+// dlDown sifts the entry at i0 toward the leaves and reports whether it
+// moved.
 func (lp *evLoop) dlDown(i0 int) bool {
 	i, n := i0, len(lp.dl)
+	x := lp.dl[i]
 	for {
-		l := 2*i + 1
-		if l >= n {
+		c := 4*i + 1
+		if c >= n {
 			break
 		}
-		j := l
-		if r := l + 1; r < n && lp.dlLess(r, l) {
-			j = r
+		end := min(c+4, n)
+		for k := c + 1; k < end; k++ {
+			if lp.dl[k].key < lp.dl[c].key {
+				c = k
+			}
 		}
-		if !lp.dlLess(j, i) {
+		if lp.dl[c].key >= x.key {
 			break
 		}
-		lp.dlSwap(i, j)
-		i = j
+		lp.dlSet(i, lp.dl[c])
+		i = c
+	}
+	if i != i0 {
+		lp.dlSet(i, x)
 	}
 	return i > i0
 }

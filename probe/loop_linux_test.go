@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 // loopRun probes p once through a fresh event loop, as a Monitor would
@@ -839,4 +841,69 @@ func TestLoopHTTPResetsAfterTargetClosed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoopDeadlineHeapProperty: after any sequence of pushes, deadline
+// changes and removals, the loop's deadline heap holds exactly the probes
+// pushed and not removed, its first entry has the earliest deadline, every
+// entry sorts no earlier than its parent, and each probe's hidx is its
+// entry's index.
+func TestLoopDeadlineHeapProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		lp := &evLoop{}
+		base := time.Unix(1_000_000, 0)
+		in := map[int32]bool{}
+		draw := func(label string) time.Time {
+			return base.Add(time.Duration(rapid.Int64Range(-1e9, 1e9).Draw(t, label)))
+		}
+		pick := func() int32 {
+			keys := make([]int32, 0, len(in))
+			for s := range in {
+				keys = append(keys, s)
+			}
+			slices.Sort(keys)
+			return rapid.SampledFrom(keys).Draw(t, "slot")
+		}
+		for range rapid.IntRange(1, 300).Draw(t, "ops") {
+			switch op := rapid.IntRange(0, 2).Draw(t, "op"); {
+			case op == 0 || len(in) == 0:
+				s := int32(len(lp.slots))
+				lp.slots = append(lp.slots, loopProbe{deadline: draw("deadline"), hidx: -1})
+				lp.dlPush(s)
+				in[s] = true
+			case op == 1:
+				s := pick()
+				lp.slots[s].deadline = draw("new deadline")
+				lp.dlFix(lp.slots[s].hidx)
+			default:
+				s := pick()
+				lp.dlRemove(lp.slots[s].hidx)
+				if lp.slots[s].hidx != -1 {
+					t.Fatalf("slot %d removed, hidx %d", s, lp.slots[s].hidx)
+				}
+				delete(in, s)
+			}
+			if len(lp.dl) != len(in) {
+				t.Fatalf("%d entries, %d probes in flight", len(lp.dl), len(in))
+			}
+			for i, e := range lp.dl {
+				if !in[e.s] || lp.slots[e.s].hidx != int32(i) {
+					t.Fatalf("entry %d: slot %d (in flight %v) has hidx %d", i, e.s, in[e.s], lp.slots[e.s].hidx)
+				}
+				if e.key != int64(lp.slots[e.s].deadline.Sub(lp.dlBase)) {
+					t.Fatalf("entry %d: key %d, slot's deadline is %v", i, e.key, lp.slots[e.s].deadline.Sub(lp.dlBase))
+				}
+				if p := (i - 1) / 4; i > 0 && lp.slots[e.s].deadline.Before(lp.slots[lp.dl[p].s].deadline) {
+					t.Fatalf("entry %d sorts before its parent %d", i, p)
+				}
+			}
+			if first, ok := lp.next(); ok {
+				for s := range in {
+					if lp.slots[s].deadline.Before(first) {
+						t.Fatalf("next is %v, slot %d is due at %v", first.Sub(base), s, lp.slots[s].deadline.Sub(base))
+					}
+				}
+			}
+		}
+	})
 }
