@@ -57,7 +57,12 @@ const (
 	loopSending                 // connected, the request partly written
 	loopReading                 // request written, reading the reply
 	loopTLSRun                  // connected, the HTTPS exchange's coroutine runs
+	loopClosing                 // judged; the socket waits for the target's FIN (see awaitFIN)
 )
+
+// loopFINWait is how long an HTTP check's socket is kept, once its reply
+// is judged, for the target's FIN (see awaitFIN).
+const loopFINWait = 10 * time.Millisecond
 
 // evLoop runs probes over non-blocking sockets registered in one epoll
 // set. Its epoll descriptor is itself watched by the Go runtime's poller
@@ -209,6 +214,11 @@ func (lp *evLoop) wake() {
 // probes still in flight must have been abandoned first.
 func (lp *evLoop) close() {
 	lp.stopTLS()
+	for s := range lp.slots {
+		if lp.slots[s].phase == loopClosing {
+			lp.drop(int32(s))
+		}
+	}
 	lp.closeSpare()
 	lp.wmu.Lock()
 	lp.closed = true
@@ -383,6 +393,46 @@ func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 		panicked = co.panicked
 		lp.endTLS(p) // ended already, unless the loop is giving up on it
 	}
+	r.Latency = now.Sub(p.start)
+	lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start, r: r, panicked: panicked})
+	lp.drop(s)
+}
+
+// judged ends an HTTP check whose reply was judged: at once when the
+// target has closed its side, else after awaitFIN.
+func (lp *evLoop) judged(s int32, now time.Time, r Result) {
+	if p := &lp.slots[s]; p.peerClosed || p.co != nil {
+		lp.finish(s, now, r)
+		return
+	}
+	lp.awaitFIN(s, now, r)
+}
+
+// awaitFIN records slot s's verdict r, and keeps its socket for up to
+// loopFINWait for the target's FIN. An HTTP check asks the target to close
+// (Connection: close), and it usually does right after its reply, but its
+// FIN may come a moment after the reply was judged. Closing then would
+// send a FIN first and leave the checker's side in TIME_WAIT for a minute
+// (some checks in a hundred, on loopback), a new socket for the next
+// check and the connection table fuller; once the FIN is in, the
+// connection is reset and the socket reused instead, as when the FIN came
+// with the reply. A target that keeps the connection open gets a FIN when
+// the wait is over, as before. The slot holds the socket meanwhile; it is
+// no longer a probe in flight.
+func (lp *evLoop) awaitFIN(s int32, now time.Time, r Result) {
+	p := &lp.slots[s]
+	r.Latency = now.Sub(p.start)
+	lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start, r: r})
+	lp.live--
+	p.t = nil
+	p.phase = loopClosing
+	p.deadline = now.Add(loopFINWait)
+	lp.dlFix(p.hidx)
+}
+
+// drop closes slot s's socket and frees the slot.
+func (lp *evLoop) drop(s int32) {
+	p := &lp.slots[s]
 	if p.fd >= 0 {
 		lp.bySock[p.fd] = -1
 		if p.lt.http == nil || p.peerClosed {
@@ -406,8 +456,6 @@ func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 	if p.hidx >= 0 {
 		lp.dlRemove(p.hidx)
 	}
-	r.Latency = now.Sub(p.start)
-	lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start, r: r, panicked: panicked})
 	lp.release(s)
 }
 
@@ -501,16 +549,18 @@ func (lp *evLoop) closeSpare() {
 	}
 }
 
-// release frees slot s, keeping its generation and a small reply buffer.
+// release frees slot s, keeping a small reply buffer.
 func (lp *evLoop) release(s int32) {
 	p := &lp.slots[s]
+	if p.phase != loopClosing {
+		lp.live--
+	}
 	buf := p.buf
 	if cap(buf) > httpLeanBufSize {
 		buf = nil
 	}
 	*p = loopProbe{buf: buf[:0], fd: -1, hidx: -1}
 	lp.free = append(lp.free, s)
-	lp.live--
 }
 
 // abandon closes every probe in flight without a verdict (Run is
@@ -519,6 +569,10 @@ func (lp *evLoop) abandon() {
 	for s := range lp.slots {
 		p := &lp.slots[s]
 		if p.phase == loopFree {
+			continue
+		}
+		if p.phase == loopClosing {
+			lp.drop(int32(s)) // its verdict is out already
 			continue
 		}
 		if p.co != nil {
@@ -563,6 +617,10 @@ func (lp *evLoop) expire(now time.Time) {
 		p := &lp.slots[s]
 		if p.deadline.After(now) {
 			return
+		}
+		if p.phase == loopClosing {
+			lp.drop(s) // no FIN came: close with one
+			continue
 		}
 		lp.finish(s, now, lp.timedOut(p))
 	}
@@ -704,6 +762,10 @@ func (lp *evLoop) handle(ev syscall.EpollEvent, now time.Time) {
 		lp.read(s, now)
 	case loopTLSRun:
 		lp.resumeTLS(s)
+	case loopClosing:
+		if p.peerClosed || ev.Events&errs != 0 {
+			lp.drop(s) // the FIN (or a reset) came: reset, and reuse the socket
+		}
 	}
 }
 
@@ -821,7 +883,7 @@ func (lp *evLoop) read(s int32, now time.Time) {
 		if n > 0 {
 			data = data[:len(data)+n]
 			if r, ok := h.loopVerdict(lp.state(h), &lp.rr, data, nil); ok {
-				lp.finish(s, now, r)
+				lp.judged(s, now, r)
 				return
 			}
 			continue

@@ -907,3 +907,57 @@ func TestLoopDeadlineHeapProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestLoopHTTPAwaitsTargetsFIN: an HTTP check judged before its target's
+// FIN came keeps its socket for the FIN, then resets the connection and
+// keeps the socket for the next check, where a close would have sent a FIN
+// and left the checker's side in TIME_WAIT.
+func TestLoopHTTPAwaitsTargetsFIN(t *testing.T) {
+	lp, err := newEvLoop()
+	require.NoError(t, err)
+	defer lp.close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	closeNow := make(chan struct{})
+	after := make(chan error, 1) // what the target read after closing its side
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			after <- err
+			return
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		probersReadRequest(c)
+		if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")); err != nil {
+			after <- err
+			return
+		}
+		<-closeNow
+		_ = c.(*net.TCPConn).CloseWrite()
+		_, err = c.Read(make([]byte, 16))
+		after <- err
+	}()
+	h := probersHTTP(t, ln.Addr().String(), DefaultHTTPConfig(), HTTPEngineLean)
+	r := loopRunOn(t, lp, h, 10*time.Second)
+	require.Equal(t, Pass, r.Status, r.Detail)
+
+	hold, _ := lp.spareOf(loopTarget{holdACK: true})
+	require.Empty(t, *hold, "the socket waits for the target's FIN")
+	close(closeNow)
+	guard := time.Now().Add(10 * time.Second)
+	for len(*hold) == 0 {
+		// Events only, no expiry: the wait's time may have run out
+		// already on a slow machine.
+		now := time.Now()
+		require.True(t, now.Before(guard), "hang guard: the target's FIN not handled within 10 s")
+		lp.wait(now, guard, guard, true)
+	}
+	select {
+	case err := <-after:
+		assert.ErrorIs(t, err, syscall.ECONNRESET, "the checker resets the connection once the target closed")
+	case <-time.After(10 * time.Second):
+		t.Fatal("hang guard: the target saw nothing after closing")
+	}
+}
