@@ -119,6 +119,10 @@ func (w *monLocal) add(now time.Time, local bool, detail string) bool {
 		}
 		w.total++
 		w.lastErr, w.lastAt = detail, now
+	} else if !w.degraded {
+		// No local failure was in the window at the last refresh, and
+		// none came since: slices leaving the window cannot add one.
+		return false
 	}
 	return w.refresh(now)
 }

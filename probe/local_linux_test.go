@@ -5,8 +5,8 @@ package probe
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -32,11 +32,29 @@ func TestLocalFailureDescriptorsExhausted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}), ReadHeaderTimeout: 10 * time.Second}
+	// The HTTP target answers and keeps the connection open until the
+	// checker closes it: the checker then closes its socket, and each check
+	// needs a new descriptor. (A target that closes first gets its
+	// connections reset, and the event loop reuses their sockets.)
 	hl, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	go func() { _ = srv.Serve(hl) }()
-	defer srv.Close()
+	defer hl.Close()
+	go func() {
+		for {
+			c, err := hl.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(2 * time.Minute))
+				probersReadRequest(c)
+				if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")); err == nil {
+					_, _ = io.Copy(io.Discard, c)
+				}
+			}()
+		}
+	}()
 	tl, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer tl.Close()

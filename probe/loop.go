@@ -26,12 +26,12 @@ type loopTarget struct {
 	addr netip.AddrPort
 	http *HTTP // nil: a TCP connect-only check
 	tcp  *TCP
-	// holdACK: TCP_QUICKACK is turned off before connecting, so the
-	// handshake's last ACK is held back: a connect-only check resets the
-	// connection first (the target never accepts it), an HTTP(S) check's
-	// first write carries it (the target's kernel then hands the
-	// connection over with the request in: one segment and one wake-up
-	// of the target fewer, as HAProxy's checks do).
+	// holdACK: the socket holds the handshake's last ACK back (see
+	// loopHoldACK): a connect-only check resets the connection first (the
+	// target never accepts it), an HTTP(S) check's first write carries it
+	// (the target's kernel then hands the connection over with the
+	// request in: one segment and one wake-up of the target fewer, as
+	// HAProxy's checks do).
 	holdACK bool
 }
 

@@ -40,15 +40,15 @@ const loopSpareMax = 1024
 // took since the last time (see evLoop.trimSpare).
 const loopSpareTrim = time.Second
 
-// epollET and epollOneShot are EPOLLET and EPOLLONESHOT as the uint32
-// the event mask is.
-const (
-	epollET      uint32 = 1 << 31
-	epollOneShot uint32 = 1 << 30
-)
+// epollET is EPOLLET as the uint32 the event mask is.
+const epollET uint32 = 1 << 31
 
-// loopWakeSlot marks the wake pipe's epoll registration.
-const loopWakeSlot = -1
+// loopSockEvents is every probe socket's registration in the loop's epoll
+// set, made once when the socket is opened and kept while it is reused:
+// edge-triggered, so a socket reports each change once (the connect's
+// outcome, the reply's arrival, the target's FIN), and the loop reads
+// what it needs when told.
+const loopSockEvents = syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | epollET
 
 // The phases of a probe in the loop.
 const (
@@ -57,7 +57,12 @@ const (
 	loopSending                 // connected, the request partly written
 	loopReading                 // request written, reading the reply
 	loopTLSRun                  // connected, the HTTPS exchange's coroutine runs
+	loopClosing                 // judged; the socket waits for the target's FIN (see awaitFIN)
 )
+
+// loopFINWait is how long an HTTP check's socket is kept, once its reply
+// is judged, for the target's FIN (see awaitFIN).
+const loopFINWait = 10 * time.Millisecond
 
 // evLoop runs probes over non-blocking sockets registered in one epoll
 // set. Its epoll descriptor is itself watched by the Go runtime's poller
@@ -87,13 +92,19 @@ type evLoop struct {
 	nev        int
 	slots      []loopProbe
 	free       []int32
-	dl         []int32 // deadline heap of slot indices
-	live       int
-	buf        []byte         // loopScratch bytes
-	st         *httpLeanState // the parser's scratch for status-only checks
-	stb        *httpLeanState // and for checks that match the body
-	rr         loopReplay
-	done       []loopDone
+	// bySock holds, by socket descriptor, the slot of the probe the
+	// socket serves, or -1: its epoll events name the descriptor (see
+	// loopSockEvents), and an event for a socket no probe has (an idle
+	// one, see recycle) is dropped.
+	bySock []int32
+	dl     []loopDL  // the probes in flight by deadline (see dlPush)
+	dlBase time.Time // the first deadline pushed: dl's keys are offsets from it
+	live   int
+	buf    []byte         // loopScratch bytes
+	st     *httpLeanState // the parser's scratch for status-only checks
+	stb    *httpLeanState // and for checks that match the body
+	rr     loopReplay
+	done   []loopDone
 
 	// The time spent in HTTPS coroutines (see loopTLSShare): since
 	// tlsSince, and whether the last full window went over the share.
@@ -104,7 +115,8 @@ type evLoop struct {
 
 	// spare holds disconnected sockets, still in the epoll set, for the
 	// next probes (see recycle), by address family (IPv4, IPv6) and by
-	// whether TCP_QUICKACK was turned off on them (holdACK).
+	// whether they hold the handshake's last ACK back (holdACK, see
+	// loopHoldACK).
 	spare [2][2][]int32
 	// spareLow is each pool's smallest size since spareAt: the sockets
 	// below it were not needed since then.
@@ -122,7 +134,6 @@ type loopProbe struct {
 	end      time.Time // the probe's deadline (the policy's timeout)
 	deadline time.Time // the current phase's deadline
 	gen      uint32    // the target's generation
-	sgen     uint32    // the slot's generation, to ignore stale events
 	fd       int32
 	hidx     int32 // index in the deadline heap
 	sent     int32 // request bytes written
@@ -153,7 +164,7 @@ func newEvLoop() (_ *evLoop, err error) {
 	if err := syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
 		return nil, os.NewSyscallError("pipe2", err)
 	}
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: loopWakeSlot}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(p[0])}
 	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, p[0], &ev); err != nil {
 		return nil, os.NewSyscallError("epoll_ctl", err)
 	}
@@ -203,6 +214,11 @@ func (lp *evLoop) wake() {
 // probes still in flight must have been abandoned first.
 func (lp *evLoop) close() {
 	lp.stopTLS()
+	for s := range lp.slots {
+		if lp.slots[s].phase == loopClosing {
+			lp.drop(int32(s))
+		}
+	}
 	lp.closeSpare()
 	lp.wmu.Lock()
 	lp.closed = true
@@ -228,7 +244,7 @@ func (lp *evLoop) takeDone() []loopDone {
 func (lp *evLoop) start(j loopJob, now time.Time) {
 	s := lp.alloc()
 	p := &lp.slots[s]
-	*p = loopProbe{t: j.t, lt: j.lt, buf: p.buf[:0], start: j.start, gen: j.gen, sgen: p.sgen + 1, fd: -1, hidx: -1, phase: loopConnecting}
+	*p = loopProbe{t: j.t, lt: j.lt, buf: p.buf[:0], start: j.start, gen: j.gen, fd: -1, hidx: -1, phase: loopConnecting}
 	p.end = j.start.Add(j.timeout)
 	p.deadline = p.end
 	if h := j.lt.http; h != nil {
@@ -245,20 +261,21 @@ func (lp *evLoop) start(j loopJob, now time.Time) {
 	}
 	fd, reused := lp.takeSpare(j.lt)
 	if !reused {
-		var err error
-		fd, err = rawSocket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, syscall.IPPROTO_TCP)
-		if err != nil {
-			if err == syscall.EMFILE || err == syscall.ENFILE {
+		var err *os.SyscallError
+		if fd, err = lp.open(family, j.lt.holdACK); err != nil {
+			if err.Err == syscall.EMFILE || err.Err == syscall.ENFILE {
 				lp.closeSpare() // descriptors are short: give the idle ones back
 			}
-			lp.finish(s, now, lp.connectFailed(p, os.NewSyscallError("socket", err)))
+			r := lp.connectFailed(p, err)
+			if err.Syscall == "epoll_ctl" {
+				r.Kind = KindLocal // the loop's own epoll set is full or out of memory
+			}
+			lp.finish(s, now, r)
 			return
 		}
 	}
 	p.fd = int32(fd)
-	if j.lt.holdACK {
-		rawSetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 0)
-	}
+	lp.bySock[fd] = s
 	err := loopConnect(fd, j.lt)
 	if err != nil && err != syscall.EINPROGRESS {
 		r := lp.connectFailed(p, os.NewSyscallError("connect", err))
@@ -268,32 +285,45 @@ func (lp *evLoop) start(j loopJob, now time.Time) {
 		lp.finish(s, now, r)
 		return
 	}
-	ev := syscall.EpollEvent{
-		Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | epollET,
-		Fd:     s,
-		Pad:    int32(p.sgen),
-	}
-	if j.lt.http == nil {
-		// A connect-only check needs one event, the connect's outcome;
-		// after it the registration stays disabled, so the disconnect
-		// that recycles the socket (see recycle) makes no event.
-		ev.Events |= epollOneShot
-	}
-	// A reused socket is in the epoll set already: its registration only
-	// takes this probe's slot and generation, and events (re-armed).
-	op := syscall.EPOLL_CTL_ADD
-	if reused {
-		op = syscall.EPOLL_CTL_MOD
-	}
-	if err := rawEpollCtl(lp.epfd, op, fd, &ev); err != nil {
-		r := lp.connectFailed(p, os.NewSyscallError("epoll_ctl", err))
-		r.Kind = KindLocal // the loop's own epoll set is full or out of memory
-		lp.finish(s, now, r)
-		return
-	}
 	lp.dlPush(s)
 	// Even when connect reported success at once, the writable event the
-	// registration reports moves the probe on: one path for both.
+	// socket's registration reports moves the probe on: one path for both.
+}
+
+// open opens a socket for the loop's probes, adds it to the epoll set for
+// good (see loopSockEvents) and, with hold, makes it hold the handshake's
+// last ACK back (see loopHoldACK). The error names the call that failed.
+func (lp *evLoop) open(family int, hold bool) (int, *os.SyscallError) {
+	fd, err := rawSocket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, syscall.IPPROTO_TCP)
+	if err != nil {
+		return -1, &os.SyscallError{Syscall: "socket", Err: err}
+	}
+	if hold {
+		loopHoldACK(fd)
+	}
+	ev := syscall.EpollEvent{Events: loopSockEvents, Fd: int32(fd)}
+	if err := rawEpollCtl(lp.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		rawClose(fd)
+		return -1, &os.SyscallError{Syscall: "epoll_ctl", Err: err}
+	}
+	for fd >= len(lp.bySock) {
+		lp.bySock = append(lp.bySock, -1)
+	}
+	return fd, nil
+}
+
+// loopHoldACK makes socket fd hold back the last ACK of each handshake it
+// starts (see loopTarget.holdACK), for as long as it is open: it sets
+// TCP_DEFER_ACCEPT, which the kernel reads, on a connecting socket, as
+// TCP_QUICKACK off (Linux's tcp_rcv_synsent_state_process delays the ACK
+// when either is set). Unlike TCP_QUICKACK, which the disconnect that
+// recycles a socket clears, it survives the disconnect, so a reused socket
+// needs no system call to hold its next ACK. TestLoopReusesSockets holds
+// the kernel to it: no check of a reused socket is accepted by its
+// target. Failing to set it is not an error: the check then completes the
+// handshake.
+func loopHoldACK(fd int) {
+	rawSetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_DEFER_ACCEPT, 1)
 }
 
 // loopConnect issues a non-blocking connect to lt.addr, with the socket
@@ -363,7 +393,48 @@ func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 		panicked = co.panicked
 		lp.endTLS(p) // ended already, unless the loop is giving up on it
 	}
+	r.Latency = now.Sub(p.start)
+	lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start, r: r, panicked: panicked})
+	lp.drop(s)
+}
+
+// judged ends an HTTP check whose reply was judged: at once when the
+// target has closed its side, else after awaitFIN.
+func (lp *evLoop) judged(s int32, now time.Time, r Result) {
+	if p := &lp.slots[s]; p.peerClosed || p.co != nil {
+		lp.finish(s, now, r)
+		return
+	}
+	lp.awaitFIN(s, now, r)
+}
+
+// awaitFIN records slot s's verdict r, and keeps its socket for up to
+// loopFINWait for the target's FIN. An HTTP check asks the target to close
+// (Connection: close), and it usually does right after its reply, but its
+// FIN may come a moment after the reply was judged. Closing then would
+// send a FIN first and leave the checker's side in TIME_WAIT for a minute
+// (some checks in a hundred, on loopback), a new socket for the next
+// check and the connection table fuller; once the FIN is in, the
+// connection is reset and the socket reused instead, as when the FIN came
+// with the reply. A target that keeps the connection open gets a FIN when
+// the wait is over, as before. The slot holds the socket meanwhile; it is
+// no longer a probe in flight.
+func (lp *evLoop) awaitFIN(s int32, now time.Time, r Result) {
+	p := &lp.slots[s]
+	r.Latency = now.Sub(p.start)
+	lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start, r: r})
+	lp.live--
+	p.t = nil
+	p.phase = loopClosing
+	p.deadline = now.Add(loopFINWait)
+	lp.dlFix(p.hidx)
+}
+
+// drop closes slot s's socket and frees the slot.
+func (lp *evLoop) drop(s int32) {
+	p := &lp.slots[s]
 	if p.fd >= 0 {
+		lp.bySock[p.fd] = -1
 		if p.lt.http == nil || p.peerClosed {
 			// A connect-only check: reset rather than close (see TCP).
 			// An HTTP(S) check whose target has closed its side (its FIN
@@ -385,8 +456,6 @@ func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 	if p.hidx >= 0 {
 		lp.dlRemove(p.hidx)
 	}
-	r.Latency = now.Sub(p.start)
-	lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start, r: r, panicked: panicked})
 	lp.release(s)
 }
 
@@ -450,11 +519,11 @@ func (lp *evLoop) trimSpare(now time.Time) {
 // failed. The disconnect leaves an error pending on the socket
 // (ECONNRESET); it is not read here (a getsockopt per check): the next
 // connect clears it before its handshake starts (Linux's tcp_connect_init
-// resets the socket's error), and until then the socket's registration
-// reports nothing the loop acts on (a connect-only check's is disabled, an
-// HTTP check's events carry the finished probe's slot generation, see
-// handle). TestLoopReusesSockets checks that a reused socket's next check
-// passes, after a pass and after a refusal.
+// resets the socket's error), and until then the events the socket
+// reports are dropped (no probe has it, see handle); once reused, it
+// reports its new connection's state, which epoll reads when it hands the
+// event over. TestLoopReusesSockets checks that a reused socket's next
+// check passes, after a pass and after a refusal.
 func (lp *evLoop) recycle(p *loopProbe) bool {
 	sp, _ := lp.spareOf(p.lt)
 	if len(*sp) >= loopSpareMax {
@@ -480,16 +549,18 @@ func (lp *evLoop) closeSpare() {
 	}
 }
 
-// release frees slot s, keeping its generation and a small reply buffer.
+// release frees slot s, keeping a small reply buffer.
 func (lp *evLoop) release(s int32) {
 	p := &lp.slots[s]
+	if p.phase != loopClosing {
+		lp.live--
+	}
 	buf := p.buf
 	if cap(buf) > httpLeanBufSize {
 		buf = nil
 	}
-	*p = loopProbe{sgen: p.sgen, buf: buf[:0], fd: -1, hidx: -1}
+	*p = loopProbe{buf: buf[:0], fd: -1, hidx: -1}
 	lp.free = append(lp.free, s)
-	lp.live--
 }
 
 // abandon closes every probe in flight without a verdict (Run is
@@ -500,10 +571,15 @@ func (lp *evLoop) abandon() {
 		if p.phase == loopFree {
 			continue
 		}
+		if p.phase == loopClosing {
+			lp.drop(int32(s)) // its verdict is out already
+			continue
+		}
 		if p.co != nil {
 			lp.endTLS(p)
 		}
 		if p.fd >= 0 {
+			lp.bySock[p.fd] = -1
 			rawClose(int(p.fd))
 		}
 		lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start})
@@ -517,7 +593,7 @@ func (lp *evLoop) next() (time.Time, bool) {
 	if len(lp.dl) == 0 {
 		return time.Time{}, false
 	}
-	return lp.slots[lp.dl[0]].deadline, true
+	return lp.slots[lp.dl[0].s].deadline, true
 }
 
 // settle ends every probe whose deadline has passed, after first reading
@@ -537,10 +613,14 @@ func (lp *evLoop) settle(now time.Time) {
 // expire ends every probe whose deadline has passed.
 func (lp *evLoop) expire(now time.Time) {
 	for len(lp.dl) > 0 {
-		s := lp.dl[0]
+		s := lp.dl[0].s
 		p := &lp.slots[s]
 		if p.deadline.After(now) {
 			return
+		}
+		if p.phase == loopClosing {
+			lp.drop(s) // no FIN came: close with one
+			continue
 		}
 		lp.finish(s, now, lp.timedOut(p))
 	}
@@ -634,7 +714,7 @@ func (lp *evLoop) arm() {
 
 // handle moves one probe on after an epoll event.
 func (lp *evLoop) handle(ev syscall.EpollEvent, now time.Time) {
-	if ev.Fd == loopWakeSlot {
+	if int(ev.Fd) == lp.wakeR {
 		lp.woken.Store(false)
 		var b [64]byte
 		for {
@@ -644,12 +724,13 @@ func (lp *evLoop) handle(ev syscall.EpollEvent, now time.Time) {
 		}
 		return
 	}
-	s := ev.Fd
-	if s < 0 || int(s) >= len(lp.slots) {
-		return
+	fd := int(ev.Fd)
+	if fd < 0 || fd >= len(lp.bySock) || lp.bySock[fd] < 0 {
+		return // an idle socket's: its last probe's reset, say
 	}
+	s := lp.bySock[fd]
 	p := &lp.slots[s]
-	if p.phase == loopFree || p.sgen != uint32(ev.Pad) {
+	if p.phase == loopFree {
 		return
 	}
 	const errs = syscall.EPOLLERR | syscall.EPOLLHUP
@@ -681,6 +762,10 @@ func (lp *evLoop) handle(ev syscall.EpollEvent, now time.Time) {
 		lp.read(s, now)
 	case loopTLSRun:
 		lp.resumeTLS(s)
+	case loopClosing:
+		if p.peerClosed || ev.Events&errs != 0 {
+			lp.drop(s) // the FIN (or a reset) came: reset, and reuse the socket
+		}
 	}
 }
 
@@ -798,7 +883,7 @@ func (lp *evLoop) read(s int32, now time.Time) {
 		if n > 0 {
 			data = data[:len(data)+n]
 			if r, ok := h.loopVerdict(lp.state(h), &lp.rr, data, nil); ok {
-				lp.finish(s, now, r)
+				lp.judged(s, now, r)
 				return
 			}
 			continue
@@ -830,72 +915,107 @@ func (lp *evLoop) state(h *HTTP) *httpLeanState {
 	return lp.st
 }
 
-// The deadline heap: a binary min-heap of slot indices by deadline; each
-// slot records its index.
-
-func (lp *evLoop) dlLess(i, j int) bool {
-	return lp.slots[lp.dl[i]].deadline.Before(lp.slots[lp.dl[j]].deadline)
+// loopDL is an entry of the loop's deadline heap: a probe's slot and its
+// current deadline, as an offset from evLoop.dlBase, so that a sift
+// compares entries without reading the probes' slots.
+type loopDL struct {
+	key int64
+	s   int32
 }
 
-func (lp *evLoop) dlSwap(i, j int) {
-	lp.dl[i], lp.dl[j] = lp.dl[j], lp.dl[i]
-	lp.slots[lp.dl[i]].hidx = int32(i)
-	lp.slots[lp.dl[j]].hidx = int32(j)
+// The deadline heap: a 4-ary min-heap of the probes in flight by deadline
+// (ties in any order); each probe's slot records its index (hidx). Most
+// probes have the same timeout, so a new one sorts last and its push stops
+// at once, and a probe that ends (usually among the oldest) is replaced by
+// the last entry, which sifts down: four children a level halve the levels
+// a binary heap would cross.
+
+// dlKey returns slot s's deadline as a key of the heap.
+func (lp *evLoop) dlKey(s int32) int64 {
+	d := lp.slots[s].deadline
+	if lp.dlBase.IsZero() {
+		lp.dlBase = d
+	}
+	return int64(d.Sub(lp.dlBase))
 }
 
+// dlPush adds slot s, by its deadline.
 func (lp *evLoop) dlPush(s int32) {
-	lp.dl = append(lp.dl, s)
-	i := len(lp.dl) - 1
+	i := len(lp.dl)
+	lp.dl = append(lp.dl, loopDL{key: lp.dlKey(s), s: s})
 	lp.slots[s].hidx = int32(i)
 	lp.dlUp(i)
 }
 
+// dlRemove takes out the entry at i.
 func (lp *evLoop) dlRemove(i32 int32) {
 	i, n := int(i32), len(lp.dl)-1
-	lp.slots[lp.dl[i]].hidx = -1
+	lp.slots[lp.dl[i].s].hidx = -1
 	if i != n {
-		lp.dl[i] = lp.dl[n]
-		lp.slots[lp.dl[i]].hidx = int32(i)
+		lp.dlSet(i, lp.dl[n])
 	}
 	lp.dl = lp.dl[:n]
-	if i < n {
-		lp.dlFix(int32(i))
+	if i < n && !lp.dlDown(i) {
+		lp.dlUp(i)
 	}
 }
 
+// dlFix moves the entry at i to its place after its slot's deadline
+// changed.
 func (lp *evLoop) dlFix(i32 int32) {
-	if !lp.dlDown(int(i32)) {
-		lp.dlUp(int(i32))
+	i := int(i32)
+	lp.dl[i].key = lp.dlKey(lp.dl[i].s)
+	if !lp.dlDown(i) {
+		lp.dlUp(i)
 	}
+}
+
+// dlSet places x at i and records the index in its slot.
+func (lp *evLoop) dlSet(i int, x loopDL) {
+	lp.dl[i] = x
+	lp.slots[x.s].hidx = int32(i)
 }
 
 func (lp *evLoop) dlUp(i int) {
+	x := lp.dl[i]
+	start := i
 	for i > 0 {
-		parent := (i - 1) / 2
-		if !lp.dlLess(i, parent) {
-			return
+		p := (i - 1) / 4
+		if x.key >= lp.dl[p].key {
+			break
 		}
-		lp.dlSwap(i, parent)
-		i = parent
+		lp.dlSet(i, lp.dl[p])
+		i = p
+	}
+	if i != start {
+		lp.dlSet(i, x)
 	}
 }
 
+// dlDown sifts the entry at i0 toward the leaves and reports whether it
+// moved.
 func (lp *evLoop) dlDown(i0 int) bool {
 	i, n := i0, len(lp.dl)
+	x := lp.dl[i]
 	for {
-		l := 2*i + 1
-		if l >= n {
+		c := 4*i + 1
+		if c >= n {
 			break
 		}
-		j := l
-		if r := l + 1; r < n && lp.dlLess(r, l) {
-			j = r
+		end := min(c+4, n)
+		for k := c + 1; k < end; k++ {
+			if lp.dl[k].key < lp.dl[c].key {
+				c = k
+			}
 		}
-		if !lp.dlLess(j, i) {
+		if lp.dl[c].key >= x.key {
 			break
 		}
-		lp.dlSwap(i, j)
-		i = j
+		lp.dlSet(i, lp.dl[c])
+		i = c
+	}
+	if i != i0 {
+		lp.dlSet(i, x)
 	}
 	return i > i0
 }

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 // loopRun probes p once through a fresh event loop, as a Monitor would
@@ -838,5 +840,124 @@ func TestLoopHTTPResetsAfterTargetClosed(t *testing.T) {
 				t.Fatal("the target saw nothing after its response")
 			}
 		})
+	}
+}
+
+// TestLoopDeadlineHeapProperty: after any sequence of pushes, deadline
+// changes and removals, the loop's deadline heap holds exactly the probes
+// pushed and not removed, its first entry has the earliest deadline, every
+// entry sorts no earlier than its parent, and each probe's hidx is its
+// entry's index.
+func TestLoopDeadlineHeapProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		lp := &evLoop{}
+		base := time.Unix(1_000_000, 0)
+		in := map[int32]bool{}
+		draw := func(label string) time.Time {
+			return base.Add(time.Duration(rapid.Int64Range(-1e9, 1e9).Draw(t, label)))
+		}
+		pick := func() int32 {
+			keys := make([]int32, 0, len(in))
+			for s := range in {
+				keys = append(keys, s)
+			}
+			slices.Sort(keys)
+			return rapid.SampledFrom(keys).Draw(t, "slot")
+		}
+		for range rapid.IntRange(1, 300).Draw(t, "ops") {
+			switch op := rapid.IntRange(0, 2).Draw(t, "op"); {
+			case op == 0 || len(in) == 0:
+				s := int32(len(lp.slots))
+				lp.slots = append(lp.slots, loopProbe{deadline: draw("deadline"), hidx: -1})
+				lp.dlPush(s)
+				in[s] = true
+			case op == 1:
+				s := pick()
+				lp.slots[s].deadline = draw("new deadline")
+				lp.dlFix(lp.slots[s].hidx)
+			default:
+				s := pick()
+				lp.dlRemove(lp.slots[s].hidx)
+				if lp.slots[s].hidx != -1 {
+					t.Fatalf("slot %d removed, hidx %d", s, lp.slots[s].hidx)
+				}
+				delete(in, s)
+			}
+			if len(lp.dl) != len(in) {
+				t.Fatalf("%d entries, %d probes in flight", len(lp.dl), len(in))
+			}
+			for i, e := range lp.dl {
+				if !in[e.s] || lp.slots[e.s].hidx != int32(i) {
+					t.Fatalf("entry %d: slot %d (in flight %v) has hidx %d", i, e.s, in[e.s], lp.slots[e.s].hidx)
+				}
+				if e.key != int64(lp.slots[e.s].deadline.Sub(lp.dlBase)) {
+					t.Fatalf("entry %d: key %d, slot's deadline is %v", i, e.key, lp.slots[e.s].deadline.Sub(lp.dlBase))
+				}
+				if p := (i - 1) / 4; i > 0 && lp.slots[e.s].deadline.Before(lp.slots[lp.dl[p].s].deadline) {
+					t.Fatalf("entry %d sorts before its parent %d", i, p)
+				}
+			}
+			if first, ok := lp.next(); ok {
+				for s := range in {
+					if lp.slots[s].deadline.Before(first) {
+						t.Fatalf("next is %v, slot %d is due at %v", first.Sub(base), s, lp.slots[s].deadline.Sub(base))
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestLoopHTTPAwaitsTargetsFIN: an HTTP check judged before its target's
+// FIN came keeps its socket for the FIN, then resets the connection and
+// keeps the socket for the next check, where a close would have sent a FIN
+// and left the checker's side in TIME_WAIT.
+func TestLoopHTTPAwaitsTargetsFIN(t *testing.T) {
+	lp, err := newEvLoop()
+	require.NoError(t, err)
+	defer lp.close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	closeNow := make(chan struct{})
+	after := make(chan error, 1) // what the target read after closing its side
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			after <- err
+			return
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		probersReadRequest(c)
+		if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")); err != nil {
+			after <- err
+			return
+		}
+		<-closeNow
+		_ = c.(*net.TCPConn).CloseWrite()
+		_, err = c.Read(make([]byte, 16))
+		after <- err
+	}()
+	h := probersHTTP(t, ln.Addr().String(), DefaultHTTPConfig(), HTTPEngineLean)
+	r := loopRunOn(t, lp, h, 10*time.Second)
+	require.Equal(t, Pass, r.Status, r.Detail)
+
+	hold, _ := lp.spareOf(loopTarget{holdACK: true})
+	require.Empty(t, *hold, "the socket waits for the target's FIN")
+	close(closeNow)
+	guard := time.Now().Add(10 * time.Second)
+	for len(*hold) == 0 {
+		// Events only, no expiry: the wait's time may have run out
+		// already on a slow machine.
+		now := time.Now()
+		require.True(t, now.Before(guard), "hang guard: the target's FIN not handled within 10 s")
+		lp.wait(now, guard, guard, true)
+	}
+	select {
+	case err := <-after:
+		assert.ErrorIs(t, err, syscall.ECONNRESET, "the checker resets the connection once the target closed")
+	case <-time.After(10 * time.Second):
+		t.Fatal("hang guard: the target saw nothing after closing")
 	}
 }

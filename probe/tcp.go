@@ -31,8 +31,9 @@ type TCPConfig struct {
 	// last ACK, as HAProxy's connect-only checks do: the target's kernel
 	// answered, so the port is open, and its application never accepts a
 	// connection that only a health check made. On Linux this works by
-	// turning TCP_QUICKACK off before connecting, which lets the kernel
-	// hold the ACK back; elsewhere the handshake always completes. Set it to
+	// asking the kernel to hold the ACK back (TCP_QUICKACK off before
+	// connecting, or TCP_DEFER_ACCEPT on the sockets the Monitor's event
+	// loop reuses); elsewhere the handshake always completes. Set it to
 	// complete the handshake (then reset) for a target that should see
 	// its checks' connections.
 	CompleteHandshake bool `json:"completeHandshake,omitempty"`

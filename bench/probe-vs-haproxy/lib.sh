@@ -234,8 +234,29 @@ start_target() { # N MODE: start the target server processes (TLS for https), se
   export TCOUNT=$procs # for counts, also in a child shell (profile.sh)
 }
 
+# drain_timewait: waits until no TCP connection on loopback is in
+# TIME_WAIT, for at most 65 s (Linux keeps one 60 s), so that every engine
+# starts from the same kernel state. HAProxy's HTTP checks answer the
+# target's FIN with a FIN, which leaves the target's side of each check in
+# TIME_WAIT (up to net.ipv4.tcp_max_tw_buckets of them, 131,072 here):
+# every packet of the next engine's checks is then looked up in a
+# connection table holding them, and their timers expire on its core.
+# Says how long it waited, if it did.
+drain_timewait() {
+  local t0=$SECONDS n
+  while n=$(ss -Htan state time-wait '( src 127.0.0.0/8 )' 2>/dev/null | wc -l) && [ "$n" -gt 0 ]; do
+    if [ $((SECONDS - t0)) -ge 65 ]; then
+      echo "   $n connections still in TIME_WAIT after 65 s" >&2
+      return 0
+    fi
+    sleep 1
+  done
+  [ $((SECONDS - t0)) -eq 0 ] || echo "   waited $((SECONDS - t0)) s for the connections in TIME_WAIT to end" >&2
+}
+
 start_checker() { # ENGINE N MODE: start HAProxy or gslbprobe, set CPID (gslbprobe: wait until ready)
   local e=$1 n=$2 mode=$3
+  drain_timewait
   if [ "$e" = haproxy ]; then
     haproxy_cfg "$n" "$mode" >"$WORK/haproxy.cfg"
     "${PIN_CHECK[@]}" haproxy -db -f "$WORK/haproxy.cfg" >"$WORK/haproxy.out" 2>&1 &
