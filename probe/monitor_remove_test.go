@@ -273,12 +273,12 @@ func TestMonitorRemoveRealSockets(t *testing.T) {
 	}
 }
 
-// TestMonitorRemoveReusesHeapSlot: a removed target gives its slot in the
-// schedule heap back, and a target added later takes it (the heap's
+// TestMonitorRemoveReusesScheduleSlot: a removed target gives its slot in the
+// schedule back, and a target added later takes it (the schedule's
 // arrays by slot do not grow with churn); the new target is scheduled and
 // probed like any other, and the removed one's record no longer names a
 // slot.
-func TestMonitorRemoveReusesHeapSlot(t *testing.T) {
+func TestMonitorRemoveReusesScheduleSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, err := NewMonitor(MonitorConfig{Seed: 1, NoEventLoop: true}, nil, nil)
 		require.NoError(t, err)
@@ -289,12 +289,12 @@ func TestMonitorRemoveReusesHeapSlot(t *testing.T) {
 		for _, id := range []string{"a", "b", "c"} {
 			require.NoError(t, m.Add(Target{ID: id, Prober: p, Policy: pol}))
 		}
-		slots := len(m.heap.pos)
+		slots := len(m.sched.loc)
 		old := m.targets["b"]
 		require.NoError(t, m.Remove("b"))
 		assert.Zero(t, old.slot, "a removed target keeps no slot")
 		require.NoError(t, m.Add(Target{ID: "d", Prober: p, Policy: pol}))
-		assert.Len(t, m.heap.pos, slots, "the new target took the freed slot")
+		assert.Len(t, m.sched.loc, slots, "the new target took the freed slot")
 		st, ok := m.Stats("d")
 		require.True(t, ok)
 		assert.False(t, st.NextProbe.IsZero(), "the new target is queued")
