@@ -204,13 +204,11 @@ func (s *monSchedule) ringAppend(b int64, e monSchedEntry) {
 	}
 	p := int(b & monRingMask)
 	a := s.ring[p]
-	if len(a) == 0 {
-		if a == nil {
-			if n := len(s.spare); n > 0 {
-				a = s.spare[n-1]
-				s.spare[n-1] = nil
-				s.spare = s.spare[:n-1]
-			}
+	if len(a) == 0 { // nil: an emptied bucket gives its array to spare
+		if n := len(s.spare); n > 0 {
+			a = s.spare[n-1]
+			s.spare[n-1] = nil
+			s.spare = s.spare[:n-1]
 		}
 		s.full[p/64] |= 1 << (p % 64)
 	}
