@@ -224,7 +224,7 @@ type monTarget struct {
 	// cancel cancels the running probe of the current generation; nil when
 	// none runs.
 	cancel func()
-	slot   int32 // 1 + its slot in the Monitor's schedule, 0 before its first push (see monSchedule)
+	qpos   int32 // its entry's index in the Monitor's schedule while queued (see monSchedule)
 	// gen is bumped by Update and Remove: results of probes of an older
 	// generation (of a removed target, too) are dropped. It is only compared
 	// for equality with the generation a probe started in, so wrapping
@@ -364,7 +364,7 @@ func (m *Monitor) Remove(id string) error {
 	delete(m.targets, id)
 	m.releaseLocked(t.mach.p)
 	t.gen++
-	m.sched.untrack(t)
+	m.sched.remove(t)
 	if t.cancel != nil {
 		t.cancel()
 		t.cancel = nil

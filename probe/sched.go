@@ -15,27 +15,31 @@ import (
 // 34 ms, the order of the Monitor's dispatch grain, see monGrain) on a ring
 // of monRingBuckets buckets (about 69 s ahead): an append to the bucket's
 // array, O(1), whose tail is in the cache. Only the entries of buckets up to
-// the current one, cur, are in exact order, in near, a 4-ary min-heap of
-// the checks due within a bucket or so (some 340 entries, 11 KB, at 10,000
-// checks a second: it stays in the L1 cache). When near runs empty, the
-// next non-empty bucket (a bitmap of the ring says which) becomes cur and
-// its array becomes near's, heapified in O(m). A target due before cur
-// ends goes into near directly; one due beyond the ring waits in far, a
-// second 4-ary heap, and moves to the ring (or near) once the ring reaches
+// the current one, cur, are in exact order, in near (some 340 entries at
+// 10,000 checks a second, 8 KB: it stays in the L1 cache). When near runs
+// empty, the next non-empty bucket (a bitmap of the ring says which)
+// becomes cur and its array becomes near's, heapified in O(m). A target due
+// before cur ends goes into near directly; one due beyond the ring waits in
+// far, a 4-ary heap, and moves to the ring (or near) once the ring reaches
 // it: only targets whose interval is longer than the ring (69 s) pay for a
 // sift in a large heap, as every check did when the schedule was one heap
 // (a 3.2 MB array at 100,000 targets, larger than the L2 cache, whose sift
-// touched two or three cache lines per level).
+// touched two or three cache lines per level and wrote the index of every
+// entry it moved).
 //
 // Removal and re-keying are O(1) in the ring and O(log n) in the heaps,
-// without a search: the schedule keeps each target's location (container
-// and index) in a dense array by slot, a small number it gives each target
-// at its first push (4 bytes a target). Entries keep their due time (an
-// offset from the first one pushed), their tie-breaker, their target and
-// its slot, so moving an entry updates its location without reading the
-// target's record, which lies elsewhere in memory; taking the earliest
-// target reads near's root entry only. A ring bucket is found from the
-// target's due time, which is its entry's key.
+// without a search. Where a queued target's entry is follows from its due
+// time (its bucket against cur: near, the ring or far); its index there is
+// the target's qpos, written when the entry is filed, while the target's
+// record is in the cache anyway (push writes its due time beside it).
+// Nothing else moves a ring entry but the removal of another from the same
+// bucket, and nothing moves an entry of near's array: near orders the
+// positions of its entries in a small heap of its own (heap, with each
+// position's index in at), so that a sift moves 4-byte positions in the L1
+// cache and writes to no target's record. Only far's sifts write the qpos
+// of the entries they move. An entry keeps its due time (an offset from the
+// first one pushed), its tie-breaker and its target (24 bytes); taking the
+// earliest target reads near's first entry only.
 //
 // Arrays of buckets emptied are kept for the next bucket filled, so the
 // schedule allocates only when a bucket holds more than ever before or more
@@ -49,23 +53,19 @@ type monSchedule struct {
 	base    time.Time // the first due time pushed: keys are offsets from it
 	started bool      // base is set
 
-	near monSchedHeap // the entries of buckets up to cur, in exact order
-	cur  int64        // the bucket near has reached
+	near monNear // the entries of buckets up to cur, in exact order
+	cur  int64   // the bucket near has reached
 
 	// ring holds the entries of buckets cur+1 to cur+monRingBuckets-1, in
-	// no order, bucket b at ring[b&monRingMask]; full has a bit set for
-	// each non-empty position. spare holds emptied arrays for reuse.
+	// no order, bucket b at ring[b&monRingMask] (nil when empty); full has
+	// a bit set for each non-empty position. spare holds emptied arrays for
+	// reuse.
 	ring    [][]monSchedEntry
 	full    [monRingBuckets / 64]uint64
 	ringLen int
 	spare   [][]monSchedEntry
 
 	far monSchedHeap // the entries of buckets from cur+monRingBuckets on
-
-	// loc holds, by slot (monTarget.slot - 1), the target's location, or
-	// monSchedNone; free holds the slots released by untrack.
-	loc  []monSchedLoc
-	free []int32
 }
 
 // The schedule's calendar: buckets of 2^25 ns (33.6 ms), a ring of 2,048 of
@@ -79,130 +79,123 @@ const (
 
 // monSchedEntry is one queued target: key is its due time as an offset from
 // monSchedule.base (time.Time.Sub, so the monotonic clock where both have
-// it), seq its push number. The entry keeps its target's slot too, so that
-// moving it writes its location without reading the target.
+// it), seq its push number. A nil t is a hole in near's array.
 type monSchedEntry struct {
-	key  int64
-	seq  uint64
-	t    *monTarget
-	slot int32
+	key int64
+	seq uint64
+	t   *monTarget
 }
 
 // bucket returns the calendar bucket of e's due time.
 func (e *monSchedEntry) bucket() int64 { return e.key >> monBucketShift }
 
-// monSchedLoc is where a queued target's entry is: its container in the top
-// two bits (monSchedNear, monSchedRing or monSchedFar), its index there in
-// the others; monSchedNone for a target not queued.
-type monSchedLoc uint32
-
-const (
-	monSchedNear  monSchedLoc = 0 << 30
-	monSchedRing  monSchedLoc = 1 << 30
-	monSchedFar   monSchedLoc = 2 << 30
-	monSchedNone  monSchedLoc = 1<<32 - 1
-	monSchedWhere monSchedLoc = 3 << 30 // the container's bits
-)
+// before reports whether entry a sorts before entry b.
+func before(a, b *monSchedEntry) bool {
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	return a.seq < b.seq
+}
 
 // Len returns the number of queued targets.
 func (s *monSchedule) Len() int { return s.n }
 
 // queued reports whether t is in the schedule.
 func (s *monSchedule) queued(t *monTarget) bool {
-	_, _, ok := s.find(t)
-	return ok
+	a, i := s.find(t)
+	return i < len(a) && a[i].t == t
 }
 
 // first reports whether t is the earliest target queued.
 func (s *monSchedule) first(t *monTarget) bool { return t != nil && s.peek() == t }
 
-// find returns the container of t's entry (monSchedNear, monSchedRing or
-// monSchedFar) and the entry's index there, or false when t is not queued.
-func (s *monSchedule) find(t *monTarget) (monSchedLoc, int, bool) {
-	if t.slot <= 0 || int(t.slot) > len(s.loc) {
-		return 0, 0, false
+// find returns the array that holds t's entry if t is queued, and the
+// entry's index there (t.qpos): t is queued only if that index is in the
+// array and its entry's target is t (qpos is stale once t is not queued).
+func (s *monSchedule) find(t *monTarget) ([]monSchedEntry, int) {
+	if !s.started {
+		return nil, 0
 	}
-	l := s.loc[t.slot-1]
-	if l == monSchedNone {
-		return 0, 0, false
-	}
-	where, i := l&monSchedWhere, int(l&^monSchedWhere)
-	var a []monSchedEntry
-	switch where {
-	case monSchedNear:
-		a = s.near.items
-	case monSchedFar:
-		a = s.far.items
+	i := int(t.qpos)
+	switch b := s.bucketOf(t.due); {
+	case b <= s.cur:
+		return s.near.items, i
+	case b < s.cur+monRingBuckets:
+		return s.ring[b&monRingMask], i
 	default:
-		a = s.ring[s.ringPos(t)]
+		return s.far.items, i
 	}
-	if i >= len(a) || a[i].t != t {
-		return 0, 0, false
-	}
-	return where, i, true
 }
 
-// ringPos returns the ring position of queued target t's bucket: its entry's
-// key is its due time's offset from base.
-func (s *monSchedule) ringPos(t *monTarget) int {
-	return int((int64(t.due.Sub(s.base)) >> monBucketShift) & monRingMask)
+// bucketOf returns the bucket of due time due.
+func (s *monSchedule) bucketOf(due time.Time) int64 {
+	return int64(due.Sub(s.base)) >> monBucketShift
 }
 
 // peek returns the earliest target, or nil when the schedule is empty.
 func (s *monSchedule) peek() *monTarget {
-	if len(s.near.items) == 0 && !s.advance() {
+	if len(s.near.heap) == 0 && !s.advance() {
 		return nil
 	}
-	return s.near.items[0].t
+	return s.near.items[s.near.heap[0]].t
 }
 
 // pop removes and returns the earliest target; nil when empty.
 func (s *monSchedule) pop() *monTarget {
-	if len(s.near.items) == 0 && !s.advance() {
+	if len(s.near.heap) == 0 && !s.advance() {
 		return nil
 	}
-	e := s.near.pop(s.loc)
-	s.loc[e.slot] = monSchedNone
 	s.n--
-	return e.t
+	return s.near.remove(0)
 }
 
-// push queues t at due, giving t a slot first if it has none. t must not
-// be queued already.
+// push queues t at due. t must not be queued already.
 func (s *monSchedule) push(t *monTarget, due time.Time) {
-	if t.slot <= 0 || int(t.slot) > len(s.loc) {
-		s.track(t)
-	}
 	t.due = due
 	if !s.started {
 		// The ring starts half behind the first due time, half ahead.
 		s.base, s.started = due, true
 		s.cur = -monRingBuckets / 2
-		s.far.where = monSchedFar
+		if s.ring == nil {
+			s.ring = make([][]monSchedEntry, monRingBuckets)
+		}
 	}
 	s.seq++
 	s.n++
-	s.file(monSchedEntry{key: int64(due.Sub(s.base)), seq: s.seq, t: t, slot: t.slot - 1})
+	s.file(monSchedEntry{key: int64(due.Sub(s.base)), seq: s.seq, t: t})
 }
 
 // file puts e where its bucket belongs: near, the ring or far.
 func (s *monSchedule) file(e monSchedEntry) {
 	switch b := e.bucket(); {
 	case b <= s.cur:
-		s.near.push(s.loc, e)
+		s.near.push(e)
 	case b < s.cur+monRingBuckets:
-		s.ringAppend(b, e)
+		s.ringAppend(int(b&monRingMask), e)
 	default:
-		s.far.push(s.loc, e)
+		s.far.push(e)
 	}
 }
 
-// ringAppend appends e to bucket b of the ring.
-func (s *monSchedule) ringAppend(b int64, e monSchedEntry) {
-	if s.ring == nil {
-		s.ring = make([][]monSchedEntry, monRingBuckets)
+// remove takes t out of the schedule if it is queued.
+func (s *monSchedule) remove(t *monTarget) {
+	a, i := s.find(t)
+	if i >= len(a) || a[i].t != t {
+		return
 	}
-	p := int(b & monRingMask)
+	switch b := s.bucketOf(t.due); {
+	case b <= s.cur:
+		s.near.remove(int(s.near.at[i]))
+	case b < s.cur+monRingBuckets:
+		s.ringRemove(int(b&monRingMask), i)
+	default:
+		s.far.remove(i)
+	}
+	s.n--
+}
+
+// ringAppend appends e to the bucket at ring position p.
+func (s *monSchedule) ringAppend(p int, e monSchedEntry) {
 	a := s.ring[p]
 	if len(a) == 0 { // nil: an emptied bucket gives its array to spare
 		if n := len(s.spare); n > 0 {
@@ -212,7 +205,7 @@ func (s *monSchedule) ringAppend(b int64, e monSchedEntry) {
 		}
 		s.full[p/64] |= 1 << (p % 64)
 	}
-	s.loc[e.slot] = monSchedRing | monSchedLoc(len(a))
+	e.t.qpos = int32(len(a))
 	s.ring[p] = append(a, e)
 	s.ringLen++
 }
@@ -223,7 +216,7 @@ func (s *monSchedule) ringRemove(p, i int) {
 	n := len(a) - 1
 	if i != n {
 		a[i] = a[n]
-		s.loc[a[i].slot] = monSchedRing | monSchedLoc(i)
+		a[i].t.qpos = int32(i)
 	}
 	a[n] = monSchedEntry{}
 	s.ringLen--
@@ -251,8 +244,8 @@ func (s *monSchedule) nextBucket() int64 {
 }
 
 // advance makes the earliest non-empty bucket cur when near is empty: its
-// entries become near's, and those of far that the ring now reaches move
-// to the ring. It reports false when nothing is queued.
+// array becomes near's, and the entries of far that the ring now reaches
+// move to the ring (or near). It reports false when nothing is queued.
 func (s *monSchedule) advance() bool {
 	var b int64
 	switch {
@@ -264,146 +257,179 @@ func (s *monSchedule) advance() bool {
 		return false
 	}
 	s.cur = b
-	if s.ring != nil {
-		s.drain(int(b & monRingMask))
+	if p := int(b & monRingMask); len(s.ring[p]) > 0 {
+		a := s.ring[p]
+		s.ring[p] = nil
+		s.full[p/64] &^= 1 << (p % 64)
+		s.ringLen -= len(a)
+		if old := s.near.reset(a); cap(old) > 0 {
+			s.spare = append(s.spare, old)
+		}
 	}
 	for len(s.far.items) > 0 && s.far.items[0].bucket() < b+monRingBuckets {
-		s.file(s.far.pop(s.loc))
+		s.file(s.far.remove(0))
 	}
 	return true
 }
 
-// drain makes the array of ring position p near's, which is empty, and
-// heapifies it.
-func (s *monSchedule) drain(p int) {
-	a := s.ring[p]
-	if len(a) == 0 {
-		return
-	}
-	if old := s.near.items; cap(old) > 0 {
-		s.spare = append(s.spare, old[:0])
-	}
-	s.ring[p] = nil
-	s.full[p/64] &^= 1 << (p % 64)
-	s.ringLen -= len(a)
-	s.near.items = a
+// monNear is a monSchedule's near: an array of entries, at the indexes
+// their targets' qpos name, and a 4-ary min-heap of their positions by due
+// time, then push order. A sift moves positions, not entries: it writes
+// neither the entries nor their targets' records. Popped entries leave
+// holes in items until near is empty.
+type monNear struct {
+	items []monSchedEntry
+	heap  []int32 // positions in items, a heap
+	at    []int32 // by position: its index in heap
+}
+
+// reset makes a, whose entries' targets have their indexes in a as qpos,
+// near's array, near being empty, and heapifies it. It returns near's old
+// array, emptied.
+func (h *monNear) reset(a []monSchedEntry) []monSchedEntry {
+	old := h.items[:0]
+	h.items = a
+	h.heap, h.at = h.heap[:0], h.at[:0]
 	for i := range a {
-		s.loc[a[i].slot] = monSchedNear | monSchedLoc(i)
+		h.heap = append(h.heap, int32(i))
+		h.at = append(h.at, int32(i))
 	}
 	for i := (len(a) - 2) / 4; i >= 0; i-- {
-		s.near.down(s.loc, i)
+		h.down(i)
 	}
+	return old
 }
 
-// track gives t a slot.
-func (s *monSchedule) track(t *monTarget) {
-	var i int32
-	if n := len(s.free); n > 0 {
-		i = s.free[n-1]
-		s.free = s.free[:n-1]
-		s.loc[i] = monSchedNone
-	} else {
-		i = int32(len(s.loc))
-		s.loc = append(s.loc, monSchedNone)
-	}
-	t.slot = i + 1
+// less reports whether the entry at position p sorts before the one at q.
+func (h *monNear) less(p, q int32) bool { return before(&h.items[p], &h.items[q]) }
+
+// push adds e at the end of items.
+func (h *monNear) push(e monSchedEntry) {
+	p := int32(len(h.items))
+	e.t.qpos = p
+	h.items = append(h.items, e)
+	h.heap = append(h.heap, p)
+	h.at = append(h.at, int32(len(h.heap)-1))
+	h.up(len(h.heap) - 1)
 }
 
-// untrack takes t out of the schedule if it is queued and releases its
-// slot: the Monitor no longer has t. A later push gives it a new one.
-func (s *monSchedule) untrack(t *monTarget) {
-	if t.slot <= 0 || int(t.slot) > len(s.loc) {
-		return
+// remove takes the entry whose position is at index i of heap out, leaving
+// a hole, and returns its target. Once the heap is empty, so is items.
+func (h *monNear) remove(i int) *monTarget {
+	p := h.heap[i]
+	t := h.items[p].t
+	h.items[p] = monSchedEntry{}
+	n := len(h.heap) - 1
+	if i != n {
+		h.heap[i] = h.heap[n]
+		h.at[h.heap[i]] = int32(i)
 	}
-	s.remove(t)
-	s.free = append(s.free, t.slot-1)
-	t.slot = 0
+	h.heap = h.heap[:n]
+	if n == 0 {
+		h.items, h.at = h.items[:0], h.at[:0]
+	} else if i != n && !h.down(i) {
+		h.up(i)
+	}
+	return t
 }
 
-// remove takes t out of the schedule if it is queued.
-func (s *monSchedule) remove(t *monTarget) {
-	where, i, ok := s.find(t)
-	if !ok {
-		return
+// up sifts the position at index i of heap toward the root.
+func (h *monNear) up(i int) {
+	x := h.heap[i]
+	for i > 0 {
+		p := (i - 1) / 4
+		if !h.less(x, h.heap[p]) {
+			break
+		}
+		h.heap[i] = h.heap[p]
+		h.at[h.heap[i]] = int32(i)
+		i = p
 	}
-	switch where {
-	case monSchedNear:
-		s.near.remove(s.loc, i)
-	case monSchedFar:
-		s.far.remove(s.loc, i)
-	default:
-		s.ringRemove(s.ringPos(t), i)
+	h.heap[i] = x
+	h.at[x] = int32(i)
+}
+
+// down sifts the position at index i of heap toward the leaves and
+// reports whether it moved.
+func (h *monNear) down(i int) bool {
+	start := i
+	n := len(h.heap)
+	x := h.heap[i]
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		// The smallest of up to four children.
+		end := min(c+4, n)
+		for k := c + 1; k < end; k++ {
+			if h.less(h.heap[k], h.heap[c]) {
+				c = k
+			}
+		}
+		if !h.less(h.heap[c], x) {
+			break
+		}
+		h.heap[i] = h.heap[c]
+		h.at[h.heap[i]] = int32(i)
+		i = c
 	}
-	s.loc[t.slot-1] = monSchedNone
-	s.n--
+	h.heap[i] = x
+	h.at[x] = int32(i)
+	return i > start
 }
 
 // monSchedHeap is a 4-ary min-heap of entries by due time, then push
-// order: near or far of a monSchedule. Each method takes the schedule's
-// locations and records in them the index of every entry it moves. Four
-// children per node halve the levels a sift crosses, and a sift moves a
-// hole and writes the sifted entry once.
+// order, that keeps each entry's index in its target's qpos: a
+// monSchedule's far. Four children per node halve the levels a sift
+// crosses, and a sift moves a hole and writes the sifted entry once.
 type monSchedHeap struct {
 	items []monSchedEntry
-	where monSchedLoc // monSchedNear or monSchedFar
 }
 
-// before reports whether entry a sorts before entry b.
-func before(a, b *monSchedEntry) bool {
-	if a.key != b.key {
-		return a.key < b.key
-	}
-	return a.seq < b.seq
-}
-
-// set places x at i and records its location.
-func (h *monSchedHeap) set(loc []monSchedLoc, i int, x monSchedEntry) {
+// set places x at i and records its index.
+func (h *monSchedHeap) set(i int, x monSchedEntry) {
 	h.items[i] = x
-	loc[x.slot] = h.where | monSchedLoc(i)
+	x.t.qpos = int32(i)
 }
 
-func (h *monSchedHeap) push(loc []monSchedLoc, e monSchedEntry) {
+func (h *monSchedHeap) push(e monSchedEntry) {
 	h.items = append(h.items, e)
-	h.up(loc, len(h.items)-1)
+	h.up(len(h.items) - 1)
 }
 
-// pop removes and returns the root, leaving its location to the caller.
-func (h *monSchedHeap) pop(loc []monSchedLoc) monSchedEntry {
-	e := h.items[0]
-	h.remove(loc, 0)
-	return e
-}
-
-// remove removes the entry at i, leaving its location to the caller.
-func (h *monSchedHeap) remove(loc []monSchedLoc, i int) {
+// remove removes the entry at i and returns it.
+func (h *monSchedHeap) remove(i int) monSchedEntry {
+	e := h.items[i]
 	n := len(h.items) - 1
 	if i != n {
 		h.items[i] = h.items[n]
 	}
 	h.items[n] = monSchedEntry{}
 	h.items = h.items[:n]
-	if i != n && !h.down(loc, i) {
-		h.up(loc, i)
+	if i != n && !h.down(i) {
+		h.up(i)
 	}
+	return e
 }
 
-// up sifts the entry at i toward the root and records its location.
-func (h *monSchedHeap) up(loc []monSchedLoc, i int) {
+// up sifts the entry at i toward the root and records its index.
+func (h *monSchedHeap) up(i int) {
 	x := h.items[i]
 	for i > 0 {
 		p := (i - 1) / 4
 		if !before(&x, &h.items[p]) {
 			break
 		}
-		h.set(loc, i, h.items[p])
+		h.set(i, h.items[p])
 		i = p
 	}
-	h.set(loc, i, x)
+	h.set(i, x)
 }
 
-// down sifts the entry at i toward the leaves, records its location and
+// down sifts the entry at i toward the leaves, records its index and
 // reports whether it moved.
-func (h *monSchedHeap) down(loc []monSchedLoc, i int) bool {
+func (h *monSchedHeap) down(i int) bool {
 	start := i
 	n := len(h.items)
 	x := h.items[i]
@@ -422,9 +448,9 @@ func (h *monSchedHeap) down(loc []monSchedLoc, i int) bool {
 		if !before(&h.items[c], &x) {
 			break
 		}
-		h.set(loc, i, h.items[c])
+		h.set(i, h.items[c])
 		i = c
 	}
-	h.set(loc, i, x)
+	h.set(i, x)
 	return i > start
 }

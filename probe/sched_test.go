@@ -11,8 +11,7 @@ import (
 )
 
 // TestScheduleMatchesModel drives the schedule with random pushes, pops,
-// peeks, removals and untracks (slots released and reused) and checks each
-// pop against a sorted model: earliest due first, ties in push order. Due
+// peeks and removals and checks each pop against a sorted model: earliest due first, ties in push order. Due
 // times fall around the last one popped, at bucket and ring edges, beyond
 // the ring and before the current bucket, so every path between near, the
 // ring and far is taken; after each step the schedule's invariants hold.
@@ -90,27 +89,21 @@ func TestScheduleMatchesModel(t *testing.T) {
 				if len(model) == 0 && got != nil || len(model) > 0 && got != model[0].t {
 					t.Fatalf("peek: got %v, want the model's first of %d", got, len(model))
 				}
-			case 5:
+			case 5, 6:
 				tg := pool[rapid.IntRange(0, len(pool)-1).Draw(t, "target")]
 				s.remove(tg)
 				model = slices.DeleteFunc(model, func(it item) bool { return it.t == tg })
 				if s.queued(tg) {
 					t.Fatalf("removed target %s still queued", tg.id)
 				}
-			case 6: // the Monitor removes the target: its slot goes to the next new one
-				tg := pool[rapid.IntRange(0, len(pool)-1).Draw(t, "target")]
-				s.untrack(tg)
-				model = slices.DeleteFunc(model, func(it item) bool { return it.t == tg })
-				if tg.slot != 0 || s.queued(tg) {
-					t.Fatalf("untracked target keeps slot %d, queued %v", tg.slot, s.queued(tg))
-				}
 			}
 			if s.Len() != len(model) {
 				t.Fatalf("len %d, model %d", s.Len(), len(model))
 			}
-			for _, it := range model {
-				if !s.queued(it.t) {
-					t.Fatalf("target %s of the model is not queued", it.t.id)
+			for _, tg := range pool {
+				inModel := slices.ContainsFunc(model, func(it item) bool { return it.t == tg })
+				if s.queued(tg) != inModel {
+					t.Fatalf("target %s: queued %v, in the model %v", tg.id, s.queued(tg), inModel)
 				}
 			}
 			checkSchedule(t, &s)
@@ -118,44 +111,68 @@ func TestScheduleMatchesModel(t *testing.T) {
 	})
 }
 
-// checkSchedule fails t unless s keeps its invariants: near and far are
-// heaps, near holds the buckets up to cur, the ring the next ones at their
-// positions (with its bitmap and count), far the rest; every entry's key
-// is its target's due time, its slot its target's, and its location the
-// one recorded for the slot.
+// checkSchedule fails t unless s keeps its invariants: near's positions
+// and far are heaps, near holds the buckets up to cur, the ring the next
+// ones at their positions (with its bitmap and count), far the rest; every
+// entry's key is its target's due time and its index its target's qpos.
 func checkSchedule(t interface{ Fatalf(string, ...any) }, s *monSchedule) {
 	queued := 0
-	check := func(name string, e *monSchedEntry, where monSchedLoc, i int) {
+	check := func(name string, e *monSchedEntry, i int) {
 		queued++
-		if int(e.t.slot) != int(e.slot)+1 {
-			t.Fatalf("%s[%d] (%s): slot %d, its target's %d", name, i, e.t.id, e.slot, e.t.slot)
-		}
-		if got := s.loc[e.slot]; got != where|monSchedLoc(i) {
-			t.Fatalf("%s[%d] (%s): location %#x recorded", name, i, e.t.id, got)
+		if int(e.t.qpos) != i {
+			t.Fatalf("%s[%d] (%s): its target's qpos is %d", name, i, e.t.id, e.t.qpos)
 		}
 		if !e.t.due.Equal(s.base.Add(time.Duration(e.key))) {
 			t.Fatalf("%s[%d] (%s): key %d for due %v (base %v)", name, i, e.t.id, e.key, e.t.due, s.base)
 		}
+		if !s.queued(e.t) {
+			t.Fatalf("%s[%d] (%s): not queued", name, i, e.t.id)
+		}
 	}
-	for name, h := range map[string]*monSchedHeap{"near": &s.near, "far": &s.far} {
-		for i := range h.items {
-			e := &h.items[i]
-			check(name, e, h.where, i)
-			if i > 0 && before(e, &h.items[(i-1)/4]) {
-				t.Fatalf("%s[%d] sorts before its parent", name, i)
+	nr := &s.near
+	if len(nr.heap) == 0 && len(nr.items) != 0 || len(nr.at) != len(nr.items) {
+		t.Fatalf("near: %d positions in the heap, %d entries, %d indexes", len(nr.heap), len(nr.items), len(nr.at))
+	}
+	for i, p := range nr.heap {
+		e := &nr.items[p]
+		if e.t == nil || nr.at[p] != int32(i) {
+			t.Fatalf("near heap[%d]: position %d, a hole %v, its index %d", i, p, e.t == nil, nr.at[p])
+		}
+		check("near", e, int(p))
+		if i > 0 && nr.less(p, nr.heap[(i-1)/4]) {
+			t.Fatalf("near heap[%d] sorts before its parent", i)
+		}
+		if b := e.bucket(); b > s.cur {
+			t.Fatalf("near[%d]: bucket %d, current %d", p, b, s.cur)
+		}
+	}
+	if holes := 0; len(nr.items) > 0 {
+		for _, e := range nr.items {
+			if e.t == nil {
+				holes++
 			}
-			if b := e.bucket(); h == &s.near && b > s.cur || h == &s.far && b < s.cur+monRingBuckets {
-				t.Fatalf("%s[%d]: bucket %d, current %d", name, i, b, s.cur)
-			}
+		}
+		if len(nr.items)-holes != len(nr.heap) {
+			t.Fatalf("near: %d entries, %d holes, %d in the heap", len(nr.items), holes, len(nr.heap))
+		}
+	}
+	for i := range s.far.items {
+		e := &s.far.items[i]
+		check("far", e, i)
+		if i > 0 && before(e, &s.far.items[(i-1)/4]) {
+			t.Fatalf("far[%d] sorts before its parent", i)
+		}
+		if b := e.bucket(); b < s.cur+monRingBuckets {
+			t.Fatalf("far[%d]: bucket %d, current %d", i, b, s.cur)
 		}
 	}
 	inRing := 0
 	for p, a := range s.ring {
-		if full := s.full[p/64]&(1<<(p%64)) != 0; full != (len(a) > 0) {
-			t.Fatalf("ring position %d: %d entries, bit %v", p, len(a), full)
+		if full := s.full[p/64]&(1<<(p%64)) != 0; full != (len(a) > 0) || a != nil && len(a) == 0 {
+			t.Fatalf("ring position %d: %d entries (nil %v), bit %v", p, len(a), a == nil, full)
 		}
 		for i := range a {
-			check(fmt.Sprint("ring ", p), &a[i], monSchedRing, i)
+			check(fmt.Sprint("ring ", p), &a[i], i)
 			if b := a[i].bucket(); b <= s.cur || b >= s.cur+monRingBuckets || int(b&monRingMask) != p {
 				t.Fatalf("ring position %d: entry of bucket %d, current %d", p, b, s.cur)
 			}
@@ -164,15 +181,6 @@ func checkSchedule(t interface{ Fatalf(string, ...any) }, s *monSchedule) {
 	}
 	if inRing != s.ringLen || queued != s.n {
 		t.Fatalf("ring holds %d (count %d), all %d (count %d)", inRing, s.ringLen, queued, s.n)
-	}
-	recorded := 0
-	for _, l := range s.loc {
-		if l != monSchedNone {
-			recorded++
-		}
-	}
-	if recorded != queued {
-		t.Fatalf("%d locations recorded for %d entries", recorded, queued)
 	}
 }
 
