@@ -20,7 +20,7 @@ import (
 // empty, the next non-empty bucket (a bitmap of the ring says which)
 // becomes cur and its array becomes near's, heapified in O(m). A target due
 // before cur ends goes into near directly; one due beyond the ring waits in
-// far, a 4-ary heap, and moves to the ring (or near) once the ring reaches
+// far, a second heap, and moves to the ring (or near) once the ring reaches
 // it: only targets whose interval is longer than the ring (69 s) pay for a
 // sift in a large heap, as every check did when the schedule was one heap
 // (a 3.2 MB array at 100,000 targets, larger than the L2 cache, whose sift
@@ -34,10 +34,10 @@ import (
 // record is in the cache anyway (push writes its due time beside it).
 // Nothing else moves a ring entry but the removal of another from the same
 // bucket, and nothing moves an entry of near's array: near orders the
-// positions of its entries in a small heap of its own (heap, with each
-// position's index in at), so that a sift moves 4-byte positions in the L1
-// cache and writes to no target's record. Only far's sifts write the qpos
-// of the entries they move. An entry keeps its due time (an offset from the
+// positions of its entries in a heap of its own (see monPosHeap), so that a
+// sift moves 4-byte positions in the L1 cache and writes to no target's
+// record. Far is ordered the same way; taking an entry out of it moves its
+// last entry into the hole (one record written). An entry keeps its due time (an offset from the
 // first one pushed), its tie-breaker and its target (24 bytes); taking the
 // earliest target reads near's first entry only.
 //
@@ -53,8 +53,8 @@ type monSchedule struct {
 	base    time.Time // the first due time pushed: keys are offsets from it
 	started bool      // base is set
 
-	near monNear // the entries of buckets up to cur, in exact order
-	cur  int64   // the bucket near has reached
+	near monPosHeap // the entries of buckets up to cur, in exact order
+	cur  int64      // the bucket near has reached
 
 	// ring holds the entries of buckets cur+1 to cur+monRingBuckets-1, in
 	// no order, bucket b at ring[b&monRingMask] (nil when empty); full has
@@ -65,7 +65,7 @@ type monSchedule struct {
 	ringLen int
 	spare   [][]monSchedEntry
 
-	far monSchedHeap // the entries of buckets from cur+monRingBuckets on
+	far monPosHeap // the entries of buckets from cur+monRingBuckets on, in exact order
 }
 
 // The schedule's calendar: buckets of 2^25 ns (33.6 ms), a ring of 2,048 of
@@ -189,7 +189,7 @@ func (s *monSchedule) remove(t *monTarget) {
 	case b < s.cur+monRingBuckets:
 		s.ringRemove(int(b&monRingMask), i)
 	default:
-		s.far.remove(i)
+		s.far.take(int(s.far.at[i]))
 	}
 	s.n--
 }
@@ -251,8 +251,8 @@ func (s *monSchedule) advance() bool {
 	switch {
 	case s.ringLen > 0:
 		b = s.nextBucket()
-	case len(s.far.items) > 0:
-		b = s.far.items[0].bucket()
+	case len(s.far.heap) > 0:
+		b = s.far.items[s.far.heap[0]].bucket()
 	default:
 		return false
 	}
@@ -266,18 +266,20 @@ func (s *monSchedule) advance() bool {
 			s.spare = append(s.spare, old)
 		}
 	}
-	for len(s.far.items) > 0 && s.far.items[0].bucket() < b+monRingBuckets {
-		s.file(s.far.remove(0))
+	for len(s.far.heap) > 0 && s.far.items[s.far.heap[0]].bucket() < b+monRingBuckets {
+		s.file(s.far.take(0))
 	}
 	return true
 }
 
-// monNear is a monSchedule's near: an array of entries, at the indexes
-// their targets' qpos name, and a 4-ary min-heap of their positions by due
-// time, then push order. A sift moves positions, not entries: it writes
-// neither the entries nor their targets' records. Popped entries leave
-// holes in items until near is empty.
-type monNear struct {
+// monPosHeap is a monSchedule's near or far: an array of entries, at the
+// indexes their targets' qpos name, and a 4-ary min-heap of their positions
+// by due time, then push order (four children per node halve the levels a
+// sift crosses). A sift moves 4-byte positions, not entries: it writes
+// neither the entries nor their targets' records. Entries removed by
+// remove (near's) leave holes in items until the heap is empty; take
+// (far's) fills the hole with the last entry instead.
+type monPosHeap struct {
 	items []monSchedEntry
 	heap  []int32 // positions in items, a heap
 	at    []int32 // by position: its index in heap
@@ -286,7 +288,7 @@ type monNear struct {
 // reset makes a, whose entries' targets have their indexes in a as qpos,
 // near's array, near being empty, and heapifies it. It returns near's old
 // array, emptied.
-func (h *monNear) reset(a []monSchedEntry) []monSchedEntry {
+func (h *monPosHeap) reset(a []monSchedEntry) []monSchedEntry {
 	old := h.items[:0]
 	h.items = a
 	h.heap, h.at = h.heap[:0], h.at[:0]
@@ -301,10 +303,10 @@ func (h *monNear) reset(a []monSchedEntry) []monSchedEntry {
 }
 
 // less reports whether the entry at position p sorts before the one at q.
-func (h *monNear) less(p, q int32) bool { return before(&h.items[p], &h.items[q]) }
+func (h *monPosHeap) less(p, q int32) bool { return before(&h.items[p], &h.items[q]) }
 
 // push adds e at the end of items.
-func (h *monNear) push(e monSchedEntry) {
+func (h *monPosHeap) push(e monSchedEntry) {
 	p := int32(len(h.items))
 	e.t.qpos = p
 	h.items = append(h.items, e)
@@ -315,7 +317,7 @@ func (h *monNear) push(e monSchedEntry) {
 
 // remove takes the entry whose position is at index i of heap out, leaving
 // a hole, and returns its target. Once the heap is empty, so is items.
-func (h *monNear) remove(i int) *monTarget {
+func (h *monPosHeap) remove(i int) *monTarget {
 	p := h.heap[i]
 	t := h.items[p].t
 	h.items[p] = monSchedEntry{}
@@ -333,8 +335,28 @@ func (h *monNear) remove(i int) *monTarget {
 	return t
 }
 
+// take removes the entry whose position is at index i of heap and returns
+// it; the last entry of items moves to its position, so that items holds
+// no holes.
+func (h *monPosHeap) take(i int) monSchedEntry {
+	p := h.heap[i]
+	e := h.items[p]
+	h.remove(i)
+	if last := int32(len(h.items) - 1); last >= 0 {
+		if p != last {
+			h.items[p] = h.items[last]
+			h.items[p].t.qpos = p
+			k := h.at[last]
+			h.heap[k], h.at[p] = p, k
+		}
+		h.items[last] = monSchedEntry{}
+		h.items, h.at = h.items[:last], h.at[:last]
+	}
+	return e
+}
+
 // up sifts the position at index i of heap toward the root.
-func (h *monNear) up(i int) {
+func (h *monPosHeap) up(i int) {
 	x := h.heap[i]
 	for i > 0 {
 		p := (i - 1) / 4
@@ -351,7 +373,7 @@ func (h *monNear) up(i int) {
 
 // down sifts the position at index i of heap toward the leaves and
 // reports whether it moved.
-func (h *monNear) down(i int) bool {
+func (h *monPosHeap) down(i int) bool {
 	start := i
 	n := len(h.heap)
 	x := h.heap[i]
@@ -376,81 +398,5 @@ func (h *monNear) down(i int) bool {
 	}
 	h.heap[i] = x
 	h.at[x] = int32(i)
-	return i > start
-}
-
-// monSchedHeap is a 4-ary min-heap of entries by due time, then push
-// order, that keeps each entry's index in its target's qpos: a
-// monSchedule's far. Four children per node halve the levels a sift
-// crosses, and a sift moves a hole and writes the sifted entry once.
-type monSchedHeap struct {
-	items []monSchedEntry
-}
-
-// set places x at i and records its index.
-func (h *monSchedHeap) set(i int, x monSchedEntry) {
-	h.items[i] = x
-	x.t.qpos = int32(i)
-}
-
-func (h *monSchedHeap) push(e monSchedEntry) {
-	h.items = append(h.items, e)
-	h.up(len(h.items) - 1)
-}
-
-// remove removes the entry at i and returns it.
-func (h *monSchedHeap) remove(i int) monSchedEntry {
-	e := h.items[i]
-	n := len(h.items) - 1
-	if i != n {
-		h.items[i] = h.items[n]
-	}
-	h.items[n] = monSchedEntry{}
-	h.items = h.items[:n]
-	if i != n && !h.down(i) {
-		h.up(i)
-	}
-	return e
-}
-
-// up sifts the entry at i toward the root and records its index.
-func (h *monSchedHeap) up(i int) {
-	x := h.items[i]
-	for i > 0 {
-		p := (i - 1) / 4
-		if !before(&x, &h.items[p]) {
-			break
-		}
-		h.set(i, h.items[p])
-		i = p
-	}
-	h.set(i, x)
-}
-
-// down sifts the entry at i toward the leaves, records its index and
-// reports whether it moved.
-func (h *monSchedHeap) down(i int) bool {
-	start := i
-	n := len(h.items)
-	x := h.items[i]
-	for {
-		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		// The smallest of up to four children.
-		end := min(c+4, n)
-		for k := c + 1; k < end; k++ {
-			if before(&h.items[k], &h.items[c]) {
-				c = k
-			}
-		}
-		if !before(&h.items[c], &x) {
-			break
-		}
-		h.set(i, h.items[c])
-		i = c
-	}
-	h.set(i, x)
 	return i > start
 }

@@ -111,8 +111,8 @@ func TestScheduleMatchesModel(t *testing.T) {
 	})
 }
 
-// checkSchedule fails t unless s keeps its invariants: near's positions
-// and far are heaps, near holds the buckets up to cur, the ring the next
+// checkSchedule fails t unless s keeps its invariants: near's and far's
+// positions are heaps (far's array has no holes), near holds the buckets up to cur, the ring the next
 // ones at their positions (with its bitmap and count), far the rest; every
 // entry's key is its target's due time and its index its target's qpos.
 func checkSchedule(t interface{ Fatalf(string, ...any) }, s *monSchedule) {
@@ -129,43 +129,34 @@ func checkSchedule(t interface{ Fatalf(string, ...any) }, s *monSchedule) {
 			t.Fatalf("%s[%d] (%s): not queued", name, i, e.t.id)
 		}
 	}
-	nr := &s.near
-	if len(nr.heap) == 0 && len(nr.items) != 0 || len(nr.at) != len(nr.items) {
-		t.Fatalf("near: %d positions in the heap, %d entries, %d indexes", len(nr.heap), len(nr.items), len(nr.at))
-	}
-	for i, p := range nr.heap {
-		e := &nr.items[p]
-		if e.t == nil || nr.at[p] != int32(i) {
-			t.Fatalf("near heap[%d]: position %d, a hole %v, its index %d", i, p, e.t == nil, nr.at[p])
-		}
-		check("near", e, int(p))
-		if i > 0 && nr.less(p, nr.heap[(i-1)/4]) {
-			t.Fatalf("near heap[%d] sorts before its parent", i)
-		}
-		if b := e.bucket(); b > s.cur {
-			t.Fatalf("near[%d]: bucket %d, current %d", p, b, s.cur)
-		}
-	}
-	if holes := 0; len(nr.items) > 0 {
-		for _, e := range nr.items {
+	// heap checks near or far: its positions, the heap order, each entry,
+	// its bucket (inBuckets) and the holes in its array (none in far's).
+	heap := func(name string, h *monPosHeap, inBuckets func(int64) bool, holesOK bool) {
+		holes := 0
+		for _, e := range h.items {
 			if e.t == nil {
 				holes++
 			}
 		}
-		if len(nr.items)-holes != len(nr.heap) {
-			t.Fatalf("near: %d entries, %d holes, %d in the heap", len(nr.items), holes, len(nr.heap))
+		if len(h.items)-holes != len(h.heap) || len(h.at) != len(h.items) || holes > 0 && (!holesOK || len(h.heap) == 0) {
+			t.Fatalf("%s: %d positions in the heap, %d entries, %d holes, %d indexes", name, len(h.heap), len(h.items), holes, len(h.at))
+		}
+		for i, p := range h.heap {
+			e := &h.items[p]
+			if e.t == nil || h.at[p] != int32(i) {
+				t.Fatalf("%s heap[%d]: position %d, a hole %v, its index %d", name, i, p, e.t == nil, h.at[p])
+			}
+			check(name, e, int(p))
+			if i > 0 && h.less(p, h.heap[(i-1)/4]) {
+				t.Fatalf("%s heap[%d] sorts before its parent", name, i)
+			}
+			if b := e.bucket(); !inBuckets(b) {
+				t.Fatalf("%s[%d]: bucket %d, current %d", name, p, b, s.cur)
+			}
 		}
 	}
-	for i := range s.far.items {
-		e := &s.far.items[i]
-		check("far", e, i)
-		if i > 0 && before(e, &s.far.items[(i-1)/4]) {
-			t.Fatalf("far[%d] sorts before its parent", i)
-		}
-		if b := e.bucket(); b < s.cur+monRingBuckets {
-			t.Fatalf("far[%d]: bucket %d, current %d", i, b, s.cur)
-		}
-	}
+	heap("near", &s.near, func(b int64) bool { return b <= s.cur }, true)
+	heap("far", &s.far, func(b int64) bool { return b >= s.cur+monRingBuckets }, false)
 	inRing := 0
 	for p, a := range s.ring {
 		if full := s.full[p/64]&(1<<(p%64)) != 0; full != (len(a) > 0) || a != nil && len(a) == 0 {
