@@ -233,7 +233,7 @@ func TestWorkerLateStartIsLocal(t *testing.T) {
 		// late.
 		m.mu.Lock()
 		tg := m.targets["a"]
-		m.heap.remove(tg)
+		m.sched.remove(tg)
 		start := time.Now()
 		pctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		tg.cancel = cancel

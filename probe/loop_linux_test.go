@@ -674,8 +674,8 @@ func TestMonitorLoopNoAllocs(t *testing.T) {
 			bg := context.Background()
 			cycle := func() {
 				m.mu.Lock()
-				m.heap.remove(mt)
-				m.heap.push(mt, time.Now().Add(-time.Millisecond)) // due
+				m.sched.remove(mt)
+				m.sched.push(mt, time.Now().Add(-time.Millisecond)) // due
 				m.mu.Unlock()
 				m.dispatch(bg, bg, nil, true, true)
 				now := time.Now()

@@ -146,7 +146,7 @@ type Target struct {
 }
 
 // Monitor runs the state machines of many targets: one scheduler goroutine
-// keeps every target in a timer heap and starts due probes, at most
+// keeps every target in its schedule (by due time) and starts due probes, at most
 // MonitorConfig.Concurrency at once: on Linux it runs HTTP, HTTPS and
 // TCP connect-only checks to IP addresses itself, in an epoll event loop (see MonitorConfig.NoEventLoop), and hands the others to
 // worker goroutines started on demand. Each result goes to the target's
@@ -171,13 +171,13 @@ type Monitor struct {
 	obs Observer
 	log *slog.Logger
 
-	wake   chan struct{} // tells the scheduler the heap or the pool changed
+	wake   chan struct{} // tells the scheduler the schedule or the pool changed
 	evWake chan struct{} // tells the deliverer events are queued
 
 	mu       sync.Mutex
 	targets  map[string]*monTarget
 	policies map[Policy]*monPolicy // the targets' policies, shared by value
-	heap     monHeap
+	sched    monSchedule
 	rng      *rand.Rand
 	inFlight int
 	running  bool
@@ -220,11 +220,11 @@ type monTarget struct {
 	prober Prober
 	mach   Machine
 
-	due time.Time // when the next probe is due (its heap key while queued)
+	due time.Time // when the next probe is due (its schedule key while queued)
 	// cancel cancels the running probe of the current generation; nil when
 	// none runs.
 	cancel func()
-	slot   int32 // 1 + its slot in the Monitor's heap, 0 before its first push (see monHeap)
+	qpos   int32 // its entry's index in the Monitor's schedule while queued (see monSchedule)
 	// gen is bumped by Update and Remove: results of probes of an older
 	// generation (of a removed target, too) are dropped. It is only compared
 	// for equality with the generation a probe started in, so wrapping
@@ -364,7 +364,7 @@ func (m *Monitor) Remove(id string) error {
 	delete(m.targets, id)
 	m.releaseLocked(t.mach.p)
 	t.gen++
-	m.heap.untrack(t)
+	m.sched.remove(t)
 	if t.cancel != nil {
 		t.cancel()
 		t.cancel = nil
@@ -428,7 +428,7 @@ func (m *Monitor) Update(t Target) error {
 		cur.cancel = nil
 	}
 	cur.prober, cur.loop = t.Prober, loopRefOf(t.Prober)
-	m.heap.remove(cur)
+	m.sched.remove(cur)
 	m.queueLocked(cur, now.Add(backoff.Uniform(cur.mach.p.InitialJitter, m.rng)))
 	if emitted {
 		monSignal(m.evWake)
@@ -511,7 +511,7 @@ func (m *Monitor) Stats(id string) (TargetStats, bool) {
 		return TargetStats{}, false
 	}
 	var out TargetStats
-	samples := t.fill(time.Now(), &out, nil, m.heap.index(t) != monNotQueued)
+	samples := t.fill(time.Now(), &out, nil, m.sched.queued(t))
 	m.mu.Unlock()
 	monPercentiles(samples, &out)
 	return out, true
@@ -533,7 +533,7 @@ func (m *Monitor) Snapshot() []TargetStats {
 	for _, t := range m.targets {
 		out = append(out, TargetStats{})
 		bounds = append(bounds, len(buf))
-		buf = t.fill(now, &out[len(out)-1], buf, m.heap.index(t) != monNotQueued)
+		buf = t.fill(now, &out[len(out)-1], buf, m.sched.queued(t))
 	}
 	bounds = append(bounds, len(buf))
 	m.mu.Unlock()
@@ -545,7 +545,7 @@ func (m *Monitor) Snapshot() []TargetStats {
 }
 
 // fill copies t's statistics into out and appends its latency window to buf;
-// queued says whether t is in the heap (its next probe due at t.due).
+// queued says whether t is in the schedule (its next probe due at t.due).
 func (t *monTarget) fill(now time.Time, out *TargetStats, buf []time.Duration, queued bool) []time.Duration {
 	out.ID = t.id
 	t.st.fill(now, out)
@@ -557,11 +557,11 @@ func (t *monTarget) fill(now time.Time, out *TargetStats, buf []time.Duration, q
 	return t.st.samples(buf)
 }
 
-// queueLocked puts t in the heap at due and wakes the scheduler if t is now
+// queueLocked puts t in the schedule at due and wakes the scheduler if t is now
 // the earliest.
 func (m *Monitor) queueLocked(t *monTarget, due time.Time) {
-	m.heap.push(t, due)
-	if m.heap.index(t) == 0 {
+	m.sched.push(t, due)
+	if m.sched.first(t) {
 		m.signal()
 	}
 }

@@ -273,12 +273,10 @@ func TestMonitorRemoveRealSockets(t *testing.T) {
 	}
 }
 
-// TestMonitorRemoveReusesHeapSlot: a removed target gives its slot in the
-// schedule heap back, and a target added later takes it (the heap's
-// arrays by slot do not grow with churn); the new target is scheduled and
-// probed like any other, and the removed one's record no longer names a
-// slot.
-func TestMonitorRemoveReusesHeapSlot(t *testing.T) {
+// TestMonitorRemoveLeavesSchedule: a removed target leaves the schedule
+// (the Monitor's count of queued targets with it), and a target added
+// later is scheduled and probed like any other.
+func TestMonitorRemoveLeavesSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, err := NewMonitor(MonitorConfig{Seed: 1, NoEventLoop: true}, nil, nil)
 		require.NoError(t, err)
@@ -289,12 +287,12 @@ func TestMonitorRemoveReusesHeapSlot(t *testing.T) {
 		for _, id := range []string{"a", "b", "c"} {
 			require.NoError(t, m.Add(Target{ID: id, Prober: p, Policy: pol}))
 		}
-		slots := len(m.heap.pos)
 		old := m.targets["b"]
 		require.NoError(t, m.Remove("b"))
-		assert.Zero(t, old.slot, "a removed target keeps no slot")
+		assert.False(t, m.sched.queued(old), "a removed target is not queued")
+		assert.Equal(t, 2, m.sched.Len())
 		require.NoError(t, m.Add(Target{ID: "d", Prober: p, Policy: pol}))
-		assert.Len(t, m.heap.pos, slots, "the new target took the freed slot")
+		assert.Equal(t, 3, m.sched.Len())
 		st, ok := m.Stats("d")
 		require.True(t, ok)
 		assert.False(t, st.NextProbe.IsZero(), "the new target is queued")
@@ -307,7 +305,7 @@ func TestMonitorRemoveReusesHeapSlot(t *testing.T) {
 		cancel()
 		require.NoError(t, <-done)
 		st, _ = m.Stats("d")
-		assert.GreaterOrEqual(t, st.Probes, uint64(2), "the target in the reused slot is probed on schedule")
+		assert.GreaterOrEqual(t, st.Probes, uint64(2), "the target added after the removal is probed on schedule")
 		assert.EqualValues(t, 3*st.Probes, probes.Load(), "a, c and d alike; b no more")
 	})
 }

@@ -245,7 +245,7 @@ func (m *Monitor) closeLoop(lp *evLoop) {
 }
 
 // requeueLoopJobs gives the probes dispatch handed to the event loop back
-// to the heap, due now, when the loop could not be opened.
+// to the schedule, due now, when the loop could not be opened.
 func (m *Monitor) requeueLoopJobs() {
 	m.mu.Lock()
 	now := time.Now()
@@ -263,7 +263,7 @@ func (m *Monitor) unstartLocked(t *monTarget, gen uint32, now time.Time) {
 	m.inFlight--
 	if t.gen == gen {
 		t.cancel = nil
-		m.heap.push(t, now)
+		m.sched.push(t, now)
 	}
 }
 
@@ -310,7 +310,7 @@ func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, mon
 	grain := monGrainMin
 	armed := false
 	for m.inFlight < m.cfg.Concurrency {
-		t := m.heap.peek()
+		t := m.sched.peek()
 		if t == nil {
 			break
 		}
@@ -321,7 +321,7 @@ func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, mon
 		}
 		if useLoop {
 			if lt, ok := t.loop.target(t.prober); ok && (tlsRoom || t.loop.flags&loopRefTLS == 0) {
-				m.heap.pop()
+				m.sched.pop()
 				t.cancel = monLoopRunning
 				m.inFlight++
 				m.loopJobs = append(m.loopJobs, loopJob{t: t, lt: lt, start: now, timeout: t.mach.p.Timeout, gen: t.gen})
@@ -336,7 +336,7 @@ func (m *Monitor) dispatch(ctx, base context.Context, start func(*monWorker, mon
 		} else if m.workers >= m.cfg.Concurrency {
 			break // workers told to retire have not exited yet; each wakes the scheduler when it does
 		}
-		m.heap.pop()
+		m.sched.pop()
 		pctx, cancel := context.WithTimeout(base, t.mach.p.Timeout)
 		t.cancel = cancel
 		m.inFlight++
@@ -430,7 +430,7 @@ func (m *Monitor) finish(ctx context.Context, w *monWorker, j monJob, r Result) 
 	now := time.Now()
 	stay := m.idleLocked(w, now)
 	queued, sent := m.resultLocked(ctx, j.t, j.gen, j.start, r, now)
-	wake := full || queued && m.heap.index(j.t) == 0
+	wake := full || queued && m.sched.first(j.t)
 	m.mu.Unlock()
 	if wake {
 		m.signal()
@@ -454,7 +454,7 @@ func (m *Monitor) resultLocked(ctx context.Context, t *monTarget, gen uint32, st
 	t.cancel = nil
 	if ctx.Err() != nil {
 		// Stopping: the result is an artefact of the cancellation.
-		m.heap.push(t, now)
+		m.sched.push(t, now)
 		return true, false
 	}
 	if r.Latency <= 0 {
@@ -479,7 +479,7 @@ func (m *Monitor) resultLocked(ctx context.Context, t *monTarget, gen uint32, st
 	if due.Before(now) {
 		due = now
 	}
-	m.heap.push(t, due)
+	m.sched.push(t, due)
 	return true, sent
 }
 
