@@ -234,17 +234,18 @@ start_target() { # N MODE: start the target server processes (TLS for https), se
   export TCOUNT=$procs # for counts, also in a child shell (profile.sh)
 }
 
-# drain_timewait: waits until no TCP connection on loopback is in
-# TIME_WAIT, for at most 65 s (Linux keeps one 60 s), so that every engine
-# starts from the same kernel state. HAProxy's HTTP checks answer the
-# target's FIN with a FIN, which leaves the target's side of each check in
-# TIME_WAIT (up to net.ipv4.tcp_max_tw_buckets of them, 131,072 here):
-# every packet of the next engine's checks is then looked up in a
-# connection table holding them, and their timers expire on its core.
+# drain_timewait: waits until at most TW_LEFT (1,000) TCP connections on
+# loopback are in TIME_WAIT, for at most 65 s (Linux keeps one 60 s), so
+# that every engine starts from the same kernel state. HAProxy's HTTP
+# checks answer the target's FIN with a FIN, which leaves the target's side
+# of each check in TIME_WAIT (up to net.ipv4.tcp_max_tw_buckets of them,
+# 131,072 here): every packet of the next engine's checks is then looked up
+# in a connection table holding them, and their timers expire on its core.
+# A few are left by the script's own requests to the target's control port.
 # Says how long it waited, if it did.
 drain_timewait() {
   local t0=$SECONDS n
-  while n=$(ss -Htan state time-wait '( src 127.0.0.0/8 )' 2>/dev/null | wc -l) && [ "$n" -gt 0 ]; do
+  while n=$(ss -Htan state time-wait '( src 127.0.0.0/8 )' 2>/dev/null | wc -l) && [ "$n" -gt "${TW_LEFT:-1000}" ]; do
     if [ $((SECONDS - t0)) -ge 65 ]; then
       echo "   $n connections still in TIME_WAIT after 65 s" >&2
       return 0
