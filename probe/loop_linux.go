@@ -393,9 +393,14 @@ func (lp *evLoop) finish(s int32, now time.Time, r Result) {
 		panicked = co.panicked
 		lp.endTLS(p) // ended already, unless the loop is giving up on it
 	}
+	lp.report(p, now, r, panicked)
+	lp.drop(s)
+}
+
+// report records probe p's verdict r as of now.
+func (lp *evLoop) report(p *loopProbe, now time.Time, r Result, panicked any) {
 	r.Latency = now.Sub(p.start)
 	lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start, r: r, panicked: panicked})
-	lp.drop(s)
 }
 
 // judged ends an HTTP check whose reply was judged: at once when the
@@ -421,8 +426,7 @@ func (lp *evLoop) judged(s int32, now time.Time, r Result) {
 // no longer a probe in flight.
 func (lp *evLoop) awaitFIN(s int32, now time.Time, r Result) {
 	p := &lp.slots[s]
-	r.Latency = now.Sub(p.start)
-	lp.done = append(lp.done, loopDone{t: p.t, gen: p.gen, start: p.start, r: r})
+	lp.report(p, now, r, nil)
 	lp.live--
 	p.t = nil
 	p.phase = loopClosing
