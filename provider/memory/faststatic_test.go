@@ -102,7 +102,21 @@ func staticFixture(t testing.TB) *Provider {
 // staticFixture, in several cases, types and EDNS shapes, and requires the
 // general path's bytes whenever it answers; it must answer the plain shapes.
 func TestStaticReplySameBytes(t *testing.T) {
-	p := staticFixture(t)
+	t.Run("maps", func(t *testing.T) { staticSameBytes(t, staticFixture(t)) })
+	t.Run("index", func(t *testing.T) { staticSameBytes(t, withIndexes(staticFixture(t))) })
+}
+
+// withIndexes gives every zone of p its name index (zonedata.Index),
+// which only large zones get otherwise, and returns p: staticReply then
+// looks names up there.
+func withIndexes(p *Provider) *Provider {
+	for _, z := range p.load().Zones {
+		z.IndexAnySize()
+	}
+	return p
+}
+
+func staticSameBytes(t *testing.T, p *Provider) {
 	names := []string{
 		"www", "WwW", "app", "t", "big", "hooked", "a.b", "b", "x.w", "y.x.w", "q.wc", "sub", "ns.sub", "x.sub", "mx",
 		"out", "apex", "chain", "dangling", "deleg", "towild", "deep.er.x", "er.x", "tohook", "self", "zz.wcx",
@@ -325,7 +339,7 @@ var staticFuzzZones = []string{"example.test.", "child.example.test.", "soa.test
 // (a fuzzed name, in one of its zones or none) and requires the general
 // path's bytes whenever it answers, over UDP and TCP.
 func FuzzStaticReply(f *testing.F) {
-	p := staticFixture(f)
+	p, pi := staticFixture(f), withIndexes(staticFixture(f))
 	for _, s := range []string{"www", "WwW", "app", "x.w", "y.x.w", "nope", "ns1", "x.ns1", "y.hostmaster", "zz.wcx", "many", "in.child", "a.ns.in.deep", "x.b.ns.in.deep", "q.apex", "x.admin", "a.b", "deep.er.x", "sub", "x.sub", "", "*.w", "a.b.c.d.e", "two", "x.inner.two", "away", "x.three", "x.fat"} {
 		for z := range staticFuzzZones {
 			f.Add(s, uint8(z), uint16(dns.TypeA), byte(1), uint16(1232))
@@ -348,12 +362,14 @@ func FuzzStaticReply(f *testing.F) {
 			if !answer.ParseFast(q, DefaultMaxUDPSize, tcp) {
 				return
 			}
-			got := p.eng.StaticReply(q, buf, tcp)
-			if got == nil {
-				continue
-			}
-			if want := p.RespondWire(q, src, tcp); !bytes.Equal(got, want) {
-				t.Fatalf("tcp %v: static reply differs\nquery   %x\nstatic  %x\ngeneral %x", tcp, q, got, want)
+			for _, p := range []*Provider{p, pi} {
+				got := p.eng.StaticReply(q, buf, tcp)
+				if got == nil {
+					continue
+				}
+				if want := p.RespondWire(q, src, tcp); !bytes.Equal(got, want) {
+					t.Fatalf("tcp %v: static reply differs\nquery   %x\nstatic  %x\ngeneral %x", tcp, q, got, want)
+				}
 			}
 		}
 	})
