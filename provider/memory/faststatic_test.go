@@ -102,8 +102,8 @@ func staticFixture(t testing.TB) *Provider {
 // staticFixture, in several cases, types and EDNS shapes, and requires the
 // general path's bytes whenever it answers; it must answer the plain shapes.
 func TestStaticReplySameBytes(t *testing.T) {
-	t.Run("maps", func(t *testing.T) { staticSameBytes(t, staticFixture(t)) })
-	t.Run("index", func(t *testing.T) { staticSameBytes(t, withIndexes(staticFixture(t))) })
+	t.Run("maps", func(t *testing.T) { staticSameBytes(t, staticFixture(t), true) })
+	t.Run("index", func(t *testing.T) { staticSameBytes(t, withIndexes(staticFixture(t)), true) })
 }
 
 // withIndexes gives every zone of p its name index (zonedata.Index),
@@ -116,7 +116,60 @@ func withIndexes(p *Provider) *Provider {
 	return p
 }
 
-func staticSameBytes(t *testing.T, p *Provider) {
+// TestStaticReplyIndexCarried: writes to a zone with a name index (names
+// changed, added, removed, a delegation made and undone, the serial
+// advanced) publish versions that carry it, updated, and staticReply
+// answers from them as the general path does.
+func TestStaticReplyIndexCarried(t *testing.T) {
+	p := withIndexes(staticFixture(t))
+	ctx := context.Background()
+	ttl := 300 * time.Second
+	steps := []func() error{
+		func() error {
+			_, err := p.SetRecords(ctx, "example.test.", []libdns.Record{libdns.Address{Name: "www", TTL: ttl, IP: netip.MustParseAddr("192.0.2.200")}})
+			return err
+		},
+		func() error {
+			_, err := p.AppendRecords(ctx, "example.test.", []libdns.Record{libdns.Address{Name: "new.deep.er", TTL: ttl, IP: netip.MustParseAddr("192.0.2.201")}, libdns.NS{Name: "nope", TTL: ttl, Target: "ns.example.net."}})
+			return err
+		},
+		func() error { // app's records and sub's delegation go
+			all, err := p.GetRecords(ctx, "example.test.")
+			if err != nil {
+				return err
+			}
+			var gone []libdns.Record
+			for _, r := range all {
+				if rr := r.RR(); rr.Name == "app" || rr.Name == "sub" && rr.Type == "NS" {
+					gone = append(gone, r)
+				}
+			}
+			if len(gone) < 2 {
+				return fmt.Errorf("%d records of app and sub's NS: the fixture changed", len(gone))
+			}
+			_, err = p.DeleteRecords(ctx, "example.test.", gone)
+			return err
+		},
+		func() error {
+			_, _, err := p.AdvanceSerial("example.test.", 1<<20)
+			return err
+		},
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if p.load().Zones["example.test."].FastIndex() == nil {
+			t.Fatalf("step %d: the index was not carried", i)
+		}
+		staticSameBytes(t, p, i < 2)
+	}
+}
+
+// staticSameBytes asks p (staticFixture, changed or not) as
+// TestStaticReplySameBytes says; with fixture false, p's names changed,
+// and which questions staticReply must answer is not checked.
+func staticSameBytes(t *testing.T, p *Provider, fixture bool) {
 	names := []string{
 		"www", "WwW", "app", "t", "big", "hooked", "a.b", "b", "x.w", "y.x.w", "q.wc", "sub", "ns.sub", "x.sub", "mx",
 		"out", "apex", "chain", "dangling", "deleg", "towild", "deep.er.x", "er.x", "tohook", "self", "zz.wcx",
@@ -173,6 +226,9 @@ func staticSameBytes(t *testing.T, p *Provider) {
 				}
 			}
 		}
+	}
+	if !fixture {
+		return
 	}
 	for k := range mustStatic {
 		if !answered[k] {
