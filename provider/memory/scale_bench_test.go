@@ -87,6 +87,18 @@ func scaleNames(b *testing.B) int {
 	return n
 }
 
+// scaleLoaded returns the zone of GSLBKIT_SCALE_NAMES names (scaleNames)
+// loaded (loadScale), and that number.
+func scaleLoaded(b *testing.B) (*memory.Provider, int) {
+	n := scaleNames(b)
+	zone, _ := scaleZone(n)
+	p, err := loadScale(zone)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, n
+}
+
 // scaleKept keeps BenchmarkScaleLoad's last zone live, so that a heap
 // profile (-memprofile) shows what it holds.
 var scaleKept *memory.Provider
@@ -207,12 +219,7 @@ func scaleQueries(tb testing.TB, n, count int) [][]byte {
 //	  --collect-atstart=no --toggle-collect='*memory_test.askScale' \
 //	  /tmp/memory.test -test.run '^$' -test.bench 'ScaleQueries$' -test.benchtime 200000x
 func BenchmarkScaleQueries(b *testing.B) {
-	n := scaleNames(b)
-	zone, _ := scaleZone(n)
-	p, err := loadScale(zone)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p, n := scaleLoaded(b)
 	qs := scaleQueries(b, n, 1<<17)
 	buf := make([]byte, 4096)
 	src := netip.MustParseAddr("192.0.2.1")
@@ -302,15 +309,11 @@ func nonSOA(rrs []dns.RR) []dns.RR {
 // BenchmarkScaleLoad loads (GSLBKIT_SCALE_NAMES names), one SetRecords a
 // write, and reports the process's CPU milliseconds per write ("cpu-ms":
 // the write's clone of the zone's names, and what a new version costs
-// besides, a background build of its name index included once a query
-// asks for it: the loop asks one after each write).
+// besides: the name index carried over, updated for the name; a zone
+// whose version has none builds it in the background once a query asks,
+// and the loop asks one after each write).
 func BenchmarkScaleWrite(b *testing.B) {
-	n := scaleNames(b)
-	zone, _ := scaleZone(n)
-	p, err := loadScale(zone)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p, n := scaleLoaded(b)
 	q := scaleQueries(b, n, 1)[0]
 	buf := make([]byte, 4096)
 	src := netip.MustParseAddr("192.0.2.1")
