@@ -159,15 +159,15 @@ func (x *Index) updated(z *Zone, names iter.Seq[string]) *Index {
 	y := &Index{seed: x.seed, slots: slices.Clone(x.slots), count: x.count}
 	for name := range names {
 		for n := name; ; {
+			if y.count >= len(y.slots)*indexFullest/100 {
+				return nil // checked before each insertion: a probe always ends
+			}
 			y.set(n, y.entry(z, n, z.Nodes[n], z.ENTs[n]))
 			i := strings.IndexByte(n, '.')
 			if n == z.Name || i < 0 || i == len(n)-1 || len(n) <= len(z.Name) {
 				break
 			}
 			n = n[i+1:]
-		}
-		if y.count > len(y.slots)*indexFullest/100 {
-			return nil
 		}
 	}
 	return y

@@ -140,3 +140,25 @@ func TestCarryIndexMatchesMaps(t *testing.T) {
 		}
 	})
 }
+
+// TestCarryIndexFull: a write adding more names than the carried table
+// has room for leaves the new version without an index (it builds one
+// when asked, FastIndex), and does not loop.
+func TestCarryIndexFull(t *testing.T) {
+	const zone = "example.test."
+	z := &zonedata.Zone{Name: zone, Nodes: map[string]*zonedata.Node{}}
+	z.Nodes["a."+zone] = zonedata.NewNode(dns.TypeA, []zonedata.Rec{{Wire: &dns.A{Hdr: dns.RR_Header{Name: "a." + zone, Rrtype: dns.TypeA, Class: dns.ClassINET}, A: net.IPv4(10, 0, 0, 1).To4()}}})
+	z.RebuildENTs()
+	z.IndexAnySize()
+	nz := z.Clone()
+	deep := zone
+	for i := range 100 {
+		deep = fmt.Sprintf("l%d.%s", i, deep)
+	}
+	nz.Nodes[deep] = zonedata.NewNode(dns.TypeA, []zonedata.Rec{{Wire: &dns.A{Hdr: dns.RR_Header{Name: deep, Rrtype: dns.TypeA, Class: dns.ClassINET}, A: net.IPv4(10, 0, 0, 2).To4()}}})
+	nz.RebuildENTs()
+	nz.CarryIndex(z, slices.Values([]string{deep}))
+	if nz.FastIndex() != nil {
+		t.Fatal("an index carried past its room")
+	}
+}
