@@ -645,12 +645,16 @@ func (s staticNames) staticCut(name string, n *zonedata.Node) bool {
 	}
 	above := len(name) - len(z.Name) // the apex starts here
 	for i := 0; i+1 < above; i++ {
-		if name[i] == '.' && s.cut(unsafe.Slice(unsafe.StringData(name[i+1:]), len(name)-i-1)) {
+		if name[i] == '.' && s.cut(viewBytes(name[i+1:])) {
 			return true
 		}
 	}
 	return false
 }
+
+// viewBytes returns s's bytes without a copy, for lookups that only read
+// them.
+func viewBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // staticNames looks names (lower case, fully qualified, in text form) up
 // in zone z for staticReply: in its name index x when it has one (a large
@@ -673,7 +677,7 @@ func (s staticNames) find(name []byte) (*zonedata.Node, uint16) {
 // findString is find for a name held as a string.
 func (s staticNames) findString(name string) (*zonedata.Node, uint16) {
 	if s.x != nil {
-		return s.x.Find(unsafe.Slice(unsafe.StringData(name), len(name)))
+		return s.x.Find(viewBytes(name))
 	}
 	return s.z.Nodes[name], 0
 }
