@@ -27,8 +27,8 @@ import (
 // BenchmarkScaleQueries in provider/memory (scale.sh's uniform mix),
 // callgrind with this host's caches, D1 read misses a query, maps vs
 // index (the packed nodes holding their names in both): 100,000 names
-// 10.6 vs 7.6 (the names apart: 8.0), 1,000,000 names 12.1 vs 8.1;
-// instructions 2,236 vs 2,265 a query. In time (GOMAXPROCS=1, load
+// 10.6 vs 7.6 (the names apart: 8.0), 1,000,000 names 12.1 vs 7.6 (8.1);
+// instructions 2,236 vs 2,265 a query (2,238 vs 2,275). In time (GOMAXPROCS=1, load
 // under 1) 100,000 names 906–1,014 vs 638–764 ns, 1,000,000 names
 // 1,079–1,195 vs 963–1,027.
 //
