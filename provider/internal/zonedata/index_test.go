@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"testing"
+	"testing/synctest"
 
 	"github.com/gslbkit/gslb/provider/internal/zonedata"
 	"github.com/miekg/dns"
@@ -161,4 +162,30 @@ func TestCarryIndexFull(t *testing.T) {
 	if nz.FastIndex() != nil {
 		t.Fatal("an index carried past its room")
 	}
+}
+
+// TestFastIndexBuildsInBackground: a large zone version without an index
+// (one no load built and no write carried) answers FastIndex with nil and
+// builds its index in the background, which FastIndex then returns.
+func TestFastIndexBuildsInBackground(t *testing.T) {
+	const zone = "example.test."
+	z := &zonedata.Zone{Name: zone, Nodes: map[string]*zonedata.Node{}}
+	for i := range 40000 {
+		name := fmt.Sprintf("h%d.%s", i, zone)
+		z.Nodes[name] = zonedata.NewNode(dns.TypeA, []zonedata.Rec{{Wire: &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET}, A: net.IPv4(10, 0, byte(i>>8), byte(i)).To4()}}})
+	}
+	z.RebuildENTs()
+	synctest.Test(t, func(t *testing.T) {
+		if z.FastIndex() != nil {
+			t.Fatal("an index before any was built")
+		}
+		synctest.Wait() // the build has ended
+		x := z.FastIndex()
+		if x == nil {
+			t.Fatal("no index built")
+		}
+		if n, kind := x.Find([]byte("h39999." + zone)); n != z.Nodes["h39999."+zone] || kind != zonedata.IndexNode {
+			t.Fatalf("h39999: %p %b", n, kind)
+		}
+	})
 }
