@@ -123,18 +123,13 @@ func TestCarryIndexMatchesMaps(t *testing.T) {
 			for _, name := range append(pool, zone, "nope."+zone) {
 				n, kind := x.Find([]byte(name))
 				fn, fkind := fresh.Find([]byte(name))
-				var want uint16
-				switch {
-				case nz.Nodes[name] != nil:
-					want = zonedata.IndexNode
-					if nz.Cuts[name] {
-						want |= zonedata.IndexCut
-					}
-				case nz.ENTs[name]:
-					want = zonedata.IndexENT
-				}
+				want := indexKind(nz, name)
 				if n != nz.Nodes[name] || kind != want || fn != n || fkind != kind {
 					t.Fatalf("%s: %p %b (fresh %p %b), want %p %b", name, n, kind, fn, fkind, nz.Nodes[name], want)
+				}
+				// The old version's index is untouched.
+				if n, kind := z.FastIndex().Find([]byte(name)); n != z.Nodes[name] || kind != indexKind(z, name) {
+					t.Fatalf("%s in the old version: %p %b, want %p %b", name, n, kind, z.Nodes[name], indexKind(z, name))
 				}
 			}
 			z = nz
@@ -188,4 +183,18 @@ func TestFastIndexBuildsInBackground(t *testing.T) {
 			t.Fatalf("h39999: %p %b", n, kind)
 		}
 	})
+}
+
+// indexKind is what an Index should say name is in z, from z's maps.
+func indexKind(z *zonedata.Zone, name string) uint16 {
+	switch {
+	case z.Nodes[name] != nil:
+		if z.Cuts[name] {
+			return zonedata.IndexNode | zonedata.IndexCut
+		}
+		return zonedata.IndexNode
+	case z.ENTs[name]:
+		return zonedata.IndexENT
+	}
+	return 0
 }
