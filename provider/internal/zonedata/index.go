@@ -236,7 +236,8 @@ func (x *Index) home(h uint64) int {
 
 // slot returns slot i, to read.
 func (x *Index) slot(i int) *indexSlot {
-	return &x.chunks[i/indexChunkSlots][i%indexChunkSlots]
+	u := uint(i) // never negative: unsigned, the division and remainder are a shift and a mask
+	return &x.chunks[u/indexChunkSlots][u%indexChunkSlots]
 }
 
 // mut returns slot i to write, in a chunk of x's own: updated copies a
