@@ -75,9 +75,9 @@ type indexSlot struct {
 }
 
 // namedRef is an entry whose name its node does not hold: an empty
-// non-terminal's (n nil), or an owner name's whose node's first record
-// is owned by another string spelling (none a store writes; kept for
-// safety).
+// non-terminal's (n nil), or an owner name's whose node holds no record
+// (a zone's apex before its first) or whose first record is owned by
+// another spelling (none a store writes).
 type namedRef struct {
 	name string
 	n    *Node
@@ -103,8 +103,8 @@ const indexFullest = 80
 // and making each of those steps a pass of its own, so that the CPU
 // overlaps the misses, gained nothing measurable).
 func NewIndex(z *Zone) *Index {
-	n := indexSize(len(z.Nodes) + len(z.ENTs))
-	x := &Index{seed: maphash.MakeSeed(), n: n, chunks: make([]*indexChunk, (n+indexChunkSlots-1)/indexChunkSlots)}
+	size := indexSize(len(z.Nodes) + len(z.ENTs))
+	x := &Index{seed: maphash.MakeSeed(), n: size, chunks: make([]*indexChunk, (size+indexChunkSlots-1)/indexChunkSlots)}
 	for c := range x.chunks {
 		x.chunks[c] = new(indexChunk)
 	}
