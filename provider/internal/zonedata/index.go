@@ -25,12 +25,12 @@ import (
 // node, ENT and cut flags come from the one probe.
 //
 // BenchmarkScaleQueries in provider/memory (scale.sh's uniform mix),
-// callgrind with this host's caches, D1 read misses a query, maps vs
-// index (the packed nodes holding their names in both): 100,000 names
-// 10.6 vs 7.6 (the names apart: 8.0), 1,000,000 names 12.1 vs 7.6 (8.1);
-// instructions 2,236 vs 2,265 a query (2,238 vs 2,275). In time (GOMAXPROCS=1, load
-// under 1) 100,000 names 906–1,014 vs 638–764 ns, 1,000,000 names
-// 1,079–1,195 vs 963–1,027.
+// callgrind with this host's caches, a query, maps (and names in strings
+// of their own) vs index (and names in their nodes): 100,000 names 10.6 vs
+// 7.5 D1 read misses (8.0 with the index alone), 2,236 vs 2,280
+// instructions; 1,000,000 names 12.1 vs 7.6 (8.1), 2,238 vs 2,291. In
+// time (GOMAXPROCS=1, load under 1) 100,000 names 739–1,014 vs 550–764
+// ns, 1,000,000 names 1,019–1,238 vs 906–1,126.
 //
 // The index costs indexSlotBytes a slot, 1.5 slots a name (some 20 bytes
 // a record of scale.sh's zone), so a zone gets one only from
@@ -51,10 +51,12 @@ type Index struct {
 // a version changed at a few names (CarryIndex) copies the parts it
 // changes, not the table: copying the table whole and the garbage it left
 // made a write at a million names some 1.2 times as costly (copying 24 MB
-// each time).
+// each time). A lookup reads the list of chunks first: at 4,096 slots a
+// chunk that list (3 KiB at a million names) cost 0.4 D1 misses a query
+// more under callgrind, at 16,384 (92 chunks) none measurable.
 type indexChunk [indexChunkSlots]indexSlot
 
-const indexChunkSlots = 4096 // 64 KiB
+const indexChunkSlots = 16384 // 256 KiB
 
 // Kinds of name an Index entry is (bits of indexSlot.kind).
 const (
