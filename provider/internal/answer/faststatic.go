@@ -37,7 +37,7 @@ import (
 // names or more in its name index (zonedata.Index, staticNames), one
 // probe of a compact table that tells a node, an empty non-terminal and a
 // delegation point apart: with the names' bytes in their nodes (zonedata's
-// packedNode) a query at 100,000 names takes 7.6 D1 read misses under
+// packedNode) a query at 100,000 names takes 7.5 D1 read misses under
 // callgrind with this host's caches, was 10.6 (1,000,000 names: 7.6, was
 // 12.1; BenchmarkScaleQueries). Nothing is allocated.
 
