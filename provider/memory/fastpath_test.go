@@ -84,7 +84,7 @@ func sameBothPaths(t *testing.T, p *Provider, q []byte, src netip.Addr) {
 // requires the same bytes; a second query differing only in ID, RD, CD and
 // the case of its name must get the general path's bytes too.
 func FuzzFastPath(f *testing.F) {
-	p := fastFixture(f)
+	p, pi := fastFixture(f), withIndexes(fastFixture(f))
 	f.Add("www.example.test", uint16(1), uint16(1), byte(0), uint16(0), false, uint64(0x5), []byte(nil))
 	f.Add("APP.example.TEST", uint16(1), uint16(1), byte(1), uint16(1232), true, uint64(0xff), []byte(nil))
 	f.Add("big.example.test", uint16(16), uint16(1), byte(0x81), uint16(4096), false, uint64(0), []byte(nil))
@@ -137,37 +137,47 @@ func FuzzFastPath(f *testing.F) {
 			}
 			q = withECS(q, fam, int(caseMask>>56)%bits, a[:], edns&8 != 0)
 		}
-		src := netip.MustParseAddr("192.0.2.99")
-		sameBothPaths(t, p, q, src)
-		buf := make([]byte, 4096)
-		// The same key, another ID, flags and case.
-		if len(q) < 13 {
-			return
-		}
-		q2 := append([]byte(nil), q...)
-		q2[0], q2[1] = ^q2[0], ^q2[1]
-		q2[2] ^= 0x01
-		q2[3] ^= 0x10
-		for i := 12; i < len(q2) && i < 12+64; i++ {
-			c := q2[i]
-			if caseMask&(1<<(i%64)) != 0 && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-				q2[i] = c ^ 0x20
-			}
-		}
-		if !answer.ParseFast(q2, DefaultMaxUDPSize, false) {
-			return // flipping bits may have changed its shape; only same-shape queries matter here
-		}
-		want2 := p.RespondWire(q2, src, false)
-		got2 := p.RespondUDP(q2, buf, src)
-		if !bytes.Equal(got2, want2) {
-			t.Fatalf("second query: fast path differs\nquery %x\nfast    %x\ngeneral %x", q2, got2, want2)
-		}
-		want2 = p.RespondWire(q2, src, true)
-		got2 = p.RespondTCP(q2, buf, src)
-		if !bytes.Equal(got2, want2) {
-			t.Fatalf("second query over TCP: fast path differs\nquery %x\nfast    %x\ngeneral %x", q2, got2, want2)
+		for _, p := range []*Provider{p, pi} {
+			sameKeys(t, p, q, caseMask)
 		}
 	})
+}
+
+// sameKeys requires the fast path to answer q as the general path does
+// (sameBothPaths), and a second query differing only in ID, RD, CD and
+// the case of its name (its letters flipped where caseMask's bits are set)
+// too.
+func sameKeys(t *testing.T, p *Provider, q []byte, caseMask uint64) {
+	src := netip.MustParseAddr("192.0.2.99")
+	sameBothPaths(t, p, q, src)
+	buf := make([]byte, 4096)
+	// The same key, another ID, flags and case.
+	if len(q) < 13 {
+		return
+	}
+	q2 := append([]byte(nil), q...)
+	q2[0], q2[1] = ^q2[0], ^q2[1]
+	q2[2] ^= 0x01
+	q2[3] ^= 0x10
+	for i := 12; i < len(q2) && i < 12+64; i++ {
+		c := q2[i]
+		if caseMask&(1<<(i%64)) != 0 && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			q2[i] = c ^ 0x20
+		}
+	}
+	if !answer.ParseFast(q2, DefaultMaxUDPSize, false) {
+		return // flipping bits may have changed its shape; only same-shape queries matter here
+	}
+	want2 := p.RespondWire(q2, src, false)
+	got2 := p.RespondUDP(q2, buf, src)
+	if !bytes.Equal(got2, want2) {
+		t.Fatalf("second query: fast path differs\nquery %x\nfast    %x\ngeneral %x", q2, got2, want2)
+	}
+	want2 = p.RespondWire(q2, src, true)
+	got2 = p.RespondTCP(q2, buf, src)
+	if !bytes.Equal(got2, want2) {
+		t.Fatalf("second query over TCP: fast path differs\nquery %x\nfast    %x\ngeneral %x", q2, got2, want2)
+	}
 }
 
 func TestFastPathInvalidatedByChanges(t *testing.T) {

@@ -102,7 +102,74 @@ func staticFixture(t testing.TB) *Provider {
 // staticFixture, in several cases, types and EDNS shapes, and requires the
 // general path's bytes whenever it answers; it must answer the plain shapes.
 func TestStaticReplySameBytes(t *testing.T) {
-	p := staticFixture(t)
+	t.Run("maps", func(t *testing.T) { staticSameBytes(t, staticFixture(t), true) })
+	t.Run("index", func(t *testing.T) { staticSameBytes(t, withIndexes(staticFixture(t)), true) })
+}
+
+// withIndexes gives every zone of p its name index (zonedata.Index),
+// which only large zones get otherwise, and returns p: staticReply then
+// looks names up there.
+func withIndexes(p *Provider) *Provider {
+	for _, z := range p.load().Zones {
+		z.IndexAnySize()
+	}
+	return p
+}
+
+// TestStaticReplyIndexCarried: writes to a zone with a name index (names
+// changed, added, removed, a delegation made and undone, the serial
+// advanced) publish versions that carry it, updated, and staticReply
+// answers from them as the general path does.
+func TestStaticReplyIndexCarried(t *testing.T) {
+	p := withIndexes(staticFixture(t))
+	ctx := context.Background()
+	ttl := 300 * time.Second
+	steps := []func() error{
+		func() error {
+			_, err := p.SetRecords(ctx, "example.test.", []libdns.Record{libdns.Address{Name: "www", TTL: ttl, IP: netip.MustParseAddr("192.0.2.200")}})
+			return err
+		},
+		func() error {
+			_, err := p.AppendRecords(ctx, "example.test.", []libdns.Record{libdns.Address{Name: "new.deep.er", TTL: ttl, IP: netip.MustParseAddr("192.0.2.201")}, libdns.NS{Name: "nope", TTL: ttl, Target: "ns.example.net."}})
+			return err
+		},
+		func() error { // app's records and sub's delegation go
+			all, err := p.GetRecords(ctx, "example.test.")
+			if err != nil {
+				return err
+			}
+			var gone []libdns.Record
+			for _, r := range all {
+				if rr := r.RR(); rr.Name == "app" || rr.Name == "sub" && rr.Type == "NS" {
+					gone = append(gone, r)
+				}
+			}
+			if len(gone) < 2 {
+				return fmt.Errorf("%d records of app and sub's NS: the fixture changed", len(gone))
+			}
+			_, err = p.DeleteRecords(ctx, "example.test.", gone)
+			return err
+		},
+		func() error {
+			_, _, err := p.AdvanceSerial("example.test.", 1<<20)
+			return err
+		},
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if p.load().Zones["example.test."].FastIndex() == nil {
+			t.Fatalf("step %d: the index was not carried", i)
+		}
+		staticSameBytes(t, p, i < 2)
+	}
+}
+
+// staticSameBytes asks p (staticFixture, changed or not) as
+// TestStaticReplySameBytes says; with fixture false, p's names changed,
+// and which questions staticReply must answer is not checked.
+func staticSameBytes(t *testing.T, p *Provider, fixture bool) {
 	names := []string{
 		"www", "WwW", "app", "t", "big", "hooked", "a.b", "b", "x.w", "y.x.w", "q.wc", "sub", "ns.sub", "x.sub", "mx",
 		"out", "apex", "chain", "dangling", "deleg", "towild", "deep.er.x", "er.x", "tohook", "self", "zz.wcx",
@@ -159,6 +226,9 @@ func TestStaticReplySameBytes(t *testing.T) {
 				}
 			}
 		}
+	}
+	if !fixture {
+		return
 	}
 	for k := range mustStatic {
 		if !answered[k] {
@@ -325,7 +395,7 @@ var staticFuzzZones = []string{"example.test.", "child.example.test.", "soa.test
 // (a fuzzed name, in one of its zones or none) and requires the general
 // path's bytes whenever it answers, over UDP and TCP.
 func FuzzStaticReply(f *testing.F) {
-	p := staticFixture(f)
+	p, pi := staticFixture(f), withIndexes(staticFixture(f))
 	for _, s := range []string{"www", "WwW", "app", "x.w", "y.x.w", "nope", "ns1", "x.ns1", "y.hostmaster", "zz.wcx", "many", "in.child", "a.ns.in.deep", "x.b.ns.in.deep", "q.apex", "x.admin", "a.b", "deep.er.x", "sub", "x.sub", "", "*.w", "a.b.c.d.e", "two", "x.inner.two", "away", "x.three", "x.fat"} {
 		for z := range staticFuzzZones {
 			f.Add(s, uint8(z), uint16(dns.TypeA), byte(1), uint16(1232))
@@ -348,12 +418,14 @@ func FuzzStaticReply(f *testing.F) {
 			if !answer.ParseFast(q, DefaultMaxUDPSize, tcp) {
 				return
 			}
-			got := p.eng.StaticReply(q, buf, tcp)
-			if got == nil {
-				continue
-			}
-			if want := p.RespondWire(q, src, tcp); !bytes.Equal(got, want) {
-				t.Fatalf("tcp %v: static reply differs\nquery   %x\nstatic  %x\ngeneral %x", tcp, q, got, want)
+			for _, p := range []*Provider{p, pi} {
+				got := p.eng.StaticReply(q, buf, tcp)
+				if got == nil {
+					continue
+				}
+				if want := p.RespondWire(q, src, tcp); !bytes.Equal(got, want) {
+					t.Fatalf("tcp %v: static reply differs\nquery   %x\nstatic  %x\ngeneral %x", tcp, q, got, want)
+				}
 			}
 		}
 	})

@@ -67,6 +67,7 @@ func (p *Provider) AdvanceSerial(zone string, past uint32) (uint32, bool, error)
 	}
 	nz := z.Clone()
 	nz.SOA.Serial = nextSerial(past)
+	nz.CarryIndex(z, func(func(string) bool) {}) // the same names
 	zones := maps(old.Zones)
 	zones[key] = nz
 	p.publish(old, zones, nil)

@@ -300,6 +300,7 @@ func (p *Provider) Apply(changes []Change) error {
 		if t.names {
 			t.z.RebuildENTs()
 		}
+		t.carryIndex()
 		keys := make([]setKey, 0, len(t.touched))
 		for k := range t.touched {
 			keys = append(keys, k)

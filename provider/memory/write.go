@@ -16,6 +16,7 @@ import (
 // txn is one write in progress on a copy of a zone.
 type txn struct {
 	z       *zone
+	from    *zone // the version z is a copy of
 	touched map[setKey]bool
 	names   bool // the set of owner names changed
 }
@@ -25,7 +26,20 @@ type setKey struct {
 	typ  uint16
 }
 
-func newTxn(z *zone) *txn { return &txn{z: z.Clone(), touched: map[setKey]bool{}} }
+func newTxn(z *zone) *txn { return &txn{z: z.Clone(), from: z, touched: map[setKey]bool{}} }
+
+// carryIndex gives t.z the name index of the version it copies, updated
+// for the names t touched (zonedata's CarryIndex): call it once t.z is
+// final, before it is published.
+func (t *txn) carryIndex() {
+	t.z.CarryIndex(t.from, func(yield func(string) bool) {
+		for k := range t.touched {
+			if !yield(k.name) {
+				return
+			}
+		}
+	})
+}
 
 // get returns the RRset (name, typ); the slice must not be modified.
 func (t *txn) get(name string, typ uint16) []rec {
@@ -176,6 +190,7 @@ func (p *Provider) write(ctx context.Context, zoneName string, fn func(t *txn) e
 	if entries == nil {
 		return nil
 	}
+	t.carryIndex()
 	zones := maps(old.Zones)
 	zones[key] = t.z
 	p.publish(old, zones, entries)

@@ -66,3 +66,16 @@ func BenchmarkSortedNodes(b *testing.B) {
 func BenchmarkSortedOwners(b *testing.B) {
 	benchSort(b, millionNames(), func(z *zonedata.Zone) int { return len(zonedata.SortedOwners(z)) })
 }
+
+// BenchmarkNewIndex builds the name index of a zone of a million names
+// (what a version of a large zone costs beside a write's Clone of its
+// Nodes, BenchmarkZoneClone).
+func BenchmarkNewIndex(b *testing.B) {
+	benchSort(b, millionNames(), func(z *zonedata.Zone) int { zonedata.NewIndex(z); return len(z.Nodes) })
+}
+
+// BenchmarkZoneClone clones a zone of a million names, as every write
+// does.
+func BenchmarkZoneClone(b *testing.B) {
+	benchSort(b, millionNames(), func(z *zonedata.Zone) int { return len(z.Clone().Nodes) })
+}

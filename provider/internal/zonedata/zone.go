@@ -51,6 +51,9 @@ type Zone struct {
 	// canonical is CanonicalNodes' order of this version, once one
 	// iteration has sorted it (a Clone starts without).
 	canonical atomic.Pointer[[]*Node]
+	// index is this version's name index (FastIndex), once built (a
+	// Clone starts without).
+	index atomic.Pointer[Index]
 }
 
 // Node holds the records at one owner name: one slice of them, its RRsets
