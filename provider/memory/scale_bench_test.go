@@ -165,7 +165,18 @@ func BenchmarkScaleLoad(b *testing.B) {
 // allocations of their own cost the loop a cache miss per query of its
 // own (0.75 of parseFast's 10.8 D1 misses a query at 100,000 names).
 func scaleQueries(tb testing.TB, n, count int) [][]byte {
+	return scaleQueriesSpread(tb, n, count, false)
+}
+
+// scaleQueriesSpread is scaleQueries, or with zipf its zipf.txt: the names
+// asked Zipf-like (s = 1.1 over a random permutation of the names).
+func scaleQueriesSpread(tb testing.TB, n, count int, zipf bool) [][]byte {
 	r := rand.New(rand.NewPCG(uint64(n), 7))
+	var perm []int
+	var z *rand.Zipf
+	if zipf { // drawn only then: the uniform queries stay those of before
+		perm, z = r.Perm(n), rand.NewZipf(r, 1.1, 1, uint64(n-1))
+	}
 	qs := make([][]byte, count)
 	var slab []byte
 	ends := make([]int, count)
@@ -173,6 +184,9 @@ func scaleQueries(tb testing.TB, n, count int) [][]byte {
 		name, typ := fmt.Sprintf("nx%08d.example.test.", r.IntN(100000000)), dns.TypeA
 		if r.IntN(20) != 0 {
 			i := r.IntN(n)
+			if zipf {
+				i = perm[z.Uint64()]
+			}
 			switch c := i % 20; {
 			case c < 10, c >= 15 && c < 18:
 				name = fmt.Sprintf("h%07d.example.test.", i)
@@ -218,9 +232,15 @@ func scaleQueries(tb testing.TB, n, count int) [][]byte {
 //	  valgrind --tool=callgrind --cache-sim=yes --D1=32768,8,64 --LL=33554432,16,64 \
 //	  --collect-atstart=no --toggle-collect='*memory_test.askScale' \
 //	  /tmp/memory.test -test.run '^$' -test.bench 'ScaleQueries$' -test.benchtime 200000x
-func BenchmarkScaleQueries(b *testing.B) {
+func BenchmarkScaleQueries(b *testing.B) { benchScaleQueries(b, false) }
+
+// BenchmarkScaleQueriesZipf is BenchmarkScaleQueries with scale.sh's
+// Zipf-like load (scaleQueriesSpread), whose head the hot table answers.
+func BenchmarkScaleQueriesZipf(b *testing.B) { benchScaleQueries(b, true) }
+
+func benchScaleQueries(b *testing.B, zipf bool) {
 	p, n := scaleLoaded(b)
-	qs := scaleQueries(b, n, 1<<17)
+	qs := scaleQueriesSpread(b, n, 1<<17, zipf)
 	buf := make([]byte, 4096)
 	src := netip.MustParseAddr("192.0.2.1")
 	for _, q := range qs[:1<<14] { // the hot table, and the stack grown

@@ -64,19 +64,19 @@ func TestCachesStatic(t *testing.T) {
 // and not to another key of the same slot, whose tag differs; a slot's
 // tag is its key's.
 func TestHotTableTags(t *testing.T) {
-	c := &fastCache{door: newDoorkeeper(), budget: fastCacheBytes}
+	c := &fastCache{door: newDoorkeeper(), budget: fastCacheBytes, hotSlots: hotSlotsMin}
 	key := []byte("\x01a\x07example\x04test\x00\x00\x01\x00\x01\x00")
 	reply := append(make([]byte, 12), key[:len(key)-1]...) // header, question
 	fq := fastQuery{nameEnd: 12 + len(key) - 5, limit: 512}
 	h := c.door.hash(key)
 	for range 1000 { // offered one time in hotSample, entered on its second offer
 		c.hotStore(h, key, reply, fq)
-		if c.hot.Load() != nil && c.hot.Load().tags[h%hotSlots] == uint32(h>>32) {
+		if tb := c.hot.Load(); tb != nil && tb.tags[h&tb.mask] == uint32(h>>32) {
 			break
 		}
 	}
 	tb := c.hot.Load()
-	if tb == nil || tb.tags[h%hotSlots] != uint32(h>>32) {
+	if tb == nil || tb.tags[h&tb.mask] != uint32(h>>32) {
 		t.Fatal("the reply never entered the hot table")
 	}
 	query := append([]byte{0x12, 0x34, 1, 0}, reply[4:]...)
@@ -86,5 +86,77 @@ func TestHotTableTags(t *testing.T) {
 	other := h ^ 1<<40 // the same slot, another tag
 	if got := c.hotReply(other, key, query, make([]byte, 512), fq); got != nil {
 		t.Errorf("a key of another tag got %x from the slot", got)
+	}
+}
+
+// TestHotTableTwoWays: two keys whose hashes choose the same pair of slots
+// both enter the table and are both served, and a third is refused while
+// both entries are answered between its offers, then takes the slot of
+// the entry not answered since.
+func TestHotTableTwoWays(t *testing.T) {
+	c := &fastCache{door: newDoorkeeper(), budget: fastCacheBytes, hotSlots: hotSlotsMin}
+	type entry struct {
+		key, reply []byte
+		fq         fastQuery
+		h          uint64
+	}
+	mk := func(label string, h uint64) entry {
+		key := []byte("\x01" + label + "\x07example\x04test\x00\x00\x01\x00\x01\x00")
+		reply := append(make([]byte, 12), key[:len(key)-1]...)
+		return entry{key, reply, fastQuery{nameEnd: 12 + len(key) - 5, limit: 512}, h}
+	}
+	// Hashes chosen, not computed: the same slot (6, paired with 7), three
+	// tags; a and x on its pair's other slot too.
+	a, b, x := mk("a", 1<<32|6), mk("b", 2<<32|6), mk("x", 3<<32|7)
+	served := func(e entry) bool {
+		return c.hotReply(e.h, e.key, append([]byte{0x12, 0x34, 1, 0}, e.reply[4:]...), make([]byte, 512), e.fq) != nil
+	}
+	enter := func(e entry) {
+		t.Helper()
+		for range 2000 {
+			if c.hotStore(e.h, e.key, e.reply, e.fq); served(e) {
+				return
+			}
+		}
+		t.Fatalf("%q never entered the table", e.key)
+	}
+	enter(a)
+	enter(b)
+	if !served(a) || !served(b) {
+		t.Fatal("two keys of one pair of slots: one evicted the other")
+	}
+	// Both answered: x's offers spare them, one offer each time; answered
+	// again between offers, neither is replaced.
+	for range 200 {
+		c.hotStore(x.h, x.key, x.reply, x.fq)
+		if served(x) {
+			t.Fatal("x replaced an entry answered since it was last spared")
+		}
+		if !served(a) || !served(b) {
+			t.Fatal("an answered entry was replaced")
+		}
+	}
+	// Only b answered from now on: x takes a's slot.
+	for range 2000 {
+		c.hotStore(x.h, x.key, x.reply, x.fq)
+		if served(x) {
+			break
+		}
+		served(b)
+	}
+	if !served(x) || !served(b) || served(a) {
+		t.Errorf("served x %v, b %v, a %v; want x and b, not a", served(x), served(b), served(a))
+	}
+}
+
+// TestHotSlotsFor: the hot table follows the view's size from 1,024 slots
+// up to 8,192.
+func TestHotSlotsFor(t *testing.T) {
+	for _, tc := range []struct{ names, want int }{
+		{0, 1024}, {10000, 1024}, {16384, 1024}, {16385, 2048}, {100000, 8192}, {1000000, 8192},
+	} {
+		if got := hotSlotsFor(tc.names); got != tc.want {
+			t.Errorf("hotSlotsFor(%d) = %d, want %d", tc.names, got, tc.want)
+		}
 	}
 }

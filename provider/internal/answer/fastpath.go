@@ -44,7 +44,7 @@ import (
 // NXDOMAIN and NODATA) take no memory per name: for a zone of many names
 // a static answer is the only one a spread load gets anyway. There the
 // plain answers asked most are kept in the hot table instead (fasthot.go:
-// a fixed 1,024 slots, looked up before staticReply), so a skewed load's
+// fixed slots, 1,024 or more as the view grows, looked up before staticReply), so a skewed load's
 // head is answered as a hit at every size. The cache's map keeps the rest
 // (hooked answers, DO set, other types, what does not fit staticReply's
 // forms), and at either size each key enters from its second sighting on
@@ -118,8 +118,10 @@ type fastCache struct {
 	budget int // the most bytes may be (cacheBudget)
 	// door admits a key on its second sighting (see fastadmit.go).
 	door *doorkeeper
-	// hot holds the static answers asked most (fasthot.go), or nil.
-	hot atomic.Pointer[hotTable]
+	// hot holds the static answers asked most (fasthot.go), or nil; it
+	// has hotSlots slots (hotSlotsFor the view's names) once made.
+	hot      atomic.Pointer[hotTable]
+	hotSlots int
 	// static: the view's plain answers fit the budget (cachesStatic), so
 	// the cache is looked up before staticReply and keeps its answers;
 	// else staticReply goes first and the hot table keeps its answers.
@@ -166,6 +168,7 @@ func (p *Engine) cache() *fastCache {
 		}
 	}
 	nc.budget = cacheBudget(names)
+	nc.hotSlots = hotSlotsFor(names)
 	nc.static = cachesStatic(names, nc.budget)
 	p.fc.CompareAndSwap(c, nc)
 	return nc
