@@ -1,6 +1,7 @@
 package zonedata
 
 import (
+	"hash/maphash"
 	"iter"
 	"strings"
 	"unsafe"
@@ -111,8 +112,8 @@ func (zb *Builder) Flush() {
 			}
 		}
 	}
-	zb.names = nil
 	if held {
+		zb.names = nil
 		z.RebuildENTs() // the names held before count too
 		return
 	}
@@ -121,6 +122,38 @@ func (zb *Builder) Flush() {
 		z.addENTs(ents, name)
 	}
 	z.ENTs = ents
+	if len(z.Nodes) >= indexMinNames {
+		z.index.Store(zb.index(again))
+	}
+	zb.names = nil
+}
+
+// index returns the name index of the zone Flush built, from the list of
+// names in the order they came (see NewIndex): their nodes and names were
+// allocated in that order, so reading them is a walk through memory where
+// iterating the Nodes map (NewIndex) read each name, node and Cuts entry
+// at random. again holds the names that came in more than one run, whose
+// node is the map's.
+func (zb *Builder) index(again map[string]bool) *Index {
+	z := zb.Z
+	x := newIndexTable(len(z.Nodes) + len(z.ENTs))
+	var placed map[string]bool
+	for _, b := range zb.all() {
+		n, cut := b.n, b.ns && b.name != z.Name
+		if again[b.name] {
+			if placed[b.name] {
+				continue
+			}
+			if placed == nil {
+				placed = map[string]bool{}
+			}
+			placed[b.name] = true
+			n, cut = z.Nodes[b.name], z.Cuts[b.name]
+		}
+		x.place(maphash.String(x.seed, b.name), nodeEntry(b.name, n, cut))
+	}
+	x.placeENTs(z)
+	return x
 }
 
 // CNAMEs returns the names given a CNAME record (some more than once), for

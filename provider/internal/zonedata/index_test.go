@@ -198,3 +198,62 @@ func indexKind(z *zonedata.Zone, name string) uint16 {
 	}
 	return 0
 }
+
+// TestFlushBuildsIndex: a zone loaded whole (Builder.Flush) with enough
+// names has its index at once, made from the builder's list of names, and
+// it finds what an index made from the zone's maps (NewIndex) finds: every
+// node, with its delegation flag (a name whose records came in two runs,
+// its NS records in the second, included; the apex's NS records make no
+// cut), every empty non-terminal, and nothing for names the zone lacks.
+func TestFlushBuildsIndex(t *testing.T) {
+	const zone = "example.test."
+	b := zonedata.Builder{Z: &zonedata.Zone{Name: zone, Nodes: map[string]*zonedata.Node{}}}
+	add := func(rr dns.RR) { b.Add(rr.Header().Name, zonedata.Rec{Wire: rr}) }
+	hdr := func(name string, typ uint16) dns.RR_Header {
+		return dns.RR_Header{Name: name, Rrtype: typ, Class: dns.ClassINET, Ttl: 300}
+	}
+	add(&dns.NS{Hdr: hdr(zone, dns.TypeNS), Ns: "ns." + zone})
+	const names = 34000
+	for i := range names {
+		name := fmt.Sprintf("h%d.x%d.%s", i, i%11, zone)
+		add(&dns.A{Hdr: hdr(name, dns.TypeA), A: net.IPv4(10, 0, byte(i>>8), byte(i)).To4()})
+		if i%50 == 0 {
+			add(&dns.NS{Hdr: hdr(fmt.Sprintf("d%d.%s", i, zone), dns.TypeNS), Ns: "ns." + zone})
+		}
+	}
+	for i := 0; i < names; i += 997 { // a second run of these names: merged
+		name := fmt.Sprintf("h%d.x%d.%s", i, i%11, zone)
+		add(&dns.NS{Hdr: hdr(name, dns.TypeNS), Ns: "ns." + zone})
+	}
+	b.Flush()
+	z := b.Z
+	x := z.FastIndex()
+	if x == nil {
+		t.Fatalf("a zone of %d names loaded whole has no index", len(z.Nodes))
+	}
+	y := zonedata.NewIndex(z)
+	check := func(name string) {
+		t.Helper()
+		n, kind := x.Find([]byte(name))
+		wn, wkind := y.Find([]byte(name))
+		if n != wn || kind != wkind {
+			t.Fatalf("%s: %p %b, NewIndex %p %b", name, n, kind, wn, wkind)
+		}
+	}
+	cuts := 0
+	for name := range z.Nodes {
+		check(name)
+		if _, kind := x.Find([]byte(name)); kind&zonedata.IndexCut != 0 {
+			cuts++
+		}
+	}
+	if want := names/50 + names/997 + 1; len(z.ENTs) != 11 || len(z.Cuts) != want || cuts != want {
+		t.Fatalf("%d ENTs, %d cuts, %d found: want 11, %d, %d", len(z.ENTs), len(z.Cuts), cuts, want, want)
+	}
+	for name := range z.ENTs {
+		check(name)
+	}
+	for _, name := range []string{"nope." + zone, "h1.x2." + zone, "x11." + zone, zone} {
+		check(name)
+	}
+}
