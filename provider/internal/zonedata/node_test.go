@@ -1,7 +1,10 @@
 package zonedata
 
 import (
+	"fmt"
+	"net"
 	"testing"
+	"unsafe"
 
 	"github.com/miekg/dns"
 )
@@ -66,5 +69,38 @@ func TestNodePut(t *testing.T) {
 	c.Put(dns.TypeA, []Rec{a1})
 	if c.Len() != 1 || len(c.Get(dns.TypeA)) != 1 {
 		t.Fatalf("one A again: %v", c.All())
+	}
+}
+
+// TestPackedNodesOwnTheirNames: a zone loaded whole gives its packed
+// nodes room for their names from its ownNamesFrom-th name on: from there
+// the name's bytes (the Nodes key, the record's owner) lie in the node's
+// own allocation; before, the name stays the string it came as.
+func TestPackedNodesOwnTheirNames(t *testing.T) {
+	const zone = "example.test."
+	b := Builder{Z: &Zone{Name: zone, Nodes: map[string]*Node{}}}
+	total := ownNamesFrom + 500
+	names := make([]string, total)
+	for i := range names {
+		names[i] = fmt.Sprintf("h%d.%s", i, zone)
+		rr := &dns.A{Hdr: dns.RR_Header{Name: names[i], Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: net.IPv4(10, 0, byte(i>>8), byte(i)).To4()}
+		b.Add(names[i], Rec{Wire: rr})
+	}
+	b.Flush()
+	within := func(s string, n *Node) bool {
+		d := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(n))
+		return d < 256 // the node, its record and the room: one allocation
+	}
+	keys := make(map[*Node]string, len(b.Z.Nodes)) // the map's own key strings
+	for k, n := range b.Z.Nodes {
+		keys[n] = k
+	}
+	for i, name := range names {
+		n := b.Z.Nodes[name]
+		key := keys[n]
+		owner := n.recs[0].Wire.Header().Name
+		if want := i >= ownNamesFrom; within(key, n) != want || within(owner, n) != want {
+			t.Fatalf("name %d of %d: key in node %v, owner in node %v, want %v", i, total, within(key, n), within(owner, n), want)
+		}
 	}
 }
