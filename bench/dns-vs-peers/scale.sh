@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Scale run: the embedded zone (fast mode) beside Knot, and with
 # SERVERS="knot fast bind" BIND 9, on zones of 10k, 100k and 1M names (see
-# README.md, "Scale"). For every size, ROUNDS rounds; in each, every server
-# in SERVERS in turn (in order in odd rounds, reversed in even ones), alone
-# on the machine's server core:
+# README.md, "Scale"). ROUNDS rounds; in each, every size in turn, and for
+# each size every server in SERVERS in turn (in order in odd rounds,
+# reversed in even ones), alone on the machine's server core:
 #
 #   1. started with the zone's SOA and NS only: its RSS (the empty server),
 #      and again after DURATION seconds of saturating queries for its one
@@ -232,14 +232,22 @@ run_load() { # round server size pid load
 header="# $(date -u +%FT%TZ) $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ${DURATION}s per run, $ROUNDS rounds, $QUERIES queries per file, GOMEMLIMIT ${GOMEMLIMIT:-unset}, GOGC ${GOGC:-default}, embedded -load $LOAD"
 [[ " $SERVERS " != *" bind "* ]] || header+=", $(named -v)"
 echo "$header"
+# Every size's zone and queries first; then the rounds, each serving every
+# size in turn. A run takes minutes per size, and this machine's speed
+# drifts over minutes (a server's CPU per query moved by 10-20 % between
+# sizes run ten minutes apart, for Knot as for us): with the sizes of a
+# round next to each other, the flatness lines compare figures taken close
+# in time.
 for n in $SIZES; do
-	sizedir=$dir/z$n
-	mkdir -p "$sizedir"
-	"$dir/zonegen" -names "$n" -queries "$QUERIES" -dir "$sizedir"
-	changes=$sizedir/changes.txt
-	records=$(cat "$sizedir/records")
-	echo "# $n names, $records records"
-	for round in $(seq "$ROUNDS"); do
+	mkdir -p "$dir/z$n"
+	"$dir/zonegen" -names "$n" -queries "$QUERIES" -dir "$dir/z$n"
+	echo "# $n names, $(cat "$dir/z$n/records") records"
+done
+for round in $(seq "$ROUNDS"); do
+	for n in $SIZES; do
+		sizedir=$dir/z$n
+		changes=$sizedir/changes.txt
+		records=$(cat "$sizedir/records")
 		for s in $(in_order "$round" $SERVERS); do # shellcheck disable=SC2086
 			start_primary "$s" "$sizedir/empty.zone"
 			if [ -z "$load_wall" ]; then
@@ -360,8 +368,8 @@ for n in $SIZES; do
 done
 for n in $SIZES; do
 	for s in $SERVERS; do
-		[ "$s" = knot ] && continue
-		# Flatness: CPU per query at this size against the first size's.
+		# Flatness: CPU per query at this size against the first size's
+		# (Knot's too: how much of a change is the machine's).
 		first=${SIZES%% *}
 		[ "$n" = "$first" ] && continue
 		for w in uni-sat uni-fix zipf-sat zipf-fix; do
