@@ -104,3 +104,10 @@ func TestPackedNodesOwnTheirNames(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexSlotSize: an index slot is the 16 bytes Index's doc counts.
+func TestIndexSlotSize(t *testing.T) {
+	if n := unsafe.Sizeof(indexSlot{}); n != 16 {
+		t.Errorf("indexSlot is %d bytes, want 16", n)
+	}
+}
