@@ -37,8 +37,9 @@ import (
 // indexMinNames names on (Zone.FastIndex). At 10,000 names the zone's
 // lines stay in the last-level cache with or without it (callgrind: no
 // LL misses either way; D1 read misses 8.2 vs 7.1 a query, time the same
-// within the noise), and its 22 bytes a record (spans 185 → 207 B a
-// record) would bring the RSS to about Knot's.
+// within the noise), and its 22 bytes a record would take the RSS per
+// record near Knot's (scale.sh: 229–276 B a record against Knot's
+// 262–278 in the runs of 2026-12-04).
 type Index struct {
 	seed   maphash.Seed
 	chunks []*indexChunk // the table: slot i is chunks[i/indexChunkSlots][i%indexChunkSlots]
