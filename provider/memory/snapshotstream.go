@@ -186,9 +186,6 @@ func (b *SnapshotBuilder) built() (map[string]*zone, error) {
 	if zones == nil {
 		zones = map[string]*zone{}
 	}
-	for _, z := range zones {
-		z.BuildIndex() // a large zone's name index, part of its load
-	}
 	b.zones, b.err = nil, errors.New("memory: SnapshotBuilder already used")
 	return zones, nil
 }

@@ -160,3 +160,43 @@ func TestHotSlotsFor(t *testing.T) {
 		}
 	}
 }
+
+// TestHotTableConcurrent: offers and lookups of keys of one pair of slots
+// from two goroutines (under -race: every read of a tag or slot a writer
+// may change holds the cache's lock), and a reply served is always its
+// key's.
+func TestHotTableConcurrent(t *testing.T) {
+	c := &fastCache{door: newDoorkeeper(), budget: fastCacheBytes, hotSlots: hotSlotsMin}
+	type entry struct {
+		key, reply []byte
+		fq         fastQuery
+		h          uint64
+	}
+	var es []entry
+	for k, label := range []string{"a", "b", "x"} {
+		key := []byte("\x01" + label + "\x07example\x04test\x00\x00\x01\x00\x01\x00")
+		reply := append(make([]byte, 12), key[:len(key)-1]...)
+		es = append(es, entry{key, reply, fastQuery{nameEnd: 12 + len(key) - 5, limit: 512}, uint64(k+1)<<32 | 6})
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 20000 {
+			e := es[i%len(es)]
+			c.hotStore(e.h, e.key, e.reply, e.fq)
+		}
+	}()
+	buf := make([]byte, 512)
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		e := es[i%len(es)]
+		query := append([]byte{0x12, 0x34, 1, 0}, e.reply[4:]...)
+		if got := c.hotReply(e.h, e.key, query, buf, e.fq); got != nil && string(got[12:]) != string(e.reply[12:]) {
+			t.Fatalf("key %q served %x", e.key, got)
+		}
+	}
+}

@@ -101,11 +101,11 @@ func (c *fastCache) hotReply(h uint64, key, query, buf []byte, fq fastQuery) []b
 		return nil
 	}
 	i := h & t.mask
+	c.mu.RLock() // tags are written under the lock, with their slots
 	if t.tags[i] != uint32(h>>32) {
 		i ^= 1 // the key's other way
 	}
 	s := &t.slots[i]
-	c.mu.RLock()
 	if t.tags[i] != uint32(h>>32) || int(s.kn) != len(key) || string(s.b[:s.kn]) != string(key) || int(s.rn)+fq.ecsLen > fq.limit {
 		c.mu.RUnlock()
 		return nil

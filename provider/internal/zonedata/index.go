@@ -354,15 +354,6 @@ func (z *Zone) CarryIndex(old *Zone, names iter.Seq[string]) {
 	}
 }
 
-// BuildIndex builds z's name index now when z is large enough to have one
-// (see FastIndex) and has none: for a zone loaded whole, whose load it is
-// part of.
-func (z *Zone) BuildIndex() {
-	if len(z.Nodes) >= indexMinNames {
-		z.IndexAnySize()
-	}
-}
-
 // IndexAnySize builds z's name index now whatever z's size, unless it has
 // one: for tests of the answer path over a small zone.
 func (z *Zone) IndexAnySize() {
